@@ -1,0 +1,21 @@
+# Compiler warnings and sanitizers, applied to every Myriad target through
+# the interface library `myriad_options`.
+
+add_library(myriad_options INTERFACE)
+target_compile_options(myriad_options INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
+                             -Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual
+                             -Wimplicit-fallthrough>
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+if(MYRIAD_WERROR)
+  target_compile_options(myriad_options INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-Werror>
+    "$<$<COMPILE_LANGUAGE:CUDA>:SHELL:-Werror all-warnings>"
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Werror>)
+endif()
+
+if(MYRIAD_SANITIZE)
+  set(_myriad_san -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  target_compile_options(myriad_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:${_myriad_san}>)
+  target_link_options(myriad_options INTERFACE ${_myriad_san})
+endif()

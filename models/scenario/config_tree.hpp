@@ -1,0 +1,74 @@
+// A YAML document as a tree that remembers where every key and value came
+// from, so that presets can be merged into scenarios and every later problem
+// can still be reported at the right file, line and column.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/scenario/diagnostics.hpp"
+#include "models/scenario/location.hpp"
+
+namespace myriad::scenario {
+
+class ConfigNode {
+ public:
+  enum class Kind { null, scalar, map, list };
+
+  struct Entry;  // a key of a map, with where the key was written
+
+  ConfigNode() = default;
+  static ConfigNode scalar(std::string text, Location where);
+  static ConfigNode map(Location where);
+  static ConfigNode list(Location where);
+  static ConfigNode null(Location where);
+
+  [[nodiscard]] Kind kind() const { return kind_; }
+  [[nodiscard]] bool is_null() const { return kind_ == Kind::null; }
+  [[nodiscard]] bool is_scalar() const { return kind_ == Kind::scalar; }
+  [[nodiscard]] bool is_map() const { return kind_ == Kind::map; }
+  [[nodiscard]] bool is_list() const { return kind_ == Kind::list; }
+  [[nodiscard]] const Location& where() const { return where_; }
+  [[nodiscard]] const std::string& text() const { return text_; }
+  // "a mapping", "a list", "'text'", "nothing": for messages.
+  [[nodiscard]] std::string describe() const;
+
+  // Maps: keys in document order.
+  [[nodiscard]] const std::vector<Entry>& entries() const { return entries_; }
+  [[nodiscard]] const ConfigNode* find(const std::string& key) const;
+  [[nodiscard]] const Entry* find_entry(const std::string& key) const;
+  // Sets or replaces a key, keeping its position when it exists.
+  void set(const std::string& key, Location key_where, ConfigNode value);
+  bool erase(const std::string& key);
+
+  // Lists.
+  [[nodiscard]] const std::vector<ConfigNode>& items() const { return items_; }
+  void push_back(ConfigNode item) { items_.push_back(std::move(item)); }
+
+ private:
+  Kind kind_ = Kind::null;
+  Location where_;
+  std::string text_;
+  std::vector<Entry> entries_;
+  std::vector<ConfigNode> items_;
+};
+
+struct ConfigNode::Entry {
+  std::string key;
+  Location key_where;
+  ConfigNode value;
+};
+
+// Reads a YAML file. Syntax errors, duplicate keys and non-scalar keys are
+// reported to `diagnostics`; the returned tree holds what could be read.
+ConfigNode load_yaml_file(const std::string& path, Diagnostics& diagnostics);
+// Same, from text; `name` stands for the file in locations.
+ConfigNode load_yaml_text(const std::string& text, const std::string& name,
+                          Diagnostics& diagnostics);
+
+// `over` laid on `base`: maps merge key by key (recursively), anything else
+// in `over` replaces what `base` had. Locations stay with the values.
+ConfigNode merge(const ConfigNode& base, const ConfigNode& over);
+
+}  // namespace myriad::scenario

@@ -1,0 +1,20 @@
+// A GPU type as its datasheet gives it. Achievable efficiencies are not here:
+// they are measured, and live in device profiles (calibration/profiles/).
+#pragma once
+
+#include <string>
+
+namespace myriad::scenario {
+
+struct GpuSpec {
+  std::string preset;  // hardware preset it came from, or empty
+  std::string name;
+  std::string source;         // where the figures come from
+  double bf16_flops = 0;      // dense peak, FLOP/s (also fp16)
+  double fp8_flops = 0;       // dense peak, FLOP/s; 0 when the GPU has no fp8 tensor cores
+  double hbm_bytes = 0;       // memory capacity
+  double hbm_bw_Bps = 0;      // memory bandwidth
+  double nvlink_bw_Bps = 0;   // NVLink bandwidth per GPU and direction
+};
+
+}  // namespace myriad::scenario

@@ -1,0 +1,204 @@
+#include "models/scenario/loader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/scenario/config_tree.hpp"
+#include "models/scenario/scenario_checks.hpp"
+#include "models/scenario/scenario_schema.hpp"
+
+namespace myriad::scenario {
+namespace {
+
+std::string display_path(const std::filesystem::path& p) {
+  std::error_code ec;
+  const auto rel = std::filesystem::proximate(p, ec);
+  return ec ? p.string() : rel.string();
+}
+
+class PresetResolver {
+ public:
+  PresetResolver(const PresetLibrary& library, Diagnostics& diagnostics)
+      : library_(library), diagnostics_(diagnostics) {}
+
+  // Replaces `section` by its preset (recursively) with the section's own keys laid over it.
+  void resolve(ConfigNode& section, PresetKind kind) {
+    normalize(section, kind);
+    const ConfigNode* preset = section.is_map() ? section.find("preset") : nullptr;
+    if (preset == nullptr) {
+      resolve_children(section, kind);
+      return;
+    }
+    if (!preset->is_scalar()) {
+      diagnostics_.error(preset->where(), "preset",
+                         fmt::format("expected the name of a {} preset, found {}",
+                                     preset_kind_name(kind), preset->describe()));
+      return;
+    }
+    const std::string name = preset->text();
+    ConfigNode base = load(kind, name, *preset);
+    ConfigNode own = section;
+    own.erase("preset");
+    const ConfigNode::Entry* preset_entry = section.find_entry("preset");
+    const Location key_where = preset_entry->key_where;
+    const ConfigNode name_node = preset_entry->value;
+    section = merge(base, own);
+    section.set("preset", key_where, name_node);
+    resolve_children(section, kind);
+  }
+
+ private:
+  // `gpu: H100` is short for `gpu: {preset: H100}`.
+  static void normalize(ConfigNode& section, PresetKind kind) {
+    if (kind == PresetKind::hardware && section.is_scalar()) {
+      ConfigNode map = ConfigNode::map(section.where());
+      map.set("preset", section.where(), section);
+      section = map;
+    }
+    if (kind == PresetKind::clusters && section.is_map()) {
+      if (const auto* entry = section.find_entry("gpu"); entry != nullptr) {
+        ConfigNode gpu = entry->value;
+        normalize(gpu, PresetKind::hardware);
+        section.set("gpu", entry->key_where, gpu);
+      }
+    }
+  }
+
+  void resolve_children(ConfigNode& section, PresetKind kind) {
+    if (kind != PresetKind::clusters || !section.is_map()) return;
+    if (const auto* entry = section.find_entry("gpu"); entry != nullptr) {
+      ConfigNode gpu = entry->value;
+      resolve(gpu, PresetKind::hardware);
+      section.set("gpu", entry->key_where, gpu);
+    }
+  }
+
+  ConfigNode load(PresetKind kind, const std::string& name, const ConfigNode& at) {
+    const auto file = library_.find(kind, name);
+    if (!file) {
+      const auto available = library_.names(kind);
+      std::string list;
+      for (const auto& n : available) list += (list.empty() ? "" : ", ") + n;
+      diagnostics_.error(at.where(), "preset",
+                         fmt::format("no {} preset named '{}'{}; available: {}",
+                                     preset_kind_name(kind), name, did_you_mean(name, available),
+                                     list.empty() ? "none (check --preset-path)" : list));
+      return ConfigNode::map(at.where());
+    }
+    const std::string key = std::string(preset_kind_name(kind)) + "/" + name;
+    if (std::find(chain_.begin(), chain_.end(), key) != chain_.end()) {
+      std::string cycle;
+      for (const auto& c : chain_) cycle += c + " -> ";
+      diagnostics_.error(at.where(), "preset", fmt::format("presets form a cycle: {}{}", cycle, key));
+      return ConfigNode::map(at.where());
+    }
+    ConfigNode tree = load_yaml_file(display_path(*file), diagnostics_);
+    if (!tree.is_map()) {
+      diagnostics_.error(tree.where(), "",
+                         fmt::format("a {} preset must be a mapping of keys, found {}",
+                                     preset_kind_name(kind), tree.describe()));
+      return ConfigNode::map(at.where());
+    }
+    chain_.push_back(key);
+    resolve(tree, kind);
+    chain_.pop_back();
+    return tree;
+  }
+
+  const PresetLibrary& library_;
+  Diagnostics& diagnostics_;
+  std::vector<std::string> chain_;
+};
+
+void resolve_scenario_presets(ConfigNode& root, const PresetLibrary& library,
+                              Diagnostics& diagnostics) {
+  if (!root.is_map()) return;
+  PresetResolver resolver(library, diagnostics);
+  for (const auto& [key, kind] : {std::pair{"cluster", PresetKind::clusters},
+                                  std::pair{"model", PresetKind::models}}) {
+    if (const auto* entry = root.find_entry(key); entry != nullptr) {
+      ConfigNode section = entry->value;
+      resolver.resolve(section, kind);
+      root.set(key, entry->key_where, section);
+    }
+  }
+}
+
+Scenario build(ConfigNode root, const std::string& name, const LoadOptions& options,
+               Diagnostics& diagnostics) {
+  Scenario scenario;
+  scenario.file = name;
+  // A syntax error leaves nothing worth checking further.
+  if (diagnostics.has_errors() && root.is_null()) throw ScenarioError(diagnostics);
+  if (!root.is_map()) {
+    diagnostics.error(root.where(), "",
+                      fmt::format("a scenario must be a mapping of sections (cluster, model, "
+                                  "parallelism, ...), found {}",
+                                  root.describe()));
+    throw ScenarioError(diagnostics);
+  }
+  const PresetLibrary library(options.preset_path);
+  resolve_scenario_presets(root, library, diagnostics);
+  ParseContext ctx{diagnostics, scenario.origins, false};
+  scenario_schema().parse(root, "", scenario, ctx);
+  // Derivations and cross-checks need well-formed values: only run them on those.
+  if (!diagnostics.has_errors()) {
+    derive(scenario);
+    check(scenario, root.where(), diagnostics);
+  }
+  if (diagnostics.has_errors()) throw ScenarioError(diagnostics);
+  for (const auto& d : diagnostics.all()) scenario.warnings.push_back(d);
+  return scenario;
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& path, const LoadOptions& options) {
+  Diagnostics diagnostics;
+  ConfigNode root = load_yaml_file(path, diagnostics);
+  return build(std::move(root), path, options, diagnostics);
+}
+
+Scenario load_scenario_text(const std::string& text, const std::string& name,
+                            const LoadOptions& options) {
+  Diagnostics diagnostics;
+  ConfigNode root = load_yaml_text(text, name, diagnostics);
+  return build(std::move(root), name, options, diagnostics);
+}
+
+Diagnostics check_preset(PresetKind kind, const std::string& name, const LoadOptions& options) {
+  Diagnostics diagnostics;
+  const PresetLibrary library(options.preset_path);
+  ConfigNode section = ConfigNode::map(Location{"<check>", 0, 0});
+  section.set("preset", Location{"<check>", 0, 0},
+              ConfigNode::scalar(name, Location{"<check>", 0, 0}));
+  PresetResolver(library, diagnostics).resolve(section, kind);
+  if (diagnostics.has_errors()) return diagnostics;
+  Origins origins;
+  ParseContext ctx{diagnostics, origins, true};
+  switch (kind) {
+    case PresetKind::hardware: {
+      GpuSpec gpu;
+      gpu_schema().parse(section, "gpu", gpu, ctx);
+      break;
+    }
+    case PresetKind::clusters: {
+      ClusterSpec cluster;
+      cluster_schema().parse(section, "cluster", cluster, ctx);
+      break;
+    }
+    case PresetKind::models: {
+      ModelSpec model;
+      model_schema().parse(section, "model", model, ctx);
+      break;
+    }
+  }
+  return diagnostics;
+}
+
+Resolved resolve_for_output(const Scenario& scenario) {
+  return scenario_schema().emit(scenario, "", scenario.origins);
+}
+
+}  // namespace myriad::scenario

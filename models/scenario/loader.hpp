@@ -1,0 +1,33 @@
+// Loading a scenario: read the YAML, resolve presets, parse every section by
+// its schema, derive what was left to derive, and check the whole for
+// impossible combinations. Every problem is collected and reported at once.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "models/scenario/diagnostics.hpp"
+#include "models/scenario/preset_library.hpp"
+#include "models/scenario/scenario.hpp"
+
+namespace myriad::scenario {
+
+struct LoadOptions {
+  std::vector<std::filesystem::path> preset_path;  // folders holding hardware/, clusters/, models/
+};
+
+// Throws ScenarioError with every problem found; warnings ride on the result.
+Scenario load_scenario(const std::string& path, const LoadOptions& options);
+// Same from text; `name` stands for the file in messages.
+Scenario load_scenario_text(const std::string& text, const std::string& name,
+                            const LoadOptions& options);
+
+// Checks one preset file on its own: known keys, well-formed values, presets
+// it builds on. Keys a scenario would add are not required.
+Diagnostics check_preset(PresetKind kind, const std::string& name, const LoadOptions& options);
+
+// The resolved scenario, ready to print as YAML or JSON.
+Resolved resolve_for_output(const Scenario& scenario);
+
+}  // namespace myriad::scenario

@@ -1,0 +1,35 @@
+// How a job is split over the GPUs, and which communication overlaps compute.
+#pragma once
+
+namespace myriad::scenario {
+
+enum class Schedule { one_f_one_b, interleaved };
+enum class Recompute { none, selective, full };
+
+struct ParallelSpec {
+  int tp = 1;              // tensor parallel
+  bool sp = false;         // sequence parallel (with tp)
+  int pp = 1;              // pipeline stages
+  int virtual_stages = 1;  // model chunks per stage (interleaved schedule)
+  Schedule schedule = Schedule::one_f_one_b;
+  int dp = 0;              // data parallel replicas
+  int zero = 0;            // ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 + parameters
+  int cp = 1;              // context parallel
+  int ep = 1;              // expert parallel
+  int micro_batch = 1;     // sequences per micro-batch
+  int global_batch = 0;    // sequences per step
+  Recompute recompute = Recompute::none;
+
+  // Micro-batches each pipeline replica runs per step.
+  [[nodiscard]] int micro_batches() const {
+    return dp > 0 && micro_batch > 0 ? global_batch / (micro_batch * dp) : 0;
+  }
+};
+
+struct OverlapSpec {
+  bool tp = false;  // tensor-parallel collectives chunked and overlapped with GEMMs
+  bool pp = false;  // pipeline send/recv asynchronous to compute
+  bool dp = false;  // gradient reduce-scatter in backward, parameter all-gather prefetch
+};
+
+}  // namespace myriad::scenario

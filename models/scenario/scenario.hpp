@@ -1,0 +1,31 @@
+// A complete scenario: a training job on a cluster, presets resolved, units
+// in SI, defaults applied, derived values filled in and checked.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "models/scenario/cluster_spec.hpp"
+#include "models/scenario/model_spec.hpp"
+#include "models/scenario/parallel_spec.hpp"
+#include "models/scenario/schema.hpp"
+#include "models/scenario/training_spec.hpp"
+
+namespace myriad::scenario {
+
+struct Scenario {
+  std::string file;  // where it was loaded from
+  std::string name;
+  std::string description;
+  ClusterSpec cluster;
+  ModelSpec model;
+  ParallelSpec parallelism;
+  OverlapSpec overlap;
+  TrainingSpec training;
+  std::uint64_t seed = 0;
+
+  Origins origins;  // where each value came from, by dotted key
+  std::vector<Diagnostic> warnings;
+};
+
+}  // namespace myriad::scenario

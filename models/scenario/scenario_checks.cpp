@@ -1,0 +1,285 @@
+#include "models/scenario/scenario_checks.hpp"
+
+#include <fmt/format.h>
+
+namespace myriad::scenario {
+namespace {
+
+bool given(const Scenario& s, const std::string& key) {
+  return s.origins.find(key) != s.origins.end();
+}
+
+void set_derived(Scenario& s, const std::string& key) { s.origins[key] = derived_location(); }
+
+class Checker {
+ public:
+  Checker(const Scenario& s, Location file, Diagnostics& d) : s_(s), file_(std::move(file)), d_(d) {}
+
+  void error(const std::string& key, std::string message) const {
+    d_.error(at(key), key, std::move(message));
+  }
+  void warning(const std::string& key, std::string message) const {
+    d_.warning(at(key), key, std::move(message));
+  }
+  [[nodiscard]] const Scenario& s() const { return s_; }
+
+ private:
+  // Where a key was written; a defaulted key is reported at the scenario file.
+  [[nodiscard]] Location at(const std::string& key) const {
+    const auto it = s_.origins.find(key);
+    return it != s_.origins.end() && it->second.in_file() ? it->second : file_;
+  }
+
+  const Scenario& s_;
+  Location file_;
+  Diagnostics& d_;
+};
+
+void check_cluster(const Checker& c) {
+  const ClusterSpec& cl = c.s().cluster;
+  if (cl.gpus % cl.gpus_per_node != 0) {
+    c.error("cluster.gpus", fmt::format("{} GPUs do not make whole nodes of {} (gpus_per_node)",
+                                        cl.gpus, cl.gpus_per_node));
+  }
+  if (cl.network.tiers.empty()) {
+    c.error("cluster.network.tiers", "expected at least one tier of switches, found none");
+    return;
+  }
+  const double ports = static_cast<double>(cl.nodes()) * cl.nics_per_node;
+  const double capacity = network_endpoint_capacity(cl.network, cl.nic_bw_Bps);
+  if (ports > capacity) {
+    c.error("cluster.network.tiers",
+            fmt::format("{} nodes x {} NICs = {} NIC ports, but {} tier(s) of these switches "
+                        "attach at most {}: add a tier, use switches of higher radix or less "
+                        "oversubscription",
+                        cl.nodes(), cl.nics_per_node, ports, cl.network.tiers.size(), capacity));
+  }
+  const TierSpec& leaf = cl.network.tiers.front();
+  if (leaf.port_bw_Bps < cl.nic_bw_Bps) {
+    c.warning("cluster.network.tiers[0].port_bandwidth",
+              fmt::format("leaf ports ({}) are slower than the NICs ({}): the NICs cannot reach "
+                          "their rate",
+                          format_human(leaf.port_bw_Bps, Dimension::bandwidth),
+                          format_human(cl.nic_bw_Bps, Dimension::bandwidth)));
+  }
+}
+
+void check_model(const Checker& c) {
+  const ModelSpec& m = c.s().model;
+  if (m.hidden % m.heads != 0) {
+    c.error("model.heads", fmt::format("hidden ({}) must be a multiple of heads ({}) so that "
+                                       "every head has the same size",
+                                       m.hidden, m.heads));
+  }
+  if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0) {
+    c.error("model.kv_heads",
+            fmt::format("heads ({}) must be a multiple of kv_heads ({}): each key/value head "
+                        "serves a whole group of query heads",
+                        m.heads, m.kv_heads));
+  }
+  if (m.sliding_window >= m.seq_length) {
+    c.warning("model.sliding_window",
+              fmt::format("a window of {} tokens covers the whole sequence ({}): it has no "
+                          "effect",
+                          m.sliding_window, m.seq_length));
+  }
+  if (!m.is_moe() && m.moe.top_k > 1) {
+    c.error("model.moe.top_k", fmt::format("top_k is {} but the model has no experts "
+                                           "(moe.experts is 0)",
+                                           m.moe.top_k));
+  }
+  if (m.is_moe() && m.moe.top_k > m.moe.experts) {
+    c.error("model.moe.top_k", fmt::format("a token cannot be routed to {} of {} experts",
+                                           m.moe.top_k, m.moe.experts));
+  }
+}
+
+void check_tensor_parallel(const Checker& c) {
+  const ParallelSpec& p = c.s().parallelism;
+  const ModelSpec& m = c.s().model;
+  if (m.heads % p.tp != 0) {
+    c.error("parallelism.tp", fmt::format("tp ({}) must divide heads ({}): tensor parallelism "
+                                          "splits attention by heads",
+                                          p.tp, m.heads));
+  }
+  if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
+    c.error("parallelism.tp",
+            fmt::format("tp ({}) and kv_heads ({}) must divide one another: key/value heads are "
+                        "split across, or replicated within, the tensor-parallel group",
+                        p.tp, m.kv_heads));
+  }
+  const int per_node = c.s().cluster.gpus_per_node;
+  if (p.tp > per_node) {
+    c.warning("parallelism.tp",
+              fmt::format("tp ({}) spans more than one node ({} GPUs): its collectives cross "
+                          "the NICs",
+                          p.tp, per_node));
+  } else if (per_node % p.tp != 0) {
+    c.warning("parallelism.tp", fmt::format("tp ({}) does not divide gpus_per_node ({}): some "
+                                            "tensor-parallel groups straddle two nodes",
+                                            p.tp, per_node));
+  }
+  if (p.sp && p.tp == 1) {
+    c.warning("parallelism.sp", "sequence parallelism has no effect without tp > 1");
+  }
+  if (p.sp && (m.seq_length / p.cp) % p.tp != 0) {
+    c.error("parallelism.sp", fmt::format("sequence parallelism splits each sequence of {} tokens "
+                                          "(per cp rank) over tp ({}) ranks: it must divide",
+                                          m.seq_length / p.cp, p.tp));
+  }
+}
+
+void check_sizes(const Checker& c) {
+  const ParallelSpec& p = c.s().parallelism;
+  const int gpus = c.s().cluster.gpus;
+  const long long model_parallel = static_cast<long long>(p.tp) * p.pp * p.cp;
+  if (c.s().origins.at("parallelism.dp").in_file()) {
+    if (model_parallel * p.dp != gpus) {
+      c.error("parallelism.dp",
+              fmt::format("tp * pp * cp * dp = {} * {} * {} * {} = {}, but the cluster has {} GPUs",
+                          p.tp, p.pp, p.cp, p.dp, model_parallel * p.dp, gpus));
+    }
+  } else if (gpus % model_parallel != 0) {
+    c.error("parallelism.tp",
+            fmt::format("the cluster's {} GPUs are not a multiple of tp * pp * cp = {} * {} * {} "
+                        "= {}, so dp cannot be derived",
+                        gpus, p.tp, p.pp, p.cp, model_parallel));
+  }
+  if (p.dp > 0 && p.global_batch % (p.micro_batch * p.dp) != 0) {
+    c.error("parallelism.global_batch",
+            fmt::format("global_batch ({}) must be a multiple of micro_batch * dp = {} * {} = {}",
+                        p.global_batch, p.micro_batch, p.dp, p.micro_batch * p.dp));
+  }
+  if (p.zero > 0 && p.dp == 1) {
+    c.warning("parallelism.zero", "ZeRO shards over data-parallel ranks: with dp = 1 it has no "
+                                  "effect");
+  }
+}
+
+void check_pipeline(const Checker& c) {
+  const ParallelSpec& p = c.s().parallelism;
+  const ModelSpec& m = c.s().model;
+  const int chunks = p.pp * p.virtual_stages;
+  if (m.layers % chunks != 0) {
+    c.error(p.virtual_stages > 1 ? "parallelism.virtual_stages" : "parallelism.pp",
+            fmt::format("layers ({}) must be a multiple of pp * virtual_stages = {} * {} = {}",
+                        m.layers, p.pp, p.virtual_stages, chunks));
+  }
+  if (p.schedule == Schedule::interleaved) {
+    if (p.virtual_stages < 2 || p.pp < 2) {
+      c.error("parallelism.schedule",
+              fmt::format("the interleaved schedule needs pp >= 2 and virtual_stages >= 2, found "
+                          "pp {} and virtual_stages {}",
+                          p.pp, p.virtual_stages));
+    } else if (p.dp > 0 && p.micro_batches() % p.pp != 0) {
+      c.error("parallelism.global_batch",
+              fmt::format("the interleaved schedule needs micro-batches per replica ({} = "
+                          "global_batch / (micro_batch * dp)) to be a multiple of pp ({})",
+                          p.micro_batches(), p.pp));
+    }
+  } else if (p.virtual_stages > 1) {
+    c.error("parallelism.schedule",
+            fmt::format("virtual_stages is {} but the schedule is 1f1b: use interleaved",
+                        p.virtual_stages));
+  }
+  if (p.pp > 1 && p.dp > 0 && p.micro_batches() > 0 && p.micro_batches() < p.pp) {
+    c.warning("parallelism.global_batch",
+              fmt::format("{} micro-batches per replica for {} pipeline stages: the pipeline "
+                          "never fills",
+                          p.micro_batches(), p.pp));
+  }
+}
+
+void check_context_and_experts(const Checker& c) {
+  const ParallelSpec& p = c.s().parallelism;
+  const ModelSpec& m = c.s().model;
+  if (p.cp > 1 && m.seq_length % (2 * p.cp) != 0) {
+    c.error("parallelism.cp",
+            fmt::format("seq_length ({}) must be a multiple of 2 * cp = {}: context parallelism "
+                        "gives each rank two balanced chunks of a causal sequence",
+                        m.seq_length, 2 * p.cp));
+  }
+  if (p.ep > 1 && !m.is_moe()) {
+    c.error("parallelism.ep", fmt::format("ep is {} but the model has no experts", p.ep));
+    return;
+  }
+  if (m.is_moe() && m.moe.experts % p.ep != 0) {
+    c.error("parallelism.ep", fmt::format("ep ({}) must divide the number of experts ({})", p.ep,
+                                          m.moe.experts));
+  }
+  const long long pool = static_cast<long long>(p.tp) * p.cp * p.dp;
+  if (p.dp > 0 && pool % p.ep != 0) {
+    c.error("parallelism.ep",
+            fmt::format("ep ({}) must divide tp * cp * dp = {}: expert-parallel ranks are drawn "
+                        "from a stage's tensor, context and data-parallel ranks",
+                        p.ep, pool));
+  }
+}
+
+void check_training_and_overlap(const Checker& c) {
+  const Scenario& s = c.s();
+  if (s.training.precision == Precision::fp8 && s.cluster.gpu.fp8_flops <= 0) {
+    c.error("training.precision",
+            fmt::format("fp8 needs fp8 tensor cores, and {} has none (gpu.fp8_peak is 0)",
+                        s.cluster.gpu.name));
+  }
+  const ParallelSpec& p = s.parallelism;
+  const auto no_effect = [&](bool on, int degree, const char* key, const char* what) {
+    if (on && degree == 1) {
+      c.warning(key, fmt::format("overlapping {} communication has no effect with {} = 1", what,
+                                 what));
+    }
+  };
+  no_effect(s.overlap.tp, p.tp, "overlap.tp", "tp");
+  no_effect(s.overlap.pp, p.pp, "overlap.pp", "pp");
+  no_effect(s.overlap.dp, p.dp, "overlap.dp", "dp");
+}
+
+}  // namespace
+
+void derive(Scenario& s) {
+  ModelSpec& m = s.model;
+  if (!given(s, "model.kv_heads")) {
+    m.kv_heads = m.heads;
+    set_derived(s, "model.kv_heads");
+  }
+  if (!given(s, "model.ffn_hidden")) {
+    m.ffn_hidden = m.activation == Activation::swiglu ? (8 * m.hidden / 3) / 64 * 64 : 4 * m.hidden;
+    set_derived(s, "model.ffn_hidden");
+  }
+  if (m.is_moe() && !given(s, "model.moe.expert_ffn_hidden")) {
+    m.moe.expert_ffn_hidden = m.ffn_hidden;
+    set_derived(s, "model.moe.expert_ffn_hidden");
+  }
+  ParallelSpec& p = s.parallelism;
+  if (!given(s, "parallelism.schedule")) {
+    p.schedule = p.virtual_stages > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+    set_derived(s, "parallelism.schedule");
+  }
+  if (!given(s, "parallelism.dp")) {
+    const int model_parallel = p.tp * p.pp * p.cp;
+    p.dp = s.cluster.gpus % model_parallel == 0 ? s.cluster.gpus / model_parallel : 0;
+    set_derived(s, "parallelism.dp");
+  }
+  auto& tiers = s.cluster.network.tiers;
+  for (std::size_t i = 0; i < tiers.size(); ++i) {
+    const std::string key = fmt::format("cluster.network.tiers[{}].port_bandwidth", i);
+    if (!given(s, key)) {
+      tiers[i].port_bw_Bps = s.cluster.nic_bw_Bps;
+      set_derived(s, key);
+    }
+  }
+}
+
+void check(const Scenario& s, const Location& file, Diagnostics& d) {
+  const Checker c(s, file, d);
+  check_cluster(c);
+  check_model(c);
+  check_tensor_parallel(c);
+  check_sizes(c);
+  check_pipeline(c);
+  check_context_and_experts(c);
+  check_training_and_overlap(c);
+}
+
+}  // namespace myriad::scenario

@@ -1,0 +1,227 @@
+#include "models/scenario/scenario_schema.hpp"
+
+namespace myriad::scenario {
+namespace {
+
+using D = Default;
+using Range = Schema<ClusterSpec>::IntRange;
+
+constexpr Range kPositive{1, std::numeric_limits<int>::max()};
+
+Schema<GpuSpec> make_gpu_schema() {
+  Schema<GpuSpec> s(
+      "A GPU type, from its datasheet. Give a hardware preset by name (`gpu: H100`) or a "
+      "mapping with `preset:` and overrides.");
+  s.text("preset", &GpuSpec::preset, D::none(), "hardware preset in scenarios/hardware/")
+      .text("name", &GpuSpec::name, D::required(), "GPU model name")
+      .text("source", &GpuSpec::source, D::none(), "where the figures come from")
+      .quantity("bf16_peak", &GpuSpec::bf16_flops, Dimension::flop_rate, D::required(),
+                "dense bf16/fp16 tensor-core peak")
+      .quantity("fp8_peak", &GpuSpec::fp8_flops, Dimension::flop_rate, D::value("0FLOPS"),
+                "dense fp8 tensor-core peak; 0 when the GPU has none")
+      .quantity("hbm_capacity", &GpuSpec::hbm_bytes, Dimension::bytes, D::required(),
+                "memory capacity")
+      .quantity("hbm_bandwidth", &GpuSpec::hbm_bw_Bps, Dimension::bandwidth, D::required(),
+                "memory bandwidth")
+      .quantity("nvlink_bandwidth", &GpuSpec::nvlink_bw_Bps, Dimension::bandwidth,
+                D::required(),
+                "NVLink bandwidth per GPU and direction (half the datasheet's bidirectional "
+                "figure)");
+  return s;
+}
+
+Schema<TierSpec> make_tier_schema() {
+  Schema<TierSpec> s(
+      "One tier of switches in the fat tree, leaf first. A switch's ports split into "
+      "down and up by the tier's oversubscription; the top tier's ports all point down.");
+  s.text("name", &TierSpec::name, D::none(), "a label such as leaf, spine, core")
+      .integer("radix", &TierSpec::radix, Range{2, 1 << 16}, D::required(),
+               "ports per switch")
+      .quantity("port_bandwidth", &TierSpec::port_bw_Bps, Dimension::bandwidth,
+                D::derived("= cluster.nic_bandwidth"), "bandwidth per switch port and direction")
+      .quantity("oversubscription", &TierSpec::oversubscription, Dimension::ratio,
+                D::value("1:1"),
+                "downlink to uplink bandwidth of this tier's switches; 1:7 means 7 times more "
+                "bandwidth down than up")
+      .quantity("latency", &TierSpec::latency_s, Dimension::time, D::value("500ns"),
+                "one hop through this tier: switch plus cable");
+  return s;
+}
+
+Schema<NetworkSpec> make_network_schema() {
+  Schema<NetworkSpec> s("The scale-out network between nodes: a multi-tier fat tree (Clos).");
+  s.boolean("rail_optimized", &NetworkSpec::rail_optimized, D::value("true"),
+            "NIC i of every node attaches to rail i's leaf switches, so same-rank GPUs of "
+            "different nodes are one hop apart")
+      .section_list("tiers", &NetworkSpec::tiers, make_tier_schema(), D::required());
+  return s;
+}
+
+Schema<ClusterSpec> make_cluster_schema() {
+  Schema<ClusterSpec> s(
+      "The cluster: nodes of GPUs with NVLink, NICs, and the network. Start from a preset "
+      "in scenarios/clusters/ with `preset:` and override keys.");
+  s.text("preset", &ClusterSpec::preset, D::none(), "cluster preset in scenarios/clusters/")
+      .text("name", &ClusterSpec::name, D::none(), "a label for reports")
+      .text("source", &ClusterSpec::source, D::none(), "what the cluster is modelled on")
+      .section("gpu", &ClusterSpec::gpu, gpu_schema(), D::required())
+      .integer("gpus", &ClusterSpec::gpus, kPositive, D::required(), "GPUs in the cluster")
+      .integer("gpus_per_node", &ClusterSpec::gpus_per_node, Range{1, 1024}, D::value("8"),
+               "GPUs in one NVLink domain (node)")
+      .quantity("nvlink_latency", &ClusterSpec::nvlink_latency_s, Dimension::time,
+                D::value("1us"), "latency of one NVLink transfer through the NVSwitch")
+      .integer("nics_per_node", &ClusterSpec::nics_per_node, Range{1, 1024}, D::required(),
+               "scale-out NICs per node (rails)")
+      .quantity("nic_bandwidth", &ClusterSpec::nic_bw_Bps, Dimension::bandwidth, D::required(),
+                "bandwidth of one NIC per direction")
+      .quantity("nic_latency", &ClusterSpec::nic_latency_s, Dimension::time, D::value("2us"),
+                "NIC and host software latency of one message")
+      .section("network", &ClusterSpec::network, make_network_schema(), D::required());
+  return s;
+}
+
+Schema<MoeSpec> make_moe_schema() {
+  Schema<MoeSpec> s("Mixture of experts in every layer's MLP; leave out for a dense model.");
+  s.integer("experts", &MoeSpec::experts, Range{0, 1 << 20}, D::value("0"),
+            "experts per MoE layer; 0 for a dense model")
+      .integer("top_k", &MoeSpec::top_k, Range{1, 1 << 10}, D::value("1"),
+               "experts each token is routed to")
+      .integer("expert_ffn_hidden", &MoeSpec::expert_ffn_hidden, kPositive,
+               D::derived("= model.ffn_hidden"), "FFN hidden size of one expert")
+      .quantity("capacity_factor", &MoeSpec::capacity_factor, Dimension::count, D::value("1"),
+                "tokens an expert accepts relative to an even share; 0 for no limit (dropless)");
+  return s;
+}
+
+Schema<ModelSpec> make_model_schema() {
+  Schema<ModelSpec> s(
+      "The transformer. Start from a preset in scenarios/models/ with `preset:` and override "
+      "keys.");
+  s.text("preset", &ModelSpec::preset, D::none(), "model preset in scenarios/models/")
+      .text("name", &ModelSpec::name, D::none(), "a label for reports")
+      .text("source", &ModelSpec::source, D::none(), "where the architecture is published")
+      .integer("layers", &ModelSpec::layers, kPositive, D::required(), "transformer layers")
+      .integer("hidden", &ModelSpec::hidden, kPositive, D::required(), "hidden size")
+      .integer("heads", &ModelSpec::heads, kPositive, D::required(), "attention (query) heads")
+      .integer("kv_heads", &ModelSpec::kv_heads, kPositive, D::derived("= heads"),
+               "key/value heads; fewer than heads is grouped-query attention")
+      .integer("ffn_hidden", &ModelSpec::ffn_hidden, kPositive,
+               D::derived("= 4 * hidden for gelu and relu; 8/3 * hidden rounded down to a "
+                          "multiple of 64 for swiglu"),
+               "MLP hidden size")
+      .choice("activation", &ModelSpec::activation,
+              {{"gelu", Activation::gelu}, {"swiglu", Activation::swiglu},
+               {"relu", Activation::relu}},
+              D::value("gelu"), "MLP activation; swiglu has three weight matrices")
+      .choice("norm", &ModelSpec::norm, {{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}},
+              D::value("layernorm"), "normalization layer")
+      .integer("vocab", &ModelSpec::vocab, kPositive, D::required(), "vocabulary size")
+      .integer("seq_length", &ModelSpec::seq_length, kPositive, D::required(),
+               "tokens per sequence")
+      .integer("sliding_window", &ModelSpec::sliding_window, Range{0, 1 << 30}, D::value("0"),
+               "attention window in tokens (sliding-window attention); 0 for full attention")
+      .boolean("parallel_block", &ModelSpec::parallel_block, D::value("false"),
+               "attention and MLP read the same input and their outputs are summed")
+      .boolean("tied_embeddings", &ModelSpec::tied_embeddings, D::value("false"),
+               "the LM head shares the embedding's weights")
+      .section("moe", &ModelSpec::moe, make_moe_schema());
+  return s;
+}
+
+Schema<ParallelSpec> make_parallel_schema() {
+  Schema<ParallelSpec> s("How the job is split over the GPUs: gpus = tp * pp * cp * dp.");
+  s.integer("tp", &ParallelSpec::tp, kPositive, D::value("1"), "tensor-parallel degree")
+      .boolean("sp", &ParallelSpec::sp, D::value("false"),
+               "sequence parallelism in the tensor-parallel group (norms and dropout split by "
+               "sequence; all-reduce becomes reduce-scatter + all-gather)")
+      .integer("pp", &ParallelSpec::pp, kPositive, D::value("1"), "pipeline stages")
+      .integer("virtual_stages", &ParallelSpec::virtual_stages, kPositive, D::value("1"),
+               "model chunks per pipeline stage (interleaved schedule)")
+      .choice("schedule", &ParallelSpec::schedule,
+              {{"1f1b", Schedule::one_f_one_b}, {"interleaved", Schedule::interleaved}},
+              D::derived("= interleaved when virtual_stages > 1, else 1f1b"),
+              "pipeline schedule")
+      .integer("dp", &ParallelSpec::dp, kPositive, D::derived("= gpus / (tp * pp * cp)"),
+               "data-parallel replicas")
+      .integer("zero", &ParallelSpec::zero, Range{0, 3}, D::value("0"),
+               "ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 also parameters")
+      .integer("cp", &ParallelSpec::cp, kPositive, D::value("1"), "context-parallel degree")
+      .integer("ep", &ParallelSpec::ep, kPositive, D::value("1"),
+               "expert-parallel degree, drawn from the tp * cp * dp ranks of a stage")
+      .integer("micro_batch", &ParallelSpec::micro_batch, kPositive, D::value("1"),
+               "sequences per micro-batch")
+      .integer("global_batch", &ParallelSpec::global_batch, kPositive, D::required(),
+               "sequences per optimizer step")
+      .choice("recompute", &ParallelSpec::recompute,
+              {{"none", Recompute::none}, {"selective", Recompute::selective},
+               {"full", Recompute::full}},
+              D::value("none"),
+              "activation recomputation: selective recomputes attention's core, full whole "
+              "layers");
+  return s;
+}
+
+Schema<OverlapSpec> make_overlap_schema() {
+  Schema<OverlapSpec> s("Communication hidden behind computation, per parallelism.");
+  s.boolean("tp", &OverlapSpec::tp, D::value("false"),
+            "tensor-parallel collectives chunked and overlapped with the GEMMs")
+      .boolean("pp", &OverlapSpec::pp, D::value("false"),
+               "pipeline sends and receives asynchronous to compute")
+      .boolean("dp", &OverlapSpec::dp, D::value("false"),
+               "gradient reduce-scatter during backward and parameter all-gather prefetch");
+  return s;
+}
+
+Schema<TrainingSpec> make_training_schema() {
+  Schema<TrainingSpec> s("What the job trains for and how.");
+  s.quantity("tokens", &TrainingSpec::tokens, Dimension::count, D::value("300B"),
+             "tokens to train on (for days-to-train)")
+      .choice("optimizer", &TrainingSpec::optimizer,
+              {{"adam", Optimizer::adam}, {"adamw", Optimizer::adamw}, {"lamb", Optimizer::lamb},
+               {"lion", Optimizer::lion}, {"sgd", Optimizer::sgd}},
+              D::value("adamw"), "optimizer; lamb permits larger batches")
+      .choice("precision", &TrainingSpec::precision,
+              {{"bf16", Precision::bf16}, {"fp16", Precision::fp16}, {"fp8", Precision::fp8}},
+              D::value("bf16"), "GEMM precision; master weights and optimizer states are fp32");
+  return s;
+}
+
+Schema<Scenario> make_scenario_schema() {
+  Schema<Scenario> s("A training job on a cluster.");
+  s.text("name", &Scenario::name, D::none(), "a label for reports")
+      .text("description", &Scenario::description, D::none(), "what the scenario is for")
+      .section("cluster", &Scenario::cluster, cluster_schema(), D::required())
+      .section("model", &Scenario::model, model_schema(), D::required())
+      .section("parallelism", &Scenario::parallelism, make_parallel_schema(), D::required())
+      .section("overlap", &Scenario::overlap, make_overlap_schema())
+      .section("training", &Scenario::training, make_training_schema())
+      .integer64("seed", &Scenario::seed, D::value("1"),
+                 "seed of every random process; same seed, same results");
+  return s;
+}
+
+}  // namespace
+
+const Schema<GpuSpec>& gpu_schema() {
+  static const Schema<GpuSpec> s = make_gpu_schema();
+  return s;
+}
+
+const Schema<ClusterSpec>& cluster_schema() {
+  static const Schema<ClusterSpec> s = make_cluster_schema();
+  return s;
+}
+
+const Schema<ModelSpec>& model_schema() {
+  static const Schema<ModelSpec> s = make_model_schema();
+  return s;
+}
+
+const Schema<Scenario>& scenario_schema() {
+  static const Schema<Scenario> s = make_scenario_schema();
+  return s;
+}
+
+SectionDoc scenario_doc() { return scenario_schema().doc(""); }
+
+}  // namespace myriad::scenario

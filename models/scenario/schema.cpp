@@ -1,0 +1,122 @@
+#include "models/scenario/schema.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+namespace myriad::scenario::schema_detail {
+
+std::string join_path(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+std::string range_text(IntRange r) {
+  const bool has_min = r.min != std::numeric_limits<std::int64_t>::min();
+  // Limits at the storage type's end are not worth printing.
+  const bool has_max = r.max < std::numeric_limits<int>::max();
+  if (has_min && has_max) return fmt::format("in [{}, {}]", r.min, r.max);
+  if (has_min) return fmt::format(">= {}", r.min);
+  if (has_max) return fmt::format("<= {}", r.max);
+  return "";
+}
+
+namespace {
+
+bool expect_scalar(const ConfigNode& node, const std::string& what, const std::string& path,
+                   ParseContext& ctx) {
+  if (node.is_scalar()) return true;
+  ctx.diagnostics.error(node.where(), path,
+                        fmt::format("expected {}, found {}", what, node.describe()));
+  return false;
+}
+
+}  // namespace
+
+bool read_int(const ConfigNode& node, IntRange r, const std::string& path, ParseContext& ctx,
+              std::int64_t& out) {
+  const std::string what = fmt::format("an integer {}", range_text(r));
+  if (!expect_scalar(node, what, path, ctx)) return false;
+  const std::string& s = node.text();
+  std::int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc::result_out_of_range) {
+    ctx.diagnostics.error(node.where(), path,
+                          fmt::format("expected {}, found '{}' (too large)", what, s));
+    return false;
+  }
+  if (ec != std::errc{} || ptr != s.data() + s.size() || s.empty()) {
+    ctx.diagnostics.error(node.where(), path, fmt::format("expected {}, found '{}'", what, s));
+    return false;
+  }
+  if (v < r.min || v > r.max) {
+    ctx.diagnostics.error(node.where(), path, fmt::format("expected {}, found {}", what, v));
+    return false;
+  }
+  out = v;
+  return true;
+}
+
+bool read_bool(const ConfigNode& node, const std::string& path, ParseContext& ctx, bool& out) {
+  if (!expect_scalar(node, "true or false", path, ctx)) return false;
+  const std::string& s = node.text();
+  if (s == "true" || s == "True" || s == "TRUE") {
+    out = true;
+    return true;
+  }
+  if (s == "false" || s == "False" || s == "FALSE") {
+    out = false;
+    return true;
+  }
+  ctx.diagnostics.error(node.where(), path, fmt::format("expected true or false, found '{}'", s));
+  return false;
+}
+
+bool read_quantity(const ConfigNode& node, Dimension d, const std::string& path,
+                   ParseContext& ctx, double& out) {
+  if (!expect_scalar(node, std::string(dimension_name(d)), path, ctx)) return false;
+  auto result = parse_quantity(node.text(), d);
+  if (const auto* failure = std::get_if<ParseFailure>(&result)) {
+    ctx.diagnostics.error(node.where(), path, failure->message);
+    return false;
+  }
+  out = std::get<double>(result);
+  return true;
+}
+
+bool read_text(const ConfigNode& node, const std::string& path, ParseContext& ctx,
+               std::string& out) {
+  if (!expect_scalar(node, "text", path, ctx)) return false;
+  out = node.text();
+  return true;
+}
+
+bool read_choice(const ConfigNode& node, const std::vector<std::string>& names,
+                 const std::string& path, ParseContext& ctx, std::size_t& index) {
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  if (!expect_scalar(node, "one of " + list, path, ctx)) return false;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == node.text()) {
+      index = i;
+      return true;
+    }
+  }
+  ctx.diagnostics.error(node.where(), path,
+                        fmt::format("expected one of {}, found '{}'{}", list, node.text(),
+                                    did_you_mean(node.text(), names)));
+  return false;
+}
+
+Resolved scalar(const std::string& key, std::string text, std::string human,
+                nlohmann::json json, const Origins& origins, const std::string& path) {
+  Resolved r;
+  r.key = key;
+  if (human != text) r.human = std::move(human);
+  r.text = std::move(text);
+  r.json = std::move(json);
+  const auto it = origins.find(path);
+  r.origin = it == origins.end() ? derived_location() : it->second;
+  return r;
+}
+
+}  // namespace myriad::scenario::schema_detail

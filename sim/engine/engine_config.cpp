@@ -1,0 +1,20 @@
+#include "sim/engine/engine_config.hpp"
+
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/version.h>
+
+namespace myriad::sim {
+
+void apply_engine_config(bool sanitizer_safe) {
+  simgrid::s4u::Engine::set_config("network/model:CM02");
+  simgrid::s4u::Engine::set_config("network/crosstraffic:0");
+  simgrid::s4u::Engine::set_config("network/TCP-gamma:0");
+  simgrid::s4u::Engine::set_config("contexts/guard-size:0");
+  if (sanitizer_safe) simgrid::s4u::Engine::set_config("contexts/factory:thread");
+}
+
+std::string simgrid_version() {
+  return std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR);
+}
+
+}  // namespace myriad::sim

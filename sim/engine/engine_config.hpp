@@ -1,0 +1,22 @@
+// The SimGrid settings every Myriad simulation runs with, set from code so
+// that no scenario can forget them.
+#pragma once
+
+#include <string>
+
+namespace myriad::sim {
+
+// Applies Myriad's SimGrid configuration. Call before the platform is built.
+//   network/model:CM02 and network/crosstraffic:0 make a ring's simulated time
+//     equal alpha-beta (the default LV08 multiplies latency by 13.01 and
+//     bandwidth by 0.97: +334% on a ring all-reduce, measured in SIMGRID.md);
+//   network/TCP-gamma:0 removes a TCP window cap that slows fast links 13-16%;
+//   contexts/guard-size:0 lets more than ~32k actors start (vm.max_map_count);
+//   with `sanitizer_safe`, thread contexts: ASan reports false positives with
+//     the default raw contexts.
+void apply_engine_config(bool sanitizer_safe = false);
+
+// SimGrid's version, e.g. "3.32".
+std::string simgrid_version();
+
+}  // namespace myriad::sim

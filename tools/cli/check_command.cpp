@@ -1,0 +1,74 @@
+// `myriad check SCENARIO`: load, resolve presets, validate, and print the
+// resolved scenario in canonical units, or every problem found.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+#include <ostream>
+
+#include "models/scenario/loader.hpp"
+#include "tools/cli/commands.hpp"
+
+namespace myriad::cli {
+namespace {
+
+struct CheckOptions {
+  ScenarioOptions scenario;
+  std::string json_file;
+  bool origins = false;
+  bool quiet = false;
+};
+
+std::string summary(const scenario::Scenario& s) {
+  const auto& c = s.cluster;
+  const auto& p = s.parallelism;
+  return fmt::format(
+      "{} GPUs ({}) = {} nodes x {}; tp {} x pp {} x cp {} x dp {}{}; {} micro-batches of {} "
+      "per replica and step",
+      c.gpus, c.gpu.name, c.nodes(), c.gpus_per_node, p.tp, p.pp, p.cp, p.dp,
+      p.ep > 1 ? fmt::format(" (ep {})", p.ep) : "", p.micro_batches(), p.micro_batch);
+}
+
+int run_check(const CheckOptions& o, Streams io, const Environment& env) {
+  scenario::Scenario s;
+  try {
+    s = scenario::load_scenario(o.scenario.scenario, {preset_path(o.scenario, env)});
+  } catch (const scenario::ScenarioError& e) {
+    io.err << e.what();
+    return kExitBadInput;
+  }
+  for (const auto& w : s.warnings) io.err << w.str() << '\n';
+  const scenario::Resolved resolved = scenario::resolve_for_output(s);
+  if (!o.json_file.empty()) {
+    std::ofstream json(o.json_file);
+    json << scenario::to_json(resolved).dump(2) << '\n';
+    if (!json) {
+      io.err << fmt::format("myriad check: error: cannot write {}\n", o.json_file);
+      return kExitFailure;
+    }
+  }
+  if (!o.quiet) {
+    io.out << fmt::format("# {}: valid{}\n# {}\n", o.scenario.scenario,
+                          s.warnings.empty() ? "" : fmt::format(" ({} warnings)", s.warnings.size()),
+                          summary(s));
+    io.out << scenario::to_yaml(resolved, o.origins);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_check_command(CLI::App& app, Streams io, const Environment& env) {
+  auto options = std::make_shared<CheckOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "check", "Load a scenario, resolve its presets and check it; print it resolved, in "
+               "canonical units (SI: s, B, B/s, FLOP/s), or every problem found.");
+  add_scenario_options(*cmd, options->scenario);
+  cmd->add_option("--json", options->json_file, "also write the resolved scenario as JSON");
+  cmd->add_flag("--origins", options->origins,
+                "note beside each value where it came from (file:line:column, default, derived)");
+  cmd->add_flag("--quiet,-q", options->quiet, "print only problems");
+  return {cmd, [options, io, &env] { return run_check(*options, io, env); }};
+}
+
+}  // namespace myriad::cli

@@ -1,0 +1,124 @@
+// `myriad explain [SECTION]`: every scenario key with its type, unit, default
+// and meaning, straight from the schema the loader uses.
+#include <fmt/format.h>
+
+#include <memory>
+#include <ostream>
+
+#include "models/scenario/scenario_schema.hpp"
+#include "tools/cli/commands.hpp"
+
+namespace myriad::cli {
+namespace {
+
+using scenario::FieldDoc;
+using scenario::SectionDoc;
+
+// Words of `text` folded into lines of at most `width` characters.
+std::vector<std::string> wrap(const std::string& text, std::size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      lines.push_back(line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    start = end + 1;
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+std::string type_text(const FieldDoc& f) {
+  return f.unit.empty() ? f.type : fmt::format("{} [{}]", f.type, f.unit);
+}
+
+void print_section(const SectionDoc& d, std::ostream& out) {
+  out << fmt::format("{}{}\n", d.path.empty() ? "(top level)" : d.path,
+                     d.is_list ? "  (a list; each item has these keys)" : "");
+  for (const auto& l : wrap(d.help, 96)) out << "  " << l << '\n';
+  if (!d.fields.empty()) {
+    std::size_t key_w = 3;
+    for (const auto& f : d.fields) key_w = std::max(key_w, f.key.size());
+    out << '\n';
+    for (const auto& f : d.fields) {
+      out << fmt::format("  {:<{}}  {}\n", f.key, key_w, type_text(f));
+      const std::string pad(key_w + 4, ' ');
+      out << pad << "default: " << f.default_text << '\n';
+      for (const auto& l : wrap(f.help, 92 - key_w)) out << pad << l << '\n';
+    }
+  }
+  out << '\n';
+  for (const auto& s : d.sections) print_section(s, out);
+}
+
+const SectionDoc* find_section(const SectionDoc& d, const std::string& path) {
+  if (d.path == path || (d.is_list && d.path == path + "[]")) return &d;
+  for (const auto& s : d.sections) {
+    if (const auto* found = find_section(s, path)) return found;
+  }
+  return nullptr;
+}
+
+void collect_paths(const SectionDoc& d, std::vector<std::string>& out) {
+  const std::string base = d.is_list ? d.path.substr(0, d.path.size() - 2) : d.path;
+  if (!base.empty()) out.push_back(base);
+  for (const auto& f : d.fields) out.push_back(base.empty() ? f.key : base + "." + f.key);
+  for (const auto& s : d.sections) collect_paths(s, out);
+}
+
+int run_explain(const std::string& section, Streams io) {
+  const SectionDoc root = scenario::scenario_doc();
+  if (section.empty()) {
+    io.out << "Scenario keys. Values with units take strings such as \"400Gbps\", \"50GB/s\", "
+              "\"80GiB\", \"2us\", \"312TFLOPS\";\ninside Myriad they are SI (s, B, B/s, "
+              "FLOP/s). Sections cluster and model, and cluster.gpu, accept\n`preset: NAME` "
+              "(a file under scenarios/clusters/, models/, hardware/) with keys that override "
+              "it.\n\n";
+    print_section(root, io.out);
+    return kExitOk;
+  }
+  if (const auto* d = find_section(root, section)) {
+    print_section(*d, io.out);
+    return kExitOk;
+  }
+  // A single key: "parallelism.tp".
+  const auto dot = section.rfind('.');
+  if (dot != std::string::npos) {
+    if (const auto* d = find_section(root, section.substr(0, dot))) {
+      for (const auto& f : d->fields) {
+        if (f.key == section.substr(dot + 1)) {
+          io.out << fmt::format("{}  {}\n  default: {}\n", section, type_text(f), f.default_text);
+          for (const auto& l : wrap(f.help, 96)) io.out << "  " << l << '\n';
+          return kExitOk;
+        }
+      }
+    }
+  }
+  std::vector<std::string> paths;
+  collect_paths(root, paths);
+  io.err << fmt::format("myriad explain: error: no section or key '{}'{}; sections: cluster, "
+                        "cluster.gpu, cluster.network, cluster.network.tiers, model, model.moe, "
+                        "parallelism, overlap, training\n",
+                        section, scenario::did_you_mean(section, paths));
+  return kExitBadInput;
+}
+
+}  // namespace
+
+Command add_explain_command(CLI::App& app, Streams io) {
+  auto section = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand(
+      "explain", "Describe every scenario key: type, unit, default and meaning.");
+  cmd->add_option("section", *section,
+                  "a section (cluster, cluster.network, model.moe, parallelism, ...) or a key "
+                  "(parallelism.tp); all when left out");
+  return {cmd, [section, io] { return run_explain(*section, io); }};
+}
+
+}  // namespace myriad::cli

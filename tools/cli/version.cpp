@@ -1,0 +1,8 @@
+#include "calibration/environment/environment.hpp"
+#include "tools/cli/commands.hpp"
+
+namespace myriad::cli {
+
+std::string version_text() { return calibration::to_text(calibration::current_environment()); }
+
+}  // namespace myriad::cli
