@@ -40,8 +40,8 @@ Environment current_environment() {
   e.cpu_threads = std::thread::hardware_concurrency();
   if (!devices.devices.empty()) {
     const auto& d = devices.devices.front();
-    e.gpu = fmt::format("{} (sm_{}{}, {} of {} devices)", d.name, d.compute_major,
-                        d.compute_minor, 1, devices.devices.size());
+    e.gpu = fmt::format("{} (sm_{}{}, {} of {} devices)", d.name, d.compute_major, d.compute_minor,
+                        1, devices.devices.size());
   } else {
     e.gpu = devices.note;
   }
@@ -49,11 +49,16 @@ Environment current_environment() {
 }
 
 nlohmann::json to_json(const Environment& e) {
-  return {{"myriad_version", e.myriad_version}, {"commit", e.commit},
-          {"compiler", e.compiler},             {"build_type", e.build_type},
-          {"simgrid", e.simgrid},               {"cuda_runtime", e.cuda_runtime},
-          {"cuda_driver", e.cuda_driver},       {"cpu", e.cpu},
-          {"cpu_threads", e.cpu_threads},       {"gpu", e.gpu}};
+  return {{"myriad_version", e.myriad_version},
+          {"commit", e.commit},
+          {"compiler", e.compiler},
+          {"build_type", e.build_type},
+          {"simgrid", e.simgrid},
+          {"cuda_runtime", e.cuda_runtime},
+          {"cuda_driver", e.cuda_driver},
+          {"cpu", e.cpu},
+          {"cpu_threads", e.cpu_threads},
+          {"gpu", e.gpu}};
 }
 
 std::string to_text(const Environment& e) {

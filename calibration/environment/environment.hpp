@@ -16,9 +16,9 @@ struct Environment {
   std::string simgrid;
   std::string cuda_runtime;  // empty without CUDA
   std::string cuda_driver;
-  std::string cpu;           // model name from /proc/cpuinfo, when readable
+  std::string cpu;  // model name from /proc/cpuinfo, when readable
   unsigned cpu_threads = 0;
-  std::string gpu;           // first device's name, or the reason there is none
+  std::string gpu;  // first device's name, or the reason there is none
 };
 
 // What this process runs on now.

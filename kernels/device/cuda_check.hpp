@@ -13,12 +13,12 @@ class CudaError : public std::runtime_error {
 
 }  // namespace myriad::kernels
 
-#define MYRIAD_CUDA_CHECK(call)                                                          \
-  do {                                                                                   \
-    const cudaError_t myriad_cuda_status_ = (call);                                      \
-    if (myriad_cuda_status_ != cudaSuccess) {                                            \
-      throw ::myriad::kernels::CudaError(std::string(#call) + " failed: " +              \
-                                         cudaGetErrorString(myriad_cuda_status_) + " (" + \
-                                         __FILE__ + ":" + std::to_string(__LINE__) + ")"); \
-    }                                                                                    \
+#define MYRIAD_CUDA_CHECK(call)                                                                   \
+  do {                                                                                            \
+    const cudaError_t myriad_cuda_status_ = (call);                                               \
+    if (myriad_cuda_status_ != cudaSuccess) {                                                     \
+      throw ::myriad::kernels::CudaError(std::string(#call) +                                     \
+                                         " failed: " + cudaGetErrorString(myriad_cuda_status_) +  \
+                                         " (" + __FILE__ + ":" + std::to_string(__LINE__) + ")"); \
+    }                                                                                             \
   } while (false)

@@ -58,8 +58,8 @@ void run_probe_kernel(int device) {
     MYRIAD_CUDA_CHECK(cudaMemset(buffer, 0xff, kN * sizeof(unsigned)));  // poison
     probe_kernel<<<(kN + 255) / 256, 256>>>(buffer, kN);
     MYRIAD_CUDA_CHECK(cudaGetLastError());
-    MYRIAD_CUDA_CHECK(cudaMemcpy(host.data(), buffer, kN * sizeof(unsigned),
-                                 cudaMemcpyDeviceToHost));
+    MYRIAD_CUDA_CHECK(
+        cudaMemcpy(host.data(), buffer, kN * sizeof(unsigned), cudaMemcpyDeviceToHost));
   } catch (...) {
     cudaFree(buffer);
     throw;

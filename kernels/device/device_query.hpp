@@ -22,7 +22,7 @@ struct DeviceReport {
   std::string cuda_driver;     // "13.0", or empty when no driver
   std::string compiled_archs;  // "sm_80 sm_90"
   std::vector<DeviceInfo> devices;
-  std::string note;            // why there are no devices, when there are none
+  std::string note;  // why there are no devices, when there are none
 };
 
 DeviceReport query_devices();

@@ -11,7 +11,8 @@ double network_endpoint_capacity(const NetworkSpec& network, double nic_bw_Bps) 
     const TierSpec& t = network.tiers[i];
     const bool top = i + 1 == network.tiers.size();
     // Ports facing down: all of them at the top, else radix * o / (o + 1).
-    double down = top ? t.radix : std::floor(t.radix * t.oversubscription / (t.oversubscription + 1));
+    double down =
+        top ? t.radix : std::floor(t.radix * t.oversubscription / (t.oversubscription + 1));
     if (i == 0 && nic_bw_Bps > 0 && t.port_bw_Bps > nic_bw_Bps) {
       down *= std::floor(t.port_bw_Bps / nic_bw_Bps);  // breakout of fast leaf ports
     }

@@ -12,10 +12,10 @@ namespace myriad::scenario {
 // One tier of switches; tier 0 is the leaf (top of rack / rail) tier.
 struct TierSpec {
   std::string name;
-  int radix = 0;                 // ports per switch
-  double port_bw_Bps = 0;        // bandwidth per port and direction
-  double oversubscription = 1;   // downlink to uplink bandwidth, >= 1 (ignored at the top tier)
-  double latency_s = 0;          // one hop through this tier: switch plus cable
+  int radix = 0;                // ports per switch
+  double port_bw_Bps = 0;       // bandwidth per port and direction
+  double oversubscription = 1;  // downlink to uplink bandwidth, >= 1 (ignored at the top tier)
+  double latency_s = 0;         // one hop through this tier: switch plus cable
 };
 
 struct NetworkSpec {

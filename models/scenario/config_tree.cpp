@@ -8,6 +8,13 @@
 
 namespace myriad::scenario {
 
+ConfigNode::ConfigNode() = default;
+ConfigNode::~ConfigNode() = default;
+ConfigNode::ConfigNode(const ConfigNode&) = default;
+ConfigNode::ConfigNode(ConfigNode&&) noexcept = default;
+ConfigNode& ConfigNode::operator=(const ConfigNode&) = default;
+ConfigNode& ConfigNode::operator=(ConfigNode&&) noexcept = default;
+
 ConfigNode ConfigNode::scalar(std::string text, Location where) {
   ConfigNode n;
   n.kind_ = Kind::scalar;
@@ -38,10 +45,14 @@ ConfigNode ConfigNode::null(Location where) {
 
 std::string ConfigNode::describe() const {
   switch (kind_) {
-    case Kind::null: return "nothing";
-    case Kind::scalar: return fmt::format("'{}'", text_);
-    case Kind::map: return "a mapping";
-    case Kind::list: return "a list";
+    case Kind::null:
+      return "nothing";
+    case Kind::scalar:
+      return fmt::format("'{}'", text_);
+    case Kind::map:
+      return "a mapping";
+    case Kind::list:
+      return "a list";
   }
   return "";
 }
@@ -86,15 +97,21 @@ Location location_of(const YAML::Mark& mark, const std::string& file) {
   return Location{file, mark.line + 1, mark.column + 1};
 }
 
-ConfigNode convert(const YAML::Node& node, const std::string& file, Diagnostics& diagnostics) {
+ConfigNode convert(const YAML::Node& node, const std::string& file, const std::string& path,
+                   Diagnostics& diagnostics) {
   const Location where = location_of(node.Mark(), file);
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null: return ConfigNode::null(where);
-    case YAML::NodeType::Scalar: return ConfigNode::scalar(node.Scalar(), where);
+    case YAML::NodeType::Null:
+      return ConfigNode::null(where);
+    case YAML::NodeType::Scalar:
+      return ConfigNode::scalar(node.Scalar(), where);
     case YAML::NodeType::Sequence: {
       ConfigNode list = ConfigNode::list(where);
-      for (const auto& item : node) list.push_back(convert(item, file, diagnostics));
+      std::size_t index = 0;
+      for (const auto& item : node) {
+        list.push_back(convert(item, file, fmt::format("{}[{}]", path, index++), diagnostics));
+      }
       return list;
     }
     case YAML::NodeType::Map: {
@@ -106,13 +123,14 @@ ConfigNode convert(const YAML::Node& node, const std::string& file, Diagnostics&
           continue;
         }
         const std::string key = kv.first.Scalar();
+        const std::string key_path = path.empty() ? key : fmt::format("{}.{}", path, key);
         if (const auto* previous = map.find_entry(key)) {
-          diagnostics.error(key_where, key,
-                            fmt::format("duplicate key; first given at line {}",
-                                        previous->key_where.line));
+          diagnostics.error(
+              key_where, key_path,
+              fmt::format("duplicate key; first given at line {}", previous->key_where.line));
           continue;
         }
-        map.set(key, key_where, convert(kv.second, file, diagnostics));
+        map.set(key, key_where, convert(kv.second, file, key_path, diagnostics));
       }
       return map;
     }
@@ -126,10 +144,9 @@ ConfigNode load_yaml_text(const std::string& text, const std::string& name,
                           Diagnostics& diagnostics) {
   try {
     const YAML::Node root = YAML::Load(text);
-    return convert(root, name, diagnostics);
+    return convert(root, name, "", diagnostics);
   } catch (const YAML::Exception& e) {
-    diagnostics.error(location_of(e.mark, name), "",
-                      fmt::format("YAML syntax error: {}", e.msg));
+    diagnostics.error(location_of(e.mark, name), "", fmt::format("YAML syntax error: {}", e.msg));
     return ConfigNode::null(Location{name, 0, 0});
   }
 }
@@ -150,7 +167,9 @@ ConfigNode merge(const ConfigNode& base, const ConfigNode& over) {
   ConfigNode result = base;
   for (const auto& e : over.entries()) {
     const ConfigNode* existing = result.find(e.key);
-    if (existing != nullptr && existing->is_map() && e.value.is_map()) {
+    // A mapping that names its own preset starts from that preset, not from what it lies on.
+    const bool restarts = e.value.is_map() && e.value.find("preset") != nullptr;
+    if (existing != nullptr && existing->is_map() && e.value.is_map() && !restarts) {
       result.set(e.key, e.key_where, merge(*existing, e.value));
     } else {
       result.set(e.key, e.key_where, e.value);

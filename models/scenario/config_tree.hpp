@@ -18,7 +18,15 @@ class ConfigNode {
 
   struct Entry;  // a key of a map, with where the key was written
 
-  ConfigNode() = default;
+  // Defined where Entry is complete (a vector of an incomplete type cannot be
+  // destroyed or copied inline).
+  ConfigNode();
+  ~ConfigNode();
+  ConfigNode(const ConfigNode&);
+  ConfigNode(ConfigNode&&) noexcept;
+  ConfigNode& operator=(const ConfigNode&);
+  ConfigNode& operator=(ConfigNode&&) noexcept;
+
   static ConfigNode scalar(std::string text, Location where);
   static ConfigNode map(Location where);
   static ConfigNode list(Location where);
@@ -68,7 +76,8 @@ ConfigNode load_yaml_text(const std::string& text, const std::string& name,
                           Diagnostics& diagnostics);
 
 // `over` laid on `base`: maps merge key by key (recursively), anything else
-// in `over` replaces what `base` had. Locations stay with the values.
+// in `over` replaces what `base` had; so does a nested map that names its own
+// `preset` (it starts afresh from that preset). Locations stay with the values.
 ConfigNode merge(const ConfigNode& base, const ConfigNode& over);
 
 }  // namespace myriad::scenario

@@ -75,7 +75,8 @@ std::string closest_match(const std::string& word, const std::vector<std::string
     const std::string lc = lower(c);
     std::size_t d = edit_distance(w, lc);
     // A candidate that contains the word (or the reverse) is a near miss too: "nic_bw".
-    if (d > 2 && w.size() >= 3 && (lc.find(w) != std::string::npos || w.find(lc) != std::string::npos)) {
+    if (d > 2 && w.size() >= 3 &&
+        (lc.find(w) != std::string::npos || w.find(lc) != std::string::npos)) {
       d = 2;
     }
     if (d < best_distance) {

@@ -9,12 +9,12 @@ namespace myriad::scenario {
 struct GpuSpec {
   std::string preset;  // hardware preset it came from, or empty
   std::string name;
-  std::string source;         // where the figures come from
-  double bf16_flops = 0;      // dense peak, FLOP/s (also fp16)
-  double fp8_flops = 0;       // dense peak, FLOP/s; 0 when the GPU has no fp8 tensor cores
-  double hbm_bytes = 0;       // memory capacity
-  double hbm_bw_Bps = 0;      // memory bandwidth
-  double nvlink_bw_Bps = 0;   // NVLink bandwidth per GPU and direction
+  std::string source;        // where the figures come from
+  double bf16_flops = 0;     // dense peak, FLOP/s (also fp16)
+  double fp8_flops = 0;      // dense peak, FLOP/s; 0 when the GPU has no fp8 tensor cores
+  double hbm_bytes = 0;      // memory capacity
+  double hbm_bw_Bps = 0;     // memory bandwidth
+  double nvlink_bw_Bps = 0;  // NVLink bandwidth per GPU and direction
 };
 
 }  // namespace myriad::scenario

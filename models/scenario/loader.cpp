@@ -22,22 +22,25 @@ class PresetResolver {
   PresetResolver(const PresetLibrary& library, Diagnostics& diagnostics)
       : library_(library), diagnostics_(diagnostics) {}
 
+  // True when a preset could not be resolved: the section then lacks what the
+  // preset would have given, and errors about missing keys would be noise.
+  [[nodiscard]] bool failed() const { return failed_; }
+
   // Replaces `section` by its preset (recursively) with the section's own keys laid over it.
-  void resolve(ConfigNode& section, PresetKind kind) {
+  // `path` is the section's dotted key, for messages.
+  void resolve(ConfigNode& section, PresetKind kind, const std::string& path) {
     normalize(section, kind);
     const ConfigNode* preset = section.is_map() ? section.find("preset") : nullptr;
     if (preset == nullptr) {
-      resolve_children(section, kind);
+      resolve_children(section, kind, path);
       return;
     }
-    if (!preset->is_scalar()) {
-      diagnostics_.error(preset->where(), "preset",
-                         fmt::format("expected the name of a {} preset, found {}",
-                                     preset_kind_name(kind), preset->describe()));
+    if (!preset->is_scalar()) {  // the schema reports it
+      failed_ = true;
       return;
     }
     const std::string name = preset->text();
-    ConfigNode base = load(kind, name, *preset);
+    ConfigNode base = load(kind, name, *preset, path + ".preset");
     ConfigNode own = section;
     own.erase("preset");
     const ConfigNode::Entry* preset_entry = section.find_entry("preset");
@@ -45,7 +48,7 @@ class PresetResolver {
     const ConfigNode name_node = preset_entry->value;
     section = merge(base, own);
     section.set("preset", key_where, name_node);
-    resolve_children(section, kind);
+    resolve_children(section, kind, path);
   }
 
  private:
@@ -65,22 +68,24 @@ class PresetResolver {
     }
   }
 
-  void resolve_children(ConfigNode& section, PresetKind kind) {
+  void resolve_children(ConfigNode& section, PresetKind kind, const std::string& path) {
     if (kind != PresetKind::clusters || !section.is_map()) return;
     if (const auto* entry = section.find_entry("gpu"); entry != nullptr) {
       ConfigNode gpu = entry->value;
-      resolve(gpu, PresetKind::hardware);
+      resolve(gpu, PresetKind::hardware, path + ".gpu");
       section.set("gpu", entry->key_where, gpu);
     }
   }
 
-  ConfigNode load(PresetKind kind, const std::string& name, const ConfigNode& at) {
+  ConfigNode load(PresetKind kind, const std::string& name, const ConfigNode& at,
+                  const std::string& key_path) {
     const auto file = library_.find(kind, name);
     if (!file) {
+      failed_ = true;
       const auto available = library_.names(kind);
       std::string list;
       for (const auto& n : available) list += (list.empty() ? "" : ", ") + n;
-      diagnostics_.error(at.where(), "preset",
+      diagnostics_.error(at.where(), key_path,
                          fmt::format("no {} preset named '{}'{}; available: {}",
                                      preset_kind_name(kind), name, did_you_mean(name, available),
                                      list.empty() ? "none (check --preset-path)" : list));
@@ -90,18 +95,21 @@ class PresetResolver {
     if (std::find(chain_.begin(), chain_.end(), key) != chain_.end()) {
       std::string cycle;
       for (const auto& c : chain_) cycle += c + " -> ";
-      diagnostics_.error(at.where(), "preset", fmt::format("presets form a cycle: {}{}", cycle, key));
+      failed_ = true;
+      diagnostics_.error(at.where(), key_path,
+                         fmt::format("presets form a cycle: {}{}", cycle, key));
       return ConfigNode::map(at.where());
     }
     ConfigNode tree = load_yaml_file(display_path(*file), diagnostics_);
     if (!tree.is_map()) {
+      failed_ = true;
       diagnostics_.error(tree.where(), "",
                          fmt::format("a {} preset must be a mapping of keys, found {}",
                                      preset_kind_name(kind), tree.describe()));
       return ConfigNode::map(at.where());
     }
     chain_.push_back(key);
-    resolve(tree, kind);
+    resolve(tree, kind, key_path.substr(0, key_path.size() - std::string(".preset").size()));
     chain_.pop_back();
     return tree;
   }
@@ -109,20 +117,22 @@ class PresetResolver {
   const PresetLibrary& library_;
   Diagnostics& diagnostics_;
   std::vector<std::string> chain_;
+  bool failed_ = false;
 };
 
-void resolve_scenario_presets(ConfigNode& root, const PresetLibrary& library,
+// Returns false when a preset could not be resolved.
+bool resolve_scenario_presets(ConfigNode& root, const PresetLibrary& library,
                               Diagnostics& diagnostics) {
-  if (!root.is_map()) return;
   PresetResolver resolver(library, diagnostics);
-  for (const auto& [key, kind] : {std::pair{"cluster", PresetKind::clusters},
-                                  std::pair{"model", PresetKind::models}}) {
+  for (const auto& [key, kind] :
+       {std::pair{"cluster", PresetKind::clusters}, std::pair{"model", PresetKind::models}}) {
     if (const auto* entry = root.find_entry(key); entry != nullptr) {
       ConfigNode section = entry->value;
-      resolver.resolve(section, kind);
+      resolver.resolve(section, kind, key);
       root.set(key, entry->key_where, section);
     }
   }
+  return !resolver.failed();
 }
 
 Scenario build(ConfigNode root, const std::string& name, const LoadOptions& options,
@@ -139,8 +149,9 @@ Scenario build(ConfigNode root, const std::string& name, const LoadOptions& opti
     throw ScenarioError(diagnostics);
   }
   const PresetLibrary library(options.preset_path);
-  resolve_scenario_presets(root, library, diagnostics);
-  ParseContext ctx{diagnostics, scenario.origins, false};
+  const bool presets_ok = resolve_scenario_presets(root, library, diagnostics);
+  // Without its preset a section lacks most keys: say so once, not once per key.
+  ParseContext ctx{diagnostics, scenario.origins, !presets_ok};
   scenario_schema().parse(root, "", scenario, ctx);
   // Derivations and cross-checks need well-formed values: only run them on those.
   if (!diagnostics.has_errors()) {
@@ -173,7 +184,7 @@ Diagnostics check_preset(PresetKind kind, const std::string& name, const LoadOpt
   ConfigNode section = ConfigNode::map(Location{"<check>", 0, 0});
   section.set("preset", Location{"<check>", 0, 0},
               ConfigNode::scalar(name, Location{"<check>", 0, 0}));
-  PresetResolver(library, diagnostics).resolve(section, kind);
+  PresetResolver(library, diagnostics).resolve(section, kind, std::string(preset_kind_name(kind)));
   if (diagnostics.has_errors()) return diagnostics;
   Origins origins;
   ParseContext ctx{diagnostics, origins, true};

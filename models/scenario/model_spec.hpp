@@ -23,7 +23,7 @@ struct ModelSpec {
   int layers = 0;
   int hidden = 0;
   int heads = 0;
-  int kv_heads = 0;      // grouped-query attention when < heads
+  int kv_heads = 0;  // grouped-query attention when < heads
   int ffn_hidden = 0;
   Activation activation = Activation::gelu;
   Norm norm = Norm::layernorm;

@@ -12,12 +12,12 @@ struct ParallelSpec {
   int pp = 1;              // pipeline stages
   int virtual_stages = 1;  // model chunks per stage (interleaved schedule)
   Schedule schedule = Schedule::one_f_one_b;
-  int dp = 0;              // data parallel replicas
-  int zero = 0;            // ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 + parameters
-  int cp = 1;              // context parallel
-  int ep = 1;              // expert parallel
-  int micro_batch = 1;     // sequences per micro-batch
-  int global_batch = 0;    // sequences per step
+  int dp = 0;            // data parallel replicas
+  int zero = 0;          // ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 + parameters
+  int cp = 1;            // context parallel
+  int ep = 1;            // expert parallel
+  int micro_batch = 1;   // sequences per micro-batch
+  int global_batch = 0;  // sequences per step
   Recompute recompute = Recompute::none;
 
   // Micro-batches each pipeline replica runs per step.

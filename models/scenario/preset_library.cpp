@@ -7,9 +7,12 @@ namespace myriad::scenario {
 
 std::string_view preset_kind_name(PresetKind kind) {
   switch (kind) {
-    case PresetKind::hardware: return "hardware";
-    case PresetKind::clusters: return "clusters";
-    case PresetKind::models: return "models";
+    case PresetKind::hardware:
+      return "hardware";
+    case PresetKind::clusters:
+      return "clusters";
+    case PresetKind::models:
+      return "models";
   }
   return "";
 }

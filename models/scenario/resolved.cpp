@@ -98,7 +98,8 @@ std::string to_yaml(const Resolved& root, bool origins) {
 
 nlohmann::json to_json(const Resolved& root) {
   switch (root.kind) {
-    case Resolved::Kind::scalar: return root.json;
+    case Resolved::Kind::scalar:
+      return root.json;
     case Resolved::Kind::map: {
       nlohmann::json j = nlohmann::json::object();
       for (const auto& c : root.children) j[c.key] = to_json(c);

@@ -14,11 +14,11 @@ namespace myriad::scenario {
 struct Resolved {
   enum class Kind { scalar, map, list };
   Kind kind = Kind::scalar;
-  std::string key;       // empty for list items
-  std::string text;      // scalars: exact value in canonical units ("25000000000B/s")
-  std::string human;     // scalars: human form ("25 GB/s = 200 Gbps"), or empty
-  nlohmann::json json;   // scalars: SI number, bool or string
-  Location origin;       // scalars: where the value was set
+  std::string key;                 // empty for list items
+  std::string text;                // scalars: exact value in canonical units ("25000000000B/s")
+  std::string human;               // scalars: human form ("25 GB/s = 200 Gbps"), or empty
+  nlohmann::json json;             // scalars: SI number, bool or string
+  Location origin;                 // scalars: where the value was set
   std::vector<Resolved> children;  // maps and lists
 };
 

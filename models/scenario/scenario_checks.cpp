@@ -13,7 +13,8 @@ void set_derived(Scenario& s, const std::string& key) { s.origins[key] = derived
 
 class Checker {
  public:
-  Checker(const Scenario& s, Location file, Diagnostics& d) : s_(s), file_(std::move(file)), d_(d) {}
+  Checker(const Scenario& s, Location file, Diagnostics& d)
+      : s_(s), file_(std::move(file)), d_(d) {}
 
   void error(const std::string& key, std::string message) const {
     d_.error(at(key), key, std::move(message));
@@ -67,9 +68,9 @@ void check_cluster(const Checker& c) {
 void check_model(const Checker& c) {
   const ModelSpec& m = c.s().model;
   if (m.hidden % m.heads != 0) {
-    c.error("model.heads", fmt::format("hidden ({}) must be a multiple of heads ({}) so that "
-                                       "every head has the same size",
-                                       m.hidden, m.heads));
+    c.error("model.hidden", fmt::format("hidden ({}) must be a multiple of heads ({}) so that "
+                                        "every head has the same size",
+                                        m.hidden, m.heads));
   }
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0) {
     c.error("model.kv_heads",
@@ -101,8 +102,7 @@ void check_tensor_parallel(const Checker& c) {
     c.error("parallelism.tp", fmt::format("tp ({}) must divide heads ({}): tensor parallelism "
                                           "splits attention by heads",
                                           p.tp, m.heads));
-  }
-  if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
+  } else if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
     c.error("parallelism.tp",
             fmt::format("tp ({}) and kv_heads ({}) must divide one another: key/value heads are "
                         "split across, or replicated within, the tensor-parallel group",
@@ -151,8 +151,9 @@ void check_sizes(const Checker& c) {
                         p.global_batch, p.micro_batch, p.dp, p.micro_batch * p.dp));
   }
   if (p.zero > 0 && p.dp == 1) {
-    c.warning("parallelism.zero", "ZeRO shards over data-parallel ranks: with dp = 1 it has no "
-                                  "effect");
+    c.warning("parallelism.zero",
+              "ZeRO shards over data-parallel ranks: with dp = 1 it has no "
+              "effect");
   }
 }
 
@@ -204,8 +205,8 @@ void check_context_and_experts(const Checker& c) {
     return;
   }
   if (m.is_moe() && m.moe.experts % p.ep != 0) {
-    c.error("parallelism.ep", fmt::format("ep ({}) must divide the number of experts ({})", p.ep,
-                                          m.moe.experts));
+    c.error("parallelism.ep",
+            fmt::format("ep ({}) must divide the number of experts ({})", p.ep, m.moe.experts));
   }
   const long long pool = static_cast<long long>(p.tp) * p.cp * p.dp;
   if (p.dp > 0 && pool % p.ep != 0) {
@@ -226,8 +227,8 @@ void check_training_and_overlap(const Checker& c) {
   const ParallelSpec& p = s.parallelism;
   const auto no_effect = [&](bool on, int degree, const char* key, const char* what) {
     if (on && degree == 1) {
-      c.warning(key, fmt::format("overlapping {} communication has no effect with {} = 1", what,
-                                 what));
+      c.warning(key,
+                fmt::format("overlapping {} communication has no effect with {} = 1", what, what));
     }
   };
   no_effect(s.overlap.tp, p.tp, "overlap.tp", "tp");

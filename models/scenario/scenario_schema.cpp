@@ -23,8 +23,7 @@ Schema<GpuSpec> make_gpu_schema() {
                 "memory capacity")
       .quantity("hbm_bandwidth", &GpuSpec::hbm_bw_Bps, Dimension::bandwidth, D::required(),
                 "memory bandwidth")
-      .quantity("nvlink_bandwidth", &GpuSpec::nvlink_bw_Bps, Dimension::bandwidth,
-                D::required(),
+      .quantity("nvlink_bandwidth", &GpuSpec::nvlink_bw_Bps, Dimension::bandwidth, D::required(),
                 "NVLink bandwidth per GPU and direction (half the datasheet's bidirectional "
                 "figure)");
   return s;
@@ -35,12 +34,10 @@ Schema<TierSpec> make_tier_schema() {
       "One tier of switches in the fat tree, leaf first. A switch's ports split into "
       "down and up by the tier's oversubscription; the top tier's ports all point down.");
   s.text("name", &TierSpec::name, D::none(), "a label such as leaf, spine, core")
-      .integer("radix", &TierSpec::radix, Range{2, 1 << 16}, D::required(),
-               "ports per switch")
+      .integer("radix", &TierSpec::radix, Range{2, 1 << 16}, D::required(), "ports per switch")
       .quantity("port_bandwidth", &TierSpec::port_bw_Bps, Dimension::bandwidth,
                 D::derived("= cluster.nic_bandwidth"), "bandwidth per switch port and direction")
-      .quantity("oversubscription", &TierSpec::oversubscription, Dimension::ratio,
-                D::value("1:1"),
+      .quantity("oversubscription", &TierSpec::oversubscription, Dimension::ratio, D::value("1:1"),
                 "downlink to uplink bandwidth of this tier's switches; 1:7 means 7 times more "
                 "bandwidth down than up")
       .quantity("latency", &TierSpec::latency_s, Dimension::time, D::value("500ns"),
@@ -68,8 +65,8 @@ Schema<ClusterSpec> make_cluster_schema() {
       .integer("gpus", &ClusterSpec::gpus, kPositive, D::required(), "GPUs in the cluster")
       .integer("gpus_per_node", &ClusterSpec::gpus_per_node, Range{1, 1024}, D::value("8"),
                "GPUs in one NVLink domain (node)")
-      .quantity("nvlink_latency", &ClusterSpec::nvlink_latency_s, Dimension::time,
-                D::value("1us"), "latency of one NVLink transfer through the NVSwitch")
+      .quantity("nvlink_latency", &ClusterSpec::nvlink_latency_s, Dimension::time, D::value("1us"),
+                "latency of one NVLink transfer through the NVSwitch")
       .integer("nics_per_node", &ClusterSpec::nics_per_node, Range{1, 1024}, D::required(),
                "scale-out NICs per node (rails)")
       .quantity("nic_bandwidth", &ClusterSpec::nic_bw_Bps, Dimension::bandwidth, D::required(),
@@ -109,12 +106,13 @@ Schema<ModelSpec> make_model_schema() {
                D::derived("= 4 * hidden for gelu and relu; 8/3 * hidden rounded down to a "
                           "multiple of 64 for swiglu"),
                "MLP hidden size")
-      .choice("activation", &ModelSpec::activation,
-              {{"gelu", Activation::gelu}, {"swiglu", Activation::swiglu},
-               {"relu", Activation::relu}},
-              D::value("gelu"), "MLP activation; swiglu has three weight matrices")
-      .choice("norm", &ModelSpec::norm, {{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}},
-              D::value("layernorm"), "normalization layer")
+      .choice(
+          "activation", &ModelSpec::activation,
+          {{"gelu", Activation::gelu}, {"swiglu", Activation::swiglu}, {"relu", Activation::relu}},
+          D::value("gelu"), "MLP activation; swiglu has three weight matrices")
+      .choice("norm", &ModelSpec::norm,
+              {{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}}, D::value("layernorm"),
+              "normalization layer")
       .integer("vocab", &ModelSpec::vocab, kPositive, D::required(), "vocabulary size")
       .integer("seq_length", &ModelSpec::seq_length, kPositive, D::required(),
                "tokens per sequence")
@@ -139,8 +137,7 @@ Schema<ParallelSpec> make_parallel_schema() {
                "model chunks per pipeline stage (interleaved schedule)")
       .choice("schedule", &ParallelSpec::schedule,
               {{"1f1b", Schedule::one_f_one_b}, {"interleaved", Schedule::interleaved}},
-              D::derived("= interleaved when virtual_stages > 1, else 1f1b"),
-              "pipeline schedule")
+              D::derived("= interleaved when virtual_stages > 1, else 1f1b"), "pipeline schedule")
       .integer("dp", &ParallelSpec::dp, kPositive, D::derived("= gpus / (tp * pp * cp)"),
                "data-parallel replicas")
       .integer("zero", &ParallelSpec::zero, Range{0, 3}, D::value("0"),
@@ -153,7 +150,8 @@ Schema<ParallelSpec> make_parallel_schema() {
       .integer("global_batch", &ParallelSpec::global_batch, kPositive, D::required(),
                "sequences per optimizer step")
       .choice("recompute", &ParallelSpec::recompute,
-              {{"none", Recompute::none}, {"selective", Recompute::selective},
+              {{"none", Recompute::none},
+               {"selective", Recompute::selective},
                {"full", Recompute::full}},
               D::value("none"),
               "activation recomputation: selective recomputes attention's core, full whole "
@@ -177,8 +175,11 @@ Schema<TrainingSpec> make_training_schema() {
   s.quantity("tokens", &TrainingSpec::tokens, Dimension::count, D::value("300B"),
              "tokens to train on (for days-to-train)")
       .choice("optimizer", &TrainingSpec::optimizer,
-              {{"adam", Optimizer::adam}, {"adamw", Optimizer::adamw}, {"lamb", Optimizer::lamb},
-               {"lion", Optimizer::lion}, {"sgd", Optimizer::sgd}},
+              {{"adam", Optimizer::adam},
+               {"adamw", Optimizer::adamw},
+               {"lamb", Optimizer::lamb},
+               {"lion", Optimizer::lion},
+               {"sgd", Optimizer::sgd}},
               D::value("adamw"), "optimizer; lamb permits larger batches")
       .choice("precision", &TrainingSpec::precision,
               {{"bf16", Precision::bf16}, {"fp16", Precision::fp16}, {"fp8", Precision::fp8}},

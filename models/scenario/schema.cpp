@@ -71,8 +71,8 @@ bool read_bool(const ConfigNode& node, const std::string& path, ParseContext& ct
   return false;
 }
 
-bool read_quantity(const ConfigNode& node, Dimension d, const std::string& path,
-                   ParseContext& ctx, double& out) {
+bool read_quantity(const ConfigNode& node, Dimension d, const std::string& path, ParseContext& ctx,
+                   double& out) {
   if (!expect_scalar(node, std::string(dimension_name(d)), path, ctx)) return false;
   auto result = parse_quantity(node.text(), d);
   if (const auto* failure = std::get_if<ParseFailure>(&result)) {
@@ -107,8 +107,8 @@ bool read_choice(const ConfigNode& node, const std::vector<std::string>& names,
   return false;
 }
 
-Resolved scalar(const std::string& key, std::string text, std::string human,
-                nlohmann::json json, const Origins& origins, const std::string& path) {
+Resolved scalar(const std::string& key, std::string text, std::string human, nlohmann::json json,
+                const Origins& origins, const std::string& path) {
   Resolved r;
   r.key = key;
   if (human != text) r.human = std::move(human);

@@ -23,8 +23,8 @@ namespace myriad::scenario {
 // What `explain` prints for a key.
 struct FieldDoc {
   std::string key;
-  std::string type;     // "integer >= 1", "bandwidth", "one of: gelu, swiglu"
-  std::string unit;     // canonical unit inside Myriad, or ""
+  std::string type;  // "integer >= 1", "bandwidth", "one of: gelu, swiglu"
+  std::string unit;  // canonical unit inside Myriad, or ""
   std::string default_text;
   std::string help;
 };
@@ -74,15 +74,15 @@ std::string range_text(IntRange r);
 bool read_int(const ConfigNode& node, IntRange r, const std::string& path, ParseContext& ctx,
               std::int64_t& out);
 bool read_bool(const ConfigNode& node, const std::string& path, ParseContext& ctx, bool& out);
-bool read_quantity(const ConfigNode& node, Dimension d, const std::string& path,
-                   ParseContext& ctx, double& out);
+bool read_quantity(const ConfigNode& node, Dimension d, const std::string& path, ParseContext& ctx,
+                   double& out);
 bool read_text(const ConfigNode& node, const std::string& path, ParseContext& ctx,
                std::string& out);
 bool read_choice(const ConfigNode& node, const std::vector<std::string>& names,
                  const std::string& path, ParseContext& ctx, std::size_t& index);
 
-Resolved scalar(const std::string& key, std::string text, std::string human,
-                nlohmann::json json, const Origins& origins, const std::string& path);
+Resolved scalar(const std::string& key, std::string text, std::string human, nlohmann::json json,
+                const Origins& origins, const std::string& path);
 
 }  // namespace schema_detail
 
@@ -93,79 +93,81 @@ class Schema {
 
   explicit Schema(std::string help) : help_(std::move(help)) {}
 
-  Schema& integer(std::string key, int T::*member, IntRange range, Default def,
-                  std::string help) {
-    FieldDoc doc{key, "integer " + schema_detail::range_text(range), "", def.text,
+  Schema& integer(std::string key, int T::*member, IntRange range, Default def, std::string help) {
+    FieldDoc doc{std::move(key), "integer " + schema_detail::range_text(range), "", def.text,
                  std::move(help)};
-    add_scalar(std::move(doc), std::move(def),
-               [member, range](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
-                 std::int64_t v = 0;
-                 if (!schema_detail::read_int(n, range, p, c, v)) return false;
-                 t.*member = static_cast<int>(v);
-                 return true;
-               },
-               [member](const T& t) {
-                 return std::tuple{std::to_string(t.*member), std::string{},
-                                   nlohmann::json(t.*member)};
-               });
+    add_scalar(
+        doc, def,
+        [member, range](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
+          std::int64_t v = 0;
+          if (!schema_detail::read_int(n, range, p, c, v)) return false;
+          t.*member = static_cast<int>(v);
+          return true;
+        },
+        [member](const T& t) {
+          return std::tuple{std::to_string(t.*member), std::string{}, nlohmann::json(t.*member)};
+        });
     return *this;
   }
 
   Schema& integer64(std::string key, std::uint64_t T::*member, Default def, std::string help) {
     const IntRange range{0, std::numeric_limits<std::int64_t>::max()};
-    FieldDoc doc{key, "integer " + schema_detail::range_text(range), "", def.text,
+    FieldDoc doc{std::move(key), "integer " + schema_detail::range_text(range), "", def.text,
                  std::move(help)};
-    add_scalar(std::move(doc), std::move(def),
-               [member, range](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
-                 std::int64_t v = 0;
-                 if (!schema_detail::read_int(n, range, p, c, v)) return false;
-                 t.*member = static_cast<std::uint64_t>(v);
-                 return true;
-               },
-               [member](const T& t) {
-                 return std::tuple{std::to_string(t.*member), std::string{},
-                                   nlohmann::json(t.*member)};
-               });
+    add_scalar(
+        doc, def,
+        [member, range](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
+          std::int64_t v = 0;
+          if (!schema_detail::read_int(n, range, p, c, v)) return false;
+          t.*member = static_cast<std::uint64_t>(v);
+          return true;
+        },
+        [member](const T& t) {
+          return std::tuple{std::to_string(t.*member), std::string{}, nlohmann::json(t.*member)};
+        });
     return *this;
   }
 
   Schema& quantity(std::string key, double T::*member, Dimension dim, Default def,
                    std::string help) {
-    FieldDoc doc{key, std::string(dimension_name(dim)).substr(2), std::string(canonical_unit(dim)),
-                 def.text, std::move(help)};
-    add_scalar(std::move(doc), std::move(def),
-               [member, dim](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
-                 return schema_detail::read_quantity(n, dim, p, c, t.*member);
-               },
-               [member, dim](const T& t) {
-                 return std::tuple{format_exact(t.*member, dim), format_human(t.*member, dim),
-                                   nlohmann::json(t.*member)};
-               });
+    FieldDoc doc{std::move(key), std::string(dimension_name(dim)).substr(2),
+                 std::string(canonical_unit(dim)), def.text, std::move(help)};
+    add_scalar(
+        doc, def,
+        [member, dim](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
+          return schema_detail::read_quantity(n, dim, p, c, t.*member);
+        },
+        [member, dim](const T& t) {
+          return std::tuple{format_exact(t.*member, dim), format_human(t.*member, dim),
+                            nlohmann::json(t.*member)};
+        });
     return *this;
   }
 
   Schema& boolean(std::string key, bool T::*member, Default def, std::string help) {
-    FieldDoc doc{key, "true or false", "", def.text, std::move(help)};
-    add_scalar(std::move(doc), std::move(def),
-               [member](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
-                 return schema_detail::read_bool(n, p, c, t.*member);
-               },
-               [member](const T& t) {
-                 return std::tuple{std::string(t.*member ? "true" : "false"), std::string{},
-                                   nlohmann::json(t.*member)};
-               });
+    FieldDoc doc{std::move(key), "true or false", "", def.text, std::move(help)};
+    add_scalar(
+        doc, def,
+        [member](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
+          return schema_detail::read_bool(n, p, c, t.*member);
+        },
+        [member](const T& t) {
+          return std::tuple{std::string(t.*member ? "true" : "false"), std::string{},
+                            nlohmann::json(t.*member)};
+        });
     return *this;
   }
 
   Schema& text(std::string key, std::string T::*member, Default def, std::string help) {
-    FieldDoc doc{key, "text", "", def.text, std::move(help)};
-    add_scalar(std::move(doc), std::move(def),
-               [member](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
-                 return schema_detail::read_text(n, p, c, t.*member);
-               },
-               [member](const T& t) {
-                 return std::tuple{t.*member, std::string{}, nlohmann::json(t.*member)};
-               });
+    FieldDoc doc{std::move(key), "text", "", def.text, std::move(help)};
+    add_scalar(
+        doc, def,
+        [member](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
+          return schema_detail::read_text(n, p, c, t.*member);
+        },
+        [member](const T& t) {
+          return std::tuple{t.*member, std::string{}, nlohmann::json(t.*member)};
+        });
     return *this;
   }
 
@@ -173,14 +175,14 @@ class Schema {
   Schema& choice(std::string key, E T::*member, std::vector<std::pair<std::string, E>> options,
                  Default def, std::string help) {
     std::vector<std::string> names;
+    names.reserve(options.size());
     for (const auto& o : options) names.push_back(o.first);
     std::string type = "one of:";
     for (const auto& n : names) type += " " + n;
-    FieldDoc doc{key, type, "", def.text, std::move(help)};
+    FieldDoc doc{std::move(key), type, "", def.text, std::move(help)};
     add_scalar(
-        std::move(doc), std::move(def),
-        [member, options, names](T& t, const ConfigNode& n, const std::string& p,
-                                 ParseContext& c) {
+        doc, def,
+        [member, options, names](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
           std::size_t i = 0;
           if (!schema_detail::read_choice(n, names, p, c, i)) return false;
           t.*member = options[i].second;
@@ -199,15 +201,16 @@ class Schema {
 
   // A nested section; unless required, absent means all of its defaults.
   template <class S>
-  Schema& section(std::string key, S T::*member, const Schema<S>& sub,
-                  Default def = Default::none()) {
+  Schema& section(const std::string& key, S T::*member, const Schema<S>& sub,
+                  const Default& def = Default::none()) {
     auto shared = std::make_shared<Schema<S>>(sub);
     Field f;
     f.key = key;
     f.is_section = true;
-    f.def = std::move(def);
-    f.parse = [member, shared](T& t, const ConfigNode& n, const std::string& p,
-                               ParseContext& c) { return shared->parse(n, p, t.*member, c); };
+    f.def = def;
+    f.parse = [member, shared](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
+      return shared->parse(n, p, t.*member, c);
+    };
     f.apply_default = [member, shared](T& t, const std::string& p, ParseContext& c,
                                        const Location& where) {
       return shared->parse(ConfigNode::map(where), p, t.*member, c);
@@ -224,15 +227,14 @@ class Schema {
 
   // A list of sections, such as the tiers of a network.
   template <class S>
-  Schema& section_list(std::string key, std::vector<S> T::*member, const Schema<S>& sub,
-                       Default def) {
+  Schema& section_list(const std::string& key, std::vector<S> T::*member, const Schema<S>& sub,
+                       const Default& def) {
     auto shared = std::make_shared<Schema<S>>(sub);
     Field f;
     f.key = key;
     f.is_section = true;
     f.def = def;
-    f.parse = [member, shared](T& t, const ConfigNode& n, const std::string& p,
-                               ParseContext& c) {
+    f.parse = [member, shared](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
       if (!n.is_list()) {
         c.diagnostics.error(n.where(), p,
                             "expected a list of mappings (one per item), found " + n.describe());
@@ -247,9 +249,7 @@ class Schema {
       }
       return ok;
     };
-    f.apply_default = [](T&, const std::string&, ParseContext&, const Location&) {
-      return true;
-    };
+    f.apply_default = [](T&, const std::string&, ParseContext&, const Location&) { return true; };
     f.emit = [member, shared, key](const T& t, const std::string& p, const Origins& o) {
       Resolved r;
       r.kind = Resolved::Kind::list;
@@ -287,8 +287,8 @@ class Schema {
     for (const auto& e : node.entries()) {
       if (find_field(e.key) == nullptr) {
         ctx.diagnostics.error(e.key_where, schema_detail::join_path(path, e.key),
-                              "unknown key" + did_you_mean(e.key, names) +
-                                  "; see `myriad explain " + (path.empty() ? "" : path) + "`");
+                              "unknown key" + did_you_mean(e.key, names) + "; see `myriad explain" +
+                                  (path.empty() ? "" : " " + path) + "`");
         ok = false;
       }
     }
@@ -297,7 +297,7 @@ class Schema {
       const ConfigNode* value = node.find(f.key);
       if (value != nullptr) {
         ok = f.parse(out, *value, p, ctx) && ok;
-        if (!f.is_section) ctx.origins[p] = value->where();
+        ctx.origins[p] = value->where();
         continue;
       }
       ok = apply_default(f, out, p, node, ctx) && ok;
@@ -342,11 +342,11 @@ class Schema {
   };
 
   template <class Parse, class Show>
-  void add_scalar(FieldDoc doc, Default def, Parse parse, Show show) {
+  void add_scalar(const FieldDoc& doc, const Default& def, Parse parse, Show show) {
     Field f;
     f.key = doc.key;
     f.def = def;
-    f.field_doc = std::move(doc);
+    f.field_doc = doc;
     f.parse = parse;
     f.emit = [show, key = f.key](const T& t, const std::string& p, const Origins& o) {
       auto [text, human, json] = show(t);
@@ -374,9 +374,9 @@ class Schema {
     switch (f.def.kind) {
       case Default::Kind::required:
         if (ctx.partial) return true;
-        ctx.diagnostics.error(node.where(), p,
-                              "missing required key (" + f.field_doc.type + ": " +
-                                  f.field_doc.help + ")");
+        ctx.diagnostics.error(
+            node.where(), p,
+            "missing required key (" + f.field_doc.type + ": " + f.field_doc.help + ")");
         return false;
       case Default::Kind::value: {
         // A default that does not parse is a bug in the schema; its tests catch it.
@@ -385,7 +385,8 @@ class Schema {
         return ok;
       }
       case Default::Kind::derived:
-      case Default::Kind::empty: return true;
+      case Default::Kind::empty:
+        return true;
     }
     return true;
   }

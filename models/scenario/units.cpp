@@ -21,7 +21,7 @@ struct UnitFactor {
 
 constexpr double kKi = 1024.0;
 constexpr double kBit = 1.0 / 8;
-constexpr std::array kCountUnits{UnitFactor{"", 0, 1}, UnitFactor{"k", 3, 1},
+constexpr std::array kCountUnits{UnitFactor{"", 0, 1},  UnitFactor{"k", 3, 1},
                                  UnitFactor{"K", 3, 1}, UnitFactor{"M", 6, 1},
                                  UnitFactor{"B", 9, 1}, UnitFactor{"T", 12, 1}};
 constexpr std::array kTimeUnits{UnitFactor{"ns", -9, 1},  UnitFactor{"us", -6, 1},
@@ -36,30 +36,46 @@ constexpr std::array kByteUnits{UnitFactor{"B", 0, 1},
                                 UnitFactor{"TB", 12, 1},
                                 UnitFactor{"PB", 15, 1},
                                 UnitFactor{"KiB", 0, kKi},
-                                UnitFactor{"MiB", 0, kKi * kKi},
-                                UnitFactor{"GiB", 0, kKi * kKi * kKi},
-                                UnitFactor{"TiB", 0, kKi * kKi * kKi * kKi}};
-constexpr std::array kBandwidthUnits{
-    UnitFactor{"bps", 0, kBit},   UnitFactor{"Kbps", 3, kBit},  UnitFactor{"kbps", 3, kBit},
-    UnitFactor{"Mbps", 6, kBit},  UnitFactor{"Gbps", 9, kBit},  UnitFactor{"Tbps", 12, kBit},
-    UnitFactor{"Gb/s", 9, kBit},  UnitFactor{"Tb/s", 12, kBit}, UnitFactor{"B/s", 0, 1},
-    UnitFactor{"kB/s", 3, 1},     UnitFactor{"KB/s", 3, 1},     UnitFactor{"MB/s", 6, 1},
-    UnitFactor{"GB/s", 9, 1},     UnitFactor{"TB/s", 12, 1},    UnitFactor{"KiB/s", 0, kKi},
-    UnitFactor{"MiB/s", 0, kKi * kKi}, UnitFactor{"GiB/s", 0, kKi * kKi * kKi}};
-constexpr std::array kFlopUnits{UnitFactor{"FLOPS", 0, 1},    UnitFactor{"FLOP/s", 0, 1},
-                                UnitFactor{"GFLOPS", 9, 1},   UnitFactor{"GFLOP/s", 9, 1},
-                                UnitFactor{"TFLOPS", 12, 1},  UnitFactor{"TFLOP/s", 12, 1},
-                                UnitFactor{"PFLOPS", 15, 1},  UnitFactor{"PFLOP/s", 15, 1}};
+                                UnitFactor{"MiB", 0, kKi* kKi},
+                                UnitFactor{"GiB", 0, kKi* kKi* kKi},
+                                UnitFactor{"TiB", 0, kKi* kKi* kKi* kKi}};
+constexpr std::array kBandwidthUnits{UnitFactor{"bps", 0, kBit},
+                                     UnitFactor{"Kbps", 3, kBit},
+                                     UnitFactor{"kbps", 3, kBit},
+                                     UnitFactor{"Mbps", 6, kBit},
+                                     UnitFactor{"Gbps", 9, kBit},
+                                     UnitFactor{"Tbps", 12, kBit},
+                                     UnitFactor{"Gb/s", 9, kBit},
+                                     UnitFactor{"Tb/s", 12, kBit},
+                                     UnitFactor{"B/s", 0, 1},
+                                     UnitFactor{"kB/s", 3, 1},
+                                     UnitFactor{"KB/s", 3, 1},
+                                     UnitFactor{"MB/s", 6, 1},
+                                     UnitFactor{"GB/s", 9, 1},
+                                     UnitFactor{"TB/s", 12, 1},
+                                     UnitFactor{"KiB/s", 0, kKi},
+                                     UnitFactor{"MiB/s", 0, kKi* kKi},
+                                     UnitFactor{"GiB/s", 0, kKi* kKi* kKi}};
+constexpr std::array kFlopUnits{UnitFactor{"FLOPS", 0, 1},   UnitFactor{"FLOP/s", 0, 1},
+                                UnitFactor{"GFLOPS", 9, 1},  UnitFactor{"GFLOP/s", 9, 1},
+                                UnitFactor{"TFLOPS", 12, 1}, UnitFactor{"TFLOP/s", 12, 1},
+                                UnitFactor{"PFLOPS", 15, 1}, UnitFactor{"PFLOP/s", 15, 1}};
 
 std::span<const UnitFactor> units_of(Dimension d) {
   switch (d) {
-    case Dimension::count: return kCountUnits;
-    case Dimension::time: return kTimeUnits;
-    case Dimension::bytes: return kByteUnits;
-    case Dimension::bandwidth: return kBandwidthUnits;
-    case Dimension::flop_rate: return kFlopUnits;
+    case Dimension::count:
+      return kCountUnits;
+    case Dimension::time:
+      return kTimeUnits;
+    case Dimension::bytes:
+      return kByteUnits;
+    case Dimension::bandwidth:
+      return kBandwidthUnits;
+    case Dimension::flop_rate:
+      return kFlopUnits;
     case Dimension::ratio:
-    case Dimension::fraction: return {};
+    case Dimension::fraction:
+      return {};
   }
   return {};
 }
@@ -107,8 +123,8 @@ std::string accepted_units(Dimension d) {
 }
 
 ParseFailure fail(std::string_view text, Dimension d) {
-  return ParseFailure{fmt::format("expected {} ({}), found '{}'", dimension_name(d),
-                                  dimension_help(d), text)};
+  return ParseFailure{
+      fmt::format("expected {} ({}), found '{}'", dimension_name(d), dimension_help(d), text)};
 }
 
 std::variant<double, ParseFailure> parse_ratio(std::string_view text) {
@@ -152,44 +168,63 @@ std::variant<double, ParseFailure> parse_fraction(std::string_view text) {
 
 }  // namespace
 
-
 std::string_view canonical_unit(Dimension d) {
   switch (d) {
-    case Dimension::count: return "";
-    case Dimension::time: return "s";
-    case Dimension::bytes: return "B";
-    case Dimension::bandwidth: return "B/s";
-    case Dimension::flop_rate: return "FLOP/s";
-    case Dimension::ratio: return ":1";
-    case Dimension::fraction: return "";
+    case Dimension::count:
+      return "";
+    case Dimension::time:
+      return "s";
+    case Dimension::bytes:
+      return "B";
+    case Dimension::bandwidth:
+      return "B/s";
+    case Dimension::flop_rate:
+      return "FLOP/s";
+    case Dimension::ratio:
+      return ":1";
+    case Dimension::fraction:
+      return "";
   }
   return "";
 }
 
 std::string_view dimension_name(Dimension d) {
   switch (d) {
-    case Dimension::count: return "a number";
-    case Dimension::time: return "a duration";
-    case Dimension::bytes: return "a size";
-    case Dimension::bandwidth: return "a bandwidth";
-    case Dimension::flop_rate: return "a FLOP rate";
-    case Dimension::ratio: return "a ratio";
-    case Dimension::fraction: return "a fraction";
+    case Dimension::count:
+      return "a number";
+    case Dimension::time:
+      return "a duration";
+    case Dimension::bytes:
+      return "a size";
+    case Dimension::bandwidth:
+      return "a bandwidth";
+    case Dimension::flop_rate:
+      return "a FLOP rate";
+    case Dimension::ratio:
+      return "a ratio";
+    case Dimension::fraction:
+      return "a fraction";
   }
   return "";
 }
 
 std::string_view dimension_help(Dimension d) {
   switch (d) {
-    case Dimension::count: return "e.g. 300e9 or 300B; suffixes k, M, B, T";
-    case Dimension::time: return "a number with ns, us, ms, s, min, h or d, e.g. 2us";
-    case Dimension::bytes: return "a number with B, kB, MB, GB, TB, KiB, MiB, GiB or TiB, e.g. 80GiB";
+    case Dimension::count:
+      return "e.g. 300e9 or 300B; suffixes k, M, B, T";
+    case Dimension::time:
+      return "a number with ns, us, ms, s, min, h or d, e.g. 2us";
+    case Dimension::bytes:
+      return "a number with B, kB, MB, GB, TB, KiB, MiB, GiB or TiB, e.g. 80GiB";
     case Dimension::bandwidth:
       return "a number with bps, Mbps, Gbps, Tbps (bits) or B/s, MB/s, GB/s, TB/s, GiB/s "
              "(bytes), e.g. 400Gbps or 50GB/s";
-    case Dimension::flop_rate: return "a number with FLOPS, GFLOPS, TFLOPS or PFLOPS, e.g. 312TFLOPS";
-    case Dimension::ratio: return "down:up such as 1:1 or 1:7, or a number >= 1";
-    case Dimension::fraction: return "a number in [0, 1] or a percentage such as 90%";
+    case Dimension::flop_rate:
+      return "a number with FLOPS, GFLOPS, TFLOPS or PFLOPS, e.g. 312TFLOPS";
+    case Dimension::ratio:
+      return "down:up such as 1:1 or 1:7, or a number >= 1";
+    case Dimension::fraction:
+      return "a number in [0, 1] or a percentage such as 90%";
   }
   return "";
 }
@@ -204,8 +239,8 @@ std::variant<double, ParseFailure> parse_quantity(std::string_view raw, Dimensio
   std::string_view suffix;
   if (!split_number(text, number, suffix)) return fail(text, d);
   if (suffix.empty() && d != Dimension::count) {
-    return ParseFailure{fmt::format("'{}' has no unit: write {} ({})", text, dimension_name(d),
-                                    dimension_help(d))};
+    return ParseFailure{
+        fmt::format("'{}' has no unit: write {} ({})", text, dimension_name(d), dimension_help(d))};
   }
   for (const auto& u : units_of(d)) {
     if (u.suffix == suffix) {
@@ -245,9 +280,7 @@ std::string with_prefix(double v, std::string_view unit, double base,
 constexpr std::array<std::string_view, 6> kDecimal{"", "k", "M", "G", "T", "P"};
 constexpr std::array<std::string_view, 5> kBinary{"", "Ki", "Mi", "Gi", "Ti"};
 
-bool is_binary_multiple(double bytes) {
-  return bytes >= kKi && std::fmod(bytes, kKi) == 0.0;
-}
+bool is_binary_multiple(double bytes) { return bytes >= kKi && std::fmod(bytes, kKi) == 0.0; }
 
 }  // namespace
 
@@ -276,9 +309,12 @@ std::string format_human(double v, Dimension d) {
     case Dimension::bandwidth:
       return with_prefix(v, "B/s", 1000, kDecimal) + " = " +
              with_prefix(v * 8, "bps", 1000, kDecimal);
-    case Dimension::flop_rate: return with_prefix(v, "FLOP/s", 1000, kDecimal);
-    case Dimension::ratio: return compact(v) + ":1";
-    case Dimension::fraction: return compact(v * 100) + "%";
+    case Dimension::flop_rate:
+      return with_prefix(v, "FLOP/s", 1000, kDecimal);
+    case Dimension::ratio:
+      return compact(v) + ":1";
+    case Dimension::fraction:
+      return compact(v * 100) + "%";
   }
   return compact(v);
 }

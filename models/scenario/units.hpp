@@ -33,8 +33,8 @@ struct ParseFailure {
 std::variant<double, ParseFailure> parse_quantity(std::string_view text, Dimension d);
 
 // Human-readable form with a fitting prefix: 25e9 B/s -> "25 GB/s (200 Gbps)".
-std::string format_human(double si_value, Dimension d);
+std::string format_human(double value, Dimension d);
 // Exact, re-parseable form in the canonical unit: 25e9 B/s -> "25000000000B/s".
-std::string format_exact(double si_value, Dimension d);
+std::string format_exact(double value, Dimension d);
 
 }  // namespace myriad::scenario

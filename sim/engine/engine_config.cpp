@@ -1,6 +1,8 @@
 #include "sim/engine/engine_config.hpp"
 
 #include <simgrid/s4u/Engine.hpp>
+
+// version.h uses macros of xbt/base.h without including it: keep it after Engine.hpp.
 #include <simgrid/version.h>
 
 namespace myriad::sim {

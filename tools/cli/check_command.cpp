@@ -48,9 +48,9 @@ int run_check(const CheckOptions& o, Streams io, const Environment& env) {
     }
   }
   if (!o.quiet) {
-    io.out << fmt::format("# {}: valid{}\n# {}\n", o.scenario.scenario,
-                          s.warnings.empty() ? "" : fmt::format(" ({} warnings)", s.warnings.size()),
-                          summary(s));
+    io.out << fmt::format(
+        "# {}: valid{}\n# {}\n", o.scenario.scenario,
+        s.warnings.empty() ? "" : fmt::format(" ({} warnings)", s.warnings.size()), summary(s));
     io.out << scenario::to_yaml(resolved, o.origins);
   }
   return kExitOk;
@@ -60,9 +60,10 @@ int run_check(const CheckOptions& o, Streams io, const Environment& env) {
 
 Command add_check_command(CLI::App& app, Streams io, const Environment& env) {
   auto options = std::make_shared<CheckOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "check", "Load a scenario, resolve its presets and check it; print it resolved, in "
-               "canonical units (SI: s, B, B/s, FLOP/s), or every problem found.");
+  CLI::App* cmd =
+      app.add_subcommand("check",
+                         "Load a scenario, resolve its presets and check it; print it resolved, in "
+                         "canonical units (SI: s, B, B/s, FLOP/s), or every problem found.");
   add_scenario_options(*cmd, options->scenario);
   cmd->add_option("--json", options->json_file, "also write the resolved scenario as JSON");
   cmd->add_flag("--origins", options->origins,

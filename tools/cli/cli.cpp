@@ -25,16 +25,17 @@ std::vector<std::filesystem::path> preset_path(const ScenarioOptions& options,
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
         const Environment& env) {
-  CLI::App app{"Myriad: simulate large language model training on large GPU clusters.",
-               "myriad"};
-  app.set_version_flag("--version", version_text, "print the version, build and devices, then exit");
+  CLI::App app{"Myriad: simulate large language model training on large GPU clusters.", "myriad"};
+  app.set_version_flag("--version", version_text,
+                       "print the version, build and devices, then exit");
   app.require_subcommand(1);
   app.footer("Exit codes: 0 ok, 1 failure while working, 2 bad input or usage.");
 
   const Streams io{out, err};
   std::map<const CLI::App*, Action> actions;
   for (Command c : {add_check_command(app, io, env), add_explain_command(app, io)}) {
-    c.app->set_version_flag("--version", version_text, "print the version, build and devices, then exit");
+    c.app->set_version_flag("--version", version_text,
+                            "print the version, build and devices, then exit");
     actions[c.app] = std::move(c.action);
   }
 

@@ -102,10 +102,11 @@ int run_explain(const std::string& section, Streams io) {
   }
   std::vector<std::string> paths;
   collect_paths(root, paths);
-  io.err << fmt::format("myriad explain: error: no section or key '{}'{}; sections: cluster, "
-                        "cluster.gpu, cluster.network, cluster.network.tiers, model, model.moe, "
-                        "parallelism, overlap, training\n",
-                        section, scenario::did_you_mean(section, paths));
+  io.err << fmt::format(
+      "myriad explain: error: no section or key '{}'{}; sections: cluster, "
+      "cluster.gpu, cluster.network, cluster.network.tiers, model, model.moe, "
+      "parallelism, overlap, training\n",
+      section, scenario::did_you_mean(section, paths));
   return kExitBadInput;
 }
 

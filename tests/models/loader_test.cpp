@@ -1,0 +1,184 @@
+#include "models/scenario/loader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "models/scenario/scenario_schema.hpp"
+
+namespace myriad::scenario {
+namespace {
+
+const LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
+
+std::string examples(const std::string& name) {
+  return std::string(MYRIAD_SCENARIO_DIR) + "/examples/" + name;
+}
+
+Scenario load_text(const std::string& text) {
+  return load_scenario_text(text, "inline.yaml", kShipped);
+}
+
+TEST(Loader, DefaultExampleResolvesPresetsAndDerives) {
+  const Scenario s = load_scenario(examples("gpt3-175b-megascale-12288.yaml"), kShipped);
+  EXPECT_EQ(s.cluster.gpus, 12288);
+  EXPECT_EQ(s.cluster.nodes(), 1536);
+  EXPECT_EQ(s.cluster.gpu.name, "A100-SXM4-80GB");
+  EXPECT_EQ(s.cluster.gpu.bf16_flops, 312e12);
+  EXPECT_EQ(s.cluster.nic_bw_Bps, 25e9);
+  ASSERT_EQ(s.cluster.network.tiers.size(), 3u);
+  EXPECT_EQ(s.cluster.network.tiers[0].port_bw_Bps, 50e9);
+  // The MegaScale variant overrides heads and vocab of the Megatron one it builds on.
+  EXPECT_EQ(s.model.heads, 128);
+  EXPECT_EQ(s.model.vocab, 64000);
+  EXPECT_EQ(s.model.layers, 96);
+  EXPECT_EQ(s.model.kv_heads, 128);
+  EXPECT_EQ(s.model.ffn_hidden, 4 * 12288);
+  EXPECT_EQ(s.parallelism.dp, 192);
+  EXPECT_EQ(s.parallelism.schedule, Schedule::interleaved);
+  EXPECT_EQ(s.parallelism.micro_batches(), 32);
+  EXPECT_EQ(s.training.tokens, 300e9);
+  EXPECT_TRUE(s.warnings.empty());
+}
+
+TEST(Loader, EveryExampleLoads) {
+  int n = 0;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(MYRIAD_SCENARIO_DIR) + "/examples")) {
+    SCOPED_TRACE(e.path().string());
+    EXPECT_NO_THROW(load_scenario(e.path().string(), kShipped));
+    ++n;
+  }
+  EXPECT_GE(n, 5);
+}
+
+TEST(Loader, EveryPresetChecksOnItsOwn) {
+  const PresetLibrary library(kShipped.preset_path);
+  for (auto kind : {PresetKind::hardware, PresetKind::clusters, PresetKind::models}) {
+    const auto names = library.names(kind);
+    EXPECT_FALSE(names.empty());
+    for (const auto& name : names) {
+      const Diagnostics d = check_preset(kind, name, kShipped);
+      EXPECT_FALSE(d.has_errors()) << name << ":\n" << d.str();
+    }
+  }
+}
+
+TEST(Loader, ShippedPresetsCoverTheIssueList) {
+  const PresetLibrary library(kShipped.preset_path);
+  for (const char* n : {"A100-80GB", "H100", "H800", "H200"}) {
+    EXPECT_TRUE(library.find(PresetKind::hardware, n)) << n;
+  }
+  for (const char* n : {"selene-like", "megascale-like", "llama3-like"}) {
+    EXPECT_TRUE(library.find(PresetKind::clusters, n)) << n;
+  }
+  for (const char* n : {"gpt3-175b-megatron", "gpt3-175b-megascale", "megatron-22b",
+                        "megatron-530b", "megatron-1t", "llama3-8b", "llama3-70b", "llama3-405b",
+                        "mixtral-8x7b", "mixtral-8x22b", "megascale-moe-352b"}) {
+    EXPECT_TRUE(library.find(PresetKind::models, n)) << n;
+  }
+}
+
+TEST(Loader, PresetNamesCannotEscapeTheirFolder) {
+  const PresetLibrary library(kShipped.preset_path);
+  EXPECT_FALSE(library.find(PresetKind::models, "../examples/gpt3-175b-megascale-12288"));
+  EXPECT_FALSE(library.find(PresetKind::models, ""));
+}
+
+constexpr const char* kSmall = R"(
+cluster: {preset: selene-like, gpus: 64}
+model: {preset: gpt3-175b-megatron}
+parallelism: {tp: 8, pp: 8, global_batch: 64}
+)";
+
+TEST(Loader, LocalKeysOverridePresetKeys) {
+  const Scenario s = load_text(std::string(kSmall) + "overlap: {tp: true}\n");
+  EXPECT_EQ(s.cluster.gpus, 64);
+  EXPECT_EQ(s.origins.at("cluster.gpus").str(), "inline.yaml:2:38");
+  EXPECT_NE(s.origins.at("cluster.nic_bandwidth").file.find("selene-like.yaml"), std::string::npos);
+  EXPECT_TRUE(s.overlap.tp);
+}
+
+TEST(Loader, ANewGpuPresetReplacesTheClustersGpuWhole) {
+  const Scenario s = load_text(R"(
+cluster: {preset: llama3-like, gpu: H200, gpus: 64}
+model: {preset: llama3-8b}
+parallelism: {tp: 8, global_batch: 64}
+)");
+  EXPECT_EQ(s.cluster.gpu.name, "H200-SXM");
+  EXPECT_EQ(s.cluster.gpu.hbm_bytes, 141e9);
+}
+
+TEST(Loader, GpuKeysOverrideTheirPreset) {
+  const Scenario s = load_text(R"(
+cluster:
+  preset: llama3-like
+  gpu: {preset: H100, hbm_capacity: 94GB}
+  gpus: 64
+model: {preset: llama3-8b}
+parallelism: {tp: 8, global_batch: 64}
+)");
+  EXPECT_EQ(s.cluster.gpu.name, "H100-SXM5-80GB");
+  EXPECT_EQ(s.cluster.gpu.hbm_bytes, 94e9);
+  EXPECT_EQ(s.cluster.gpu.bf16_flops, 989e12);
+}
+
+TEST(Loader, SwigluFfnSizeIsDerivedAsMegatronDoes) {
+  const Scenario s = load_text(R"(
+cluster: {preset: selene-like, gpus: 8}
+model: {layers: 2, hidden: 4096, heads: 32, activation: swiglu, vocab: 1000, seq_length: 1024}
+parallelism: {tp: 8, global_batch: 8}
+)");
+  EXPECT_EQ(s.model.ffn_hidden, 10880);  // int(8 * 4096 / 3 / 64) * 64
+  EXPECT_EQ(s.origins.at("model.ffn_hidden").str(), "<derived>");
+}
+
+TEST(Loader, DubiousButPossibleChoicesAreWarnings) {
+  const Scenario s = load_text(R"(
+cluster: {preset: selene-like, gpus: 8}
+model: {preset: megatron-22b}
+parallelism: {tp: 8, sp: true, zero: 1, global_batch: 4, micro_batch: 4}
+overlap: {pp: true}
+)");
+  ASSERT_EQ(s.warnings.size(), 2u);
+  EXPECT_EQ(s.warnings[0].key, "parallelism.zero");
+  EXPECT_EQ(s.warnings[1].key, "overlap.pp");
+}
+
+TEST(Loader, ResolvedOutputLoadsBackToTheSameScenario) {
+  const Scenario first = load_scenario(examples("mixtral-8x7b-h100-64.yaml"), kShipped);
+  const std::string yaml = to_yaml(resolve_for_output(first), false);
+  const Scenario second = load_scenario_text(yaml, "resolved.yaml", kShipped);
+  EXPECT_EQ(to_json(resolve_for_output(first)).dump(), to_json(resolve_for_output(second)).dump())
+      << yaml;
+}
+
+TEST(Loader, JsonIsInSiUnits) {
+  const Scenario s = load_scenario(examples("gpt3-175b-megascale-12288.yaml"), kShipped);
+  const auto j = to_json(resolve_for_output(s));
+  EXPECT_EQ(j["cluster"]["nic_bandwidth"].get<double>(), 25e9);
+  EXPECT_EQ(j["cluster"]["nic_latency"].get<double>(), 2e-6);
+  EXPECT_EQ(j["cluster"]["network"]["tiers"][0]["radix"].get<int>(), 64);
+  EXPECT_EQ(j["parallelism"]["schedule"].get<std::string>(), "interleaved");
+}
+
+TEST(Loader, SameFileSameResolvedOutput) {
+  const auto a = to_yaml(
+      resolve_for_output(load_scenario(examples("llama3-70b-h100-2048.yaml"), kShipped)), true);
+  const auto b = to_yaml(
+      resolve_for_output(load_scenario(examples("llama3-70b-h100-2048.yaml"), kShipped)), true);
+  EXPECT_EQ(a, b);
+}
+
+TEST(Loader, NetworkCapacityFollowsTheFatTreeFormula) {
+  NetworkSpec n;
+  n.tiers = {TierSpec{"", 64, 0, 1, 0}, TierSpec{"", 64, 0, 1, 0}, TierSpec{"", 64, 0, 1, 0}};
+  EXPECT_EQ(network_endpoint_capacity(n, 0), 64.0 * 64 * 64 / 4);  // k^3/4
+  n.tiers[1].oversubscription = 7;                                 // 56 down, 8 up
+  EXPECT_EQ(network_endpoint_capacity(n, 0), 32.0 * 56 * 64);
+  n.tiers[0].port_bw_Bps = 50e9;  // 400G leaf ports split into two 200G NIC links
+  EXPECT_EQ(network_endpoint_capacity(n, 25e9), 64.0 * 56 * 64);
+}
+
+}  // namespace
+}  // namespace myriad::scenario

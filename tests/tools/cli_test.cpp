@@ -1,0 +1,130 @@
+// The `myriad` command run in-process: output, errors and exit codes.
+#include "tools/cli/cli.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace myriad::cli {
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result run_cli(std::vector<std::string> args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const Environment env{{MYRIAD_SCENARIO_DIR}};
+  const int code = run(args, out, err, env);
+  return {code, out.str(), err.str()};
+}
+
+const std::string kDefault =
+    std::string(MYRIAD_SCENARIO_DIR) + "/examples/gpt3-175b-megascale-12288.yaml";
+const std::string kMalformed = std::string(MYRIAD_TEST_DATA_DIR) + "/malformed";
+
+TEST(Cli, CheckPrintsTheResolvedScenario) {
+  const Result r = run_cli({"check", kDefault});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("valid"), std::string::npos);
+  EXPECT_NE(r.out.find("12288 GPUs (A100-SXM4-80GB) = 1536 nodes x 8"), std::string::npos);
+  EXPECT_NE(r.out.find("nic_bandwidth: 25000000000B/s  # 25 GB/s = 200 Gbps"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("dp: 192"), std::string::npos);
+}
+
+TEST(Cli, CheckOriginsNoteWhereValuesCameFrom) {
+  const Result r = run_cli({"check", "--origins", kDefault});
+  EXPECT_EQ(r.code, kExitOk);
+  EXPECT_NE(r.out.find("from <derived>"), std::string::npos);
+  EXPECT_NE(r.out.find("megascale-like.yaml:"), std::string::npos);
+}
+
+TEST(Cli, CheckWritesJson) {
+  const auto file = std::filesystem::temp_directory_path() / "myriad_cli_check.json";
+  const Result r = run_cli({"check", "--quiet", "--json", file.string(), kDefault});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  std::ifstream in(file);
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["cluster"]["gpus"].get<int>(), 12288);
+  std::filesystem::remove(file);
+}
+
+TEST(Cli, CheckRejectsBadScenarioWithExitTwo) {
+  const Result r = run_cli({"check", kMalformed + "/many-problems-at-once.yaml"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("4 problems"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("many-problems-at-once.yaml:4:7: error: parallelism.tp"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(Cli, CheckOfAMissingFileIsBadInput) {
+  const Result r = run_cli({"check", "/nonexistent/scenario.yaml"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("cannot open"), std::string::npos);
+}
+
+TEST(Cli, CheckToAnUnwritableJsonFileIsAFailure) {
+  const Result r = run_cli({"check", "--json", "/nonexistent/dir/x.json", kDefault});
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_NE(r.err.find("cannot write"), std::string::npos);
+}
+
+TEST(Cli, ExplainListsEveryKey) {
+  const Result r = run_cli({"explain"});
+  EXPECT_EQ(r.code, kExitOk);
+  for (const char* key : {"nic_bandwidth", "oversubscription", "kv_heads", "virtual_stages",
+                          "recompute", "precision", "seed", "expert_ffn_hidden"}) {
+    EXPECT_NE(r.out.find(key), std::string::npos) << key;
+  }
+}
+
+TEST(Cli, ExplainOneSectionOrKey) {
+  const Result section = run_cli({"explain", "cluster.network.tiers"});
+  EXPECT_EQ(section.code, kExitOk);
+  EXPECT_NE(section.out.find("oversubscription"), std::string::npos);
+  EXPECT_EQ(section.out.find("kv_heads"), std::string::npos);
+  const Result key = run_cli({"explain", "parallelism.tp"});
+  EXPECT_EQ(key.code, kExitOk);
+  EXPECT_NE(key.out.find("tensor-parallel degree"), std::string::npos);
+}
+
+TEST(Cli, ExplainUnknownSectionSuggests) {
+  const Result r = run_cli({"explain", "paralelism"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("did you mean 'parallelism'"), std::string::npos) << r.err;
+}
+
+TEST(Cli, UsageErrorsExitTwo) {
+  EXPECT_EQ(run_cli({}).code, kExitBadInput);
+  EXPECT_EQ(run_cli({"frobnicate"}).code, kExitBadInput);
+  EXPECT_EQ(run_cli({"check"}).code, kExitBadInput);
+  EXPECT_EQ(run_cli({"check", kDefault, "--no-such-option"}).code, kExitBadInput);
+}
+
+TEST(Cli, HelpAndVersionOnEveryVerb) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--help"}, {"check", "--help"}, {"explain", "--help"}}) {
+    const Result r = run_cli(args);
+    EXPECT_EQ(r.code, kExitOk);
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << r.out;
+  }
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--version"}, {"check", "--version"}, {"explain", "--version"}}) {
+    const Result r = run_cli(args);
+    EXPECT_EQ(r.code, kExitOk);
+    EXPECT_EQ(r.out.rfind("myriad ", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find("SimGrid"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace myriad::cli
