@@ -6,8 +6,8 @@
 
 #include "tools/cli/cli.hpp"
 
-#ifndef MYRIAD_SCENARIO_DIR
-#error "MYRIAD_SCENARIO_DIR must name the shipped scenarios folder"
+#if !defined(MYRIAD_SCENARIO_DIR) || !defined(MYRIAD_PROFILE_DIR)
+#error "MYRIAD_SCENARIO_DIR and MYRIAD_PROFILE_DIR must name the shipped data folders"
 #endif
 
 int main(int argc, char** argv) {
@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
     }
   }
   env.preset_path.emplace_back(MYRIAD_SCENARIO_DIR);
+  env.profile_dir = MYRIAD_PROFILE_DIR;
+  env.validation_dir = std::string(MYRIAD_SCENARIO_DIR) + "/validation";
   const std::vector<std::string> args(argv + 1, argv + argc);
   return myriad::cli::run(args, std::cout, std::cerr, env);
 }

@@ -178,6 +178,12 @@ Scenario load_scenario_text(const std::string& text, const std::string& name,
   return build(std::move(root), name, options, diagnostics);
 }
 
+Scenario load_scenario_tree(ConfigNode root, const std::string& name,
+                            const LoadOptions& options) {
+  Diagnostics diagnostics;
+  return build(std::move(root), name, options, diagnostics);
+}
+
 Diagnostics check_preset(PresetKind kind, const std::string& name, const LoadOptions& options) {
   Diagnostics diagnostics;
   const PresetLibrary library(options.preset_path);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/scenario/config_tree.hpp"
 #include "models/scenario/diagnostics.hpp"
 #include "models/scenario/preset_library.hpp"
 #include "models/scenario/scenario.hpp"
@@ -22,6 +23,9 @@ Scenario load_scenario(const std::string& path, const LoadOptions& options);
 // Same from text; `name` stands for the file in messages.
 Scenario load_scenario_text(const std::string& text, const std::string& name,
                             const LoadOptions& options);
+
+// Same from a tree already read (a validation suite's case laid over its base).
+Scenario load_scenario_tree(ConfigNode root, const std::string& name, const LoadOptions& options);
 
 // Checks one preset file on its own: known keys, well-formed values, presets
 // it builds on. Keys a scenario would add are not required.

@@ -183,7 +183,11 @@ Schema<TrainingSpec> make_training_schema() {
               D::value("adamw"), "optimizer; lamb permits larger batches")
       .choice("precision", &TrainingSpec::precision,
               {{"bf16", Precision::bf16}, {"fp16", Precision::fp16}, {"fp8", Precision::fp8}},
-              D::value("bf16"), "GEMM precision; master weights and optimizer states are fp32");
+              D::value("bf16"), "GEMM precision; master weights and optimizer states are fp32")
+      .boolean("fused_kernels", &TrainingSpec::fused_kernels, D::value("true"),
+               "FlashAttention (no score matrix in memory, causal work only) and fused "
+               "norm and activation kernels; false for unfused attention as Megatron-LM ran "
+               "it before FlashAttention");
   return s;
 }
 

@@ -11,6 +11,7 @@ struct TrainingSpec {
   double tokens = 0;  // tokens to train on
   Optimizer optimizer = Optimizer::adamw;
   Precision precision = Precision::bf16;
+  bool fused_kernels = true;  // FlashAttention and fused norm/activation kernels
 };
 
 }  // namespace myriad::scenario

@@ -20,7 +20,9 @@ struct Result {
 Result run_cli(std::vector<std::string> args) {
   std::ostringstream out;
   std::ostringstream err;
-  const Environment env{{MYRIAD_SCENARIO_DIR}};
+  const Environment env{{MYRIAD_SCENARIO_DIR},
+                        MYRIAD_PROFILE_DIR,
+                        std::string(MYRIAD_SCENARIO_DIR) + "/validation"};
   const int code = run(args, out, err, env);
   return {code, out.str(), err.str()};
 }

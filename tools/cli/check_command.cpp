@@ -30,14 +30,9 @@ std::string summary(const scenario::Scenario& s) {
 }
 
 int run_check(const CheckOptions& o, Streams io, const Environment& env) {
-  scenario::Scenario s;
-  try {
-    s = scenario::load_scenario(o.scenario.scenario, {preset_path(o.scenario, env)});
-  } catch (const scenario::ScenarioError& e) {
-    io.err << e.what();
-    return kExitBadInput;
-  }
-  for (const auto& w : s.warnings) io.err << w.str() << '\n';
+  const auto loaded = load_for_cli(o.scenario, io, env);
+  if (!loaded) return kExitBadInput;
+  const scenario::Scenario& s = *loaded;
   const scenario::Resolved resolved = scenario::resolve_for_output(s);
   if (!o.json_file.empty()) {
     std::ofstream json(o.json_file);

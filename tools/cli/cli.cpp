@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 
+#include "models/scenario/loader.hpp"
 #include "tools/cli/commands.hpp"
 
 namespace myriad::cli {
@@ -23,6 +24,49 @@ std::vector<std::filesystem::path> preset_path(const ScenarioOptions& options,
   return out;
 }
 
+std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
+                                               const Environment& env) {
+  try {
+    scenario::Scenario s = scenario::load_scenario(options.scenario, {preset_path(options, env)});
+    for (const auto& w : s.warnings) io.err << w.str() << '\n';
+    return s;
+  } catch (const scenario::ScenarioError& e) {
+    io.err << e.what();
+    return std::nullopt;
+  }
+}
+
+std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const std::string& path,
+                                              Streams io, const Environment& env) {
+  std::string file = path;
+  if (file.empty()) {
+    if (s.cluster.gpu.preset.empty()) {
+      io.err << fmt::format("{}: error: cluster.gpu has no hardware preset, so no device profile "
+                            "is known for '{}': name one with --profile\n",
+                            s.file, s.cluster.gpu.name);
+      return std::nullopt;
+    }
+    file = (env.profile_dir / (s.cluster.gpu.preset + ".json")).string();
+    if (!std::filesystem::exists(file)) {
+      io.err << fmt::format("{}: error: no device profile for GPU preset '{}' ({} does not "
+                            "exist): name one with --profile\n",
+                            s.file, s.cluster.gpu.preset, file);
+      return std::nullopt;
+    }
+  }
+  try {
+    sim::DeviceProfile p = sim::load_profile(file);
+    if (p.device != s.cluster.gpu.name) {
+      io.err << fmt::format("warning: device profile {} is for {}, the scenario's GPU is {}\n",
+                            file, p.device, s.cluster.gpu.name);
+    }
+    return p;
+  } catch (const std::runtime_error& e) {
+    io.err << "error: " << e.what() << '\n';
+    return std::nullopt;
+  }
+}
+
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
         const Environment& env) {
   CLI::App app{"Myriad: simulate large language model training on large GPU clusters.", "myriad"};
@@ -33,7 +77,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
   const Streams io{out, err};
   std::map<const CLI::App*, Action> actions;
-  for (Command c : {add_check_command(app, io, env), add_explain_command(app, io)}) {
+  for (Command c : {add_check_command(app, io, env), add_estimate_command(app, io, env),
+                    add_validate_command(app, io, env), add_explain_command(app, io)}) {
     c.app->set_version_flag("--version", version_text,
                             "print the version, build and devices, then exit");
     actions[c.app] = std::move(c.action);

@@ -16,6 +16,8 @@ inline constexpr int kExitBadInput = 2;  // bad scenario, bad arguments
 // What `main` reads from the process environment, handed down explicitly.
 struct Environment {
   std::vector<std::filesystem::path> preset_path;  // from MYRIAD_PRESET_PATH, then built-in
+  std::filesystem::path profile_dir;               // device profiles: calibration/profiles
+  std::filesystem::path validation_dir;            // validation suites: scenarios/validation
 };
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,

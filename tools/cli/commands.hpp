@@ -6,7 +6,10 @@
 
 #include <functional>
 #include <iosfwd>
+#include <optional>
 
+#include "models/scenario/scenario.hpp"
+#include "sim/cost/device_profile.hpp"
 #include "tools/cli/cli.hpp"
 
 namespace myriad::cli {
@@ -30,10 +33,19 @@ struct ScenarioOptions {
 };
 
 void add_scenario_options(CLI::App& cmd, ScenarioOptions& options);
+// Loads the scenario, printing warnings, or every problem (then nothing returns).
+std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
+                                               const Environment& env);
+// The device profile for the scenario's GPU: `path` when given, else the profile
+// named after the GPU's hardware preset. Prints why when there is none.
+std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const std::string& path,
+                                              Streams io, const Environment& env);
 std::vector<std::filesystem::path> preset_path(const ScenarioOptions& options,
                                                const Environment& env);
 
 Command add_check_command(CLI::App& app, Streams io, const Environment& env);
+Command add_estimate_command(CLI::App& app, Streams io, const Environment& env);
+Command add_validate_command(CLI::App& app, Streams io, const Environment& env);
 Command add_explain_command(CLI::App& app, Streams io);
 
 // "myriad 0.1.0 (commit ..., SimGrid 3.32, CUDA ...)".

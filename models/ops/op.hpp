@@ -1,0 +1,43 @@
+// One unit of work as every engine sees it (ARCHITECTURE.md principle 1): what
+// kind of kernel, its shape, its FLOPs and the bytes it moves through memory.
+// The cost model prices it, the calibration harness runs it, the step engine
+// plays it as an event.
+#pragma once
+
+#include <string_view>
+
+namespace myriad::models {
+
+enum class OpClass {
+  gemm,         // dense matrix multiply, tensor cores
+  attention,    // fused (flash) attention core: QK^T, softmax, PV in one kernel
+  elementwise,  // norms, activations, dropout, residual adds, softmax over scores, loss
+  optimizer,    // the fused optimizer step over this rank's parameters
+};
+
+std::string_view op_class_name(OpClass c);
+
+struct GemmShape {
+  double m = 0;  // rows of the output (tokens)
+  double n = 0;  // columns of the output
+  double k = 0;  // reduction dimension
+  double batch = 1;
+};
+
+struct Op {
+  std::string_view name;  // static label: "qkv", "fc1.dgrad", "attention.bwd"
+  OpClass cls = OpClass::elementwise;
+  double flops = 0;
+  double bytes = 0;  // HBM traffic
+  GemmShape gemm;    // for gemm ops
+  bool fp8 = false;       // runs on fp8 tensor cores
+  bool backward = false;  // part of the backward pass
+};
+
+// A GEMM op: 2*m*n*k FLOPs per batch entry; reads A and B, writes C in `elem` bytes each.
+Op make_gemm(std::string_view name, double m, double n, double k, double batch, double elem_bytes,
+             bool fp8);
+// A memory-bound op that moves `bytes` and does `flops`.
+Op make_elementwise(std::string_view name, double bytes, double flops = 0);
+
+}  // namespace myriad::models

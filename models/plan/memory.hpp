@@ -1,0 +1,40 @@
+// Memory per GPU: weights, gradients and optimizer states by ZeRO stage, and
+// activations by recomputation mode and pipeline depth.
+//
+// Activations follow Korthikanti et al. 2022 (s4), generalized to GQA, SwiGLU
+// and MoE: per token and layer, 10h bytes that tensor parallelism replicates
+// unless sequence parallelism splits them (norm inputs, dropout masks, inputs
+// of column-parallel GEMMs) plus (4h + 4 kv_heads d + 2 f_in + 2 f) / t split
+// bytes, plus 5 a s / t for unfused attention's score matrices unless
+// recomputed (FlashAttention keeps none). Full recomputation keeps each layer's
+// 2h-byte input only. The first pipeline stage holds min(m, p) micro-batches in
+// flight, times (1 + (p-1)/(p v)) with v virtual stages.
+// Mixed precision as Megatron-LM: bf16 weights (2 B), fp32 gradients (4 B),
+// fp32 master weights and moments (12 B for Adam/LAMB, 8 B for Lion/SGD);
+// ZeRO 1 shards the optimizer states over dp, 2 also gradients, 3 also weights.
+// Not counted: the CUDA context, allocator fragmentation, communication buffers.
+#pragma once
+
+#include <string>
+
+#include "models/plan/step_plan.hpp"
+
+namespace myriad::models {
+
+struct MemoryBreakdown {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  double activations = 0;
+  [[nodiscard]] double total() const { return weights + gradients + optimizer + activations; }
+  // The largest part's name: "activations", "optimizer", ...
+  [[nodiscard]] std::string dominant() const;
+};
+
+// Activation bytes of one layer for one micro-batch on one rank.
+double layer_activation_bytes(const scenario::Scenario& s);
+
+// The most loaded GPU (first or last pipeline stage).
+MemoryBreakdown memory_per_gpu(const scenario::Scenario& s, const StepPlan& plan);
+
+}  // namespace myriad::models

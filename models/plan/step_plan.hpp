@@ -1,0 +1,38 @@
+// What one training step asks of each rank, derived from the scenario: the
+// programs of a layer, the embedding and the LM head for one micro-batch, how
+// many of each a pipeline stage runs, the pipeline and data-parallel traffic,
+// and the parameters a rank holds.
+#pragma once
+
+#include <vector>
+
+#include "models/plan/collective.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/transformer/layer_program.hpp"
+
+namespace myriad::models {
+
+struct StepPlan {
+  ShardShape shard;
+  int pp = 1;
+  int virtual_stages = 1;
+  int micro_batches = 1;  // per pipeline replica and step
+  int dp = 1;
+  int layers_per_stage = 1;  // over all of a stage's virtual chunks
+  LayerProgram layer;        // one transformer layer, one micro-batch
+  LayerProgram embedding;    // first stage
+  LayerProgram head;         // last stage: final norm, LM head, loss
+  Collective pp_transfer;    // activations (or their gradients) across a stage boundary
+  std::vector<Collective> dp_comms;  // gradient reduction and parameter gathering, per step
+
+  double params_first_stage = 0;  // parameters a rank of the first stage holds
+  double params_last_stage = 0;
+  double params_max = 0;
+};
+
+StepPlan plan_step(const scenario::Scenario& s);
+
+// Bytes per parameter the optimizer keeps (fp32 master weights and moments).
+double optimizer_bytes_per_param(scenario::Optimizer o);
+
+}  // namespace myriad::models

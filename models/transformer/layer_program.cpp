@@ -1,0 +1,276 @@
+#include "models/transformer/layer_program.hpp"
+
+#include <algorithm>
+
+namespace myriad::models {
+namespace {
+
+using scenario::Activation;
+using scenario::ModelSpec;
+using scenario::Recompute;
+
+constexpr double kAct = 2;  // bytes of a bf16 activation
+
+// The shapes every op of a layer derives from, on this rank.
+struct Dims {
+  double tokens;       // T: tokens of the micro-batch this rank computes on (per CP rank)
+  double norm_tokens;  // tokens of norms and residuals: T / tp with sequence parallelism
+  double h, heads, head_dim, kv_local, q_local, f, f_in;
+  int tp;
+};
+
+Dims dims(const ModelSpec& m, const ShardShape& sh) {
+  Dims d{};
+  d.tokens = sh.tokens();
+  d.tp = sh.tp;
+  d.norm_tokens = sh.sp ? d.tokens / sh.tp : d.tokens;
+  d.h = m.hidden;
+  d.heads = m.heads;
+  d.head_dim = static_cast<double>(m.hidden) / m.heads;
+  d.q_local = static_cast<double>(m.heads) / sh.tp;
+  // Key/value heads are split over TP, or replicated when fewer than TP ranks.
+  d.kv_local = std::max(1.0, static_cast<double>(m.kv_heads) / sh.tp);
+  d.f = m.ffn_hidden;
+  d.f_in = m.activation == Activation::swiglu ? 2.0 * m.ffn_hidden : m.ffn_hidden;
+  return d;
+}
+
+Op gemm(std::string_view name, double m, double n, double k, const ShardShape& sh,
+        double batch = 1) {
+  return make_gemm(name, m, n, k, batch, sh.fp8 ? 1.0 : kAct, sh.fp8);
+}
+
+// Tensor-parallel collective entering (`gather`) or leaving a parallel region.
+void tp_enter(Phase& p, std::string_view name, const Dims& d, const ShardShape& sh) {
+  if (sh.tp > 1 && sh.sp) {
+    p.comms.push_back({name, CollectiveKind::all_gather, GroupKind::tp, d.tokens * d.h * kAct});
+  }
+}
+
+void tp_leave(Phase& p, std::string_view name, const Dims& d, const ShardShape& sh) {
+  if (sh.tp == 1) return;
+  const auto kind = sh.sp ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+  p.comms.push_back({name, kind, GroupKind::tp, d.tokens * d.h * kAct});
+}
+
+Op norm(std::string_view name, const Dims& d) {
+  // Read the input, write the output; statistics are negligible.
+  return make_elementwise(name, 2 * d.norm_tokens * d.h * kAct, 8 * d.norm_tokens * d.h);
+}
+
+Op residual(std::string_view name, const Dims& d) {
+  // Dropout (mask written) and residual add: read two, write one and the mask.
+  return make_elementwise(name, 3.5 * d.norm_tokens * d.h * kAct, 3 * d.norm_tokens * d.h);
+}
+
+// Attention core: fused (flash) or as two batched GEMMs around a softmax.
+void attention_core(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
+  const double seq_local = sh.seq / sh.cp;
+  if (sh.fused) {
+    // Causal (and windowed) pairs only; each CP rank computes its share of them.
+    const double pairs = sh.micro_batch * attended_pairs(sh.seq, m.sliding_window) / sh.cp;
+    Op op;
+    op.name = "attention";
+    op.cls = OpClass::attention;
+    op.flops = 4 * pairs * d.head_dim * d.q_local;
+    op.bytes = d.tokens * d.head_dim * (2 * d.q_local + 2 * d.kv_local) * kAct;
+    p.ops.push_back(op);
+    return;
+  }
+  // Unfused: full score matrices (masked), softmax, dropout, as Megatron-LM did before FlashAttention.
+  const double batch = sh.micro_batch * d.q_local;
+  const double keys = sh.seq;
+  p.ops.push_back(gemm("attention.scores", seq_local, keys, d.head_dim, sh, batch));
+  const double scores = batch * seq_local * keys;
+  // Scale+mask+softmax reads and writes the scores; dropout writes a mask and its output.
+  p.ops.push_back(make_elementwise("attention.softmax", scores * (4 * kAct + 1), 6 * scores));
+  p.ops.push_back(gemm("attention.context", seq_local, d.head_dim, keys, sh, batch));
+}
+
+void attention_block(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
+  p.ops.push_back(norm("norm.attention", d));
+  tp_enter(p, "tp.attention.in", d, sh);
+  p.ops.push_back(gemm("qkv", d.tokens, (d.q_local + 2 * d.kv_local) * d.head_dim, d.h, sh));
+  attention_core(p, m, d, sh);
+  p.ops.push_back(gemm("proj", d.tokens, d.h, d.q_local * d.head_dim, sh));
+  tp_leave(p, "tp.attention.out", d, sh);
+  p.ops.push_back(residual("residual.attention", d));
+}
+
+void activation(Phase& p, double tokens, double f, double f_in) {
+  p.ops.push_back(make_elementwise("activation", tokens * (f_in + f) * kAct, 8 * tokens * f));
+}
+
+void dense_mlp(Phase& p, const Dims& d, const ShardShape& sh) {
+  p.ops.push_back(norm("norm.mlp", d));
+  tp_enter(p, "tp.mlp.in", d, sh);
+  p.ops.push_back(gemm("fc1", d.tokens, d.f_in / d.tp, d.h, sh));
+  activation(p, d.tokens, d.f / d.tp, d.f_in / d.tp);
+  p.ops.push_back(gemm("fc2", d.tokens, d.h, d.f / d.tp, sh));
+  tp_leave(p, "tp.mlp.out", d, sh);
+  p.ops.push_back(residual("residual.mlp", d));
+}
+
+// Experts: each rank holds experts / ep of them, each split over TP as the dense MLP is.
+void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
+  const auto& moe = m.moe;
+  p.ops.push_back(norm("norm.mlp", d));
+  tp_enter(p, "tp.mlp.in", d, sh);
+  p.ops.push_back(gemm("router", d.tokens, moe.experts, d.h, sh));
+  const double routed = d.tokens * moe.top_k * std::max(1.0, moe.capacity_factor);
+  p.ops.push_back(make_elementwise("permute", 2 * routed * d.h * kAct));
+  if (sh.ep > 1) {
+    p.comms.push_back({"ep.dispatch", CollectiveKind::all_to_all, GroupKind::ep,
+                       d.tokens * moe.top_k * d.h * kAct});
+  }
+  const double local_experts = static_cast<double>(moe.experts) / sh.ep;
+  const double per_expert = routed * sh.ep / moe.experts;
+  const double fe = moe.expert_ffn_hidden;
+  const double fe_in = m.activation == Activation::swiglu ? 2 * fe : fe;
+  p.ops.push_back(gemm("expert.fc1", per_expert, fe_in / d.tp, d.h, sh, local_experts));
+  activation(p, routed, fe / d.tp, fe_in / d.tp);
+  p.ops.push_back(gemm("expert.fc2", per_expert, d.h, fe / d.tp, sh, local_experts));
+  if (sh.ep > 1) {
+    p.comms.push_back({"ep.combine", CollectiveKind::all_to_all, GroupKind::ep,
+                       d.tokens * moe.top_k * d.h * kAct});
+  }
+  p.ops.push_back(make_elementwise("unpermute", 2 * routed * d.h * kAct));
+  tp_leave(p, "tp.mlp.out", d, sh);
+  p.ops.push_back(residual("residual.mlp", d));
+}
+
+// Parallel block (GPT-J, PaLM, MegaScale): one norm and one gather feed attention
+// and MLP, whose input GEMMs fuse into one, as do their output GEMMs.
+void parallel_block(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
+  p.ops.push_back(norm("norm", d));
+  tp_enter(p, "tp.block.in", d, sh);
+  const double qkv_n = (d.q_local + 2 * d.kv_local) * d.head_dim;
+  p.ops.push_back(gemm("qkv+fc1", d.tokens, qkv_n + d.f_in / d.tp, d.h, sh));
+  attention_core(p, m, d, sh);
+  activation(p, d.tokens, d.f / d.tp, d.f_in / d.tp);
+  p.ops.push_back(gemm("proj+fc2", d.tokens, d.h, d.q_local * d.head_dim + d.f / d.tp, sh));
+  tp_leave(p, "tp.block.out", d, sh);
+  p.ops.push_back(residual("residual", d));
+}
+
+// Backward of a forward phase: two GEMMs per GEMM (input and weight gradients),
+// attention backward at 2.5x its forward FLOPs (FlashAttention recomputes scores),
+// memory-bound ops moving twice their bytes, and mirrored collectives.
+Phase backward_of(const Phase& fwd) {
+  Phase b;
+  for (auto it = fwd.ops.rbegin(); it != fwd.ops.rend(); ++it) {
+    const Op& op = *it;
+    switch (op.cls) {
+      case OpClass::gemm: {
+        const auto& g = op.gemm;
+        const double elem = op.fp8 ? 1.0 : kAct;
+        b.ops.push_back(make_gemm(op.name, g.m, g.k, g.n, g.batch, elem, op.fp8));  // dgrad
+        b.ops.push_back(make_gemm(op.name, g.k, g.n, g.m, g.batch, elem, op.fp8));  // wgrad
+        break;
+      }
+      case OpClass::attention: {
+        Op a = op;
+        a.flops = 2.5 * op.flops;
+        a.bytes = 2 * op.bytes;
+        b.ops.push_back(a);
+        break;
+      }
+      case OpClass::elementwise:
+      case OpClass::optimizer:
+        b.ops.push_back(make_elementwise(op.name, 2 * op.bytes, op.flops));
+        break;
+    }
+    b.ops.back().backward = true;
+    if (op.cls == OpClass::gemm) b.ops[b.ops.size() - 2].backward = true;
+  }
+  for (auto it = fwd.comms.rbegin(); it != fwd.comms.rend(); ++it) {
+    Collective c = *it;
+    if (c.kind == CollectiveKind::all_gather) {
+      c.kind = CollectiveKind::reduce_scatter;
+    } else if (c.kind == CollectiveKind::reduce_scatter) {
+      c.kind = CollectiveKind::all_gather;
+    }
+    b.comms.push_back(c);
+  }
+  return b;
+}
+
+Phase recompute_of(const Phase& fwd, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
+  switch (sh.recompute) {
+    case Recompute::none: return {};
+    case Recompute::full: return fwd;
+    case Recompute::selective: {
+      // Only the attention core; FlashAttention's backward already recomputes it.
+      Phase p;
+      if (!sh.fused) attention_core(p, m, d, sh);
+      return p;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+LayerProgram transformer_layer(const ModelSpec& m, const ShardShape& sh) {
+  const Dims d = dims(m, sh);
+  LayerProgram lp;
+  if (m.parallel_block && !m.is_moe()) {
+    parallel_block(lp.forward, m, d, sh);
+  } else {
+    attention_block(lp.forward, m, d, sh);
+    if (m.is_moe()) {
+      moe_mlp(lp.forward, m, d, sh);
+    } else {
+      dense_mlp(lp.forward, d, sh);
+    }
+  }
+  lp.backward = backward_of(lp.forward);
+  lp.recompute = recompute_of(lp.forward, m, d, sh);
+  return lp;
+}
+
+LayerProgram embedding(const ModelSpec& m, const ShardShape& sh) {
+  const Dims d = dims(m, sh);
+  LayerProgram lp;
+  // Vocabulary-parallel lookup: each TP rank fills its rows, then a reduction.
+  lp.forward.ops.push_back(make_elementwise("embedding", 2 * d.tokens * d.h * kAct));
+  tp_leave(lp.forward, "tp.embedding", d, sh);
+  lp.backward = backward_of(lp.forward);
+  return lp;
+}
+
+LayerProgram lm_head_and_loss(const ModelSpec& m, const ShardShape& sh) {
+  const Dims d = dims(m, sh);
+  LayerProgram lp;
+  lp.forward.ops.push_back(norm("norm.final", d));
+  tp_enter(lp.forward, "tp.head.in", d, sh);
+  const double vocab_local = static_cast<double>(m.vocab) / sh.tp;
+  lp.forward.ops.push_back(gemm("lm_head", d.tokens, vocab_local, d.h, sh));
+  // Vocabulary-parallel cross entropy in fp32: max, exp-sum and gradient passes over logits.
+  lp.forward.ops.push_back(
+      make_elementwise("loss", 3 * d.tokens * vocab_local * 4, 6 * d.tokens * vocab_local));
+  Phase bwd = backward_of(lp.forward);
+  lp.backward = std::move(bwd);
+  return lp;
+}
+
+double attended_pairs(double seq, double window) {
+  if (window <= 0 || window >= seq) return seq * (seq + 1) / 2;
+  return window * (window + 1) / 2 + (seq - window) * window;
+}
+
+ShardShape shard_shape(const scenario::Scenario& s) {
+  ShardShape sh;
+  sh.micro_batch = s.parallelism.micro_batch;
+  sh.seq = s.model.seq_length;
+  sh.tp = s.parallelism.tp;
+  sh.sp = s.parallelism.sp && s.parallelism.tp > 1;
+  sh.cp = s.parallelism.cp;
+  sh.ep = s.parallelism.ep;
+  sh.fused = s.training.fused_kernels;
+  sh.fp8 = s.training.precision == scenario::Precision::fp8;
+  sh.recompute = s.parallelism.recompute;
+  return sh;
+}
+
+}  // namespace myriad::models

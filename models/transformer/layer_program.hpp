@@ -1,0 +1,49 @@
+// The work of one transformer layer (or the embedding, or the LM head and
+// loss) for one micro-batch on one rank: its compute ops and collectives, for
+// the forward pass, the backward pass and the recomputation before it.
+#pragma once
+
+#include <vector>
+
+#include "models/ops/op.hpp"
+#include "models/plan/collective.hpp"
+#include "models/scenario/scenario.hpp"
+
+namespace myriad::models {
+
+struct Phase {
+  std::vector<Op> ops;
+  std::vector<Collective> comms;  // on the critical path unless overlapped
+};
+
+struct LayerProgram {
+  Phase forward;
+  Phase backward;
+  Phase recompute;  // re-run in backward (selective or full recomputation)
+};
+
+// What a rank holds of a micro-batch.
+struct ShardShape {
+  double micro_batch = 1;  // sequences
+  double seq = 0;          // full sequence length
+  int tp = 1;
+  bool sp = false;
+  int cp = 1;
+  int ep = 1;
+  bool fused = true;  // flash attention and fused norm/activation kernels
+  bool fp8 = false;   // GEMMs on fp8 tensor cores
+  scenario::Recompute recompute = scenario::Recompute::none;
+
+  [[nodiscard]] double tokens() const { return micro_batch * seq / cp; }  // per rank, before SP
+};
+
+ShardShape shard_shape(const scenario::Scenario& s);
+
+LayerProgram transformer_layer(const scenario::ModelSpec& m, const ShardShape& sh);
+LayerProgram embedding(const scenario::ModelSpec& m, const ShardShape& sh);
+LayerProgram lm_head_and_loss(const scenario::ModelSpec& m, const ShardShape& sh);
+
+// Query-key pairs a sequence attends over: causal, with an optional window.
+double attended_pairs(double seq, double window);
+
+}  // namespace myriad::models

@@ -1,0 +1,73 @@
+#include "models/transformer/model_stats.hpp"
+
+#include <algorithm>
+
+namespace myriad::models {
+namespace {
+
+using scenario::Activation;
+
+double mlp_params(double h, double f, Activation act) {
+  return (act == Activation::swiglu ? 3.0 : 2.0) * h * f;
+}
+
+// Forward FLOPs per token of one layer's matrix multiplies (attention core aside).
+double layer_matmul_flops_per_token(const ParamCounts& p) {
+  return 2 * (p.attention + p.mlp_active);
+}
+
+}  // namespace
+
+ParamCounts param_counts(const scenario::ModelSpec& m) {
+  const double h = m.hidden;
+  const double head_dim = h / m.heads;
+  ParamCounts p;
+  p.attention = h * (h + 2 * m.kv_heads * head_dim) + h * h;
+  if (m.is_moe()) {
+    const double expert = mlp_params(h, m.moe.expert_ffn_hidden, m.activation);
+    p.mlp = m.moe.experts * expert + h * m.moe.experts;
+    p.mlp_active = m.moe.top_k * expert + h * m.moe.experts;
+  } else {
+    p.mlp = mlp_params(h, m.ffn_hidden, m.activation);
+    p.mlp_active = p.mlp;
+  }
+  p.norms = (m.norm == scenario::Norm::layernorm ? 4 : 2) * h;
+  p.embedding = static_cast<double>(m.vocab) * h * (m.tied_embeddings ? 1 : 2);
+  const double layers = m.layers;
+  p.total = layers * (p.attention + p.mlp + p.norms) + p.embedding;
+  p.active = layers * (p.attention + p.mlp_active + p.norms) + p.embedding;
+  return p;
+}
+
+double model_flops_per_step(const scenario::Scenario& s) {
+  const auto& m = s.model;
+  const ParamCounts p = param_counts(m);
+  const double seq = m.seq_length;
+  const double keys = m.sliding_window > 0 ? std::min<double>(m.sliding_window, seq) : seq;
+  const double tokens = static_cast<double>(s.parallelism.global_batch) * seq;
+  // Per token, forward: the layers' matrix multiplies, QK^T and PV over `keys`, the LM head.
+  const double attention_core = 4 * keys * m.hidden;
+  const double forward = m.layers * (layer_matmul_flops_per_token(p) + attention_core) +
+                         2.0 * m.hidden * m.vocab;
+  return 3 * forward * tokens;
+}
+
+double hardware_flops_per_step(const scenario::Scenario& s) {
+  const auto& m = s.model;
+  const double seq = m.seq_length;
+  const double keys = m.sliding_window > 0 ? std::min<double>(m.sliding_window, seq) : seq;
+  const double tokens = static_cast<double>(s.parallelism.global_batch) * seq;
+  const ParamCounts p = param_counts(m);
+  const double layer_forward = layer_matmul_flops_per_token(p) + 4 * keys * m.hidden;
+  double extra = 0;
+  switch (s.parallelism.recompute) {
+    case scenario::Recompute::none: break;
+    // As Korthikanti'22 counts it: s/(3h) in place of s/(6h), three times the
+    // forward attention core (their HFU column reproduces with this).
+    case scenario::Recompute::selective: extra = m.layers * 12 * keys * m.hidden; break;
+    case scenario::Recompute::full: extra = m.layers * layer_forward; break;
+  }
+  return model_flops_per_step(s) + extra * tokens;
+}
+
+}  // namespace myriad::models

@@ -1,0 +1,35 @@
+// Parameter counts and the FLOP accounting behind MFU.
+//
+// Model FLOPs per step follow Korthikanti et al. 2022, Appendix A: forward plus
+// backward (3x forward) of every matrix multiply, attention counted over all s
+// keys of each query (no causal savings) and the LM head included; embedding
+// lookups, norms and biases left out. For GPT (4h MLP, multi-head attention):
+//   72 * B * L * s * h^2 * (1 + s/(6h) + V/(12hL)).
+// Generalized here to grouped-query attention, SwiGLU, MoE (the top-k experts'
+// MLPs count, plus the router) and sliding windows (w keys per query, not s).
+// Hardware FLOPs add what recomputation runs again, as the papers count it:
+// selective recomputation replaces s/(6h) by s/(3h); full recomputation runs
+// the layers' forward pass again (96 in place of 72, the LM head excepted).
+#pragma once
+
+#include "models/scenario/scenario.hpp"
+
+namespace myriad::models {
+
+struct ParamCounts {
+  double attention = 0;  // per layer: QKV and projection
+  double mlp = 0;        // per layer: the dense MLP, or all experts and the router
+  double mlp_active = 0; // per layer and token: the MLP weights a token goes through
+  double norms = 0;      // per layer
+  double embedding = 0;  // vocabulary x hidden (once more for an untied LM head)
+  double total = 0;
+  double active = 0;     // per token
+};
+
+ParamCounts param_counts(const scenario::ModelSpec& m);
+
+// FLOPs of one optimizer step over the global batch.
+double model_flops_per_step(const scenario::Scenario& s);
+double hardware_flops_per_step(const scenario::Scenario& s);
+
+}  // namespace myriad::models

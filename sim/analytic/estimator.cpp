@@ -1,0 +1,184 @@
+#include "sim/analytic/estimator.hpp"
+
+#include <algorithm>
+
+#include "models/plan/placement.hpp"
+#include "models/transformer/model_stats.hpp"
+#include "sim/cost/compute_cost.hpp"
+
+namespace myriad::sim {
+namespace {
+
+using models::GroupKind;
+
+// Times of a phase of one layer (or of the embedding or head) for one micro-batch.
+struct PhaseTime {
+  double compute = 0;
+  double gemm = 0;  // the part of compute that collectives can hide behind
+  double tp = 0;
+  double cp = 0;
+  double ep = 0;
+};
+
+class Pricer {
+ public:
+  Pricer(const scenario::Scenario& s, const DeviceProfile& p, StepReport& report)
+      : s_(s), p_(p), report_(report) {}
+
+  PhaseTime price(const models::Phase& phase, double runs_per_step) {
+    PhaseTime t;
+    for (const auto& op : phase.ops) {
+      const double time = compute_cost(op, p_).time_s;
+      t.compute += time;
+      if (op.cls == models::OpClass::gemm) t.gemm += time;
+    }
+    for (const auto& c : phase.comms) {
+      const double time = price(c, runs_per_step).time_s;
+      switch (c.group) {
+        case GroupKind::tp: t.tp += time; break;
+        case GroupKind::cp: t.cp += time; break;
+        case GroupKind::ep: t.ep += time; break;
+        case GroupKind::dp:
+        case GroupKind::pp: break;
+      }
+    }
+    return t;
+  }
+
+  CommCost price(const models::Collective& c, double runs_per_step) {
+    const auto span = models::group_span(c.group, s_);
+    const CommCost cost = collective_cost(c, span, s_.cluster, p_);
+    if (span.size > 1 && runs_per_step > 0) {
+      auto it = std::find_if(report_.collectives.begin(), report_.collectives.end(),
+                             [&](const PricedCollective& pc) { return pc.name == c.name; });
+      if (it == report_.collectives.end()) {
+        report_.collectives.push_back({std::string(c.name), std::string(models::collective_name(c.kind)),
+                                       std::string(models::group_name(c.group)), c.bytes, span.size,
+                                       span.nodes, cost, 0});
+        it = report_.collectives.end() - 1;
+      }
+      it->per_step += runs_per_step;
+    }
+    return cost;
+  }
+
+ private:
+  const scenario::Scenario& s_;
+  const DeviceProfile& p_;
+  StepReport& report_;
+};
+
+// What a stage spends per micro-batch, by kind.
+struct StageTime {
+  double compute = 0;
+  double tp = 0;
+  double cp = 0;
+  double ep = 0;
+  double pp = 0;
+  [[nodiscard]] double total() const { return compute + tp + cp + ep + pp; }
+  StageTime& operator+=(const StageTime& o) {
+    compute += o.compute;
+    tp += o.tp;
+    cp += o.cp;
+    ep += o.ep;
+    pp += o.pp;
+    return *this;
+  }
+};
+
+double exposed(double comm, double gemm, bool overlap) {
+  if (!overlap) return comm;
+  return std::max(comm / 4, comm - gemm);
+}
+
+StageTime program_time(const models::LayerProgram& lp, Pricer& pricer, bool overlap,
+                       double runs_per_step) {
+  StageTime t;
+  for (const auto* phase : {&lp.forward, &lp.backward, &lp.recompute}) {
+    const PhaseTime pt = pricer.price(*phase, runs_per_step);
+    t.compute += pt.compute;
+    t.tp += exposed(pt.tp, pt.gemm, overlap);
+    t.cp += exposed(pt.cp, pt.gemm, overlap);
+    t.ep += exposed(pt.ep, pt.gemm, overlap);
+  }
+  return t;
+}
+
+StageTime scaled(StageTime t, double k) {
+  t.compute *= k;
+  t.tp *= k;
+  t.cp *= k;
+  t.ep *= k;
+  t.pp *= k;
+  return t;
+}
+
+double optimizer_time(const scenario::Scenario& s, const models::StepPlan& plan,
+                      const DeviceProfile& p) {
+  const double params = plan.params_max / (s.parallelism.zero >= 1 ? plan.dp : 1);
+  // Bytes per parameter: read the fp32 gradient and the optimizer states (master
+  // weights and moments), write the states back and the bf16 weights, and read the
+  // gradient once more for the clipping norm: 34 B for Adam.
+  double bytes_per_param = 4 + 2 * models::optimizer_bytes_per_param(s.training.optimizer) + 2 + 4;
+  if (s.training.optimizer == scenario::Optimizer::lamb) bytes_per_param += 8;  // trust ratios
+  models::Op op = models::make_elementwise("optimizer", params * bytes_per_param);
+  op.cls = models::OpClass::optimizer;
+  return compute_cost(op, p).time_s;
+}
+
+}  // namespace
+
+StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile) {
+  StepReport r;
+  const models::StepPlan plan = models::plan_step(s);
+  Pricer pricer(s, profile, r);
+  const double m = plan.micro_batches;
+  const double v = plan.virtual_stages;
+  const double pp = plan.pp;
+  const bool tp_overlap = s.overlap.tp;
+
+  const double layers = plan.layers_per_stage;
+  StageTime body = scaled(program_time(plan.layer, pricer, tp_overlap, m * layers), layers);
+  StageTime first = body;
+  first += program_time(plan.embedding, pricer, tp_overlap, m);
+  StageTime last = body;
+  last += program_time(plan.head, pricer, tp_overlap, m);
+  if (plan.pp > 1) {
+    const double p2p = pricer.price(plan.pp_transfer, m * 2 * v).time_s;
+    const double exposed_p2p = s.overlap.pp ? 0 : 2 * v * p2p;
+    for (auto* st : {&body, &first, &last}) st->pp = exposed_p2p;
+  } else {
+    first += program_time(plan.head, pricer, tp_overlap, 0);
+    last = first;
+  }
+  const StageTime& critical = first.total() >= last.total() ? first : last;
+  const double mean = pp == 1 ? first.total()
+                              : (first.total() + last.total() + (pp - 2) * body.total()) / pp;
+  const double bubble = (pp - 1) / v * mean;
+
+  double dp_time = 0;
+  for (const auto& c : plan.dp_comms) dp_time += pricer.price(c, 1).time_s;
+  const double dp_exposed = s.overlap.dp ? dp_time / (2 * v) : dp_time;
+  const double opt = optimizer_time(s, plan, profile);
+
+  r.breakdown = {{"compute", m * critical.compute}, {"tp", m * critical.tp},
+                 {"cp", m * critical.cp},           {"ep", m * critical.ep},
+                 {"pp", m * critical.pp},           {"bubble", bubble},
+                 {"dp", dp_exposed},                {"optimizer", opt}};
+  for (const auto& part : r.breakdown) r.step_time_s += part.seconds;
+
+  const double gpus = s.cluster.gpus;
+  r.model_flops = models::model_flops_per_step(s);
+  r.hardware_flops = models::hardware_flops_per_step(s);
+  r.mfu = r.model_flops / (r.step_time_s * gpus * profile.bf16_flops);
+  r.hfu = r.hardware_flops / (r.step_time_s * gpus * profile.bf16_flops);
+  r.tokens_per_s = static_cast<double>(s.parallelism.global_batch) * s.model.seq_length /
+                   r.step_time_s;
+  r.days_to_target = s.training.tokens / r.tokens_per_s / 86400;
+  r.memory = models::memory_per_gpu(s, plan);
+  r.memory_capacity = s.cluster.gpu.hbm_bytes;
+  r.fits = r.memory.total() <= r.memory_capacity;
+  return r;
+}
+
+}  // namespace myriad::sim

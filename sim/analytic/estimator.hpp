@@ -1,0 +1,65 @@
+// The analytic engine: a training step in closed form, from a scenario and a
+// device profile, in microseconds. Capacity planners sweep with it; the step
+// engine must agree with it where nothing contends.
+//
+// A pipeline stage's time per micro-batch is the sum over its layers of the
+// compute ops (compute_cost) and of the collectives left exposed, plus the
+// embedding on the first stage and the LM head and loss on the last. With m
+// micro-batches, p stages and v virtual stages, the pipeline takes
+//   m * t_slowest + (p - 1) / v * t_mean
+// (the second term is the bubble: fill and drain). Then the exposed part of the
+// data-parallel traffic, and the optimizer step.
+// Overlap, when switched on: tensor-, context- and expert-parallel collectives
+// hide behind the layer's GEMMs except for a quarter of each (chunked pipelining
+// fill and drain) or what the GEMMs cannot cover; pipeline transfers hide
+// behind compute; data-parallel traffic overlaps the backward and forward
+// passes but for 1/(2v) of it (MegaScale's prefetch of the first chunk and
+// reduction of the last one).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/plan/memory.hpp"
+#include "models/plan/step_plan.hpp"
+#include "models/scenario/scenario.hpp"
+#include "sim/cost/comm_cost.hpp"
+#include "sim/cost/device_profile.hpp"
+
+namespace myriad::sim {
+
+struct BreakdownPart {
+  std::string name;  // compute, tp, cp, ep, pp, bubble, dp, optimizer
+  double seconds = 0;
+};
+
+// One collective of the plan, priced.
+struct PricedCollective {
+  std::string name;
+  std::string kind;
+  std::string group;
+  double bytes = 0;
+  int ranks = 1;
+  int nodes = 1;
+  CommCost cost;
+  double per_step = 0;  // times it runs per step on the critical stage
+};
+
+struct StepReport {
+  double step_time_s = 0;
+  double mfu = 0;  // model FLOPs over peak bf16 FLOP/s of all GPUs
+  double hfu = 0;  // hardware FLOPs (with recomputation) likewise
+  double tokens_per_s = 0;
+  double days_to_target = 0;  // training.tokens at this rate
+  double model_flops = 0;     // per step
+  double hardware_flops = 0;
+  std::vector<BreakdownPart> breakdown;  // sums to step_time_s
+  models::MemoryBreakdown memory;
+  double memory_capacity = 0;
+  bool fits = true;
+  std::vector<PricedCollective> collectives;
+};
+
+StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile);
+
+}  // namespace myriad::sim

@@ -1,0 +1,58 @@
+// Validation suites: scenarios paired with published numbers, and how far the
+// analytic engine's predictions land from them.
+//
+// A suite is a YAML file (scenarios/validation/*.yaml):
+//   name, title, source, notes        text; the source lines of the published table
+//   metric                            iteration_time_s or mfu: what the rows compare
+//   bounds: {mean_abs_rel_error, max_abs_rel_error}   what ctest holds the suite to
+//   base                              scenario keys every case shares
+//   cases: - case: NAME
+//            published: {iteration_time_s | mfu | tflops_per_gpu: number}
+//            scenario: keys laid over base (presets allowed)
+//            note: text (assumptions behind the row)
+// A published tflops_per_gpu (SC'21, which counts recomputation) becomes an
+// iteration time through the scenario's hardware FLOPs: F / (gpus * tflops).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/scenario/loader.hpp"
+#include "sim/cost/device_profile.hpp"
+
+namespace myriad::sim {
+
+struct ValidationRow {
+  std::string name;
+  std::string metric;
+  double published = 0;
+  double predicted = 0;
+  double rel_error = 0;  // (predicted - published) / published
+  std::string note;
+};
+
+struct ValidationResult {
+  std::string name;
+  std::string title;
+  std::string source;
+  std::string metric;
+  double bound_mean = 0;
+  double bound_max = 0;
+  std::vector<ValidationRow> rows;
+  double mean_abs_rel_error = 0;
+  double max_abs_rel_error = 0;
+  [[nodiscard]] bool within_bounds() const {
+    return mean_abs_rel_error <= bound_mean && max_abs_rel_error <= bound_max;
+  }
+};
+
+// Resolves a GPU preset name to its device profile.
+using ProfileLookup = std::function<const DeviceProfile&(const scenario::Scenario&)>;
+
+// Runs one suite file. Throws ScenarioError (located problems in the suite) or
+// std::runtime_error.
+ValidationResult run_suite(const std::string& path, const scenario::LoadOptions& options,
+                           const ProfileLookup& profile_for);
+
+}  // namespace myriad::sim

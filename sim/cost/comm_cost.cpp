@@ -1,0 +1,137 @@
+#include "sim/cost/comm_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace myriad::sim {
+namespace {
+
+using models::CollectiveKind;
+
+double busbw_factor(CollectiveKind k, double n) {
+  switch (k) {
+    case CollectiveKind::all_reduce: return 2 * (n - 1) / n;
+    case CollectiveKind::all_gather:
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::all_to_all: return (n - 1) / n;
+    case CollectiveKind::send_recv: return 1;
+  }
+  return 1;
+}
+
+double ring_steps(CollectiveKind k, double n) {
+  return k == CollectiveKind::all_reduce ? 2 * (n - 1) : n - 1;
+}
+
+// Nodes under one switch of each tier, and the tier that joins `nodes` nodes.
+double hop_latency(const scenario::ClusterSpec& c, int nodes) {
+  const int tier = joining_tier(c, nodes);
+  double latency = c.nic_latency_s;
+  for (int i = 0; i <= tier && i < static_cast<int>(c.network.tiers.size()); ++i) {
+    latency += 2 * c.network.tiers[i].latency_s;  // up and down
+  }
+  return latency;
+}
+
+double largest_oversubscription_below(const scenario::ClusterSpec& c, int tier) {
+  double o = 1;
+  for (int i = 0; i < tier && i < static_cast<int>(c.network.tiers.size()); ++i) {
+    o = std::max(o, c.network.tiers[i].oversubscription);
+  }
+  return o;
+}
+
+CommCost intra_node(const models::Collective& c, double n, const scenario::ClusterSpec& cluster,
+                    const DeviceProfile& p) {
+  CommCost r;
+  r.busbw_Bps = interpolate_busbw(p.nvlink_busbw, c.bytes);
+  r.latency_s = ring_steps(c.kind, n) * cluster.nvlink_latency_s;
+  r.bandwidth_s = busbw_factor(c.kind, n) * c.bytes / r.busbw_Bps;
+  r.algorithm = c.kind == CollectiveKind::all_to_all ? "pairwise" : "ring";
+  if (c.kind == CollectiveKind::send_recv) r.algorithm = "p2p";
+  return r;
+}
+
+CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
+                    const scenario::ClusterSpec& cluster, const DeviceProfile& p) {
+  const double n = g.size;
+  const double nic_Bps = cluster.nic_bw_Bps * p.nic_efficiency;
+  const double nics = std::min<double>(g.per_node, cluster.nics_per_node);
+  const double nvlink = interpolate_busbw(p.nvlink_busbw, c.bytes);
+  const double hop = hop_latency(cluster, g.nodes);
+  CommCost r;
+  r.inter_node = true;
+  switch (c.kind) {
+    case CollectiveKind::send_recv:
+      r.algorithm = "p2p";
+      r.busbw_Bps = nic_Bps;
+      r.latency_s = hop;
+      break;
+    case CollectiveKind::all_to_all: {
+      r.algorithm = "pairwise";
+      const double per_rank_nic = nics * nic_Bps / g.per_node /
+                                  largest_oversubscription_below(cluster, joining_tier(cluster, g.nodes));
+      const double local = c.bytes * (g.per_node - 1) / n / nvlink;
+      const double remote = c.bytes * (n - g.per_node) / n / per_rank_nic;
+      r.latency_s = hop + (n - 1) * cluster.nvlink_latency_s;
+      r.bandwidth_s = local + remote;
+      r.busbw_Bps = busbw_factor(c.kind, n) * c.bytes / r.bandwidth_s;
+      r.time_s = r.latency_s + r.bandwidth_s;
+      return r;
+    }
+    default: {
+      r.busbw_Bps = std::min(nics * nic_Bps, g.per_node > 1 ? nvlink : nics * nic_Bps);
+      const double ring_latency = ring_steps(c.kind, n) * hop;
+      r.algorithm = "ring";
+      r.latency_s = ring_latency;
+      if (c.kind == CollectiveKind::all_reduce) {
+        // NCCL's double binary tree: log-depth latency, same bus bandwidth here.
+        const double tree_latency = 2 * (std::ceil(std::log2(g.nodes)) * hop +
+                                         (g.per_node - 1) * cluster.nvlink_latency_s);
+        if (tree_latency < ring_latency) {
+          r.algorithm = "tree";
+          r.latency_s = tree_latency;
+        }
+      }
+      break;
+    }
+  }
+  r.bandwidth_s = busbw_factor(c.kind, n) * c.bytes / r.busbw_Bps;
+  r.time_s = r.latency_s + r.bandwidth_s;
+  return r;
+}
+
+}  // namespace
+
+int joining_tier(const scenario::ClusterSpec& c, int nodes) {
+  const auto& tiers = c.network.tiers;
+  // Nodes under one leaf: a rail leaf sees one NIC per node, a rack leaf all of them.
+  double under = 1;
+  for (std::size_t i = 0; i < tiers.size(); ++i) {
+    const bool top = i + 1 == tiers.size();
+    const double o = tiers[i].oversubscription;
+    double down = top ? tiers[i].radix : std::floor(tiers[i].radix * o / (o + 1));
+    if (i == 0) {
+      if (tiers[i].port_bw_Bps > c.nic_bw_Bps && c.nic_bw_Bps > 0) {
+        down *= std::floor(tiers[i].port_bw_Bps / c.nic_bw_Bps);
+      }
+      down = c.network.rail_optimized ? down : std::max(1.0, down / c.nics_per_node);
+    }
+    under *= down;
+    if (under >= nodes) return static_cast<int>(i);
+  }
+  return static_cast<int>(tiers.size());
+}
+
+CommCost collective_cost(const models::Collective& c, const models::GroupSpan& g,
+                         const scenario::ClusterSpec& cluster, const DeviceProfile& profile) {
+  if (g.size <= 1 || c.bytes <= 0) return {};
+  if (g.nodes <= 1) {
+    CommCost r = intra_node(c, g.size, cluster, profile);
+    r.time_s = r.latency_s + r.bandwidth_s;
+    return r;
+  }
+  return inter_node(c, g, cluster, profile);
+}
+
+}  // namespace myriad::sim

@@ -1,0 +1,40 @@
+// The time of one collective: alpha-beta per level, with the bus bandwidth
+// nccl-tests would measure at that message size, and NCCL-like algorithms.
+//   Inside a node: bus bandwidth interpolated from the profile's NVLink curve
+//     (measured all-reduce busbw by size), 2(n-1) or n-1 hops of NVLink latency.
+//   Across nodes: ring or tree (all-reduce), whichever is faster, at a bus
+//     bandwidth of min(members per node, NICs per node) NICs at the profile's
+//     efficiency (and no more than NVLink gives inside the node); a hop costs
+//     the NIC latency plus the switch tiers crossed up and down. All-to-all
+//     traffic leaving the node is divided by the largest oversubscription below
+//     the tier that joins the group.
+// time = latency + factor * bytes / busbw, factor as nccl-tests' busbw formulas:
+// 2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter, all-to-all.
+#pragma once
+
+#include <string_view>
+
+#include "models/plan/collective.hpp"
+#include "models/plan/placement.hpp"
+#include "models/scenario/cluster_spec.hpp"
+#include "sim/cost/device_profile.hpp"
+
+namespace myriad::sim {
+
+struct CommCost {
+  double time_s = 0;
+  double latency_s = 0;
+  double bandwidth_s = 0;
+  double busbw_Bps = 0;
+  std::string_view algorithm = "none";  // ring, tree, pairwise, p2p
+  bool inter_node = false;
+};
+
+CommCost collective_cost(const models::Collective& c, const models::GroupSpan& g,
+                         const scenario::ClusterSpec& cluster, const DeviceProfile& profile);
+
+// The index of the lowest switch tier whose subtree holds `nodes` nodes; the
+// number of tiers when even the top tier's does not.
+int joining_tier(const scenario::ClusterSpec& cluster, int nodes);
+
+}  // namespace myriad::sim

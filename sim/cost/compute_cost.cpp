@@ -1,0 +1,48 @@
+#include "sim/cost/compute_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace myriad::sim {
+namespace {
+
+double wave_efficiency(const models::GemmShape& g, const DeviceProfile& p) {
+  const double tiles_m = std::ceil(g.m / p.tile_m);
+  const double tiles_n = std::ceil(g.n / p.tile_n);
+  const double tiles = tiles_m * tiles_n * g.batch;
+  const double waves = std::ceil(tiles / p.sms);
+  // Partial tiles compute padding; a partial last wave leaves SMs idle.
+  const double padding = (g.m * g.n) / (tiles_m * p.tile_m * tiles_n * p.tile_n);
+  return padding * tiles / (waves * p.sms);
+}
+
+}  // namespace
+
+ComputeCost compute_cost(const models::Op& op, const DeviceProfile& p) {
+  const double stream_Bps = p.hbm_bw_Bps * p.memory_efficiency;
+  const double memory_s = op.bytes / stream_Bps;
+  ComputeCost c;
+  double peak = p.bf16_flops;
+  double compute_s = 0;
+  switch (op.cls) {
+    case models::OpClass::gemm: {
+      const double base = op.fp8 ? p.gemm_fp8_efficiency : p.gemm_efficiency;
+      peak = op.fp8 ? p.fp8_flops : p.bf16_flops;
+      const double depth = op.gemm.k / (op.gemm.k + p.gemm_k_half);
+      compute_s = op.flops / (peak * base * wave_efficiency(op.gemm, p) * depth);
+      break;
+    }
+    case models::OpClass::attention:
+      compute_s = op.flops / (p.bf16_flops * (op.backward ? p.attention_bwd_efficiency
+                                                           : p.attention_fwd_efficiency));
+      break;
+    case models::OpClass::elementwise:
+    case models::OpClass::optimizer: break;
+  }
+  c.memory_bound = memory_s >= compute_s;
+  c.time_s = std::max(memory_s, compute_s) + p.kernel_overhead_s;
+  c.efficiency = op.flops > 0 ? op.flops / (c.time_s * peak) : 0;
+  return c;
+}
+
+}  // namespace myriad::sim

@@ -1,0 +1,25 @@
+// The time of one compute op on one GPU: a roofline over the device profile.
+//   GEMM:      FLOPs / (peak * gemm_efficiency * wave * depth), where wave is the
+//              fraction of SMs the output tiles keep busy over all waves and depth
+//              is k / (k + k_half); or bytes / sustained bandwidth if larger.
+//   attention: FLOPs / (peak * attention efficiency, forward or backward).
+//   others:    bytes / (HBM bandwidth * memory_efficiency).
+// Each kernel also pays kernel_overhead_s.
+#pragma once
+
+#include <string_view>
+
+#include "models/ops/op.hpp"
+#include "sim/cost/device_profile.hpp"
+
+namespace myriad::sim {
+
+struct ComputeCost {
+  double time_s = 0;
+  double efficiency = 0;  // achieved FLOP/s over the peak it ran against
+  bool memory_bound = false;
+};
+
+ComputeCost compute_cost(const models::Op& op, const DeviceProfile& profile);
+
+}  // namespace myriad::sim

@@ -1,0 +1,147 @@
+#include "sim/cost/device_profile.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace myriad::sim {
+namespace {
+
+struct ScalarKey {
+  const char* key;
+  double DeviceProfile::*member;
+  double min;
+  double max;
+};
+
+constexpr ScalarKey kScalars[] = {
+    {"bf16_peak_flops", &DeviceProfile::bf16_flops, 1e12, 1e17},
+    {"fp8_peak_flops", &DeviceProfile::fp8_flops, 0, 1e17},
+    {"hbm_bandwidth_Bps", &DeviceProfile::hbm_bw_Bps, 1e10, 1e14},
+    {"gemm_efficiency", &DeviceProfile::gemm_efficiency, 0.01, 1},
+    {"gemm_fp8_efficiency", &DeviceProfile::gemm_fp8_efficiency, 0, 1},
+    {"gemm_k_half", &DeviceProfile::gemm_k_half, 0, 1e6},
+    {"sms", &DeviceProfile::sms, 1, 1e4},
+    {"gemm_tile_m", &DeviceProfile::tile_m, 1, 4096},
+    {"gemm_tile_n", &DeviceProfile::tile_n, 1, 4096},
+    {"attention_fwd_efficiency", &DeviceProfile::attention_fwd_efficiency, 0.01, 1},
+    {"attention_bwd_efficiency", &DeviceProfile::attention_bwd_efficiency, 0.01, 1},
+    {"memory_efficiency", &DeviceProfile::memory_efficiency, 0.01, 1},
+    {"kernel_overhead_s", &DeviceProfile::kernel_overhead_s, 0, 1e-3},
+    {"nic_efficiency", &DeviceProfile::nic_efficiency, 0.01, 1},
+};
+
+const char* const kOrigins[] = {"datasheet", "measured", "published", "assumption"};
+
+void read_parameter(const nlohmann::json& j, const std::string& key, DeviceProfile& p,
+                    std::vector<std::string>& problems) {
+  if (!j.is_object() || !j.contains("value") || !j["value"].is_number() ||
+      !j.contains("origin") || !j["origin"].is_string()) {
+    problems.push_back(fmt::format("parameters.{}: expected {{\"value\": number, \"origin\": "
+                                   "string, \"note\": string}}",
+                                   key));
+    return;
+  }
+  ProfileParameter param{j["value"].get<double>(), j["origin"].get<std::string>(),
+                         j.value("note", std::string{})};
+  if (std::find(std::begin(kOrigins), std::end(kOrigins), param.origin) == std::end(kOrigins)) {
+    problems.push_back(fmt::format("parameters.{}.origin: expected datasheet, measured, "
+                                   "published or assumption, found '{}'",
+                                   key, param.origin));
+  }
+  p.parameters[key] = param;
+}
+
+void read_curve(const nlohmann::json& j, DeviceProfile& p, std::vector<std::string>& problems) {
+  if (!j.is_array() || j.empty()) {
+    problems.push_back("nvlink_busbw: expected a non-empty list of [bytes, busbw_Bps] pairs");
+    return;
+  }
+  for (const auto& point : j) {
+    if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_number() ||
+        point[0].get<double>() <= 0 || point[1].get<double>() <= 0) {
+      problems.push_back("nvlink_busbw: each point must be [bytes > 0, busbw_Bps > 0]");
+      return;
+    }
+    p.nvlink_busbw.push_back({point[0].get<double>(), point[1].get<double>()});
+  }
+  std::sort(p.nvlink_busbw.begin(), p.nvlink_busbw.end(),
+            [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+}
+
+}  // namespace
+
+DeviceProfile load_profile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot open device profile", path));
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(fmt::format("{}: not valid JSON: {}", path, e.what()));
+  }
+  DeviceProfile p;
+  p.file = path;
+  std::vector<std::string> problems;
+  for (const auto& [key, value] : root.items()) {
+    if (key != "device" && key != "kind" && key != "sources" && key != "parameters" &&
+        key != "nvlink_busbw") {
+      problems.push_back(fmt::format("{}: unknown key", key));
+    }
+  }
+  p.device = root.value("device", std::string{});
+  p.kind = root.value("kind", std::string{});
+  if (p.device.empty()) problems.push_back("device: expected the GPU's name");
+  if (p.kind.empty()) problems.push_back("kind: expected how the profile was made");
+  const nlohmann::json params = root.value("parameters", nlohmann::json::object());
+  for (const auto& [key, value] : params.items()) {
+    const auto* known = std::find_if(std::begin(kScalars), std::end(kScalars),
+                                     [&](const ScalarKey& s) { return key == s.key; });
+    if (known == std::end(kScalars)) {
+      problems.push_back(fmt::format("parameters.{}: unknown parameter", key));
+      continue;
+    }
+    read_parameter(value, key, p, problems);
+  }
+  for (const auto& s : kScalars) {
+    const auto it = p.parameters.find(s.key);
+    if (it == p.parameters.end()) {
+      problems.push_back(fmt::format("parameters.{}: missing", s.key));
+      continue;
+    }
+    const double v = it->second.value;
+    if (v < s.min || v > s.max) {
+      problems.push_back(fmt::format("parameters.{}: expected a value in [{}, {}], found {}",
+                                     s.key, s.min, s.max, v));
+    }
+    p.*(s.member) = v;
+  }
+  read_curve(root.value("nvlink_busbw", nlohmann::json::array()), p, problems);
+  if (!problems.empty()) {
+    std::string message = fmt::format("{}: {} problem(s) in device profile:", path, problems.size());
+    for (const auto& pr : problems) message += "\n  " + pr;
+    throw std::runtime_error(message);
+  }
+  return p;
+}
+
+double interpolate_busbw(const std::vector<BusBandwidthPoint>& curve, double bytes) {
+  if (curve.empty()) return 0;
+  if (bytes >= curve.back().bytes) return curve.back().busbw_Bps;
+  if (bytes <= curve.front().bytes) return curve.front().busbw_Bps;
+  for (std::size_t i = 1; i < curve.size(); ++i) {
+    if (bytes <= curve[i].bytes) {
+      const auto& a = curve[i - 1];
+      const auto& b = curve[i];
+      const double x = std::log(bytes / a.bytes) / std::log(b.bytes / a.bytes);
+      return a.busbw_Bps + x * (b.busbw_Bps - a.busbw_Bps);
+    }
+  }
+  return curve.back().busbw_Bps;
+}
+
+}  // namespace myriad::sim

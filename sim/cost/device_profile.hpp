@@ -1,0 +1,58 @@
+// A device profile: what a GPU type achieves, as the cost models read it.
+// Profiles are JSON files under calibration/profiles/ (ARCHITECTURE.md
+// principle 5: calibrated constants are data). Every parameter records its
+// origin: "datasheet", "measured" (by Myriad's calibration), "published" (a
+// measurement someone published, with its source) or "assumption" (an
+// engineering estimate awaiting measurement).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace myriad::sim {
+
+struct BusBandwidthPoint {
+  double bytes = 0;      // message size as nccl-tests counts it
+  double busbw_Bps = 0;  // nccl-tests bus bandwidth
+};
+
+struct ProfileParameter {
+  double value = 0;
+  std::string origin;  // datasheet | measured | published | assumption
+  std::string note;
+};
+
+struct DeviceProfile {
+  std::string file;
+  std::string device;  // GPU name, as the hardware preset gives it
+  std::string kind;    // e.g. "datasheet+published": how the profile was made
+
+  double bf16_flops = 0;           // dense peak
+  double fp8_flops = 0;            // dense peak; 0 without fp8
+  double hbm_bw_Bps = 0;           // datasheet
+  double gemm_efficiency = 0;      // sustained fraction of the bf16 peak on large GEMMs
+  double gemm_fp8_efficiency = 0;  // sustained fraction of the fp8 peak on large GEMMs
+  double gemm_k_half = 0;          // a GEMM of reduction depth k runs at k / (k + k_half) of it
+  double sms = 0;                  // streaming multiprocessors (wave quantization)
+  double tile_m = 0;               // output tile of the GEMM kernels
+  double tile_n = 0;
+  double attention_fwd_efficiency = 0;  // fused attention forward, fraction of the bf16 peak
+  double attention_bwd_efficiency = 0;
+  double memory_efficiency = 0;  // sustained fraction of HBM bandwidth for streaming kernels
+  double kernel_overhead_s = 0;  // launch and tail per kernel
+  std::vector<BusBandwidthPoint> nvlink_busbw;  // all-reduce inside a node, by size
+  double nic_efficiency = 0;                    // inter-node busbw per NIC over its line rate
+
+  std::map<std::string, ProfileParameter> parameters;  // everything, with origins
+};
+
+// Reads and checks a profile; throws std::runtime_error naming the file, the key
+// and what was expected, listing every problem.
+DeviceProfile load_profile(const std::string& path);
+
+// Bus bandwidth at `bytes`: interpolated in log(size) between measured points
+// and flat beyond either end; latency is added apart (see comm_cost.hpp).
+double interpolate_busbw(const std::vector<BusBandwidthPoint>& curve, double bytes);
+
+}  // namespace myriad::sim

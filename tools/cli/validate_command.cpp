@@ -1,0 +1,146 @@
+// `myriad validate [SUITE...]`: predicted against published, per row and suite.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "sim/analytic/validation_suite.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/report_table.hpp"
+
+namespace myriad::cli {
+namespace {
+
+struct ValidateOptions {
+  std::vector<std::string> suites;
+  std::vector<std::string> preset_path;
+  std::string json_file;
+};
+
+std::vector<std::string> suite_files(const ValidateOptions& o, const Environment& env,
+                                     Streams io, bool& ok) {
+  std::vector<std::string> available;
+  for (const auto& e : std::filesystem::directory_iterator(env.validation_dir)) {
+    if (e.path().extension() == ".yaml") available.push_back(e.path().stem().string());
+  }
+  std::sort(available.begin(), available.end());
+  if (o.suites.empty()) {
+    std::vector<std::string> all;
+    for (const auto& name : available) all.push_back((env.validation_dir / (name + ".yaml")).string());
+    return all;
+  }
+  std::vector<std::string> files;
+  for (const auto& s : o.suites) {
+    if (std::filesystem::exists(s)) {
+      files.push_back(s);
+    } else if (std::find(available.begin(), available.end(), s) != available.end()) {
+      files.push_back((env.validation_dir / (s + ".yaml")).string());
+    } else {
+      std::string list;
+      for (const auto& a : available) list += (list.empty() ? "" : ", ") + a;
+      io.err << fmt::format("myriad validate: error: no suite '{}'{}; suites: {}\n", s,
+                            scenario::did_you_mean(s, available), list);
+      ok = false;
+    }
+  }
+  return files;
+}
+
+std::string format_value(const std::string& metric, double v) {
+  return metric == "mfu" ? percent(v) : seconds(v);
+}
+
+void print_result(const sim::ValidationResult& r, std::ostream& out) {
+  out << fmt::format("{}: {}\n  source: {}\n", r.name, r.title, r.source);
+  Table t({"case", r.metric, "published", "predicted", "error"}, "llrrr");
+  for (const auto& row : r.rows) {
+    t.add({row.name, row.metric, format_value(r.metric, row.published),
+           format_value(r.metric, row.predicted), fmt::format("{:+.1f} %", row.rel_error * 100)});
+  }
+  out << t.str();
+  out << fmt::format("  mean |error| {:.1f} % (bound {:.0f} %), max |error| {:.1f} % (bound {:.0f} %): {}\n\n",
+                     r.mean_abs_rel_error * 100, r.bound_mean * 100, r.max_abs_rel_error * 100,
+                     r.bound_max * 100, r.within_bounds() ? "within bounds" : "OUT OF BOUNDS");
+}
+
+nlohmann::json to_json(const std::vector<sim::ValidationResult>& results) {
+  nlohmann::json suites = nlohmann::json::array();
+  for (const auto& r : results) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& row : r.rows) {
+      rows.push_back({{"case", row.name},
+                      {"metric", row.metric},
+                      {"published", row.published},
+                      {"predicted", row.predicted},
+                      {"rel_error", row.rel_error}});
+    }
+    suites.push_back({{"name", r.name},
+                      {"mean_abs_rel_error", r.mean_abs_rel_error},
+                      {"max_abs_rel_error", r.max_abs_rel_error},
+                      {"within_bounds", r.within_bounds()},
+                      {"rows", rows}});
+  }
+  return {{"suites", suites}};
+}
+
+int run_validate(const ValidateOptions& o, Streams io, const Environment& env) {
+  bool ok = true;
+  const auto files = suite_files(o, env, io, ok);
+  if (!ok) return kExitBadInput;
+  ScenarioOptions so;
+  so.preset_path = o.preset_path;
+  const scenario::LoadOptions load{preset_path(so, env)};
+  std::map<std::string, sim::DeviceProfile> profiles;
+  bool missing_profile = false;
+  const sim::ProfileLookup lookup = [&](const scenario::Scenario& s) -> const sim::DeviceProfile& {
+    const auto it = profiles.find(s.cluster.gpu.preset);
+    if (it != profiles.end()) return it->second;
+    auto p = profile_for(s, "", io, env);
+    if (!p) {
+      missing_profile = true;
+      throw std::runtime_error("no device profile for " + s.cluster.gpu.name);
+    }
+    return profiles.emplace(s.cluster.gpu.preset, std::move(*p)).first->second;
+  };
+  std::vector<sim::ValidationResult> results;
+  for (const auto& f : files) {
+    try {
+      results.push_back(sim::run_suite(f, load, lookup));
+      print_result(results.back(), io.out);
+    } catch (const scenario::ScenarioError& e) {
+      io.err << e.what();
+      return kExitBadInput;
+    }
+  }
+  if (missing_profile) return kExitBadInput;
+  if (!o.json_file.empty()) {
+    std::ofstream json(o.json_file);
+    json << to_json(results).dump(2) << '\n';
+    if (!json) {
+      io.err << fmt::format("myriad validate: error: cannot write {}\n", o.json_file);
+      return kExitFailure;
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_validate_command(CLI::App& app, Streams io, const Environment& env) {
+  auto options = std::make_shared<ValidateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "validate", "Compare the analytic engine's predictions with published tables "
+                  "(scenarios/validation/): per row and per suite.");
+  cmd->add_option("suites", options->suites,
+                  "suite names (files in scenarios/validation/) or paths; all when left out");
+  cmd->add_option("--preset-path", options->preset_path, "extra preset folder (repeatable)");
+  cmd->add_option("--json", options->json_file, "also write the results as JSON");
+  return {cmd, [options, io, &env] { return run_validate(*options, io, env); }};
+}
+
+}  // namespace myriad::cli
