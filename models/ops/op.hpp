@@ -32,6 +32,7 @@ struct Op {
   GemmShape gemm;    // for gemm ops
   bool fp8 = false;       // runs on fp8 tensor cores
   bool backward = false;  // part of the backward pass
+  double backward_bytes = 0;  // memory-bound ops: traffic of their backward, when known
 };
 
 // A GEMM op: 2*m*n*k FLOPs per batch entry; reads A and B, writes C in `elem` bytes each.

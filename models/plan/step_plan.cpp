@@ -30,9 +30,10 @@ double layer_params_per_rank(const scenario::ModelSpec& m, int tp, int ep) {
 
 void plan_dp(const scenario::Scenario& s, StepPlan& plan) {
   if (plan.dp == 1) return;
-  // Gradients are reduced in fp32 (Megatron-LM accumulates and reduces bf16 models'
-  // gradients in fp32); parameters are gathered in bf16.
-  const double grads = plan.params_max * 4;
+  // Megatron-LM accumulates and reduces the gradients of bf16 models in fp32, those
+  // of fp16 and fp8 models in 16 bits; parameters are gathered in 16 bits.
+  const double grad_bytes = s.training.precision == scenario::Precision::bf16 ? 4 : 2;
+  const double grads = plan.params_max * grad_bytes;
   const double params = plan.params_max * 2;
   if (s.parallelism.zero == 0) {
     plan.dp_comms.push_back({"dp.grads", CollectiveKind::all_reduce, GroupKind::dp, grads});

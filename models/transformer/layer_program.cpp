@@ -84,6 +84,9 @@ void attention_core(Phase& p, const ModelSpec& m, const Dims& d, const ShardShap
   const double scores = batch * seq_local * keys;
   // Scale+mask+softmax reads and writes the scores; dropout writes a mask and its output.
   p.ops.push_back(make_elementwise("attention.softmax", scores * (4 * kAct + 1), 6 * scores));
+  // Its backward: softmax reads probabilities and gradients and writes gradients (6 B),
+  // dropout reads gradients and mask and writes gradients (5 B).
+  p.ops.back().backward_bytes = scores * (5 * kAct + 1);
   p.ops.push_back(gemm("attention.context", seq_local, d.head_dim, keys, sh, batch));
 }
 
@@ -177,7 +180,10 @@ Phase backward_of(const Phase& fwd) {
       }
       case OpClass::elementwise:
       case OpClass::optimizer:
-        b.ops.push_back(make_elementwise(op.name, 2 * op.bytes, op.flops));
+        // Backward reads the saved input and the output gradient and writes the input
+        // gradient: half as much traffic again as forward, unless the op says otherwise.
+        b.ops.push_back(make_elementwise(
+            op.name, op.backward_bytes > 0 ? op.backward_bytes : 1.5 * op.bytes, op.flops));
         break;
     }
     b.ops.back().backward = true;

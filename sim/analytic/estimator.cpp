@@ -28,9 +28,10 @@ class Pricer {
   PhaseTime price(const models::Phase& phase, double runs_per_step) {
     PhaseTime t;
     for (const auto& op : phase.ops) {
-      const double time = compute_cost(op, p_).time_s;
-      t.compute += time;
-      if (op.cls == models::OpClass::gemm) t.gemm += time;
+      const ComputeCost cost = compute_cost(op, p_);
+      t.compute += cost.time_s;
+      if (op.cls == models::OpClass::gemm) t.gemm += cost.time_s;
+      record(op, cost, runs_per_step);
     }
     for (const auto& c : phase.comms) {
       const double time = price(c, runs_per_step).time_s;
@@ -63,6 +64,25 @@ class Pricer {
   }
 
  private:
+  void record(const models::Op& op, const ComputeCost& cost, double runs_per_step) {
+    if (runs_per_step <= 0) return;
+    std::string name(op.name);
+    if (op.backward) name += ".bwd";
+    auto it = std::find_if(report_.ops.begin(), report_.ops.end(),
+                           [&](const PricedOp& po) { return po.name == name; });
+    if (it == report_.ops.end()) {
+      report_.ops.push_back({name, std::string(models::op_class_name(op.cls)), 0, 0,
+                             cost.memory_bound, 0});
+      it = report_.ops.end() - 1;
+    }
+    // Several ops may share a name (a GEMM's two backward GEMMs): keep totals.
+    const double total = it->time_s * it->per_step + cost.time_s * runs_per_step;
+    const double flops = it->efficiency * it->time_s * it->per_step + cost.efficiency * cost.time_s * runs_per_step;
+    it->per_step += runs_per_step;
+    it->time_s = total / it->per_step;
+    it->efficiency = total > 0 ? flops / total : 0;
+  }
+
   const scenario::Scenario& s_;
   const DeviceProfile& p_;
   StepReport& report_;
@@ -156,9 +176,16 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile) {
                               : (first.total() + last.total() + (pp - 2) * body.total()) / pp;
   const double bubble = (pp - 1) / v * mean;
 
-  double dp_time = 0;
-  for (const auto& c : plan.dp_comms) dp_time += pricer.price(c, 1).time_s;
-  const double dp_exposed = s.overlap.dp ? dp_time / (2 * v) : dp_time;
+  // Gradients of a model chunk are complete only after its last micro-batch's backward,
+  // in the pipeline's drain; parameters are needed from the first forward, in its fill.
+  // Overlapped, each collective hides in that window (half the bubble, or half a
+  // micro-batch without pipelining) but for the 1/v belonging to the last (first) chunk.
+  const double window = std::max(bubble / 2, critical.total() / 2);
+  double dp_exposed = 0;
+  for (const auto& c : plan.dp_comms) {
+    const double t = pricer.price(c, 1).time_s;
+    dp_exposed += s.overlap.dp ? t / v + std::max(0.0, t * (v - 1) / v - window) : t;
+  }
   const double opt = optimizer_time(s, plan, profile);
 
   r.breakdown = {{"compute", m * critical.compute}, {"tp", m * critical.tp},
@@ -175,6 +202,9 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile) {
   r.tokens_per_s = static_cast<double>(s.parallelism.global_batch) * s.model.seq_length /
                    r.step_time_s;
   r.days_to_target = s.training.tokens / r.tokens_per_s / 86400;
+  std::sort(r.ops.begin(), r.ops.end(), [](const PricedOp& a, const PricedOp& b) {
+    return a.time_s * a.per_step > b.time_s * b.per_step;
+  });
   r.memory = models::memory_per_gpu(s, plan);
   r.memory_capacity = s.cluster.gpu.hbm_bytes;
   r.fits = r.memory.total() <= r.memory_capacity;

@@ -12,9 +12,10 @@
 // Overlap, when switched on: tensor-, context- and expert-parallel collectives
 // hide behind the layer's GEMMs except for a quarter of each (chunked pipelining
 // fill and drain) or what the GEMMs cannot cover; pipeline transfers hide
-// behind compute; data-parallel traffic overlaps the backward and forward
-// passes but for 1/(2v) of it (MegaScale's prefetch of the first chunk and
-// reduction of the last one).
+// behind compute; a data-parallel collective hides in the pipeline's drain
+// (gradient reduction: a chunk's gradients are complete after its last
+// micro-batch) or fill (parameter gathering), each half the bubble, except for
+// the 1/v of it that belongs to the last (first) model chunk.
 #pragma once
 
 #include <string>
@@ -45,6 +46,16 @@ struct PricedCollective {
   double per_step = 0;  // times it runs per step on the critical stage
 };
 
+// One compute op of the plan, priced; totals over a step on the critical stage.
+struct PricedOp {
+  std::string name;  // "qkv", "qkv.bwd", "attention", ...
+  std::string cls;
+  double time_s = 0;      // one run
+  double efficiency = 0;  // achieved over peak
+  bool memory_bound = false;
+  double per_step = 0;  // runs per step
+};
+
 struct StepReport {
   double step_time_s = 0;
   double mfu = 0;  // model FLOPs over peak bf16 FLOP/s of all GPUs
@@ -58,6 +69,7 @@ struct StepReport {
   double memory_capacity = 0;
   bool fits = true;
   std::vector<PricedCollective> collectives;
+  std::vector<PricedOp> ops;  // by total time, longest first
 };
 
 StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile);

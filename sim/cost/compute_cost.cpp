@@ -6,14 +6,19 @@
 namespace myriad::sim {
 namespace {
 
+// The best of the library's tiles for this shape: partial tiles compute padding,
+// and a partial last wave leaves SMs idle.
 double wave_efficiency(const models::GemmShape& g, const DeviceProfile& p) {
-  const double tiles_m = std::ceil(g.m / p.tile_m);
-  const double tiles_n = std::ceil(g.n / p.tile_n);
-  const double tiles = tiles_m * tiles_n * g.batch;
-  const double waves = std::ceil(tiles / p.sms);
-  // Partial tiles compute padding; a partial last wave leaves SMs idle.
-  const double padding = (g.m * g.n) / (tiles_m * p.tile_m * tiles_n * p.tile_n);
-  return padding * tiles / (waves * p.sms);
+  double best = 0;
+  for (const auto& tile : p.gemm_tiles) {
+    const double tiles_m = std::ceil(g.m / tile.m);
+    const double tiles_n = std::ceil(g.n / tile.n);
+    const double tiles = tiles_m * tiles_n * g.batch;
+    const double waves = std::ceil(tiles / p.sms);
+    const double padding = (g.m * g.n) / (tiles_m * tile.m * tiles_n * tile.n);
+    best = std::max(best, tile.relative * padding * tiles / (waves * p.sms));
+  }
+  return best;
 }
 
 }  // namespace
@@ -39,6 +44,7 @@ ComputeCost compute_cost(const models::Op& op, const DeviceProfile& p) {
     case models::OpClass::elementwise:
     case models::OpClass::optimizer: break;
   }
+  compute_s /= p.sustained_clock;
   c.memory_bound = memory_s >= compute_s;
   c.time_s = std::max(memory_s, compute_s) + p.kernel_overhead_s;
   c.efficiency = op.flops > 0 ? op.flops / (c.time_s * peak) : 0;

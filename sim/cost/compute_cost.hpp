@@ -1,10 +1,13 @@
 // The time of one compute op on one GPU: a roofline over the device profile.
 //   GEMM:      FLOPs / (peak * gemm_efficiency * wave * depth), where wave is the
-//              fraction of SMs the output tiles keep busy over all waves and depth
-//              is k / (k + k_half); or bytes / sustained bandwidth if larger.
+//              fraction of SMs the output tiles keep busy over all waves (for the
+//              best of the profile's tiles) and depth is k / (k + k_half); or
+//              bytes / sustained bandwidth if larger.
 //   attention: FLOPs / (peak * attention efficiency, forward or backward).
 //   others:    bytes / (HBM bandwidth * memory_efficiency).
-// Each kernel also pays kernel_overhead_s.
+// Compute-bound times are divided by the sustained clock fraction (GPUs under
+// training load run below the clock their peaks are quoted at). Each kernel
+// also pays kernel_overhead_s.
 #pragma once
 
 #include <string_view>

@@ -26,11 +26,10 @@ constexpr ScalarKey kScalars[] = {
     {"gemm_fp8_efficiency", &DeviceProfile::gemm_fp8_efficiency, 0, 1},
     {"gemm_k_half", &DeviceProfile::gemm_k_half, 0, 1e6},
     {"sms", &DeviceProfile::sms, 1, 1e4},
-    {"gemm_tile_m", &DeviceProfile::tile_m, 1, 4096},
-    {"gemm_tile_n", &DeviceProfile::tile_n, 1, 4096},
     {"attention_fwd_efficiency", &DeviceProfile::attention_fwd_efficiency, 0.01, 1},
     {"attention_bwd_efficiency", &DeviceProfile::attention_bwd_efficiency, 0.01, 1},
     {"memory_efficiency", &DeviceProfile::memory_efficiency, 0.01, 1},
+    {"sustained_clock_fraction", &DeviceProfile::sustained_clock, 0.5, 1},
     {"kernel_overhead_s", &DeviceProfile::kernel_overhead_s, 0, 1e-3},
     {"nic_efficiency", &DeviceProfile::nic_efficiency, 0.01, 1},
 };
@@ -73,6 +72,25 @@ void read_curve(const nlohmann::json& j, DeviceProfile& p, std::vector<std::stri
             [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
 }
 
+void read_tiles(const nlohmann::json& j, DeviceProfile& p, std::vector<std::string>& problems) {
+  const char* expected = "gemm_tiles: expected {\"origin\": string, \"note\": string, \"tiles\": "
+                         "[[m, n, relative throughput], ...]}";
+  if (!j.is_object() || !j.contains("tiles") || !j["tiles"].is_array() || j["tiles"].empty() ||
+      !j.contains("origin")) {
+    problems.emplace_back(expected);
+    return;
+  }
+  for (const auto& t : j["tiles"]) {
+    if (!t.is_array() || t.size() != 3 || !t[0].is_number() || !t[1].is_number() ||
+        !t[2].is_number() || t[0].get<double>() < 1 || t[1].get<double>() < 1 ||
+        t[2].get<double>() <= 0 || t[2].get<double>() > 1) {
+      problems.emplace_back(expected);
+      return;
+    }
+    p.gemm_tiles.push_back({t[0].get<double>(), t[1].get<double>(), t[2].get<double>()});
+  }
+}
+
 }  // namespace
 
 DeviceProfile load_profile(const std::string& path) {
@@ -89,7 +107,7 @@ DeviceProfile load_profile(const std::string& path) {
   std::vector<std::string> problems;
   for (const auto& [key, value] : root.items()) {
     if (key != "device" && key != "kind" && key != "sources" && key != "parameters" &&
-        key != "nvlink_busbw") {
+        key != "nvlink_busbw" && key != "gemm_tiles") {
       problems.push_back(fmt::format("{}: unknown key", key));
     }
   }
@@ -121,6 +139,7 @@ DeviceProfile load_profile(const std::string& path) {
     p.*(s.member) = v;
   }
   read_curve(root.value("nvlink_busbw", nlohmann::json::array()), p, problems);
+  read_tiles(root.value("gemm_tiles", nlohmann::json::object()), p, problems);
   if (!problems.empty()) {
     std::string message = fmt::format("{}: {} problem(s) in device profile:", path, problems.size());
     for (const auto& pr : problems) message += "\n  " + pr;

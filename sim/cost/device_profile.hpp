@@ -17,6 +17,13 @@ struct BusBandwidthPoint {
   double busbw_Bps = 0;  // nccl-tests bus bandwidth
 };
 
+// An output tile a GEMM kernel may use, with its throughput relative to the best.
+struct GemmTile {
+  double m = 0;
+  double n = 0;
+  double relative = 1;
+};
+
 struct ProfileParameter {
   double value = 0;
   std::string origin;  // datasheet | measured | published | assumption
@@ -35,11 +42,11 @@ struct DeviceProfile {
   double gemm_fp8_efficiency = 0;  // sustained fraction of the fp8 peak on large GEMMs
   double gemm_k_half = 0;          // a GEMM of reduction depth k runs at k / (k + k_half) of it
   double sms = 0;                  // streaming multiprocessors (wave quantization)
-  double tile_m = 0;               // output tile of the GEMM kernels
-  double tile_n = 0;
+  std::vector<GemmTile> gemm_tiles;  // the library picks the best for each shape
   double attention_fwd_efficiency = 0;  // fused attention forward, fraction of the bf16 peak
   double attention_bwd_efficiency = 0;
   double memory_efficiency = 0;  // sustained fraction of HBM bandwidth for streaming kernels
+  double sustained_clock = 1;    // clock under sustained load over the clock of the peaks
   double kernel_overhead_s = 0;  // launch and tail per kernel
   std::vector<BusBandwidthPoint> nvlink_busbw;  // all-reduce inside a node, by size
   double nic_efficiency = 0;                    // inter-node busbw per NIC over its line rate

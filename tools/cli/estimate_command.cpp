@@ -75,7 +75,16 @@ std::string report_text(const scenario::Scenario& s, const sim::DeviceProfile& p
                fmt::format("{:.0f} GB/s", c.cost.busbw_Bps / 1e9), seconds(c.cost.time_s),
                fmt::format("{:.0f}", c.per_step)});
   }
-  out += comms.str();
+  out += comms.str() + "\n";
+  Table ops({"compute op (critical stage)", "class", "time", "efficiency", "bound", "per step",
+             "total"},
+            "llrrlrr");
+  for (const auto& op : r.ops) {
+    ops.add({op.name, op.cls, seconds(op.time_s), percent(op.efficiency),
+             op.memory_bound ? "memory" : "compute", fmt::format("{:.0f}", op.per_step),
+             seconds(op.time_s * op.per_step)});
+  }
+  out += ops.str();
   return out;
 }
 
