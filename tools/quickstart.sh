@@ -7,5 +7,4 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 scenario=${1:-"$root/scenarios/examples/gpt3-175b-megascale-12288.yaml"}
 "$root/tools/setup.sh"
 "$root/tools/build.sh" "$root/build" -- myriad
-# The estimator is not there yet: `check` loads, resolves and validates the scenario.
-exec "$root/build/tools/myriad" check "$scenario"
+exec "$root/build/tools/myriad" estimate "$scenario"

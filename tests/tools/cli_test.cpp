@@ -128,5 +128,72 @@ TEST(Cli, HelpAndVersionOnEveryVerb) {
   }
 }
 
+TEST(Cli, EstimatePrintsTheReportAndWritesJson) {
+  const auto file = std::filesystem::temp_directory_path() / "myriad_cli_estimate.json";
+  const Result r = run_cli({"estimate", "--json", file.string(), kDefault});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  for (const char* part : {"step time", "MFU", "tokens/s", "pipeline bubble", "memory per GPU",
+                           "dp.grads", "qkv+fc1"}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << part;
+  }
+  std::ifstream in(file);
+  const auto j = nlohmann::json::parse(in);
+  for (const char* key : {"step_time_s", "mfu", "tokens_per_s", "breakdown", "memory_per_gpu_bytes"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  double sum = 0;
+  for (const auto& [name, seconds] : j["breakdown"].items()) sum += seconds.get<double>();
+  EXPECT_NEAR(sum, j["step_time_s"].get<double>(), 1e-9);
+  std::filesystem::remove(file);
+}
+
+TEST(Cli, EstimateWithoutAProfileForTheGpuIsBadInput) {
+  const auto file = std::filesystem::temp_directory_path() / "myriad_cli_inline_gpu.yaml";
+  std::ofstream(file) << R"(
+cluster:
+  gpus: 8
+  nics_per_node: 8
+  nic_bandwidth: 200Gbps
+  network: {tiers: [{radix: 64}]}
+  gpu: {name: Custom, bf16_peak: 100TFLOPS, hbm_capacity: 80GB, hbm_bandwidth: 2TB/s,
+        nvlink_bandwidth: 300GB/s}
+model: {preset: megatron-22b}
+parallelism: {tp: 8, global_batch: 8}
+)";
+  const Result r = run_cli({"estimate", file.string()});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("--profile"), std::string::npos) << r.err;
+  const Result with = run_cli({"estimate", file.string(), "--profile",
+                               std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json"});
+  EXPECT_EQ(with.code, kExitOk) << with.err;
+  EXPECT_NE(with.err.find("warning: device profile"), std::string::npos);
+  std::filesystem::remove(file);
+}
+
+TEST(Cli, ValidateReportsEverySuiteAndWritesJson) {
+  const auto file = std::filesystem::temp_directory_path() / "myriad_cli_validate.json";
+  const Result r = run_cli({"validate", "--json", file.string()});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  std::ifstream in(file);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["suites"].size(), 4u);
+  for (const auto& suite : j["suites"]) {
+    EXPECT_TRUE(suite.contains("mean_abs_rel_error"));
+    EXPECT_TRUE(suite.contains("max_abs_rel_error"));
+    for (const auto& row : suite["rows"]) {
+      for (const char* key : {"case", "metric", "published", "predicted", "rel_error"}) {
+        EXPECT_TRUE(row.contains(key)) << key;
+      }
+    }
+  }
+  std::filesystem::remove(file);
+}
+
+TEST(Cli, ValidateUnknownSuiteSuggests) {
+  const Result r = run_cli({"validate", "megascale-tabel2"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("did you mean 'megascale-table2'"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace myriad::cli
