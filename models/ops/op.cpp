@@ -4,10 +4,14 @@ namespace myriad::models {
 
 std::string_view op_class_name(OpClass c) {
   switch (c) {
-    case OpClass::gemm: return "gemm";
-    case OpClass::attention: return "attention";
-    case OpClass::elementwise: return "elementwise";
-    case OpClass::optimizer: return "optimizer";
+    case OpClass::gemm:
+      return "gemm";
+    case OpClass::attention:
+      return "attention";
+    case OpClass::elementwise:
+      return "elementwise";
+    case OpClass::optimizer:
+      return "optimizer";
   }
   return "?";
 }

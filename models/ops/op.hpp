@@ -28,10 +28,10 @@ struct Op {
   std::string_view name;  // static label: "qkv", "fc1.dgrad", "attention.bwd"
   OpClass cls = OpClass::elementwise;
   double flops = 0;
-  double bytes = 0;  // HBM traffic
-  GemmShape gemm;    // for gemm ops
-  bool fp8 = false;       // runs on fp8 tensor cores
-  bool backward = false;  // part of the backward pass
+  double bytes = 0;           // HBM traffic
+  GemmShape gemm;             // for gemm ops
+  bool fp8 = false;           // runs on fp8 tensor cores
+  bool backward = false;      // part of the backward pass
   double backward_bytes = 0;  // memory-bound ops: traffic of their backward, when known
 };
 

@@ -47,7 +47,8 @@ MemoryBreakdown memory_per_gpu(const scenario::Scenario& s, const StepPlan& plan
     const double params = part == &first ? plan.params_first_stage : plan.params_last_stage;
     part->weights = params * 2 / (p.zero >= 3 ? dp : 1);
     part->gradients = params * 4 / (p.zero >= 2 ? dp : 1);
-    part->optimizer = params * optimizer_bytes_per_param(s.training.optimizer) / (p.zero >= 1 ? dp : 1);
+    part->optimizer =
+        params * optimizer_bytes_per_param(s.training.optimizer) / (p.zero >= 1 ? dp : 1);
   }
   const double per_layer = layer_activation_bytes(s);
   const double m = plan.micro_batches;
@@ -60,8 +61,8 @@ MemoryBreakdown memory_per_gpu(const scenario::Scenario& s, const StepPlan& plan
   const double tokens = plan.shard.tokens();
   first.activations += in_flight * tokens * s.model.hidden * 3 / (plan.shard.sp ? p.tp : 1);
   // The last stage holds one micro-batch in flight, and its fp32 logits.
-  last.activations = plan.layers_per_stage * per_layer +
-                     tokens * static_cast<double>(s.model.vocab) / p.tp * 4;
+  last.activations =
+      plan.layers_per_stage * per_layer + tokens * static_cast<double>(s.model.vocab) / p.tp * 4;
   if (p.pp == 1) {
     first.activations += tokens * static_cast<double>(s.model.vocab) / p.tp * 4;
     return first;

@@ -25,10 +25,14 @@ GroupSpan group_span(GroupKind group, const scenario::Scenario& s) {
   const auto& p = s.parallelism;
   const int gpn = s.cluster.gpus_per_node;
   switch (group) {
-    case GroupKind::tp: return span(p.tp, 1, gpn);
-    case GroupKind::cp: return span(p.cp, p.tp, gpn);
-    case GroupKind::ep: return span(p.ep, p.tp, gpn);
-    case GroupKind::dp: return span(p.dp, static_cast<long long>(p.tp) * p.cp, gpn);
+    case GroupKind::tp:
+      return span(p.tp, 1, gpn);
+    case GroupKind::cp:
+      return span(p.cp, p.tp, gpn);
+    case GroupKind::ep:
+      return span(p.ep, p.tp, gpn);
+    case GroupKind::dp:
+      return span(p.dp, static_cast<long long>(p.tp) * p.cp, gpn);
     case GroupKind::pp:
       return span(p.pp, static_cast<long long>(p.tp) * p.cp * p.dp, gpn);
   }

@@ -10,9 +10,11 @@ double optimizer_bytes_per_param(scenario::Optimizer o) {
   switch (o) {
     case scenario::Optimizer::adam:
     case scenario::Optimizer::adamw:
-    case scenario::Optimizer::lamb: return 12;  // master weights, first and second moments
+    case scenario::Optimizer::lamb:
+      return 12;  // master weights, first and second moments
     case scenario::Optimizer::lion:
-    case scenario::Optimizer::sgd: return 8;  // master weights, one moment
+    case scenario::Optimizer::sgd:
+      return 8;  // master weights, one moment
   }
   return 12;
 }
@@ -72,7 +74,9 @@ StepPlan plan_step(const scenario::Scenario& s) {
   plan.params_first_stage = stage + vocab_rows;
   const bool own_head = !m.tied_embeddings || p.pp > 1;
   plan.params_last_stage = stage + m.hidden + (own_head ? vocab_rows : 0);
-  if (p.pp == 1) plan.params_first_stage = plan.params_last_stage = stage + vocab_rows * (m.tied_embeddings ? 1 : 2);
+  if (p.pp == 1)
+    plan.params_first_stage = plan.params_last_stage =
+        stage + vocab_rows * (m.tied_embeddings ? 1 : 2);
   plan.params_max = std::max(plan.params_first_stage, plan.params_last_stage);
   plan_dp(s, plan);
   return plan;

@@ -18,11 +18,11 @@ struct StepPlan {
   int virtual_stages = 1;
   int micro_batches = 1;  // per pipeline replica and step
   int dp = 1;
-  int layers_per_stage = 1;  // over all of a stage's virtual chunks
-  LayerProgram layer;        // one transformer layer, one micro-batch
-  LayerProgram embedding;    // first stage
-  LayerProgram head;         // last stage: final norm, LM head, loss
-  Collective pp_transfer;    // activations (or their gradients) across a stage boundary
+  int layers_per_stage = 1;          // over all of a stage's virtual chunks
+  LayerProgram layer;                // one transformer layer, one micro-batch
+  LayerProgram embedding;            // first stage
+  LayerProgram head;                 // last stage: final norm, LM head, loss
+  Collective pp_transfer;            // activations (or their gradients) across a stage boundary
   std::vector<Collective> dp_comms;  // gradient reduction and parameter gathering, per step
 
   double params_first_stage = 0;  // parameters a rank of the first stage holds

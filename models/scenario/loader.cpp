@@ -178,8 +178,7 @@ Scenario load_scenario_text(const std::string& text, const std::string& name,
   return build(std::move(root), name, options, diagnostics);
 }
 
-Scenario load_scenario_tree(ConfigNode root, const std::string& name,
-                            const LoadOptions& options) {
+Scenario load_scenario_tree(ConfigNode root, const std::string& name, const LoadOptions& options) {
   Diagnostics diagnostics;
   return build(std::move(root), name, options, diagnostics);
 }

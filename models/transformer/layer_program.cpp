@@ -77,7 +77,8 @@ void attention_core(Phase& p, const ModelSpec& m, const Dims& d, const ShardShap
     p.ops.push_back(op);
     return;
   }
-  // Unfused: full score matrices (masked), softmax, dropout, as Megatron-LM did before FlashAttention.
+  // Unfused: full score matrices (masked), softmax, dropout, as Megatron-LM did before
+  // FlashAttention.
   const double batch = sh.micro_batch * d.q_local;
   const double keys = sh.seq;
   p.ops.push_back(gemm("attention.scores", seq_local, keys, d.head_dim, sh, batch));
@@ -161,8 +162,8 @@ void parallel_block(Phase& p, const ModelSpec& m, const Dims& d, const ShardShap
 // memory-bound ops moving twice their bytes, and mirrored collectives.
 Phase backward_of(const Phase& fwd) {
   Phase b;
-  for (auto it = fwd.ops.rbegin(); it != fwd.ops.rend(); ++it) {
-    const Op& op = *it;
+  for (std::size_t i = fwd.ops.size(); i-- > 0;) {  // backward runs in reverse
+    const Op& op = fwd.ops[i];
     switch (op.cls) {
       case OpClass::gemm: {
         const auto& g = op.gemm;
@@ -189,8 +190,8 @@ Phase backward_of(const Phase& fwd) {
     b.ops.back().backward = true;
     if (op.cls == OpClass::gemm) b.ops[b.ops.size() - 2].backward = true;
   }
-  for (auto it = fwd.comms.rbegin(); it != fwd.comms.rend(); ++it) {
-    Collective c = *it;
+  for (std::size_t i = fwd.comms.size(); i-- > 0;) {
+    Collective c = fwd.comms[i];
     if (c.kind == CollectiveKind::all_gather) {
       c.kind = CollectiveKind::reduce_scatter;
     } else if (c.kind == CollectiveKind::reduce_scatter) {
@@ -203,8 +204,10 @@ Phase backward_of(const Phase& fwd) {
 
 Phase recompute_of(const Phase& fwd, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
   switch (sh.recompute) {
-    case Recompute::none: return {};
-    case Recompute::full: return fwd;
+    case Recompute::none:
+      return {};
+    case Recompute::full:
+      return fwd;
     case Recompute::selective: {
       // Only the attention core; FlashAttention's backward already recomputes it.
       Phase p;

@@ -47,8 +47,8 @@ double model_flops_per_step(const scenario::Scenario& s) {
   const double tokens = static_cast<double>(s.parallelism.global_batch) * seq;
   // Per token, forward: the layers' matrix multiplies, QK^T and PV over `keys`, the LM head.
   const double attention_core = 4 * keys * m.hidden;
-  const double forward = m.layers * (layer_matmul_flops_per_token(p) + attention_core) +
-                         2.0 * m.hidden * m.vocab;
+  const double forward =
+      m.layers * (layer_matmul_flops_per_token(p) + attention_core) + 2.0 * m.hidden * m.vocab;
   return 3 * forward * tokens;
 }
 
@@ -61,11 +61,16 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
   const double layer_forward = layer_matmul_flops_per_token(p) + 4 * keys * m.hidden;
   double extra = 0;
   switch (s.parallelism.recompute) {
-    case scenario::Recompute::none: break;
+    case scenario::Recompute::none:
+      break;
     // As Korthikanti'22 counts it: s/(3h) in place of s/(6h), three times the
     // forward attention core (their HFU column reproduces with this).
-    case scenario::Recompute::selective: extra = m.layers * 12 * keys * m.hidden; break;
-    case scenario::Recompute::full: extra = m.layers * layer_forward; break;
+    case scenario::Recompute::selective:
+      extra = m.layers * 12 * keys * m.hidden;
+      break;
+    case scenario::Recompute::full:
+      extra = m.layers * layer_forward;
+      break;
   }
   return model_flops_per_step(s) + extra * tokens;
 }

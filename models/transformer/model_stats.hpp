@@ -17,13 +17,13 @@
 namespace myriad::models {
 
 struct ParamCounts {
-  double attention = 0;  // per layer: QKV and projection
-  double mlp = 0;        // per layer: the dense MLP, or all experts and the router
-  double mlp_active = 0; // per layer and token: the MLP weights a token goes through
-  double norms = 0;      // per layer
-  double embedding = 0;  // vocabulary x hidden (once more for an untied LM head)
+  double attention = 0;   // per layer: QKV and projection
+  double mlp = 0;         // per layer: the dense MLP, or all experts and the router
+  double mlp_active = 0;  // per layer and token: the MLP weights a token goes through
+  double norms = 0;       // per layer
+  double embedding = 0;   // vocabulary x hidden (once more for an untied LM head)
   double total = 0;
-  double active = 0;     // per token
+  double active = 0;  // per token
 };
 
 ParamCounts param_counts(const scenario::ModelSpec& m);

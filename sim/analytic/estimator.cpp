@@ -36,11 +36,18 @@ class Pricer {
     for (const auto& c : phase.comms) {
       const double time = price(c, runs_per_step).time_s;
       switch (c.group) {
-        case GroupKind::tp: t.tp += time; break;
-        case GroupKind::cp: t.cp += time; break;
-        case GroupKind::ep: t.ep += time; break;
+        case GroupKind::tp:
+          t.tp += time;
+          break;
+        case GroupKind::cp:
+          t.cp += time;
+          break;
+        case GroupKind::ep:
+          t.ep += time;
+          break;
         case GroupKind::dp:
-        case GroupKind::pp: break;
+        case GroupKind::pp:
+          break;
       }
     }
     return t;
@@ -53,9 +60,9 @@ class Pricer {
       auto it = std::find_if(report_.collectives.begin(), report_.collectives.end(),
                              [&](const PricedCollective& pc) { return pc.name == c.name; });
       if (it == report_.collectives.end()) {
-        report_.collectives.push_back({std::string(c.name), std::string(models::collective_name(c.kind)),
-                                       std::string(models::group_name(c.group)), c.bytes, span.size,
-                                       span.nodes, cost, 0});
+        report_.collectives.push_back(
+            {std::string(c.name), std::string(models::collective_name(c.kind)),
+             std::string(models::group_name(c.group)), c.bytes, span.size, span.nodes, cost, 0});
         it = report_.collectives.end() - 1;
       }
       it->per_step += runs_per_step;
@@ -71,13 +78,14 @@ class Pricer {
     auto it = std::find_if(report_.ops.begin(), report_.ops.end(),
                            [&](const PricedOp& po) { return po.name == name; });
     if (it == report_.ops.end()) {
-      report_.ops.push_back({name, std::string(models::op_class_name(op.cls)), 0, 0,
-                             cost.memory_bound, 0});
+      report_.ops.push_back(
+          {name, std::string(models::op_class_name(op.cls)), 0, 0, cost.memory_bound, 0});
       it = report_.ops.end() - 1;
     }
     // Several ops may share a name (a GEMM's two backward GEMMs): keep totals.
     const double total = it->time_s * it->per_step + cost.time_s * runs_per_step;
-    const double flops = it->efficiency * it->time_s * it->per_step + cost.efficiency * cost.time_s * runs_per_step;
+    const double flops =
+        it->efficiency * it->time_s * it->per_step + cost.efficiency * cost.time_s * runs_per_step;
     it->per_step += runs_per_step;
     it->time_s = total / it->per_step;
     it->efficiency = total > 0 ? flops / total : 0;
@@ -172,8 +180,8 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile) {
     last = first;
   }
   const StageTime& critical = first.total() >= last.total() ? first : last;
-  const double mean = pp == 1 ? first.total()
-                              : (first.total() + last.total() + (pp - 2) * body.total()) / pp;
+  const double mean =
+      pp == 1 ? first.total() : (first.total() + last.total() + (pp - 2) * body.total()) / pp;
   const double bubble = (pp - 1) / v * mean;
 
   // Gradients of a model chunk are complete only after its last micro-batch's backward,
@@ -188,10 +196,14 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile) {
   }
   const double opt = optimizer_time(s, plan, profile);
 
-  r.breakdown = {{"compute", m * critical.compute}, {"tp", m * critical.tp},
-                 {"cp", m * critical.cp},           {"ep", m * critical.ep},
-                 {"pp", m * critical.pp},           {"bubble", bubble},
-                 {"dp", dp_exposed},                {"optimizer", opt}};
+  r.breakdown = {{"compute", m * critical.compute},
+                 {"tp", m * critical.tp},
+                 {"cp", m * critical.cp},
+                 {"ep", m * critical.ep},
+                 {"pp", m * critical.pp},
+                 {"bubble", bubble},
+                 {"dp", dp_exposed},
+                 {"optimizer", opt}};
   for (const auto& part : r.breakdown) r.step_time_s += part.seconds;
 
   const double gpus = s.cluster.gpus;
@@ -199,8 +211,8 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile) {
   r.hardware_flops = models::hardware_flops_per_step(s);
   r.mfu = r.model_flops / (r.step_time_s * gpus * profile.bf16_flops);
   r.hfu = r.hardware_flops / (r.step_time_s * gpus * profile.bf16_flops);
-  r.tokens_per_s = static_cast<double>(s.parallelism.global_batch) * s.model.seq_length /
-                   r.step_time_s;
+  r.tokens_per_s =
+      static_cast<double>(s.parallelism.global_batch) * s.model.seq_length / r.step_time_s;
   r.days_to_target = s.training.tokens / r.tokens_per_s / 86400;
   std::sort(r.ops.begin(), r.ops.end(), [](const PricedOp& a, const PricedOp& b) {
     return a.time_s * a.per_step > b.time_s * b.per_step;

@@ -14,8 +14,8 @@ namespace {
 using scenario::ConfigNode;
 using scenario::Diagnostics;
 
-const std::vector<std::string> kSuiteKeys = {"name",   "title", "source", "notes",
-                                             "metric", "bounds", "base",  "cases"};
+const std::vector<std::string> kSuiteKeys = {"name",   "title",  "source", "notes",
+                                             "metric", "bounds", "base",   "cases"};
 const std::vector<std::string> kCaseKeys = {"case", "published", "scenario", "note"};
 const std::vector<std::string> kMetrics = {"iteration_time_s", "mfu", "tflops_per_gpu"};
 
@@ -34,8 +34,8 @@ std::string text(const ConfigNode& node, const std::string& key) {
   return v != nullptr && v->is_scalar() ? v->text() : std::string{};
 }
 
-bool number(const ConfigNode& node, const std::string& key, const std::string& path,
-            Diagnostics& d, double& out) {
+bool number(const ConfigNode& node, const std::string& key, const std::string& path, Diagnostics& d,
+            double& out) {
   const ConfigNode* v = node.find(key);
   if (v == nullptr) {
     d.error(node.where(), path + "." + key, "missing: expected a number");
@@ -56,8 +56,7 @@ struct Published {
   double value = 0;
 };
 
-bool read_published(const ConfigNode& c, const std::string& path, Diagnostics& d,
-                    Published& out) {
+bool read_published(const ConfigNode& c, const std::string& path, Diagnostics& d, Published& out) {
   const ConfigNode* p = c.find("published");
   if (p == nullptr || !p->is_map() || p->entries().size() != 1) {
     d.error(p != nullptr ? p->where() : c.where(), path + ".published",
@@ -125,7 +124,8 @@ ValidationResult run_suite(const std::string& path, const scenario::LoadOptions&
   result.source = text(root, "source");
   result.metric = text(root, "metric");
   if (result.metric != "iteration_time_s" && result.metric != "mfu") {
-    d.error(root.where(), "metric", "expected iteration_time_s or mfu, found '" + result.metric + "'");
+    d.error(root.where(), "metric",
+            "expected iteration_time_s or mfu, found '" + result.metric + "'");
   }
   const ConfigNode* bounds = root.find("bounds");
   if (bounds == nullptr || !bounds->is_map()) {
@@ -161,7 +161,8 @@ ValidationResult run_suite(const std::string& path, const scenario::LoadOptions&
     sum += std::fabs(row.rel_error);
     result.max_abs_rel_error = std::max(result.max_abs_rel_error, std::fabs(row.rel_error));
   }
-  result.mean_abs_rel_error = result.rows.empty() ? 0 : sum / static_cast<double>(result.rows.size());
+  result.mean_abs_rel_error =
+      result.rows.empty() ? 0 : sum / static_cast<double>(result.rows.size());
   return result;
 }
 

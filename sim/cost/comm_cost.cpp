@@ -10,11 +10,14 @@ using models::CollectiveKind;
 
 double busbw_factor(CollectiveKind k, double n) {
   switch (k) {
-    case CollectiveKind::all_reduce: return 2 * (n - 1) / n;
+    case CollectiveKind::all_reduce:
+      return 2 * (n - 1) / n;
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
-    case CollectiveKind::all_to_all: return (n - 1) / n;
-    case CollectiveKind::send_recv: return 1;
+    case CollectiveKind::all_to_all:
+      return (n - 1) / n;
+    case CollectiveKind::send_recv:
+      return 1;
   }
   return 1;
 }
@@ -69,8 +72,9 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
       break;
     case CollectiveKind::all_to_all: {
       r.algorithm = "pairwise";
-      const double per_rank_nic = nics * nic_Bps / g.per_node /
-                                  largest_oversubscription_below(cluster, joining_tier(cluster, g.nodes));
+      const double per_rank_nic =
+          nics * nic_Bps / g.per_node /
+          largest_oversubscription_below(cluster, joining_tier(cluster, g.nodes));
       const double local = c.bytes * (g.per_node - 1) / n / nvlink;
       const double remote = c.bytes * (n - g.per_node) / n / per_rank_nic;
       r.latency_s = hop + (n - 1) * cluster.nvlink_latency_s;
@@ -86,8 +90,8 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
       r.latency_s = ring_latency;
       if (c.kind == CollectiveKind::all_reduce) {
         // NCCL's double binary tree: log-depth latency, same bus bandwidth here.
-        const double tree_latency = 2 * (std::ceil(std::log2(g.nodes)) * hop +
-                                         (g.per_node - 1) * cluster.nvlink_latency_s);
+        const double tree_latency =
+            2 * (std::ceil(std::log2(g.nodes)) * hop + (g.per_node - 1) * cluster.nvlink_latency_s);
         if (tree_latency < ring_latency) {
           r.algorithm = "tree";
           r.latency_s = tree_latency;

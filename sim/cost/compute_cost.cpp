@@ -39,10 +39,11 @@ ComputeCost compute_cost(const models::Op& op, const DeviceProfile& p) {
     }
     case models::OpClass::attention:
       compute_s = op.flops / (p.bf16_flops * (op.backward ? p.attention_bwd_efficiency
-                                                           : p.attention_fwd_efficiency));
+                                                          : p.attention_fwd_efficiency));
       break;
     case models::OpClass::elementwise:
-    case models::OpClass::optimizer: break;
+    case models::OpClass::optimizer:
+      break;
   }
   compute_s /= p.sustained_clock;
   c.memory_bound = memory_s >= compute_s;

@@ -38,19 +38,21 @@ const char* const kOrigins[] = {"datasheet", "measured", "published", "assumptio
 
 void read_parameter(const nlohmann::json& j, const std::string& key, DeviceProfile& p,
                     std::vector<std::string>& problems) {
-  if (!j.is_object() || !j.contains("value") || !j["value"].is_number() ||
-      !j.contains("origin") || !j["origin"].is_string()) {
-    problems.push_back(fmt::format("parameters.{}: expected {{\"value\": number, \"origin\": "
-                                   "string, \"note\": string}}",
-                                   key));
+  if (!j.is_object() || !j.contains("value") || !j["value"].is_number() || !j.contains("origin") ||
+      !j["origin"].is_string()) {
+    problems.push_back(
+        fmt::format("parameters.{}: expected {{\"value\": number, \"origin\": "
+                    "string, \"note\": string}}",
+                    key));
     return;
   }
   ProfileParameter param{j["value"].get<double>(), j["origin"].get<std::string>(),
                          j.value("note", std::string{})};
   if (std::find(std::begin(kOrigins), std::end(kOrigins), param.origin) == std::end(kOrigins)) {
-    problems.push_back(fmt::format("parameters.{}.origin: expected datasheet, measured, "
-                                   "published or assumption, found '{}'",
-                                   key, param.origin));
+    problems.push_back(
+        fmt::format("parameters.{}.origin: expected datasheet, measured, "
+                    "published or assumption, found '{}'",
+                    key, param.origin));
   }
   p.parameters[key] = param;
 }
@@ -73,8 +75,9 @@ void read_curve(const nlohmann::json& j, DeviceProfile& p, std::vector<std::stri
 }
 
 void read_tiles(const nlohmann::json& j, DeviceProfile& p, std::vector<std::string>& problems) {
-  const char* expected = "gemm_tiles: expected {\"origin\": string, \"note\": string, \"tiles\": "
-                         "[[m, n, relative throughput], ...]}";
+  const char* expected =
+      "gemm_tiles: expected {\"origin\": string, \"note\": string, \"tiles\": "
+      "[[m, n, relative throughput], ...]}";
   if (!j.is_object() || !j.contains("tiles") || !j["tiles"].is_array() || j["tiles"].empty() ||
       !j.contains("origin")) {
     problems.emplace_back(expected);
@@ -116,14 +119,15 @@ DeviceProfile load_profile(const std::string& path) {
   if (p.device.empty()) problems.push_back("device: expected the GPU's name");
   if (p.kind.empty()) problems.push_back("kind: expected how the profile was made");
   const nlohmann::json params = root.value("parameters", nlohmann::json::object());
-  for (const auto& [key, value] : params.items()) {
+  for (const auto& item : params.items()) {
+    const std::string& key = item.key();
     const auto* known = std::find_if(std::begin(kScalars), std::end(kScalars),
                                      [&](const ScalarKey& s) { return key == s.key; });
     if (known == std::end(kScalars)) {
       problems.push_back(fmt::format("parameters.{}: unknown parameter", key));
       continue;
     }
-    read_parameter(value, key, p, problems);
+    read_parameter(item.value(), key, p, problems);
   }
   for (const auto& s : kScalars) {
     const auto it = p.parameters.find(s.key);
@@ -133,15 +137,16 @@ DeviceProfile load_profile(const std::string& path) {
     }
     const double v = it->second.value;
     if (v < s.min || v > s.max) {
-      problems.push_back(fmt::format("parameters.{}: expected a value in [{}, {}], found {}",
-                                     s.key, s.min, s.max, v));
+      problems.push_back(fmt::format("parameters.{}: expected a value in [{}, {}], found {}", s.key,
+                                     s.min, s.max, v));
     }
     p.*(s.member) = v;
   }
   read_curve(root.value("nvlink_busbw", nlohmann::json::array()), p, problems);
   read_tiles(root.value("gemm_tiles", nlohmann::json::object()), p, problems);
   if (!problems.empty()) {
-    std::string message = fmt::format("{}: {} problem(s) in device profile:", path, problems.size());
+    std::string message =
+        fmt::format("{}: {} problem(s) in device profile:", path, problems.size());
     for (const auto& pr : problems) message += "\n  " + pr;
     throw std::runtime_error(message);
   }

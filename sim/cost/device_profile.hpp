@@ -35,13 +35,13 @@ struct DeviceProfile {
   std::string device;  // GPU name, as the hardware preset gives it
   std::string kind;    // e.g. "datasheet+published": how the profile was made
 
-  double bf16_flops = 0;           // dense peak
-  double fp8_flops = 0;            // dense peak; 0 without fp8
-  double hbm_bw_Bps = 0;           // datasheet
-  double gemm_efficiency = 0;      // sustained fraction of the bf16 peak on large GEMMs
-  double gemm_fp8_efficiency = 0;  // sustained fraction of the fp8 peak on large GEMMs
-  double gemm_k_half = 0;          // a GEMM of reduction depth k runs at k / (k + k_half) of it
-  double sms = 0;                  // streaming multiprocessors (wave quantization)
+  double bf16_flops = 0;             // dense peak
+  double fp8_flops = 0;              // dense peak; 0 without fp8
+  double hbm_bw_Bps = 0;             // datasheet
+  double gemm_efficiency = 0;        // sustained fraction of the bf16 peak on large GEMMs
+  double gemm_fp8_efficiency = 0;    // sustained fraction of the fp8 peak on large GEMMs
+  double gemm_k_half = 0;            // a GEMM of reduction depth k runs at k / (k + k_half) of it
+  double sms = 0;                    // streaming multiprocessors (wave quantization)
   std::vector<GemmTile> gemm_tiles;  // the library picks the best for each shape
   double attention_fwd_efficiency = 0;  // fused attention forward, fraction of the bf16 peak
   double attention_bwd_efficiency = 0;

@@ -51,15 +51,15 @@ TEST(ModelFlops, FullRecomputationIs96Over72) {
   s.parallelism.recompute = scenario::Recompute::full;
   // 96 B L s h^2 (1 + s/6h + V/(16hL)) over 72 B L s h^2 (1 + s/6h + V/(12hL)).
   const double h = 12288, L = 96, seq = 2048, V = 51200;
-  const double expected = 96 * (1 + seq / (6 * h) + V / (16 * h * L)) /
-                          (72 * (1 + seq / (6 * h) + V / (12 * h * L)));
+  const double expected =
+      96 * (1 + seq / (6 * h) + V / (16 * h * L)) / (72 * (1 + seq / (6 * h) + V / (12 * h * L)));
   EXPECT_NEAR(hardware_flops_per_step(s) / model, expected, 1e-12);
 }
 
 TEST(ParamCounts, MatchPublishedSizes) {
   const auto count = [](const std::string& preset) {
-    return param_counts(load("cluster: {preset: selene-like, gpus: 8}\nmodel: {preset: " +
-                             preset + "}\nparallelism: {tp: 8, global_batch: 8}\n")
+    return param_counts(load("cluster: {preset: selene-like, gpus: 8}\nmodel: {preset: " + preset +
+                             "}\nparallelism: {tp: 8, global_batch: 8}\n")
                             .model);
   };
   // Expectation (GPT-3 has biases and learned positions Myriad leaves out: 174.6B

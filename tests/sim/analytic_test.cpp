@@ -46,8 +46,10 @@ TEST(DeviceProfile, ProblemsAreListedWithTheirKeys) {
   } catch (const std::runtime_error& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("colour: unknown key"), std::string::npos) << m;
-    EXPECT_NE(m.find("gemm_efficiency: expected a value in [0.01, 1], found 2"), std::string::npos) << m;
-    EXPECT_NE(m.find("origin: expected datasheet, measured, published or assumption"), std::string::npos);
+    EXPECT_NE(m.find("gemm_efficiency: expected a value in [0.01, 1], found 2"), std::string::npos)
+        << m;
+    EXPECT_NE(m.find("origin: expected datasheet, measured, published or assumption"),
+              std::string::npos);
     EXPECT_NE(m.find("parameters.sms: missing"), std::string::npos);
   }
   std::filesystem::remove(path);
@@ -59,8 +61,9 @@ TEST(ComputeCost, RooflineAtBothEnds) {
   const DeviceProfile& p = a100();
   const models::Op big = models::make_gemm("big", 16384, 16384, 16384, 1, 2, false);
   const double k_factor = 16384 / (16384 + p.gemm_k_half);
-  const double expected = big.flops / (p.bf16_flops * p.gemm_efficiency * k_factor *
-                                       p.sustained_clock) + p.kernel_overhead_s;
+  const double expected =
+      big.flops / (p.bf16_flops * p.gemm_efficiency * k_factor * p.sustained_clock) +
+      p.kernel_overhead_s;
   EXPECT_NEAR(compute_cost(big, p).time_s, expected, expected * 0.02);  // wave: >= 98%
   const models::Op copy = models::make_elementwise("copy", 1e9);
   EXPECT_DOUBLE_EQ(compute_cost(copy, p).time_s,
@@ -115,8 +118,10 @@ TEST(CommCost, OversubscriptionSlowsAllToAllAcrossThePod) {
 cluster: {preset: llama3-like, gpus: 16384}
 model: {preset: mixtral-8x7b}
 parallelism: {tp: 1, ep: 8, global_batch: 16384}
-)").cluster;
-  const models::Collective a2a{"a2a", models::CollectiveKind::all_to_all, models::GroupKind::ep, 1e9};
+)")
+                     .cluster;
+  const models::Collective a2a{"a2a", models::CollectiveKind::all_to_all, models::GroupKind::ep,
+                               1e9};
   const double inside_pod = collective_cost(a2a, {3072, 8, 384}, cluster, a100()).bandwidth_s;
   const double across = collective_cost(a2a, {16384, 8, 2048}, cluster, a100()).bandwidth_s;
   EXPECT_EQ(joining_tier(cluster, 384), 1);   // a pod: racks under the cluster switches
@@ -169,10 +174,12 @@ parallelism: {tp: 8, global_batch: 8}
 }
 
 TEST(Estimate, RunsOnEveryExampleWithItsGpusProfile) {
-  for (const auto& e : std::filesystem::directory_iterator(std::string(MYRIAD_SCENARIO_DIR) + "/examples")) {
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(MYRIAD_SCENARIO_DIR) + "/examples")) {
     SCOPED_TRACE(e.path().string());
     const auto s = scenario::load_scenario(e.path().string(), kShipped);
-    const auto p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/" + s.cluster.gpu.preset + ".json");
+    const auto p =
+        load_profile(std::string(MYRIAD_PROFILE_DIR) + "/" + s.cluster.gpu.preset + ".json");
     const StepReport r = estimate(s, p);
     EXPECT_GT(r.step_time_s, 0);
     EXPECT_GT(r.mfu, 0.05);
@@ -189,9 +196,10 @@ TEST_P(Suite, WithinItsBounds) {
   const ProfileLookup lookup = [&](const scenario::Scenario& s) -> const DeviceProfile& {
     auto it = profiles.find(s.cluster.gpu.preset);
     if (it == profiles.end()) {
-      it = profiles.emplace(s.cluster.gpu.preset,
-                            load_profile(std::string(MYRIAD_PROFILE_DIR) + "/" +
-                                         s.cluster.gpu.preset + ".json")).first;
+      it = profiles
+               .emplace(s.cluster.gpu.preset, load_profile(std::string(MYRIAD_PROFILE_DIR) + "/" +
+                                                           s.cluster.gpu.preset + ".json"))
+               .first;
     }
     return it->second;
   };

@@ -20,9 +20,8 @@ struct Result {
 Result run_cli(std::vector<std::string> args) {
   std::ostringstream out;
   std::ostringstream err;
-  const Environment env{{MYRIAD_SCENARIO_DIR},
-                        MYRIAD_PROFILE_DIR,
-                        std::string(MYRIAD_SCENARIO_DIR) + "/validation"};
+  const Environment env{
+      {MYRIAD_SCENARIO_DIR}, MYRIAD_PROFILE_DIR, std::string(MYRIAD_SCENARIO_DIR) + "/validation"};
   const int code = run(args, out, err, env);
   return {code, out.str(), err.str()};
 }
@@ -138,7 +137,8 @@ TEST(Cli, EstimatePrintsTheReportAndWritesJson) {
   }
   std::ifstream in(file);
   const auto j = nlohmann::json::parse(in);
-  for (const char* key : {"step_time_s", "mfu", "tokens_per_s", "breakdown", "memory_per_gpu_bytes"}) {
+  for (const char* key :
+       {"step_time_s", "mfu", "tokens_per_s", "breakdown", "memory_per_gpu_bytes"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   double sum = 0;

@@ -41,16 +41,18 @@ std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const
   std::string file = path;
   if (file.empty()) {
     if (s.cluster.gpu.preset.empty()) {
-      io.err << fmt::format("{}: error: cluster.gpu has no hardware preset, so no device profile "
-                            "is known for '{}': name one with --profile\n",
-                            s.file, s.cluster.gpu.name);
+      io.err << fmt::format(
+          "{}: error: cluster.gpu has no hardware preset, so no device profile "
+          "is known for '{}': name one with --profile\n",
+          s.file, s.cluster.gpu.name);
       return std::nullopt;
     }
     file = (env.profile_dir / (s.cluster.gpu.preset + ".json")).string();
     if (!std::filesystem::exists(file)) {
-      io.err << fmt::format("{}: error: no device profile for GPU preset '{}' ({} does not "
-                            "exist): name one with --profile\n",
-                            s.file, s.cluster.gpu.preset, file);
+      io.err << fmt::format(
+          "{}: error: no device profile for GPU preset '{}' ({} does not "
+          "exist): name one with --profile\n",
+          s.file, s.cluster.gpu.preset, file);
       return std::nullopt;
     }
   }

@@ -32,10 +32,11 @@ std::string report_text(const scenario::Scenario& s, const sim::DeviceProfile& p
                         const sim::StepReport& r) {
   const auto& p = s.parallelism;
   std::string out = fmt::format("{}\n", s.name.empty() ? s.file : s.name);
-  out += fmt::format("  {} x {}, tp {}{} pp {}{} cp {} ep {} dp {}; {} micro-batches of {} x {} tokens\n",
-                     s.cluster.gpus, s.cluster.gpu.name, p.tp, p.sp ? " (sp)" : "", p.pp,
-                     p.virtual_stages > 1 ? fmt::format(" (v {})", p.virtual_stages) : "", p.cp,
-                     p.ep, p.dp, p.micro_batches(), p.micro_batch, s.model.seq_length);
+  out += fmt::format(
+      "  {} x {}, tp {}{} pp {}{} cp {} ep {} dp {}; {} micro-batches of {} x {} tokens\n",
+      s.cluster.gpus, s.cluster.gpu.name, p.tp, p.sp ? " (sp)" : "", p.pp,
+      p.virtual_stages > 1 ? fmt::format(" (v {})", p.virtual_stages) : "", p.cp, p.ep, p.dp,
+      p.micro_batches(), p.micro_batch, s.model.seq_length);
   out += fmt::format("  device profile: {} ({})\n\n", profile.file, profile.kind);
   Table headline({"", ""}, "lr");
   headline.add({"step time", seconds(r.step_time_s)});
@@ -76,9 +77,9 @@ std::string report_text(const scenario::Scenario& s, const sim::DeviceProfile& p
                fmt::format("{:.0f}", c.per_step)});
   }
   out += comms.str() + "\n";
-  Table ops({"compute op (critical stage)", "class", "time", "efficiency", "bound", "per step",
-             "total"},
-            "llrrlrr");
+  Table ops(
+      {"compute op (critical stage)", "class", "time", "efficiency", "bound", "per step", "total"},
+      "llrrlrr");
   for (const auto& op : r.ops) {
     ops.add({op.name, op.cls, seconds(op.time_s), percent(op.efficiency),
              op.memory_bound ? "memory" : "compute", fmt::format("{:.0f}", op.per_step),
@@ -94,11 +95,16 @@ nlohmann::json report_json(const scenario::Scenario& s, const sim::DeviceProfile
   for (const auto& part : r.breakdown) breakdown[part.name] = part.seconds;
   nlohmann::json collectives = nlohmann::json::array();
   for (const auto& c : r.collectives) {
-    collectives.push_back({{"name", c.name},           {"kind", c.kind},
-                           {"group", c.group},         {"ranks", c.ranks},
-                           {"nodes", c.nodes},         {"bytes", c.bytes},
-                           {"algorithm", c.cost.algorithm}, {"busbw_Bps", c.cost.busbw_Bps},
-                           {"time_s", c.cost.time_s}, {"per_step", c.per_step}});
+    collectives.push_back({{"name", c.name},
+                           {"kind", c.kind},
+                           {"group", c.group},
+                           {"ranks", c.ranks},
+                           {"nodes", c.nodes},
+                           {"bytes", c.bytes},
+                           {"algorithm", c.cost.algorithm},
+                           {"busbw_Bps", c.cost.busbw_Bps},
+                           {"time_s", c.cost.time_s},
+                           {"per_step", c.per_step}});
   }
   return {{"scenario", s.file},
           {"profile", profile.file},
@@ -143,8 +149,9 @@ int run_estimate(const EstimateOptions& o, Streams io, const Environment& env) {
 Command add_estimate_command(CLI::App& app, Streams io, const Environment& env) {
   auto options = std::make_shared<EstimateOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "estimate", "Estimate a training step analytically: step time, MFU, tokens/s, where the "
-                  "time goes, memory per GPU.");
+      "estimate",
+      "Estimate a training step analytically: step time, MFU, tokens/s, where the "
+      "time goes, memory per GPU.");
   add_scenario_options(*cmd, options->scenario);
   cmd->add_option("--profile", options->profile,
                   "device profile JSON (default: calibration/profiles/<the GPU's preset>.json)");

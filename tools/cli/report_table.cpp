@@ -41,8 +41,8 @@ std::string Table::str(int indent) const {
   total += 2 * (width.size() - 1);
   const std::string rule = pad + std::string(total, '-') + "\n";
   // A table whose headers are all empty prints no header and no rule under it.
-  const bool headless = std::all_of(headers_.begin(), headers_.end(),
-                                    [](const std::string& h) { return h.empty(); });
+  const bool headless =
+      std::all_of(headers_.begin(), headers_.end(), [](const std::string& h) { return h.empty(); });
   std::string out = headless ? "" : line(headers_) + rule;
   for (const auto& row : rows_) out += row.empty() ? rule : line(row);
   return out;
@@ -65,7 +65,7 @@ std::string gibibytes(double bytes) {
 
 std::string si_count(double n) {
   if (n >= 1e12) return fmt::format("{:.2f} T", n / 1e12);
-  if (n >= 1e9) return fmt::format("{:.2f} G", n / 1e9);
+  if (n >= 1e9) return fmt::format("{:.2f} B", n / 1e9);  // billions, as token counts are written
   if (n >= 1e6) return fmt::format("{:.2f} M", n / 1e6);
   if (n >= 1e3) return fmt::format("{:.2f} k", n / 1e3);
   return fmt::format("{:.0f}", n);

@@ -22,8 +22,8 @@ struct ValidateOptions {
   std::string json_file;
 };
 
-std::vector<std::string> suite_files(const ValidateOptions& o, const Environment& env,
-                                     Streams io, bool& ok) {
+std::vector<std::string> suite_files(const ValidateOptions& o, const Environment& env, Streams io,
+                                     bool& ok) {
   std::vector<std::string> available;
   for (const auto& e : std::filesystem::directory_iterator(env.validation_dir)) {
     if (e.path().extension() == ".yaml") available.push_back(e.path().stem().string());
@@ -31,7 +31,9 @@ std::vector<std::string> suite_files(const ValidateOptions& o, const Environment
   std::sort(available.begin(), available.end());
   if (o.suites.empty()) {
     std::vector<std::string> all;
-    for (const auto& name : available) all.push_back((env.validation_dir / (name + ".yaml")).string());
+    all.reserve(available.size());
+    for (const auto& name : available)
+      all.push_back((env.validation_dir / (name + ".yaml")).string());
     return all;
   }
   std::vector<std::string> files;
@@ -63,9 +65,10 @@ void print_result(const sim::ValidationResult& r, std::ostream& out) {
            format_value(r.metric, row.predicted), fmt::format("{:+.1f} %", row.rel_error * 100)});
   }
   out << t.str();
-  out << fmt::format("  mean |error| {:.1f} % (bound {:.0f} %), max |error| {:.1f} % (bound {:.0f} %): {}\n\n",
-                     r.mean_abs_rel_error * 100, r.bound_mean * 100, r.max_abs_rel_error * 100,
-                     r.bound_max * 100, r.within_bounds() ? "within bounds" : "OUT OF BOUNDS");
+  out << fmt::format(
+      "  mean |error| {:.1f} % (bound {:.0f} %), max |error| {:.1f} % (bound {:.0f} %): {}\n\n",
+      r.mean_abs_rel_error * 100, r.bound_mean * 100, r.max_abs_rel_error * 100, r.bound_max * 100,
+      r.within_bounds() ? "within bounds" : "OUT OF BOUNDS");
 }
 
 nlohmann::json to_json(const std::vector<sim::ValidationResult>& results) {
@@ -133,9 +136,10 @@ int run_validate(const ValidateOptions& o, Streams io, const Environment& env) {
 
 Command add_validate_command(CLI::App& app, Streams io, const Environment& env) {
   auto options = std::make_shared<ValidateOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "validate", "Compare the analytic engine's predictions with published tables "
-                  "(scenarios/validation/): per row and per suite.");
+  CLI::App* cmd =
+      app.add_subcommand("validate",
+                         "Compare the analytic engine's predictions with published tables "
+                         "(scenarios/validation/): per row and per suite.");
   cmd->add_option("suites", options->suites,
                   "suite names (files in scenarios/validation/) or paths; all when left out");
   cmd->add_option("--preset-path", options->preset_path, "extra preset folder (repeatable)");
