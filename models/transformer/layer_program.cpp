@@ -63,9 +63,15 @@ Op residual(std::string_view name, const Dims& d) {
   return make_elementwise(name, 3.5 * d.norm_tokens * d.h * kAct, 3 * d.norm_tokens * d.h);
 }
 
-// Attention core: fused (flash) or as two batched GEMMs around a softmax.
+// Attention core: fused (flash) or as two batched GEMMs around a softmax. With
+// context parallelism each rank first gathers the keys and values of the others
+// (ring attention; its backward reduce-scatters their gradients).
 void attention_core(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
   const double seq_local = sh.seq / sh.cp;
+  if (sh.cp > 1) {
+    const double kv_bytes = d.tokens * 2 * d.kv_local * d.head_dim * kAct;
+    p.comms.push_back({"cp.kv", CollectiveKind::all_gather, GroupKind::cp, kv_bytes * sh.cp});
+  }
   if (sh.fused) {
     // Causal (and windowed) pairs only; each CP rank computes its share of them.
     const double pairs = sh.micro_batch * attended_pairs(sh.seq, m.sliding_window) / sh.cp;

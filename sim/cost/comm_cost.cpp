@@ -56,6 +56,32 @@ CommCost intra_node(const models::Collective& c, double n, const scenario::Clust
 }
 
 CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
+                    const scenario::ClusterSpec& cluster, const DeviceProfile& p);
+
+// Hierarchical all-reduce: reduce-scatter inside each node, all-reduce of each
+// shard across nodes (one rank per node and shard, each on its own NIC), all-gather
+// inside the node.
+CommCost hierarchical_all_reduce(const models::Collective& c, const models::GroupSpan& g,
+                                 const scenario::ClusterSpec& cluster, const DeviceProfile& p) {
+  models::Collective local = c;
+  local.kind = CollectiveKind::reduce_scatter;
+  const CommCost rs = intra_node(local, g.per_node, cluster, p);
+  models::Collective shard = c;
+  shard.bytes = c.bytes / g.per_node;
+  const CommCost across = inter_node(shard, {g.nodes, 1, g.nodes}, cluster, p);
+  local.kind = CollectiveKind::all_gather;
+  const CommCost ag = intra_node(local, g.per_node, cluster, p);
+  CommCost r;
+  r.inter_node = true;
+  r.algorithm = "hierarchical";
+  r.latency_s = rs.latency_s + across.latency_s + ag.latency_s;
+  r.time_s = rs.latency_s + rs.bandwidth_s + across.time_s + ag.latency_s + ag.bandwidth_s;
+  r.bandwidth_s = r.time_s - r.latency_s;
+  r.busbw_Bps = busbw_factor(c.kind, g.size) * c.bytes / r.bandwidth_s;
+  return r;
+}
+
+CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
                     const scenario::ClusterSpec& cluster, const DeviceProfile& p) {
   const double n = g.size;
   const double nic_Bps = cluster.nic_bw_Bps * p.nic_efficiency;
@@ -95,6 +121,11 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
         if (tree_latency < ring_latency) {
           r.algorithm = "tree";
           r.latency_s = tree_latency;
+        }
+        if (g.per_node > 1) {
+          const CommCost h = hierarchical_all_reduce(c, g, cluster, p);
+          const double flat = r.latency_s + busbw_factor(c.kind, n) * c.bytes / r.busbw_Bps;
+          if (h.time_s < flat) return h;
         }
       }
       break;

@@ -2,7 +2,7 @@
 // nccl-tests would measure at that message size, and NCCL-like algorithms.
 //   Inside a node: bus bandwidth interpolated from the profile's NVLink curve
 //     (measured all-reduce busbw by size), 2(n-1) or n-1 hops of NVLink latency.
-//   Across nodes: ring or tree (all-reduce), whichever is faster, at a bus
+//   Across nodes: ring, tree or hierarchical (all-reduce), whichever is faster, at a bus
 //     bandwidth of min(members per node, NICs per node) NICs at the profile's
 //     efficiency (and no more than NVLink gives inside the node); a hop costs
 //     the NIC latency plus the switch tiers crossed up and down. All-to-all
