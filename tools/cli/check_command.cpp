@@ -2,7 +2,6 @@
 // resolved scenario in canonical units, or every problem found.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <memory>
 #include <ostream>
 
@@ -35,12 +34,7 @@ int run_check(const CheckOptions& o, Streams io, const Environment& env) {
   const scenario::Scenario& s = *loaded;
   const scenario::Resolved resolved = scenario::resolve_for_output(s);
   if (!o.json_file.empty()) {
-    std::ofstream json(o.json_file);
-    json << scenario::to_json(resolved).dump(2) << '\n';
-    if (!json) {
-      io.err << fmt::format("myriad check: error: cannot write {}\n", o.json_file);
-      return kExitFailure;
-    }
+    if (!write_json(o.json_file, scenario::to_json(resolved), "check", io)) return kExitFailure;
   }
   if (!o.quiet) {
     io.out << fmt::format(

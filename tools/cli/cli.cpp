@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -34,6 +35,15 @@ std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, S
     io.err << e.what();
     return std::nullopt;
   }
+}
+
+bool write_json(const std::string& path, const nlohmann::json& json, std::string_view verb,
+                Streams io) {
+  std::ofstream out(path);
+  out << json.dump(2) << '\n';
+  if (out) return true;
+  io.err << fmt::format("myriad {}: error: cannot write {}\n", verb, path);
+  return false;
 }
 
 std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const std::string& path,

@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <functional>
 #include <iosfwd>
 #include <optional>
@@ -36,6 +38,9 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& options);
 // Loads the scenario, printing warnings, or every problem (then nothing returns).
 std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
                                                const Environment& env);
+// Writes `json` to `path`; on failure says so for `verb` and returns false.
+bool write_json(const std::string& path, const nlohmann::json& json, std::string_view verb,
+                Streams io);
 // The device profile for the scenario's GPU: `path` when given, else the profile
 // named after the GPU's hardware preset. Prints why when there is none.
 std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const std::string& path,

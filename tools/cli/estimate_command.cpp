@@ -2,7 +2,6 @@
 // time breakdown, memory per GPU and the collectives behind them.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -133,12 +132,7 @@ int run_estimate(const EstimateOptions& o, Streams io, const Environment& env) {
   if (!profile) return kExitBadInput;
   const sim::StepReport r = sim::estimate(*s, *profile);
   if (!o.json_file.empty()) {
-    std::ofstream json(o.json_file);
-    json << report_json(*s, *profile, r).dump(2) << '\n';
-    if (!json) {
-      io.err << fmt::format("myriad estimate: error: cannot write {}\n", o.json_file);
-      return kExitFailure;
-    }
+    if (!write_json(o.json_file, report_json(*s, *profile, r), "estimate", io)) return kExitFailure;
   }
   io.out << report_text(*s, *profile, r);
   return kExitOk;

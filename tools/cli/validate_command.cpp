@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -122,12 +121,7 @@ int run_validate(const ValidateOptions& o, Streams io, const Environment& env) {
   }
   if (missing_profile) return kExitBadInput;
   if (!o.json_file.empty()) {
-    std::ofstream json(o.json_file);
-    json << to_json(results).dump(2) << '\n';
-    if (!json) {
-      io.err << fmt::format("myriad validate: error: cannot write {}\n", o.json_file);
-      return kExitFailure;
-    }
+    if (!write_json(o.json_file, to_json(results), "validate", io)) return kExitFailure;
   }
   return kExitOk;
 }
