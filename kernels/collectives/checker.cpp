@@ -21,12 +21,15 @@ struct Message {
   int count = 0;
   std::vector<std::uint64_t> data;
 
+  // Where chunk i's entry starts: an origin and `words` words per chunk.
+  static std::size_t entry(int i, int words) {
+    return static_cast<std::size_t>(i) * (static_cast<std::size_t>(words) + 1);
+  }
   [[nodiscard]] int origin(int i, int words) const {
-    return static_cast<int>(data[static_cast<std::size_t>(i * (words + 1))]);
+    return static_cast<int>(data[entry(i, words)]);
   }
   [[nodiscard]] std::span<const std::uint64_t> ranks(int i, int words) const {
-    return std::span(data).subspan(static_cast<std::size_t>(i * (words + 1) + 1),
-                                   static_cast<std::size_t>(words));
+    return std::span(data).subspan(entry(i, words) + 1, static_cast<std::size_t>(words));
   }
 };
 
@@ -173,7 +176,7 @@ CheckResult Checker::advance(int rank, bool& progressed) {
 CheckResult Checker::send(int rank, int index, const Step& step) {
   const SymbolicBuffer& buf = state_[static_cast<std::size_t>(rank)];
   Message m{index, step.chunk, step.count, {}};
-  m.data.reserve(static_cast<std::size_t>(step.count * (buf.words() + 1)));
+  m.data.reserve(Message::entry(step.count, buf.words()));
   for (int c = step.chunk; c < step.chunk + step.count; ++c) {
     if (!buf.defined(c)) {
       return fail(rank, index, step, fmt::format("sends chunk {}, which holds no data yet", c));
