@@ -32,6 +32,31 @@ BinaryTree relabel(int nranks, Map position, Unmap rank_at) {
   return tree;
 }
 
+// Rank r's part in reducing chunk j of each tree up to its root: receive and
+// add each child's partial sum, then pass the sum to the parent.
+void append_reduce_up(ScheduleBuilder& builder, const std::array<BinaryTree, 2>& trees, int r,
+                      int j, int chunks_per_tree) {
+  const auto ri = static_cast<std::size_t>(r);
+  for (int t = 0; t < 2; ++t) {
+    const BinaryTree& tree = trees[static_cast<std::size_t>(t)];
+    const ChunkRange chunk{t * chunks_per_tree + j, 1};
+    for (const int child : tree.children[ri]) builder.recv_reduce(r, child, chunk, t);
+    if (tree.parent[ri] >= 0) builder.send(r, tree.parent[ri], chunk, t);
+  }
+}
+
+// Rank r's part in broadcasting the reduced chunk j of each tree from its root.
+void append_broadcast_down(ScheduleBuilder& builder, const std::array<BinaryTree, 2>& trees, int r,
+                           int j, int chunks_per_tree) {
+  const auto ri = static_cast<std::size_t>(r);
+  for (int t = 0; t < 2; ++t) {
+    const BinaryTree& tree = trees[static_cast<std::size_t>(t)];
+    const ChunkRange chunk{t * chunks_per_tree + j, 1};
+    if (tree.parent[ri] >= 0) builder.recv(r, tree.parent[ri], chunk, t);
+    for (const int child : tree.children[ri]) builder.send(r, child, chunk, t);
+  }
+}
+
 }  // namespace
 
 BinaryTree make_binary_tree(int nranks) {
@@ -69,22 +94,10 @@ Schedule make_tree_allreduce(int nranks, std::int64_t bytes, int chunks_per_tree
   ScheduleBuilder builder(spec, {ChunkLayout::even(bytes, nchunks, elem_bytes)});
   const std::array<BinaryTree, 2> trees = make_double_binary_tree(nranks);
   for (int r = 0; r < nranks; ++r) {
-    const auto ri = static_cast<std::size_t>(r);
-    for (int j = 0; j < chunks_per_tree; ++j) {  // reduce up
-      for (int t = 0; t < 2; ++t) {
-        const BinaryTree& tree = trees[static_cast<std::size_t>(t)];
-        const ChunkRange chunk{t * chunks_per_tree + j, 1};
-        for (const int child : tree.children[ri]) builder.recv_reduce(r, child, chunk, t);
-        if (tree.parent[ri] >= 0) builder.send(r, tree.parent[ri], chunk, t);
-      }
-    }
-    for (int j = 0; j < chunks_per_tree; ++j) {  // broadcast down
-      for (int t = 0; t < 2; ++t) {
-        const BinaryTree& tree = trees[static_cast<std::size_t>(t)];
-        const ChunkRange chunk{t * chunks_per_tree + j, 1};
-        if (tree.parent[ri] >= 0) builder.recv(r, tree.parent[ri], chunk, t);
-        for (const int child : tree.children[ri]) builder.send(r, child, chunk, t);
-      }
+    for (int j = 0; j < chunks_per_tree; ++j)
+      append_reduce_up(builder, trees, r, j, chunks_per_tree);
+    for (int j = 0; j < chunks_per_tree; ++j) {
+      append_broadcast_down(builder, trees, r, j, chunks_per_tree);
     }
   }
   return std::move(builder).finish();
