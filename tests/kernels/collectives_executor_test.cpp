@@ -189,7 +189,7 @@ TEST(ExecutorRefuses, WhatItCannotRun) {
   Buffers three(3, std::vector<float>(10));
   EXPECT_THROW(execute(make_ring_allreduce(4, 40, 1, kFloat), three), std::invalid_argument);
   Schedule broken = make_ring_allreduce(4, 40, 1, kFloat);
-  broken.steps[1].pop_back();  // would leave rank 2's last receive waiting forever
+  broken.steps[1].erase(broken.steps[1].end() - 2);  // rank 2's last receive would wait forever
   try {
     execute(broken, b);
     ADD_FAILURE() << "a schedule that deadlocks was run";
