@@ -4,7 +4,6 @@
 
 #include <map>
 #include <span>
-#include <tuple>
 #include <vector>
 
 #include "kernels/collectives/postcondition.hpp"
@@ -34,15 +33,16 @@ struct Message {
 };
 
 // The messages in flight on one (src, dst, channel), oldest at `head`. A
-// channel with nothing in flight is removed, so that the map stays small.
+// channel with nothing in flight is removed, so that the maps stay small.
 struct Fifo {
   std::vector<Message> messages;
   std::size_t head = 0;
 };
 
-using ChannelKey = std::tuple<int, int, int>;  // src, dst, channel
+// A rank's incoming channels, keyed by src * channels + channel.
+using Inbox = std::map<std::int64_t, Fifo>;
 
-CheckResult fail(int rank, int index, const Step& step, const std::string& what) {
+CheckResult failure(int rank, int index, const Step& step, const std::string& what) {
   return {false, rank, index,
           fmt::format("rank {}, step {} ({}): {}", rank, index, describe(step), what)};
 }
@@ -57,23 +57,32 @@ class Checker {
   CheckResult run();
 
  private:
+  // The steps return false once they have recorded a failure in failure_.
   [[nodiscard]] CheckResult check_shape() const;
-  [[nodiscard]] CheckResult check_step(int rank, int index) const;
-  CheckResult advance(int rank, bool& progressed);
-  CheckResult send(int rank, int index, const Step& step);
-  CheckResult copy(int rank, int index, const Step& step);
-  CheckResult receive(int rank, int index, const Step& step, const Message& m);
-  CheckResult reduce_chunk(int rank, int index, const Step& step, const Message& m, int i);
+  bool check_step(int rank, int index);
+  bool advance(int rank, bool& progressed);
+  bool send(int rank, int index, const Step& step);
+  bool copy(int rank, int index, const Step& step);
+  bool receive(int rank, int index, const Step& step, const Message& m);
+  bool reduce_chunk(int rank, int index, const Step& step, const Message& m, int i);
+  bool fail(int rank, int index, const Step& step, const std::string& what) {
+    failure_ = failure(rank, index, step, what);
+    return false;
+  }
   [[nodiscard]] CheckResult diagnose_stall() const;
   [[nodiscard]] CheckResult check_leftovers() const;
   [[nodiscard]] const Step& step_at(int rank, std::size_t index) const {
     return s_.rank_steps(rank)[index];
   }
+  [[nodiscard]] std::int64_t inbox_key(int src, int channel) const {
+    return std::int64_t{src} * s_.spec.channels + channel;
+  }
 
   const Schedule& s_;
+  CheckResult failure_;
   std::vector<SymbolicBuffer> state_;
   std::vector<std::size_t> next_;  // each rank's next step
-  std::map<ChannelKey, Fifo> channels_;
+  std::vector<Inbox> inboxes_;     // inboxes_[dst]
 };
 
 CheckResult Checker::run() {
@@ -81,15 +90,16 @@ CheckResult Checker::run() {
   const int n = s_.nranks();
   for (int r = 0; r < n; ++r) {
     for (std::size_t i = 0; i < s_.rank_steps(r).size(); ++i) {
-      if (CheckResult bad = check_step(r, static_cast<int>(i)); !bad.ok) return bad;
+      if (!check_step(r, static_cast<int>(i))) return failure_;
     }
   }
   state_ = initial_state(s_);
   next_.assign(static_cast<std::size_t>(n), 0);
+  inboxes_.resize(static_cast<std::size_t>(n));
   for (bool progressed = true; progressed;) {
     progressed = false;
     for (int r = 0; r < n; ++r) {
-      if (CheckResult bad = advance(r, progressed); !bad.ok) return bad;
+      if (!advance(r, progressed)) return failure_;
     }
   }
   for (int r = 0; r < n; ++r) {
@@ -105,6 +115,9 @@ CheckResult Checker::check_shape() const {
   if (s_.steps.size() != static_cast<std::size_t>(n)) {
     return fail_schedule(fmt::format("{} step lists for {} ranks", s_.steps.size(), n));
   }
+  if (s_.spec.channels < 1) {
+    return fail_schedule(fmt::format("channels must be at least 1, got {}", s_.spec.channels));
+  }
   if (s_.layouts.size() != 1 && s_.layouts.size() != static_cast<std::size_t>(n)) {
     return fail_schedule(
         fmt::format("{} layouts for {} ranks; need 1 or {}", s_.layouts.size(), n, n));
@@ -112,7 +125,7 @@ CheckResult Checker::check_shape() const {
   return {};
 }
 
-CheckResult Checker::check_step(int rank, int index) const {
+bool Checker::check_step(int rank, int index) {
   const Step& step = step_at(rank, static_cast<std::size_t>(index));
   const ChunkLayout& layout = s_.layout(rank);
   if (step.kind != StepKind::copy) {
@@ -146,34 +159,35 @@ CheckResult Checker::check_step(int rank, int index) const {
     return fail(rank, index, step,
                 fmt::format("says {} bytes, but its chunks hold {}", step.bytes, bytes));
   }
-  return {};
+  return true;
 }
 
-CheckResult Checker::advance(int rank, bool& progressed) {
+bool Checker::advance(int rank, bool& progressed) {
   const std::vector<Step>& steps = s_.rank_steps(rank);
   std::size_t& next = next_[static_cast<std::size_t>(rank)];
+  Inbox& inbox = inboxes_[static_cast<std::size_t>(rank)];
   for (; next < steps.size(); ++next, progressed = true) {
     const Step& step = steps[next];
     const int index = static_cast<int>(next);
-    CheckResult done;
+    bool done = true;
     if (step.kind == StepKind::send) {
       done = send(rank, index, step);
     } else if (step.kind == StepKind::copy) {
       done = copy(rank, index, step);
     } else {
-      const auto channel = channels_.find({step.peer, rank, step.channel});
-      if (channel == channels_.end()) return {};  // waits
+      const auto channel = inbox.find(inbox_key(step.peer, step.channel));
+      if (channel == inbox.end()) return true;  // waits
       Fifo& fifo = channel->second;
       const Message m = std::move(fifo.messages[fifo.head++]);
-      if (fifo.head == fifo.messages.size()) channels_.erase(channel);
+      if (fifo.head == fifo.messages.size()) inbox.erase(channel);
       done = receive(rank, index, step, m);
     }
-    if (!done.ok) return done;
+    if (!done) return false;
   }
-  return {};
+  return true;
 }
 
-CheckResult Checker::send(int rank, int index, const Step& step) {
+bool Checker::send(int rank, int index, const Step& step) {
   const SymbolicBuffer& buf = state_[static_cast<std::size_t>(rank)];
   Message m{index, step.chunk, step.count, {}};
   m.data.reserve(Message::entry(step.count, buf.words()));
@@ -185,11 +199,12 @@ CheckResult Checker::send(int rank, int index, const Step& step) {
     const auto set = buf.ranks(c);
     m.data.insert(m.data.end(), set.begin(), set.end());
   }
-  channels_[{rank, step.peer, step.channel}].messages.push_back(std::move(m));
-  return {};
+  inboxes_[static_cast<std::size_t>(step.peer)][inbox_key(rank, step.channel)].messages.push_back(
+      std::move(m));
+  return true;
 }
 
-CheckResult Checker::copy(int rank, int index, const Step& step) {
+bool Checker::copy(int rank, int index, const Step& step) {
   SymbolicBuffer& buf = state_[static_cast<std::size_t>(rank)];
   for (int i = 0; i < step.count; ++i) {
     const int from = step.src_chunk + i;
@@ -198,10 +213,10 @@ CheckResult Checker::copy(int rank, int index, const Step& step) {
     }
     buf.assign(step.chunk + i, buf.origin(from), buf.ranks(from));
   }
-  return {};
+  return true;
 }
 
-CheckResult Checker::receive(int rank, int index, const Step& step, const Message& m) {
+bool Checker::receive(int rank, int index, const Step& step, const Message& m) {
   const auto sender = [&] {
     const Step& sent = step_at(step.peer, static_cast<std::size_t>(m.step));
     return fmt::format("rank {}, step {} ({})", step.peer, m.step, describe(sent));
@@ -221,15 +236,15 @@ CheckResult Checker::receive(int rank, int index, const Step& step, const Messag
   SymbolicBuffer& buf = state_[static_cast<std::size_t>(rank)];
   for (int i = 0; i < step.count; ++i) {
     if (step.kind == StepKind::recv_reduce) {
-      if (CheckResult bad = reduce_chunk(rank, index, step, m, i); !bad.ok) return bad;
+      if (!reduce_chunk(rank, index, step, m, i)) return false;
     } else {
       buf.assign(step.chunk + i, m.origin(i, buf.words()), m.ranks(i, buf.words()));
     }
   }
-  return {};
+  return true;
 }
 
-CheckResult Checker::reduce_chunk(int rank, int index, const Step& step, const Message& m, int i) {
+bool Checker::reduce_chunk(int rank, int index, const Step& step, const Message& m, int i) {
   SymbolicBuffer& buf = state_[static_cast<std::size_t>(rank)];
   const int c = step.chunk + i;
   const int origin = m.origin(i, buf.words());
@@ -252,7 +267,7 @@ CheckResult Checker::reduce_chunk(int rank, int index, const Step& step, const M
                     twice, c, format_ranks(buf.ranks(c)), step.peer, m.step, format_ranks(set)));
   }
   buf.merge(c, set);
-  return {};
+  return true;
 }
 
 CheckResult Checker::diagnose_stall() const {
@@ -281,10 +296,10 @@ CheckResult Checker::diagnose_stall() const {
   };
   if (seen[static_cast<std::size_t>(r)] < 0) {  // r has finished
     const auto [index, step] = at(path.back());
-    return fail(path.back(), index, step,
-                fmt::format("deadlock: waits for a message that never comes: rank {} has "
-                            "finished without sending it ({} rank(s) blocked)",
-                            r, blocked));
+    return failure(path.back(), index, step,
+                   fmt::format("deadlock: waits for a message that never comes: rank {} has "
+                               "finished without sending it ({} rank(s) blocked)",
+                               r, blocked));
   }
   std::string cycle;
   for (auto p = static_cast<std::size_t>(seen[static_cast<std::size_t>(r)]); p < path.size(); ++p) {
@@ -299,13 +314,16 @@ CheckResult Checker::diagnose_stall() const {
 
 CheckResult Checker::check_leftovers() const {
   // Drained channels are removed: any channel left holds a message.
-  for (const auto& [key, fifo] : channels_) {
-    const auto [src, dst, channel] = key;
+  for (std::size_t dst = 0; dst < inboxes_.size(); ++dst) {
+    if (inboxes_[dst].empty()) continue;
+    const auto& [key, fifo] = *inboxes_[dst].begin();
+    const auto src = static_cast<int>(key / s_.spec.channels);
+    const auto channel = static_cast<int>(key % s_.spec.channels);
     const Message& m = fifo.messages[fifo.head];
-    return fail(src, m.step, step_at(src, static_cast<std::size_t>(m.step)),
-                fmt::format("never received: rank {} finished without a matching recv on channel "
-                            "{} ({} message(s) left there)",
-                            dst, channel, fifo.messages.size() - fifo.head));
+    return failure(src, m.step, step_at(src, static_cast<std::size_t>(m.step)),
+                   fmt::format("never received: rank {} finished without a matching recv on "
+                               "channel {} ({} message(s) left there)",
+                               dst, channel, fifo.messages.size() - fifo.head));
   }
   return {};
 }

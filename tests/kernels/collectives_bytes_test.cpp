@@ -27,6 +27,7 @@ class Bytes : public ::testing::TestWithParam<int> {
 // and every shard but its right neighbour's (all-gather), on every channel.
 TEST_P(Bytes, RingAllreduceSendsTwiceAllButOneShardPerRank) {
   for (const std::int64_t bytes : {std::int64_t{1}, std::int64_t{7}, std::int64_t{1000003}}) {
+    if (n() >= 1024 && bytes < 1000) continue;  // keep the large case to one schedule
     const int channels = n() >= 1024 ? 1 : 2;
     const Schedule s = make_ring_allreduce(n(), bytes, channels);
     const std::vector<std::int64_t> sent = bytes_sent(s);

@@ -46,6 +46,11 @@ void expect_passes(const Schedule& s) {
   EXPECT_TRUE(result.message.empty());
 }
 
+std::string name_case(const ::testing::TestParamInfo<std::tuple<int, std::int64_t>>& p) {
+  return std::to_string(std::get<0>(p.param)) + "ranks_" + std::to_string(std::get<1>(p.param)) +
+         "bytes";
+}
+
 class EveryGenerator : public ::testing::TestWithParam<std::tuple<int, std::int64_t>> {
  protected:
   [[nodiscard]] int n() const { return std::get<0>(GetParam()); }
@@ -86,14 +91,17 @@ TEST_P(EveryGenerator, SendrecvPasses) {
   expect_passes(make_sendrecv(n() - 1, 0, bytes()));
 }
 
+// 1024 ranks: a ring all-reduce is 4M steps; one odd byte count is enough at that
+// scale (the tiny counts, with empty chunks, are covered at 64 ranks).
 INSTANTIATE_TEST_SUITE_P(RanksAndOddBytes, EveryGenerator,
-                         ::testing::Combine(::testing::Values(1, 2, 3, 7, 8, 64, 1024),
+                         ::testing::Combine(::testing::Values(1, 2, 3, 7, 8, 64),
                                             ::testing::Values(std::int64_t{1}, std::int64_t{7},
                                                               std::int64_t{1000003})),
-                         [](const auto& p) {
-                           return std::to_string(std::get<0>(p.param)) + "ranks_" +
-                                  std::to_string(std::get<1>(p.param)) + "bytes";
-                         });
+                         name_case);
+INSTANTIATE_TEST_SUITE_P(ThousandRanks, EveryGenerator,
+                         ::testing::Combine(::testing::Values(1024),
+                                            ::testing::Values(std::int64_t{1000003})),
+                         name_case);
 
 TEST(Checker, PassesEmptyBuffers) {
   expect_passes(make_ring_allreduce(8, 0, 2));
