@@ -1,0 +1,76 @@
+#include "kernels/collectives/schedule.hpp"
+
+#include <fmt/format.h>
+
+namespace myriad::collectives {
+
+std::string to_string(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::allreduce:
+      return "allreduce";
+    case CollectiveKind::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveKind::allgather:
+      return "allgather";
+    case CollectiveKind::alltoall:
+      return "alltoall";
+    case CollectiveKind::broadcast:
+      return "broadcast";
+    case CollectiveKind::sendrecv:
+      return "sendrecv";
+  }
+  return "unknown";
+}
+
+std::string to_string(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::ring:
+      return "ring";
+    case Algorithm::double_binary_tree:
+      return "double_binary_tree";
+    case Algorithm::hierarchical:
+      return "hierarchical";
+    case Algorithm::pairwise:
+      return "pairwise";
+    case Algorithm::chain:
+      return "chain";
+    case Algorithm::direct:
+      return "direct";
+  }
+  return "unknown";
+}
+
+std::string to_string(StepKind kind) {
+  switch (kind) {
+    case StepKind::send:
+      return "send";
+    case StepKind::recv:
+      return "recv";
+    case StepKind::recv_reduce:
+      return "recv_reduce";
+    case StepKind::copy:
+      return "copy";
+  }
+  return "unknown";
+}
+
+std::string describe(const Step& step) {
+  const std::string chunks =
+      step.count == 1 ? fmt::format("chunk {}", step.chunk)
+                      : fmt::format("chunks {}..{}", step.chunk, step.chunk + step.count - 1);
+  switch (step.kind) {
+    case StepKind::send:
+      return fmt::format("send {} ({} bytes) to rank {} on channel {}", chunks, step.bytes,
+                         step.peer, step.channel);
+    case StepKind::recv:
+    case StepKind::recv_reduce:
+      return fmt::format("{} {} ({} bytes) from rank {} on channel {}", to_string(step.kind),
+                         chunks, step.bytes, step.peer, step.channel);
+    case StepKind::copy:
+      return fmt::format("copy {} chunk(s) from chunk {} onto {} ({} bytes)", step.count,
+                         step.src_chunk, chunks, step.bytes);
+  }
+  return "unknown step";
+}
+
+}  // namespace myriad::collectives
