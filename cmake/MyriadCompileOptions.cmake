@@ -18,4 +18,6 @@ if(MYRIAD_SANITIZE)
   set(_myriad_san -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
   target_compile_options(myriad_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:${_myriad_san}>)
   target_link_options(myriad_options INTERFACE ${_myriad_san})
+  # SimGrid's raw contexts confuse ASan; sanitizer builds run its thread contexts.
+  target_compile_definitions(myriad_options INTERFACE MYRIAD_SANITIZE=1)
 endif()

@@ -31,7 +31,7 @@ std::vector<PipelineTask> pipeline_order(int pp, int v, int m, int stage) {
   const int warmup = v == 1 ? std::min(pp - stage - 1, total)
                             : std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
   std::vector<PipelineTask> order;
-  order.reserve(static_cast<std::size_t>(2 * total));
+  order.reserve(2 * static_cast<std::size_t>(total));
   int forwards = 0;
   int backwards = 0;
   for (; forwards < warmup; ++forwards) order.push_back(task(true, forwards, pp, v));

@@ -154,7 +154,31 @@ double optimizer_time(const scenario::Scenario& s, const models::StepPlan& plan,
   return compute_cost(op, p).time_s;
 }
 
+PassTimes pass_times(const models::LayerProgram& lp, Pricer& pricer, bool overlap) {
+  const auto exposed_total = [&](const models::Phase& phase) {
+    const PhaseTime t = pricer.price(phase, 0);
+    return t.compute + exposed(t.tp, t.gemm, overlap) + exposed(t.cp, t.gemm, overlap) +
+           exposed(t.ep, t.gemm, overlap);
+  };
+  return {exposed_total(lp.forward), exposed_total(lp.backward) + exposed_total(lp.recompute)};
+}
+
 }  // namespace
+
+StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& profile) {
+  StepReport scratch;
+  Pricer pricer(s, profile, scratch);
+  const models::StepPlan plan = models::plan_step(s);
+  StageCosts c;
+  c.layer = pass_times(plan.layer, pricer, s.overlap.tp);
+  c.embedding = pass_times(plan.embedding, pricer, s.overlap.tp);
+  c.head = pass_times(plan.head, pricer, s.overlap.tp);
+  c.pp_bytes_per_gpu = plan.pp_transfer.bytes;
+  c.dp_comms = plan.dp_comms;
+  for (const auto& comm : plan.dp_comms) c.dp_times_s.push_back(pricer.price(comm, 0).time_s);
+  c.optimizer_s = optimizer_time(s, plan, profile);
+  return c;
+}
 
 StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile) {
   StepReport r;

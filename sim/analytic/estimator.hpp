@@ -74,4 +74,25 @@ struct StepReport {
 
 StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile);
 
+// What the step engine plays, priced as the analytic engine prices it: per
+// micro-batch, the forward and the backward (with recomputation) time of one
+// layer, the embedding and the LM head, their tensor-, context- and
+// expert-parallel collectives' exposed time included.
+struct PassTimes {
+  double forward = 0;
+  double backward = 0;
+};
+
+struct StageCosts {
+  PassTimes layer;
+  PassTimes embedding;
+  PassTimes head;
+  double pp_bytes_per_gpu = 0;  // one activation transfer across a stage boundary
+  std::vector<models::Collective> dp_comms;
+  std::vector<double> dp_times_s;  // as the analytic engine prices them
+  double optimizer_s = 0;
+};
+
+StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& profile);
+
 }  // namespace myriad::sim

@@ -26,7 +26,8 @@ double ring_steps(CollectiveKind k, double n) {
   return k == CollectiveKind::all_reduce ? 2 * (n - 1) : n - 1;
 }
 
-// Nodes under one switch of each tier, and the tier that joins `nodes` nodes.
+}  // namespace
+
 double hop_latency(const scenario::ClusterSpec& c, int nodes) {
   const int tier = joining_tier(c, nodes);
   double latency = c.nic_latency_s;
@@ -35,6 +36,8 @@ double hop_latency(const scenario::ClusterSpec& c, int nodes) {
   }
   return latency;
 }
+
+namespace {
 
 double largest_oversubscription_below(const scenario::ClusterSpec& c, int tier) {
   double o = 1;

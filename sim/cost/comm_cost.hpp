@@ -33,6 +33,10 @@ struct CommCost {
 CommCost collective_cost(const models::Collective& c, const models::GroupSpan& g,
                          const scenario::ClusterSpec& cluster, const DeviceProfile& profile);
 
+// One message across the network between two of `nodes` nodes: the NIC latency
+// plus the switch tiers crossed up and down.
+double hop_latency(const scenario::ClusterSpec& cluster, int nodes);
+
 // The index of the lowest switch tier whose subtree holds `nodes` nodes; the
 // number of tiers when even the top tier's does not.
 int joining_tier(const scenario::ClusterSpec& cluster, int nodes);

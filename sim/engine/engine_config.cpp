@@ -1,5 +1,6 @@
 #include "sim/engine/engine_config.hpp"
 
+#include <xbt/log.h>
 #include <simgrid/s4u/Engine.hpp>
 
 // version.h uses macros of xbt/base.h without including it: keep it after Engine.hpp.
@@ -8,6 +9,8 @@
 namespace myriad::sim {
 
 void apply_engine_config(bool sanitizer_safe) {
+  // Myriad reports what it sets; SimGrid's own notices of each change are noise.
+  xbt_log_control_set("xbt_cfg.thres:warning");
   simgrid::s4u::Engine::set_config("network/model:CM02");
   simgrid::s4u::Engine::set_config("network/crosstraffic:0");
   simgrid::s4u::Engine::set_config("network/TCP-gamma:0");

@@ -51,6 +51,7 @@ std::vector<std::filesystem::path> preset_path(const ScenarioOptions& options,
 Command add_check_command(CLI::App& app, Streams io, const Environment& env);
 Command add_estimate_command(CLI::App& app, Streams io, const Environment& env);
 Command add_validate_command(CLI::App& app, Streams io, const Environment& env);
+Command add_simulate_command(CLI::App& app, Streams io, const Environment& env);
 Command add_explain_command(CLI::App& app, Streams io);
 
 // "myriad 0.1.0 (commit ..., SimGrid 3.32, CUDA ...)".

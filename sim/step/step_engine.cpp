@@ -1,0 +1,232 @@
+#include "sim/step/step_engine.hpp"
+
+#include <fmt/format.h>
+#include <simgrid/s4u.hpp>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/plan/pipeline_schedule.hpp"
+#include "models/plan/placement.hpp"
+#include "sim/analytic/estimator.hpp"
+#include "sim/cost/comm_cost.hpp"
+#include "sim/engine/engine_config.hpp"
+
+namespace myriad::sim {
+namespace {
+
+namespace sg4 = simgrid::s4u;
+using models::PipelineTask;
+
+// Identifies a message, so that a receiver can check it got what it waited for.
+struct Tag {
+  int chunk = 0;
+  int micro_batch = 0;
+};
+
+// Everything the actors share, owned by simulate_step.
+struct Plan {
+  int pp = 1;
+  int v = 1;
+  int m = 1;
+  int dp = 1;
+  int layers_per_chunk = 1;
+  StageCosts costs;
+  double pp_bytes_per_node = 0;  // one activation transfer of a rank group
+  double dp_edge_latency_s = 0;  // per extra ring step
+  int dp_nodes = 1;
+  int group_gpus = 1;  // GPUs acting together in one actor (tp x cp)
+  bool overlap_pp = false;
+  bool overlap_dp = false;
+  std::vector<Tag> tags;  // payloads: tags[chunk * m + micro_batch]
+  std::vector<std::vector<PipelineTask>> orders;
+  std::atomic<std::size_t> flows{0};
+};
+
+// Index into a row-major table of `columns` columns.
+std::size_t at(int row, int columns, int column) {
+  return static_cast<std::size_t>(row) * static_cast<std::size_t>(columns) +
+         static_cast<std::size_t>(column);
+}
+
+std::string mailbox(const char* kind, int replica, int stage) {
+  return fmt::format("{}.{}.{}", kind, replica, stage);
+}
+
+double task_time(const Plan& p, int stage, const PipelineTask& t) {
+  const PassTimes& layer = p.costs.layer;
+  double time = p.layers_per_chunk * (t.forward ? layer.forward : layer.backward);
+  if (stage == 0 && t.chunk == 0)
+    time += t.forward ? p.costs.embedding.forward : p.costs.embedding.backward;
+  if (stage == p.pp - 1 && t.chunk == p.v - 1)
+    time += t.forward ? p.costs.head.forward : p.costs.head.backward;
+  return time;
+}
+
+// Where a task's input comes from and where its output goes: stage and whether any.
+bool has_input(const Plan& p, int stage, const PipelineTask& t) {
+  if (t.forward) return stage > 0 || t.chunk > 0;
+  return stage < p.pp - 1 || t.chunk < p.v - 1;
+}
+
+bool has_output(const Plan& p, int stage, const PipelineTask& t) {
+  if (t.forward) return stage < p.pp - 1 || t.chunk < p.v - 1;
+  return stage > 0 || t.chunk > 0;
+}
+
+// One ring phase of a data-parallel collective over the replicas of a stage.
+void dp_ring(Plan& p, int replica, int stage, double bytes_per_gpu, double factor, double steps) {
+  if (p.dp == 1) return;
+  const double bytes = p.group_gpus * factor * bytes_per_gpu;
+  sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox("dp", (replica + 1) % p.dp, stage));
+  sg4::Mailbox* in = sg4::Mailbox::by_name(mailbox("dp", replica, stage));
+  sg4::CommPtr send = out->put_async(&p.tags[0], static_cast<uint64_t>(bytes));
+  in->get<Tag>();
+  send->wait();
+  ++p.flows;
+  sg4::this_actor::sleep_for((steps - 1) * p.dp_edge_latency_s);
+}
+
+double ring_factor(models::CollectiveKind k, double n) {
+  return k == models::CollectiveKind::all_reduce ? 2 * (n - 1) / n : (n - 1) / n;
+}
+
+double ring_steps(models::CollectiveKind k, double n) {
+  return k == models::CollectiveKind::all_reduce ? 2 * (n - 1) : n - 1;
+}
+
+// The data-parallel collectives of a fraction `share` of the stage's parameters.
+void dp_collectives(Plan& p, int replica, int stage, double share, bool gather) {
+  for (const auto& c : p.costs.dp_comms) {
+    const bool is_gather = c.kind == models::CollectiveKind::all_gather;
+    if (is_gather != gather) continue;
+    dp_ring(p, replica, stage, c.bytes * share, ring_factor(c.kind, p.dp),
+            ring_steps(c.kind, p.dp));
+  }
+}
+
+void play_stage(Plan& p, int replica, int stage) {
+  sg4::Mailbox* fwd_in = sg4::Mailbox::by_name(mailbox("f", replica, stage));
+  sg4::Mailbox* bwd_in = sg4::Mailbox::by_name(mailbox("b", replica, stage));
+  fwd_in->set_receiver(sg4::Actor::self());
+  bwd_in->set_receiver(sg4::Actor::self());
+  sg4::Mailbox::by_name(mailbox("dp", replica, stage))->set_receiver(sg4::Actor::self());
+  const double share = 1.0 / p.v;
+  // Parameters: all gathered first, or the first chunk's only when overlapped.
+  dp_collectives(p, replica, stage, p.overlap_dp ? share : 1.0, true);
+  std::vector<sg4::CommPtr> pending;
+  std::vector<int> backwards_left(p.v, p.m);
+  for (const PipelineTask& t : p.orders[stage]) {
+    if (has_input(p, stage, t)) {
+      // From the previous (next) stage's same chunk, or across the wrap of the
+      // interleaved schedule from the last (first) stage's previous (next) chunk.
+      const Tag* got = (t.forward ? fwd_in : bwd_in)->get<Tag>();
+      int expected = t.chunk;
+      if (t.forward && stage == 0) expected = t.chunk - 1;
+      if (!t.forward && stage == p.pp - 1) expected = t.chunk + 1;
+      if (got->chunk != expected || got->micro_batch != t.micro_batch) {
+        throw std::logic_error("step engine: pipeline messages arrived out of order");
+      }
+    }
+    sg4::this_actor::sleep_for(task_time(p, stage, t));
+    if (has_output(p, stage, t)) {
+      int to = t.forward ? stage + 1 : stage - 1;
+      to = (to + p.pp) % p.pp;
+      sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox(t.forward ? "f" : "b", replica, to));
+      Tag* tag = &p.tags[at(t.chunk, p.m, t.micro_batch)];
+      ++p.flows;
+      if (p.overlap_pp) {
+        pending.push_back(out->put_async(tag, static_cast<uint64_t>(p.pp_bytes_per_node)));
+      } else {
+        out->put(tag, static_cast<uint64_t>(p.pp_bytes_per_node));
+      }
+    }
+    if (!t.forward && --backwards_left[t.chunk] == 0 && p.overlap_dp) {
+      dp_collectives(p, replica, stage, share, false);  // this chunk's gradients
+    }
+  }
+  sg4::Comm::wait_all(pending);
+  if (p.overlap_dp) {
+    dp_collectives(p, replica, stage, 1.0 - share, true);  // the later chunks' parameters
+  } else {
+    dp_collectives(p, replica, stage, 1.0, false);
+  }
+  sg4::this_actor::sleep_for(p.costs.optimizer_s);
+}
+
+}  // namespace
+
+StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& profile,
+                             bool sanitizer_safe) {
+  static std::atomic<bool> ran{false};
+  if (ran.exchange(true)) {
+    throw std::logic_error("simulate_step: SimGrid runs one engine per process");
+  }
+  const auto& par = s.parallelism;
+  const int group_gpus = par.tp * par.cp;
+  if (group_gpus < s.cluster.gpus_per_node) {
+    throw std::invalid_argument(fmt::format(
+        "the step engine needs each rank group (tp x cp = {}) to fill whole nodes of {} GPUs; "
+        "use `myriad estimate` for this scenario",
+        group_gpus, s.cluster.gpus_per_node));
+  }
+  Plan p;
+  p.pp = par.pp;
+  p.v = par.virtual_stages;
+  p.m = par.micro_batches();
+  p.dp = par.dp;
+  p.layers_per_chunk = s.model.layers / (par.pp * par.virtual_stages);
+  p.costs = stage_costs(s, profile);
+  p.group_gpus = group_gpus;
+  p.pp_bytes_per_node = p.costs.pp_bytes_per_gpu * group_gpus;
+  p.overlap_pp = s.overlap.pp;
+  p.overlap_dp = s.overlap.dp;
+  p.dp_nodes = models::group_span(models::GroupKind::dp, s).nodes;
+  p.dp_edge_latency_s = hop_latency(s.cluster, p.dp_nodes);
+  p.tags.resize(at(p.v, p.m, 0));
+  for (int c = 0; c < p.v; ++c) {
+    for (int j = 0; j < p.m; ++j) p.tags[at(c, p.m, j)] = Tag{c, j};
+  }
+  for (int stage = 0; stage < p.pp; ++stage)
+    p.orders.push_back(models::pipeline_order(p.pp, p.v, p.m, stage));
+
+  int argc = 1;
+  char name[] = "myriad";
+  char* argv[] = {name, nullptr};
+  sg4::Engine engine(&argc, argv);
+  apply_engine_config(sanitizer_safe);
+  const int nodes_per_group = group_gpus / s.cluster.gpus_per_node;
+  const double node_Bps = s.cluster.nics_per_node * s.cluster.nic_bw_Bps * profile.nic_efficiency;
+  const double half_hop = hop_latency(s.cluster, s.cluster.nodes()) / 2;
+  auto* zone = sg4::create_star_zone("cluster");
+  std::vector<sg4::Host*> hosts;
+  for (int i = 0; i < p.pp * p.dp; ++i) {
+    sg4::Host* host = zone->create_host(fmt::format("group-{}", i), 1e9)->seal();
+    sg4::Link* link =
+        zone->create_split_duplex_link(fmt::format("nic-{}", i), node_Bps * nodes_per_group)
+            ->set_latency(half_hop)
+            ->seal();
+    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
+                    {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
+    hosts.push_back(host);
+  }
+  zone->seal();
+  for (int replica = 0; replica < p.dp; ++replica) {
+    for (int stage = 0; stage < p.pp; ++stage) {
+      sg4::Actor::create(fmt::format("stage-{}-replica-{}", stage, replica),
+                         hosts[at(replica, p.pp, stage)],
+                         [&p, replica, stage] { play_stage(p, replica, stage); });
+    }
+  }
+  engine.run();
+  StepSimulation r;
+  r.step_time_s = sg4::Engine::get_clock();
+  r.hosts = hosts.size();
+  r.actors = at(p.pp, p.dp, 0);
+  r.flows = p.flows.load();
+  return r;
+}
+
+}  // namespace myriad::sim

@@ -1,0 +1,110 @@
+// The step engine against the analytic engine. SimGrid runs one engine per
+// process, so each simulation runs in a child process.
+#include "sim/step/step_engine.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "models/scenario/loader.hpp"
+#include "sim/analytic/estimator.hpp"
+
+namespace myriad::sim {
+namespace {
+
+#ifdef MYRIAD_SANITIZE
+constexpr bool kSanitizerSafe = true;
+#else
+constexpr bool kSanitizerSafe = false;
+#endif
+
+const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
+
+const DeviceProfile& a100() {
+  static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json");
+  return p;
+}
+
+// The simulated step time, or -1 when the child failed.
+double simulate_in_child(const scenario::Scenario& s) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    double t = -1;
+    try {
+      t = simulate_step(s, a100(), kSanitizerSafe).step_time_s;
+    } catch (const std::exception&) {
+    }
+    const auto written = write(fds[1], &t, sizeof t);
+    _exit(written == sizeof t ? 0 : 1);
+  }
+  close(fds[1]);
+  double t = -1;
+  const auto got = read(fds[0], &t, sizeof t);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return got == sizeof t ? t : -1;
+}
+
+scenario::Scenario selene() {
+  return scenario::load_scenario(
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/megatron-175b-selene-64.yaml", kShipped);
+}
+
+scenario::Scenario megascale_256(bool megascale) {
+  std::string text = R"(
+cluster: {preset: megascale-like, gpus: 256}
+model: {preset: gpt3-175b-megascale}
+parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 6, zero: 2, recompute: selective, global_batch: 768}
+)";
+  text += megascale ? "overlap: {tp: true, pp: true, dp: true}\ntraining: {optimizer: lamb}\n"
+                    : "training: {optimizer: adam, fused_kernels: false}\n";
+  return scenario::load_scenario_text(text, "step_engine_test.yaml", kShipped);
+}
+
+// Expectation: without contention, stragglers or failures the two engines agree
+// within 1% (ARCHITECTURE.md principle 2): the pipeline schedule's bubble is the
+// (p-1)/v the analytic engine assumes, and blocking transfers cost what it adds.
+TEST(StepEngine, AgreesWithTheAnalyticEngineWithinOnePercent) {
+  std::vector<scenario::Scenario> cases = {selene()};
+  // Thread contexts (sanitizer builds) are some 40 times slower: the small case only.
+  if (!kSanitizerSafe) {
+    cases.push_back(megascale_256(false));
+    cases.push_back(megascale_256(true));
+  }
+  for (const auto& s : cases) {
+    const double analytic = estimate(s, a100()).step_time_s;
+    const double simulated = simulate_in_child(s);
+    ASSERT_GT(simulated, 0) << s.file;
+    EXPECT_NEAR(simulated / analytic, 1.0, 0.01) << s.name << " " << s.file;
+  }
+}
+
+TEST(StepEngine, SameScenarioSameResult) {
+  const auto s = selene();
+  EXPECT_EQ(simulate_in_child(s), simulate_in_child(s));
+}
+
+TEST(StepEngine, RunsOncePerProcess) {
+  const auto s = selene();
+  // In a child: the first run works, the second is refused.
+  const pid_t pid = fork();
+  if (pid == 0) {
+    simulate_step(s, a100(), kSanitizerSafe);
+    try {
+      simulate_step(s, a100(), kSanitizerSafe);
+    } catch (const std::logic_error&) {
+      _exit(0);
+    }
+    _exit(1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+}  // namespace
+}  // namespace myriad::sim

@@ -1,0 +1,81 @@
+// `myriad simulate SCENARIO`: one training step played on SimGrid, beside the
+// analytic engine's estimate of it.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+#include <ostream>
+
+#include "sim/analytic/estimator.hpp"
+#include "sim/step/step_engine.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/report_table.hpp"
+
+namespace myriad::cli {
+namespace {
+
+struct SimulateOptions {
+  ScenarioOptions scenario;
+  std::string profile;
+  std::string json_file;
+};
+
+int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
+  const auto s = load_for_cli(o.scenario, io, env);
+  if (!s) return kExitBadInput;
+  const auto profile = profile_for(*s, o.profile, io, env);
+  if (!profile) return kExitBadInput;
+  const sim::StepReport analytic = sim::estimate(*s, *profile);
+  sim::StepSimulation sim;
+  const auto start = std::chrono::steady_clock::now();  // wall time of the run, for the user
+  try {
+    sim = sim::simulate_step(*s, *profile);
+  } catch (const std::invalid_argument& e) {
+    io.err << fmt::format("{}: error: {}\n", s->file, e.what());
+    return kExitBadInput;
+  }
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double tokens = static_cast<double>(s->parallelism.global_batch) * s->model.seq_length;
+  const double mfu =
+      analytic.model_flops / (sim.step_time_s * s->cluster.gpus * profile->bf16_flops);
+  const double gap = (sim.step_time_s - analytic.step_time_s) / analytic.step_time_s;
+  io.out << fmt::format(
+      "{}\n  step engine (SimGrid): {} hosts, {} actors, {} flows, {:.2f} s wall\n\n",
+      s->name.empty() ? s->file : s->name, sim.hosts, sim.actors, sim.flows, wall);
+  Table t({"", "simulated", "estimated"}, "lrr");
+  t.add({"step time", seconds(sim.step_time_s), seconds(analytic.step_time_s)});
+  t.add({"MFU", percent(mfu), percent(analytic.mfu)});
+  t.add({"tokens/s", si_count(tokens / sim.step_time_s), si_count(analytic.tokens_per_s)});
+  io.out << t.str() << fmt::format("  simulated - estimated: {:+.2f} %\n", gap * 100);
+  if (!o.json_file.empty()) {
+    const nlohmann::json j = {{"scenario", s->file},
+                              {"step_time_s", sim.step_time_s},
+                              {"mfu", mfu},
+                              {"tokens_per_s", tokens / sim.step_time_s},
+                              {"analytic_step_time_s", analytic.step_time_s},
+                              {"relative_difference", gap},
+                              {"hosts", sim.hosts},
+                              {"actors", sim.actors},
+                              {"flows", sim.flows}};
+    if (!write_json(o.json_file, j, "simulate", io)) return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_simulate_command(CLI::App& app, Streams io, const Environment& env) {
+  auto options = std::make_shared<SimulateOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("simulate",
+                         "Play one training step on SimGrid (pipeline schedule, pipeline and "
+                         "data-parallel flows) and compare it with the analytic estimate.");
+  add_scenario_options(*cmd, options->scenario);
+  cmd->add_option("--profile", options->profile,
+                  "device profile JSON (default: calibration/profiles/<the GPU's preset>.json)");
+  cmd->add_option("--json", options->json_file, "also write the result as JSON");
+  return {cmd, [options, io, &env] { return run_simulate(*options, io, env); }};
+}
+
+}  // namespace myriad::cli
