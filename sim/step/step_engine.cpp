@@ -41,6 +41,9 @@ struct Plan {
   bool overlap_pp = false;
   bool overlap_dp = false;
   std::vector<Tag> tags;  // payloads: tags[chunk * m + micro_batch]
+  bool all_replicas = false;
+  std::vector<sg4::Host*> hosts;   // [replica * pp + stage]
+  std::vector<sg4::Host*> ghosts;  // [stage]: mirrors of the ring neighbours, one replica simulated
   std::vector<std::vector<PipelineTask>> orders;
   std::atomic<std::size_t> flows{0};
 };
@@ -79,12 +82,21 @@ bool has_output(const Plan& p, int stage, const PipelineTask& t) {
 // One ring phase of a data-parallel collective over the replicas of a stage.
 void dp_ring(Plan& p, int replica, int stage, double bytes_per_gpu, double factor, double steps) {
   if (p.dp == 1) return;
-  const double bytes = p.group_gpus * factor * bytes_per_gpu;
-  sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox("dp", (replica + 1) % p.dp, stage));
-  sg4::Mailbox* in = sg4::Mailbox::by_name(mailbox("dp", replica, stage));
-  sg4::CommPtr send = out->put_async(&p.tags[0], static_cast<uint64_t>(bytes));
-  in->get<Tag>();
-  send->wait();
+  const auto bytes = static_cast<uint64_t>(p.group_gpus * factor * bytes_per_gpu);
+  if (p.all_replicas) {
+    sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox("dp", (replica + 1) % p.dp, stage));
+    sg4::Mailbox* in = sg4::Mailbox::by_name(mailbox("dp", replica, stage));
+    sg4::CommPtr send = out->put_async(&p.tags[0], bytes);
+    in->get<Tag>();
+    send->wait();
+  } else {
+    sg4::Host* self = p.hosts[at(replica, p.pp, stage)];
+    sg4::Host* ghost = p.ghosts[static_cast<std::size_t>(stage)];
+    sg4::CommPtr out = sg4::Comm::sendto_async(self, ghost, bytes);
+    sg4::CommPtr in = sg4::Comm::sendto_async(ghost, self, bytes);
+    out->wait();
+    in->wait();
+  }
   ++p.flows;
   sg4::this_actor::sleep_for((steps - 1) * p.dp_edge_latency_s);
 }
@@ -159,7 +171,7 @@ void play_stage(Plan& p, int replica, int stage) {
 }  // namespace
 
 StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& profile,
-                             bool sanitizer_safe) {
+                             const StepOptions& options) {
   static std::atomic<bool> ran{false};
   if (ran.exchange(true)) {
     throw std::logic_error("simulate_step: SimGrid runs one engine per process");
@@ -196,35 +208,41 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& p
   char name[] = "myriad";
   char* argv[] = {name, nullptr};
   sg4::Engine engine(&argc, argv);
-  apply_engine_config(sanitizer_safe);
+  apply_engine_config(options.sanitizer_safe);
   const int nodes_per_group = group_gpus / s.cluster.gpus_per_node;
   const double node_Bps = s.cluster.nics_per_node * s.cluster.nic_bw_Bps * profile.nic_efficiency;
   const double half_hop = hop_latency(s.cluster, s.cluster.nodes()) / 2;
   auto* zone = sg4::create_star_zone("cluster");
-  std::vector<sg4::Host*> hosts;
-  for (int i = 0; i < p.pp * p.dp; ++i) {
-    sg4::Host* host = zone->create_host(fmt::format("group-{}", i), 1e9)->seal();
-    sg4::Link* link =
-        zone->create_split_duplex_link(fmt::format("nic-{}", i), node_Bps * nodes_per_group)
-            ->set_latency(half_hop)
-            ->seal();
+  const auto add_host = [&](const std::string& host_name) {
+    sg4::Host* host = zone->create_host(host_name, 1e9)->seal();
+    sg4::Link* link = zone->create_split_duplex_link(host_name + ".nic", node_Bps * nodes_per_group)
+                          ->set_latency(half_hop)
+                          ->seal();
     zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
                     {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
-    hosts.push_back(host);
+    return host;
+  };
+  p.all_replicas = options.all_replicas || p.dp == 1;
+  const int replicas = p.all_replicas ? p.dp : 1;
+  for (int i = 0; i < p.pp * replicas; ++i) p.hosts.push_back(add_host(fmt::format("group-{}", i)));
+  if (!p.all_replicas) {
+    for (int stage = 0; stage < p.pp; ++stage) {
+      p.ghosts.push_back(add_host(fmt::format("ghost-{}", stage)));
+    }
   }
   zone->seal();
-  for (int replica = 0; replica < p.dp; ++replica) {
+  for (int replica = 0; replica < replicas; ++replica) {
     for (int stage = 0; stage < p.pp; ++stage) {
       sg4::Actor::create(fmt::format("stage-{}-replica-{}", stage, replica),
-                         hosts[at(replica, p.pp, stage)],
+                         p.hosts[at(replica, p.pp, stage)],
                          [&p, replica, stage] { play_stage(p, replica, stage); });
     }
   }
   engine.run();
   StepSimulation r;
   r.step_time_s = sg4::Engine::get_clock();
-  r.hosts = hosts.size();
-  r.actors = at(p.pp, p.dp, 0);
+  r.hosts = p.hosts.size() + p.ghosts.size();
+  r.actors = at(p.pp, replicas, 0);
   r.flows = p.flows.load();
   return r;
 }

@@ -16,6 +16,12 @@
 // as its last backward is done and parameters of chunks after the first are
 // gathered during the forward passes.
 //
+// Replicas: without contention or stragglers every data-parallel replica lives
+// the same step, so by default one replica per stage is simulated and its ring
+// neighbours are mirrored by a ghost host per stage (a flow out to it and an
+// equal one back in, at the same moment); all_replicas simulates every one
+// (a test holds the two to 1e-4).
+//
 // SimGrid allows one engine per process: simulate_step runs once per process.
 #pragma once
 
@@ -33,9 +39,14 @@ struct StepSimulation {
   std::size_t flows = 0;  // transfers simulated
 };
 
+struct StepOptions {
+  bool all_replicas = false;    // simulate every data-parallel replica
+  bool sanitizer_safe = false;  // SimGrid thread contexts (for ASan builds)
+};
+
 // Throws std::logic_error when called a second time in the same process, and
 // std::invalid_argument for scenarios it cannot play yet (stages sharing a node).
 StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& profile,
-                             bool sanitizer_safe = false);
+                             const StepOptions& options = {});
 
 }  // namespace myriad::sim

@@ -18,6 +18,7 @@ struct SimulateOptions {
   ScenarioOptions scenario;
   std::string profile;
   std::string json_file;
+  bool all_replicas = false;
 };
 
 int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
@@ -29,7 +30,7 @@ int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
   sim::StepSimulation sim;
   const auto start = std::chrono::steady_clock::now();  // wall time of the run, for the user
   try {
-    sim = sim::simulate_step(*s, *profile);
+    sim = sim::simulate_step(*s, *profile, {o.all_replicas, false});
   } catch (const std::invalid_argument& e) {
     io.err << fmt::format("{}: error: {}\n", s->file, e.what());
     return kExitBadInput;
@@ -75,6 +76,9 @@ Command add_simulate_command(CLI::App& app, Streams io, const Environment& env) 
   cmd->add_option("--profile", options->profile,
                   "device profile JSON (default: calibration/profiles/<the GPU's preset>.json)");
   cmd->add_option("--json", options->json_file, "also write the result as JSON");
+  cmd->add_flag("--all-replicas", options->all_replicas,
+                "simulate every data-parallel replica, not one per stage and its mirrored ring "
+                "neighbours (same result without contention; slower)");
   return {cmd, [options, io, &env] { return run_simulate(*options, io, env); }};
 }
 
