@@ -4,6 +4,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <atomic>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,6 +45,8 @@ struct Plan {
   bool all_replicas = false;
   std::vector<sg4::Host*> hosts;   // [replica * pp + stage]
   std::vector<sg4::Host*> ghosts;  // [stage]: mirrors of the ring neighbours, one replica simulated
+  std::vector<TraceEvent> events;  // replica 0
+  std::vector<double> wait_s;      // replica 0, per stage: blocked on inputs and sends
   std::vector<std::vector<PipelineTask>> orders;
   std::atomic<std::size_t> flows{0};
 };
@@ -119,53 +122,88 @@ void dp_collectives(Plan& p, int replica, int stage, double share, bool gather) 
   }
 }
 
+// Runs `work` beside the stage's own actor, on its host: traffic that overlaps.
+sg4::ActorPtr beside(const std::string& name, std::function<void()> work) {
+  return sg4::Actor::create(name, sg4::this_actor::get_host(), std::move(work));
+}
+
+void record(Plan& p, int replica, int stage, std::string name, const char* category, double start) {
+  if (replica != 0) return;  // the trace shows replica 0 of every stage
+  p.events.push_back({stage, std::move(name), category, start, sg4::Engine::get_clock() - start});
+}
+
+// Waits for a task's input, checking it is the message the schedule expects.
+void receive_input(Plan& p, int replica, int stage, const PipelineTask& t) {
+  sg4::Mailbox* in = sg4::Mailbox::by_name(mailbox(t.forward ? "f" : "b", replica, stage));
+  const double start = sg4::Engine::get_clock();
+  const Tag* got = in->get<Tag>();
+  // From the previous (next) stage's same chunk, or across the wrap of the
+  // interleaved schedule from the last (first) stage's previous (next) chunk.
+  int expected = t.chunk;
+  if (t.forward && stage == 0) expected = t.chunk - 1;
+  if (!t.forward && stage == p.pp - 1) expected = t.chunk + 1;
+  if (got->chunk != expected || got->micro_batch != t.micro_batch) {
+    throw std::logic_error("step engine: pipeline messages arrived out of order");
+  }
+  p.wait_s[static_cast<std::size_t>(stage)] += replica == 0 ? sg4::Engine::get_clock() - start : 0;
+  record(p, replica, stage, "wait", "wait", start);
+}
+
+void send_output(Plan& p, int replica, int stage, const PipelineTask& t,
+                 std::vector<sg4::CommPtr>& pending) {
+  const int to = ((t.forward ? stage + 1 : stage - 1) + p.pp) % p.pp;
+  sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox(t.forward ? "f" : "b", replica, to));
+  Tag* tag = &p.tags[at(t.chunk, p.m, t.micro_batch)];
+  const auto bytes = static_cast<uint64_t>(p.pp_bytes_per_node);
+  ++p.flows;
+  if (p.overlap_pp) {
+    pending.push_back(out->put_async(tag, bytes));
+    return;
+  }
+  const double start = sg4::Engine::get_clock();
+  out->put(tag, bytes);
+  p.wait_s[static_cast<std::size_t>(stage)] += replica == 0 ? sg4::Engine::get_clock() - start : 0;
+  record(p, replica, stage, "send", "pp", start);
+}
+
 void play_stage(Plan& p, int replica, int stage) {
-  sg4::Mailbox* fwd_in = sg4::Mailbox::by_name(mailbox("f", replica, stage));
-  sg4::Mailbox* bwd_in = sg4::Mailbox::by_name(mailbox("b", replica, stage));
-  fwd_in->set_receiver(sg4::Actor::self());
-  bwd_in->set_receiver(sg4::Actor::self());
-  sg4::Mailbox::by_name(mailbox("dp", replica, stage))->set_receiver(sg4::Actor::self());
+  for (const char* kind : {"f", "b", "dp"}) {
+    sg4::Mailbox::by_name(mailbox(kind, replica, stage))->set_receiver(sg4::Actor::self());
+  }
   const double share = 1.0 / p.v;
-  // Parameters: all gathered first, or the first chunk's only when overlapped.
+  std::vector<sg4::ActorPtr> overlapped;
+  // Parameters: all gathered first; overlapped, the first chunk's only, the rest beside.
   dp_collectives(p, replica, stage, p.overlap_dp ? share : 1.0, true);
+  if (p.overlap_dp && p.v > 1) {
+    overlapped.push_back(beside("dp-gather", [&p, replica, stage, share] {
+      dp_collectives(p, replica, stage, 1.0 - share, true);
+    }));
+  }
   std::vector<sg4::CommPtr> pending;
-  std::vector<int> backwards_left(p.v, p.m);
-  for (const PipelineTask& t : p.orders[stage]) {
-    if (has_input(p, stage, t)) {
-      // From the previous (next) stage's same chunk, or across the wrap of the
-      // interleaved schedule from the last (first) stage's previous (next) chunk.
-      const Tag* got = (t.forward ? fwd_in : bwd_in)->get<Tag>();
-      int expected = t.chunk;
-      if (t.forward && stage == 0) expected = t.chunk - 1;
-      if (!t.forward && stage == p.pp - 1) expected = t.chunk + 1;
-      if (got->chunk != expected || got->micro_batch != t.micro_batch) {
-        throw std::logic_error("step engine: pipeline messages arrived out of order");
-      }
-    }
+  std::vector<int> backwards_left(static_cast<std::size_t>(p.v), p.m);
+  for (const PipelineTask& t : p.orders[static_cast<std::size_t>(stage)]) {
+    if (has_input(p, stage, t)) receive_input(p, replica, stage, t);
+    const double start = sg4::Engine::get_clock();
     sg4::this_actor::sleep_for(task_time(p, stage, t));
-    if (has_output(p, stage, t)) {
-      int to = t.forward ? stage + 1 : stage - 1;
-      to = (to + p.pp) % p.pp;
-      sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox(t.forward ? "f" : "b", replica, to));
-      Tag* tag = &p.tags[at(t.chunk, p.m, t.micro_batch)];
-      ++p.flows;
-      if (p.overlap_pp) {
-        pending.push_back(out->put_async(tag, static_cast<uint64_t>(p.pp_bytes_per_node)));
-      } else {
-        out->put(tag, static_cast<uint64_t>(p.pp_bytes_per_node));
-      }
-    }
-    if (!t.forward && --backwards_left[t.chunk] == 0 && p.overlap_dp) {
-      dp_collectives(p, replica, stage, share, false);  // this chunk's gradients
+    record(p, replica, stage,
+           fmt::format("{} c{} mb{}", t.forward ? "fwd" : "bwd", t.chunk, t.micro_batch),
+           t.forward ? "forward" : "backward", start);
+    if (has_output(p, stage, t)) send_output(p, replica, stage, t, pending);
+    if (!t.forward && --backwards_left[static_cast<std::size_t>(t.chunk)] == 0 && p.overlap_dp) {
+      // This chunk's gradients are complete: reduce them beside the remaining work.
+      overlapped.push_back(beside("dp-reduce", [&p, replica, stage, share] {
+        dp_collectives(p, replica, stage, share, false);
+      }));
     }
   }
   sg4::Comm::wait_all(pending);
-  if (p.overlap_dp) {
-    dp_collectives(p, replica, stage, 1.0 - share, true);  // the later chunks' parameters
-  } else {
-    dp_collectives(p, replica, stage, 1.0, false);
-  }
+  const double tail = sg4::Engine::get_clock();
+  for (const auto& actor : overlapped) actor->join();
+  if (!p.overlap_dp) dp_collectives(p, replica, stage, 1.0, false);
+  record(p, replica, stage, "data-parallel", "dp", tail);
+  const double opt = sg4::Engine::get_clock();
   sg4::this_actor::sleep_for(p.costs.optimizer_s);
+  record(p, replica, stage, "optimizer", "optimizer", opt);
 }
 
 }  // namespace
@@ -201,6 +239,7 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& p
   for (int c = 0; c < p.v; ++c) {
     for (int j = 0; j < p.m; ++j) p.tags[at(c, p.m, j)] = Tag{c, j};
   }
+  p.wait_s.assign(static_cast<std::size_t>(p.pp), 0.0);
   for (int stage = 0; stage < p.pp; ++stage)
     p.orders.push_back(models::pipeline_order(p.pp, p.v, p.m, stage));
 
@@ -244,6 +283,8 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& p
   r.hosts = p.hosts.size() + p.ghosts.size();
   r.actors = at(p.pp, replicas, 0);
   r.flows = p.flows.load();
+  r.events = std::move(p.events);
+  r.wait_s = std::move(p.wait_s);
   return r;
 }
 

@@ -26,14 +26,27 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
 #include "models/scenario/scenario.hpp"
 #include "sim/cost/device_profile.hpp"
 
 namespace myriad::sim {
 
+// A span of simulated time on one stage (replica 0), for traces.
+struct TraceEvent {
+  int stage = 0;
+  std::string name;      // "fwd c0 mb3", "send", "wait", "data-parallel", "optimizer"
+  std::string category;  // forward, backward, pp, wait, dp, optimizer
+  double start_s = 0;
+  double duration_s = 0;
+};
+
 struct StepSimulation {
   double step_time_s = 0;
+  std::vector<TraceEvent> events;
+  std::vector<double> wait_s;  // per stage: time replica 0 waited on inputs and sends
   std::size_t hosts = 0;
   std::size_t actors = 0;
   std::size_t flows = 0;  // transfers simulated

@@ -18,8 +18,32 @@ struct SimulateOptions {
   ScenarioOptions scenario;
   std::string profile;
   std::string json_file;
+  std::string trace_file;
   bool all_replicas = false;
 };
+
+// Chrome trace-event format (Perfetto opens it): one track per pipeline stage of
+// data-parallel replica 0, its tasks, waits, transfers and data-parallel phase as slices.
+nlohmann::json chrome_trace(const sim::StepSimulation& sim) {
+  nlohmann::json events = nlohmann::json::array();
+  for (std::size_t stage = 0; stage < sim.wait_s.size(); ++stage) {
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", stage},
+                      {"args", {{"name", fmt::format("stage {} (replica 0)", stage)}}}});
+  }
+  for (const auto& e : sim.events) {
+    events.push_back({{"name", e.name},
+                      {"cat", e.category},
+                      {"ph", "X"},
+                      {"pid", 0},
+                      {"tid", e.stage},
+                      {"ts", e.start_s * 1e6},
+                      {"dur", e.duration_s * 1e6}});
+  }
+  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+}
 
 int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
   const auto s = load_for_cli(o.scenario, io, env);
@@ -48,7 +72,16 @@ int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
   t.add({"step time", seconds(sim.step_time_s), seconds(analytic.step_time_s)});
   t.add({"MFU", percent(mfu), percent(analytic.mfu)});
   t.add({"tokens/s", si_count(tokens / sim.step_time_s), si_count(analytic.tokens_per_s)});
-  io.out << t.str() << fmt::format("  simulated - estimated: {:+.2f} %\n", gap * 100);
+  io.out << t.str() << fmt::format("  simulated - estimated: {:+.2f} %\n\n", gap * 100);
+  Table waits({"stage (replica 0)", "waiting on inputs and sends", "share of step"}, "lrr");
+  for (std::size_t stage = 0; stage < sim.wait_s.size(); ++stage) {
+    waits.add({std::to_string(stage), seconds(sim.wait_s[stage]),
+               percent(sim.wait_s[stage] / sim.step_time_s)});
+  }
+  io.out << waits.str();
+  if (!o.trace_file.empty() && !write_json(o.trace_file, chrome_trace(sim), "simulate", io)) {
+    return kExitFailure;
+  }
   if (!o.json_file.empty()) {
     const nlohmann::json j = {{"scenario", s->file},
                               {"step_time_s", sim.step_time_s},
@@ -58,7 +91,8 @@ int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
                               {"relative_difference", gap},
                               {"hosts", sim.hosts},
                               {"actors", sim.actors},
-                              {"flows", sim.flows}};
+                              {"flows", sim.flows},
+                              {"wait_per_stage_s", sim.wait_s}};
     if (!write_json(o.json_file, j, "simulate", io)) return kExitFailure;
   }
   return kExitOk;
@@ -76,6 +110,8 @@ Command add_simulate_command(CLI::App& app, Streams io, const Environment& env) 
   cmd->add_option("--profile", options->profile,
                   "device profile JSON (default: calibration/profiles/<the GPU's preset>.json)");
   cmd->add_option("--json", options->json_file, "also write the result as JSON");
+  cmd->add_option("--trace", options->trace_file,
+                  "write a Chrome/Perfetto trace: one track per stage of replica 0");
   cmd->add_flag("--all-replicas", options->all_replicas,
                 "simulate every data-parallel replica, not one per stage and its mirrored ring "
                 "neighbours (same result without contention; slower)");
