@@ -123,8 +123,8 @@ void dp_collectives(Plan& p, int replica, int stage, double share, bool gather) 
 }
 
 // Runs `work` beside the stage's own actor, on its host: traffic that overlaps.
-sg4::ActorPtr beside(const std::string& name, std::function<void()> work) {
-  return sg4::Actor::create(name, sg4::this_actor::get_host(), std::move(work));
+sg4::ActorPtr beside(const std::string& name, const std::function<void()>& work) {
+  return sg4::Actor::create(name, sg4::this_actor::get_host(), work);
 }
 
 void record(Plan& p, int replica, int stage, std::string name, const char* category, double start) {
