@@ -1,9 +1,10 @@
 // bfloat16 storage: the upper 16 bits of an IEEE binary32, rounded to nearest
 // even on conversion from float. Arithmetic happens in float; Bf16 only stores.
+// C++17, so that the CUDA backend's .cu files can include it too.
 #pragma once
 
-#include <bit>
 #include <cstdint>
+#include <cstring>
 
 namespace myriad::kernels::ops {
 
@@ -11,7 +12,8 @@ struct Bf16 {
   std::uint16_t bits = 0;
 
   static Bf16 from_float(float f) {
-    const auto u = std::bit_cast<std::uint32_t>(f);
+    std::uint32_t u = 0;
+    std::memcpy(&u, &f, sizeof u);
     if ((u & 0x7FFFFFFFU) > 0x7F800000U) {  // NaN: keep the sign, force a quiet payload
       return Bf16{static_cast<std::uint16_t>((u >> 16) | 0x0040U)};
     }
@@ -20,7 +22,10 @@ struct Bf16 {
   }
 
   [[nodiscard]] float to_float() const {
-    return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+    const std::uint32_t u = static_cast<std::uint32_t>(bits) << 16;
+    float f = 0.0F;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
   }
 };
 

@@ -9,24 +9,10 @@
 #include <string>
 
 #include "kernels/ops/bf16.hpp"
+#include "kernels/ops/gemm_arguments.hpp"
 #include "models/ops/op.hpp"
 
 namespace myriad::kernels::ops {
-
-enum class GemmLayout {
-  nn,  // A [m, k], B [k, n]
-  nt,  // A [m, k], B [n, k]
-  tn,  // A [k, m], B [k, n]
-};
-
-struct GemmArguments {
-  std::int64_t m = 0;
-  std::int64_t n = 0;
-  std::int64_t k = 0;
-  GemmLayout layout = GemmLayout::nn;
-  float alpha = 1.0F;
-  float beta = 0.0F;  // 0: C is written without being read (may hold NaN)
-};
 
 // Empty when the arguments and buffer sizes fit, otherwise why not.
 std::string gemm_can_implement(const GemmArguments& args, std::size_t a_size, std::size_t b_size,

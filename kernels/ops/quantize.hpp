@@ -10,26 +10,10 @@
 
 #include "kernels/ops/bf16.hpp"
 #include "kernels/ops/fp8_e4m3.hpp"
+#include "kernels/ops/quant_shape.hpp"
 #include "models/ops/op.hpp"
 
 namespace myriad::kernels::ops {
-
-enum class QuantScaling {
-  per_token,    // groups run along a row: scales [rows, ceil(cols / group)]
-  per_channel,  // groups run down a column: scales [ceil(rows / group), cols]
-};
-
-struct QuantShape {
-  std::int64_t rows = 0;  // tokens
-  std::int64_t cols = 0;  // channels
-  QuantScaling scaling = QuantScaling::per_token;
-  std::int64_t group = 128;
-};
-
-// Empty when the shape is usable, otherwise why not.
-std::string quantize_can_implement(const QuantShape& s);
-// Number of fp32 scales the shape needs.
-std::int64_t quant_scale_count(const QuantShape& s);
 
 // x: [rows, cols] -> q: [rows, cols], scales: [quant_scale_count(s)] (layout above).
 void quantize_fp8_cpu(const QuantShape& s, std::span<const float> x, std::span<Fp8E4M3> q,

@@ -7,11 +7,10 @@
 #include <span>
 
 #include "kernels/ops/bf16.hpp"
+#include "kernels/ops/reduce_kind.hpp"
 #include "models/ops/op.hpp"
 
 namespace myriad::kernels::ops {
-
-enum class ReduceOp { sum, max, min };
 
 // dst, src: [n]; dst updated in place.
 void reduce_cpu(ReduceOp op, std::span<float> dst, std::span<const float> src);
