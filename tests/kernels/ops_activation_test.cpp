@@ -80,7 +80,8 @@ Vec bias_gelu_ref(std::int64_t cols, const Vec& x, const Vec& bias) {
 
 TEST(BiasGeluCpu, ForwardAndBackwardMatchFloat64) {
   std::mt19937_64 rng(33);
-  for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {3, 17}, {17, 130}}) {
+  for (const auto& [rows, cols] :
+       {std::pair<std::int64_t, std::int64_t>{1, 1}, {3, 17}, {17, 130}}) {
     const auto n = static_cast<std::size_t>(rows * cols);
     const auto c = static_cast<std::size_t>(cols);
     const auto x = random_floats(rng, n, -4.0F, 4.0F);

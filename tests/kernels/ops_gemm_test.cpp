@@ -40,9 +40,10 @@ std::vector<double> reference(const GemmArguments& g, const std::vector<double>&
 }
 
 constexpr std::array kLayouts{GemmLayout::nn, GemmLayout::nt, GemmLayout::tn};
-constexpr std::array kShapes{
-    std::tuple<int, int, int>{1, 1, 1}, std::tuple<int, int, int>{3, 17, 5},
-    std::tuple<int, int, int>{17, 130, 33}, std::tuple<int, int, int>{64, 3, 130}};
+constexpr std::array kShapes{std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 1, 1},
+                             std::tuple<std::int64_t, std::int64_t, std::int64_t>{3, 17, 5},
+                             std::tuple<std::int64_t, std::int64_t, std::int64_t>{17, 130, 33},
+                             std::tuple<std::int64_t, std::int64_t, std::int64_t>{64, 3, 130}};
 
 TEST(GemmCpu, Fp32EveryLayoutMatchesFloat64) {
   std::mt19937_64 rng(1);
@@ -56,7 +57,7 @@ TEST(GemmCpu, Fp32EveryLayoutMatchesFloat64) {
       auto c = poisoned(static_cast<std::size_t>(m * n));  // beta = 0: C is never read
       gemm_cpu(g, a, b, c);
       const auto want = reference(g, testing::to_double(a), testing::to_double(b), {});
-      expect_close(c, want, 2e-6 * k, 1e-6, "C");
+      expect_close(c, want, 2e-6 * static_cast<double>(k), 1e-6, "C");
     }
   }
 }
@@ -64,9 +65,9 @@ TEST(GemmCpu, Fp32EveryLayoutMatchesFloat64) {
 TEST(GemmCpu, AlphaBetaReadC) {
   std::mt19937_64 rng(2);
   const GemmArguments g{17, 9, 13, GemmLayout::nt, 2.0F, 0.5F};
-  const auto a = random_floats(rng, 17 * 13);
-  const auto b = random_floats(rng, 9 * 13);
-  auto c = random_floats(rng, 17 * 9);
+  const auto a = random_floats(rng, std::size_t{17} * 13);
+  const auto b = random_floats(rng, std::size_t{9} * 13);
+  auto c = random_floats(rng, std::size_t{17} * 9);
   const auto want =
       reference(g, testing::to_double(a), testing::to_double(b), testing::to_double(c));
   gemm_cpu(g, a, b, c);
@@ -99,7 +100,7 @@ TEST(GemmCpu, Bf16StorageFp32Accumulation) {
       std::vector<float> got(c.size());
       for (std::size_t i = 0; i < c.size(); ++i) got[i] = c[i].to_float();
       // One bf16 rounding of the output (2^-8 relative) on top of fp32 accumulation.
-      expect_close(got, want, 2e-6 * k, 0x1p-8, "C");
+      expect_close(got, want, 2e-6 * static_cast<double>(k), 0x1p-8, "C");
     }
   }
 }

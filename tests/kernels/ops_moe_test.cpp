@@ -22,7 +22,7 @@ TEST(RouterCpu, TopKWeightsMatchFloat64) {
   std::mt19937_64 rng(61);
   for (const bool renormalize : {true, false}) {
     const RouterShape s{17, 7, 3, 100, renormalize};
-    const auto logits = random_floats(rng, 17 * 7, -3.0F, 3.0F);
+    const auto logits = random_floats(rng, std::size_t{17} * 7, -3.0F, 3.0F);
     const Routing r = route_top_k_cpu(s, logits);
     std::vector<double> want(r.weight.size());
     for (std::size_t t = 0; t < 17; ++t) {
@@ -61,7 +61,7 @@ TEST(RouterCpu, PermuteThenUnpermuteRestoresKeptTokens) {
   const std::int64_t hidden = 130;
   for (const std::int64_t capacity : {3, 40}) {
     const RouterShape s{17, 5, 2, capacity};
-    const Routing r = route_top_k_cpu(s, random_floats(rng, 17 * 5, -2.0F, 2.0F));
+    const Routing r = route_top_k_cpu(s, random_floats(rng, std::size_t{17} * 5, -2.0F, 2.0F));
     const auto x = random_floats(rng, 17 * hidden);
     auto buffer = poisoned(static_cast<std::size_t>(5 * capacity * hidden));
     permute_tokens_cpu(s, r, hidden, x, buffer);

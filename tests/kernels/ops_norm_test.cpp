@@ -38,7 +38,8 @@ Vec norm_reference(const NormShape& s, const Vec& x, const Vec& gamma, const Vec
   return y;
 }
 
-constexpr std::array<std::array<int, 2>, 5> kShapes{{{1, 1}, {1, 3}, {3, 17}, {17, 130}, {2, 257}}};
+constexpr std::array<std::array<std::int64_t, 2>, 5> kShapes{
+    {{1, 1}, {1, 3}, {3, 17}, {17, 130}, {2, 257}}};
 
 TEST(LayerNormCpu, ForwardAndBackwardMatchFloat64) {
   std::mt19937_64 rng(21);

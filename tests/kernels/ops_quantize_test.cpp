@@ -47,7 +47,8 @@ std::vector<double> reference_scales(const QuantShape& s, const std::vector<floa
 TEST(QuantizeCpu, Fp8GroupScalesPerTokenAndPerChannel) {
   std::mt19937_64 rng(72);
   for (const QuantScaling scaling : {QuantScaling::per_token, QuantScaling::per_channel}) {
-    for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {3, 130}, {130, 3}, {17, 257}}) {
+    for (const auto& [rows, cols] :
+         {std::pair<std::int64_t, std::int64_t>{1, 1}, {3, 130}, {130, 3}, {17, 257}}) {
       const QuantShape s{rows, cols, scaling};
       SCOPED_TRACE(::testing::Message()
                    << rows << " x " << cols << " scaling " << static_cast<int>(scaling));
@@ -70,7 +71,7 @@ TEST(QuantizeCpu, Fp8GroupScalesPerTokenAndPerChannel) {
 
 TEST(QuantizeCpu, GroupMaximumMapsTo448) {
   // One group of 128 per row: the row's largest magnitude becomes +-448 exactly.
-  std::vector<float> x(2 * 128);
+  std::vector<float> x(std::size_t{2} * 128);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.01F * static_cast<float>(i % 97) - 0.3F;
   x[5] = -9.0F;
   x[200] = 4.0F;

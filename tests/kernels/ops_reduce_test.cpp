@@ -45,8 +45,8 @@ TEST(ReduceCpu, Fp32AndBf16MatchFloat64) {
 
 TEST(ReduceCpu, ManySourcesAverage) {
   std::mt19937_64 rng(82);
-  std::vector<std::vector<float>> bufs;
-  for (int r = 0; r < 7; ++r) bufs.push_back(random_floats(rng, 17));
+  std::vector<std::vector<float>> bufs(7);
+  for (auto& b : bufs) b = random_floats(rng, 17);
   const std::vector<std::span<const float>> srcs(bufs.begin(), bufs.end());
   auto dst = testing::poisoned(17);
   reduce_many_cpu(ReduceOp::sum, srcs, dst, 1.0F / 7.0F);
