@@ -1,0 +1,209 @@
+// CUDA backend of the compute kernels against the CPU backend, on fresh random
+// inputs at odd sizes, outputs poisoned (all bits set: NaN) before each launch.
+// Runs only where a GPU is visible (ctest label `gpu`); skips cleanly elsewhere.
+#include <gtest/gtest.h>
+
+#include "kernels/device/device_query.hpp"
+
+#if defined(MYRIAD_HAVE_CUDA)
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <random>
+
+#include "kernels/device/cuda_check.hpp"
+#include "kernels/ops/activation.hpp"
+#include "kernels/ops/activation_cuda.hpp"
+#include "kernels/ops/gemm.hpp"
+#include "kernels/ops/gemm_cuda.hpp"
+#include "kernels/ops/optimizer.hpp"
+#include "kernels/ops/optimizer_cuda.hpp"
+#include "kernels/ops/quantize.hpp"
+#include "kernels/ops/quantize_cuda.hpp"
+#include "kernels/ops/reduce.hpp"
+#include "kernels/ops/reduce_cuda.hpp"
+#include "ops_test_support.hpp"
+#endif
+
+namespace myriad::kernels::ops {
+namespace {
+
+#if defined(MYRIAD_HAVE_CUDA)
+
+using testing::expect_close;
+using testing::random_floats;
+
+// A device buffer of n elements, filled with all-ones bits (NaN for floats) on creation.
+template <typename T>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t n) : n_(n) {
+    MYRIAD_CUDA_CHECK(cudaMalloc(&ptr_, n * sizeof(T)));
+    MYRIAD_CUDA_CHECK(cudaMemset(ptr_, 0xFF, n * sizeof(T)));
+  }
+  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) {
+    MYRIAD_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  ~DeviceBuffer() { (void)cudaFree(ptr_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&&) = delete;
+  DeviceBuffer& operator=(DeviceBuffer&&) = delete;
+
+  T* get() { return static_cast<T*>(ptr_); }
+  [[nodiscard]] std::vector<T> download() const {
+    MYRIAD_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<T> host(n_);
+    MYRIAD_CUDA_CHECK(cudaMemcpy(host.data(), ptr_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
+    return host;
+  }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+bool have_gpu() { return !query_devices().devices.empty(); }
+
+std::vector<double> widen(const std::vector<float>& x) { return {x.begin(), x.end()}; }
+
+std::vector<float> widen_bf16(const std::vector<Bf16>& x) {
+  std::vector<float> out(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) out[i] = x[i].to_float();
+  return out;
+}
+
+std::vector<Bf16> random_bf16(std::mt19937_64& rng, std::size_t n) {
+  const auto f = random_floats(rng, n);
+  std::vector<Bf16> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = Bf16::from_float(f[i]);
+  return out;
+}
+
+TEST(OpsGpu, GemmBf16EveryLayoutMatchesCpu) {
+  if (!have_gpu()) GTEST_SKIP() << query_devices().note;
+  std::mt19937_64 rng(101);
+  const GemmCuda gemm;
+  for (const GemmLayout layout : {GemmLayout::nn, GemmLayout::nt, GemmLayout::tn}) {
+    for (const auto& [m, n, k] :
+         {std::array<std::int64_t, 3>{1, 1, 1}, {17, 130, 33}, {64, 3, 130}}) {
+      const GemmArguments g{m, n, k, layout};
+      SCOPED_TRACE(::testing::Message() << "layout " << static_cast<int>(layout) << " k " << k);
+      const auto a = random_bf16(rng, static_cast<std::size_t>(m * k));
+      const auto b = random_bf16(rng, static_cast<std::size_t>(k * n));
+      std::vector<Bf16> want(static_cast<std::size_t>(m * n));
+      gemm_cpu(g, a, b, want);
+      DeviceBuffer<Bf16> da(a), db(b), dc(want.size());
+      gemm.run(g, da.get(), db.get(), dc.get(), nullptr);
+      // Each side rounds its own fp32 sum to bf16 once: within one bf16 ulp of each other.
+      expect_close(widen_bf16(dc.download()), widen(widen_bf16(want)),
+                   4e-6 * static_cast<double>(k), 0x1p-7, "C");
+    }
+  }
+}
+
+TEST(OpsGpu, ActivationsMatchCpu) {
+  if (!have_gpu()) GTEST_SKIP() << query_devices().note;
+  std::mt19937_64 rng(102);
+  for (const std::size_t n : {1U, 17U, 16641U}) {
+    const auto x = random_floats(rng, n, -6.0F, 6.0F);
+    const auto up = random_floats(rng, n);
+    const auto dy = random_floats(rng, n);
+    std::vector<float> y(n), dx(n), sy(n), dg(n), du(n);
+    gelu_forward_cpu(x, y);
+    gelu_backward_cpu(dy, x, dx);
+    swiglu_forward_cpu(x, up, sy);
+    swiglu_backward_cpu(dy, x, up, dg, du);
+    DeviceBuffer<float> dx_in(x), dup_in(up), ddy(dy), o1(n), o2(n), o3(n), o4(n), o5(n);
+    const auto len = static_cast<std::int64_t>(n);
+    gelu_forward_cuda(dx_in.get(), o1.get(), len, nullptr);
+    gelu_backward_cuda(ddy.get(), dx_in.get(), o2.get(), len, nullptr);
+    swiglu_forward_cuda(dx_in.get(), dup_in.get(), o3.get(), len, nullptr);
+    swiglu_backward_cuda(ddy.get(), dx_in.get(), dup_in.get(), o4.get(), o5.get(), len, nullptr);
+    expect_close(o1.download(), widen(y), 1e-6, 1e-5, "gelu");
+    expect_close(o2.download(), widen(dx), 1e-6, 1e-5, "gelu dx");
+    expect_close(o3.download(), widen(sy), 1e-6, 1e-5, "swiglu");
+    expect_close(o4.download(), widen(dg), 1e-6, 1e-5, "swiglu dgate");
+    expect_close(o5.download(), widen(du), 1e-6, 1e-5, "swiglu dup");
+  }
+}
+
+TEST(OpsGpu, OptimizersMatchCpu) {
+  if (!have_gpu()) GTEST_SKIP() << query_devices().note;
+  std::mt19937_64 rng(103);
+  const std::size_t n = 4099;
+  for (const bool cautious : {false, true}) {
+    auto p = random_floats(rng, n);
+    auto m = random_floats(rng, n, -0.1F, 0.1F);
+    auto v = random_floats(rng, n, 0.0F, 0.01F);
+    const auto g = random_floats(rng, n);
+    DeviceBuffer<float> dp(p), dm(m), dv(v), dg(g);
+    const AdamWArguments a{1e-2F, 0.9F, 0.95F, 1e-8F, 0.1F, 3, cautious};
+    adamw_step_cpu(a, p, g, m, v);
+    adamw_step_cuda(a, dp.get(), dg.get(), dm.get(), dv.get(), static_cast<std::int64_t>(n),
+                    nullptr);
+    expect_close(dp.download(), widen(p), 1e-6, 1e-5, "adamw param");
+    expect_close(dm.download(), widen(m), 1e-7, 1e-5, "adamw m");
+    expect_close(dv.download(), widen(v), 1e-7, 1e-5, "adamw v");
+    const LionArguments l{1e-3F, 0.9F, 0.99F, 0.3F, cautious};
+    lion_step_cpu(l, p, g, m);
+    lion_step_cuda(l, dp.get(), dg.get(), dm.get(), static_cast<std::int64_t>(n), nullptr);
+    expect_close(dp.download(), widen(p), 1e-6, 1e-5, "lion param");
+    expect_close(dm.download(), widen(m), 1e-7, 1e-5, "lion m");
+  }
+}
+
+TEST(OpsGpu, Fp8QuantizeIsBitIdenticalToCpu) {
+  if (!have_gpu()) GTEST_SKIP() << query_devices().note;
+  std::mt19937_64 rng(104);
+  for (const QuantScaling scaling : {QuantScaling::per_token, QuantScaling::per_channel}) {
+    for (const auto& [rows, cols] :
+         {std::array<std::int64_t, 2>{1, 1}, {3, 130}, {130, 3}, {17, 257}}) {
+      const QuantShape s{rows, cols, scaling};
+      const auto n = static_cast<std::size_t>(rows * cols);
+      const auto x = random_floats(rng, n, -30.0F, 30.0F);
+      std::vector<Fp8E4M3> q(n);
+      std::vector<float> scales(static_cast<std::size_t>(quant_scale_count(s)));
+      std::vector<float> back(n);
+      quantize_fp8_cpu(s, x, q, scales);
+      dequantize_fp8_cpu(s, q, scales, back);
+      DeviceBuffer<float> dx(x), dscales(scales.size()), dback(n);
+      DeviceBuffer<Fp8E4M3> dq(n);
+      quantize_fp8_cuda(s, dx.get(), dq.get(), dscales.get(), nullptr);
+      dequantize_fp8_cuda(s, dq.get(), dscales.get(), dback.get(), nullptr);
+      const auto gq = dq.download();
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(gq[i].bits, q[i].bits) << i;
+      expect_close(dscales.download(), widen(scales), 0.0, 0.0, "scales");
+      expect_close(dback.download(), widen(back), 0.0, 0.0, "dequantized");
+    }
+  }
+}
+
+TEST(OpsGpu, ReduceMatchesCpu) {
+  if (!have_gpu()) GTEST_SKIP() << query_devices().note;
+  std::mt19937_64 rng(105);
+  for (const ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::min}) {
+    const std::size_t n = 1031;
+    auto dst = random_floats(rng, n);
+    const auto src = random_floats(rng, n);
+    std::vector<Bf16> bdst = random_bf16(rng, n);
+    const std::vector<Bf16> bsrc = random_bf16(rng, n);
+    DeviceBuffer<float> ddst(dst), dsrc(src);
+    DeviceBuffer<Bf16> dbdst(bdst), dbsrc(bsrc);
+    reduce_cpu(op, std::span<float>(dst), std::span<const float>(src));
+    reduce_cpu(op, std::span<Bf16>(bdst), std::span<const Bf16>(bsrc));
+    reduce_cuda(op, ddst.get(), dsrc.get(), static_cast<std::int64_t>(n), nullptr);
+    reduce_cuda(op, dbdst.get(), dbsrc.get(), static_cast<std::int64_t>(n), nullptr);
+    expect_close(ddst.download(), widen(dst), 0.0, 0.0, "fp32");
+    expect_close(widen_bf16(dbdst.download()), widen(widen_bf16(bdst)), 0.0, 0.0, "bf16");
+  }
+}
+
+#else
+
+TEST(OpsGpu, NoCudaBackendInThisBuild) { GTEST_SKIP() << "built without CUDA"; }
+
+#endif
+
+}  // namespace
+}  // namespace myriad::kernels::ops
