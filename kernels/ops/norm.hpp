@@ -7,18 +7,10 @@
 #include <span>
 #include <string>
 
+#include "kernels/ops/norm_shape.hpp"
 #include "models/ops/op.hpp"
 
 namespace myriad::kernels::ops {
-
-struct NormShape {
-  std::int64_t rows = 0;    // tokens
-  std::int64_t hidden = 0;  // normalized dimension
-  float eps = 1e-5F;
-};
-
-// Empty when the shape is usable, otherwise why not.
-std::string norm_can_implement(const NormShape& s);
 
 // x, y: [rows, hidden]; gamma, beta: [hidden]; mean, rstd: [rows] (saved for backward).
 void layer_norm_forward_cpu(const NormShape& s, std::span<const float> x,

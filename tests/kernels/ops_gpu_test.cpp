@@ -16,6 +16,8 @@
 #include "kernels/ops/activation_cuda.hpp"
 #include "kernels/ops/gemm.hpp"
 #include "kernels/ops/gemm_cuda.hpp"
+#include "kernels/ops/norm.hpp"
+#include "kernels/ops/norm_cuda.hpp"
 #include "kernels/ops/optimizer.hpp"
 #include "kernels/ops/optimizer_cuda.hpp"
 #include "kernels/ops/quantize.hpp"
@@ -125,6 +127,48 @@ TEST(OpsGpu, ActivationsMatchCpu) {
     expect_close(o3.download(), widen(sy), 1e-6, 1e-5, "swiglu");
     expect_close(o4.download(), widen(dg), 1e-6, 1e-5, "swiglu dgate");
     expect_close(o5.download(), widen(du), 1e-6, 1e-5, "swiglu dup");
+  }
+}
+
+TEST(OpsGpu, NormsMatchCpu) {
+  if (!have_gpu()) GTEST_SKIP() << query_devices().note;
+  std::mt19937_64 rng(106);
+  for (const auto& [rows, hidden] :
+       {std::array<std::int64_t, 2>{1, 1}, {3, 17}, {17, 130}, {5, 1031}}) {
+    const NormShape s{rows, hidden};
+    SCOPED_TRACE(::testing::Message() << rows << " x " << hidden);
+    const auto n = static_cast<std::size_t>(rows * hidden);
+    const auto h = static_cast<std::size_t>(hidden);
+    const auto r = static_cast<std::size_t>(rows);
+    const auto x = random_floats(rng, n, -2.0F, 3.0F);
+    const auto gamma = random_floats(rng, h, 0.5F, 1.5F);
+    const auto beta = random_floats(rng, h);
+    const auto dy = random_floats(rng, n);
+    std::vector<float> y(n), mean(r), rstd(r), dx(n), dgamma(h), dbeta(h);
+    layer_norm_forward_cpu(s, x, gamma, beta, y, mean, rstd);
+    layer_norm_backward_cpu(s, dy, x, gamma, mean, rstd, dx, dgamma, dbeta);
+    DeviceBuffer<float> dx_in(x), dgam(gamma), dbet(beta), ddy(dy), gy(n), gmean(r), grstd(r),
+        gdx(n), gdgamma(h), gdbeta(h);
+    layer_norm_forward_cuda(s, dx_in.get(), dgam.get(), dbet.get(), gy.get(), gmean.get(),
+                            grstd.get(), nullptr);
+    layer_norm_backward_cuda(s, ddy.get(), dx_in.get(), dgam.get(), gmean.get(), grstd.get(),
+                             gdx.get(), gdgamma.get(), gdbeta.get(), nullptr);
+    expect_close(gy.download(), widen(y), 1e-5, 1e-5, "layer norm y");
+    expect_close(gmean.download(), widen(mean), 1e-5, 1e-5, "mean");
+    expect_close(grstd.download(), widen(rstd), 1e-5, 1e-5, "rstd");
+    expect_close(gdx.download(), widen(dx), 1e-4, 1e-4, "layer norm dx");
+    expect_close(gdgamma.download(), widen(dgamma), 1e-4, 1e-4, "layer norm dgamma");
+    expect_close(gdbeta.download(), widen(dbeta), 1e-4, 1e-4, "layer norm dbeta");
+    rms_norm_forward_cpu(s, x, gamma, y, rstd);
+    rms_norm_backward_cpu(s, dy, x, gamma, rstd, dx, dgamma);
+    DeviceBuffer<float> ry(n), rrstd(r), rdx(n), rdgamma(h);
+    rms_norm_forward_cuda(s, dx_in.get(), dgam.get(), ry.get(), rrstd.get(), nullptr);
+    rms_norm_backward_cuda(s, ddy.get(), dx_in.get(), dgam.get(), rrstd.get(), rdx.get(),
+                           rdgamma.get(), nullptr);
+    expect_close(ry.download(), widen(y), 1e-5, 1e-5, "rms norm y");
+    expect_close(rrstd.download(), widen(rstd), 1e-5, 1e-5, "rms rstd");
+    expect_close(rdx.download(), widen(dx), 1e-4, 1e-4, "rms norm dx");
+    expect_close(rdgamma.download(), widen(dgamma), 1e-4, 1e-4, "rms norm dgamma");
   }
 }
 
