@@ -1,3 +1,5 @@
+#include <stdexcept>
+
 #include "kernels/device/cuda_check.hpp"
 #include "kernels/ops/activation_cuda.hpp"
 #include "kernels/ops/launch.cuh"
@@ -45,6 +47,14 @@ __global__ void swiglu_backward_kernel(const float* dy, const float* gate, const
   }
 }
 
+__global__ void bias_gelu_forward_kernel(const float* x, const float* bias, float* y,
+                                         std::int64_t n, std::int64_t cols) {
+  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
+    const float v = x[i] + bias[i % cols];
+    y[i] = 0.5F * v * (1.0F + tanhf(tanh_arg(v)));
+  }
+}
+
 }  // namespace
 
 void gelu_forward_cuda(const float* x, float* y, std::int64_t n, cudaStream_t stream) {
@@ -68,6 +78,15 @@ void swiglu_backward_cuda(const float* dy, const float* gate, const float* up, f
                           float* dup, std::int64_t n, cudaStream_t stream) {
   swiglu_backward_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(dy, gate, up, dgate, dup,
                                                                          n);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+}
+
+void bias_gelu_forward_cuda(const float* x, const float* bias, float* y, std::int64_t rows,
+                            std::int64_t cols, cudaStream_t stream) {
+  if (rows < 1 || cols < 1)
+    throw std::invalid_argument("bias_gelu_cuda: rows and cols must be >= 1");
+  bias_gelu_forward_kernel<<<blocks_for(rows * cols), kThreadsPerBlock, 0, stream>>>(
+      x, bias, y, rows * cols, cols);
   MYRIAD_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -1,6 +1,6 @@
 // Activations on the GPU, fp32, same formulas as activation.hpp's CPU backend:
-// GeLU (tanh approximation) and SwiGLU, forward and backward. Device pointers,
-// n elements each, enqueued on `stream`.
+// GeLU (tanh approximation) and SwiGLU, forward and backward, and the fused
+// bias + GeLU forward. Device pointers, n elements each, enqueued on `stream`.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -16,5 +16,9 @@ void swiglu_forward_cuda(const float* gate, const float* up, float* y, std::int6
                          cudaStream_t stream);
 void swiglu_backward_cuda(const float* dy, const float* gate, const float* up, float* dgate,
                           float* dup, std::int64_t n, cudaStream_t stream);
+
+// y = gelu(x + bias). x, y: [rows, cols]; bias: [cols].
+void bias_gelu_forward_cuda(const float* x, const float* bias, float* y, std::int64_t rows,
+                            std::int64_t cols, cudaStream_t stream);
 
 }  // namespace myriad::kernels::ops

@@ -130,6 +130,20 @@ TEST(OpsGpu, ActivationsMatchCpu) {
   }
 }
 
+TEST(OpsGpu, BiasGeluMatchesCpu) {
+  if (!have_gpu()) GTEST_SKIP() << query_devices().note;
+  std::mt19937_64 rng(107);
+  const std::int64_t rows = 17;
+  const std::int64_t cols = 130;
+  const auto x = random_floats(rng, static_cast<std::size_t>(rows * cols), -4.0F, 4.0F);
+  const auto bias = random_floats(rng, static_cast<std::size_t>(cols));
+  std::vector<float> y(x.size());
+  bias_gelu_forward_cpu(rows, cols, x, bias, y);
+  DeviceBuffer<float> dx(x), dbias(bias), dy(x.size());
+  bias_gelu_forward_cuda(dx.get(), dbias.get(), dy.get(), rows, cols, nullptr);
+  expect_close(dy.download(), widen(y), 1e-6, 1e-5, "bias gelu");
+}
+
 TEST(OpsGpu, NormsMatchCpu) {
   if (!have_gpu()) GTEST_SKIP() << query_devices().note;
   std::mt19937_64 rng(106);
