@@ -8,24 +8,10 @@
 #include <span>
 #include <string>
 
+#include "kernels/ops/attention_shape.hpp"
 #include "models/ops/op.hpp"
 
 namespace myriad::kernels::ops {
-
-struct AttentionShape {
-  std::int64_t batch = 0;
-  std::int64_t q_heads = 0;
-  std::int64_t kv_heads = 0;  // divides q_heads; q head h reads kv head h / (q_heads / kv_heads)
-  std::int64_t seq = 0;       // queries and keys
-  std::int64_t head_dim = 0;
-  bool causal = true;
-  std::int64_t window = 0;  // 0: no window; else a query sees keys with |i - j| < window
-  float scale = 0.0F;       // 0: 1 / sqrt(head_dim)
-  std::int64_t key_tile = 64;
-};
-
-// Empty when the shape is usable, otherwise why not.
-std::string attention_can_implement(const AttentionShape& s);
 
 // True when query i may attend to key j under the shape's mask.
 bool attention_allowed(const AttentionShape& s, std::int64_t i, std::int64_t j);

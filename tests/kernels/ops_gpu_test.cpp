@@ -14,6 +14,8 @@
 #include "kernels/device/cuda_check.hpp"
 #include "kernels/ops/activation.hpp"
 #include "kernels/ops/activation_cuda.hpp"
+#include "kernels/ops/attention.hpp"
+#include "kernels/ops/attention_cuda.hpp"
 #include "kernels/ops/gemm.hpp"
 #include "kernels/ops/gemm_cuda.hpp"
 #include "kernels/ops/norm.hpp"
@@ -142,6 +144,40 @@ TEST(OpsGpu, BiasGeluMatchesCpu) {
   DeviceBuffer<float> dx(x), dbias(bias), dy(x.size());
   bias_gelu_forward_cuda(dx.get(), dbias.get(), dy.get(), rows, cols, nullptr);
   expect_close(dy.download(), widen(y), 1e-6, 1e-5, "bias gelu");
+}
+
+TEST(OpsGpu, AttentionForwardAndBackwardMatchCpu) {
+  if (!have_gpu()) GTEST_SKIP() << query_devices().note;
+  std::mt19937_64 rng(108);
+  // batch, q_heads, kv_heads, seq, head_dim, causal, window
+  for (const AttentionShape& s :
+       {AttentionShape{1, 2, 2, 17, 8, true, 0}, AttentionShape{2, 4, 2, 130, 16, true, 50},
+        AttentionShape{1, 3, 1, 133, 64, false, 0}, AttentionShape{1, 2, 1, 9, 4, false, 3},
+        AttentionShape{1, 1, 1, 1, 3, true, 0}, AttentionShape{1, 2, 2, 300, 128, true, 0}}) {
+    SCOPED_TRACE(::testing::Message() << "seq " << s.seq << " d " << s.head_dim << " causal "
+                                      << s.causal << " window " << s.window);
+    const auto nq = static_cast<std::size_t>(s.batch * s.q_heads * s.seq * s.head_dim);
+    const auto nkv = static_cast<std::size_t>(s.batch * s.kv_heads * s.seq * s.head_dim);
+    const auto nl = static_cast<std::size_t>(s.batch * s.q_heads * s.seq);
+    const auto q = random_floats(rng, nq, -2.0F, 2.0F);
+    const auto k = random_floats(rng, nkv, -2.0F, 2.0F);
+    const auto v = random_floats(rng, nkv);
+    const auto dout = random_floats(rng, nq);
+    std::vector<float> o(nq), lse(nl), dq(nq), dk(nkv), dv(nkv);
+    attention_forward_cpu(s, q, k, v, o, lse);
+    attention_backward_cpu(s, q, k, v, o, lse, dout, AttentionGrads{dq, dk, dv});
+    DeviceBuffer<float> gq(q), gk(k), gv(v), gdo(dout), go(nq), glse(nl), gdq(nq), gdk(nkv),
+        gdv(nkv), gdelta(nl);
+    attention_forward_cuda(s, gq.get(), gk.get(), gv.get(), go.get(), glse.get(), nullptr);
+    attention_backward_cuda(s, gq.get(), gk.get(), gv.get(), go.get(), glse.get(), gdo.get(),
+                            AttentionCudaGrads{gdq.get(), gdk.get(), gdv.get(), gdelta.get()},
+                            nullptr);
+    expect_close(go.download(), widen(o), 1e-5, 1e-4, "o");
+    expect_close(glse.download(), widen(lse), 1e-5, 1e-5, "lse");
+    expect_close(gdq.download(), widen(dq), 1e-4, 1e-3, "dq");
+    expect_close(gdk.download(), widen(dk), 1e-4, 1e-3, "dk");
+    expect_close(gdv.download(), widen(dv), 1e-4, 1e-3, "dv");
+  }
 }
 
 TEST(OpsGpu, NormsMatchCpu) {
