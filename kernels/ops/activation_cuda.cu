@@ -55,6 +55,27 @@ __global__ void bias_gelu_forward_kernel(const float* x, const float* bias, floa
   }
 }
 
+__device__ float gelu_grad(float v) {
+  const float t = tanhf(tanh_arg(v));
+  const float dinner = kSqrt2OverPi * (1.0F + 3.0F * kGeluCoeff * v * v);
+  return 0.5F * (1.0F + t) + 0.5F * v * (1.0F - t * t) * dinner;
+}
+
+// One thread per column: dx for the column's elements, then their sum into dbias.
+__global__ void bias_gelu_backward_kernel(const float* dy, const float* x, const float* bias,
+                                          float* dx, float* dbias, std::int64_t rows,
+                                          std::int64_t cols) {
+  for (std::int64_t c = grid_index(); c < cols; c += grid_stride()) {
+    float sum = 0.0F;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::int64_t i = r * cols + c;
+      dx[i] = dy[i] * gelu_grad(x[i] + bias[c]);
+      sum += dx[i];
+    }
+    dbias[c] = sum;
+  }
+}
+
 }  // namespace
 
 void gelu_forward_cuda(const float* x, float* y, std::int64_t n, cudaStream_t stream) {
@@ -87,6 +108,17 @@ void bias_gelu_forward_cuda(const float* x, const float* bias, float* y, std::in
     throw std::invalid_argument("bias_gelu_cuda: rows and cols must be >= 1");
   bias_gelu_forward_kernel<<<blocks_for(rows * cols), kThreadsPerBlock, 0, stream>>>(
       x, bias, y, rows * cols, cols);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+}
+
+void bias_gelu_backward_cuda(const float* dy, const float* x, const float* bias, float* dx,
+                             float* dbias, std::int64_t rows, std::int64_t cols,
+                             cudaStream_t stream) {
+  if (rows < 1 || cols < 1) {
+    throw std::invalid_argument("bias_gelu_cuda: rows and cols must be >= 1");
+  }
+  bias_gelu_backward_kernel<<<blocks_for(cols), kThreadsPerBlock, 0, stream>>>(dy, x, bias, dx,
+                                                                               dbias, rows, cols);
   MYRIAD_CUDA_CHECK(cudaGetLastError());
 }
 

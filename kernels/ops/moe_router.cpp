@@ -125,6 +125,13 @@ void unpermute_tokens_cpu(const RouterShape& s, const Routing& r, std::int64_t h
   }
 }
 
+models::Op router_op(const RouterShape& s) {
+  const double logits = static_cast<double>(s.tokens) * static_cast<double>(s.experts);
+  const double chosen = static_cast<double>(s.tokens) * static_cast<double>(s.top_k);
+  // Reads the logits, writes expert, weight and slot per choice (4 bytes each).
+  return models::make_elementwise("moe.router", 4.0 * logits + 12.0 * chosen, 5.0 * logits);
+}
+
 models::Op permute_op(const RouterShape& s, std::int64_t hidden, double elem_bytes) {
   const double rows = static_cast<double>(s.tokens) * static_cast<double>(s.top_k);
   return models::make_elementwise("moe.permute",

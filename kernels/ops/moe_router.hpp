@@ -46,6 +46,8 @@ void permute_tokens_cpu(const RouterShape& s, const Routing& r, std::int64_t hid
 void unpermute_tokens_cpu(const RouterShape& s, const Routing& r, std::int64_t hidden,
                           std::span<const float> buffer, std::span<float> y);
 
+// Router: softmax and top-k over [tokens, experts] fp32 logits, memory-bound.
+models::Op router_op(const RouterShape& s);
 // Permutation: memory-bound, reads and writes tokens*top_k rows of hidden elements.
 models::Op permute_op(const RouterShape& s, std::int64_t hidden, double elem_bytes);
 

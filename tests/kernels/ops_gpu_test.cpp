@@ -135,15 +135,22 @@ TEST(OpsGpu, ActivationsMatchCpu) {
 TEST(OpsGpu, BiasGeluMatchesCpu) {
   if (!have_gpu()) GTEST_SKIP() << query_devices().note;
   std::mt19937_64 rng(107);
-  const std::int64_t rows = 17;
-  const std::int64_t cols = 130;
-  const auto x = random_floats(rng, static_cast<std::size_t>(rows * cols), -4.0F, 4.0F);
-  const auto bias = random_floats(rng, static_cast<std::size_t>(cols));
-  std::vector<float> y(x.size());
-  bias_gelu_forward_cpu(rows, cols, x, bias, y);
-  DeviceBuffer<float> dx(x), dbias(bias), dy(x.size());
-  bias_gelu_forward_cuda(dx.get(), dbias.get(), dy.get(), rows, cols, nullptr);
-  expect_close(dy.download(), widen(y), 1e-6, 1e-5, "bias gelu");
+  for (const auto& [rows, cols] : {std::array<std::int64_t, 2>{1, 1}, {17, 130}, {300, 7}}) {
+    const auto n = static_cast<std::size_t>(rows * cols);
+    const auto x = random_floats(rng, n, -4.0F, 4.0F);
+    const auto bias = random_floats(rng, static_cast<std::size_t>(cols));
+    const auto dy = random_floats(rng, n);
+    std::vector<float> y(n), dx(n), dbias(bias.size());
+    bias_gelu_forward_cpu(rows, cols, x, bias, y);
+    bias_gelu_backward_cpu(rows, cols, dy, x, bias, dx, dbias);
+    DeviceBuffer<float> gx(x), gbias(bias), gdy(dy), gy(n), gdx(n), gdbias(bias.size());
+    bias_gelu_forward_cuda(gx.get(), gbias.get(), gy.get(), rows, cols, nullptr);
+    bias_gelu_backward_cuda(gdy.get(), gx.get(), gbias.get(), gdx.get(), gdbias.get(), rows, cols,
+                            nullptr);
+    expect_close(gy.download(), widen(y), 1e-6, 1e-5, "bias gelu");
+    expect_close(gdx.download(), widen(dx), 1e-6, 1e-5, "bias gelu dx");
+    expect_close(gdbias.download(), widen(dbias), 1e-5, 1e-4, "bias gelu dbias");
+  }
 }
 
 TEST(OpsGpu, AttentionForwardAndBackwardMatchCpu) {

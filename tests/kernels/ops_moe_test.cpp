@@ -88,6 +88,7 @@ TEST(RouterCpu, RefusesBadShapesAndDescribesTraffic) {
   EXPECT_FALSE(router_can_implement(RouterShape{4, 2, 1, 0}).empty());
   EXPECT_THROW(route_top_k_cpu(RouterShape{4, 2, 1, 2}, std::vector<float>(7)),
                std::invalid_argument);
+  EXPECT_DOUBLE_EQ(router_op(RouterShape{8, 4, 2, 4}).bytes, 4.0 * 32 + 12.0 * 16);
   EXPECT_DOUBLE_EQ(permute_op(RouterShape{8, 4, 2, 4}, 16, 2.0).bytes, 2.0 * 16 * 16 * 2.0);
 }
 
