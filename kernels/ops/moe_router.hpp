@@ -8,20 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "kernels/ops/router_shape.hpp"
 #include "models/ops/op.hpp"
 
 namespace myriad::kernels::ops {
-
-struct RouterShape {
-  std::int64_t tokens = 0;
-  std::int64_t experts = 0;
-  std::int64_t top_k = 1;
-  std::int64_t capacity = 0;  // slots per expert; assignments beyond it are dropped
-  bool renormalize = true;    // weights of the k chosen experts sum to 1
-};
-
-// Empty when the shape is usable, otherwise why not.
-std::string router_can_implement(const RouterShape& s);
 
 // ceil(capacity_factor * tokens * top_k / experts), at least 1.
 std::int64_t expert_capacity(std::int64_t tokens, std::int64_t experts, std::int64_t top_k,

@@ -18,6 +18,8 @@
 #include "kernels/ops/attention_cuda.hpp"
 #include "kernels/ops/gemm.hpp"
 #include "kernels/ops/gemm_cuda.hpp"
+#include "kernels/ops/moe_router.hpp"
+#include "kernels/ops/moe_router_cuda.hpp"
 #include "kernels/ops/norm.hpp"
 #include "kernels/ops/norm_cuda.hpp"
 #include "kernels/ops/optimizer.hpp"
@@ -184,6 +186,36 @@ TEST(OpsGpu, AttentionForwardAndBackwardMatchCpu) {
     expect_close(gdq.download(), widen(dq), 1e-4, 1e-3, "dq");
     expect_close(gdk.download(), widen(dk), 1e-4, 1e-3, "dk");
     expect_close(gdv.download(), widen(dv), 1e-4, 1e-3, "dv");
+  }
+}
+
+TEST(OpsGpu, MoeRoutingMatchesCpu) {
+  if (!have_gpu()) GTEST_SKIP() << query_devices().note;
+  std::mt19937_64 rng(109);
+  const std::int64_t hidden = 130;
+  for (const RouterShape& s :
+       {RouterShape{17, 5, 2, 4}, RouterShape{1, 1, 1, 1}, RouterShape{300, 8, 2, 100, false}}) {
+    const auto logits =
+        random_floats(rng, static_cast<std::size_t>(s.tokens * s.experts), -3.0F, 3.0F);
+    const auto x = random_floats(rng, static_cast<std::size_t>(s.tokens * hidden));
+    const auto nbuf = static_cast<std::size_t>(s.experts * s.capacity * hidden);
+    const Routing want = route_top_k_cpu(s, logits);
+    std::vector<float> buffer(nbuf), y(x.size());
+    permute_tokens_cpu(s, want, hidden, x, buffer);
+    unpermute_tokens_cpu(s, want, hidden, buffer, y);
+    const std::size_t choices = want.expert.size();
+    DeviceBuffer<float> glogits(logits), gx(x), gweight(choices), gbuffer(nbuf), gy(x.size());
+    DeviceBuffer<std::int32_t> gexpert(choices), gslot(choices), gload(want.load.size());
+    const RoutingCuda r{gexpert.get(), gweight.get(), gslot.get(), gload.get()};
+    route_top_k_cuda(s, glogits.get(), r, nullptr);
+    permute_tokens_cuda(s, r, hidden, gx.get(), gbuffer.get(), nullptr);
+    unpermute_tokens_cuda(s, r, hidden, gbuffer.get(), gy.get(), nullptr);
+    EXPECT_EQ(gexpert.download(), want.expert);
+    EXPECT_EQ(gslot.download(), want.slot);
+    EXPECT_EQ(gload.download(), want.load);
+    expect_close(gweight.download(), widen(want.weight), 1e-6, 1e-5, "weight");
+    expect_close(gbuffer.download(), widen(buffer), 0.0, 0.0, "buffer");
+    expect_close(gy.download(), widen(y), 1e-6, 1e-5, "y");
   }
 }
 
