@@ -1,3 +1,4 @@
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
@@ -66,6 +67,14 @@ __global__ void decode_kernel(Groups g, const __nv_fp8_storage_t* q, const float
   }
 }
 
+__global__ void to_bf16_kernel(const float* x, __nv_bfloat16* q, std::int64_t n) {
+  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) q[i] = __float2bfloat16_rn(x[i]);
+}
+
+__global__ void from_bf16_kernel(const __nv_bfloat16* q, float* x, std::int64_t n) {
+  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) x[i] = __bfloat162float(q[i]);
+}
+
 }  // namespace
 
 void quantize_fp8_cuda(const QuantShape& s, const float* x, Fp8E4M3* q, float* scales,
@@ -85,6 +94,19 @@ void dequantize_fp8_cuda(const QuantShape& s, const Fp8E4M3* q, const float* sca
   const Groups g = groups_of(s);
   decode_kernel<<<blocks_for(s.rows * s.cols), kThreadsPerBlock, 0, stream>>>(
       g, reinterpret_cast<const __nv_fp8_storage_t*>(q), scales, x);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+}
+
+void quantize_bf16_cuda(const float* x, Bf16* q, std::int64_t n, cudaStream_t stream) {
+  static_assert(sizeof(Bf16) == sizeof(__nv_bfloat16), "Bf16 stores the bits of a bfloat16");
+  to_bf16_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(
+      x, reinterpret_cast<__nv_bfloat16*>(q), n);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+}
+
+void dequantize_bf16_cuda(const Bf16* q, float* x, std::int64_t n, cudaStream_t stream) {
+  from_bf16_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(
+      reinterpret_cast<const __nv_bfloat16*>(q), x, n);
   MYRIAD_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -312,6 +312,22 @@ TEST(OpsGpu, Fp8QuantizeIsBitIdenticalToCpu) {
   }
 }
 
+TEST(OpsGpu, Bf16QuantizeIsBitIdenticalToCpu) {
+  if (!have_gpu()) GTEST_SKIP() << query_devices().note;
+  std::mt19937_64 rng(110);
+  const std::size_t n = 1031;
+  const auto x = random_floats(rng, n, -50.0F, 50.0F);
+  std::vector<Bf16> q(n);
+  quantize_bf16_cpu(x, q);
+  DeviceBuffer<float> gx(x), gback(n);
+  DeviceBuffer<Bf16> gq(n);
+  quantize_bf16_cuda(gx.get(), gq.get(), static_cast<std::int64_t>(n), nullptr);
+  dequantize_bf16_cuda(gq.get(), gback.get(), static_cast<std::int64_t>(n), nullptr);
+  const auto got = gq.download();
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(got[i].bits, q[i].bits) << i;
+  expect_close(gback.download(), widen(widen_bf16(q)), 0.0, 0.0, "dequantized");
+}
+
 TEST(OpsGpu, ReduceMatchesCpu) {
   if (!have_gpu()) GTEST_SKIP() << query_devices().note;
   std::mt19937_64 rng(105);
