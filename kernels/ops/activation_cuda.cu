@@ -1,0 +1,125 @@
+#include <stdexcept>
+
+#include "kernels/device/cuda_check.hpp"
+#include "kernels/ops/activation_cuda.hpp"
+#include "kernels/ops/launch.cuh"
+
+namespace myriad::kernels::ops {
+
+namespace {
+
+constexpr float kGeluCoeff = 0.044715F;
+constexpr float kSqrt2OverPi = 0.7978845608028654F;
+
+__device__ float tanh_arg(float x) { return kSqrt2OverPi * (x + kGeluCoeff * x * x * x); }
+
+__device__ float sigmoid(float x) { return 1.0F / (1.0F + expf(-x)); }
+
+__global__ void gelu_forward_kernel(const float* x, float* y, std::int64_t n) {
+  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
+    y[i] = 0.5F * x[i] * (1.0F + tanhf(tanh_arg(x[i])));
+  }
+}
+
+__global__ void gelu_backward_kernel(const float* dy, const float* x, float* dx, std::int64_t n) {
+  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
+    const float v = x[i];
+    const float t = tanhf(tanh_arg(v));
+    const float dinner = kSqrt2OverPi * (1.0F + 3.0F * kGeluCoeff * v * v);
+    dx[i] = dy[i] * (0.5F * (1.0F + t) + 0.5F * v * (1.0F - t * t) * dinner);
+  }
+}
+
+__global__ void swiglu_forward_kernel(const float* gate, const float* up, float* y,
+                                      std::int64_t n) {
+  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
+    y[i] = gate[i] * sigmoid(gate[i]) * up[i];
+  }
+}
+
+__global__ void swiglu_backward_kernel(const float* dy, const float* gate, const float* up,
+                                       float* dgate, float* dup, std::int64_t n) {
+  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
+    const float g = gate[i];
+    const float sg = sigmoid(g);
+    dup[i] = dy[i] * g * sg;
+    dgate[i] = dy[i] * up[i] * sg * (1.0F + g * (1.0F - sg));
+  }
+}
+
+__global__ void bias_gelu_forward_kernel(const float* x, const float* bias, float* y,
+                                         std::int64_t n, std::int64_t cols) {
+  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
+    const float v = x[i] + bias[i % cols];
+    y[i] = 0.5F * v * (1.0F + tanhf(tanh_arg(v)));
+  }
+}
+
+__device__ float gelu_grad(float v) {
+  const float t = tanhf(tanh_arg(v));
+  const float dinner = kSqrt2OverPi * (1.0F + 3.0F * kGeluCoeff * v * v);
+  return 0.5F * (1.0F + t) + 0.5F * v * (1.0F - t * t) * dinner;
+}
+
+// One thread per column: dx for the column's elements, then their sum into dbias.
+__global__ void bias_gelu_backward_kernel(const float* dy, const float* x, const float* bias,
+                                          float* dx, float* dbias, std::int64_t rows,
+                                          std::int64_t cols) {
+  for (std::int64_t c = grid_index(); c < cols; c += grid_stride()) {
+    float sum = 0.0F;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::int64_t i = r * cols + c;
+      dx[i] = dy[i] * gelu_grad(x[i] + bias[c]);
+      sum += dx[i];
+    }
+    dbias[c] = sum;
+  }
+}
+
+}  // namespace
+
+void gelu_forward_cuda(const float* x, float* y, std::int64_t n, cudaStream_t stream) {
+  gelu_forward_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(x, y, n);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+}
+
+void gelu_backward_cuda(const float* dy, const float* x, float* dx, std::int64_t n,
+                        cudaStream_t stream) {
+  gelu_backward_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(dy, x, dx, n);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+}
+
+void swiglu_forward_cuda(const float* gate, const float* up, float* y, std::int64_t n,
+                         cudaStream_t stream) {
+  swiglu_forward_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(gate, up, y, n);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+}
+
+void swiglu_backward_cuda(const float* dy, const float* gate, const float* up, float* dgate,
+                          float* dup, std::int64_t n, cudaStream_t stream) {
+  swiglu_backward_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(dy, gate, up, dgate, dup,
+                                                                         n);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+}
+
+void bias_gelu_forward_cuda(const float* x, const float* bias, float* y, std::int64_t rows,
+                            std::int64_t cols, cudaStream_t stream) {
+  if (rows < 1 || cols < 1)
+    throw std::invalid_argument("bias_gelu_cuda: rows and cols must be >= 1");
+  bias_gelu_forward_kernel<<<blocks_for(rows * cols), kThreadsPerBlock, 0, stream>>>(
+      x, bias, y, rows * cols, cols);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+}
+
+void bias_gelu_backward_cuda(const float* dy, const float* x, const float* bias, float* dx,
+                             float* dbias, std::int64_t rows, std::int64_t cols,
+                             cudaStream_t stream) {
+  if (rows < 1 || cols < 1) {
+    throw std::invalid_argument("bias_gelu_cuda: rows and cols must be >= 1");
+  }
+  bias_gelu_backward_kernel<<<blocks_for(cols), kThreadsPerBlock, 0, stream>>>(dy, x, bias, dx,
+                                                                               dbias, rows, cols);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace myriad::kernels::ops

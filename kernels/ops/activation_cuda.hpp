@@ -1,0 +1,28 @@
+// Activations on the GPU, fp32, same formulas as activation.hpp's CPU backend:
+// GeLU (tanh approximation) and SwiGLU, forward and backward, and the fused
+// bias + GeLU, forward and backward. Device pointers, n elements each, enqueued on `stream`.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace myriad::kernels::ops {
+
+void gelu_forward_cuda(const float* x, float* y, std::int64_t n, cudaStream_t stream);
+void gelu_backward_cuda(const float* dy, const float* x, float* dx, std::int64_t n,
+                        cudaStream_t stream);
+void swiglu_forward_cuda(const float* gate, const float* up, float* y, std::int64_t n,
+                         cudaStream_t stream);
+void swiglu_backward_cuda(const float* dy, const float* gate, const float* up, float* dgate,
+                          float* dup, std::int64_t n, cudaStream_t stream);
+
+// y = gelu(x + bias). x, y: [rows, cols]; bias: [cols].
+void bias_gelu_forward_cuda(const float* x, const float* bias, float* y, std::int64_t rows,
+                            std::int64_t cols, cudaStream_t stream);
+// dy, x, dx: [rows, cols]; bias, dbias: [cols] (dbias: column sums of dx, one thread a column).
+void bias_gelu_backward_cuda(const float* dy, const float* x, const float* bias, float* dx,
+                             float* dbias, std::int64_t rows, std::int64_t cols,
+                             cudaStream_t stream);
+
+}  // namespace myriad::kernels::ops

@@ -1,0 +1,22 @@
+// Sum of one float per thread over a block of kThreadsPerBlock threads, for the
+// row-wise CUDA kernels (norms). Every thread of the block must call it.
+#pragma once
+
+#include "kernels/ops/launch.cuh"
+
+namespace myriad::kernels::ops {
+
+// shared: kThreadsPerBlock floats of shared memory. Returns the sum to every thread.
+__device__ inline float block_sum(float v, float* shared) {
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (unsigned int half = kThreadsPerBlock / 2; half > 0; half >>= 1U) {
+    if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
+    __syncthreads();
+  }
+  const float total = shared[0];
+  __syncthreads();
+  return total;
+}
+
+}  // namespace myriad::kernels::ops

@@ -1,0 +1,126 @@
+#include <stdexcept>
+#include <string>
+
+#include "kernels/device/cuda_check.hpp"
+#include "kernels/ops/block_reduce.cuh"
+#include "kernels/ops/norm_cuda.hpp"
+
+namespace myriad::kernels::ops {
+
+namespace {
+
+// mean == nullptr: RMSNorm (no centring, no beta).
+__global__ void norm_forward_kernel(NormShape s, const float* x, const float* gamma,
+                                    const float* beta, float* y, float* mean, float* rstd) {
+  __shared__ float shared[kThreadsPerBlock];
+  const auto h = static_cast<float>(s.hidden);
+  for (std::int64_t r = blockIdx.x; r < s.rows; r += gridDim.x) {
+    const float* xr = x + r * s.hidden;
+    float mu = 0.0F;
+    if (mean != nullptr) {
+      float sum = 0.0F;
+      for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) sum += xr[j];
+      mu = block_sum(sum, shared) / h;
+    }
+    float sq = 0.0F;
+    for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) {
+      sq += (xr[j] - mu) * (xr[j] - mu);
+    }
+    const float rs = 1.0F / sqrtf(block_sum(sq, shared) / h + s.eps);
+    for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) {
+      const float v = (xr[j] - mu) * rs * gamma[j];
+      y[r * s.hidden + j] = beta != nullptr ? v + beta[j] : v;
+    }
+    if (threadIdx.x == 0) {
+      if (mean != nullptr) mean[r] = mu;
+      rstd[r] = rs;
+    }
+  }
+}
+
+// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma; no mean(g) for RMSNorm.
+__global__ void norm_dx_kernel(NormShape s, const float* dy, const float* x, const float* gamma,
+                               const float* mean, const float* rstd, float* dx) {
+  __shared__ float shared[kThreadsPerBlock];
+  const auto h = static_cast<float>(s.hidden);
+  for (std::int64_t r = blockIdx.x; r < s.rows; r += gridDim.x) {
+    const std::int64_t base = r * s.hidden;
+    const float mu = mean != nullptr ? mean[r] : 0.0F;
+    const float rs = rstd[r];
+    float gx = 0.0F;
+    float gs = 0.0F;
+    for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) {
+      const float g = dy[base + j] * gamma[j];
+      gx += g * (x[base + j] - mu) * rs;
+      gs += g;
+    }
+    const float c1 = block_sum(gx, shared) / h;
+    const float c2 = mean != nullptr ? block_sum(gs, shared) / h : 0.0F;
+    for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) {
+      const float xhat = (x[base + j] - mu) * rs;
+      dx[base + j] = rs * (dy[base + j] * gamma[j] - c2 - xhat * c1);
+    }
+  }
+}
+
+// One thread per column: dgamma = sum_r dy * xhat, dbeta = sum_r dy (when asked).
+__global__ void norm_dparams_kernel(NormShape s, const float* dy, const float* x, const float* mean,
+                                    const float* rstd, float* dgamma, float* dbeta) {
+  for (std::int64_t j = grid_index(); j < s.hidden; j += grid_stride()) {
+    float dg = 0.0F;
+    float db = 0.0F;
+    for (std::int64_t r = 0; r < s.rows; ++r) {
+      const float mu = mean != nullptr ? mean[r] : 0.0F;
+      const float d = dy[r * s.hidden + j];
+      dg += d * (x[r * s.hidden + j] - mu) * rstd[r];
+      db += d;
+    }
+    dgamma[j] = dg;
+    if (dbeta != nullptr) dbeta[j] = db;
+  }
+}
+
+unsigned int row_blocks(const NormShape& s) {
+  const std::string why = norm_can_implement(s);
+  if (!why.empty()) throw std::invalid_argument("norm_cuda: " + why);
+  return static_cast<unsigned int>(s.rows < 65535 ? s.rows : 65535);
+}
+
+}  // namespace
+
+void layer_norm_forward_cuda(const NormShape& s, const float* x, const float* gamma,
+                             const float* beta, float* y, float* mean, float* rstd,
+                             cudaStream_t stream) {
+  norm_forward_kernel<<<row_blocks(s), kThreadsPerBlock, 0, stream>>>(s, x, gamma, beta, y, mean,
+                                                                      rstd);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+}
+
+void layer_norm_backward_cuda(const NormShape& s, const float* dy, const float* x,
+                              const float* gamma, const float* mean, const float* rstd, float* dx,
+                              float* dgamma, float* dbeta, cudaStream_t stream) {
+  norm_dx_kernel<<<row_blocks(s), kThreadsPerBlock, 0, stream>>>(s, dy, x, gamma, mean, rstd, dx);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  norm_dparams_kernel<<<blocks_for(s.hidden), kThreadsPerBlock, 0, stream>>>(s, dy, x, mean, rstd,
+                                                                             dgamma, dbeta);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+}
+
+void rms_norm_forward_cuda(const NormShape& s, const float* x, const float* gamma, float* y,
+                           float* rstd, cudaStream_t stream) {
+  norm_forward_kernel<<<row_blocks(s), kThreadsPerBlock, 0, stream>>>(s, x, gamma, nullptr, y,
+                                                                      nullptr, rstd);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+}
+
+void rms_norm_backward_cuda(const NormShape& s, const float* dy, const float* x, const float* gamma,
+                            const float* rstd, float* dx, float* dgamma, cudaStream_t stream) {
+  norm_dx_kernel<<<row_blocks(s), kThreadsPerBlock, 0, stream>>>(s, dy, x, gamma, nullptr, rstd,
+                                                                 dx);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  norm_dparams_kernel<<<blocks_for(s.hidden), kThreadsPerBlock, 0, stream>>>(s, dy, x, nullptr,
+                                                                             rstd, dgamma, nullptr);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace myriad::kernels::ops

@@ -1,0 +1,28 @@
+// LayerNorm and RMSNorm on the GPU, fp32, forward and backward, same formulas
+// and saved statistics as norm.hpp's CPU backend. One block per row; dgamma and
+// dbeta by a second pass, one thread per column (deterministic, no atomics).
+// Device pointers, enqueued on `stream`.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/ops/norm_shape.hpp"
+
+namespace myriad::kernels::ops {
+
+// x, y: [rows, hidden]; gamma, beta: [hidden]; mean, rstd: [rows].
+void layer_norm_forward_cuda(const NormShape& s, const float* x, const float* gamma,
+                             const float* beta, float* y, float* mean, float* rstd,
+                             cudaStream_t stream);
+// dy, x, dx: [rows, hidden]; mean, rstd: [rows]; dgamma, dbeta: [hidden].
+void layer_norm_backward_cuda(const NormShape& s, const float* dy, const float* x,
+                              const float* gamma, const float* mean, const float* rstd, float* dx,
+                              float* dgamma, float* dbeta, cudaStream_t stream);
+// x, y: [rows, hidden]; gamma: [hidden]; rstd: [rows].
+void rms_norm_forward_cuda(const NormShape& s, const float* x, const float* gamma, float* y,
+                           float* rstd, cudaStream_t stream);
+// dy, x, dx: [rows, hidden]; rstd: [rows]; dgamma: [hidden].
+void rms_norm_backward_cuda(const NormShape& s, const float* dy, const float* x, const float* gamma,
+                            const float* rstd, float* dx, float* dgamma, cudaStream_t stream);
+
+}  // namespace myriad::kernels::ops
