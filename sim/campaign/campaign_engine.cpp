@@ -76,12 +76,15 @@ void CampaignEngine::advance(double to) {
   auto& by = result_.seconds_by_cause;
   switch (phase_) {
     case Phase::running: {
+      // Excess over healthy pace: the straggler's factor first, then fewer nodes.
       const double factor = slowest_factor();
-      const double step_s = steps_.step_time_s(running_nodes_) * factor;
-      done_steps_ += dt / step_s;
+      const double nodes_step_s = steps_.step_time_s(running_nodes_);
+      done_steps_ += dt / (nodes_step_s * factor);
       since_checkpoint_s_ += dt;
       by[at(Cause::stragglers)] += dt - dt / factor;
-      by[at(Cause::shrunk)] += dt / factor - dt * healthy_step_s_ / step_s;
+      if (nodes_step_s != healthy_step_s_) {
+        by[at(Cause::shrunk)] += dt / factor * (1 - healthy_step_s_ / nodes_step_s);
+      }
       break;
     }
     case Phase::checkpointing:
@@ -257,8 +260,9 @@ void CampaignEngine::on_phase_end() {
 }
 
 void CampaignEngine::interrupt(bool detect) {
+  // A failure during recovery interrupts the job again: it restarts recovery.
+  ++result_.interruptions;
   if (phase_ == Phase::running || phase_ == Phase::checkpointing) {
-    ++result_.interruptions;
     result_.seconds_by_cause[at(Cause::lost_work)] +=
         (done_steps_ - durable_steps_) * healthy_step_s_;
     done_steps_ = durable_steps_;

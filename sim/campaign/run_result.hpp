@@ -29,7 +29,7 @@ struct RunResult {
   bool reached_target = false;
   std::array<double, kCauses> seconds_by_cause{};
   std::array<int, kComponents> failures_by_component{};
-  int interruptions = 0;  // failures and evictions that stopped the job
+  int interruptions = 0;  // failures and evictions that stopped the job or its recovery
   int restarts = 0;
   int checkpoints = 0;
   int straggler_onsets = 0;
