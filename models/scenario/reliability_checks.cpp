@@ -26,8 +26,8 @@ FailureProcessSpec llama3_process(Component c, int count, const char* rows) {
   p.component = c;
   p.per_1000_node_days = count / kThousandNodeDays;
   p.replace_node = c != Component::software;
-  p.source = fmt::format("Llama 3 (arXiv:2407.21783 Table 5): {} of 419 interruptions ({})",
-                         count, rows);
+  p.source =
+      fmt::format("Llama 3 (arXiv:2407.21783 Table 5): {} of 419 interruptions ({})", count, rows);
   return p;
 }
 
@@ -153,11 +153,10 @@ void check_reliability(const Scenario& s, const Location& file, Diagnostics& d) 
       d.error(at(s, path + ".checkpoint_interval", file), path + ".checkpoint_interval",
               "the interval must be above 0");
     }
-    for (const auto& [key, value] :
-         {std::pair{".host_copy_bandwidth", p.host_copy_bw_Bps},
-          std::pair{".storage_write_bandwidth", p.storage_write_bw_Bps},
-          std::pair{".storage_read_bandwidth", p.storage_read_bw_Bps},
-          std::pair{".peer_bandwidth", p.peer_bw_Bps}}) {
+    for (const auto& [key, value] : {std::pair{".host_copy_bandwidth", p.host_copy_bw_Bps},
+                                     std::pair{".storage_write_bandwidth", p.storage_write_bw_Bps},
+                                     std::pair{".storage_read_bandwidth", p.storage_read_bw_Bps},
+                                     std::pair{".peer_bandwidth", p.peer_bw_Bps}}) {
       if (value <= 0) {
         d.error(at(s, path + key, file), path + key, "a bandwidth must be above 0");
       }

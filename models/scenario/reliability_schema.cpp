@@ -45,8 +45,8 @@ Schema<StragglerProcessSpec> make_straggler_schema() {
       "A node running slow for a while (a GPU at lower clocks, a degraded link, a NIC "
       "flapping). A synchronous job runs at its slowest rank's pace.");
   s.text("name", &StragglerProcessSpec::name, D::none(), "a label for reports")
-      .quantity("per_1000_node_days", &StragglerProcessSpec::per_1000_node_days,
-                Dimension::count, D::required(), "onsets per 1000 node-days")
+      .quantity("per_1000_node_days", &StragglerProcessSpec::per_1000_node_days, Dimension::count,
+                D::required(), "onsets per 1000 node-days")
       .quantity("duration", &StragglerProcessSpec::duration_s, Dimension::time, D::required(),
                 "mean duration (exponentially distributed)")
       .quantity("slowdown", &StragglerProcessSpec::slowdown, Dimension::count, D::required(),
@@ -64,8 +64,7 @@ const Schema<FaultsSpec>& faults_schema() {
         "failures_llama3.csv): 3.79 unexpected interruptions per 1000 node-days.");
     f.section_list("processes", &FaultsSpec::processes, make_failure_process_schema(),
                    D::derived("the Llama 3 mix"))
-        .section_list("stragglers", &FaultsSpec::stragglers, make_straggler_schema(),
-                      D::none());
+        .section_list("stragglers", &FaultsSpec::stragglers, make_straggler_schema(), D::none());
     return f;
   }();
   return s;
@@ -119,9 +118,8 @@ const Schema<PolicySpec>& policy_schema() {
         .quantity("storage_write_bandwidth", &PolicySpec::storage_write_bw_Bps,
                   Dimension::bandwidth, D::value("273GB/s"),
                   "aggregate write to storage (Megatron SC'21: 273 GB/s saving 13.8 TB)")
-        .quantity("storage_read_bandwidth", &PolicySpec::storage_read_bw_Bps,
-                  Dimension::bandwidth, D::value("1TB/s"),
-                  "aggregate read on restart (Megatron SC'21: 1 TB/s peak)")
+        .quantity("storage_read_bandwidth", &PolicySpec::storage_read_bw_Bps, Dimension::bandwidth,
+                  D::value("1TB/s"), "aggregate read on restart (Megatron SC'21: 1 TB/s peak)")
         .boolean("async_upload", &PolicySpec::async_upload, D::value("true"),
                  "upload to storage in the background (MegaScale two-stage); false blocks "
                  "until it is durable")

@@ -18,16 +18,15 @@ struct FailureProcessSpec {
   double per_component_hour = 0;  // rate form 2, times components_per_node
   int components_per_node = 1;
   Lifetime distribution = Lifetime::exponential;
-  double shape = 1;           // Weibull shape k; 1 is exponential
-  bool replace_node = true;   // the node leaves for repair (false: restart in place)
+  double shape = 1;          // Weibull shape k; 1 is exponential
+  bool replace_node = true;  // the node leaves for repair (false: restart in place)
   std::string source;
 
   // Failures per second of one node.
   [[nodiscard]] double rate_per_node_s() const {
     constexpr double kDay = 86400.0;
     constexpr double kHour = 3600.0;
-    return per_1000_node_days / (1000.0 * kDay) +
-           per_component_hour * components_per_node / kHour;
+    return per_1000_node_days / (1000.0 * kDay) + per_component_hour * components_per_node / kHour;
   }
 };
 
@@ -56,7 +55,7 @@ struct PolicySpec {
   double detection_s = 0;  // heartbeat timeout until the failure is noticed
   double diagnosis_s = 0;  // locating the faulty node
   // Recovery.
-  int hot_spares = 0;  // idle nodes ready to replace a failed one
+  int hot_spares = 0;   // idle nodes ready to replace a failed one
   double repair_s = 0;  // mean, exponential
   NoSpare no_spare = NoSpare::wait_for_repair;
   double job_start_s = 0;
@@ -70,8 +69,8 @@ struct PolicySpec {
   double storage_write_bw_Bps = 0;   // aggregate, upload
   double storage_read_bw_Bps = 0;    // aggregate, load on restart
   bool async_upload = true;
-  bool in_memory = false;          // Gemini: a copy in a peer host's memory
-  double peer_bw_Bps = 0;          // per node, for in-memory checkpoints
+  bool in_memory = false;  // Gemini: a copy in a peer host's memory
+  double peer_bw_Bps = 0;  // per node, for in-memory checkpoints
   // Stragglers.
   StragglerAction straggler_action = StragglerAction::tolerate;
   int straggler_detect_steps = 0;

@@ -25,8 +25,8 @@ CampaignEngine::CampaignEngine(const scenario::Scenario& s, const ResolvedPolicy
   for (int n = 0; n < job; ++n) nodes_[static_cast<std::size_t>(n)] = NodeState::running;
   running_nodes_ = job;
   healthy_step_s_ = steps_.step_time_s(job);
-  target_steps_ = limits_.target_tokens > 0 ? limits_.target_tokens / steps_.tokens_per_step()
-                                            : kInfinity;
+  target_steps_ =
+      limits_.target_tokens > 0 ? limits_.target_tokens / steps_.tokens_per_step() : kInfinity;
 }
 
 void CampaignEngine::push(double time, Kind kind, int node, int process, std::uint64_t gen) {
@@ -115,8 +115,7 @@ RunResult CampaignEngine::run() {
         next = done_at;
         internal = Internal::done;
       }
-      const double checkpoint_at =
-          now_ + std::max(0.0, policy_.interval_s - since_checkpoint_s_);
+      const double checkpoint_at = now_ + std::max(0.0, policy_.interval_s - since_checkpoint_s_);
       if (!upload_pending_ && checkpoint_at < next) {
         next = checkpoint_at;
         internal = Internal::checkpoint;

@@ -22,7 +22,9 @@ constexpr double kNormal95 = 1.960;
 // Without a token target a campaign still ends: ten years of wall clock.
 constexpr double kLongestCampaign_s = 10 * 365 * 86400.0;
 
-double student95(std::size_t dof) { return dof <= kStudent95.size() ? kStudent95[dof - 1] : kNormal95; }
+double student95(std::size_t dof) {
+  return dof <= kStudent95.size() ? kStudent95[dof - 1] : kNormal95;
+}
 
 }  // namespace
 

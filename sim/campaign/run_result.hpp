@@ -12,12 +12,20 @@
 
 namespace myriad::sim::campaign {
 
-enum class Cause { useful, detection, restart, repair_wait, lost_work, checkpoint, stragglers,
-                   shrunk };
+enum class Cause {
+  useful,
+  detection,
+  restart,
+  repair_wait,
+  lost_work,
+  checkpoint,
+  stragglers,
+  shrunk
+};
 inline constexpr std::size_t kCauses = 8;
 inline constexpr std::array<const char*, kCauses> kCauseNames = {
-    "useful", "detection", "restart", "repair_wait", "lost_work", "checkpoint", "stragglers",
-    "shrunk"};
+    "useful",    "detection",  "restart",    "repair_wait",
+    "lost_work", "checkpoint", "stragglers", "shrunk"};
 inline constexpr std::size_t kComponents = 7;
 inline constexpr std::array<const char*, kComponents> kComponentNames = {
     "gpu", "hbm", "nic", "switch", "link", "host", "software"};
@@ -36,9 +44,7 @@ struct RunResult {
   int evictions = 0;
   std::vector<std::string> events;  // when asked for
 
-  [[nodiscard]] double ettr() const {
-    return wall_s > 0 ? seconds_by_cause[0] / wall_s : 0;
-  }
+  [[nodiscard]] double ettr() const { return wall_s > 0 ? seconds_by_cause[0] / wall_s : 0; }
 };
 
 }  // namespace myriad::sim::campaign

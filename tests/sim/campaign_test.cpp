@@ -30,7 +30,9 @@ scenario::Scenario load(const std::string& extra) {
   return scenario::load_scenario_text(kJob + extra, "campaign_test.yaml", kShipped);
 }
 
-double cause(const RunResult& r, Cause c) { return r.seconds_by_cause[static_cast<std::size_t>(c)]; }
+double cause(const RunResult& r, Cause c) {
+  return r.seconds_by_cause[static_cast<std::size_t>(c)];
+}
 
 TEST(RandomStream, DrawsHaveTheirMeans) {
   // Expectation: sample means within 2% of 3.0 for 200,000 draws (sd/mean <= 1).
@@ -61,8 +63,8 @@ TEST(CheckpointInterval, YoungAndDalyFormulas) {
   // Young: sqrt(2 * 60 * 7200) = 929.5 s; Daly adds sqrt(C/2M)/3 and C/18M
   // relative terms and subtracts C: 929.5 * (1 + 0.0304 + 0.000463) - 60.
   EXPECT_NEAR(young_interval(60, 7200), 929.52, 0.01);
-  EXPECT_NEAR(daly_interval(60, 7200), 929.52 * (1 + std::sqrt(60.0 / 14400) / 3 + 60.0 / 129600) - 60,
-              0.01);
+  EXPECT_NEAR(daly_interval(60, 7200),
+              929.52 * (1 + std::sqrt(60.0 / 14400) / 3 + 60.0 / 129600) - 60, 0.01);
   EXPECT_EQ(daly_interval(100, 40), 40);
 }
 
@@ -184,8 +186,8 @@ policies:
   const std::vector<double> factors = {0.25, 0.7, 1.0, 1.4, 4.0};
   std::string policies;
   for (const double f : factors) {
-    policies += "  - {name: x" + std::to_string(f) + ", checkpoint_interval: " +
-                std::to_string(f * 929.52) +
+    policies += "  - {name: x" + std::to_string(f) +
+                ", checkpoint_interval: " + std::to_string(f * 929.52) +
                 "s, detection: 0s, diagnosis: 0s, job_start: 60s, communicator_init: 0s, "
                 "warmup: 0s, checkpoint_size: 60GB, storage_write_bandwidth: 1GB/s, "
                 "host_copy_bandwidth: 50GB/s, async_upload: false, storage_read_bandwidth: "
@@ -244,8 +246,7 @@ TEST(Campaign, Llama3LikeRunSeesAbout400InterruptionsAndNinetyPercent) {
   const auto report = run_campaign(s, h100, o);
   const PolicyReport& p = report.policies.front();
   ASSERT_EQ(p.name, "megascale-like");
-  const Interval interruptions =
-      p.over_seeds([](const RunResult& r) { return r.interruptions; });
+  const Interval interruptions = p.over_seeds([](const RunResult& r) { return r.interruptions; });
   const Interval ettr = p.over_seeds([](const RunResult& r) { return r.ettr(); });
   std::cout << "interruptions: expectation 419, actual " << interruptions.mean << " +- "
             << interruptions.half_width << "\nETTR: expectation > 0.90, actual " << ettr.mean
@@ -255,10 +256,12 @@ TEST(Campaign, Llama3LikeRunSeesAbout400InterruptionsAndNinetyPercent) {
   EXPECT_GT(ettr.low(), 0.90);
   EXPECT_LT(ettr.high(), 0.95);
   // Hourly checkpoints lose more work than Young's interval.
-  const Interval lost_young = p.over_seeds(
-      [](const RunResult& r) { return r.seconds_by_cause[static_cast<std::size_t>(Cause::lost_work)]; });
-  const Interval lost_hourly = report.policies[2].over_seeds(
-      [](const RunResult& r) { return r.seconds_by_cause[static_cast<std::size_t>(Cause::lost_work)]; });
+  const Interval lost_young = p.over_seeds([](const RunResult& r) {
+    return r.seconds_by_cause[static_cast<std::size_t>(Cause::lost_work)];
+  });
+  const Interval lost_hourly = report.policies[2].over_seeds([](const RunResult& r) {
+    return r.seconds_by_cause[static_cast<std::size_t>(Cause::lost_work)];
+  });
   EXPECT_LT(lost_young.high(), lost_hourly.low());
 }
 

@@ -215,9 +215,9 @@ TEST(Cli, CampaignComparesPoliciesAndWritesJsonAndEvents) {
   }
   const auto json = dir / "myriad_cli_campaign.json";
   const auto events = dir / "myriad_cli_campaign.events";
-  const Result r = run_cli({"campaign", scenario.string(), "--days", "20", "--seeds", "3",
-                            "--threads", "2", "--json", json.string(), "--events",
-                            events.string()});
+  const Result r =
+      run_cli({"campaign", scenario.string(), "--days", "20", "--seeds", "3", "--threads", "2",
+               "--json", json.string(), "--events", events.string()});
   EXPECT_EQ(r.code, kExitOk) << r.err;
   for (const char* part : {"no-spares", "four-spares", "effective training time ratio",
                            "hours lost: detection", "failures: gpu", "± "}) {
@@ -235,8 +235,8 @@ TEST(Cli, CampaignComparesPoliciesAndWritesJsonAndEvents) {
   EXPECT_NE(text.find("# policy four-spares"), std::string::npos);
   EXPECT_NE(text.find("failure "), std::string::npos);
   // Same seed, same report.
-  const Result again = run_cli({"campaign", scenario.string(), "--days", "20", "--seeds", "3",
-                                "--threads", "1"});
+  const Result again =
+      run_cli({"campaign", scenario.string(), "--days", "20", "--seeds", "3", "--threads", "1"});
   EXPECT_EQ(again.out, r.out);
   for (const auto& p : {scenario, json, events}) std::filesystem::remove(p);
 }

@@ -17,8 +17,8 @@
 namespace myriad::cli {
 namespace {
 
-using sim::campaign::Cause;
 using sim::campaign::CampaignReport;
+using sim::campaign::Cause;
 using sim::campaign::Interval;
 using sim::campaign::PolicyReport;
 using sim::campaign::RunResult;
@@ -56,8 +56,7 @@ std::vector<Row> rows(const scenario::Scenario& s, const CampaignReport& report)
       {"wall-clock days", "wall_days", [](const RunResult& r) { return r.wall_s / 86400; }, 2},
       {"GPU-hours (job and spares)", "gpu_hours",
        [gpus_in_service](const RunResult& r) { return r.wall_s / 3600 * gpus_in_service; }, 0},
-      {"interruptions", "interruptions",
-       [](const RunResult& r) { return r.interruptions; }, 1},
+      {"interruptions", "interruptions", [](const RunResult& r) { return r.interruptions; }, 1},
       {"restarts", "restarts", [](const RunResult& r) { return r.restarts; }, 1},
       {"checkpoints", "checkpoints", [](const RunResult& r) { return r.checkpoints; }, 0},
       {"straggler evictions", "evictions", [](const RunResult& r) { return r.evictions; }, 1},
@@ -85,9 +84,8 @@ std::string report_text(const scenario::Scenario& s, const CampaignReport& repor
   out += fmt::format("  {} nodes x {} GPUs, healthy step {}, {} tokens per step\n",
                      report.job_nodes, s.cluster.gpus_per_node, seconds(report.healthy_step_s),
                      si_count(report.tokens_per_step));
-  out += report.target_tokens > 0
-             ? fmt::format("  until {} tokens", si_count(report.target_tokens))
-             : fmt::format("  for {:.1f} days", report.horizon_s / 86400);
+  out += report.target_tokens > 0 ? fmt::format("  until {} tokens", si_count(report.target_tokens))
+                                  : fmt::format("  for {:.1f} days", report.horizon_s / 86400);
   out += fmt::format("; {} seeds, mean ± 95% confidence interval\n\n", seeds);
   std::vector<std::string> headers = {""};
   std::string align = "l";
@@ -96,7 +94,8 @@ std::string report_text(const scenario::Scenario& s, const CampaignReport& repor
     align += "r";
   }
   Table policy(headers, align);
-  auto add = [&](const std::string& label, const std::function<std::string(const PolicyReport&)>& f) {
+  auto add = [&](const std::string& label,
+                 const std::function<std::string(const PolicyReport&)>& f) {
     std::vector<std::string> row = {label};
     for (const auto& p : report.policies) row.push_back(f(p));
     policy.add(row);
@@ -110,9 +109,8 @@ std::string report_text(const scenario::Scenario& s, const CampaignReport& repor
       [](const PolicyReport& p) { return seconds(p.policy.job_mtbf_s); });
   policy.add_rule();
   for (const auto& row : rows(s, report)) {
-    add(row.label, [&row](const PolicyReport& p) {
-      return shown(p.over_seeds(row.figure), row.decimals);
-    });
+    add(row.label,
+        [&row](const PolicyReport& p) { return shown(p.over_seeds(row.figure), row.decimals); });
   }
   out += policy.str();
   return out;
@@ -128,8 +126,8 @@ nlohmann::json report_json(const scenario::Scenario& s, const CampaignReport& re
       figures[nlohmann::json::json_pointer("/" + row.key.substr(0, row.key.find('.')) +
                                            (row.key.find('.') == std::string::npos
                                                 ? ""
-                                                : "/" + row.key.substr(row.key.find('.') + 1)))] =
-          {{"mean", x.mean}, {"ci95_low", x.low()}, {"ci95_high", x.high()}};
+                                                : "/" + row.key.substr(row.key.find('.') + 1)))] = {
+          {"mean", x.mean}, {"ci95_low", x.low()}, {"ci95_high", x.high()}};
     }
     policies.push_back({{"name", p.name},
                         {"checkpoint_interval_s", p.policy.interval_s},
@@ -179,8 +177,9 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
     options.tokens = std::get<double>(tokens);
   }
   options.seeds = o.seeds;
-  options.threads =
-      o.threads > 0 ? o.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  options.threads = o.threads > 0
+                        ? o.threads
+                        : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   options.event_log = !o.events_file.empty();
   const CampaignReport report = sim::campaign::run_campaign(*s, *profile, options);
   if (!o.json_file.empty() && !write_json(o.json_file, report_json(*s, report), "campaign", io)) {
