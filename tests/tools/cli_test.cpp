@@ -17,7 +17,7 @@ struct Result {
   std::string err;
 };
 
-Result run_cli(std::vector<std::string> args) {
+Result run_cli(const std::vector<std::string>& args) {
   std::ostringstream out;
   std::ostringstream err;
   const Environment env{

@@ -18,7 +18,6 @@ namespace myriad::cli {
 namespace {
 
 using sim::campaign::CampaignReport;
-using sim::campaign::Cause;
 using sim::campaign::Interval;
 using sim::campaign::PolicyReport;
 using sim::campaign::RunResult;
