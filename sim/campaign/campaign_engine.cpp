@@ -137,6 +137,7 @@ RunResult CampaignEngine::run() {
     handle(e);
   }
   result_.wall_s = now_;
+  result_.nodes_in_service = static_cast<int>(nodes_.size());
   result_.steps = done_steps_;
   result_.tokens = done_steps_ * steps_.tokens_per_step();
   result_.seconds_by_cause[at(Cause::useful)] = done_steps_ * healthy_step_s_;

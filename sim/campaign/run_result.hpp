@@ -35,6 +35,7 @@ struct RunResult {
   double steps = 0;  // completed and kept
   double tokens = 0;
   bool reached_target = false;
+  int nodes_in_service = 0;  // job and hot spares, for GPU-hours
   std::array<double, kCauses> seconds_by_cause{};
   std::array<int, kComponents> failures_by_component{};
   int interruptions = 0;  // failures and evictions that stopped the job or its recovery

@@ -230,6 +230,9 @@ TEST(Cli, CampaignComparesPoliciesAndWritesJsonAndEvents) {
   EXPECT_LE(ettr["ci95_low"].get<double>(), ettr["mean"].get<double>());
   EXPECT_GT(ettr["mean"].get<double>(), 0.5);
   EXPECT_TRUE(j["policies"][1]["figures"]["lost_hours"].contains("repair_wait"));
+  // 20 days of 16 nodes (128 GPUs), and of 4 spare nodes more.
+  EXPECT_DOUBLE_EQ(j["policies"][0]["figures"]["gpu_hours"]["mean"].get<double>(), 20 * 24 * 128);
+  EXPECT_DOUBLE_EQ(j["policies"][1]["figures"]["gpu_hours"]["mean"].get<double>(), 20 * 24 * 160);
   std::ifstream log(events);
   const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("# policy four-spares"), std::string::npos);

@@ -44,9 +44,8 @@ struct Row {
 
 double cause_h(const RunResult& r, std::size_t c) { return r.seconds_by_cause[c] / 3600; }
 
-std::vector<Row> rows(const scenario::Scenario& s, const CampaignReport& report) {
-  const double gpus_in_service =
-      (report.job_nodes + s.policies.front().hot_spares) * s.cluster.gpus_per_node;
+std::vector<Row> rows(const scenario::Scenario& s) {
+  const int gpus_per_node = s.cluster.gpus_per_node;
   std::vector<Row> out = {
       {"effective training time ratio", "ettr", [](const RunResult& r) { return r.ettr(); }, 4},
       {"goodput (tokens/s)", "goodput_tokens_per_s",
@@ -54,7 +53,10 @@ std::vector<Row> rows(const scenario::Scenario& s, const CampaignReport& report)
       {"tokens trained", "tokens", [](const RunResult& r) { return r.tokens; }, 0},
       {"wall-clock days", "wall_days", [](const RunResult& r) { return r.wall_s / 86400; }, 2},
       {"GPU-hours (job and spares)", "gpu_hours",
-       [gpus_in_service](const RunResult& r) { return r.wall_s / 3600 * gpus_in_service; }, 0},
+       [gpus_per_node](const RunResult& r) {
+         return r.wall_s / 3600 * r.nodes_in_service * gpus_per_node;
+       },
+       0},
       {"interruptions", "interruptions", [](const RunResult& r) { return r.interruptions; }, 1},
       {"restarts", "restarts", [](const RunResult& r) { return r.restarts; }, 1},
       {"checkpoints", "checkpoints", [](const RunResult& r) { return r.checkpoints; }, 0},
@@ -107,7 +109,7 @@ std::string report_text(const scenario::Scenario& s, const CampaignReport& repor
   add("job mean time between failures",
       [](const PolicyReport& p) { return seconds(p.policy.job_mtbf_s); });
   policy.add_rule();
-  for (const auto& row : rows(s, report)) {
+  for (const auto& row : rows(s)) {
     add(row.label,
         [&row](const PolicyReport& p) { return shown(p.over_seeds(row.figure), row.decimals); });
   }
@@ -117,7 +119,7 @@ std::string report_text(const scenario::Scenario& s, const CampaignReport& repor
 
 nlohmann::json report_json(const scenario::Scenario& s, const CampaignReport& report) {
   nlohmann::json policies = nlohmann::json::array();
-  const auto all_rows = rows(s, report);
+  const auto all_rows = rows(s);
   for (const auto& p : report.policies) {
     nlohmann::json figures = nlohmann::json::object();
     for (const auto& row : all_rows) {
