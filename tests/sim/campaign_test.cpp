@@ -335,3 +335,35 @@ policies: [{name: tolerate, checkpoint_interval: 100d}]
 
 }  // namespace
 }  // namespace myriad::sim::campaign
+
+namespace myriad::sim::campaign {
+namespace {
+
+TEST(Campaign, WeibullFailuresFollowTheRenewalTheorem) {
+  // Expectation: a renewal process of mean mu started fresh has on average
+  // t/mu + (cv^2 - 1)/2 renewals by a large t (Cox, Renewal Theory, 1962). Here
+  // 16 nodes, one failure a day each, Weibull shape 0.7 (cv^2 = 2.18), 60 days,
+  // restarts in place (the clock never stops): 16 x (60 + 0.59) = 969.
+  const auto s = load(R"(
+faults:
+  processes: [{component: gpu, per_1000_node_days: 1000, distribution: weibull, shape: 0.7,
+               replace_node: false}]
+policies: [{name: p, detection: 0s, diagnosis: 0s}]
+)");
+  CampaignOptions o;
+  o.days = 60;
+  o.seeds = 16;
+  const auto report = run_campaign(s, a100(), o);
+  const Interval failures =
+      report.policies[0].over_seeds([](const RunResult& r) { return r.failures_by_component[0]; });
+  const double k = 0.7;
+  const double g1 = std::tgamma(1 + 1 / k);
+  const double cv2 = std::tgamma(1 + 2 / k) / (g1 * g1) - 1;
+  const double expectation = 16 * (60 + (cv2 - 1) / 2);
+  std::cout << "failures: expectation " << expectation << ", actual " << failures.mean << " +- "
+            << failures.half_width << "\n";
+  EXPECT_LE(std::abs(failures.mean - expectation), failures.half_width);
+}
+
+}  // namespace
+}  // namespace myriad::sim::campaign
