@@ -8,6 +8,7 @@
 #include "models/scenario/cluster_spec.hpp"
 #include "models/scenario/model_spec.hpp"
 #include "models/scenario/parallel_spec.hpp"
+#include "models/scenario/reliability_spec.hpp"
 #include "models/scenario/schema.hpp"
 #include "models/scenario/training_spec.hpp"
 
@@ -22,6 +23,8 @@ struct Scenario {
   ParallelSpec parallelism;
   OverlapSpec overlap;
   TrainingSpec training;
+  FaultsSpec faults;
+  std::vector<PolicySpec> policies;  // one or more, compared side by side
   std::uint64_t seed = 0;
 
   Origins origins;  // where each value came from, by dotted key

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "models/scenario/reliability_checks.hpp"
+
 namespace myriad::scenario {
 namespace {
 
@@ -270,6 +272,7 @@ void derive(Scenario& s) {
       set_derived(s, key);
     }
   }
+  derive_reliability(s);
 }
 
 void check(const Scenario& s, const Location& file, Diagnostics& d) {
@@ -281,6 +284,7 @@ void check(const Scenario& s, const Location& file, Diagnostics& d) {
   check_pipeline(c);
   check_context_and_experts(c);
   check_training_and_overlap(c);
+  check_reliability(s, file, d);
 }
 
 }  // namespace myriad::scenario

@@ -200,6 +200,9 @@ Schema<Scenario> make_scenario_schema() {
       .section("parallelism", &Scenario::parallelism, make_parallel_schema(), D::required())
       .section("overlap", &Scenario::overlap, make_overlap_schema())
       .section("training", &Scenario::training, make_training_schema())
+      .section("faults", &Scenario::faults, faults_schema())
+      .section_list("policies", &Scenario::policies, policy_schema(),
+                    D::derived("one policy set of defaults"))
       .integer64("seed", &Scenario::seed, D::value("1"),
                  "seed of every random process; same seed, same results");
   return s;

@@ -10,6 +10,8 @@ namespace myriad::scenario {
 const Schema<GpuSpec>& gpu_schema();
 const Schema<ClusterSpec>& cluster_schema();
 const Schema<ModelSpec>& model_schema();
+const Schema<FaultsSpec>& faults_schema();
+const Schema<PolicySpec>& policy_schema();
 const Schema<Scenario>& scenario_schema();
 
 // Every section's documentation, rooted at the scenario.

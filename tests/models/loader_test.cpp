@@ -182,3 +182,54 @@ TEST(Loader, NetworkCapacityFollowsTheFatTreeFormula) {
 
 }  // namespace
 }  // namespace myriad::scenario
+
+namespace myriad::scenario {
+namespace {
+
+TEST(Loader, WithoutFaultsAndPoliciesTheLlama3MixAndOneDefaultPolicySet) {
+  // Expectation: 419 interruptions over 54 days x 2,048 nodes = 3.789 per 1000
+  // node-days, in six processes; one policy set named policy0 with the
+  // schema's defaults (detection 5 min, Young's rule).
+  const Scenario s = load_scenario(examples("gpt3-175b-megascale-12288.yaml"), kShipped);
+  ASSERT_EQ(s.faults.processes.size(), 6u);
+  double rate = 0;
+  for (const auto& p : s.faults.processes) {
+    rate += p.per_1000_node_days;
+    EXPECT_EQ(p.replace_node, p.component != Component::software);
+    EXPECT_FALSE(p.source.empty());
+  }
+  EXPECT_NEAR(rate, 419 / (54 * 2048 / 1000.0), 1e-9);
+  ASSERT_EQ(s.policies.size(), 1u);
+  EXPECT_EQ(s.policies[0].name, "policy0");
+  EXPECT_EQ(s.policies[0].detection_s, 300);
+  EXPECT_EQ(s.policies[0].checkpoint_rule, CheckpointRule::young);
+  EXPECT_EQ(s.policies[0].peer_bw_Bps, s.cluster.nic_bw_Bps * s.cluster.nics_per_node);
+}
+
+TEST(Loader, PolicySetsTakeDefaultsOneByOne) {
+  const Scenario s = load_scenario_text(R"(
+cluster: {preset: selene-like, gpus: 64}
+model: {preset: gpt3-175b-megatron}
+parallelism: {tp: 8, pp: 8, global_batch: 64}
+faults:
+  processes:
+    - {component: gpu, per_component_hour: 1e-5, components_per_node: 8, distribution: weibull,
+       shape: 0.7}
+policies:
+  - {hot_spares: 2}
+  - {name: hourly, checkpoint_interval: 1h}
+)",
+                                        "inline.yaml", kShipped);
+  ASSERT_EQ(s.policies.size(), 2u);
+  EXPECT_EQ(s.policies[0].name, "policy0");
+  EXPECT_EQ(s.policies[0].hot_spares, 2);
+  EXPECT_EQ(s.policies[1].checkpoint_rule, CheckpointRule::fixed);
+  EXPECT_EQ(s.policies[1].checkpoint_interval_s, 3600);
+  EXPECT_EQ(s.policies[1].hot_spares, 0);
+  ASSERT_EQ(s.faults.processes.size(), 1u);
+  EXPECT_NEAR(s.faults.processes[0].rate_per_node_s(), 8e-5 / 3600, 1e-15);
+  EXPECT_EQ(s.faults.processes[0].distribution, Lifetime::weibull);
+}
+
+}  // namespace
+}  // namespace myriad::scenario

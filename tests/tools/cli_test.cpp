@@ -17,7 +17,7 @@ struct Result {
   std::string err;
 };
 
-Result run_cli(std::vector<std::string> args) {
+Result run_cli(const std::vector<std::string>& args) {
   std::ostringstream out;
   std::ostringstream err;
   const Environment env{
@@ -193,6 +193,60 @@ TEST(Cli, ValidateUnknownSuiteSuggests) {
   const Result r = run_cli({"validate", "megascale-tabel2"});
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("did you mean 'megascale-table2'"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace myriad::cli
+
+namespace myriad::cli {
+namespace {
+
+TEST(Cli, CampaignComparesPoliciesAndWritesJsonAndEvents) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto scenario = dir / "myriad_cli_campaign.yaml";
+  {
+    std::ofstream f(scenario);
+    f << "cluster: {preset: selene-like, gpus: 128}\n"
+         "model: {preset: gpt3-175b-megatron}\n"
+         "parallelism: {tp: 8, pp: 8, global_batch: 64}\n"
+         "policies:\n"
+         "  - {name: no-spares}\n"
+         "  - {name: four-spares, hot_spares: 4}\n";
+  }
+  const auto json = dir / "myriad_cli_campaign.json";
+  const auto events = dir / "myriad_cli_campaign.events";
+  const Result r =
+      run_cli({"campaign", scenario.string(), "--days", "20", "--seeds", "3", "--threads", "2",
+               "--json", json.string(), "--events", events.string()});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  for (const char* part : {"no-spares", "four-spares", "effective training time ratio",
+                           "hours lost: detection", "failures: gpu", "± "}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  }
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["policies"].size(), 2u);
+  const auto& ettr = j["policies"][0]["figures"]["ettr"];
+  EXPECT_LE(ettr["ci95_low"].get<double>(), ettr["mean"].get<double>());
+  EXPECT_GT(ettr["mean"].get<double>(), 0.5);
+  EXPECT_TRUE(j["policies"][1]["figures"]["lost_hours"].contains("repair_wait"));
+  // 20 days of 16 nodes (128 GPUs), and of 4 spare nodes more.
+  EXPECT_DOUBLE_EQ(j["policies"][0]["figures"]["gpu_hours"]["mean"].get<double>(), 20 * 24 * 128);
+  EXPECT_DOUBLE_EQ(j["policies"][1]["figures"]["gpu_hours"]["mean"].get<double>(), 20 * 24 * 160);
+  std::ifstream log(events);
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("# policy four-spares"), std::string::npos);
+  EXPECT_NE(text.find("failure "), std::string::npos);
+  // Same seed, same report.
+  const Result again =
+      run_cli({"campaign", scenario.string(), "--days", "20", "--seeds", "3", "--threads", "1"});
+  EXPECT_EQ(again.out, r.out);
+  for (const auto& p : {scenario, json, events}) std::filesystem::remove(p);
+}
+
+TEST(Cli, CampaignDaysAndTokensExcludeEachOther) {
+  EXPECT_EQ(run_cli({"campaign", kDefault, "--days", "3", "--tokens", "1T"}).code, kExitBadInput);
+  EXPECT_EQ(run_cli({"campaign", kDefault, "--tokens", "lots"}).code, kExitBadInput);
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const
 std::vector<std::filesystem::path> preset_path(const ScenarioOptions& options,
                                                const Environment& env);
 
+Command add_campaign_command(CLI::App& app, Streams io, const Environment& env);
 Command add_check_command(CLI::App& app, Streams io, const Environment& env);
 Command add_estimate_command(CLI::App& app, Streams io, const Environment& env);
 Command add_validate_command(CLI::App& app, Streams io, const Environment& env);

@@ -1,0 +1,17 @@
+// Derivations and cross-checks of the `faults` and `policies` sections; part of
+// derive() and check() in scenario_checks.hpp.
+#pragma once
+
+#include "models/scenario/diagnostics.hpp"
+#include "models/scenario/scenario.hpp"
+
+namespace myriad::scenario {
+
+// The failure mix of Llama 3 405B (arXiv:2407.21783 Table 5): the 419 unexpected
+// interruptions of a 54-day snapshot on 2,048 nodes of 8 H100, by component.
+std::vector<FailureProcessSpec> llama3_failure_mix();
+
+void derive_reliability(Scenario& s);
+void check_reliability(const Scenario& s, const Location& file, Diagnostics& d);
+
+}  // namespace myriad::scenario

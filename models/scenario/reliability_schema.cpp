@@ -1,0 +1,142 @@
+// The `faults` and `policies` sections, described once (see schema.hpp).
+// Every default that is a number about the world names its source here, so that
+// `myriad explain faults` and `myriad explain policies` show it.
+#include "models/scenario/scenario_schema.hpp"
+
+namespace myriad::scenario {
+namespace {
+
+using D = Default;
+
+Schema<FailureProcessSpec> make_failure_process_schema() {
+  Schema<FailureProcessSpec> s(
+      "One failure process, running independently on every node in service. Give the rate "
+      "either per 1000 node-days or per component-hour.");
+  s.choice("component", &FailureProcessSpec::component,
+           {{"gpu", Component::gpu},
+            {"hbm", Component::hbm},
+            {"nic", Component::nic},
+            {"switch", Component::switch_},
+            {"link", Component::link},
+            {"host", Component::host},
+            {"software", Component::software}},
+           D::required(), "what fails")
+      .quantity("per_1000_node_days", &FailureProcessSpec::per_1000_node_days, Dimension::count,
+                D::none(), "failures per 1000 node-days (Meta's unit: Kokolis et al. HPCA'25)")
+      .quantity("per_component_hour", &FailureProcessSpec::per_component_hour, Dimension::count,
+                D::none(), "failures per component-hour, times components_per_node")
+      .integer("components_per_node", &FailureProcessSpec::components_per_node, {1, 1 << 16},
+               D::value("1"), "components of this kind in a node (for per_component_hour)")
+      .choice("distribution", &FailureProcessSpec::distribution,
+              {{"exponential", Lifetime::exponential}, {"weibull", Lifetime::weibull}},
+              D::value("exponential"),
+              "time between failures of one node; weibull with the same mean as the rate")
+      .quantity("shape", &FailureProcessSpec::shape, Dimension::count, D::value("1"),
+                "Weibull shape k: below 1 infant mortality, above 1 wear-out")
+      .boolean("replace_node", &FailureProcessSpec::replace_node,
+               D::derived("= false for software, true otherwise"),
+               "the node leaves for repair; false restarts the job on the same nodes")
+      .text("source", &FailureProcessSpec::source, D::none(), "where the rate comes from");
+  return s;
+}
+
+Schema<StragglerProcessSpec> make_straggler_schema() {
+  Schema<StragglerProcessSpec> s(
+      "A node running slow for a while (a GPU at lower clocks, a degraded link, a NIC "
+      "flapping). A synchronous job runs at its slowest rank's pace.");
+  s.text("name", &StragglerProcessSpec::name, D::none(), "a label for reports")
+      .quantity("per_1000_node_days", &StragglerProcessSpec::per_1000_node_days, Dimension::count,
+                D::required(), "onsets per 1000 node-days")
+      .quantity("duration", &StragglerProcessSpec::duration_s, Dimension::time, D::required(),
+                "mean duration (exponentially distributed)")
+      .quantity("slowdown", &StragglerProcessSpec::slowdown, Dimension::count, D::required(),
+                "step time factor while it lasts, at least 1: 1.1 is 10% slower");
+  return s;
+}
+
+}  // namespace
+
+const Schema<FaultsSpec>& faults_schema() {
+  static const Schema<FaultsSpec> s = [] {
+    Schema<FaultsSpec> f(
+        "What fails over days of training. Without `processes`, the failure mix of Llama 3 "
+        "405B on 16,384 H100 (arXiv:2407.21783 Table 5; scenarios/validation/"
+        "failures_llama3.csv): 3.79 unexpected interruptions per 1000 node-days.");
+    f.section_list("processes", &FaultsSpec::processes, make_failure_process_schema(),
+                   D::derived("the Llama 3 mix"))
+        .section_list("stragglers", &FaultsSpec::stragglers, make_straggler_schema(), D::none());
+    return f;
+  }();
+  return s;
+}
+
+const Schema<PolicySpec>& policy_schema() {
+  static const Schema<PolicySpec> s = [] {
+    Schema<PolicySpec> p(
+        "How the job detects failures, recovers and checkpoints. Defaults follow MegaScale "
+        "(NSDI'24): detection plus diagnosis under 10 minutes, communicator init under 30 s on "
+        "more than 10,000 GPUs; scenarios/validation/reliability_facts.md.");
+    p.text("name", &PolicySpec::name, D::derived("policy<index>"), "a label for reports")
+        .quantity("detection", &PolicySpec::detection_s, Dimension::time, D::value("5min"),
+                  "heartbeat timeout until a failure is noticed (MegaScale: detection plus "
+                  "diagnosis under 10 min)")
+        .quantity("diagnosis", &PolicySpec::diagnosis_s, Dimension::time, D::value("5min"),
+                  "locating the faulty node after detection")
+        .integer("hot_spares", &PolicySpec::hot_spares, {0, 1 << 20}, D::value("0"),
+                 "idle nodes that replace a failed one at once")
+        .quantity("repair_time", &PolicySpec::repair_s, Dimension::time, D::value("4h"),
+                  "mean time to repair or replace a node, exponentially distributed "
+                  "(an assumption: no published figure)")
+        .choice("no_spare", &PolicySpec::no_spare,
+                {{"wait_for_repair", NoSpare::wait_for_repair}, {"shrink", NoSpare::shrink}},
+                D::value("wait_for_repair"),
+                "without a spare: wait for a repair, or evict the node and restart with "
+                "fewer data-parallel replicas")
+        .quantity("job_start", &PolicySpec::job_start_s, Dimension::time, D::value("3min"),
+                  "scheduling and process start on restart (Kokolis et al.: restarts take "
+                  "5-20 min in all)")
+        .quantity("communicator_init", &PolicySpec::communicator_init_s, Dimension::time,
+                  D::value("30s"), "collective communicator setup (MegaScale: under 30 s)")
+        .quantity("warmup", &PolicySpec::warmup_s, Dimension::time, D::value("2min"),
+                  "first steps after a restart: compilation, caches, data loader")
+        .choice("checkpoint_rule", &PolicySpec::checkpoint_rule,
+                {{"fixed", CheckpointRule::fixed},
+                 {"young", CheckpointRule::young},
+                 {"daly", CheckpointRule::daly}},
+                D::derived("= fixed when checkpoint_interval is given, else young"),
+                "checkpoint interval: fixed, Young's sqrt(2 C M) or Daly's refinement, with C "
+                "the blocking cost and M the job's mean time between failures")
+        .quantity("checkpoint_interval", &PolicySpec::checkpoint_interval_s, Dimension::time,
+                  D::none(), "compute time between checkpoints (fixed rule)")
+        .quantity("checkpoint_size", &PolicySpec::checkpoint_bytes, Dimension::bytes,
+                  D::derived("= parameters x (2 B of bf16 weights + optimizer bytes)"),
+                  "bytes of one checkpoint")
+        .quantity("host_copy_bandwidth", &PolicySpec::host_copy_bw_Bps, Dimension::bandwidth,
+                  D::value("25GB/s"),
+                  "GPU to pinned host memory, per GPU (PCIe Gen4 x16 in practice); each GPU "
+                  "copies its 1/gpus share: the blocking stage")
+        .quantity("storage_write_bandwidth", &PolicySpec::storage_write_bw_Bps,
+                  Dimension::bandwidth, D::value("273GB/s"),
+                  "aggregate write to storage (Megatron SC'21: 273 GB/s saving 13.8 TB)")
+        .quantity("storage_read_bandwidth", &PolicySpec::storage_read_bw_Bps, Dimension::bandwidth,
+                  D::value("1TB/s"), "aggregate read on restart (Megatron SC'21: 1 TB/s peak)")
+        .boolean("async_upload", &PolicySpec::async_upload, D::value("true"),
+                 "upload to storage in the background (MegaScale two-stage); false blocks "
+                 "until it is durable")
+        .boolean("in_memory", &PolicySpec::in_memory, D::value("false"),
+                 "also keep the checkpoint in a peer host's memory (Gemini, SOSP'23): durable "
+                 "once staged, loaded from the peer on restart")
+        .quantity("peer_bandwidth", &PolicySpec::peer_bw_Bps, Dimension::bandwidth,
+                  D::derived("= cluster.nic_bandwidth x cluster.nics_per_node"),
+                  "per node, host to peer host, for in-memory checkpoints")
+        .choice("straggler_action", &PolicySpec::straggler_action,
+                {{"tolerate", StragglerAction::tolerate}, {"evict", StragglerAction::evict}},
+                D::value("tolerate"), "a slow node: run at its pace, or evict it and restart")
+        .integer("straggler_detect_steps", &PolicySpec::straggler_detect_steps, {1, 1 << 20},
+                 D::value("10"), "slow steps before a straggler is evicted");
+    return p;
+  }();
+  return s;
+}
+
+}  // namespace myriad::scenario

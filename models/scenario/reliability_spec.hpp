@@ -1,0 +1,79 @@
+// What goes wrong over days of training (`faults`) and what the job does about
+// it (`policies`). Rates and recovery times carry their sources in the schema's
+// help text (scenario_schema.cpp) and in scenarios/validation/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace myriad::scenario {
+
+enum class Component { gpu, hbm, nic, switch_, link, host, software };
+enum class Lifetime { exponential, weibull };
+
+// One failure process, running independently on every node in service.
+struct FailureProcessSpec {
+  Component component = Component::gpu;
+  double per_1000_node_days = 0;  // rate form 1; 0 when not given
+  double per_component_hour = 0;  // rate form 2, times components_per_node
+  int components_per_node = 1;
+  Lifetime distribution = Lifetime::exponential;
+  double shape = 1;          // Weibull shape k; 1 is exponential
+  bool replace_node = true;  // the node leaves for repair (false: restart in place)
+  std::string source;
+
+  // Failures per second of one node.
+  [[nodiscard]] double rate_per_node_s() const {
+    constexpr double kDay = 86400.0;
+    constexpr double kHour = 3600.0;
+    return per_1000_node_days / (1000.0 * kDay) + per_component_hour * components_per_node / kHour;
+  }
+};
+
+// A node running slow for a while: a GPU at lower clocks, a degraded link, a
+// flapping NIC. The slowest rank sets a synchronous job's pace.
+struct StragglerProcessSpec {
+  std::string name;
+  double per_1000_node_days = 0;  // onsets
+  double duration_s = 0;          // mean, exponentially distributed
+  double slowdown = 1;            // step time factor while it lasts
+};
+
+struct FaultsSpec {
+  std::vector<FailureProcessSpec> processes;
+  std::vector<StragglerProcessSpec> stragglers;
+};
+
+enum class CheckpointRule { fixed, young, daly };
+enum class NoSpare { wait_for_repair, shrink };
+enum class StragglerAction { tolerate, evict };
+
+// One set of policies; several are compared side by side.
+struct PolicySpec {
+  std::string name;
+  // Detection.
+  double detection_s = 0;  // heartbeat timeout until the failure is noticed
+  double diagnosis_s = 0;  // locating the faulty node
+  // Recovery.
+  int hot_spares = 0;   // idle nodes ready to replace a failed one
+  double repair_s = 0;  // mean, exponential
+  NoSpare no_spare = NoSpare::wait_for_repair;
+  double job_start_s = 0;
+  double communicator_init_s = 0;
+  double warmup_s = 0;
+  // Checkpointing.
+  CheckpointRule checkpoint_rule = CheckpointRule::young;
+  double checkpoint_interval_s = 0;  // fixed rule only
+  double checkpoint_bytes = 0;       // 0: derived from the model
+  double host_copy_bw_Bps = 0;       // per GPU, blocking stage
+  double storage_write_bw_Bps = 0;   // aggregate, upload
+  double storage_read_bw_Bps = 0;    // aggregate, load on restart
+  bool async_upload = true;
+  bool in_memory = false;  // Gemini: a copy in a peer host's memory
+  double peer_bw_Bps = 0;  // per node, for in-memory checkpoints
+  // Stragglers.
+  StragglerAction straggler_action = StragglerAction::tolerate;
+  int straggler_detect_steps = 0;
+};
+
+}  // namespace myriad::scenario

@@ -1,0 +1,318 @@
+#include "sim/campaign/campaign_engine.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace myriad::sim::campaign {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+std::size_t at(Cause c) { return static_cast<std::size_t>(c); }
+
+}  // namespace
+
+CampaignEngine::CampaignEngine(const scenario::Scenario& s, const ResolvedPolicy& policy,
+                               StepTimeCache& steps, CampaignLimits limits, RandomStream random)
+    : s_(s), policy_(policy), steps_(steps), limits_(limits), random_(random) {
+  const int job = steps_.job_nodes();
+  const int total = job + policy_.spec->hot_spares;
+  nodes_.assign(static_cast<std::size_t>(total), NodeState::spare);
+  node_gen_.assign(nodes_.size(), 0);
+  slow_.assign(nodes_.size(), 1.0);
+  for (int n = 0; n < job; ++n) nodes_[static_cast<std::size_t>(n)] = NodeState::running;
+  running_nodes_ = job;
+  healthy_step_s_ = steps_.step_time_s(job);
+  target_steps_ =
+      limits_.target_tokens > 0 ? limits_.target_tokens / steps_.tokens_per_step() : kInfinity;
+}
+
+void CampaignEngine::push(double time, Kind kind, int node, int process, std::uint64_t gen) {
+  queue_.push(Event{time, seq_++, kind, node, process, gen});
+}
+
+void CampaignEngine::draw_clock(int node, int process) {
+  const auto& failures = s_.faults.processes;
+  const auto gen = node_gen_[static_cast<std::size_t>(node)];
+  if (static_cast<std::size_t>(process) < failures.size()) {
+    const auto& p = failures[static_cast<std::size_t>(process)];
+    const double rate = p.rate_per_node_s();
+    if (rate <= 0) return;
+    const double dt = p.distribution == scenario::Lifetime::weibull
+                          ? random_.weibull(p.shape, 1 / rate)
+                          : random_.exponential(1 / rate);
+    push(now_ + dt, Kind::failure, node, process, gen);
+    return;
+  }
+  const auto& g = s_.faults.stragglers[static_cast<std::size_t>(process) - failures.size()];
+  if (g.per_1000_node_days <= 0) return;
+  const double mean_s = 1000.0 * 86400.0 / g.per_1000_node_days;
+  push(now_ + random_.exponential(mean_s), Kind::failure, node, process, gen);
+}
+
+void CampaignEngine::draw_clocks(int node) {
+  const auto processes = s_.faults.processes.size() + s_.faults.stragglers.size();
+  for (std::size_t p = 0; p < processes; ++p) draw_clock(node, static_cast<int>(p));
+}
+
+double CampaignEngine::slowest_factor() const {
+  double f = 1;
+  for (const int n : slow_nodes_) {
+    if (nodes_[static_cast<std::size_t>(n)] == NodeState::running) {
+      f = std::max(f, slow_[static_cast<std::size_t>(n)]);
+    }
+  }
+  return f;
+}
+
+double CampaignEngine::step_time_now() {
+  return steps_.step_time_s(running_nodes_) * slowest_factor();
+}
+
+void CampaignEngine::advance(double to) {
+  const double dt = to - now_;
+  auto& by = result_.seconds_by_cause;
+  switch (phase_) {
+    case Phase::running: {
+      // Excess over healthy pace: the straggler's factor first, then fewer nodes.
+      const double factor = slowest_factor();
+      const double nodes_step_s = steps_.step_time_s(running_nodes_);
+      done_steps_ += dt / (nodes_step_s * factor);
+      since_checkpoint_s_ += dt;
+      by[at(Cause::stragglers)] += dt - dt / factor;
+      if (nodes_step_s != healthy_step_s_) {
+        by[at(Cause::shrunk)] += dt / factor * (1 - healthy_step_s_ / nodes_step_s);
+      }
+      break;
+    }
+    case Phase::checkpointing:
+      by[at(Cause::checkpoint)] += dt;
+      break;
+    case Phase::detecting:
+      by[at(Cause::detection)] += dt;
+      break;
+    case Phase::waiting:
+      by[at(Cause::repair_wait)] += dt;
+      break;
+    case Phase::restarting:
+      by[at(Cause::restart)] += dt;
+      break;
+  }
+  now_ = to;
+}
+
+RunResult CampaignEngine::run() {
+  for (int n = 0; n < static_cast<int>(nodes_.size()); ++n) draw_clocks(n);
+  while (true) {
+    const double next_event = queue_.empty() ? kInfinity : queue_.top().time;
+    double next = std::min(next_event, limits_.horizon_s);
+    enum class Internal { none, done, checkpoint } internal = Internal::none;
+    if (phase_ == Phase::running) {
+      const double done_at = now_ + (target_steps_ - done_steps_) * step_time_now();
+      if (done_at <= next) {
+        next = done_at;
+        internal = Internal::done;
+      }
+      const double checkpoint_at = now_ + std::max(0.0, policy_.interval_s - since_checkpoint_s_);
+      if (!upload_pending_ && checkpoint_at < next) {
+        next = checkpoint_at;
+        internal = Internal::checkpoint;
+      }
+    }
+    advance(next);
+    if (internal == Internal::done) {
+      done_steps_ = target_steps_;
+      result_.reached_target = true;
+      break;
+    }
+    if (internal == Internal::checkpoint) {
+      start_checkpoint();
+      continue;
+    }
+    if (now_ >= limits_.horizon_s) break;
+    const Event e = queue_.top();
+    queue_.pop();
+    handle(e);
+  }
+  result_.wall_s = now_;
+  result_.nodes_in_service = static_cast<int>(nodes_.size());
+  result_.steps = done_steps_;
+  result_.tokens = done_steps_ * steps_.tokens_per_step();
+  result_.seconds_by_cause[at(Cause::useful)] = done_steps_ * healthy_step_s_;
+  return result_;
+}
+
+void CampaignEngine::handle(const Event& e) {
+  switch (e.kind) {
+    case Kind::failure:
+      on_clock(e);
+      return;
+    case Kind::straggler_end:
+      if (e.gen == node_gen_[static_cast<std::size_t>(e.node)]) {
+        slow_[static_cast<std::size_t>(e.node)] = 1;
+        std::erase(slow_nodes_, e.node);
+      }
+      return;
+    case Kind::straggler_seen:
+      if (e.gen == node_gen_[static_cast<std::size_t>(e.node)] &&
+          slow_[static_cast<std::size_t>(e.node)] > 1 &&
+          nodes_[static_cast<std::size_t>(e.node)] == NodeState::running &&
+          phase_ == Phase::running) {
+        ++result_.evictions;
+        log(fmt::format("evict straggler node {}", e.node));
+        send_to_repair(e.node);
+        interrupt(false);
+      }
+      return;
+    case Kind::repaired:
+      if (e.gen != node_gen_[static_cast<std::size_t>(e.node)]) return;
+      nodes_[static_cast<std::size_t>(e.node)] = NodeState::spare;
+      draw_clocks(e.node);
+      if (phase_ == Phase::waiting) restart_or_wait();
+      return;
+    case Kind::phase_end:
+      if (e.gen == phase_gen_) on_phase_end();
+      return;
+    case Kind::upload_done:
+      if (e.gen == upload_gen_ && upload_pending_) {
+        durable_steps_ = staged_steps_;
+        upload_pending_ = false;
+      }
+      return;
+  }
+}
+
+void CampaignEngine::on_clock(const Event& e) {
+  if (e.gen != node_gen_[static_cast<std::size_t>(e.node)]) return;  // node left service
+  if (static_cast<std::size_t>(e.process) < s_.faults.processes.size()) {
+    on_failure(e.node, e.process);
+  } else {
+    on_straggler_onset(e.node, e.process);
+  }
+}
+
+void CampaignEngine::on_failure(int node, int process) {
+  const auto& p = s_.faults.processes[static_cast<std::size_t>(process)];
+  ++result_.failures_by_component[static_cast<std::size_t>(p.component)];
+  const bool was_running = nodes_[static_cast<std::size_t>(node)] == NodeState::running;
+  log(fmt::format("failure {} node {}{}", kComponentNames[static_cast<std::size_t>(p.component)],
+                  node, was_running ? "" : " (spare)"));
+  if (p.replace_node) {
+    send_to_repair(node);
+  } else {
+    draw_clock(node, process);
+  }
+  // A job waiting for nodes is not running: the failure costs it nothing more.
+  if (was_running && phase_ != Phase::waiting) interrupt(true);
+}
+
+void CampaignEngine::on_straggler_onset(int node, int process) {
+  const auto& g =
+      s_.faults.stragglers[static_cast<std::size_t>(process) - s_.faults.processes.size()];
+  ++result_.straggler_onsets;
+  auto& factor = slow_[static_cast<std::size_t>(node)];
+  if (factor == 1) slow_nodes_.push_back(node);
+  factor = std::max(factor, g.slowdown);
+  const auto gen = node_gen_[static_cast<std::size_t>(node)];
+  push(now_ + random_.exponential(g.duration_s), Kind::straggler_end, node, process, gen);
+  draw_clock(node, process);
+  if (policy_.spec->straggler_action == scenario::StragglerAction::evict &&
+      nodes_[static_cast<std::size_t>(node)] == NodeState::running && phase_ == Phase::running) {
+    const double seen_after = policy_.spec->straggler_detect_steps * step_time_now();
+    push(now_ + seen_after, Kind::straggler_seen, node, process, gen);
+  }
+}
+
+void CampaignEngine::start_checkpoint() {
+  phase_ = Phase::checkpointing;
+  staged_steps_ = done_steps_;
+  push(now_ + policy_.stall_s, Kind::phase_end, 0, 0, ++phase_gen_);
+}
+
+void CampaignEngine::on_phase_end() {
+  switch (phase_) {
+    case Phase::checkpointing:
+      ++result_.checkpoints;
+      since_checkpoint_s_ = 0;
+      phase_ = Phase::running;
+      if (policy_.spec->in_memory || !policy_.spec->async_upload) {
+        durable_steps_ = staged_steps_;
+      } else {
+        upload_pending_ = true;
+        push(now_ + policy_.upload_s, Kind::upload_done, 0, 0, ++upload_gen_);
+      }
+      return;
+    case Phase::detecting:
+      restart_or_wait();
+      return;
+    case Phase::restarting:
+      ++result_.restarts;
+      since_checkpoint_s_ = 0;
+      phase_ = Phase::running;
+      log(fmt::format("running on {} nodes", running_nodes_));
+      return;
+    case Phase::running:
+    case Phase::waiting:
+      return;
+  }
+}
+
+void CampaignEngine::interrupt(bool detect) {
+  // A failure during recovery interrupts the job again: it restarts recovery.
+  ++result_.interruptions;
+  if (phase_ == Phase::running || phase_ == Phase::checkpointing) {
+    result_.seconds_by_cause[at(Cause::lost_work)] +=
+        (done_steps_ - durable_steps_) * healthy_step_s_;
+    done_steps_ = durable_steps_;
+    upload_pending_ = false;
+    ++upload_gen_;
+  }
+  ++phase_gen_;
+  if (detect) {
+    phase_ = Phase::detecting;
+    push(now_ + policy_.detect_s, Kind::phase_end, 0, 0, phase_gen_);
+  } else {
+    restart_or_wait();
+  }
+}
+
+void CampaignEngine::send_to_repair(int node) {
+  auto& state = nodes_[static_cast<std::size_t>(node)];
+  if (state == NodeState::running) --running_nodes_;
+  state = NodeState::repair;
+  slow_[static_cast<std::size_t>(node)] = 1;
+  std::erase(slow_nodes_, node);
+  const auto gen = ++node_gen_[static_cast<std::size_t>(node)];
+  push(now_ + random_.exponential(policy_.spec->repair_s), Kind::repaired, node, 0, gen);
+}
+
+void CampaignEngine::restart_or_wait() {
+  // A restart takes the whole job: running nodes plus spares up to its size.
+  for (std::size_t n = 0; n < nodes_.size() && running_nodes_ < steps_.job_nodes(); ++n) {
+    if (nodes_[n] == NodeState::spare) {
+      nodes_[n] = NodeState::running;
+      ++running_nodes_;
+    }
+  }
+  const bool whole = running_nodes_ == steps_.job_nodes();
+  const bool shrink = policy_.spec->no_spare == scenario::NoSpare::shrink &&
+                      running_nodes_ >= steps_.min_nodes() &&
+                      steps_.step_time_s(running_nodes_) > 0;
+  ++phase_gen_;
+  if (whole || shrink) {
+    phase_ = Phase::restarting;
+    push(now_ + policy_.restart_s, Kind::phase_end, 0, 0, phase_gen_);
+  } else {
+    phase_ = Phase::waiting;
+    log(fmt::format("waiting for repairs: {} of {} nodes", running_nodes_, steps_.job_nodes()));
+  }
+}
+
+void CampaignEngine::log(const std::string& what) {
+  if (!limits_.event_log) return;
+  result_.events.push_back(fmt::format("{:10.4f} h  {}", now_ / 3600, what));
+}
+
+}  // namespace myriad::sim::campaign

@@ -1,0 +1,109 @@
+// Days of training for one policy set and one seed, advanced from event to
+// event: failures, detection, repairs, checkpoints and their uploads, straggler
+// onsets and ends. Between events the job progresses by elapsed time over the
+// step time of the current cluster state (StepTimeCache).
+//
+// The job runs on `job_nodes` nodes; `hot_spares` more wait idle. Every node in
+// service (running or spare) carries a clock per failure process and per
+// straggler process, renewed after each draw; a node under repair has none and
+// comes back with fresh clocks (a repaired node is as good as new).
+// A failure of a running node interrupts the job: progress rolls back to the
+// last durable checkpoint; after detection and diagnosis, spares replace the
+// nodes under repair, or the job waits for a repair (or, with
+// `no_spare: shrink`, restarts on fewer data-parallel replicas until the next
+// restart); then job start, communicator init, checkpoint load and warm-up. A
+// failure during recovery starts the recovery over, as in Daly's model.
+// Stragglers: the slowest running node sets the pace (synchronous training
+// waits for it at every collective); overlapping episodes on one node end
+// together with the first to end.
+#pragma once
+
+#include <cstdint>
+#include <queue>
+#include <vector>
+
+#include "models/scenario/scenario.hpp"
+#include "sim/campaign/random_stream.hpp"
+#include "sim/campaign/resolved_policy.hpp"
+#include "sim/campaign/run_result.hpp"
+#include "sim/campaign/step_time_cache.hpp"
+
+namespace myriad::sim::campaign {
+
+struct CampaignLimits {
+  double horizon_s = 0;      // stop here at the latest
+  double target_tokens = 0;  // or when this many tokens are trained (0: no target)
+  bool event_log = false;
+};
+
+class CampaignEngine {
+ public:
+  CampaignEngine(const scenario::Scenario& s, const ResolvedPolicy& policy, StepTimeCache& steps,
+                 CampaignLimits limits, RandomStream random);
+
+  RunResult run();
+
+ private:
+  enum class Phase { running, checkpointing, detecting, waiting, restarting };
+  enum class NodeState { running, spare, repair };
+  enum class Kind { failure, straggler_end, straggler_seen, repaired, phase_end, upload_done };
+  struct Event {
+    double time = 0;
+    std::uint64_t seq = 0;
+    Kind kind = Kind::failure;
+    int node = 0;
+    int process = 0;  // failure processes first, then straggler processes
+    std::uint64_t gen = 0;
+  };
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+    }
+  };
+
+  void push(double time, Kind kind, int node, int process, std::uint64_t gen);
+  void draw_clock(int node, int process);
+  void draw_clocks(int node);
+  void advance(double to);
+  void handle(const Event& e);
+  void on_clock(const Event& e);
+  void on_failure(int node, int process);
+  void on_straggler_onset(int node, int process);
+  void on_phase_end();
+  void interrupt(bool detect);
+  void send_to_repair(int node);
+  void restart_or_wait();
+  void start_checkpoint();
+  [[nodiscard]] double slowest_factor() const;
+  [[nodiscard]] double step_time_now();
+  void log(const std::string& what);
+
+  const scenario::Scenario& s_;
+  const ResolvedPolicy& policy_;
+  StepTimeCache& steps_;
+  CampaignLimits limits_;
+  RandomStream random_;
+  std::priority_queue<Event, std::vector<Event>, Later> queue_;
+  std::uint64_t seq_ = 0;
+
+  std::vector<NodeState> nodes_;
+  std::vector<std::uint64_t> node_gen_;
+  std::vector<double> slow_;  // step time factor of each node, 1 when healthy
+  std::vector<int> slow_nodes_;
+  int running_nodes_ = 0;
+
+  Phase phase_ = Phase::running;
+  std::uint64_t phase_gen_ = 0;
+  std::uint64_t upload_gen_ = 0;
+  bool upload_pending_ = false;
+  double now_ = 0;
+  double healthy_step_s_ = 0;
+  double target_steps_ = 0;
+  double done_steps_ = 0;
+  double durable_steps_ = 0;
+  double staged_steps_ = 0;
+  double since_checkpoint_s_ = 0;  // running time since the last checkpoint or restart
+  RunResult result_;
+};
+
+}  // namespace myriad::sim::campaign

@@ -1,0 +1,94 @@
+#include "sim/campaign/campaign_report.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <stdexcept>
+#include <thread>
+
+#include "sim/campaign/campaign_engine.hpp"
+#include "sim/campaign/step_time_cache.hpp"
+
+namespace myriad::sim::campaign {
+namespace {
+
+// Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom.
+constexpr std::array<double, 30> kStudent95 = {
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+constexpr double kNormal95 = 1.960;
+// Without a token target a campaign still ends: ten years of wall clock.
+constexpr double kLongestCampaign_s = 10 * 365 * 86400.0;
+
+double student95(std::size_t dof) {
+  return dof <= kStudent95.size() ? kStudent95[dof - 1] : kNormal95;
+}
+
+}  // namespace
+
+Interval summarize(const std::vector<double>& xs) {
+  if (xs.empty()) return {};
+  double sum = 0;
+  for (const double x : xs) sum += x;
+  const double mean = sum / static_cast<double>(xs.size());
+  if (xs.size() == 1) return {mean, 0};
+  double ss = 0;
+  for (const double x : xs) ss += (x - mean) * (x - mean);
+  const double sd = std::sqrt(ss / static_cast<double>(xs.size() - 1));
+  return {mean, student95(xs.size() - 1) * sd / std::sqrt(static_cast<double>(xs.size()))};
+}
+
+Interval PolicyReport::over_seeds(const std::function<double(const RunResult&)>& f) const {
+  std::vector<double> xs;
+  xs.reserve(runs.size());
+  for (const auto& r : runs) xs.push_back(f(r));
+  return summarize(xs);
+}
+
+CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& profile,
+                            const CampaignOptions& options) {
+  if (options.seeds < 1) throw std::invalid_argument("a campaign needs at least one seed");
+  CampaignReport report;
+  StepTimeCache probe(s, profile);
+  report.job_nodes = probe.job_nodes();
+  report.healthy_step_s = probe.step_time_s(probe.job_nodes());
+  report.tokens_per_step = probe.tokens_per_step();
+  CampaignLimits limits;
+  limits.event_log = options.event_log;
+  limits.horizon_s = options.days > 0 ? options.days * 86400 : kLongestCampaign_s;
+  limits.target_tokens = options.tokens > 0 ? options.tokens
+                         : options.days > 0 ? 0
+                                            : s.training.tokens;
+  report.horizon_s = limits.horizon_s;
+  report.target_tokens = limits.target_tokens;
+  for (const auto& spec : s.policies) {
+    PolicyReport p;
+    p.name = spec.name;
+    p.policy = resolve_policy(s, spec);
+    p.runs.resize(static_cast<std::size_t>(options.seeds));
+    report.policies.push_back(std::move(p));
+  }
+  // Jobs are (policy, seed) pairs; each thread takes the next, with its own
+  // step-time cache. Results land in fixed slots, so order never matters.
+  const std::size_t seeds = static_cast<std::size_t>(options.seeds);
+  const std::size_t jobs = report.policies.size() * seeds;
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    StepTimeCache cache(s, profile);
+    for (std::size_t j = next++; j < jobs; j = next++) {
+      PolicyReport& p = report.policies[j / seeds];
+      CampaignEngine engine(s, p.policy, cache, limits, RandomStream(s.seed, j % seeds));
+      p.runs[j % seeds] = engine.run();
+    }
+  };
+  const int threads = std::clamp(options.threads, 1, static_cast<int>(jobs));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  return report;
+}
+
+}  // namespace myriad::sim::campaign

@@ -1,0 +1,57 @@
+// A campaign over several seeds and policy sets: the runs, and each figure as
+// a mean with a 95% confidence interval over seeds (Student's t).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/scenario/scenario.hpp"
+#include "sim/campaign/resolved_policy.hpp"
+#include "sim/campaign/run_result.hpp"
+#include "sim/cost/device_profile.hpp"
+
+namespace myriad::sim::campaign {
+
+struct CampaignOptions {
+  double days = 0;    // stop after this many days (0: until the token target)
+  double tokens = 0;  // token target (0: training.tokens, unless days is given)
+  int seeds = 8;
+  int threads = 1;  // seeds run in parallel on this many threads
+  bool event_log = false;
+};
+
+struct Interval {
+  double mean = 0;
+  double half_width = 0;  // 95% confidence, 0 for a single seed
+  [[nodiscard]] double low() const { return mean - half_width; }
+  [[nodiscard]] double high() const { return mean + half_width; }
+};
+
+// Mean and 95% confidence half-width of `xs` (Student's t, n - 1 degrees).
+Interval summarize(const std::vector<double>& xs);
+
+struct PolicyReport {
+  std::string name;
+  ResolvedPolicy policy;
+  std::vector<RunResult> runs;  // by seed index
+
+  // A figure of each run, summarized over seeds.
+  [[nodiscard]] Interval over_seeds(const std::function<double(const RunResult&)>& f) const;
+};
+
+struct CampaignReport {
+  double healthy_step_s = 0;
+  double tokens_per_step = 0;
+  int job_nodes = 0;
+  double horizon_s = 0;
+  double target_tokens = 0;  // 0 when running for a fixed time
+  std::vector<PolicyReport> policies;
+};
+
+// Runs every policy set of `s` over `options.seeds` seeds. Seed index i draws
+// from RandomStream(s.seed, i) under every policy set (common random numbers).
+CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& profile,
+                            const CampaignOptions& options);
+
+}  // namespace myriad::sim::campaign

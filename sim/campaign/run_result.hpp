@@ -1,0 +1,51 @@
+// What one simulated campaign (one policy set, one seed) produced. Wall-clock
+// time is split by cause; the causes add up to the wall clock:
+//   wall = useful + detection + restart + repair_wait + lost_work + checkpoint
+//          + stragglers + shrunk
+// where useful and lost work are counted at the healthy step time, and a slow
+// (straggling or shrunk) running second counts its excess over healthy pace.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace myriad::sim::campaign {
+
+enum class Cause {
+  useful,
+  detection,
+  restart,
+  repair_wait,
+  lost_work,
+  checkpoint,
+  stragglers,
+  shrunk
+};
+inline constexpr std::size_t kCauses = 8;
+inline constexpr std::array<const char*, kCauses> kCauseNames = {
+    "useful",    "detection",  "restart",    "repair_wait",
+    "lost_work", "checkpoint", "stragglers", "shrunk"};
+inline constexpr std::size_t kComponents = 7;
+inline constexpr std::array<const char*, kComponents> kComponentNames = {
+    "gpu", "hbm", "nic", "switch", "link", "host", "software"};
+
+struct RunResult {
+  double wall_s = 0;
+  double steps = 0;  // completed and kept
+  double tokens = 0;
+  bool reached_target = false;
+  int nodes_in_service = 0;  // job and hot spares, for GPU-hours
+  std::array<double, kCauses> seconds_by_cause{};
+  std::array<int, kComponents> failures_by_component{};
+  int interruptions = 0;  // failures and evictions that stopped the job or its recovery
+  int restarts = 0;
+  int checkpoints = 0;
+  int straggler_onsets = 0;
+  int evictions = 0;
+  std::vector<std::string> events;  // when asked for
+
+  [[nodiscard]] double ettr() const { return wall_s > 0 ? seconds_by_cause[0] / wall_s : 0; }
+};
+
+}  // namespace myriad::sim::campaign

@@ -1,0 +1,220 @@
+// `myriad campaign SCENARIO`: days of training with failures, stragglers and
+// recovery, each policy set of the scenario side by side; every figure a mean
+// with a 95% confidence interval over seeds.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <thread>
+
+#include "models/scenario/units.hpp"
+#include "sim/campaign/campaign_report.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/report_table.hpp"
+
+namespace myriad::cli {
+namespace {
+
+using sim::campaign::CampaignReport;
+using sim::campaign::Interval;
+using sim::campaign::PolicyReport;
+using sim::campaign::RunResult;
+
+struct CampaignCliOptions {
+  ScenarioOptions scenario;
+  std::string profile;
+  std::string json_file;
+  std::string events_file;
+  double days = 0;
+  std::string tokens;
+  int seeds = 8;
+  int threads = 0;
+};
+
+using Figure = std::function<double(const RunResult&)>;
+
+struct Row {
+  std::string label;
+  std::string key;  // in the JSON report
+  Figure figure;
+  int decimals;
+};
+
+double cause_h(const RunResult& r, std::size_t c) { return r.seconds_by_cause[c] / 3600; }
+
+std::vector<Row> rows(const scenario::Scenario& s) {
+  const int gpus_per_node = s.cluster.gpus_per_node;
+  std::vector<Row> out = {
+      {"effective training time ratio", "ettr", [](const RunResult& r) { return r.ettr(); }, 4},
+      {"goodput (tokens/s)", "goodput_tokens_per_s",
+       [](const RunResult& r) { return r.wall_s > 0 ? r.tokens / r.wall_s : 0; }, 0},
+      {"tokens trained", "tokens", [](const RunResult& r) { return r.tokens; }, 0},
+      {"wall-clock days", "wall_days", [](const RunResult& r) { return r.wall_s / 86400; }, 2},
+      {"GPU-hours (job and spares)", "gpu_hours",
+       [gpus_per_node](const RunResult& r) {
+         return r.wall_s / 3600 * r.nodes_in_service * gpus_per_node;
+       },
+       0},
+      {"interruptions", "interruptions", [](const RunResult& r) { return r.interruptions; }, 1},
+      {"restarts", "restarts", [](const RunResult& r) { return r.restarts; }, 1},
+      {"checkpoints", "checkpoints", [](const RunResult& r) { return r.checkpoints; }, 0},
+      {"straggler evictions", "evictions", [](const RunResult& r) { return r.evictions; }, 1},
+  };
+  for (std::size_t c = 1; c < sim::campaign::kCauses; ++c) {
+    out.push_back({fmt::format("hours lost: {}", sim::campaign::kCauseNames[c]),
+                   fmt::format("lost_hours.{}", sim::campaign::kCauseNames[c]),
+                   [c](const RunResult& r) { return cause_h(r, c); }, 1});
+  }
+  for (std::size_t c = 0; c < sim::campaign::kComponents; ++c) {
+    out.push_back({fmt::format("failures: {}", sim::campaign::kComponentNames[c]),
+                   fmt::format("failures.{}", sim::campaign::kComponentNames[c]),
+                   [c](const RunResult& r) { return r.failures_by_component[c]; }, 1});
+  }
+  return out;
+}
+
+std::string shown(const Interval& x, int decimals) {
+  if (x.half_width == 0) return fmt::format("{:.{}f}", x.mean, decimals);
+  return fmt::format("{:.{}f} ± {:.{}f}", x.mean, decimals, x.half_width, decimals);
+}
+
+std::string report_text(const scenario::Scenario& s, const CampaignReport& report, int seeds) {
+  std::string out = fmt::format("{}\n", s.name.empty() ? s.file : s.name);
+  out += fmt::format("  {} nodes x {} GPUs, healthy step {}, {} tokens per step\n",
+                     report.job_nodes, s.cluster.gpus_per_node, seconds(report.healthy_step_s),
+                     si_count(report.tokens_per_step));
+  out += report.target_tokens > 0 ? fmt::format("  until {} tokens", si_count(report.target_tokens))
+                                  : fmt::format("  for {:.1f} days", report.horizon_s / 86400);
+  out += fmt::format("; {} seeds, mean ± 95% confidence interval\n\n", seeds);
+  std::vector<std::string> headers = {""};
+  std::string align = "l";
+  for (const auto& p : report.policies) {
+    headers.push_back(p.name);
+    align += "r";
+  }
+  Table policy(headers, align);
+  auto add = [&](const std::string& label,
+                 const std::function<std::string(const PolicyReport&)>& f) {
+    std::vector<std::string> row = {label};
+    for (const auto& p : report.policies) row.push_back(f(p));
+    policy.add(row);
+  };
+  add("checkpoint interval", [](const PolicyReport& p) { return seconds(p.policy.interval_s); });
+  add("checkpoint stall", [](const PolicyReport& p) { return seconds(p.policy.stall_s); });
+  add("restart (start, init, load, warm-up)",
+      [](const PolicyReport& p) { return seconds(p.policy.restart_s); });
+  add("detection and diagnosis", [](const PolicyReport& p) { return seconds(p.policy.detect_s); });
+  add("job mean time between failures",
+      [](const PolicyReport& p) { return seconds(p.policy.job_mtbf_s); });
+  policy.add_rule();
+  for (const auto& row : rows(s)) {
+    add(row.label,
+        [&row](const PolicyReport& p) { return shown(p.over_seeds(row.figure), row.decimals); });
+  }
+  out += policy.str();
+  return out;
+}
+
+nlohmann::json report_json(const scenario::Scenario& s, const CampaignReport& report) {
+  nlohmann::json policies = nlohmann::json::array();
+  const auto all_rows = rows(s);
+  for (const auto& p : report.policies) {
+    nlohmann::json figures = nlohmann::json::object();
+    for (const auto& row : all_rows) {
+      const Interval x = p.over_seeds(row.figure);
+      figures[nlohmann::json::json_pointer("/" + row.key.substr(0, row.key.find('.')) +
+                                           (row.key.find('.') == std::string::npos
+                                                ? ""
+                                                : "/" + row.key.substr(row.key.find('.') + 1)))] = {
+          {"mean", x.mean}, {"ci95_low", x.low()}, {"ci95_high", x.high()}};
+    }
+    policies.push_back({{"name", p.name},
+                        {"checkpoint_interval_s", p.policy.interval_s},
+                        {"checkpoint_stall_s", p.policy.stall_s},
+                        {"checkpoint_bytes", p.policy.checkpoint_bytes},
+                        {"restart_s", p.policy.restart_s},
+                        {"detection_s", p.policy.detect_s},
+                        {"job_mtbf_s", p.policy.job_mtbf_s},
+                        {"figures", figures}});
+  }
+  return {{"scenario", s.file},
+          {"seed", s.seed},
+          {"healthy_step_time_s", report.healthy_step_s},
+          {"tokens_per_step", report.tokens_per_step},
+          {"job_nodes", report.job_nodes},
+          {"horizon_s", report.horizon_s},
+          {"target_tokens", report.target_tokens},
+          {"policies", policies}};
+}
+
+bool write_events(const std::string& path, const CampaignReport& report, Streams io) {
+  std::ofstream f(path);
+  for (const auto& p : report.policies) {
+    f << "# policy " << p.name << ", seed index 0\n";
+    for (const auto& line : p.runs.front().events) f << line << "\n";
+  }
+  if (!f) {
+    io.err << "campaign: cannot write the event log to " << path << "\n";
+    return false;
+  }
+  return true;
+}
+
+int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env) {
+  const auto s = load_for_cli(o.scenario, io, env);
+  if (!s) return kExitBadInput;
+  const auto profile = profile_for(*s, o.profile, io, env);
+  if (!profile) return kExitBadInput;
+  sim::campaign::CampaignOptions options;
+  options.days = o.days;
+  if (!o.tokens.empty()) {
+    const auto tokens = scenario::parse_quantity(o.tokens, scenario::Dimension::count);
+    if (const auto* failure = std::get_if<scenario::ParseFailure>(&tokens)) {
+      io.err << "campaign: --tokens: " << failure->message << "\n";
+      return kExitBadInput;
+    }
+    options.tokens = std::get<double>(tokens);
+  }
+  options.seeds = o.seeds;
+  options.threads = o.threads > 0
+                        ? o.threads
+                        : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  options.event_log = !o.events_file.empty();
+  const CampaignReport report = sim::campaign::run_campaign(*s, *profile, options);
+  if (!o.json_file.empty() && !write_json(o.json_file, report_json(*s, report), "campaign", io)) {
+    return kExitFailure;
+  }
+  if (!o.events_file.empty() && !write_events(o.events_file, report, io)) return kExitFailure;
+  io.out << report_text(*s, report, o.seeds);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_campaign_command(CLI::App& app, Streams io, const Environment& env) {
+  auto options = std::make_shared<CampaignCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "campaign",
+      "Simulate days of training with failures, stragglers, checkpoints and recovery; compare "
+      "the scenario's policy sets side by side.");
+  add_scenario_options(*cmd, options->scenario);
+  cmd->add_option("--profile", options->profile,
+                  "device profile JSON (default: calibration/profiles/<the GPU's preset>.json)");
+  auto* days = cmd->add_option("--days", options->days, "simulate this many days of wall clock")
+                   ->check(CLI::PositiveNumber);
+  cmd->add_option("--tokens", options->tokens,
+                  "train until this many tokens, such as 15T (default: training.tokens)")
+      ->excludes(days);
+  cmd->add_option("--seeds", options->seeds, "independent runs, for confidence intervals")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--threads", options->threads, "seeds in parallel (default: all cores)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--json", options->json_file, "also write the report as JSON");
+  cmd->add_option("--events", options->events_file,
+                  "write the event log of seed index 0 of each policy set to this file");
+  return {cmd, [options, io, &env] { return run_campaign(*options, io, env); }};
+}
+
+}  // namespace myriad::cli
