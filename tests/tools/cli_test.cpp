@@ -93,6 +93,9 @@ TEST(Cli, ExplainOneSectionOrKey) {
   EXPECT_EQ(section.code, kExitOk);
   EXPECT_NE(section.out.find("oversubscription"), std::string::npos);
   EXPECT_EQ(section.out.find("kv_heads"), std::string::npos);
+  const Result item = run_cli({"explain", "cluster.network.tiers[0]"});  // as errors name it
+  EXPECT_EQ(item.code, kExitOk);
+  EXPECT_NE(item.out.find("oversubscription"), std::string::npos);
   const Result key = run_cli({"explain", "parallelism.tp"});
   EXPECT_EQ(key.code, kExitOk);
   EXPECT_NE(key.out.find("tensor-parallel degree"), std::string::npos);

@@ -72,7 +72,27 @@ void collect_paths(const SectionDoc& d, std::vector<std::string>& out) {
   for (const auto& s : d.sections) collect_paths(s, out);
 }
 
-int run_explain(const std::string& section, Streams io) {
+// Every section's path, comma-separated, lists without their "[]".
+void collect_sections(const SectionDoc& d, std::string& out) {
+  const std::string base = d.is_list ? d.path.substr(0, d.path.size() - 2) : d.path;
+  if (!base.empty()) out += (out.empty() ? "" : ", ") + base;
+  for (const auto& s : d.sections) collect_sections(s, out);
+}
+
+// "faults.processes[0].rate" names the same key as "faults.processes.rate".
+std::string without_indices(const std::string& path) {
+  std::string out;
+  bool in_index = false;
+  for (char c : path) {
+    if (c == '[') in_index = true;
+    if (!in_index) out += c;
+    if (c == ']') in_index = false;
+  }
+  return out;
+}
+
+int run_explain(const std::string& requested, Streams io) {
+  const std::string section = without_indices(requested);
   const SectionDoc root = scenario::scenario_doc();
   if (section.empty()) {
     io.out << "Scenario keys. Values with units take strings such as \"400Gbps\", \"50GB/s\", "
@@ -102,11 +122,10 @@ int run_explain(const std::string& section, Streams io) {
   }
   std::vector<std::string> paths;
   collect_paths(root, paths);
-  io.err << fmt::format(
-      "myriad explain: error: no section or key '{}'{}; sections: cluster, "
-      "cluster.gpu, cluster.network, cluster.network.tiers, model, model.moe, "
-      "parallelism, overlap, training\n",
-      section, scenario::did_you_mean(section, paths));
+  std::string sections;
+  collect_sections(root, sections);
+  io.err << fmt::format("myriad explain: error: no section or key '{}'{}; sections: {}\n", section,
+                        scenario::did_you_mean(section, paths), sections);
   return kExitBadInput;
 }
 
