@@ -200,8 +200,7 @@ Command add_campaign_command(CLI::App& app, Streams io, const Environment& env) 
       "Simulate days of training with failures, stragglers, checkpoints and recovery; compare "
       "the scenario's policy sets side by side.");
   add_scenario_options(*cmd, options->scenario);
-  cmd->add_option("--profile", options->profile,
-                  "device profile JSON (default: calibration/profiles/<the GPU's preset>.json)");
+  add_profile_option(*cmd, options->profile);
   auto* days = cmd->add_option("--days", options->days, "simulate this many days of wall clock")
                    ->check(CLI::PositiveNumber);
   cmd->add_option("--tokens", options->tokens,

@@ -18,6 +18,11 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& options) {
                  "MYRIAD_PRESET_PATH and the shipped scenarios/ (repeatable)");
 }
 
+void add_profile_option(CLI::App& cmd, std::string& profile) {
+  cmd.add_option("--profile", profile,
+                 "device profile JSON (default: calibration/profiles/<the GPU's preset>.json)");
+}
+
 std::vector<std::filesystem::path> preset_path(const ScenarioOptions& options,
                                                const Environment& env) {
   std::vector<std::filesystem::path> out(options.preset_path.begin(), options.preset_path.end());

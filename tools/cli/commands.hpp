@@ -35,6 +35,8 @@ struct ScenarioOptions {
 };
 
 void add_scenario_options(CLI::App& cmd, ScenarioOptions& options);
+// --profile FILE, for verbs that price work with a device profile.
+void add_profile_option(CLI::App& cmd, std::string& profile);
 // Loads the scenario, printing warnings, or every problem (then nothing returns).
 std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
                                                const Environment& env);

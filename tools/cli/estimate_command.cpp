@@ -147,8 +147,7 @@ Command add_estimate_command(CLI::App& app, Streams io, const Environment& env) 
       "Estimate a training step analytically: step time, MFU, tokens/s, where the "
       "time goes, memory per GPU.");
   add_scenario_options(*cmd, options->scenario);
-  cmd->add_option("--profile", options->profile,
-                  "device profile JSON (default: calibration/profiles/<the GPU's preset>.json)");
+  add_profile_option(*cmd, options->profile);
   cmd->add_option("--json", options->json_file, "also write the report as JSON");
   return {cmd, [options, io, &env] { return run_estimate(*options, io, env); }};
 }

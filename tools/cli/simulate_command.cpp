@@ -107,8 +107,7 @@ Command add_simulate_command(CLI::App& app, Streams io, const Environment& env) 
                          "Play one training step on SimGrid (pipeline schedule, pipeline and "
                          "data-parallel flows) and compare it with the analytic estimate.");
   add_scenario_options(*cmd, options->scenario);
-  cmd->add_option("--profile", options->profile,
-                  "device profile JSON (default: calibration/profiles/<the GPU's preset>.json)");
+  add_profile_option(*cmd, options->profile);
   cmd->add_option("--json", options->json_file, "also write the result as JSON");
   cmd->add_option("--trace", options->trace_file,
                   "write a Chrome/Perfetto trace: one track per stage of replica 0");
