@@ -13,6 +13,5 @@ pkg_check_modules(SIMGRID REQUIRED IMPORTED_TARGET simgrid>=3.32)
 if(MYRIAD_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
-if(MYRIAD_BUILD_BENCHMARKS)
-  find_package(benchmark REQUIRED)
-endif()
+# Google Benchmark times the calibration microbenchmarks, so it is always needed.
+find_package(benchmark REQUIRED)

@@ -21,7 +21,7 @@ case "$mode" in
     cd "$root/build-sanitize"
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-    ctest --output-on-failure -j "$jobs" --label-exclude gpu
+    ctest --output-on-failure -j "$jobs" --label-exclude "gpu|timing"
     ;;
   --lint)
     "$root/tools/build.sh" "$root/build" -DMYRIAD_WERROR=ON -DMYRIAD_CUDA=AUTO

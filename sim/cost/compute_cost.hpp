@@ -4,7 +4,8 @@
 //              best of the profile's tiles) and depth is k / (k + k_half); or
 //              bytes / sustained bandwidth if larger.
 //   attention: FLOPs / (peak * attention efficiency, forward or backward).
-//   others:    bytes / (HBM bandwidth * memory_efficiency).
+//   others:    bytes / (HBM bandwidth * memory_efficiency), or the efficiency the
+//              profile measured for the op's family (memory_bound_kernels).
 // Compute-bound times are divided by the sustained clock fraction (GPUs under
 // training load run below the clock their peaks are quoted at). Each kernel
 // also pays kernel_overhead_s.

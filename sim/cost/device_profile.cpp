@@ -19,9 +19,9 @@ struct ScalarKey {
 };
 
 constexpr ScalarKey kScalars[] = {
-    {"bf16_peak_flops", &DeviceProfile::bf16_flops, 1e12, 1e17},
+    {"bf16_peak_flops", &DeviceProfile::bf16_flops, 1e9, 1e17},
     {"fp8_peak_flops", &DeviceProfile::fp8_flops, 0, 1e17},
-    {"hbm_bandwidth_Bps", &DeviceProfile::hbm_bw_Bps, 1e10, 1e14},
+    {"hbm_bandwidth_Bps", &DeviceProfile::hbm_bw_Bps, 1e9, 1e14},
     {"gemm_efficiency", &DeviceProfile::gemm_efficiency, 0.01, 1},
     {"gemm_fp8_efficiency", &DeviceProfile::gemm_fp8_efficiency, 0, 1},
     {"gemm_k_half", &DeviceProfile::gemm_k_half, 0, 1e6},
@@ -94,7 +94,43 @@ void read_tiles(const nlohmann::json& j, DeviceProfile& p, std::vector<std::stri
   }
 }
 
+// Optional: {"norm": {"value": 0.8, "origin": "measured", "note": ...}, ...}.
+void read_families(const nlohmann::json& j, DeviceProfile& p, std::vector<std::string>& problems) {
+  if (!j.is_object()) {
+    problems.emplace_back(
+        "memory_bound_kernels: expected {\"family\": {\"value\": number, \"origin\": string}}");
+    return;
+  }
+  for (const auto& item : j.items()) {
+    const std::string key = "memory_bound_kernels." + item.key();
+    DeviceProfile scratch;
+    read_parameter(item.value(), key, scratch, problems);
+    const auto it = scratch.parameters.find(key);
+    if (it == scratch.parameters.end()) continue;
+    if (!(it->second.value > 0 && it->second.value <= 10)) {
+      problems.push_back(
+          fmt::format("{}: expected a value in (0, 10], found {}", key, it->second.value));
+      continue;
+    }
+    p.memory_bound_efficiency[item.key()] = it->second.value;
+    p.parameters[key] = it->second;
+  }
+}
+
 }  // namespace
+
+double memory_efficiency_of(const DeviceProfile& profile, std::string_view op_name) {
+  // The longest measured prefix: "norm.layer.bwd", then "norm.layer", then "norm".
+  std::string family(op_name);
+  while (!family.empty()) {
+    const auto it = profile.memory_bound_efficiency.find(family);
+    if (it != profile.memory_bound_efficiency.end()) return it->second;
+    const auto dot = family.rfind('.');
+    if (dot == std::string::npos) break;
+    family.resize(dot);
+  }
+  return profile.memory_efficiency;
+}
 
 DeviceProfile load_profile(const std::string& path) {
   std::ifstream in(path);
@@ -105,12 +141,20 @@ DeviceProfile load_profile(const std::string& path) {
   } catch (const nlohmann::json::parse_error& e) {
     throw std::runtime_error(fmt::format("{}: not valid JSON: {}", path, e.what()));
   }
+  return parse_profile(root, path);
+}
+
+DeviceProfile parse_profile(const nlohmann::json& root, const std::string& path) {
+  if (!root.is_object()) {
+    throw std::runtime_error(fmt::format("{}: a device profile is a JSON object", path));
+  }
   DeviceProfile p;
   p.file = path;
   std::vector<std::string> problems;
   for (const auto& [key, value] : root.items()) {
     if (key != "device" && key != "kind" && key != "sources" && key != "parameters" &&
-        key != "nvlink_busbw" && key != "gemm_tiles") {
+        key != "nvlink_busbw" && key != "gemm_tiles" && key != "memory_bound_kernels" &&
+        key != "provenance") {
       problems.push_back(fmt::format("{}: unknown key", key));
     }
   }
@@ -144,6 +188,7 @@ DeviceProfile load_profile(const std::string& path) {
   }
   read_curve(root.value("nvlink_busbw", nlohmann::json::array()), p, problems);
   read_tiles(root.value("gemm_tiles", nlohmann::json::object()), p, problems);
+  read_families(root.value("memory_bound_kernels", nlohmann::json::object()), p, problems);
   if (!problems.empty()) {
     std::string message =
         fmt::format("{}: {} problem(s) in device profile:", path, problems.size());

@@ -6,8 +6,11 @@
 // engineering estimate awaiting measurement).
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace myriad::sim {
@@ -51,12 +54,23 @@ struct DeviceProfile {
   std::vector<BusBandwidthPoint> nvlink_busbw;  // all-reduce inside a node, by size
   double nic_efficiency = 0;                    // inter-node busbw per NIC over its line rate
 
+  // Sustained fraction of HBM bandwidth per family of memory-bound kernels, when
+  // measured. Families are dotted names ("norm", "norm.layer", "norm.layer.bwd");
+  // an op takes the longest family its name starts with, else memory_efficiency.
+  // Above 1 where a kernel's working set stays in cache (CPUs).
+  std::map<std::string, double> memory_bound_efficiency;
+
   std::map<std::string, ProfileParameter> parameters;  // everything, with origins
 };
+
+// The streaming efficiency of a memory-bound op named `op_name`.
+double memory_efficiency_of(const DeviceProfile& profile, std::string_view op_name);
 
 // Reads and checks a profile; throws std::runtime_error naming the file, the key
 // and what was expected, listing every problem.
 DeviceProfile load_profile(const std::string& path);
+// The same from parsed JSON; `path` names it in messages.
+DeviceProfile parse_profile(const nlohmann::json& root, const std::string& path);
 
 // Bus bandwidth at `bytes`: interpolated in log(size) between measured points
 // and flat beyond either end; latency is added apart (see comm_cost.hpp).

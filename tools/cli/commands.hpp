@@ -50,6 +50,7 @@ std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const
 std::vector<std::filesystem::path> preset_path(const ScenarioOptions& options,
                                                const Environment& env);
 
+Command add_calibrate_command(CLI::App& app, Streams io, const Environment& env);
 Command add_campaign_command(CLI::App& app, Streams io, const Environment& env);
 Command add_check_command(CLI::App& app, Streams io, const Environment& env);
 Command add_estimate_command(CLI::App& app, Streams io, const Environment& env);

@@ -1,0 +1,47 @@
+// `myriad calibrate check`: predicted against measured, per kernel row of a
+// calibration run (how well the fitted model describes what it was fitted to)
+// and per composite workload (what it was not fitted to: the figure of merit).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibration/check/composite.hpp"
+#include "calibration/measure/runner.hpp"
+#include "sim/cost/device_profile.hpp"
+
+namespace myriad::calibration {
+
+struct CheckLine {
+  std::string name;
+  std::string family;
+  double predicted_s = 0;
+  double measured_s = 0;
+  std::string check;  // the measurement's own result check
+  [[nodiscard]] double error() const { return predicted_s / measured_s - 1; }
+};
+
+struct CheckReport {
+  std::string profile;
+  std::vector<CheckLine> rows;                        // from the calibration run, when given
+  std::vector<CheckLine> composites;                  // measured now
+  [[nodiscard]] double composite_mean_error() const;  // mean of |error|
+  [[nodiscard]] double composite_max_error() const;
+};
+
+// The transport latency a fitted profile records (provenance.transport);
+// throws naming the file when it has none.
+double transport_latency(const nlohmann::json& profile, const std::string& path);
+
+CheckReport check_profile(const sim::DeviceProfile& profile, double latency_per_step_s,
+                          const std::optional<RowsFile>& rows,
+                          const std::vector<Composite>& composites, const RunnerOptions& options,
+                          std::ostream& progress);
+
+nlohmann::json to_json(const CheckReport& report);
+
+}  // namespace myriad::calibration

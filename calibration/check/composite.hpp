@@ -1,0 +1,52 @@
+// Composite workloads for `myriad calibrate check`: built from the same kernels
+// the grid measured, at sizes the grid did not, then predicted by the cost
+// models from a fitted profile and timed for real.
+//   layer  one transformer layer's forward and backward on one rank: norms,
+//          the QKV/projection/MLP GEMMs with their data and weight gradients,
+//          flash attention, GeLU, residual adds (fp32 on the CPU);
+//   dp     that layer on each of `ranks` threads at once, then a ring
+//          all-reduce of its gradients on the thread executor.
+// The prediction sums the cost model's time of every op descriptor (and of the
+// collective, with the fitted transport latency): what the analytic engine does.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "calibration/measure/cases.hpp"
+#include "sim/cost/device_profile.hpp"
+
+namespace myriad::calibration {
+
+struct LayerDims {
+  std::int64_t batch = 1;
+  std::int64_t seq = 0;
+  std::int64_t hidden = 0;
+  std::int64_t heads = 0;
+  std::int64_t ffn = 0;
+  [[nodiscard]] std::int64_t tokens() const { return batch * seq; }
+};
+
+struct CompositeWork {
+  std::vector<models::Op> ops;   // compute on one rank, in order
+  std::vector<Row> collectives;  // after the compute (rows without times)
+  Instance instance;             // runs everything once
+};
+
+struct Composite {
+  Row row;  // kind "composite"
+  std::function<CompositeWork()> build;
+};
+
+// The layer's op descriptors alone (no buffers): for tests against models/.
+std::vector<models::Op> layer_ops(const LayerDims& d);
+
+Composite layer_composite(const LayerDims& d);
+Composite dp_composite(const LayerDims& d, int ranks);
+std::vector<Composite> cpu_composites(Grid grid);
+
+double predict_composite(const CompositeWork& work, const sim::DeviceProfile& profile,
+                         double latency_per_step_s);
+
+}  // namespace myriad::calibration

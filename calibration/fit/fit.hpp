@@ -1,0 +1,59 @@
+// Fits a device profile to calibration rows (`myriad calibrate fit`).
+//
+//   ceilings      the large copy gives hbm_bandwidth_Bps; the large GEMM the peak
+//                 (unless a base profile supplies datasheet values).
+//   memory-bound  t = bytes / (hbm * efficiency_family) + kernel_overhead_s, by
+//                 weighted least squares (relative error) over every streaming
+//                 kernel: one efficiency per family ("norm.layer.bwd"), one
+//                 overhead for all; then one per coarse family ("norm") over all
+//                 its rows, for ops named less precisely (the model's).
+//   GEMM          gemm_efficiency and gemm_k_half minimising the squared log error
+//                 of the cost model's own prediction (sim/cost/compute_cost), so
+//                 the fit is what `estimate` will predict.
+//   attention     forward and backward efficiency, least squares.
+//   collectives   t = steps * latency + factor * bytes / busbw(size), latency
+//                 shared, one bus bandwidth per size (the profile's curve), by
+//                 weighted least squares over the ring all-reduce rows (the one
+//                 curve of the profile; other collectives are judged by check).
+// Every parameter carries origin "measured" with its residuals, or says where
+// it came from when the rows cannot measure it (base profile, or assumption).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibration/measure/rows.hpp"
+#include "sim/cost/device_profile.hpp"
+
+namespace myriad::calibration {
+
+struct FitOptions {
+  std::string device;                       // the profile's device name; default: from the rows
+  std::optional<std::string> base_profile;  // datasheet values and unmeasured parameters
+};
+
+struct ParameterResidual {
+  std::string parameter;
+  int rows = 0;          // rows that determined it
+  double rms_error = 0;  // relative error of the fitted model on those rows
+  double max_error = 0;
+};
+
+struct FitResult {
+  nlohmann::json profile;  // loadable by sim::load_profile
+  std::vector<ParameterResidual> residuals;
+  double latency_per_step_s = 0;  // the collective transport's fitted latency
+};
+
+// Throws std::runtime_error when the rows lack what a parameter needs (naming it)
+// or a row failed its check.
+FitResult fit_profile(const RowsFile& rows, const FitOptions& options);
+
+// The cost model's prediction of one row under `profile` (kernel or collective),
+// with the transport latency for collectives.
+double predict_row(const Row& row, const sim::DeviceProfile& profile, double latency_per_step_s);
+
+}  // namespace myriad::calibration

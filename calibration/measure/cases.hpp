@@ -1,0 +1,36 @@
+// What a calibration run measures: a list of cases, each a result row to fill
+// (name, family, FLOPs and bytes from the op descriptor, arguments) and a way to
+// set the kernel or collective up on real buffers. Preparing allocates and
+// fills the inputs; `run` is one iteration (what is timed); `check` runs once
+// more on known inputs and says whether the result is right.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "calibration/measure/rows.hpp"
+
+namespace myriad::calibration {
+
+struct Instance {
+  std::function<void()> run;
+  std::function<std::string()> check;  // "pass", or what was wrong
+};
+
+struct Case {
+  Row row;  // times and check left empty
+  std::function<Instance()> prepare;
+};
+
+enum class Grid { small, full };
+
+Grid parse_grid(const std::string& name);  // throws std::invalid_argument naming the choices
+const char* grid_name(Grid g);
+
+// Every CPU kernel (kernels/ops) over a grid of shapes, and the ring, tree and
+// hierarchical collectives on the thread executor over sizes and rank counts;
+// first the two ceilings (a large copy, a large GEMM).
+std::vector<Case> cpu_cases(Grid grid);
+
+}  // namespace myriad::calibration

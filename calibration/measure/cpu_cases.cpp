@@ -1,0 +1,679 @@
+// The CPU calibration grid: every kernel of kernels/ops and the collective
+// schedules of kernels/collectives on the thread executor. Inputs are fresh
+// random numbers (a fixed seed per case, so runs are repeatable); outputs are
+// poisoned with NaN before the first run so that a kernel that stops writing
+// fails its check.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <stdexcept>
+
+#include "calibration/measure/cases.hpp"
+#include "kernels/collectives/alltoall.hpp"
+#include "kernels/collectives/byte_accounting.hpp"
+#include "kernels/collectives/double_binary_tree.hpp"
+#include "kernels/collectives/ring.hpp"
+#include "kernels/collectives/thread_executor.hpp"
+#include "kernels/ops/activation.hpp"
+#include "kernels/ops/attention.hpp"
+#include "kernels/ops/causal_softmax.hpp"
+#include "kernels/ops/gemm.hpp"
+#include "kernels/ops/moe_router.hpp"
+#include "kernels/ops/norm.hpp"
+#include "kernels/ops/optimizer.hpp"
+#include "kernels/ops/quantize.hpp"
+#include "kernels/ops/reduce.hpp"
+
+namespace myriad::calibration {
+namespace {
+
+namespace ops = kernels::ops;
+namespace coll = myriad::collectives;
+using Floats = std::vector<float>;
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+Floats random_floats(std::size_t n, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
+  Floats v(n);
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
+
+std::size_t count(std::int64_t a, std::int64_t b = 1, std::int64_t c = 1) {
+  return static_cast<std::size_t>(a) * static_cast<std::size_t>(b) * static_cast<std::size_t>(c);
+}
+
+// "pass" when every output is finite (poisoned outputs never written are NaN).
+std::string finite(std::initializer_list<const Floats*> outputs) {
+  for (const Floats* out : outputs) {
+    const auto bad =
+        std::find_if(out->begin(), out->end(), [](float x) { return !std::isfinite(x); });
+    if (bad != out->end()) {
+      return fmt::format("element {} of {} is not finite", bad - out->begin(), out->size());
+    }
+  }
+  return "pass";
+}
+
+Row kernel_row(std::string name, std::string family, const models::Op& op, bool backward,
+               nlohmann::json arguments) {
+  Row r;
+  r.name = std::move(name);
+  r.kind = "kernel";
+  r.family = std::move(family);
+  r.op_class = op.cls;
+  r.flops = op.flops;
+  r.bytes = backward && op.backward_bytes > 0 ? op.backward_bytes : op.bytes;
+  r.gemm = op.gemm;
+  r.backward = backward;
+  r.arguments = std::move(arguments);
+  return r;
+}
+
+const char* layout_name(ops::GemmLayout l) {
+  switch (l) {
+    case ops::GemmLayout::nn:
+      return "nn";
+    case ops::GemmLayout::nt:
+      return "nt";
+    case ops::GemmLayout::tn:
+      return "tn";
+  }
+  return "nn";
+}
+
+Case gemm_case(ops::GemmLayout layout, std::int64_t m, std::int64_t n, std::int64_t k,
+               bool ceiling = false) {
+  const ops::GemmArguments args{m, n, k, layout};
+  Case c;
+  c.row = kernel_row(
+      fmt::format("{}gemm.{} m={} n={} k={}", ceiling ? "ceiling." : "", layout_name(layout), m, n,
+                  k),
+      "gemm", ops::gemm_op(args, 4), false,
+      {{"m", m}, {"n", n}, {"k", k}, {"layout", layout_name(layout)}, {"dtype", "fp32"}});
+  if (ceiling) c.row.kind = "ceiling";
+  c.prepare = [args] {
+    auto a = std::make_shared<Floats>(random_floats(count(args.m, args.k), 1));
+    auto b = std::make_shared<Floats>(random_floats(count(args.k, args.n), 2));
+    auto out = std::make_shared<Floats>(count(args.m, args.n), kNaN);
+    Instance inst;
+    inst.run = [=] { ops::gemm_cpu(args, *a, *b, *out); };
+    inst.check = [=] {
+      ops::gemm_cpu(args, *a, *b, *out);
+      // Spot-check corners and the middle against a double-precision dot product.
+      const std::int64_t is[] = {0, args.m / 2, args.m - 1};
+      const std::int64_t js[] = {0, args.n / 2, args.n - 1};
+      for (const std::int64_t i : is) {
+        for (const std::int64_t j : js) {
+          double want = 0;
+          double scale = 0;
+          for (std::int64_t p = 0; p < args.k; ++p) {
+            const float av = args.layout == ops::GemmLayout::tn ? (*a)[count(p, args.m) + count(i)]
+                                                                : (*a)[count(i, args.k) + count(p)];
+            const float bv = args.layout == ops::GemmLayout::nt ? (*b)[count(j, args.k) + count(p)]
+                                                                : (*b)[count(p, args.n) + count(j)];
+            want += static_cast<double>(av) * bv;
+            scale += std::abs(static_cast<double>(av) * bv);
+          }
+          const double got = (*out)[count(i, args.n) + count(j)];
+          if (!(std::abs(got - want) <= 1e-5 * scale + 1e-6)) {
+            return fmt::format("C[{}, {}] = {}, expected {}", i, j, got, want);
+          }
+        }
+      }
+      return finite({out.get()});
+    };
+    return inst;
+  };
+  return c;
+}
+
+Case copy_case(std::int64_t floats, bool ceiling = false) {
+  Case c;
+  const models::Op op = models::make_elementwise("copy", 2.0 * 4.0 * static_cast<double>(floats));
+  c.row = kernel_row(fmt::format("{}copy bytes={}", ceiling ? "ceiling." : "", 4 * floats), "copy",
+                     op, false, {{"bytes", 4 * floats}});
+  if (ceiling) c.row.kind = "ceiling";
+  c.prepare = [floats] {
+    auto src = std::make_shared<Floats>(random_floats(count(floats), 3));
+    auto dst = std::make_shared<Floats>(count(floats), kNaN);
+    Instance inst;
+    inst.run = [=] { std::memcpy(dst->data(), src->data(), src->size() * sizeof(float)); };
+    inst.check = [=] {
+      inst.run();
+      return *dst == *src ? std::string("pass") : std::string("copy differs from its source");
+    };
+    return inst;
+  };
+  return c;
+}
+
+Case norm_case(bool rms, bool backward, std::int64_t rows, std::int64_t hidden) {
+  const ops::NormShape s{rows, hidden};
+  Case c;
+  const models::Op op = rms ? ops::rms_norm_op(s, 4) : ops::layer_norm_op(s, 4);
+  c.row = kernel_row(fmt::format("{}.{} rows={} hidden={}", rms ? "rms_norm" : "layer_norm",
+                                 backward ? "bwd" : "fwd", rows, hidden),
+                     fmt::format("norm.{}.{}", rms ? "rms" : "layer", backward ? "bwd" : "fwd"), op,
+                     backward, {{"rows", rows}, {"hidden", hidden}, {"dtype", "fp32"}});
+  c.prepare = [s, rms, backward] {
+    auto x = std::make_shared<Floats>(random_floats(count(s.rows, s.hidden), 4));
+    auto gamma = std::make_shared<Floats>(random_floats(count(s.hidden), 5));
+    auto beta = std::make_shared<Floats>(random_floats(count(s.hidden), 6));
+    auto y = std::make_shared<Floats>(x->size(), kNaN);
+    auto mean = std::make_shared<Floats>(count(s.rows), kNaN);
+    auto rstd = std::make_shared<Floats>(count(s.rows), kNaN);
+    auto dy = std::make_shared<Floats>(random_floats(x->size(), 7));
+    auto dx = std::make_shared<Floats>(x->size(), kNaN);
+    auto dgamma = std::make_shared<Floats>(count(s.hidden), kNaN);
+    auto dbeta = std::make_shared<Floats>(count(s.hidden), kNaN);
+    auto forward = [=] {
+      if (rms) {
+        ops::rms_norm_forward_cpu(s, *x, *gamma, *y, *rstd);
+      } else {
+        ops::layer_norm_forward_cpu(s, *x, *gamma, *beta, *y, *mean, *rstd);
+      }
+    };
+    forward();  // the backward reads the saved statistics
+    Instance inst;
+    if (!backward) {
+      inst.run = forward;
+      inst.check = [=] {
+        forward();
+        return finite({y.get(), rstd.get()});
+      };
+      return inst;
+    }
+    inst.run = [=] {
+      if (rms) {
+        ops::rms_norm_backward_cpu(s, *dy, *x, *gamma, *rstd, *dx, *dgamma);
+      } else {
+        ops::layer_norm_backward_cpu(s, *dy, *x, *gamma, *mean, *rstd, *dx, *dgamma, *dbeta);
+      }
+    };
+    inst.check = [=] {
+      inst.run();
+      return rms ? finite({dx.get(), dgamma.get()}) : finite({dx.get(), dgamma.get(), dbeta.get()});
+    };
+    return inst;
+  };
+  return c;
+}
+
+Case activation_case(bool swiglu, bool backward, std::int64_t n) {
+  Case c;
+  const models::Op op = swiglu ? ops::swiglu_op(n, 4) : ops::gelu_op(n, 4);
+  c.row = kernel_row(
+      fmt::format("{}.{} n={}", swiglu ? "swiglu" : "gelu", backward ? "bwd" : "fwd", n),
+      fmt::format("activation.{}.{}", swiglu ? "swiglu" : "gelu", backward ? "bwd" : "fwd"), op,
+      backward, {{"n", n}, {"dtype", "fp32"}});
+  c.prepare = [swiglu, backward, n] {
+    auto x = std::make_shared<Floats>(random_floats(count(n), 8));
+    auto up = std::make_shared<Floats>(random_floats(count(n), 9));
+    auto dy = std::make_shared<Floats>(random_floats(count(n), 10));
+    auto y = std::make_shared<Floats>(count(n), kNaN);
+    auto dup = std::make_shared<Floats>(count(n), kNaN);
+    Instance inst;
+    if (swiglu) {
+      inst.run =
+          backward
+              ? std::function<void()>([=] { ops::swiglu_backward_cpu(*dy, *x, *up, *y, *dup); })
+              : std::function<void()>([=] { ops::swiglu_forward_cpu(*x, *up, *y); });
+    } else {
+      inst.run = backward ? std::function<void()>([=] { ops::gelu_backward_cpu(*dy, *x, *y); })
+                          : std::function<void()>([=] { ops::gelu_forward_cpu(*x, *y); });
+    }
+    inst.check = [=, run = inst.run] {
+      run();
+      return swiglu && backward ? finite({y.get(), dup.get()}) : finite({y.get()});
+    };
+    return inst;
+  };
+  return c;
+}
+
+Case softmax_case(bool backward, std::int64_t matrices, std::int64_t seq) {
+  const ops::SoftmaxShape s{matrices, seq, 0.125F};
+  Case c;
+  c.row = kernel_row(
+      fmt::format("causal_softmax.{} matrices={} seq={}", backward ? "bwd" : "fwd", matrices, seq),
+      backward ? "softmax.causal.bwd" : "softmax.causal.fwd", ops::causal_softmax_op(s, 4),
+      backward, {{"matrices", matrices}, {"seq", seq}, {"dtype", "fp32"}});
+  c.prepare = [s, backward] {
+    const std::size_t n = count(s.matrices, s.seq, s.seq);
+    auto x = std::make_shared<Floats>(random_floats(n, 11));
+    auto y = std::make_shared<Floats>(n, kNaN);
+    auto dy = std::make_shared<Floats>(random_floats(n, 12));
+    auto dx = std::make_shared<Floats>(n, kNaN);
+    ops::causal_softmax_forward_cpu(s, *x, *y);
+    Instance inst;
+    if (backward) {
+      inst.run = [=] { ops::causal_softmax_backward_cpu(s, *dy, *y, *dx); };
+      inst.check = [=] {
+        ops::causal_softmax_backward_cpu(s, *dy, *y, *dx);
+        return finite({dx.get()});
+      };
+    } else {
+      inst.run = [=] { ops::causal_softmax_forward_cpu(s, *x, *y); };
+      inst.check = [=] {
+        ops::causal_softmax_forward_cpu(s, *x, *y);
+        return finite({y.get()});
+      };
+    }
+    return inst;
+  };
+  return c;
+}
+
+Case attention_case(bool backward, std::int64_t heads, std::int64_t seq, std::int64_t head_dim) {
+  ops::AttentionShape s;
+  s.batch = 1;
+  s.q_heads = heads;
+  s.kv_heads = heads;
+  s.seq = seq;
+  s.head_dim = head_dim;
+  models::Op op = ops::attention_op(s, 4);
+  if (backward) {  // FlashAttention's backward: scores recomputed, 2.5x the forward's FLOPs
+    op.flops *= 2.5;
+    op.bytes *= 2;
+  }
+  Case c;
+  c.row = kernel_row(fmt::format("attention.{} heads={} seq={} head_dim={} causal",
+                                 backward ? "bwd" : "fwd", heads, seq, head_dim),
+                     "attention", op, backward,
+                     {{"batch", 1},
+                      {"heads", heads},
+                      {"seq", seq},
+                      {"head_dim", head_dim},
+                      {"causal", true},
+                      {"dtype", "fp32"}});
+  c.prepare = [s, backward] {
+    const std::size_t n = count(s.q_heads, s.seq, s.head_dim);
+    auto q = std::make_shared<Floats>(random_floats(n, 13));
+    auto k = std::make_shared<Floats>(random_floats(n, 14));
+    auto v = std::make_shared<Floats>(random_floats(n, 15));
+    auto o = std::make_shared<Floats>(n, kNaN);
+    auto lse = std::make_shared<Floats>(count(s.q_heads, s.seq), kNaN);
+    auto d_o = std::make_shared<Floats>(random_floats(n, 16));
+    auto dq = std::make_shared<Floats>(n, kNaN);
+    auto dk = std::make_shared<Floats>(n, kNaN);
+    auto dv = std::make_shared<Floats>(n, kNaN);
+    ops::attention_forward_cpu(s, *q, *k, *v, *o, *lse);
+    Instance inst;
+    if (backward) {
+      inst.run = [=] {
+        ops::attention_backward_cpu(s, *q, *k, *v, *o, *lse, *d_o, {*dq, *dk, *dv});
+      };
+      inst.check = [=, run = inst.run] {
+        run();
+        return finite({dq.get(), dk.get(), dv.get()});
+      };
+    } else {
+      inst.run = [=] { ops::attention_forward_cpu(s, *q, *k, *v, *o, *lse); };
+      inst.check = [=, run = inst.run] {
+        run();
+        return finite({o.get(), lse.get()});
+      };
+    }
+    return inst;
+  };
+  return c;
+}
+
+Case optimizer_case(bool lion, std::int64_t n) {
+  Case c;
+  c.row = kernel_row(fmt::format("{} n={}", lion ? "lion" : "adamw", n),
+                     lion ? "optimizer.lion" : "optimizer.adamw",
+                     lion ? ops::lion_op(n) : ops::adamw_op(n), false,
+                     {{"n", n}, {"dtype", "fp32"}, {"cautious_decay", true}});
+  c.prepare = [lion, n] {
+    auto p = std::make_shared<Floats>(random_floats(count(n), 17));
+    auto g = std::make_shared<Floats>(random_floats(count(n), 18));
+    auto m = std::make_shared<Floats>(random_floats(count(n), 19));
+    auto v = std::make_shared<Floats>(count(n), 0.5F);
+    Instance inst;
+    if (lion) {
+      ops::LionArguments a;
+      a.weight_decay = 0.1F;
+      a.cautious_decay = true;
+      inst.run = [=] { ops::lion_step_cpu(a, *p, *g, *m); };
+    } else {
+      ops::AdamWArguments a;
+      a.weight_decay = 0.1F;
+      a.cautious_decay = true;
+      inst.run = [=] { ops::adamw_step_cpu(a, *p, *g, *m, *v); };
+    }
+    inst.check = [=, run = inst.run] {
+      run();
+      return finite({p.get(), m.get(), v.get()});
+    };
+    return inst;
+  };
+  return c;
+}
+
+Case quantize_case(std::int64_t rows, std::int64_t cols) {
+  const ops::QuantShape s{rows, cols};
+  Case c;
+  c.row = kernel_row(fmt::format("quantize.fp8 rows={} cols={} per_token", rows, cols),
+                     "quantize.fp8", ops::quantize_fp8_op(s), false,
+                     {{"rows", rows}, {"cols", cols}, {"scaling", "per_token"}, {"group", 128}});
+  c.prepare = [s] {
+    auto x = std::make_shared<Floats>(random_floats(count(s.rows, s.cols), 20));
+    auto q = std::make_shared<std::vector<ops::Fp8E4M3>>(x->size());
+    auto scales =
+        std::make_shared<Floats>(static_cast<std::size_t>(ops::quant_scale_count(s)), kNaN);
+    auto back = std::make_shared<Floats>(x->size(), kNaN);
+    Instance inst;
+    inst.run = [=] { ops::quantize_fp8_cpu(s, *x, *q, *scales); };
+    inst.check = [=] {
+      ops::quantize_fp8_cpu(s, *x, *q, *scales);
+      ops::dequantize_fp8_cpu(s, *q, *scales, *back);
+      for (std::size_t i = 0; i < x->size(); ++i) {
+        // E4M3 keeps 3 mantissa bits: within 1/16 relative, plus the group's scale floor.
+        if (!(std::abs((*back)[i] - (*x)[i]) <= 0.0625F * std::abs((*x)[i]) + 1e-2F)) {
+          return fmt::format("element {}: {} round-trips to {}", i, (*x)[i], (*back)[i]);
+        }
+      }
+      return std::string("pass");
+    };
+    return inst;
+  };
+  return c;
+}
+
+Case reduce_case(std::int64_t n) {
+  Case c;
+  c.row = kernel_row(fmt::format("reduce.sum n={}", n), "reduce.sum", ops::reduce_op(n, 4), false,
+                     {{"n", n}, {"dtype", "fp32"}});
+  c.prepare = [n] {
+    auto dst = std::make_shared<Floats>(count(n), 0.0F);
+    auto src = std::make_shared<Floats>(random_floats(count(n), 21));
+    Instance inst;
+    inst.run = [=] { ops::reduce_cpu(ops::ReduceOp::sum, *dst, *src); };
+    inst.check = [=] {
+      std::fill(dst->begin(), dst->end(), 1.0F);
+      ops::reduce_cpu(ops::ReduceOp::sum, *dst, *src);
+      for (std::size_t i = 0; i < dst->size(); ++i) {
+        if ((*dst)[i] != 1.0F + (*src)[i]) return fmt::format("element {} is {}", i, (*dst)[i]);
+      }
+      return std::string("pass");
+    };
+    return inst;
+  };
+  return c;
+}
+
+Case moe_case(bool permute, std::int64_t tokens, std::int64_t experts, std::int64_t hidden) {
+  ops::RouterShape s{tokens, experts, 2, ops::expert_capacity(tokens, experts, 2, 1.25)};
+  Case c;
+  const nlohmann::json args = {{"tokens", tokens},
+                               {"experts", experts},
+                               {"top_k", 2},
+                               {"capacity_factor", 1.25},
+                               {"hidden", hidden}};
+  c.row = permute ? kernel_row(fmt::format("moe.permute tokens={} experts={} hidden={}", tokens,
+                                           experts, hidden),
+                               "permute.moe", ops::permute_op(s, hidden, 4), false, args)
+                  : kernel_row(fmt::format("moe.router tokens={} experts={}", tokens, experts),
+                               "router.top_k", ops::router_op(s), false, args);
+  c.prepare = [s, permute, hidden] {
+    auto logits = std::make_shared<Floats>(random_floats(count(s.tokens, s.experts), 22));
+    auto routing = std::make_shared<ops::Routing>(ops::route_top_k_cpu(s, *logits));
+    auto x = std::make_shared<Floats>(random_floats(count(s.tokens, hidden), 23));
+    auto buffer = std::make_shared<Floats>(count(s.experts, s.capacity, hidden), kNaN);
+    Instance inst;
+    if (permute) {
+      inst.run = [=] { ops::permute_tokens_cpu(s, *routing, hidden, *x, *buffer); };
+      inst.check = [=] {
+        ops::permute_tokens_cpu(s, *routing, hidden, *x, *buffer);
+        return finite({buffer.get()});
+      };
+    } else {
+      inst.run = [=] { *routing = ops::route_top_k_cpu(s, *logits); };
+      inst.check = [=] {
+        *routing = ops::route_top_k_cpu(s, *logits);
+        for (const float w : routing->weight) {
+          if (!(w >= 0.0F && w <= 1.0F)) return fmt::format("routing weight {} outside [0, 1]", w);
+        }
+        return std::string("pass");
+      };
+    }
+    return inst;
+  };
+  return c;
+}
+
+// ---- collectives on the thread executor ----
+
+struct CollectiveShape {
+  coll::CollectiveKind kind;
+  const char* name;  // as the cost model calls it
+  const char* algorithm;
+};
+
+// The hops the cost model charges latency for (sim/cost/comm_cost: a ring's).
+double latency_steps(coll::CollectiveKind kind, int ranks) {
+  return kind == coll::CollectiveKind::allreduce ? 2.0 * (ranks - 1) : ranks - 1.0;
+}
+
+// Rank r's element i starts as r + 1 + i % 5 (small integers: sums are exact).
+float start_value(int rank, std::size_t i) {
+  return static_cast<float>(rank + 1 + static_cast<int>(i % 5));
+}
+
+std::string verify(const coll::Schedule& s, std::vector<Floats>& buffers) {
+  const int n = s.nranks();
+  for (int r = 0; r < n; ++r) {
+    auto& b = buffers[static_cast<std::size_t>(r)];
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = start_value(r, i);
+  }
+  if (s.spec.kind == coll::CollectiveKind::alltoall) {
+    const std::size_t block = buffers[0].size() / (2 * static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) {  // input block j of rank r: 100 r + j
+      for (int j = 0; j < n; ++j) {
+        std::fill_n(buffers[static_cast<std::size_t>(r)].begin() +
+                        static_cast<std::ptrdiff_t>(block * static_cast<std::size_t>(j)),
+                    block, static_cast<float>(100 * r + j));
+      }
+    }
+    coll::execute(s, buffers);
+    for (int r = 0; r < n; ++r) {
+      for (int i = 0; i < n; ++i) {
+        const float want = static_cast<float>(100 * i + r);
+        const auto first = block * static_cast<std::size_t>(n + i);
+        for (std::size_t e = first; e < first + block; ++e) {
+          if (buffers[static_cast<std::size_t>(r)][e] != want) {
+            return fmt::format("rank {} output block {} holds {}, expected {}", r, i,
+                               buffers[static_cast<std::size_t>(r)][e], want);
+          }
+        }
+      }
+    }
+    return "pass";
+  }
+  coll::execute(s, buffers);
+  const auto& layout = s.layout(0);
+  for (int r = 0; r < n; ++r) {
+    const auto& b = buffers[static_cast<std::size_t>(r)];
+    for (std::size_t i = 0; i < b.size(); ++i) {
+      const auto chunk_owner = [&] {  // the shard (rank) this element belongs to
+        int c = 0;
+        while (layout.offset(c + 1) <= static_cast<std::int64_t>(4 * i)) ++c;
+        return s.shard_of_chunk(c);
+      };
+      float want = 0;
+      switch (s.spec.kind) {
+        case coll::CollectiveKind::allreduce:
+          for (int q = 0; q < n; ++q) want += start_value(q, i);
+          break;
+        case coll::CollectiveKind::reduce_scatter:
+          if (chunk_owner() != r) continue;
+          for (int q = 0; q < n; ++q) want += start_value(q, i);
+          break;
+        case coll::CollectiveKind::allgather:
+          want = start_value(chunk_owner(), i);
+          break;
+        default:
+          return "pass";
+      }
+      if (b[i] != want)
+        return fmt::format("rank {} element {} is {}, expected {}", r, i, b[i], want);
+    }
+  }
+  return "pass";
+}
+
+Case collective_case(const CollectiveShape& shape, int ranks, std::int64_t bytes) {
+  coll::Schedule schedule;
+  switch (shape.kind) {
+    case coll::CollectiveKind::allreduce:
+      schedule = std::string(shape.algorithm) == "tree"
+                     ? coll::make_tree_allreduce(ranks, bytes, 1, 4)
+                     : coll::make_ring_allreduce(ranks, bytes, 1, 4);
+      break;
+    case coll::CollectiveKind::reduce_scatter:
+      schedule = coll::make_ring_reduce_scatter(ranks, bytes, 1, 4);
+      break;
+    case coll::CollectiveKind::allgather:
+      schedule = coll::make_ring_allgather(ranks, bytes, 1, 4);
+      break;
+    case coll::CollectiveKind::alltoall:
+      schedule = coll::make_alltoall(ranks, bytes / ranks, 4);
+      break;
+    default:
+      throw std::logic_error("calibration: unsupported collective");
+  }
+  Case c;
+  c.row.name = fmt::format("{}.{} ranks={} bytes={}", shape.name, shape.algorithm, ranks, bytes);
+  c.row.kind = "collective";
+  c.row.family = fmt::format("{}.{}", shape.name, shape.algorithm);
+  c.row.bytes = static_cast<double>(bytes);
+  c.row.arguments = {
+      {"ranks", ranks}, {"bytes", bytes}, {"executor", "threads"}, {"dtype", "fp32"}};
+  c.row.collective = {shape.name,
+                      shape.algorithm,
+                      ranks,
+                      static_cast<double>(bytes),
+                      coll::busbw_factor(shape.kind, ranks),
+                      latency_steps(shape.kind, ranks)};
+  auto sched = std::make_shared<coll::Schedule>(std::move(schedule));
+  c.prepare = [sched] {
+    auto buffers = std::make_shared<std::vector<Floats>>();
+    for (int r = 0; r < sched->nranks(); ++r) {
+      // Zeros while timing: sums stay finite however many iterations run.
+      buffers->emplace_back(static_cast<std::size_t>(sched->layout(r).bytes() / 4), 0.0F);
+    }
+    Instance inst;
+    inst.run = [=] { coll::execute(*sched, *buffers); };
+    inst.check = [=] { return verify(*sched, *buffers); };
+    return inst;
+  };
+  return c;
+}
+
+}  // namespace
+
+Grid parse_grid(const std::string& name) {
+  if (name == "small") return Grid::small;
+  if (name == "full") return Grid::full;
+  throw std::invalid_argument(fmt::format("grid: expected small or full, found '{}'", name));
+}
+
+const char* grid_name(Grid g) { return g == Grid::small ? "small" : "full"; }
+
+std::vector<Case> cpu_cases(Grid grid) {
+  const bool full = grid == Grid::full;
+  std::vector<Case> cases;
+  cases.push_back(copy_case(std::int64_t{16} << 20, true));  // 64 MiB
+  cases.push_back(gemm_case(ops::GemmLayout::nn, 1024, 1024, 1024, true));
+
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  std::vector<Shape> gemms = {{64, 64, 64},   {128, 384, 128},  {96, 200, 300},   {256, 256, 1024},
+                              {512, 512, 32}, {256, 1024, 256}, {1024, 256, 512}, {512, 768, 512}};
+  if (full) {
+    gemms.insert(gemms.end(), {{2048, 2048, 2048},
+                               {4096, 1024, 1024},
+                               {1024, 4096, 256},
+                               {33, 4000, 700},
+                               {768, 768, 16}});
+  }
+  for (const auto layout : {ops::GemmLayout::nt, ops::GemmLayout::nn, ops::GemmLayout::tn}) {
+    for (const auto& g : gemms) cases.push_back(gemm_case(layout, g.m, g.n, g.k));
+  }
+
+  const std::vector<std::int64_t> copies =
+      full ? std::vector<std::int64_t>{1 << 14, 1 << 18, 1 << 20, 1 << 22, 1 << 24}
+           : std::vector<std::int64_t>{1 << 14, 1 << 18, 1 << 21};
+  for (const auto n : copies) cases.push_back(copy_case(n));
+
+  struct Rows {
+    std::int64_t rows, hidden;
+  };
+  const std::vector<Rows> norms =
+      full ? std::vector<Rows>{{64, 256}, {512, 1024}, {2048, 2048}, {4096, 4096}}
+           : std::vector<Rows>{{64, 256}, {512, 1024}, {2048, 2048}};
+  for (const bool rms : {false, true}) {
+    for (const bool bwd : {false, true}) {
+      for (const auto& s : norms) cases.push_back(norm_case(rms, bwd, s.rows, s.hidden));
+    }
+  }
+  const std::vector<std::int64_t> elems =
+      full ? std::vector<std::int64_t>{1 << 14, 1 << 18, 1 << 20, 1 << 23}
+           : std::vector<std::int64_t>{1 << 14, 1 << 18, 1 << 21};
+  for (const bool swiglu : {false, true}) {
+    for (const bool bwd : {false, true}) {
+      for (const auto n : elems) cases.push_back(activation_case(swiglu, bwd, n));
+    }
+  }
+  for (const bool bwd : {false, true}) {
+    cases.push_back(softmax_case(bwd, 4, 128));
+    cases.push_back(softmax_case(bwd, 8, 512));
+  }
+  for (const bool bwd : {false, true}) {
+    cases.push_back(attention_case(bwd, 2, 128, 64));
+    cases.push_back(attention_case(bwd, 4, 256, 64));
+    cases.push_back(attention_case(bwd, 2, 512, 128));
+    if (full) cases.push_back(attention_case(bwd, 8, 1024, 128));
+  }
+  for (const bool lion : {false, true}) {
+    for (const auto n : elems) cases.push_back(optimizer_case(lion, n));
+  }
+  cases.push_back(quantize_case(256, 512));
+  cases.push_back(quantize_case(2048, 1024));
+  for (const auto n : elems) cases.push_back(reduce_case(n));
+  cases.push_back(moe_case(false, 2048, 16, 0));
+  cases.push_back(moe_case(true, 1024, 16, 512));
+  cases.push_back(moe_case(true, 4096, 16, 256));
+
+  const CollectiveShape all_reduce{coll::CollectiveKind::allreduce, "all_reduce", "ring"};
+  const CollectiveShape tree{coll::CollectiveKind::allreduce, "all_reduce", "tree"};
+  const CollectiveShape reduce_scatter{coll::CollectiveKind::reduce_scatter, "reduce_scatter",
+                                       "ring"};
+  const CollectiveShape all_gather{coll::CollectiveKind::allgather, "all_gather", "ring"};
+  const CollectiveShape all_to_all{coll::CollectiveKind::alltoall, "all_to_all", "pairwise"};
+  const std::vector<std::int64_t> sizes =
+      full ? std::vector<std::int64_t>{1 << 12, 1 << 16, 1 << 20, 1 << 23, 1 << 26}
+           : std::vector<std::int64_t>{1 << 12, 1 << 16, 1 << 20, 1 << 23};
+  for (const int ranks : {2, 4}) {
+    for (const auto bytes : sizes) cases.push_back(collective_case(all_reduce, ranks, bytes));
+  }
+  for (const auto bytes : {std::int64_t{1} << 16, std::int64_t{1} << 22}) {
+    cases.push_back(collective_case(reduce_scatter, 2, bytes));
+    cases.push_back(collective_case(all_gather, 2, bytes));
+    cases.push_back(collective_case(all_to_all, 2, bytes));
+    cases.push_back(collective_case(tree, 4, bytes));
+  }
+  return cases;
+}
+
+}  // namespace myriad::calibration

@@ -1,0 +1,231 @@
+#include "calibration/measure/rows.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+
+namespace myriad::calibration {
+namespace {
+
+constexpr const char* kFormat = "myriad-calibration-rows/1";
+
+const char* class_name(models::OpClass c) {
+  switch (c) {
+    case models::OpClass::gemm:
+      return "gemm";
+    case models::OpClass::attention:
+      return "attention";
+    case models::OpClass::elementwise:
+      return "elementwise";
+    case models::OpClass::optimizer:
+      return "optimizer";
+  }
+  return "elementwise";
+}
+
+// Reads one row, appending a message per problem ("rows[3].median_s: expected ...").
+class RowReader {
+ public:
+  RowReader(const nlohmann::json& j, std::string where, std::vector<std::string>& problems)
+      : j_(j), where_(std::move(where)), problems_(problems) {}
+
+  std::string text(const char* key) {
+    if (!j_.contains(key) || !j_[key].is_string()) {
+      problem(key, "a string");
+      return {};
+    }
+    return j_[key].get<std::string>();
+  }
+  double number(const nlohmann::json& j, const std::string& key, double min = 0) {
+    if (!j.contains(key) || !j[key].is_number() || j[key].get<double>() < min) {
+      problem(key, fmt::format("a number >= {}", min));
+      return 0;
+    }
+    return j[key].get<double>();
+  }
+  double number(const char* key, double min = 0) { return number(j_, key, min); }
+  void problem(const std::string& key, const std::string& expected) {
+    problems_.push_back(fmt::format("{}.{}: expected {}", where_, key, expected));
+  }
+  [[nodiscard]] const nlohmann::json& json() const { return j_; }
+
+ private:
+  const nlohmann::json& j_;
+  std::string where_;
+  std::vector<std::string>& problems_;
+};
+
+Row read_row(const nlohmann::json& j, const std::string& where,
+             std::vector<std::string>& problems) {
+  Row r;
+  if (!j.is_object()) {
+    problems.push_back(where + ": expected an object");
+    return r;
+  }
+  static const char* const known[] = {"name",    "kind",     "family", "op_class", "arguments",
+                                      "flops",   "bytes",    "gemm",   "backward", "collective",
+                                      "times_s", "median_s", "check"};
+  for (const auto& item : j.items()) {
+    if (std::find_if(std::begin(known), std::end(known),
+                     [&](const char* k) { return item.key() == k; }) == std::end(known)) {
+      problems.push_back(fmt::format("{}.{}: unknown key", where, item.key()));
+    }
+  }
+  RowReader in(j, where, problems);
+  r.name = in.text("name");
+  r.kind = in.text("kind");
+  if (r.kind != "ceiling" && r.kind != "kernel" && r.kind != "collective") {
+    in.problem("kind", "ceiling, kernel or collective");
+  }
+  r.family = in.text("family");
+  const std::string cls = in.text("op_class");
+  if (cls == "gemm") {
+    r.op_class = models::OpClass::gemm;
+  } else if (cls == "attention") {
+    r.op_class = models::OpClass::attention;
+  } else if (cls == "optimizer") {
+    r.op_class = models::OpClass::optimizer;
+  } else if (cls == "elementwise") {
+    r.op_class = models::OpClass::elementwise;
+  } else {
+    in.problem("op_class", "gemm, attention, elementwise or optimizer");
+  }
+  r.arguments = j.value("arguments", nlohmann::json::object());
+  r.flops = in.number("flops");
+  r.bytes = in.number("bytes");
+  r.backward = j.value("backward", false);
+  if (r.op_class == models::OpClass::gemm) {
+    const nlohmann::json g = j.value("gemm", nlohmann::json::object());
+    r.gemm = {in.number(g, "m", 1), in.number(g, "n", 1), in.number(g, "k", 1),
+              in.number(g, "batch", 1)};
+  }
+  if (r.kind == "collective") {
+    const nlohmann::json c = j.value("collective", nlohmann::json::object());
+    r.collective.collective = c.value("collective", std::string{});
+    r.collective.algorithm = c.value("algorithm", std::string{});
+    r.collective.ranks = static_cast<int>(in.number(c, "ranks", 1));
+    r.collective.bytes = in.number(c, "bytes");
+    r.collective.busbw_factor = in.number(c, "busbw_factor");
+    r.collective.steps = in.number(c, "steps");
+    if (r.collective.collective.empty()) in.problem("collective.collective", "a string");
+  }
+  if (!j.contains("times_s") || !j["times_s"].is_array() || j["times_s"].empty()) {
+    in.problem("times_s", "a non-empty list of seconds");
+  } else {
+    for (const auto& t : j["times_s"]) {
+      if (!t.is_number() || t.get<double>() <= 0) {
+        in.problem("times_s", "seconds > 0");
+        break;
+      }
+      r.times_s.push_back(t.get<double>());
+    }
+  }
+  r.median_s = in.number("median_s");
+  r.check = in.text("check");
+  return r;
+}
+
+}  // namespace
+
+models::Op Row::op() const {
+  models::Op op;
+  op.name = family;
+  op.cls = op_class;
+  op.flops = flops;
+  op.bytes = bytes;
+  op.gemm = gemm;
+  op.backward = backward;
+  return op;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+nlohmann::json to_json(const RowsFile& file) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const Row& r : file.rows) {
+    nlohmann::json j = {{"name", r.name},           {"kind", r.kind},
+                        {"family", r.family},       {"op_class", class_name(r.op_class)},
+                        {"arguments", r.arguments}, {"flops", r.flops},
+                        {"bytes", r.bytes},         {"backward", r.backward},
+                        {"times_s", r.times_s},     {"median_s", r.median_s},
+                        {"check", r.check}};
+    if (r.op_class == models::OpClass::gemm) {
+      j["gemm"] = {{"m", r.gemm.m}, {"n", r.gemm.n}, {"k", r.gemm.k}, {"batch", r.gemm.batch}};
+    }
+    if (r.kind == "collective") {
+      j["collective"] = {{"collective", r.collective.collective},
+                         {"algorithm", r.collective.algorithm},
+                         {"ranks", r.collective.ranks},
+                         {"bytes", r.collective.bytes},
+                         {"busbw_factor", r.collective.busbw_factor},
+                         {"steps", r.collective.steps}};
+    }
+    rows.push_back(std::move(j));
+  }
+  return {{"format", kFormat}, {"backend", file.backend},         {"grid", file.grid},
+          {"date", file.date}, {"environment", file.environment}, {"rows", std::move(rows)}};
+}
+
+RowsFile rows_from_json(const nlohmann::json& j, const std::string& path) {
+  std::vector<std::string> problems;
+  RowsFile f;
+  if (!j.is_object() || j.value("format", std::string{}) != kFormat) {
+    throw std::runtime_error(
+        fmt::format("{}: not a calibration rows file: expected \"format\": \"{}\"", path, kFormat));
+  }
+  for (const auto& item : j.items()) {
+    const std::string& k = item.key();
+    if (k != "format" && k != "backend" && k != "grid" && k != "date" && k != "environment" &&
+        k != "rows") {
+      problems.push_back(fmt::format("{}: unknown key", k));
+    }
+  }
+  f.backend = j.value("backend", std::string{});
+  if (f.backend != "cpu" && f.backend != "cuda")
+    problems.emplace_back("backend: expected cpu or cuda");
+  f.grid = j.value("grid", std::string{});
+  f.date = j.value("date", std::string{});
+  f.environment = j.value("environment", nlohmann::json::object());
+  if (!j.contains("rows") || !j["rows"].is_array() || j["rows"].empty()) {
+    problems.emplace_back("rows: expected a non-empty list");
+  } else {
+    for (std::size_t i = 0; i < j["rows"].size(); ++i) {
+      f.rows.push_back(read_row(j["rows"][i], fmt::format("rows[{}]", i), problems));
+    }
+  }
+  if (!problems.empty()) {
+    std::string message =
+        fmt::format("{}: {} problem(s) in calibration rows:", path, problems.size());
+    for (const auto& p : problems) message += "\n  " + p;
+    throw std::runtime_error(message);
+  }
+  return f;
+}
+
+RowsFile read_rows(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot open calibration rows", path));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(fmt::format("{}: not valid JSON: {}", path, e.what()));
+  }
+  return rows_from_json(j, path);
+}
+
+void write_rows(const RowsFile& file, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error(fmt::format("{}: cannot write calibration rows", path));
+  out << to_json(file).dump(1) << '\n';
+  if (!out) throw std::runtime_error(fmt::format("{}: write failed", path));
+}
+
+}  // namespace myriad::calibration

@@ -1,0 +1,72 @@
+// Result rows of a calibration run: what was measured, on what, and how long
+// it took. Rows are self-describing JSON (units in the key names) so that the
+// fit, the check and a person reading them need nothing else:
+//
+//   {"format": "myriad-calibration-rows/1", "backend": "cpu", "grid": "small",
+//    "environment": {...}, "date": "2026-11-29T21:00:00Z",
+//    "rows": [{"name": "gemm.nt m=256 n=768 k=256", "kind": "kernel", "family": "gemm",
+//              "op_class": "gemm", "arguments": {...}, "flops": ..., "bytes": ...,
+//              "gemm": {"m":..,"n":..,"k":..,"batch":..}, "backward": false,
+//              "times_s": [...], "median_s": ..., "check": "pass"}, ...]}
+//
+// kind: "ceiling" (the large copy and GEMM the others are judged against),
+// "kernel" (a compute kernel: flops and bytes from its op descriptor) or
+// "collective" (a schedule run by an executor: kind, algorithm, ranks, bytes
+// as nccl-tests counts them).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "models/ops/op.hpp"
+
+namespace myriad::calibration {
+
+struct CollectiveRun {
+  std::string collective;  // all_reduce, all_gather, reduce_scatter
+  std::string algorithm;   // ring, tree, ...
+  int ranks = 0;
+  double bytes = 0;         // nccl-tests "size"
+  double busbw_factor = 0;  // nccl-tests' bus bandwidth factor
+  double steps = 0;         // sequential steps per rank (the latency term's multiplier)
+};
+
+struct Row {
+  std::string name;    // unique in a file: kernel and arguments, "gemm.nt m=256 n=768 k=256"
+  std::string kind;    // ceiling | kernel | collective
+  std::string family;  // what the fit groups by: gemm, attention, norm, activation, ..., copy
+  models::OpClass op_class = models::OpClass::elementwise;
+  nlohmann::json arguments = nlohmann::json::object();
+  double flops = 0;
+  double bytes = 0;
+  models::GemmShape gemm;  // gemm rows
+  bool backward = false;
+  CollectiveRun collective;     // collective rows
+  std::vector<double> times_s;  // one per repetition (each the mean over its iterations)
+  double median_s = 0;
+  std::string check;  // "pass", or what was wrong with the result
+
+  // The descriptor the cost model prices, named after the family (so that a
+  // profile's per-family efficiency applies); it points into this row.
+  [[nodiscard]] models::Op op() const;
+};
+
+struct RowsFile {
+  std::string backend;  // cpu | cuda
+  std::string grid;     // small | full
+  std::string date;     // UTC, ISO 8601
+  nlohmann::json environment = nlohmann::json::object();
+  std::vector<Row> rows;
+};
+
+nlohmann::json to_json(const RowsFile& file);
+// Throws std::runtime_error naming `path`, the row and the key for every problem.
+RowsFile rows_from_json(const nlohmann::json& j, const std::string& path);
+RowsFile read_rows(const std::string& path);
+void write_rows(const RowsFile& file, const std::string& path);
+
+double median(std::vector<double> values);
+
+}  // namespace myriad::calibration

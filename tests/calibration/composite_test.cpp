@@ -1,0 +1,63 @@
+// The composite layer runs the work the model describes: its GEMM and attention
+// FLOPs are those of models/transformer's layer program for the same shape.
+#include <gtest/gtest.h>
+
+#include "calibration/check/composite.hpp"
+#include "models/transformer/layer_program.hpp"
+
+namespace myriad::calibration {
+namespace {
+
+double tensor_flops(const std::vector<models::Op>& ops) {
+  double f = 0;
+  for (const auto& op : ops) {
+    if (op.cls == models::OpClass::gemm || op.cls == models::OpClass::attention) f += op.flops;
+  }
+  return f;
+}
+
+TEST(CompositeLayer, DoesTheWorkOfTheModelsLayerProgram) {
+  const LayerDims d{2, 96, 128, 4, 320};
+  scenario::ModelSpec m;
+  m.hidden = 128;
+  m.heads = 4;
+  m.kv_heads = 4;
+  m.ffn_hidden = 320;
+  m.activation = scenario::Activation::gelu;
+  models::ShardShape sh;
+  sh.micro_batch = 2;
+  sh.seq = 96;
+  const models::LayerProgram layer = models::transformer_layer(m, sh);
+  const double model = tensor_flops(layer.forward.ops) + tensor_flops(layer.backward.ops);
+  EXPECT_NEAR(tensor_flops(layer_ops(d)) / model, 1, 1e-12);
+}
+
+TEST(CompositeLayer, RunsChecksAndIsPriced) {
+  const LayerDims d{1, 32, 64, 2, 96};
+  EXPECT_EQ(layer_ops(d).size(), 24U);  // 10 forward kernels, 14 backward
+  sim::DeviceProfile p;
+  p.bf16_flops = 1e10;
+  p.hbm_bw_Bps = 1e10;
+  p.gemm_efficiency = 1;
+  p.sms = 1;
+  p.gemm_tiles = {{1, 1, 1}};
+  p.attention_fwd_efficiency = 0.5;
+  p.attention_bwd_efficiency = 0.5;
+  p.memory_efficiency = 1;
+  p.nvlink_busbw = {{1, 1e9}};
+  for (const Composite& c : {layer_composite(d), dp_composite(d, 3)}) {
+    const CompositeWork w = c.build();
+    EXPECT_EQ(w.instance.check(), "pass") << c.row.name;
+    const double predicted = predict_composite(w, p, 1e-5);
+    double compute = 0;
+    for (const auto& op : w.ops) compute += op.flops;
+    EXPECT_GT(predicted, compute / 1e10) << c.row.name;
+  }
+  // The data-parallel step all-reduces every weight gradient of the layer.
+  const CompositeWork dp = dp_composite(d, 2).build();
+  ASSERT_EQ(dp.collectives.size(), 1U);
+  EXPECT_EQ(dp.collectives[0].collective.bytes, 4.0 * (4 * 64 * 64 + 2 * 64 * 96 + 4 * 64));
+}
+
+}  // namespace
+}  // namespace myriad::calibration

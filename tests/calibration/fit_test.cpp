@@ -1,0 +1,223 @@
+// The fit recovers a known profile from rows its own cost model generated, and
+// refuses rows it cannot trust; the profile it writes is one estimate accepts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "calibration/fit/fit.hpp"
+#include "calibration/measure/rows.hpp"
+#include "sim/cost/compute_cost.hpp"
+
+namespace myriad::calibration {
+namespace {
+
+// The profile the synthetic rows come from.
+sim::DeviceProfile truth() {
+  sim::DeviceProfile p;
+  p.bf16_flops = 2e10;
+  p.hbm_bw_Bps = 1e10;
+  p.gemm_efficiency = 0.8;
+  p.gemm_k_half = 50;
+  p.sms = 1;
+  p.gemm_tiles = {{1, 1, 1}};
+  p.attention_fwd_efficiency = 0.2;
+  p.attention_bwd_efficiency = 0.25;
+  p.memory_efficiency = 1;
+  p.sustained_clock = 1;
+  p.kernel_overhead_s = 5e-6;
+  p.memory_bound_efficiency = {{"copy", 1.0},
+                               {"norm.layer.fwd", 0.3},
+                               {"norm.layer.bwd", 0.4},
+                               {"activation.gelu.fwd", 0.05}};
+  p.nvlink_busbw = {{4096, 1e8}, {1 << 20, 1e9}, {1 << 23, 2e9}};
+  return p;
+}
+
+constexpr double kLatency = 30e-6;
+
+Row kernel(const std::string& family, models::OpClass cls, double flops, double bytes) {
+  Row r;
+  r.name = family + " " + std::to_string(bytes) + " " + std::to_string(flops);
+  r.kind = "kernel";
+  r.family = family;
+  r.op_class = cls;
+  r.flops = flops;
+  r.bytes = bytes;
+  r.check = "pass";
+  return r;
+}
+
+Row gemm(double m, double n, double k) {
+  Row r = kernel("gemm", models::OpClass::gemm, 2 * m * n * k, 4 * (m * k + k * n + m * n));
+  r.gemm = {m, n, k, 1};
+  r.name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  return r;
+}
+
+Row all_reduce(int ranks, double bytes) {
+  Row r;
+  r.name = "all_reduce " + std::to_string(ranks) + " " + std::to_string(bytes);
+  r.kind = "collective";
+  r.family = "all_reduce.ring";
+  r.bytes = bytes;
+  r.collective = {"all_reduce", "ring", ranks, bytes, 2.0 * (ranks - 1) / ranks, 2.0 * (ranks - 1)};
+  r.check = "pass";
+  return r;
+}
+
+RowsFile synthetic() {
+  const sim::DeviceProfile p = truth();
+  RowsFile f;
+  f.backend = "cpu";
+  f.grid = "small";
+  f.date = "2026-11-29T00:00:00Z";
+  f.environment = {{"cpu", "test CPU"}};
+  Row copy = kernel("copy", models::OpClass::elementwise, 0, 1e9);
+  copy.kind = "ceiling";
+  copy.name = "ceiling.copy";
+  f.rows.push_back(copy);
+  Row big = gemm(4096, 4096, 4096);
+  big.kind = "ceiling";
+  big.name = "ceiling.gemm";
+  f.rows.push_back(big);
+  for (double m : {64.0, 256.0, 1024.0}) {
+    for (double k : {16.0, 128.0, 1024.0}) f.rows.push_back(gemm(m, 512, k));
+  }
+  for (double bytes : {1e5, 1e6, 1e7}) {
+    f.rows.push_back(kernel("copy", models::OpClass::elementwise, 0, bytes));
+    f.rows.push_back(kernel("norm.layer.fwd", models::OpClass::elementwise, bytes, bytes));
+    f.rows.push_back(kernel("norm.layer.bwd", models::OpClass::elementwise, bytes, 1.5 * bytes));
+    f.rows.push_back(kernel("activation.gelu.fwd", models::OpClass::elementwise, bytes, bytes));
+  }
+  for (double flops : {1e8, 1e9}) {
+    f.rows.push_back(kernel("attention", models::OpClass::attention, flops, flops / 100));
+    Row b = kernel("attention", models::OpClass::attention, 2.5 * flops, flops / 50);
+    b.backward = true;
+    b.name += " bwd";
+    f.rows.push_back(b);
+  }
+  for (int ranks : {2, 4}) {
+    for (double bytes : {4096.0, double(1 << 20), double(1 << 23)}) {
+      f.rows.push_back(all_reduce(ranks, bytes));
+    }
+  }
+  for (Row& r : f.rows) {
+    // The ceilings run at the peak and the datasheet bandwidth by construction.
+    double t = r.kind == "ceiling"
+                   ? (r.family == "gemm" ? r.flops / p.bf16_flops : r.bytes / p.hbm_bw_Bps)
+                   : predict_row(r, p, kLatency);
+    r.times_s = {t, t, t};
+    r.median_s = t;
+  }
+  return f;
+}
+
+TEST(CalibrationFit, RecoversTheProfileItsRowsCameFrom) {
+  const FitResult fit = fit_profile(synthetic(), {});
+  const sim::DeviceProfile p = sim::parse_profile(fit.profile, "fitted");
+  EXPECT_NEAR(p.bf16_flops, 2e10, 2e10 * 1e-9);
+  EXPECT_NEAR(p.hbm_bw_Bps, 1e10, 1e10 * 1e-9);
+  EXPECT_NEAR(p.kernel_overhead_s, 5e-6, 5e-6 * 1e-6);
+  EXPECT_NEAR(p.memory_bound_efficiency.at("norm.layer.fwd"), 0.3, 1e-6);
+  EXPECT_NEAR(p.memory_bound_efficiency.at("norm.layer.bwd"), 0.4, 1e-6);
+  EXPECT_NEAR(p.memory_bound_efficiency.at("activation.gelu.fwd"), 0.05, 1e-6);
+  // The coarse family averages its kernels: between them.
+  EXPECT_GT(p.memory_bound_efficiency.at("norm"), 0.3);
+  EXPECT_LT(p.memory_bound_efficiency.at("norm"), 0.4);
+  EXPECT_NEAR(p.gemm_efficiency, 0.8, 0.01);
+  EXPECT_NEAR(p.gemm_k_half, 50, 1);
+  EXPECT_NEAR(p.attention_fwd_efficiency, 0.2, 1e-6);
+  EXPECT_NEAR(p.attention_bwd_efficiency, 0.25, 1e-6);
+  EXPECT_NEAR(fit.latency_per_step_s, kLatency, 1e-9);
+  ASSERT_EQ(p.nvlink_busbw.size(), 3U);
+  EXPECT_NEAR(p.nvlink_busbw[1].busbw_Bps, 1e9, 1);
+  for (const auto& r : fit.residuals) {
+    if (r.parameter.find("norm") != std::string::npos &&
+        r.parameter != "memory_bound_kernels.norm") {
+      EXPECT_LT(r.max_error, 1e-6) << r.parameter;
+    }
+  }
+  EXPECT_EQ(p.parameters.at("gemm_efficiency").origin, "measured");
+  EXPECT_EQ(p.parameters.at("nic_efficiency").origin, "assumption");
+  EXPECT_EQ(fit.profile["device"], "test CPU");
+}
+
+TEST(CalibrationFit, EveryFittedRowIsPredictedBackExactly) {
+  const RowsFile rows = synthetic();
+  const FitResult fit = fit_profile(rows, {});
+  const sim::DeviceProfile p = sim::parse_profile(fit.profile, "fitted");
+  for (const Row& r : rows.rows) {
+    if (r.kind == "ceiling" || r.op_class == models::OpClass::gemm) continue;
+    EXPECT_NEAR(predict_row(r, p, fit.latency_per_step_s) / r.median_s, 1, 1e-6) << r.name;
+  }
+}
+
+TEST(CalibrationFit, RefusesRowsThatFailedTheirCheck) {
+  RowsFile rows = synthetic();
+  rows.rows[3].check = "C[0, 0] = 1, expected 2";
+  try {
+    (void)fit_profile(rows, {});
+    FAIL() << "fitted to a wrong result";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(rows.rows[3].name), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("failed its check"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CalibrationFit, SaysWhatIsMissing) {
+  RowsFile rows = synthetic();
+  std::erase_if(rows.rows, [](const Row& r) { return r.op_class == models::OpClass::attention; });
+  try {
+    (void)fit_profile(rows, {});
+    FAIL() << "fitted without attention rows";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "calibration rows have no attention forward kernels");
+  }
+}
+
+TEST(CalibrationRows, RoundTripThroughJson) {
+  const RowsFile rows = synthetic();
+  const RowsFile back = rows_from_json(to_json(rows), "rows.json");
+  ASSERT_EQ(back.rows.size(), rows.rows.size());
+  for (std::size_t i = 0; i < rows.rows.size(); ++i) {
+    EXPECT_EQ(back.rows[i].name, rows.rows[i].name);
+    EXPECT_EQ(back.rows[i].median_s, rows.rows[i].median_s);
+    EXPECT_EQ(back.rows[i].collective.steps, rows.rows[i].collective.steps);
+    EXPECT_EQ(back.rows[i].gemm.k, rows.rows[i].gemm.k);
+  }
+}
+
+TEST(CalibrationRows, BadRowsAreNamedWithTheKey) {
+  nlohmann::json j = to_json(synthetic());
+  j["rows"][2]["kind"] = "benchmark";
+  j["rows"][4]["speed"] = 3;
+  j["rows"][5]["times_s"] = nlohmann::json::array();
+  try {
+    (void)rows_from_json(j, "run/rows.json");
+    FAIL() << "accepted bad rows";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("run/rows.json: 3 problem(s)"), std::string::npos) << m;
+    EXPECT_NE(m.find("rows[2].kind: expected ceiling, kernel or collective"), std::string::npos)
+        << m;
+    EXPECT_NE(m.find("rows[4].speed: unknown key"), std::string::npos) << m;
+    EXPECT_NE(m.find("rows[5].times_s: expected a non-empty list of seconds"), std::string::npos)
+        << m;
+  }
+  EXPECT_THROW((void)rows_from_json(nlohmann::json::object(), "x.json"), std::runtime_error);
+}
+
+TEST(DeviceProfileFamilies, LongestMeasuredPrefixWins) {
+  sim::DeviceProfile p;
+  p.memory_efficiency = 0.9;
+  p.memory_bound_efficiency = {{"norm", 0.5}, {"norm.layer", 0.6}, {"norm.layer.bwd", 0.7}};
+  EXPECT_EQ(sim::memory_efficiency_of(p, "norm.layer.bwd"), 0.7);
+  EXPECT_EQ(sim::memory_efficiency_of(p, "norm.layer.fwd"), 0.6);
+  EXPECT_EQ(sim::memory_efficiency_of(p, "norm.attention"), 0.5);
+  EXPECT_EQ(sim::memory_efficiency_of(p, "residual.mlp"), 0.9);
+  EXPECT_EQ(sim::memory_efficiency_of(p, "normal"), 0.9);
+}
+
+}  // namespace
+}  // namespace myriad::calibration

@@ -1,0 +1,235 @@
+// `myriad calibrate`: the calibration loop.
+//   myriad calibrate [--backend cpu] [--grid small|full] [--out DIR]   measure: DIR/rows.json
+//   myriad calibrate fit ROWS [--out PROFILE] [--base PROFILE]        fit a device profile
+//   myriad calibrate check --profile PROFILE [--rows ROWS]            predicted vs measured
+//   myriad calibrate loop [--backend cpu] [--out DIR]                 all three, in DIR
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <ostream>
+
+#include "calibration/check/check.hpp"
+#include "calibration/environment/environment.hpp"
+#include "calibration/fit/fit.hpp"
+#include "calibration/measure/runner.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/report_table.hpp"
+
+namespace myriad::cli {
+namespace {
+
+namespace cal = myriad::calibration;
+
+struct CalibrateOptions {
+  // measure
+  std::string backend = "cpu";
+  std::string grid = "small";
+  std::string out = "calibration-run";
+  int repetitions = 5;
+  double min_time_s = 0.02;
+  // fit
+  std::string rows;
+  std::string profile_out;
+  std::string base;
+  std::string device;
+  // check
+  std::string profile;
+  std::string check_rows;
+  std::string json_file;
+  double max_error = 0;
+};
+
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+bool backend_ok(const CalibrateOptions& o, Streams io) {
+  if (o.backend == "cpu") return true;
+  io.err << fmt::format(
+      "myriad calibrate: error: --backend {}: {}\n", o.backend,
+      o.backend == "cuda"
+          ? "the CUDA measurements run through calibration/gpu/calibrate.sh, which this build "
+            "of `myriad calibrate` does not drive yet; use --backend cpu"
+          : "expected cpu or cuda");
+  return false;
+}
+
+int measure(const CalibrateOptions& o, Streams io, std::string& rows_path) {
+  if (!backend_ok(o, io)) return kExitBadInput;
+  const cal::Grid grid = cal::parse_grid(o.grid);
+  std::filesystem::create_directories(o.out);
+  cal::RowsFile file;
+  file.backend = o.backend;
+  file.grid = cal::grid_name(grid);
+  file.date = utc_now();
+  file.environment = cal::to_json(cal::current_environment());
+  const auto cases = cal::cpu_cases(grid);
+  io.err << fmt::format(
+      "calibrate: measuring {} cases on the {} backend ({} grid), {} repetitions of >= {} s each\n",
+      cases.size(), o.backend, file.grid, o.repetitions, o.min_time_s);
+  file.rows = cal::run_cases(cases, {o.repetitions, o.min_time_s}, io.err);
+  rows_path = (std::filesystem::path(o.out) / "rows.json").string();
+  cal::write_rows(file, rows_path);
+  int failed = 0;
+  for (const auto& r : file.rows) failed += r.check == "pass" ? 0 : 1;
+  io.out << fmt::format("calibrate: {} rows written to {} ({} failed their check)\n",
+                        file.rows.size(), rows_path, failed);
+  return failed == 0 ? kExitOk : kExitFailure;
+}
+
+std::string origin_of(const nlohmann::json& p) { return p.value("origin", std::string{}); }
+
+int fit(const CalibrateOptions& o, Streams io, const std::string& rows_path,
+        std::string& profile_path) {
+  const cal::RowsFile rows = cal::read_rows(rows_path);
+  cal::FitOptions options;
+  options.device = o.device;
+  if (!o.base.empty()) options.base_profile = o.base;
+  const cal::FitResult result = cal::fit_profile(rows, options);
+  profile_path = !o.profile_out.empty()
+                     ? o.profile_out
+                     : (std::filesystem::path(rows_path).parent_path() / "profile.json").string();
+  if (!write_json(profile_path, result.profile, "calibrate fit", io)) return kExitFailure;
+  Table t({"parameter", "value", "origin", "note"}, "lrll");
+  for (const auto& [key, p] : result.profile["parameters"].items()) {
+    t.add({key, fmt::format("{:.4g}", p["value"].get<double>()), origin_of(p),
+           p.value("note", std::string{})});
+  }
+  for (const auto& [key, p] : result.profile["memory_bound_kernels"].items()) {
+    t.add({"memory_bound_kernels." + key, fmt::format("{:.4g}", p["value"].get<double>()),
+           origin_of(p), p.value("note", std::string{})});
+  }
+  t.add({"transport latency per step", seconds(result.latency_per_step_s), "measured", ""});
+  for (const auto& point : result.profile["nvlink_busbw"]) {
+    t.add({fmt::format("busbw at {}", si_count(point[0].get<double>()) + "B"),
+           fmt::format("{:.3g} GB/s", point[1].get<double>() / 1e9), "measured", ""});
+  }
+  io.out << fmt::format("Fitted profile for {} ({} rows of {}):\n",
+                        result.profile["device"].get<std::string>(), rows.rows.size(), rows_path)
+         << t.str() << fmt::format("Written to {}\n", profile_path);
+  return kExitOk;
+}
+
+int check(const CalibrateOptions& o, Streams io, const std::string& profile_path,
+          const std::string& rows_path, const std::string& json_path) {
+  std::ifstream in(profile_path);
+  if (!in) {
+    io.err << fmt::format("myriad calibrate check: error: {}: cannot open\n", profile_path);
+    return kExitBadInput;
+  }
+  const nlohmann::json raw = nlohmann::json::parse(in);
+  const sim::DeviceProfile profile = sim::parse_profile(raw, profile_path);
+  const double latency = cal::transport_latency(raw, profile_path);
+  std::optional<cal::RowsFile> rows;
+  if (!rows_path.empty()) rows = cal::read_rows(rows_path);
+  const cal::Grid grid = cal::parse_grid(rows ? rows->grid : o.grid);
+  io.err << "calibrate check: timing the composite workloads\n";
+  const cal::CheckReport report = cal::check_profile(
+      profile, latency, rows, cal::cpu_composites(grid), {o.repetitions, o.min_time_s}, io.err);
+  if (!json_path.empty() && !write_json(json_path, cal::to_json(report), "calibrate check", io)) {
+    return kExitFailure;
+  }
+  if (!report.rows.empty()) {
+    // Per family: how well the fitted model describes the rows it was fitted to.
+    std::map<std::string, std::vector<double>> by_family;
+    for (const auto& l : report.rows) by_family[l.family].push_back(l.error());
+    Table t({"family (fitted rows)", "rows", "median |error|", "max |error|"}, "lrrr");
+    for (auto& [family, errors] : by_family) {
+      for (auto& e : errors) e = std::abs(e);
+      t.add({family, std::to_string(errors.size()), percent(cal::median(errors)),
+             percent(*std::max_element(errors.begin(), errors.end()))});
+    }
+    io.out << "Kernels and collectives of the calibration run, predicted by the fitted profile:\n"
+           << t.str();
+  }
+  Table c({"composite (not fitted)", "predicted", "measured", "error", "check"}, "lrrrl");
+  for (const auto& l : report.composites) {
+    c.add({l.name, seconds(l.predicted_s), seconds(l.measured_s),
+           fmt::format("{:+.1f} %", 100 * l.error()), l.check});
+  }
+  io.out << "Composite workloads, predicted by the analytic cost models from the profile:\n"
+         << c.str()
+         << fmt::format("Composite error: mean {}, max {}\n",
+                        percent(report.composite_mean_error()),
+                        percent(report.composite_max_error()));
+  for (const auto& l : report.composites) {
+    if (l.check != "pass") return kExitFailure;
+  }
+  if (o.max_error > 0 && report.composite_mean_error() > o.max_error) {
+    io.err << fmt::format("calibrate check: mean composite error {} exceeds --max-error {}\n",
+                          percent(report.composite_mean_error()), percent(o.max_error));
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+void add_timing_options(CLI::App& cmd, CalibrateOptions& o) {
+  cmd.add_option("--repetitions", o.repetitions, "timed samples per case (the median is kept)")
+      ->check(CLI::Range(1, 1000));
+  cmd.add_option("--min-time", o.min_time_s, "seconds each sample runs at least")
+      ->check(CLI::Range(1e-4, 10.0));
+}
+
+}  // namespace
+
+Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*env*/) {
+  auto o = std::make_shared<CalibrateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate",
+      "Measure the kernels and collectives, fit a device profile, check its predictions.");
+  cmd->require_subcommand(0, 1);
+  cmd->add_option("--backend", o->backend, "cpu (always) or cuda (with a GPU)");
+  cmd->add_option("--grid", o->grid, "small (CI, minutes) or full");
+  cmd->add_option("--out", o->out, "directory for rows.json (and the loop's profile and check)");
+  add_timing_options(*cmd, *o);
+
+  CLI::App* fit_cmd = cmd->add_subcommand("fit", "Fit a device profile to calibration rows.");
+  fit_cmd->add_option("rows", o->rows, "rows.json written by `myriad calibrate`")->required();
+  fit_cmd->add_option("--out", o->profile_out, "profile to write (default: beside the rows)");
+  fit_cmd->add_option("--base", o->base,
+                      "profile giving datasheet peaks and what the rows cannot measure");
+  fit_cmd->add_option("--device", o->device, "the device name the profile records");
+
+  CLI::App* check_cmd =
+      cmd->add_subcommand("check", "Predict composite workloads from a profile and time them.");
+  check_cmd->add_option("--profile", o->profile, "profile written by `myriad calibrate fit`")
+      ->required();
+  check_cmd->add_option("--rows", o->check_rows, "also report the fitted rows' errors");
+  check_cmd->add_option("--json", o->json_file, "write the report as JSON");
+  check_cmd->add_option("--max-error", o->max_error,
+                        "fail (exit 1) when the mean composite error exceeds this fraction");
+  add_timing_options(*check_cmd, *o);
+
+  CLI::App* loop_cmd = cmd->add_subcommand(
+      "loop", "Measure, fit and check in one go; everything is written to --out.");
+  loop_cmd->fallthrough();  // --backend, --grid, --out and timing belong to calibrate
+  loop_cmd->add_option("--max-error", o->max_error,
+                       "fail (exit 1) when the mean composite error exceeds this fraction");
+
+  return {cmd, [o, io, fit_cmd, check_cmd, loop_cmd] {
+            if (fit_cmd->parsed()) {
+              std::string profile;
+              return fit(*o, io, o->rows, profile);
+            }
+            if (check_cmd->parsed()) return check(*o, io, o->profile, o->check_rows, o->json_file);
+            std::string rows;
+            const int measured = measure(*o, io, rows);
+            if (measured != kExitOk || !loop_cmd->parsed()) return measured;
+            std::string profile;
+            if (const int fitted = fit(*o, io, rows, profile); fitted != kExitOk) return fitted;
+            return check(*o, io, profile, rows,
+                         (std::filesystem::path(o->out) / "check.json").string());
+          }};
+}
+
+}  // namespace myriad::cli
