@@ -279,7 +279,7 @@ Composite dp_composite(const LayerDims& d, int ranks) {
                      static_cast<double>(bytes),
                      coll::busbw_factor(coll::CollectiveKind::allreduce, ranks),
                      2.0 * (ranks - 1)};
-    w.collectives.push_back(ar);
+    w.rows.push_back(ar);
     w.instance.run = step;
     w.instance.check = [layers, buckets, step, ranks] {
       step();
@@ -314,7 +314,7 @@ double predict_composite(const CompositeWork& work, const sim::DeviceProfile& pr
                          double latency_per_step_s) {
   double t = 0;
   for (const auto& op : work.ops) t += sim::compute_cost(op, profile).time_s;
-  for (const auto& c : work.collectives) t += predict_row(c, profile, latency_per_step_s);
+  for (const auto& r : work.rows) t += predict_row(r, profile, latency_per_step_s);
   return t;
 }
 

@@ -5,7 +5,8 @@
 //          the QKV/projection/MLP GEMMs with their data and weight gradients,
 //          flash attention, GeLU, residual adds (fp32 on the CPU);
 //   dp     that layer on each of `ranks` threads at once, then a ring
-//          all-reduce of its gradients on the thread executor.
+//          all-reduce of its gradients on the thread executor;
+//   cuda   the layer's CUDA kernels in order, on one GPU.
 // The prediction sums the cost model's time of every op descriptor (and of the
 // collective, with the fitted transport latency): what the analytic engine does.
 #pragma once
@@ -29,9 +30,9 @@ struct LayerDims {
 };
 
 struct CompositeWork {
-  std::vector<models::Op> ops;   // compute on one rank, in order
-  std::vector<Row> collectives;  // after the compute (rows without times)
-  Instance instance;             // runs everything once
+  std::vector<models::Op> ops;  // compute on one rank, in order
+  std::vector<Row> rows;        // also priced, as calibration rows: kernels or collectives
+  Instance instance;            // runs everything once
 };
 
 struct Composite {
@@ -45,6 +46,10 @@ std::vector<models::Op> layer_ops(const LayerDims& d);
 Composite layer_composite(const LayerDims& d);
 Composite dp_composite(const LayerDims& d, int ranks);
 std::vector<Composite> cpu_composites(Grid grid);
+// The layer on the GPU: the CUDA kernels of the grid in the layer's order (bf16
+// GEMMs, fp32 norms, attention, GeLU and residual adds), each on its own buffers,
+// timed as one sequence by CUDA events. Throws without CUDA or a device.
+std::vector<Composite> cuda_composites(Grid grid);
 
 double predict_composite(const CompositeWork& work, const sim::DeviceProfile& profile,
                          double latency_per_step_s);

@@ -345,60 +345,75 @@ FitResult fit_profile(const RowsFile& f, const FitOptions& options) {
       sizes.insert(r.collective.bytes);
     }
   }
-  if (colls.empty()) throw std::runtime_error("calibration rows have no collectives");
-  const std::vector<double> size_list(sizes.begin(), sizes.end());
-  double best_raw_busbw = 0;
-  for (const Row* r : colls) {
-    best_raw_busbw =
-        std::max(best_raw_busbw, r->collective.busbw_factor * r->collective.bytes / r->median_s);
+  if (colls.empty() && base.is_null()) {
+    throw std::runtime_error(
+        "calibration rows have no all-reduce rows: measure collectives, or give a base profile "
+        "(--base) whose bus bandwidth curve is kept");
   }
-  // For a latency, each size's 1 / busbw has a closed form (weighted least
-  // squares, kept positive); the latency minimising the total error is searched.
-  const auto inverse_bandwidths = [&](double latency) {
-    std::vector<double> inv(size_list.size(), 0);
-    for (std::size_t s = 0; s < size_list.size(); ++s) {
-      double num = 0;
-      double den = 0;
-      for (const Row* r : colls) {
-        if (r->collective.bytes != size_list[s]) continue;
-        const double fb = r->collective.busbw_factor * r->collective.bytes;
-        const double m = r->median_s;
-        num += fb * (m - r->collective.steps * latency) / (m * m);
-        den += fb * fb / (m * m);
-      }
-      // Where latency explains the whole time the bandwidth term is negligible, not
-      // negative: no more than ten times the best bus bandwidth seen at any size.
-      inv[s] = std::max(num / den, 1 / (10 * best_raw_busbw));
-    }
-    return inv;
-  };
-  const auto collective_loss = [&](double latency) {
-    const std::vector<double> inv = inverse_bandwidths(latency);
-    double loss = 0;
-    for (const Row* r : colls) {
-      const auto s = static_cast<std::size_t>(
-          std::find(size_list.begin(), size_list.end(), r->collective.bytes) - size_list.begin());
-      const double predicted =
-          r->collective.steps * latency + r->collective.busbw_factor * r->collective.bytes * inv[s];
-      const double e = predicted / r->median_s - 1;
-      loss += e * e;
-    }
-    return loss;
-  };
-  double shortest_step = 1e300;
-  for (const Row* r : colls)
-    shortest_step = std::min(shortest_step, r->median_s / r->collective.steps);
-  const double latency = golden_section(collective_loss, 0, shortest_step, 100);
-  const std::vector<double> inverse = inverse_bandwidths(latency);
   json curve = json::array();
-  for (std::size_t s = 0; s < size_list.size(); ++s) {
-    const double busbw = 1 / inverse[s];
-    model.nvlink_busbw.push_back({size_list[s], busbw});
-    curve.push_back({size_list[s], busbw});
+  double latency = 0;
+  std::string transport_note =
+      "not measured: no collective rows; the bus bandwidth curve is the base profile's";
+  if (colls.empty()) {
+    curve = base["nvlink_busbw"];
+  } else {
+    const std::vector<double> size_list(sizes.begin(), sizes.end());
+    double best_raw_busbw = 0;
+    for (const Row* r : colls) {
+      best_raw_busbw =
+          std::max(best_raw_busbw, r->collective.busbw_factor * r->collective.bytes / r->median_s);
+    }
+    // For a latency, each size's 1 / busbw has a closed form (weighted least
+    // squares, kept positive); the latency minimising the total error is searched.
+    const auto inverse_bandwidths = [&](double alpha) {
+      std::vector<double> inv(size_list.size(), 0);
+      for (std::size_t s = 0; s < size_list.size(); ++s) {
+        double num = 0;
+        double den = 0;
+        for (const Row* r : colls) {
+          if (r->collective.bytes != size_list[s]) continue;
+          const double fb = r->collective.busbw_factor * r->collective.bytes;
+          const double m = r->median_s;
+          num += fb * (m - r->collective.steps * alpha) / (m * m);
+          den += fb * fb / (m * m);
+        }
+        // Where latency explains the whole time the bandwidth term is negligible, not
+        // negative: no more than ten times the best bus bandwidth seen at any size.
+        inv[s] = std::max(num / den, 1 / (10 * best_raw_busbw));
+      }
+      return inv;
+    };
+    const auto collective_loss = [&](double alpha) {
+      const std::vector<double> inv = inverse_bandwidths(alpha);
+      double loss = 0;
+      for (const Row* r : colls) {
+        const auto s = static_cast<std::size_t>(
+            std::find(size_list.begin(), size_list.end(), r->collective.bytes) - size_list.begin());
+        const double predicted =
+            r->collective.steps * alpha + r->collective.busbw_factor * r->collective.bytes * inv[s];
+        const double e = predicted / r->median_s - 1;
+        loss += e * e;
+      }
+      return loss;
+    };
+    double shortest_step = 1e300;
+    for (const Row* r : colls)
+      shortest_step = std::min(shortest_step, r->median_s / r->collective.steps);
+    latency = golden_section(collective_loss, 0, shortest_step, 100);
+    const std::vector<double> inverse = inverse_bandwidths(latency);
+    for (std::size_t s = 0; s < size_list.size(); ++s) {
+      const double busbw = 1 / inverse[s];
+      model.nvlink_busbw.push_back({size_list[s], busbw});
+      curve.push_back({size_list[s], busbw});
+    }
+    const auto coll_res = residual("nvlink_busbw", colls,
+                                   [&](const Row& r) { return predict_row(r, model, latency); });
+    result.residuals.push_back(coll_res);
+    transport_note = fmt::format(
+        "collectives on the {} executor: latency per ring step and the bus bandwidth curve above; "
+        "{}",
+        cpu ? "thread" : "NCCL", residual_note(coll_res));
   }
-  const auto coll_res =
-      residual("nvlink_busbw", colls, [&](const Row& r) { return predict_row(r, model, latency); });
-  result.residuals.push_back(coll_res);
   result.latency_per_step_s = latency;
 
   // The profile.
@@ -435,11 +450,7 @@ FitResult fit_profile(const RowsFile& f, const FitOptions& options) {
       {"grid", f.grid},
       {"date", f.date},
       {"environment", f.environment},
-      {"transport",
-       {{"latency_per_step_s", latency},
-        {"note", fmt::format("collectives on the {} executor: latency per ring step and the bus "
-                             "bandwidth curve above; {}",
-                             cpu ? "thread" : "NCCL", residual_note(coll_res))}}},
+      {"transport", {{"latency_per_step_s", latency}, {"note", transport_note}}},
       {"residuals", residuals}};
   (void)sim::parse_profile(profile, "fitted profile");  // what estimate will accept
   result.profile = std::move(profile);

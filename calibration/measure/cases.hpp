@@ -16,6 +16,9 @@ namespace myriad::calibration {
 struct Instance {
   std::function<void()> run;
   std::function<std::string()> check;  // "pass", or what was wrong
+  // Devices time themselves: the seconds `iterations` runs take by the device's
+  // own clock (CUDA events). Empty: the host clock times `run` (Google Benchmark).
+  std::function<double(int iterations)> timed;
 };
 
 struct Case {
@@ -32,5 +35,13 @@ const char* grid_name(Grid g);
 // hierarchical collectives on the thread executor over sizes and rank counts;
 // first the two ceilings (a large copy, a large GEMM).
 std::vector<Case> cpu_cases(Grid grid);
+
+// The CUDA backend's kernels (bf16 GEMMs through cuBLASLt, the fp32 kernels of
+// kernels/ops) on the first GPU, sized for an H100/H200; ceilings a 1 GiB
+// device-to-device copy and an 8192^3 bf16 GEMM. Throws std::runtime_error when
+// built without CUDA or when no device is present.
+std::vector<Case> cuda_cases(Grid grid);
+// Whether this build has the CUDA backend.
+bool cuda_backend_built();
 
 }  // namespace myriad::calibration

@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ostream>
 #include <stdexcept>
@@ -34,6 +35,30 @@ std::string human_time(double s) {
   return fmt::format("{:.2f} us", s * 1e6);
 }
 
+// Device-timed cases: one warm-up run sizes the loop to min_time_s, then each
+// repetition times that many runs.
+std::vector<double> device_times(const Instance& inst, const RunnerOptions& options) {
+  const double once = inst.timed(1);
+  const int iterations =
+      std::clamp(static_cast<int>(options.min_time_s / std::max(once, 1e-7)), 1, 100000);
+  std::vector<double> times;
+  for (int r = 0; r < options.repetitions; ++r) {
+    times.push_back(inst.timed(iterations) / iterations);
+  }
+  return times;
+}
+
+void finish(Row& row, const Instance& inst, std::size_t i, std::size_t n,
+            std::chrono::steady_clock::time_point start, std::ostream& progress) {
+  row.median_s = median(row.times_s);
+  row.check = inst.check();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  progress << fmt::format("[{:>3}/{}] {:<52} {:>11}  {}  ({:.0f} s)\n", i + 1, n, row.name,
+                          human_time(row.median_s), row.check, elapsed)
+           << std::flush;
+}
+
 }  // namespace
 
 std::vector<Row> run_cases(const std::vector<Case>& cases, const RunnerOptions& options,
@@ -46,6 +71,12 @@ std::vector<Row> run_cases(const std::vector<Case>& cases, const RunnerOptions& 
     const Case& c = cases[i];
     Row row = c.row;
     Instance inst = c.prepare();
+    if (inst.timed) {
+      row.times_s = device_times(inst, options);
+      finish(row, inst, i, cases.size(), start, progress);
+      rows.push_back(std::move(row));
+      continue;
+    }
     Collector collector;
     benchmark::ClearRegisteredBenchmarks();
     benchmark::RegisterBenchmark(row.name.c_str(),
@@ -63,13 +94,7 @@ std::vector<Row> run_cases(const std::vector<Case>& cases, const RunnerOptions& 
                       collector.error.empty() ? "benchmark did not run" : collector.error));
     }
     row.times_s = collector.times_s;
-    row.median_s = median(row.times_s);
-    row.check = inst.check();
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    progress << fmt::format("[{:>3}/{}] {:<52} {:>11}  {}  ({:.0f} s)\n", i + 1, cases.size(),
-                            row.name, human_time(row.median_s), row.check, elapsed)
-             << std::flush;
+    finish(row, inst, i, cases.size(), start, progress);
     rows.push_back(std::move(row));
   }
   return rows;

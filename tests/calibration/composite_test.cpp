@@ -55,8 +55,8 @@ TEST(CompositeLayer, RunsChecksAndIsPriced) {
   }
   // The data-parallel step all-reduces every weight gradient of the layer.
   const CompositeWork dp = dp_composite(d, 2).build();
-  ASSERT_EQ(dp.collectives.size(), 1U);
-  EXPECT_EQ(dp.collectives[0].collective.bytes, 4.0 * (4 * 64 * 64 + 2 * 64 * 96 + 4 * 64));
+  ASSERT_EQ(dp.rows.size(), 1U);
+  EXPECT_EQ(dp.rows[0].collective.bytes, 4.0 * (4 * 64 * 64 + 2 * 64 * 96 + 4 * 64));
 }
 
 }  // namespace

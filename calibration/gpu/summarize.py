@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Achieved rates of a calibration run against the ceilings it measured first.
+
+    summarize.py ROWS.json [--json OUT.json]
+
+For every row: TFLOP/s (GEMMs, attention) or GB/s (everything that streams
+memory), and that rate as a fraction of the run's ceiling (the large GEMM, the
+large device-to-device copy). Targets of issue 5 on an H200: memory-bound kernels
+at >= 85% of the copy bandwidth at their largest size; attention forward >= 150
+TFLOP/s at sequence 4k, head dim 128, causal. Rows that miss say so.
+"""
+import json
+import sys
+
+MEMORY_TARGET = 0.85
+ATTENTION_TARGET = 150e12
+
+
+def flops(rate):
+    return f"{rate / 1e12:.1f} TFLOP/s" if rate >= 1e12 else f"{rate / 1e9:.1f} GFLOP/s"
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    data = json.load(open(argv[1]))
+    rows = data["rows"]
+    ceil = {r["family"]: r for r in rows if r["kind"] == "ceiling"}
+    gemm_peak = ceil["gemm"]["flops"] / ceil["gemm"]["median_s"]
+    copy_bw = ceil["copy"]["bytes"] / ceil["copy"]["median_s"]
+    env = data["environment"]
+    device = env.get("gpu") if data["backend"] == "cuda" else env.get("cpu")
+    print(f"{data['backend']} backend on {device}, {data['date']}, commit {env.get('commit')}")
+    targets = data["backend"] == "cuda"  # issue 5's targets are for the H200
+    print(f"ceilings: GEMM {flops(gemm_peak)} ({ceil['gemm']['name']}), "
+          f"copy {copy_bw / 1e9:.1f} GB/s ({ceil['copy']['name']})\n")
+    largest = {}
+    for r in rows:
+        if r["kind"] == "kernel" and r["op_class"] in ("elementwise", "optimizer"):
+            if r["bytes"] > largest.get(r["family"], {"bytes": -1})["bytes"]:
+                largest[r["family"]] = r
+    out = []
+    print(f"{'kernel':<58} {'time':>11} {'achieved':>14} {'of ceiling':>10}  target")
+    for r in rows:
+        t = r["median_s"]
+        if r["kind"] == "collective":
+            c = r["collective"]
+            busbw = c["busbw_factor"] * c["bytes"] / t
+            line = dict(name=r["name"], time_s=t, busbw_Bps=busbw)
+            print(f"{r['name']:<58} {t * 1e3:>9.3f}ms {busbw / 1e9:>9.2f} GB/s {'':>10}")
+        elif r["op_class"] in ("gemm", "attention"):
+            rate = r["flops"] / t
+            target = ""
+            if targets and r["op_class"] == "attention" and not r["backward"] and r["arguments"].get("seq") == 4096 \
+                    and r["arguments"].get("head_dim") == 128:
+                target = "ok" if rate >= ATTENTION_TARGET else f"MISSED (>= {ATTENTION_TARGET / 1e12:.0f} TFLOP/s)"
+            line = dict(name=r["name"], time_s=t, flops_per_s=rate, fraction_of_ceiling=rate / gemm_peak,
+                        target=target)
+            print(f"{r['name']:<58} {t * 1e3:>9.3f}ms {flops(rate):>14} {rate / gemm_peak:>9.1%}  {target}")
+        else:
+            bw = r["bytes"] / t
+            target = ""
+            if targets and r["kind"] == "kernel" and largest.get(r["family"]) is r and r["family"] != "copy":
+                target = "ok" if bw >= MEMORY_TARGET * copy_bw else f"MISSED (>= {MEMORY_TARGET:.0%})"
+            line = dict(name=r["name"], time_s=t, bytes_per_s=bw, fraction_of_ceiling=bw / copy_bw,
+                        target=target)
+            print(f"{r['name']:<58} {t * 1e3:>9.3f}ms {bw / 1e9:>9.1f} GB/s {bw / copy_bw:>9.1%}  {target}")
+        line["check"] = r["check"]
+        out.append(line)
+    missed = [l["name"] for l in out if l.get("target", "").startswith("MISSED")]
+    failed = [l["name"] for l in out if l["check"] != "pass"]
+    print(f"\n{len(out)} rows; {len(failed)} failed their check; {len(missed)} missed their target")
+    if "--json" in argv:
+        path = argv[argv.index("--json") + 1]
+        json.dump(dict(backend=data["backend"], date=data["date"], environment=data["environment"],
+                       ceilings=dict(gemm_flops_per_s=gemm_peak, copy_bytes_per_s=copy_bw),
+                       rows=out, missed=missed, failed=failed), open(path, "w"), indent=1)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

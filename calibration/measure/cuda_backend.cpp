@@ -1,0 +1,640 @@
+// The CUDA calibration grid: the kernels of kernels/ops' CUDA backend on the
+// first GPU, timed by CUDA events on one stream. Inputs are random (fixed seeds),
+// outputs NaN-poisoned before the first run and checked once afterwards (finite
+// everywhere; GEMM entries against a double-precision dot product on the host).
+#include "calibration/check/composite.hpp"
+#include "calibration/measure/cases.hpp"
+
+#ifdef MYRIAD_HAVE_CUDA
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <stdexcept>
+
+#include "kernels/device/cuda_check.hpp"
+#include "kernels/ops/activation.hpp"
+#include "kernels/ops/activation_cuda.hpp"
+#include "kernels/ops/attention.hpp"
+#include "kernels/ops/attention_cuda.hpp"
+#include "kernels/ops/gemm.hpp"
+#include "kernels/ops/gemm_cuda.hpp"
+#include "kernels/ops/moe_router.hpp"
+#include "kernels/ops/moe_router_cuda.hpp"
+#include "kernels/ops/norm.hpp"
+#include "kernels/ops/norm_cuda.hpp"
+#include "kernels/ops/optimizer.hpp"
+#include "kernels/ops/optimizer_cuda.hpp"
+#include "kernels/ops/quantize.hpp"
+#include "kernels/ops/quantize_cuda.hpp"
+#include "kernels/ops/reduce.hpp"
+#include "kernels/ops/reduce_cuda.hpp"
+
+namespace myriad::calibration {
+namespace {
+
+namespace ops = kernels::ops;
+
+// A device allocation of n elements, freed with its last owner.
+template <typename T>
+class Device {
+ public:
+  explicit Device(std::size_t n) : n_(n) {
+    void* p = nullptr;
+    MYRIAD_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(1, n) * sizeof(T)));
+    p_ = static_cast<T*>(p);
+  }
+  ~Device() { cudaFree(p_); }
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  Device(Device&&) = delete;
+  Device& operator=(Device&&) = delete;
+  [[nodiscard]] T* get() const { return p_; }
+  [[nodiscard]] std::size_t size() const { return n_; }
+  void upload(const std::vector<T>& host) const {
+    MYRIAD_CUDA_CHECK(cudaMemcpy(p_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  [[nodiscard]] std::vector<T> download() const {
+    std::vector<T> host(n_);
+    MYRIAD_CUDA_CHECK(cudaMemcpy(host.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
+    return host;
+  }
+
+ private:
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+template <typename T>
+using Buf = std::shared_ptr<Device<T>>;
+
+std::size_t count(std::int64_t a, std::int64_t b = 1, std::int64_t c = 1) {
+  return static_cast<std::size_t>(a) * static_cast<std::size_t>(b) * static_cast<std::size_t>(c);
+}
+
+Buf<float> random_floats(std::size_t n, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
+  std::vector<float> host(n);
+  for (auto& x : host) x = dist(gen);
+  auto d = std::make_shared<Device<float>>(n);
+  d->upload(host);
+  return d;
+}
+
+Buf<float> poisoned(std::size_t n) {
+  auto d = std::make_shared<Device<float>>(n);
+  d->upload(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()));
+  return d;
+}
+
+// Shared by every case: the stream, the events and the cuBLASLt handle.
+struct Context {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t begin = nullptr;
+  cudaEvent_t end = nullptr;
+  ops::GemmCuda gemm;
+  Context() {
+    MYRIAD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    MYRIAD_CUDA_CHECK(cudaEventCreate(&begin));
+    MYRIAD_CUDA_CHECK(cudaEventCreate(&end));
+  }
+  ~Context() {
+    cudaEventDestroy(begin);
+    cudaEventDestroy(end);
+    cudaStreamDestroy(stream);
+  }
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  Context(Context&&) = delete;
+  Context& operator=(Context&&) = delete;
+
+  double time(int iterations, const std::function<void()>& run) const {
+    MYRIAD_CUDA_CHECK(cudaEventRecord(begin, stream));
+    for (int i = 0; i < iterations; ++i) run();
+    MYRIAD_CUDA_CHECK(cudaEventRecord(end, stream));
+    MYRIAD_CUDA_CHECK(cudaEventSynchronize(end));
+    float ms = 0;
+    MYRIAD_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
+    return static_cast<double>(ms) / 1e3;
+  }
+  void sync() const { MYRIAD_CUDA_CHECK(cudaStreamSynchronize(stream)); }
+};
+
+using Ctx = std::shared_ptr<Context>;
+
+std::string finite(const std::vector<float>& host) {
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    if (!std::isfinite(host[i]))
+      return fmt::format("element {} of {} is not finite", i, host.size());
+  }
+  return "pass";
+}
+
+Instance device_instance(const Ctx& ctx, std::function<void()> run,
+                         std::function<std::string()> verify) {
+  Instance inst;
+  inst.run = run;
+  inst.timed = [ctx, run](int iterations) { return ctx->time(iterations, run); };
+  inst.check = [ctx, run, verify] {
+    run();
+    ctx->sync();
+    return verify();
+  };
+  return inst;
+}
+
+Row kernel_row(std::string name, std::string family, const models::Op& op, bool backward,
+               nlohmann::json arguments) {
+  Row r;
+  r.name = std::move(name);
+  r.kind = "kernel";
+  r.family = std::move(family);
+  r.op_class = op.cls;
+  r.flops = op.flops;
+  r.bytes = backward && op.backward_bytes > 0 ? op.backward_bytes : op.bytes;
+  r.gemm = op.gemm;
+  r.backward = backward;
+  r.arguments = std::move(arguments);
+  return r;
+}
+
+const char* layout_name(ops::GemmLayout l) {
+  return l == ops::GemmLayout::nn ? "nn" : l == ops::GemmLayout::nt ? "nt" : "tn";
+}
+
+Case gemm_case(const Ctx& ctx, ops::GemmLayout layout, std::int64_t m, std::int64_t n,
+               std::int64_t k, bool ceiling = false) {
+  const ops::GemmArguments args{m, n, k, layout};
+  Case c;
+  c.row = kernel_row(
+      fmt::format("{}gemm.{} m={} n={} k={} bf16", ceiling ? "ceiling." : "", layout_name(layout),
+                  m, n, k),
+      "gemm", ops::gemm_op(args, 2), false,
+      {{"m", m}, {"n", n}, {"k", k}, {"layout", layout_name(layout)}, {"dtype", "bf16"}});
+  if (ceiling) c.row.kind = "ceiling";
+  c.prepare = [ctx, args] {
+    std::mt19937 gen(1);
+    std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
+    auto make = [&](std::size_t elems) {
+      std::vector<ops::Bf16> host(elems);
+      for (auto& x : host) x = ops::Bf16::from_float(dist(gen));
+      auto d = std::make_shared<Device<ops::Bf16>>(elems);
+      d->upload(host);
+      return std::make_pair(d, host);
+    };
+    auto [a, ha] = make(count(args.m, args.k));
+    auto [b, hb] = make(count(args.k, args.n));
+    auto out = std::make_shared<Device<ops::Bf16>>(count(args.m, args.n));
+    const auto run = [ctx, args, a, b, out] {
+      ctx->gemm.run(args, a->get(), b->get(), out->get(), ctx->stream);
+    };
+    return device_instance(ctx, run, [args, ha, hb, out] {
+      const std::vector<ops::Bf16> got = out->download();
+      const std::int64_t is[] = {0, args.m / 2, args.m - 1};
+      const std::int64_t js[] = {0, args.n / 2, args.n - 1};
+      for (const auto i : is) {
+        for (const auto j : js) {
+          double want = 0;
+          double scale = 0;
+          for (std::int64_t p = 0; p < args.k; ++p) {
+            const float av = args.layout == ops::GemmLayout::tn
+                                 ? ha[count(p, args.m) + count(i)].to_float()
+                                 : ha[count(i, args.k) + count(p)].to_float();
+            const float bv = args.layout == ops::GemmLayout::nt
+                                 ? hb[count(j, args.k) + count(p)].to_float()
+                                 : hb[count(p, args.n) + count(j)].to_float();
+            want += static_cast<double>(av) * bv;
+            scale += std::abs(static_cast<double>(av) * bv);
+          }
+          const double g = got[count(i, args.n) + count(j)].to_float();
+          if (!(std::abs(g - want) <= 1e-2 * scale + 1e-3)) {
+            return fmt::format("C[{}, {}] = {}, expected {}", i, j, g, want);
+          }
+        }
+      }
+      return std::string("pass");
+    });
+  };
+  return c;
+}
+
+Case copy_case(const Ctx& ctx, std::int64_t bytes, bool ceiling = false) {
+  Case c;
+  const models::Op op = models::make_elementwise("copy", 2.0 * static_cast<double>(bytes));
+  c.row =
+      kernel_row(fmt::format("{}copy bytes={} device-to-device", ceiling ? "ceiling." : "", bytes),
+                 "copy", op, false, {{"bytes", bytes}});
+  if (ceiling) c.row.kind = "ceiling";
+  c.prepare = [ctx, bytes] {
+    auto src = random_floats(count(bytes / 4), 3);
+    auto dst = poisoned(count(bytes / 4));
+    const auto run = [ctx, src, dst] {
+      MYRIAD_CUDA_CHECK(cudaMemcpyAsync(dst->get(), src->get(), src->size() * sizeof(float),
+                                        cudaMemcpyDeviceToDevice, ctx->stream));
+    };
+    return device_instance(ctx, run, [src, dst] {
+      return src->download() == dst->download() ? std::string("pass")
+                                                : std::string("copy differs from its source");
+    });
+  };
+  return c;
+}
+
+Case norm_case(const Ctx& ctx, bool rms, bool backward, std::int64_t rows, std::int64_t hidden) {
+  const ops::NormShape s{rows, hidden};
+  Case c;
+  c.row = kernel_row(fmt::format("{}.{} rows={} hidden={}", rms ? "rms_norm" : "layer_norm",
+                                 backward ? "bwd" : "fwd", rows, hidden),
+                     fmt::format("norm.{}.{}", rms ? "rms" : "layer", backward ? "bwd" : "fwd"),
+                     rms ? ops::rms_norm_op(s, 4) : ops::layer_norm_op(s, 4), backward,
+                     {{"rows", rows}, {"hidden", hidden}, {"dtype", "fp32"}});
+  c.prepare = [ctx, s, rms, backward] {
+    const std::size_t n = count(s.rows, s.hidden);
+    auto x = random_floats(n, 4);
+    auto gamma = random_floats(count(s.hidden), 5);
+    auto beta = random_floats(count(s.hidden), 6);
+    auto dy = random_floats(n, 7);
+    auto y = poisoned(n);
+    auto mean = poisoned(count(s.rows));
+    auto rstd = poisoned(count(s.rows));
+    auto dx = poisoned(n);
+    auto dgamma = poisoned(count(s.hidden));
+    auto dbeta = poisoned(count(s.hidden));
+    const auto forward = [ctx, s, rms, x, gamma, beta, y, mean, rstd] {
+      if (rms) {
+        ops::rms_norm_forward_cuda(s, x->get(), gamma->get(), y->get(), rstd->get(), ctx->stream);
+      } else {
+        ops::layer_norm_forward_cuda(s, x->get(), gamma->get(), beta->get(), y->get(), mean->get(),
+                                     rstd->get(), ctx->stream);
+      }
+    };
+    forward();
+    if (!backward) return device_instance(ctx, forward, [y] { return finite(y->download()); });
+    const auto run = [ctx, s, rms, x, gamma, dy, mean, rstd, dx, dgamma, dbeta] {
+      if (rms) {
+        ops::rms_norm_backward_cuda(s, dy->get(), x->get(), gamma->get(), rstd->get(), dx->get(),
+                                    dgamma->get(), ctx->stream);
+      } else {
+        ops::layer_norm_backward_cuda(s, dy->get(), x->get(), gamma->get(), mean->get(),
+                                      rstd->get(), dx->get(), dgamma->get(), dbeta->get(),
+                                      ctx->stream);
+      }
+    };
+    return device_instance(ctx, run, [dx] { return finite(dx->download()); });
+  };
+  return c;
+}
+
+Case activation_case(const Ctx& ctx, bool swiglu, bool backward, std::int64_t n) {
+  Case c;
+  c.row = kernel_row(
+      fmt::format("{}.{} n={}", swiglu ? "swiglu" : "gelu", backward ? "bwd" : "fwd", n),
+      fmt::format("activation.{}.{}", swiglu ? "swiglu" : "gelu", backward ? "bwd" : "fwd"),
+      swiglu ? ops::swiglu_op(n, 4) : ops::gelu_op(n, 4), backward, {{"n", n}, {"dtype", "fp32"}});
+  c.prepare = [ctx, swiglu, backward, n] {
+    auto x = random_floats(count(n), 8);
+    auto up = random_floats(count(n), 9);
+    auto dy = random_floats(count(n), 10);
+    auto y = poisoned(count(n));
+    auto dup = poisoned(count(n));
+    std::function<void()> run;
+    if (swiglu) {
+      run = backward ? std::function<void()>([=] {
+        ops::swiglu_backward_cuda(dy->get(), x->get(), up->get(), y->get(), dup->get(), n,
+                                  ctx->stream);
+      })
+                     : std::function<void()>([=] {
+                         ops::swiglu_forward_cuda(x->get(), up->get(), y->get(), n, ctx->stream);
+                       });
+    } else {
+      run = backward ? std::function<void()>([=] {
+        ops::gelu_backward_cuda(dy->get(), x->get(), y->get(), n, ctx->stream);
+      })
+                     : std::function<void()>(
+                           [=] { ops::gelu_forward_cuda(x->get(), y->get(), n, ctx->stream); });
+    }
+    return device_instance(ctx, run, [y] { return finite(y->download()); });
+  };
+  return c;
+}
+
+Case attention_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int64_t seq,
+                    std::int64_t head_dim) {
+  ops::AttentionShape s;
+  s.batch = 1;
+  s.q_heads = heads;
+  s.kv_heads = heads;
+  s.seq = seq;
+  s.head_dim = head_dim;
+  models::Op op = ops::attention_op(s, 4);
+  if (backward) {
+    op.flops *= 2.5;
+    op.bytes *= 2;
+  }
+  Case c;
+  c.row = kernel_row(fmt::format("attention.{} heads={} seq={} head_dim={} causal",
+                                 backward ? "bwd" : "fwd", heads, seq, head_dim),
+                     "attention", op, backward,
+                     {{"batch", 1},
+                      {"heads", heads},
+                      {"seq", seq},
+                      {"head_dim", head_dim},
+                      {"causal", true},
+                      {"dtype", "fp32"}});
+  c.prepare = [ctx, s, backward] {
+    const std::size_t n = count(s.q_heads, s.seq, s.head_dim);
+    auto q = random_floats(n, 13);
+    auto k = random_floats(n, 14);
+    auto v = random_floats(n, 15);
+    auto d_o = random_floats(n, 16);
+    auto o = poisoned(n);
+    auto lse = poisoned(count(s.q_heads, s.seq));
+    auto dq = poisoned(n);
+    auto dk = poisoned(n);
+    auto dv = poisoned(n);
+    auto delta = poisoned(count(s.q_heads, s.seq));
+    const auto forward = [=] {
+      ops::attention_forward_cuda(s, q->get(), k->get(), v->get(), o->get(), lse->get(),
+                                  ctx->stream);
+    };
+    forward();
+    if (!backward) return device_instance(ctx, forward, [o] { return finite(o->download()); });
+    const auto run = [=] {
+      ops::attention_backward_cuda(s, q->get(), k->get(), v->get(), o->get(), lse->get(),
+                                   d_o->get(), {dq->get(), dk->get(), dv->get(), delta->get()},
+                                   ctx->stream);
+    };
+    return device_instance(ctx, run, [dq] { return finite(dq->download()); });
+  };
+  return c;
+}
+
+Case optimizer_case(const Ctx& ctx, bool lion, std::int64_t n) {
+  Case c;
+  c.row = kernel_row(fmt::format("{} n={}", lion ? "lion" : "adamw", n),
+                     lion ? "optimizer.lion" : "optimizer.adamw",
+                     lion ? ops::lion_op(n) : ops::adamw_op(n), false,
+                     {{"n", n}, {"dtype", "fp32"}, {"cautious_decay", true}});
+  c.prepare = [ctx, lion, n] {
+    auto p = random_floats(count(n), 17);
+    auto g = random_floats(count(n), 18);
+    auto m = random_floats(count(n), 19);
+    auto v = std::make_shared<Device<float>>(count(n));
+    v->upload(std::vector<float>(count(n), 0.5F));
+    std::function<void()> run;
+    if (lion) {
+      ops::LionArguments a;
+      a.weight_decay = 0.1F;
+      a.cautious_decay = true;
+      run = [=] { ops::lion_step_cuda(a, p->get(), g->get(), m->get(), n, ctx->stream); };
+    } else {
+      ops::AdamWArguments a;
+      a.weight_decay = 0.1F;
+      a.cautious_decay = true;
+      run = [=] {
+        ops::adamw_step_cuda(a, p->get(), g->get(), m->get(), v->get(), n, ctx->stream);
+      };
+    }
+    return device_instance(ctx, run, [p] { return finite(p->download()); });
+  };
+  return c;
+}
+
+Case quantize_case(const Ctx& ctx, std::int64_t rows, std::int64_t cols) {
+  const ops::QuantShape s{rows, cols};
+  Case c;
+  c.row = kernel_row(fmt::format("quantize.fp8 rows={} cols={} per_token", rows, cols),
+                     "quantize.fp8", ops::quantize_fp8_op(s), false,
+                     {{"rows", rows}, {"cols", cols}, {"scaling", "per_token"}, {"group", 128}});
+  c.prepare = [ctx, s] {
+    auto x = random_floats(count(s.rows, s.cols), 20);
+    auto q = std::make_shared<Device<ops::Fp8E4M3>>(count(s.rows, s.cols));
+    auto scales = poisoned(static_cast<std::size_t>(ops::quant_scale_count(s)));
+    const auto run = [=] {
+      ops::quantize_fp8_cuda(s, x->get(), q->get(), scales->get(), ctx->stream);
+    };
+    return device_instance(ctx, run, [scales] { return finite(scales->download()); });
+  };
+  return c;
+}
+
+Case reduce_case(const Ctx& ctx, std::int64_t n) {
+  Case c;
+  c.row = kernel_row(fmt::format("reduce.sum n={}", n), "reduce.sum", ops::reduce_op(n, 4), false,
+                     {{"n", n}, {"dtype", "fp32"}});
+  c.prepare = [ctx, n] {
+    auto dst = random_floats(count(n), 21);
+    auto src = std::make_shared<Device<float>>(count(n));
+    src->upload(
+        std::vector<float>(count(n), 0.0F));  // adding zeros: values stay put however often it runs
+    const auto run = [=] {
+      ops::reduce_cuda(ops::ReduceOp::sum, dst->get(), src->get(), n, ctx->stream);
+    };
+    return device_instance(ctx, run, [dst] { return finite(dst->download()); });
+  };
+  return c;
+}
+
+Case permute_case(const Ctx& ctx, std::int64_t tokens, std::int64_t experts, std::int64_t hidden) {
+  ops::RouterShape s{tokens, experts, 2, ops::expert_capacity(tokens, experts, 2, 1.25)};
+  Case c;
+  c.row =
+      kernel_row(fmt::format("moe.permute tokens={} experts={} hidden={}", tokens, experts, hidden),
+                 "permute.moe", ops::permute_op(s, hidden, 4), false,
+                 {{"tokens", tokens},
+                  {"experts", experts},
+                  {"top_k", 2},
+                  {"capacity_factor", 1.25},
+                  {"hidden", hidden}});
+  c.prepare = [ctx, s, hidden] {
+    auto logits = random_floats(count(s.tokens, s.experts), 22);
+    auto expert = std::make_shared<Device<std::int32_t>>(count(s.tokens, s.top_k));
+    auto weight = std::make_shared<Device<float>>(count(s.tokens, s.top_k));
+    auto slot = std::make_shared<Device<std::int32_t>>(count(s.tokens, s.top_k));
+    auto load = std::make_shared<Device<std::int32_t>>(count(s.experts));
+    const ops::RoutingCuda routing{expert->get(), weight->get(), slot->get(), load->get()};
+    ops::route_top_k_cuda(s, logits->get(), routing, ctx->stream);
+    auto x = random_floats(count(s.tokens, hidden), 23);
+    auto buffer = poisoned(count(s.experts, s.capacity, hidden));
+    const auto run = [=] {
+      (void)expert;  // keep the routing alive
+      (void)weight;
+      (void)slot;
+      (void)load;
+      ops::permute_tokens_cuda(s, routing, hidden, x->get(), buffer->get(), ctx->stream);
+    };
+    return device_instance(ctx, run, [buffer] { return finite(buffer->download()); });
+  };
+  return c;
+}
+
+// The kernels of one transformer layer's forward and backward, in order.
+std::vector<Case> layer_cases(const Ctx& ctx, const LayerDims& d) {
+  const std::int64_t t = d.tokens();
+  const std::int64_t h = d.hidden;
+  const std::int64_t f = d.ffn;
+  using L = ops::GemmLayout;
+  std::vector<Case> c;
+  c.push_back(norm_case(ctx, false, false, t, h));
+  c.push_back(gemm_case(ctx, L::nt, t, 3 * h, h));
+  c.push_back(attention_case(ctx, false, d.batch * d.heads, d.seq, h / d.heads));
+  c.push_back(gemm_case(ctx, L::nt, t, h, h));
+  c.push_back(reduce_case(ctx, t * h));
+  c.push_back(norm_case(ctx, false, false, t, h));
+  c.push_back(gemm_case(ctx, L::nt, t, f, h));
+  c.push_back(activation_case(ctx, false, false, t * f));
+  c.push_back(gemm_case(ctx, L::nt, t, h, f));
+  c.push_back(reduce_case(ctx, t * h));
+  c.push_back(gemm_case(ctx, L::nn, t, f, h));
+  c.push_back(gemm_case(ctx, L::tn, h, f, t));
+  c.push_back(activation_case(ctx, false, true, t * f));
+  c.push_back(gemm_case(ctx, L::nn, t, h, f));
+  c.push_back(gemm_case(ctx, L::tn, f, h, t));
+  c.push_back(norm_case(ctx, false, true, t, h));
+  c.push_back(reduce_case(ctx, t * h));
+  c.push_back(gemm_case(ctx, L::nn, t, h, h));
+  c.push_back(gemm_case(ctx, L::tn, h, h, t));
+  c.push_back(attention_case(ctx, true, d.batch * d.heads, d.seq, h / d.heads));
+  c.push_back(gemm_case(ctx, L::nn, t, h, 3 * h));
+  c.push_back(gemm_case(ctx, L::tn, 3 * h, h, t));
+  c.push_back(norm_case(ctx, false, true, t, h));
+  c.push_back(reduce_case(ctx, t * h));
+  return c;
+}
+
+Composite layer_on_gpu(const Ctx& ctx, const LayerDims& d) {
+  Composite c;
+  c.row.name = fmt::format("layer fwd+bwd seq={} hidden={} heads={} ffn={} batch={} (cuda)", d.seq,
+                           d.hidden, d.heads, d.ffn, d.batch);
+  c.row.kind = "composite";
+  c.row.family = "composite";
+  c.row.arguments = {{"batch", d.batch}, {"seq", d.seq}, {"hidden", d.hidden},
+                     {"heads", d.heads}, {"ffn", d.ffn}, {"dtype", "bf16 GEMMs, fp32 others"}};
+  c.build = [ctx, d] {
+    const std::vector<Case> cases = layer_cases(ctx, d);
+    auto instances = std::make_shared<std::vector<Instance>>();
+    CompositeWork w;
+    for (const Case& k : cases) {
+      w.rows.push_back(k.row);
+      instances->push_back(k.prepare());
+    }
+    const auto run = [instances] {
+      for (const auto& i : *instances) i.run();
+    };
+    w.instance.run = run;
+    w.instance.timed = [ctx, run](int iterations) { return ctx->time(iterations, run); };
+    w.instance.check = [instances] {
+      for (const auto& i : *instances) {
+        const std::string r = i.check();
+        if (r != "pass") return r;
+      }
+      return std::string("pass");
+    };
+    return w;
+  };
+  return c;
+}
+
+std::shared_ptr<Context> shared_context() {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
+    throw std::runtime_error("no CUDA device: the cuda backend needs a GPU (use --backend cpu)");
+  }
+  static const std::shared_ptr<Context> ctx = std::make_shared<Context>();
+  return ctx;
+}
+
+}  // namespace
+
+bool cuda_backend_built() { return true; }
+
+std::vector<Composite> cuda_composites(Grid grid) {
+  const auto ctx = shared_context();
+  std::vector<Composite> c;
+  c.push_back(layer_on_gpu(ctx, {1, 4096, 4096, 32, 16384}));
+  c.push_back(layer_on_gpu(ctx, {2, 2048, 2048, 16, 8192}));
+  if (grid == Grid::full) c.push_back(layer_on_gpu(ctx, {1, 8192, 8192, 64, 28672}));
+  return c;
+}
+
+std::vector<Case> cuda_cases(Grid grid) {
+  const bool full = grid == Grid::full;
+  const auto ctx = shared_context();
+  std::vector<Case> cases;
+  cases.push_back(copy_case(ctx, std::int64_t{1} << 30, true));
+  cases.push_back(gemm_case(ctx, ops::GemmLayout::nn, 8192, 8192, 8192, true));
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  std::vector<Shape> gemms = {{4096, 12288, 4096}, {4096, 4096, 4096}, {4096, 16384, 4096},
+                              {4096, 4096, 16384}, {1024, 1024, 1024}, {2048, 4096, 256},
+                              {512, 8192, 2048},   {16384, 1536, 4096}};
+  if (full) gemms.insert(gemms.end(), {{8192, 28672, 8192}, {333, 5000, 4096}, {128, 128, 128}});
+  for (const auto layout : {ops::GemmLayout::nt, ops::GemmLayout::nn, ops::GemmLayout::tn}) {
+    for (const auto& g : gemms) cases.push_back(gemm_case(ctx, layout, g.m, g.n, g.k));
+  }
+  for (const std::int64_t bytes :
+       {std::int64_t{1} << 20, std::int64_t{1} << 24, std::int64_t{1} << 28}) {
+    cases.push_back(copy_case(ctx, bytes));
+  }
+  struct Rows {
+    std::int64_t rows, hidden;
+  };
+  for (const bool rms : {false, true}) {
+    for (const bool bwd : {false, true}) {
+      for (const Rows s : {Rows{1024, 1024}, Rows{4096, 4096}, Rows{16384, 8192}}) {
+        cases.push_back(norm_case(ctx, rms, bwd, s.rows, s.hidden));
+      }
+    }
+  }
+  const std::vector<std::int64_t> elems = {1 << 20, 1 << 24, 1 << 26};
+  for (const bool swiglu : {false, true}) {
+    for (const bool bwd : {false, true}) {
+      for (const auto n : elems) cases.push_back(activation_case(ctx, swiglu, bwd, n));
+    }
+  }
+  for (const bool bwd : {false, true}) {
+    cases.push_back(attention_case(ctx, bwd, 16, 1024, 64));
+    cases.push_back(attention_case(ctx, bwd, 8, 2048, 128));
+    cases.push_back(attention_case(ctx, bwd, 16, 4096, 128));
+  }
+  for (const bool lion : {false, true}) {
+    for (const auto n : elems) cases.push_back(optimizer_case(ctx, lion, n));
+  }
+  cases.push_back(quantize_case(ctx, 4096, 4096));
+  cases.push_back(quantize_case(ctx, 16384, 8192));
+  for (const auto n : elems) cases.push_back(reduce_case(ctx, n));
+  cases.push_back(permute_case(ctx, 4096, 64, 4096));
+  cases.push_back(permute_case(ctx, 16384, 64, 4096));
+  return cases;
+}
+
+}  // namespace myriad::calibration
+
+#else
+
+#include <stdexcept>
+
+#include "calibration/check/composite.hpp"
+
+namespace myriad::calibration {
+
+bool cuda_backend_built() { return false; }
+
+namespace {
+constexpr const char* kNoCuda =
+    "this build has no CUDA backend (configure with -DMYRIAD_CUDA=ON where nvcc is installed)";
+}
+
+std::vector<Case> cuda_cases(Grid /*grid*/) { throw std::runtime_error(kNoCuda); }
+std::vector<Composite> cuda_composites(Grid /*grid*/) { throw std::runtime_error(kNoCuda); }
+
+}  // namespace myriad::calibration
+
+#endif
