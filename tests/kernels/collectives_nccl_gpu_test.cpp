@@ -1,0 +1,128 @@
+// The NCCL executor runs the same schedules as the thread executor and gets the
+// same floats, and NCCL's own collective gets them too. Ranks are one per GPU
+// (NCCL refuses two ranks of a communicator on one device), so multi-rank cases
+// need as many GPUs; with one GPU only the one-rank cases run. Inputs are random
+// non-zero integers in floats: sums are exact in any order, so results must be
+// equal, not close. Label `gpu`; skips cleanly without a device or NCCL.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <iostream>
+#include <numeric>
+#include <random>
+
+#include "kernels/collectives/alltoall.hpp"
+#include "kernels/collectives/double_binary_tree.hpp"
+#include "kernels/collectives/nccl_executor.hpp"
+#include "kernels/collectives/ring.hpp"
+#include "kernels/collectives/thread_executor.hpp"
+#include "kernels/device/device_query.hpp"
+
+namespace myriad::collectives {
+namespace {
+
+using kernels::DeviceReport;
+using kernels::query_devices;
+
+using Buffers = std::vector<std::vector<float>>;
+constexpr int kFloat = 4;
+
+Buffers random_buffers(const Schedule& s, std::mt19937& gen) {
+  std::uniform_int_distribution<int> value(-1000, 1000);
+  Buffers b;
+  for (int r = 0; r < s.nranks(); ++r) {
+    std::vector<float> v(static_cast<std::size_t>(s.layout(r).bytes() / kFloat));
+    for (float& x : v) x = static_cast<float>(value(gen) | 1);
+    b.push_back(std::move(v));
+  }
+  return b;
+}
+
+// The floats a collective defines on rank r: reduce-scatter only the rank's shard.
+std::vector<float> defined_part(const Schedule& s, const Buffers& b, int r) {
+  const auto& v = b[static_cast<std::size_t>(r)];
+  if (s.spec.kind != CollectiveKind::reduce_scatter) return v;
+  const int ch = s.spec.channels;
+  const auto first = static_cast<std::ptrdiff_t>(s.layout(r).offset(r * ch) / kFloat);
+  const auto last = static_cast<std::ptrdiff_t>(s.layout(r).offset((r + 1) * ch) / kFloat);
+  return {v.begin() + first, v.begin() + last};
+}
+
+// Ranks on GPUs 0..n-1, or a skip message when this machine cannot run them.
+std::string cannot_run(int n) {
+  if (!nccl_built()) return "built without CUDA/NCCL";
+  const DeviceReport report = query_devices();
+  if (report.devices.empty()) return report.note;
+  if (static_cast<int>(report.devices.size()) < n) {
+    return std::to_string(n) + " ranks need " + std::to_string(n) +
+           " GPUs (NCCL refuses two ranks on one device); " +
+           std::to_string(report.devices.size()) + " visible";
+  }
+  return {};
+}
+
+void expect_same_as_threads(NcclRanks& ranks, const Schedule& s, std::mt19937& gen) {
+  SCOPED_TRACE(to_string(s.spec.kind) + " by " + to_string(s.spec.algorithm) + " on " +
+               std::to_string(s.nranks()) + " ranks");
+  const Buffers input = random_buffers(s, gen);
+  Buffers want = input;
+  execute(s, want);
+  Buffers ours = input;
+  ranks.execute(s, ours);
+  Buffers nccl = input;
+  ranks.execute_reference(s, nccl);
+  for (int r = 0; r < s.nranks(); ++r) {
+    ASSERT_EQ(defined_part(s, ours, r), defined_part(s, want, r)) << "schedule, rank " << r;
+    ASSERT_EQ(defined_part(s, nccl, r), defined_part(s, want, r)) << "NCCL, rank " << r;
+  }
+}
+
+std::vector<Schedule> schedules(int n, std::int64_t elems) {
+  const std::int64_t bytes = kFloat * elems;
+  return {make_ring_allreduce(n, bytes, 1, kFloat), make_ring_allreduce(n, bytes, 2, kFloat),
+          make_tree_allreduce(n, bytes, 1, kFloat),
+          // Reduce-scatter and all-gather: whole buffers that split evenly, for NCCL.
+          make_ring_reduce_scatter(n, bytes * n * 2, 2, kFloat),
+          make_ring_allgather(n, bytes * n * 2, 2, kFloat), make_alltoall(n, bytes, kFloat)};
+}
+
+class NcclExecutorRuns : public ::testing::TestWithParam<int> {};
+
+TEST_P(NcclExecutorRuns, SameFloatsAsThreadsAndNccl) {
+  const int n = GetParam();
+  if (const std::string why = cannot_run(n); !why.empty()) GTEST_SKIP() << why;
+  std::vector<int> devices(static_cast<std::size_t>(n));
+  std::iota(devices.begin(), devices.end(), 0);
+  NcclRanks ranks(devices);
+  std::mt19937 gen(static_cast<unsigned>(n));
+  for (const std::int64_t elems : {1, 1001, 65537}) {
+    for (const Schedule& s : schedules(n, elems)) expect_same_as_threads(ranks, s, gen);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(OneGpuPerRank, NcclExecutorRuns, ::testing::Values(1, 2, 3, 4, 8));
+
+TEST(NcclExecutor, TimesEveryIterationWithEvents) {
+  if (const std::string why = cannot_run(1); !why.empty()) GTEST_SKIP() << why;
+  const int n = std::min(2, static_cast<int>(query_devices().devices.size()));
+  std::vector<int> devices(static_cast<std::size_t>(n));
+  std::iota(devices.begin(), devices.end(), 0);
+  const Schedule s = make_ring_allreduce(n, kFloat * (1 << 20), 1, kFloat);
+  const std::vector<double> ours = time_schedule_nccl(s, devices, 5);
+  ASSERT_EQ(ours.size(), 5U);
+  for (const double t : ours) EXPECT_GE(t, 0.0);  // one rank has nothing to do: maybe 0
+  NcclRanks ranks(devices);
+  const std::vector<double> nccl = ranks.time_reference(s, 3, 1);
+  ASSERT_EQ(nccl.size(), 3U);
+  for (const double t : nccl) EXPECT_GE(t, 0.0);
+  std::cout << "NCCL " << nccl_version() << ", " << n << " ranks, 4 MiB all-reduce: schedule "
+            << ours.back() * 1e6 << " us, NCCL " << nccl.back() * 1e6 << " us\n";
+}
+
+TEST(NcclExecutor, RefusesTwoRanksOnOneDevice) {
+  if (const std::string why = cannot_run(1); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_THROW(NcclRanks({0, 0}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace myriad::collectives
