@@ -1,88 +1,25 @@
-// The NCCL executor (CUDA and NCCL builds). Host code: the CUDA runtime, NCCL
-// and our reduction kernel's launcher, compiled as C++20.
+// The NCCL executor (CUDA and NCCL builds): ranks, their buffers, running a
+// group plan over NCCL or, with every rank on one GPU, over device copies, and
+// timing with CUDA events. Host code compiled as C++20.
 #include "kernels/collectives/nccl_executor.hpp"
 
-#include <cuda_runtime_api.h>
-#include <fmt/format.h>
-#include <nccl.h>
-
 #include <algorithm>
-#include <functional>
+#include <deque>
+#include <map>
 #include <set>
-#include <stdexcept>
-#include <utility>
 
-#include "kernels/collectives/group_plan.hpp"
-#include "kernels/device/cuda_check.hpp"
+#include "kernels/collectives/nccl_ranks_impl.hpp"
 #include "kernels/ops/reduce_cuda.hpp"
 
-#define MYRIAD_NCCL_CHECK(call)                                                               \
-  do {                                                                                        \
-    const ncclResult_t myriad_nccl_status_ = (call);                                          \
-    if (myriad_nccl_status_ != ncclSuccess) {                                                 \
-      throw std::runtime_error(fmt::format("{} failed: {} ({}:{})", #call,                    \
-                                           ncclGetErrorString(myriad_nccl_status_), __FILE__, \
-                                           __LINE__));                                        \
-    }                                                                                         \
-  } while (false)
-
 namespace myriad::collectives {
-namespace {
 
-constexpr std::int64_t kFloat = 4;
+using nccl_detail::DeviceBytes;
+using nccl_detail::floats;
+using nccl_detail::kFloat;
+using nccl_detail::Rank;
 
-std::size_t floats(std::int64_t bytes) { return static_cast<std::size_t>(bytes / kFloat); }
+namespace nccl_detail {
 
-// Device memory of one rank, freed with its owner.
-class DeviceBytes {
- public:
-  DeviceBytes() = default;
-  DeviceBytes(int device, std::int64_t bytes) : bytes_(bytes) {
-    MYRIAD_CUDA_CHECK(cudaSetDevice(device));
-    MYRIAD_CUDA_CHECK(
-        cudaMalloc(&ptr_, static_cast<std::size_t>(std::max<std::int64_t>(bytes, 4))));
-  }
-  ~DeviceBytes() { (void)cudaFree(ptr_); }
-  DeviceBytes(DeviceBytes&& o) noexcept
-      : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-  DeviceBytes& operator=(DeviceBytes&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    std::swap(bytes_, o.bytes_);
-    return *this;
-  }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-
-  [[nodiscard]] std::int64_t bytes() const { return bytes_; }
-  [[nodiscard]] char* at(std::int64_t offset) const { return static_cast<char*>(ptr_) + offset; }
-
- private:
-  void* ptr_ = nullptr;
-  std::int64_t bytes_ = 0;
-};
-
-// One rank: its communicator, stream, timing events and three regions.
-struct Rank {
-  int device = 0;
-  ncclComm_t comm = nullptr;
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr;
-  cudaEvent_t stop = nullptr;
-  DeviceBytes data, scratch, staging;
-
-  [[nodiscard]] char* at(const Place& p) const {
-    const DeviceBytes& region =
-        p.region == Region::data ? data : (p.region == Region::scratch ? scratch : staging);
-    return region.at(p.offset);
-  }
-};
-
-// Holds at least `bytes` of device memory in `region` (contents not kept when it grows).
-void reserve(DeviceBytes& region, int device, std::int64_t bytes) {
-  if (region.bytes() < bytes || region.bytes() == 0) region = DeviceBytes(device, bytes);
-}
-
-// Posts ops inside ncclGroupStart/End; the group is closed even when a post fails.
 void in_group(const std::function<void()>& post) {
   MYRIAD_NCCL_CHECK(ncclGroupStart());
   try {
@@ -92,6 +29,26 @@ void in_group(const std::function<void()>& post) {
     throw;
   }
   MYRIAD_NCCL_CHECK(ncclGroupEnd());
+}
+
+}  // namespace nccl_detail
+
+namespace {
+
+// Holds at least `bytes` of device memory in `region` (contents not kept when it grows).
+void reserve(DeviceBytes& region, int device, std::int64_t bytes) {
+  if (!region.allocated() || region.bytes() < bytes) region = DeviceBytes(device, bytes);
+}
+
+// Distinct devices: NCCL. One device for every rank: device copies. Else refused.
+P2pTransport transport_for(const std::vector<int>& devices) {
+  if (devices.empty()) throw std::invalid_argument("NcclRanks: no devices");
+  const std::set<int> distinct(devices.begin(), devices.end());
+  if (distinct.size() == devices.size()) return P2pTransport::nccl;
+  if (distinct.size() == 1) return P2pTransport::device_copy;
+  throw std::invalid_argument(
+      "NcclRanks: give each rank its own GPU (NCCL) or every rank the same GPU (device copies); "
+      "NCCL (>= 2.5) refuses two ranks of a communicator on one device");
 }
 
 // buffers: the host buffers to run on, or nullptr when timing on device data.
@@ -117,74 +74,26 @@ void require_runnable(const Schedule& s, int nranks,
   }
 }
 
-// Bytes of rank r's shard in a ring layout (chunks [r * channels, (r + 1) * channels)),
-// which NCCL's all-gather and reduce-scatter need equal on every rank.
-std::int64_t equal_shard_bytes(const Schedule& s) {
-  const int ch = s.spec.channels;
-  const std::int64_t shard = s.layout(0).range_bytes(0, ch);
-  for (int r = 1; r < s.nranks(); ++r) {
-    if (s.layout(r).range_bytes(r * ch, ch) != shard) {
-      throw std::invalid_argument(
-          "NCCL reference: shards of unequal size; NCCL needs equal counts");
-    }
-  }
-  return shard;
-}
-
-// All-to-all blocks (input half, then output half) of one size everywhere.
-std::int64_t equal_block_bytes(const Schedule& s) {
-  const std::int64_t block = s.layout(0).size(0);
-  for (int r = 0; r < s.nranks(); ++r) {
-    for (int c = 0; c < s.layout(r).nchunks(); ++c) {
-      if (s.layout(r).size(c) != block) {
-        throw std::invalid_argument("NCCL reference: all-to-all-v has no NCCL collective here");
-      }
-    }
-  }
-  return block;
-}
-
 }  // namespace
 
-struct NcclRanks::Impl {
-  std::vector<Rank> ranks;
-
-  explicit Impl(const std::vector<int>& devices);
-  ~Impl();
-  Impl(const Impl&) = delete;
-  Impl& operator=(const Impl&) = delete;
-  Impl(Impl&&) = delete;
-  Impl& operator=(Impl&&) = delete;
-
-  void prepare(const Schedule& s, const GroupPlan* plan);
-  void upload(const std::vector<std::vector<float>>& buffers);
-  void download(std::vector<std::vector<float>>& buffers);
-  void synchronize();
-  void clear();
-  void run_plan(const GroupPlan& plan);
-  void run_reference(const Schedule& s);
-  std::vector<double> timed(const std::function<void()>& once, int iterations, int warmup);
-};
-
-NcclRanks::Impl::Impl(const std::vector<int>& devices) {
-  if (devices.empty()) throw std::invalid_argument("NcclRanks: no devices");
-  if (std::set<int>(devices.begin(), devices.end()).size() != devices.size()) {
-    throw std::invalid_argument(
-        "NcclRanks: each rank needs its own GPU; NCCL (>= 2.5) refuses two ranks of a "
-        "communicator on one device (\"Duplicate GPU detected\")");
-  }
+void NcclRanks::Impl::init(const std::vector<int>& devices) {
+  transport = transport_for(devices);
   ranks.resize(devices.size());
-  std::vector<ncclComm_t> comms(devices.size());
-  MYRIAD_NCCL_CHECK(
-      ncclCommInitAll(comms.data(), static_cast<int>(devices.size()), devices.data()));
+  if (transport == P2pTransport::nccl) {
+    std::vector<ncclComm_t> comms(devices.size());
+    MYRIAD_NCCL_CHECK(
+        ncclCommInitAll(comms.data(), static_cast<int>(devices.size()), devices.data()));
+    for (std::size_t r = 0; r < devices.size(); ++r) ranks[r].comm = comms[r];
+  }
   for (std::size_t r = 0; r < devices.size(); ++r) {
     Rank& rank = ranks[r];
     rank.device = devices[r];
-    rank.comm = comms[r];
     MYRIAD_CUDA_CHECK(cudaSetDevice(rank.device));
-    MYRIAD_CUDA_CHECK(cudaStreamCreateWithFlags(&rank.stream, cudaStreamNonBlocking));
+    // Blocking streams: they wait for the synchronous copies of upload() and clear().
+    MYRIAD_CUDA_CHECK(cudaStreamCreate(&rank.stream));
     MYRIAD_CUDA_CHECK(cudaEventCreate(&rank.start));
     MYRIAD_CUDA_CHECK(cudaEventCreate(&rank.stop));
+    MYRIAD_CUDA_CHECK(cudaEventCreateWithFlags(&rank.fence, cudaEventDisableTiming));
   }
 }
 
@@ -192,8 +101,9 @@ NcclRanks::Impl::~Impl() {
   for (Rank& rank : ranks) {
     (void)cudaSetDevice(rank.device);
     if (rank.comm != nullptr) (void)ncclCommDestroy(rank.comm);
-    if (rank.start != nullptr) (void)cudaEventDestroy(rank.start);
-    if (rank.stop != nullptr) (void)cudaEventDestroy(rank.stop);
+    for (cudaEvent_t event : {rank.start, rank.stop, rank.fence}) {
+      if (event != nullptr) (void)cudaEventDestroy(event);
+    }
     if (rank.stream != nullptr) (void)cudaStreamDestroy(rank.stream);
   }
 }
@@ -214,6 +124,7 @@ void NcclRanks::Impl::upload(const std::vector<std::vector<float>>& buffers) {
     MYRIAD_CUDA_CHECK(cudaSetDevice(ranks[r].device));
     MYRIAD_CUDA_CHECK(cudaMemcpy(ranks[r].data.at(0), buffers[r].data(),
                                  buffers[r].size() * sizeof(float), cudaMemcpyHostToDevice));
+    MYRIAD_CUDA_CHECK(cudaDeviceSynchronize());
   }
 }
 
@@ -238,6 +149,7 @@ void NcclRanks::Impl::clear() {
   for (const Rank& rank : ranks) {
     MYRIAD_CUDA_CHECK(cudaSetDevice(rank.device));
     MYRIAD_CUDA_CHECK(cudaMemset(rank.data.at(0), 0, static_cast<std::size_t>(rank.data.bytes())));
+    MYRIAD_CUDA_CHECK(cudaDeviceSynchronize());
   }
 }
 
@@ -252,21 +164,11 @@ void NcclRanks::Impl::run_plan(const GroupPlan& plan) {
                                           cudaMemcpyDeviceToDevice, rank.stream));
       }
     }
-    in_group([&] {
-      for (std::size_t r = 0; r < ranks.size(); ++r) {
-        const Rank& rank = ranks[r];
-        for (const GroupOp& op : round[r].group) {
-          if (op.bytes == 0) continue;  // both sides of a pair skip it
-          if (op.kind == GroupOpKind::send) {
-            MYRIAD_NCCL_CHECK(ncclSend(rank.at(op.src), floats(op.bytes), ncclFloat, op.peer,
-                                       rank.comm, rank.stream));
-          } else {
-            MYRIAD_NCCL_CHECK(ncclRecv(rank.at(op.dst), floats(op.bytes), ncclFloat, op.peer,
-                                       rank.comm, rank.stream));
-          }
-        }
-      }
-    });
+    if (transport == P2pTransport::nccl) {
+      exchange_by_nccl(round);
+    } else {
+      exchange_by_copies(round);
+    }
     for (std::size_t r = 0; r < ranks.size(); ++r) {
       const Rank& rank = ranks[r];
       MYRIAD_CUDA_CHECK(cudaSetDevice(rank.device));
@@ -281,56 +183,61 @@ void NcclRanks::Impl::run_plan(const GroupPlan& plan) {
   }
 }
 
-// NCCL's own collective for the schedule's spec, every rank's call in one group.
-void NcclRanks::Impl::run_reference(const Schedule& s) {
-  const auto n = static_cast<int>(ranks.size());
-  const std::int64_t bytes = s.layout(0).bytes();
-  const std::int64_t shard =
-      s.spec.kind == CollectiveKind::allgather || s.spec.kind == CollectiveKind::reduce_scatter
-          ? equal_shard_bytes(s)
-          : 0;
-  const std::int64_t block = s.spec.kind == CollectiveKind::alltoall ? equal_block_bytes(s) : 0;
-  in_group([&] {
-    for (int r = 0; r < n; ++r) {
-      const Rank& k = ranks[static_cast<std::size_t>(r)];
-      char* d = k.data.at(0);
-      switch (s.spec.kind) {
-        case CollectiveKind::allreduce:
-          MYRIAD_NCCL_CHECK(
-              ncclAllReduce(d, d, floats(bytes), ncclFloat, ncclSum, k.comm, k.stream));
-          break;
-        case CollectiveKind::broadcast:
-          MYRIAD_NCCL_CHECK(
-              ncclBroadcast(d, d, floats(bytes), ncclFloat, s.spec.root, k.comm, k.stream));
-          break;
-        case CollectiveKind::allgather:
-          MYRIAD_NCCL_CHECK(
-              ncclAllGather(d + r * shard, d, floats(shard), ncclFloat, k.comm, k.stream));
-          break;
-        case CollectiveKind::reduce_scatter:
-          MYRIAD_NCCL_CHECK(ncclReduceScatter(d, d + r * shard, floats(shard), ncclFloat, ncclSum,
-                                              k.comm, k.stream));
-          break;
-        case CollectiveKind::alltoall:
-          for (int j = 0; j < n; ++j) {
-            MYRIAD_NCCL_CHECK(
-                ncclSend(d + j * block, floats(block), ncclFloat, j, k.comm, k.stream));
-            MYRIAD_NCCL_CHECK(
-                ncclRecv(d + (n + j) * block, floats(block), ncclFloat, j, k.comm, k.stream));
-          }
-          break;
-        case CollectiveKind::sendrecv:
-          if (s.spec.root == s.spec.dst) break;  // the schedule moves nothing either
-          if (r == s.spec.root) {
-            MYRIAD_NCCL_CHECK(ncclSend(d, floats(bytes), ncclFloat, s.spec.dst, k.comm, k.stream));
-          }
-          if (r == s.spec.dst) {
-            MYRIAD_NCCL_CHECK(ncclRecv(d, floats(bytes), ncclFloat, s.spec.root, k.comm, k.stream));
-          }
-          break;
+// One NCCL group: every rank's sends and receives, each on its communicator and stream.
+void NcclRanks::Impl::exchange_by_nccl(const std::vector<RankRound>& round) {
+  nccl_detail::in_group([&] {
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      const Rank& rank = ranks[r];
+      for (const GroupOp& op : round[r].group) {
+        if (op.bytes == 0) continue;  // both sides of a pair skip it
+        if (op.kind == GroupOpKind::send) {
+          MYRIAD_NCCL_CHECK(ncclSend(rank.at(op.src), floats(op.bytes), ncclFloat, op.peer,
+                                     rank.comm, rank.stream));
+        } else {
+          MYRIAD_NCCL_CHECK(ncclRecv(rank.at(op.dst), floats(op.bytes), ncclFloat, op.peer,
+                                     rank.comm, rank.stream));
+        }
       }
     }
   });
+}
+
+// Every stream waits until every other stream has reached this point.
+void NcclRanks::Impl::fence_all() {
+  for (const Rank& rank : ranks) MYRIAD_CUDA_CHECK(cudaEventRecord(rank.fence, rank.stream));
+  for (const Rank& waiter : ranks) {
+    for (const Rank& other : ranks) {
+      if (&other != &waiter) MYRIAD_CUDA_CHECK(cudaStreamWaitEvent(waiter.stream, other.fence, 0));
+    }
+  }
+}
+
+// The group as device copies on one GPU: each receive copies, on the receiver's
+// stream, the bytes of the send NCCL would match it with (the k-th from that peer),
+// between barriers so that sends read what the round's start left there.
+void NcclRanks::Impl::exchange_by_copies(const std::vector<RankRound>& round) {
+  MYRIAD_CUDA_CHECK(cudaSetDevice(ranks.front().device));
+  std::map<std::pair<int, int>, std::deque<const char*>> sent;  // (src, dst): send bytes
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    for (const GroupOp& op : round[r].group) {
+      if (op.kind == GroupOpKind::send) {
+        sent[{static_cast<int>(r), op.peer}].push_back(ranks[r].at(op.src));
+      }
+    }
+  }
+  fence_all();
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    for (const GroupOp& op : round[r].group) {
+      if (op.kind != GroupOpKind::recv) continue;
+      auto& queue = sent[{op.peer, static_cast<int>(r)}];
+      if (queue.empty()) throw std::logic_error("NCCL executor: a receive without a send");
+      MYRIAD_CUDA_CHECK(cudaMemcpyAsync(ranks[r].at(op.dst), queue.front(),
+                                        static_cast<std::size_t>(op.bytes),
+                                        cudaMemcpyDeviceToDevice, ranks[r].stream));
+      queue.pop_front();
+    }
+  }
+  fence_all();
 }
 
 std::vector<double> NcclRanks::Impl::timed(const std::function<void()>& once, int iterations,
@@ -361,12 +268,15 @@ std::vector<double> NcclRanks::Impl::timed(const std::function<void()>& once, in
   return seconds;
 }
 
-NcclRanks::NcclRanks(const std::vector<int>& devices) : impl_(std::make_unique<Impl>(devices)) {}
+NcclRanks::NcclRanks(const std::vector<int>& devices) : impl_(std::make_unique<Impl>()) {
+  impl_->init(devices);  // a failure here still releases what init made, through ~Impl
+}
 NcclRanks::~NcclRanks() = default;
 NcclRanks::NcclRanks(NcclRanks&&) noexcept = default;
 NcclRanks& NcclRanks::operator=(NcclRanks&&) noexcept = default;
 
 int NcclRanks::nranks() const { return static_cast<int>(impl_->ranks.size()); }
+P2pTransport NcclRanks::transport() const { return impl_->transport; }
 
 void NcclRanks::execute(const Schedule& schedule, std::vector<std::vector<float>>& buffers) {
   require_runnable(schedule, nranks(), &buffers);

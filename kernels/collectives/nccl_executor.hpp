@@ -6,18 +6,22 @@
 // for the same CollectiveSpec (ncclAllReduce, ncclAllGather, ncclReduceScatter,
 // ncclBroadcast, grouped sends for all-to-all and sendrecv) as the reference.
 //
-// All ranks live in this process: one communicator per rank (ncclCommInitAll),
-// each with its own stream and buffers on its device. The devices must be
-// distinct: since NCCL 2.5 two ranks of one communicator on the same GPU are
+// All ranks live in this process, each with its own stream and buffers. With
+// one GPU per rank, each rank has an NCCL communicator (ncclCommInitAll). NCCL
+// cannot put two ranks of a communicator on one GPU: since NCCL 2.5 that is
 // refused at initialization ("Duplicate GPU detected", ncclInvalidUsage; see
-// NVIDIA/nccl issues #103 and #418). On a one-GPU machine only one-rank
-// schedules run here; multi-rank schedules need one GPU per rank.
+// NVIDIA/nccl issues #103 and #418). So when every rank is given the same GPU,
+// the ranks run as streams over separate buffers on that device and each group
+// becomes device-to-device copies between them (P2pTransport::device_copy),
+// between barriers of CUDA events: the same plan, rounds and reductions, without
+// NCCL; NCCL's own collectives then have no reference to offer.
 //
 // This header needs neither CUDA nor NCCL. In a build without them
 // (MYRIAD_HAVE_NCCL undefined) every entry point throws std::runtime_error
 // "built without CUDA/NCCL".
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,12 +35,20 @@ bool nccl_built();
 // NCCL's version, "2.28.9", or "" in a build without NCCL.
 std::string nccl_version();
 
-// One NCCL communicator, stream and set of buffers per rank.
+// How the ranks of one group exchange bytes.
+enum class P2pTransport : std::uint8_t {
+  nccl,         // ncclSend/ncclRecv, one GPU per rank
+  device_copy,  // every rank on one GPU: cudaMemcpyAsync between the ranks' buffers
+};
+
+// One stream and set of buffers per rank, and an NCCL communicator per rank
+// when the ranks are on distinct GPUs.
 class NcclRanks {
  public:
-  // Rank r runs on CUDA device devices[r]. Throws std::invalid_argument on an
-  // empty or repeated device list, kernels::CudaError or std::runtime_error
-  // (with NCCL's message) when CUDA or NCCL fails.
+  // Rank r runs on CUDA device devices[r]: distinct devices use NCCL, one device
+  // repeated uses device copies. Throws std::invalid_argument on an empty list or
+  // a mix (some devices shared, others not), kernels::CudaError or
+  // std::runtime_error (with NCCL's message) when CUDA or NCCL fails.
   explicit NcclRanks(const std::vector<int>& devices);
   ~NcclRanks();
   NcclRanks(NcclRanks&&) noexcept;
@@ -45,6 +57,7 @@ class NcclRanks {
   NcclRanks& operator=(const NcclRanks&) = delete;
 
   [[nodiscard]] int nranks() const;
+  [[nodiscard]] P2pTransport transport() const;
 
   // The schedule on real floats, as the thread executor's execute(): buffers[r]
   // holds layout(r).bytes() / 4 floats and is updated in place (uploaded, run,
@@ -56,7 +69,8 @@ class NcclRanks {
   // broadcast over the whole buffer; all-gather and reduce-scatter in place on
   // the ring layout (the shards must be of equal size); all-to-all from the input
   // half to the output half (uniform blocks). Reduce-scatter defines only each
-  // rank's own shard. std::invalid_argument for other kinds or layouts.
+  // rank's own shard. std::invalid_argument for other kinds or layouts, and
+  // under P2pTransport::device_copy (no NCCL communicators).
   void execute_reference(const Schedule& schedule, std::vector<std::vector<float>>& buffers);
 
   // Seconds per iteration of `iterations` runs of the schedule (or of the

@@ -22,6 +22,7 @@ NcclRanks::~NcclRanks() = default;
 NcclRanks::NcclRanks(NcclRanks&&) noexcept = default;
 NcclRanks& NcclRanks::operator=(NcclRanks&&) noexcept = default;
 int NcclRanks::nranks() const { not_built(); }
+P2pTransport NcclRanks::transport() const { not_built(); }
 void NcclRanks::execute(const Schedule& /*schedule*/,
                         std::vector<std::vector<float>>& /*buffers*/) {
   not_built();
