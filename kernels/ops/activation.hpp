@@ -36,6 +36,12 @@ void gelu_backward_cpu(std::span<const Bf16> dy, std::span<const Bf16> x, std::s
 void swiglu_forward_cpu(std::span<const Bf16> gate, std::span<const Bf16> up, std::span<Bf16> y);
 void swiglu_backward_cpu(std::span<const Bf16> dy, std::span<const Bf16> gate,
                          std::span<const Bf16> up, std::span<Bf16> dgate, std::span<Bf16> dup);
+// x, y, dy, dx bf16; bias and dbias fp32 (dbias sums the fp32 dx, before rounding).
+void bias_gelu_forward_cpu(std::int64_t rows, std::int64_t cols, std::span<const Bf16> x,
+                           std::span<const float> bias, std::span<Bf16> y);
+void bias_gelu_backward_cpu(std::int64_t rows, std::int64_t cols, std::span<const Bf16> dy,
+                            std::span<const Bf16> x, std::span<const float> bias,
+                            std::span<Bf16> dx, std::span<float> dbias);
 
 // Memory-bound ops over n output elements of elem_bytes each.
 models::Op gelu_op(std::int64_t n, double elem_bytes);

@@ -55,11 +55,12 @@ __global__ void swiglu_backward_kernel(const T* dy, const T* gate, const T* up, 
   }
 }
 
-__global__ void bias_gelu_forward_kernel(const float* x, const float* bias, float* y,
-                                         std::int64_t n, std::int64_t cols) {
+template <typename T>
+__global__ void bias_gelu_forward_kernel(const T* x, const float* bias, T* y, std::int64_t n,
+                                         std::int64_t cols) {
   for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
-    const float v = x[i] + bias[i % cols];
-    y[i] = 0.5F * v * (1.0F + tanhf(tanh_arg(v)));
+    const float v = to_float(x[i]) + bias[i % cols];
+    y[i] = from_float<T>(0.5F * v * (1.0F + tanhf(tanh_arg(v))));
   }
 }
 
@@ -69,19 +70,42 @@ __device__ float gelu_grad(float v) {
   return 0.5F * (1.0F + t) + 0.5F * v * (1.0F - t * t) * dinner;
 }
 
-// One thread per column: dx for the column's elements, then their sum into dbias.
-__global__ void bias_gelu_backward_kernel(const float* dy, const float* x, const float* bias,
-                                          float* dx, float* dbias, std::int64_t rows,
-                                          std::int64_t cols) {
+// One thread per column: dx for the column's elements, then their fp32 sum into dbias.
+template <typename T>
+__global__ void bias_gelu_backward_kernel(const T* dy, const T* x, const float* bias, T* dx,
+                                          float* dbias, std::int64_t rows, std::int64_t cols) {
   for (std::int64_t c = grid_index(); c < cols; c += grid_stride()) {
     float sum = 0.0F;
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t i = r * cols + c;
-      dx[i] = dy[i] * gelu_grad(x[i] + bias[c]);
-      sum += dx[i];
+      const float d = to_float(dy[i]) * gelu_grad(to_float(x[i]) + bias[c]);
+      dx[i] = from_float<T>(d);
+      sum += d;
     }
     dbias[c] = sum;
   }
+}
+
+template <typename T>
+void bias_gelu_forward(const T* x, const float* bias, T* y, std::int64_t rows, std::int64_t cols,
+                       cudaStream_t stream) {
+  if (rows < 1 || cols < 1) {
+    throw std::invalid_argument("bias_gelu_cuda: rows and cols must be >= 1");
+  }
+  bias_gelu_forward_kernel<<<blocks_for(rows * cols), kThreadsPerBlock, 0, stream>>>(
+      x, bias, y, rows * cols, cols);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+}
+
+template <typename T>
+void bias_gelu_backward(const T* dy, const T* x, const float* bias, T* dx, float* dbias,
+                        std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
+  if (rows < 1 || cols < 1) {
+    throw std::invalid_argument("bias_gelu_cuda: rows and cols must be >= 1");
+  }
+  bias_gelu_backward_kernel<<<blocks_for(cols), kThreadsPerBlock, 0, stream>>>(dy, x, bias, dx,
+                                                                               dbias, rows, cols);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace
@@ -139,22 +163,25 @@ void swiglu_backward_cuda(const Bf16* dy, const Bf16* gate, const Bf16* up, Bf16
 
 void bias_gelu_forward_cuda(const float* x, const float* bias, float* y, std::int64_t rows,
                             std::int64_t cols, cudaStream_t stream) {
-  if (rows < 1 || cols < 1)
-    throw std::invalid_argument("bias_gelu_cuda: rows and cols must be >= 1");
-  bias_gelu_forward_kernel<<<blocks_for(rows * cols), kThreadsPerBlock, 0, stream>>>(
-      x, bias, y, rows * cols, cols);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  bias_gelu_forward(x, bias, y, rows, cols, stream);
+}
+
+void bias_gelu_forward_cuda(const Bf16* x, const float* bias, Bf16* y, std::int64_t rows,
+                            std::int64_t cols, cudaStream_t stream) {
+  bias_gelu_forward(device_ptr(x), bias, device_ptr(y), rows, cols, stream);
 }
 
 void bias_gelu_backward_cuda(const float* dy, const float* x, const float* bias, float* dx,
                              float* dbias, std::int64_t rows, std::int64_t cols,
                              cudaStream_t stream) {
-  if (rows < 1 || cols < 1) {
-    throw std::invalid_argument("bias_gelu_cuda: rows and cols must be >= 1");
-  }
-  bias_gelu_backward_kernel<<<blocks_for(cols), kThreadsPerBlock, 0, stream>>>(dy, x, bias, dx,
-                                                                               dbias, rows, cols);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  bias_gelu_backward(dy, x, bias, dx, dbias, rows, cols, stream);
+}
+
+void bias_gelu_backward_cuda(const Bf16* dy, const Bf16* x, const float* bias, Bf16* dx,
+                             float* dbias, std::int64_t rows, std::int64_t cols,
+                             cudaStream_t stream) {
+  bias_gelu_backward(device_ptr(dy), device_ptr(x), bias, device_ptr(dx), dbias, rows, cols,
+                     stream);
 }
 
 }  // namespace myriad::kernels::ops

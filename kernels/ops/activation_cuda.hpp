@@ -1,6 +1,6 @@
 // Activations on the GPU, fp32 compute, same formulas as activation.hpp's CPU
-// backend: GeLU (tanh approximation) and SwiGLU, forward and backward, with fp32
-// or bf16 storage; and the fused bias + GeLU, forward and backward, fp32. Device
+// backend: GeLU (tanh approximation), SwiGLU and the fused bias + GeLU, forward
+// and backward, with fp32 or bf16 storage (fp32 bias and dbias). Device
 // pointers, n elements each, enqueued on `stream`.
 #pragma once
 
@@ -34,6 +34,12 @@ void bias_gelu_forward_cuda(const float* x, const float* bias, float* y, std::in
                             std::int64_t cols, cudaStream_t stream);
 // dy, x, dx: [rows, cols]; bias, dbias: [cols] (dbias: column sums of dx, one thread a column).
 void bias_gelu_backward_cuda(const float* dy, const float* x, const float* bias, float* dx,
+                             float* dbias, std::int64_t rows, std::int64_t cols,
+                             cudaStream_t stream);
+// bf16 storage: x, y, dy, dx bf16; bias, dbias fp32 (dbias sums the fp32 dx).
+void bias_gelu_forward_cuda(const Bf16* x, const float* bias, Bf16* y, std::int64_t rows,
+                            std::int64_t cols, cudaStream_t stream);
+void bias_gelu_backward_cuda(const Bf16* dy, const Bf16* x, const float* bias, Bf16* dx,
                              float* dbias, std::int64_t rows, std::int64_t cols,
                              cudaStream_t stream);
 

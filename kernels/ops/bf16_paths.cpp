@@ -67,6 +67,21 @@ void swiglu_backward_cpu(std::span<const Bf16> dy, std::span<const Bf16> gate,
   narrow(dup32, dup);
 }
 
+void bias_gelu_forward_cpu(std::int64_t rows, std::int64_t cols, std::span<const Bf16> x,
+                           std::span<const float> bias, std::span<Bf16> y) {
+  std::vector<float> y32(y.size());
+  bias_gelu_forward_cpu(rows, cols, widen(x), bias, y32);
+  narrow(y32, y);
+}
+
+void bias_gelu_backward_cpu(std::int64_t rows, std::int64_t cols, std::span<const Bf16> dy,
+                            std::span<const Bf16> x, std::span<const float> bias,
+                            std::span<Bf16> dx, std::span<float> dbias) {
+  std::vector<float> dx32(dx.size());
+  bias_gelu_backward_cpu(rows, cols, widen(dy), widen(x), bias, dx32, dbias);
+  narrow(dx32, dx);
+}
+
 void attention_forward_cpu(const AttentionShape& s, std::span<const Bf16> q,
                            std::span<const Bf16> k, std::span<const Bf16> v, std::span<Bf16> o,
                            std::span<float> lse) {

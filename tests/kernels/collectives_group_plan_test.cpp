@@ -40,7 +40,7 @@ std::vector<Schedule> every_schedule(int n, std::int64_t elems) {
   std::vector<std::vector<std::int64_t>> matrix(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j)
-      matrix[static_cast<std::size_t>(i)].push_back(kFloat * ((i + 2 * j) % 5));
+      matrix[static_cast<std::size_t>(i)].push_back(std::int64_t{kFloat} * ((i + 2 * j) % 5));
   }
   return {make_ring_allreduce(n, bytes, 1, kFloat),
           make_ring_allreduce(n, bytes, 3, kFloat),
@@ -77,7 +77,8 @@ TEST(GroupPlan, RingTakesOneSendAndOneReceivePerRankAndRound) {
   // Expectation: a ring all-reduce over n ranks is 2(n - 1) rounds, each rank
   // sending one chunk and receiving one, with no staging (NCCL's runRing).
   for (const int n : {2, 3, 8}) {
-    const GroupPlan plan = make_group_plan(make_ring_allreduce(n, 4 * 1001, 1, kFloat));
+    const GroupPlan plan =
+        make_group_plan(make_ring_allreduce(n, std::int64_t{4} * 1001, 1, kFloat));
     EXPECT_EQ(plan.rounds.size(), static_cast<std::size_t>(2 * (n - 1))) << n;
     for (const auto& round : plan.rounds) {
       for (const RankRound& rr : round) ASSERT_EQ(rr.group.size(), 2U);
@@ -89,7 +90,7 @@ TEST(GroupPlan, RingTakesOneSendAndOneReceivePerRankAndRound) {
 TEST(GroupPlan, AllToAllIsOneGroup) {
   // Expectation: the pairwise exchanges touch disjoint blocks, so they all go in
   // one group (as nccl-tests' all-to-all), with the local block copied before it.
-  const GroupPlan plan = make_group_plan(make_alltoall(7, 4 * 3, kFloat));
+  const GroupPlan plan = make_group_plan(make_alltoall(7, std::int64_t{4} * 3, kFloat));
   ASSERT_EQ(plan.rounds.size(), 1U);
   for (const RankRound& rr : plan.rounds.front()) {
     EXPECT_EQ(rr.group.size(), 12U);
@@ -104,13 +105,14 @@ TEST(GroupPlan, StagesSendsThatAReceiveWouldOverwrite) {
   // is staged (copied aside) in a first round and posted from there in a second.
   CollectiveSpec spec;
   spec.nranks = 2;
-  spec.bytes = 4 * 5;
+  constexpr std::int64_t kBytes = 20;  // five floats
+  spec.bytes = kBytes;
   spec.elem_bytes = kFloat;
   spec.algorithm = Algorithm::direct;
-  Schedule s{spec, {ChunkLayout::even(4 * 5, 1, kFloat)}, {}};
+  Schedule s{spec, {ChunkLayout::even(kBytes, 1, kFloat)}, {}};
   for (int r = 0; r < 2; ++r) {
-    s.steps.push_back({Step{StepKind::send, 1 - r, 0, 0, 1, -1, 4 * 5},
-                       Step{StepKind::recv_reduce, 1 - r, 0, 0, 1, -1, 4 * 5}});
+    s.steps.push_back({Step{StepKind::send, 1 - r, 0, 0, 1, -1, kBytes},
+                       Step{StepKind::recv_reduce, 1 - r, 0, 0, 1, -1, kBytes}});
   }
   const GroupPlan plan = make_group_plan(s);
   ASSERT_EQ(plan.rounds.size(), 2U);

@@ -112,7 +112,7 @@ INSTANTIATE_TEST_SUITE_P(Ranks, NcclExecutorRuns, ::testing::Values(1, 2, 3, 4, 
 TEST(NcclExecutor, TimesEveryIterationWithEvents) {
   if (const std::string why = cannot_run(); !why.empty()) GTEST_SKIP() << why;
   const std::vector<int> devices = devices_for(2);
-  const Schedule s = make_ring_allreduce(2, kFloat * (1 << 20), 1, kFloat);
+  const Schedule s = make_ring_allreduce(2, std::int64_t{kFloat} << 20, 1, kFloat);
   const std::vector<double> ours = time_schedule_nccl(s, devices, 5);
   ASSERT_EQ(ours.size(), 5U);
   for (const double t : ours) EXPECT_GT(t, 0.0);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <random>
 
@@ -69,8 +70,8 @@ TEST(Bf16Cpu, NormsMatchFloat64) {
   std::mt19937_64 rng(81);
   for (const bool layer : {true, false}) {
     const NormShape s{5, 37};
-    const auto x = random_bf16(rng, 5 * 37, -2.0F, 3.0F);
-    const auto dy = random_bf16(rng, 5 * 37);
+    const auto x = random_bf16(rng, std::size_t{5} * 37, -2.0F, 3.0F);
+    const auto dy = random_bf16(rng, std::size_t{5} * 37);
     const auto gamma = random_floats(rng, 37, 0.5F, 1.5F);
     const auto beta = random_floats(rng, 37);
     auto y = poisoned_bf16(x.size());
@@ -127,6 +128,35 @@ TEST(Bf16Cpu, ActivationsMatchFloat64) {
   const auto by_up = [&](const Vec& u) { return swiglu(xd, u); };
   expect_close(widened(dgate), numeric_grad(by_gate, xd, dyd), 1e-6, kBf16Rtol, "dgate");
   expect_close(widened(dup), numeric_grad(by_up, ud, dyd), 1e-6, kBf16Rtol, "dup");
+}
+
+TEST(Bf16Cpu, BiasGeluMatchesFloat64) {
+  std::mt19937_64 rng(84);
+  const std::int64_t rows = 7;
+  const std::int64_t cols = 5;
+  const std::size_t n = 35;
+  const auto x = random_bf16(rng, n, -4.0F, 4.0F);
+  const auto dy = random_bf16(rng, n);
+  const auto bias = random_floats(rng, 5);
+  auto y = poisoned_bf16(n), dx = poisoned_bf16(n);
+  std::vector<float> dbias(5, std::numeric_limits<float>::quiet_NaN());
+  bias_gelu_forward_cpu(rows, cols, x, bias, y);
+  bias_gelu_backward_cpu(rows, cols, dy, x, bias, dx, dbias);
+  const Vec bd(bias.begin(), bias.end());
+  const auto by_x = [&](const Vec& xv) {
+    Vec out(xv.size());
+    for (std::size_t i = 0; i < xv.size(); ++i) out[i] = gelu64(xv[i] + bd[i % 5]);
+    return out;
+  };
+  const auto by_bias = [&](const Vec& b) {
+    Vec out(n);
+    const Vec xd = to_f64(x);
+    for (std::size_t i = 0; i < n; ++i) out[i] = gelu64(xd[i] + b[i % 5]);
+    return out;
+  };
+  expect_close(widened(y), by_x(to_f64(x)), 1e-6, kBf16Rtol, "y");
+  expect_close(widened(dx), numeric_grad(by_x, to_f64(x), to_f64(dy)), 1e-6, kBf16Rtol, "dx");
+  expect_close(dbias, numeric_grad(by_bias, bd, to_f64(dy)), 1e-5, 1e-4, "dbias");
 }
 
 // Float64 attention over [batch, heads, seq, head_dim] with the shape's mask; GQA.

@@ -106,6 +106,30 @@ TEST(OpsGpu, ActivationsBf16MatchCpu) {
   }
 }
 
+TEST(OpsGpu, BiasGeluBf16MatchesCpu) {
+  if (!have_gpu()) GTEST_SKIP() << query_devices().note;
+  std::mt19937_64 rng(124);
+  for (const auto& [rows, cols] : {std::array<std::int64_t, 2>{1, 1}, {17, 130}, {300, 7}}) {
+    const auto n = static_cast<std::size_t>(rows * cols);
+    const auto c = static_cast<std::size_t>(cols);
+    const auto x = random_bf16(rng, n, -4.0F, 4.0F);
+    const auto dy = random_bf16(rng, n);
+    const auto bias = random_floats(rng, c);
+    std::vector<Bf16> y(n), dx(n);
+    std::vector<float> dbias(c);
+    bias_gelu_forward_cpu(rows, cols, x, bias, y);
+    bias_gelu_backward_cpu(rows, cols, dy, x, bias, dx, dbias);
+    DeviceBuffer<Bf16> gx(x), gdy(dy), gy(n), gdx(n);
+    DeviceBuffer<float> gbias(bias), gdbias(c);
+    bias_gelu_forward_cuda(gx.get(), gbias.get(), gy.get(), rows, cols, nullptr);
+    bias_gelu_backward_cuda(gdy.get(), gx.get(), gbias.get(), gdx.get(), gdbias.get(), rows, cols,
+                            nullptr);
+    expect_bf16_close(gy.download(), y, 1e-6, "bias gelu");
+    expect_bf16_close(gdx.download(), dx, 1e-6, "bias gelu dx");
+    expect_close(gdbias.download(), widen(dbias), 1e-5, 1e-4, "bias gelu dbias");
+  }
+}
+
 TEST(OpsGpu, AttentionBf16MatchesCpu) {
   if (!have_gpu()) GTEST_SKIP() << query_devices().note;
   std::mt19937_64 rng(123);

@@ -133,7 +133,7 @@ TEST(RouterBackwardCpu, RefusesMismatchedSizes) {
   EXPECT_THROW(
       route_top_k_backward_cpu(s, r, std::vector<float>(8), std::vector<float>(3), dlogits),
       std::invalid_argument);
-  std::vector<float> dx(4 * 3);
+  std::vector<float> dx(std::size_t{4} * 3);
   EXPECT_THROW(permute_tokens_backward_cpu(s, r, 3, std::vector<float>(5), dx),
                std::invalid_argument);
 }
