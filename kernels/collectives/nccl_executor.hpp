@@ -17,8 +17,8 @@
 // NCCL; NCCL's own collectives then have no reference to offer.
 //
 // This header needs neither CUDA nor NCCL. In a build without them
-// (MYRIAD_HAVE_NCCL undefined) every entry point throws std::runtime_error
-// "built without CUDA/NCCL".
+// (MYRIAD_HAVE_NCCL undefined) nccl_built() is false and every other entry
+// point but nccl_version() throws std::runtime_error "built without CUDA/NCCL".
 #pragma once
 
 #include <cstdint>
