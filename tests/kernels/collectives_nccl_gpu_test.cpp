@@ -13,9 +13,12 @@
 #include <random>
 
 #include "kernels/collectives/alltoall.hpp"
+#include "kernels/collectives/broadcast.hpp"
 #include "kernels/collectives/double_binary_tree.hpp"
+#include "kernels/collectives/hierarchical.hpp"
 #include "kernels/collectives/nccl_executor.hpp"
 #include "kernels/collectives/ring.hpp"
+#include "kernels/collectives/sendrecv.hpp"
 #include "kernels/collectives/thread_executor.hpp"
 #include "kernels/device/device_query.hpp"
 
@@ -65,6 +68,17 @@ std::vector<int> devices_for(int n) {
   return devices;
 }
 
+// NCCL has no all-to-all-v collective: the reference runs uniform all-to-alls only.
+bool nccl_has_collective(const Schedule& s) {
+  if (s.spec.kind != CollectiveKind::alltoall) return true;
+  for (int r = 0; r < s.nranks(); ++r) {
+    for (int c = 0; c < s.layout(r).nchunks(); ++c) {
+      if (s.layout(r).size(c) != s.layout(0).size(0)) return false;
+    }
+  }
+  return true;
+}
+
 void expect_same_as_threads(NcclRanks& ranks, const Schedule& s, std::mt19937& gen) {
   SCOPED_TRACE(to_string(s.spec.kind) + " by " + to_string(s.spec.algorithm) + " on " +
                std::to_string(s.nranks()) + " ranks");
@@ -76,12 +90,22 @@ void expect_same_as_threads(NcclRanks& ranks, const Schedule& s, std::mt19937& g
   for (int r = 0; r < s.nranks(); ++r) {
     ASSERT_EQ(defined_part(s, ours, r), defined_part(s, want, r)) << "schedule, rank " << r;
   }
-  if (ranks.transport() != P2pTransport::nccl) return;
+  if (ranks.transport() != P2pTransport::nccl || !nccl_has_collective(s)) return;
   Buffers nccl = input;
   ranks.execute_reference(s, nccl);
   for (int r = 0; r < s.nranks(); ++r) {
     ASSERT_EQ(defined_part(s, nccl, r), defined_part(s, want, r)) << "NCCL, rank " << r;
   }
+}
+
+// All-to-all-v traffic, some pairs exchanging nothing: bytes i sends j.
+std::vector<std::vector<std::int64_t>> uneven_matrix(int n, std::int64_t elems) {
+  std::vector<std::vector<std::int64_t>> m(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j)
+      m[static_cast<std::size_t>(i)].push_back(kFloat * elems * ((i + j) % 3));
+  }
+  return m;
 }
 
 std::vector<Schedule> schedules(int n, std::int64_t elems) {
@@ -90,7 +114,10 @@ std::vector<Schedule> schedules(int n, std::int64_t elems) {
           make_tree_allreduce(n, bytes, 1, kFloat),
           // Reduce-scatter and all-gather: whole buffers that split evenly, for NCCL.
           make_ring_reduce_scatter(n, bytes * n * 2, 2, kFloat),
-          make_ring_allgather(n, bytes * n * 2, 2, kFloat), make_alltoall(n, bytes, kFloat)};
+          make_ring_allgather(n, bytes * n * 2, 2, kFloat), make_alltoall(n, bytes, kFloat),
+          make_hierarchical_allreduce(n, n % 2 == 0 ? 2 : 1, bytes, kFloat),
+          make_broadcast(n, n / 2, bytes, 3, kFloat), make_sendrecv(n - 1, 0, bytes, kFloat),
+          make_alltoallv(uneven_matrix(n, elems), kFloat)};
 }
 
 class NcclExecutorRuns : public ::testing::TestWithParam<int> {};
