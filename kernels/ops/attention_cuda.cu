@@ -3,6 +3,7 @@
 
 #include "kernels/device/cuda_check.hpp"
 #include "kernels/ops/attention_cuda.hpp"
+#include "kernels/ops/storage.cuh"
 
 namespace myriad::kernels::ops {
 
@@ -39,25 +40,27 @@ struct Geometry {
   }
 };
 
-__device__ float dot(const float* a, const float* b, std::int64_t n) {
+template <typename A, typename B>
+__device__ float dot(const A* a, const B* b, std::int64_t n) {
   float acc = 0.0F;
-  for (std::int64_t d = 0; d < n; ++d) acc += a[d] * b[d];
+  for (std::int64_t d = 0; d < n; ++d) acc += to_float(a[d]) * to_float(b[d]);
   return acc;
 }
 
 // Cooperative copy of key/value rows [t0, t1) of one kv head into shared memory.
-__device__ void stage_tile(const Geometry& g, const float* k, const float* v, std::int64_t kv0,
+template <typename T>
+__device__ void stage_tile(const Geometry& g, const T* k, const T* v, std::int64_t kv0,
                            std::int64_t t0, std::int64_t t1, float* ks, float* vs) {
   const std::int64_t count = (t1 - t0) * g.s.head_dim;
   for (std::int64_t e = threadIdx.x; e < count; e += blockDim.x) {
-    ks[e] = k[kv0 + t0 * g.s.head_dim + e];
-    vs[e] = v[kv0 + t0 * g.s.head_dim + e];
+    ks[e] = to_float(k[kv0 + t0 * g.s.head_dim + e]);
+    vs[e] = to_float(v[kv0 + t0 * g.s.head_dim + e]);
   }
 }
 
 // grid: (query blocks, q_heads, batch); one thread per query row.
-__global__ void forward_kernel(Geometry g, const float* q, const float* k, const float* v, float* o,
-                               float* lse) {
+template <typename T>
+__global__ void forward_kernel(Geometry g, const T* q, const T* k, const T* v, T* o, float* lse) {
   extern __shared__ float tile[];  // keys then values: 2 * kKeyTile * head_dim
   float* ks = tile;
   float* vs = tile + kKeyTile * g.s.head_dim;
@@ -70,7 +73,7 @@ __global__ void forward_kernel(Geometry g, const float* q, const float* k, const
   float qi[kMaxDim];
   float acc[kMaxDim];
   for (std::int64_t d = 0; d < g.s.head_dim; ++d) {
-    qi[d] = active ? q[g.q_row(b, h, i) + d] : 0.0F;
+    qi[d] = active ? to_float(q[g.q_row(b, h, i) + d]) : 0.0F;
     acc[d] = 0.0F;
   }
   float m = -INFINITY;
@@ -94,14 +97,15 @@ __global__ void forward_kernel(Geometry g, const float* q, const float* k, const
     }
   }
   if (!active) return;
-  for (std::int64_t d = 0; d < g.s.head_dim; ++d) o[g.q_row(b, h, i) + d] = acc[d] / l;
+  for (std::int64_t d = 0; d < g.s.head_dim; ++d)
+    o[g.q_row(b, h, i) + d] = from_float<T>(acc[d] / l);
   lse[g.stat(b, h, i)] = m + logf(l);
 }
 
 // grid: (query blocks, q_heads, batch); dq and delta = rowsum(dO * O) per query row.
-__global__ void dq_kernel(Geometry g, const float* q, const float* k, const float* v,
-                          const float* o, const float* lse, const float* dout, float* dq,
-                          float* delta) {
+template <typename T>
+__global__ void dq_kernel(Geometry g, const T* q, const T* k, const T* v, const T* o,
+                          const float* lse, const T* dout, T* dq, float* delta) {
   const std::int64_t b = blockIdx.z, h = blockIdx.y;
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= g.s.seq) return;
@@ -112,19 +116,19 @@ __global__ void dq_kernel(Geometry g, const float* q, const float* k, const floa
   float acc[kMaxDim];
   for (std::int64_t d = 0; d < g.s.head_dim; ++d) acc[d] = 0.0F;
   for (std::int64_t j = g.first_key(i); j < g.last_key(i); ++j) {
-    const float* kj = k + kv0 + j * g.s.head_dim;
+    const T* kj = k + kv0 + j * g.s.head_dim;
     const float p = expf(g.scale * dot(q + r, kj, g.s.head_dim) - li);
     const float ds = p * (dot(dout + r, v + kv0 + j * g.s.head_dim, g.s.head_dim) - di);
-    for (std::int64_t d = 0; d < g.s.head_dim; ++d) acc[d] += g.scale * ds * kj[d];
+    for (std::int64_t d = 0; d < g.s.head_dim; ++d) acc[d] += g.scale * ds * to_float(kj[d]);
   }
-  for (std::int64_t d = 0; d < g.s.head_dim; ++d) dq[r + d] = acc[d];
+  for (std::int64_t d = 0; d < g.s.head_dim; ++d) dq[r + d] = from_float<T>(acc[d]);
   delta[g.stat(b, h, i)] = di;
 }
 
 // grid: (key blocks, kv_heads, batch); dk, dv per key row over every query that sees it.
-__global__ void dkdv_kernel(Geometry g, const float* q, const float* k, const float* v,
-                            const float* lse, const float* dout, const float* delta, float* dk,
-                            float* dv) {
+template <typename T>
+__global__ void dkdv_kernel(Geometry g, const T* q, const T* k, const T* v, const float* lse,
+                            const T* dout, const float* delta, T* dk, T* dv) {
   const std::int64_t b = blockIdx.z, hk = blockIdx.y;
   const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= g.s.seq) return;
@@ -140,14 +144,14 @@ __global__ void dkdv_kernel(Geometry g, const float* q, const float* k, const fl
       const float p = expf(g.scale * dot(q + r, k + kr, g.s.head_dim) - lse[g.stat(b, h, i)]);
       const float ds = p * (dot(dout + r, v + kr, g.s.head_dim) - delta[g.stat(b, h, i)]);
       for (std::int64_t d = 0; d < g.s.head_dim; ++d) {
-        dva[d] += p * dout[r + d];
-        dka[d] += g.scale * ds * q[r + d];
+        dva[d] += p * to_float(dout[r + d]);
+        dka[d] += g.scale * ds * to_float(q[r + d]);
       }
     }
   }
   for (std::int64_t d = 0; d < g.s.head_dim; ++d) {
-    dk[kr + d] = dka[d];
-    dv[kr + d] = dva[d];
+    dk[kr + d] = from_float<T>(dka[d]);
+    dv[kr + d] = from_float<T>(dva[d]);
   }
 }
 
@@ -173,24 +177,52 @@ std::string attention_cuda_can_implement(const AttentionShape& s) {
   return {};
 }
 
-void attention_forward_cuda(const AttentionShape& s, const float* q, const float* k, const float* v,
-                            float* o, float* lse, cudaStream_t stream) {
+namespace {
+
+template <typename T>
+void forward(const AttentionShape& s, const T* q, const T* k, const T* v, T* o, float* lse,
+             cudaStream_t stream) {
   const Geometry g = geometry(s);
   const auto shared = static_cast<std::size_t>(2 * kKeyTile * s.head_dim) * sizeof(float);
   forward_kernel<<<grid(s, s.q_heads), kRowsPerBlock, shared, stream>>>(g, q, k, v, o, lse);
   MYRIAD_CUDA_CHECK(cudaGetLastError());
 }
 
+template <typename T>
+void backward(const AttentionShape& s, const T* q, const T* k, const T* v, const T* o,
+              const float* lse, const T* do_, T* dq, T* dk, T* dv, float* delta,
+              cudaStream_t stream) {
+  const Geometry g = geometry(s);
+  dq_kernel<<<grid(s, s.q_heads), kRowsPerBlock, 0, stream>>>(g, q, k, v, o, lse, do_, dq, delta);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  dkdv_kernel<<<grid(s, s.kv_heads), kRowsPerBlock, 0, stream>>>(g, q, k, v, lse, do_, delta, dk,
+                                                                 dv);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace
+
+void attention_forward_cuda(const AttentionShape& s, const float* q, const float* k, const float* v,
+                            float* o, float* lse, cudaStream_t stream) {
+  forward(s, q, k, v, o, lse, stream);
+}
+
+void attention_forward_cuda(const AttentionShape& s, const Bf16* q, const Bf16* k, const Bf16* v,
+                            Bf16* o, float* lse, cudaStream_t stream) {
+  forward(s, device_ptr(q), device_ptr(k), device_ptr(v), device_ptr(o), lse, stream);
+}
+
 void attention_backward_cuda(const AttentionShape& s, const float* q, const float* k,
                              const float* v, const float* o, const float* lse, const float* do_,
                              const AttentionCudaGrads& grads, cudaStream_t stream) {
-  const Geometry g = geometry(s);
-  dq_kernel<<<grid(s, s.q_heads), kRowsPerBlock, 0, stream>>>(g, q, k, v, o, lse, do_, grads.dq,
-                                                              grads.delta);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
-  dkdv_kernel<<<grid(s, s.kv_heads), kRowsPerBlock, 0, stream>>>(g, q, k, v, lse, do_, grads.delta,
-                                                                 grads.dk, grads.dv);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  backward(s, q, k, v, o, lse, do_, grads.dq, grads.dk, grads.dv, grads.delta, stream);
+}
+
+void attention_backward_cuda(const AttentionShape& s, const Bf16* q, const Bf16* k, const Bf16* v,
+                             const Bf16* o, const float* lse, const Bf16* do_,
+                             const AttentionCudaGradsBf16& grads, cudaStream_t stream) {
+  backward(s, device_ptr(q), device_ptr(k), device_ptr(v), device_ptr(o), lse, device_ptr(do_),
+           device_ptr(grads.dq), device_ptr(grads.dk), device_ptr(grads.dv), grads.delta, stream);
 }
 
 }  // namespace myriad::kernels::ops

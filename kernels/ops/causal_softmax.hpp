@@ -5,20 +5,11 @@
 
 #include <cstdint>
 #include <span>
-#include <string>
 
+#include "kernels/ops/softmax_shape.hpp"
 #include "models/ops/op.hpp"
 
 namespace myriad::kernels::ops {
-
-struct SoftmaxShape {
-  std::int64_t matrices = 0;  // batch * heads
-  std::int64_t seq = 0;       // scores are [seq, seq] per matrix
-  float scale = 1.0F;         // applied to the scores before the softmax
-};
-
-// Empty when the shape is usable, otherwise why not.
-std::string causal_softmax_can_implement(const SoftmaxShape& s);
 
 // x, y: [matrices, seq, seq]; y[i, j] = softmax_j(scale * x[i, j]) over j <= i, and 0 for j > i.
 void causal_softmax_forward_cpu(const SoftmaxShape& s, std::span<const float> x,

@@ -1,6 +1,7 @@
 // Mixture-of-experts routing on the CPU: a top-k router (softmax over expert
 // logits, the k best experts per token, a per-expert capacity) and the token
-// permutation into per-expert buffers and back.
+// permutation into per-expert buffers and back, each with its backward
+// (moe_router_backward.cpp).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,26 @@ void permute_tokens_cpu(const RouterShape& s, const Routing& r, std::int64_t hid
 // choices of weight * buffer[expert, slot]; tokens whose choices were all dropped get 0.
 void unpermute_tokens_cpu(const RouterShape& s, const Routing& r, std::int64_t hidden,
                           std::span<const float> buffer, std::span<float> y);
+
+// Backward of the routing, the chosen experts held fixed (top-k and capacity are
+// not differentiable). logits, dlogits: [tokens, experts]; dweight: [tokens, top_k].
+// Without renormalization weight = softmax(logits)[expert], so
+// dlogits[j] = p[j] * (g[j] - sum_c dweight[c] * weight[c]) over every expert j, with
+// g[j] = dweight[c] where j is choice c (else 0). With renormalization the weights are
+// a softmax over the chosen logits only: the same formula with p[j] = weight[c] on
+// the chosen experts and dlogits 0 elsewhere.
+void route_top_k_backward_cpu(const RouterShape& s, const Routing& r, std::span<const float> logits,
+                              std::span<const float> dweight, std::span<float> dlogits);
+// dbuffer: [experts, capacity, hidden] -> dx: [tokens, hidden]; dx[t] = sum over t's kept
+// choices of dbuffer[expert, slot] (0 for tokens with every choice dropped).
+void permute_tokens_backward_cpu(const RouterShape& s, const Routing& r, std::int64_t hidden,
+                                 std::span<const float> dbuffer, std::span<float> dx);
+// dy: [tokens, hidden], buffer: the forward's input. dbuffer: [experts, capacity, hidden]
+// gets weight * dy[t] in each kept slot and 0 in empty slots; dweight: [tokens, top_k]
+// gets dot(dy[t], buffer[expert, slot]) for kept choices and 0 for dropped ones.
+void unpermute_tokens_backward_cpu(const RouterShape& s, const Routing& r, std::int64_t hidden,
+                                   std::span<const float> dy, std::span<const float> buffer,
+                                   std::span<float> dbuffer, std::span<float> dweight);
 
 // Router: softmax and top-k over [tokens, experts] fp32 logits, memory-bound.
 models::Op router_op(const RouterShape& s);

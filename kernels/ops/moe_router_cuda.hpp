@@ -1,6 +1,7 @@
 // MoE routing on the GPU, same results as moe_router.hpp's CPU backend: top-k
 // router (softmax, k best experts, ties to the lower index, capacity given
-// choice by choice in token order) and token permute/unpermute. Device pointers.
+// choice by choice in token order) and token permute/unpermute, each with its
+// backward (moe_router_backward_cuda.cu). Device pointers.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -28,5 +29,18 @@ void permute_tokens_cuda(const RouterShape& s, const RoutingCuda& r, std::int64_
 // buffer: [experts, capacity, hidden] -> y: [tokens, hidden], weighted sum of kept choices.
 void unpermute_tokens_cuda(const RouterShape& s, const RoutingCuda& r, std::int64_t hidden,
                            const float* buffer, float* y, cudaStream_t stream);
+
+// Backward, formulas as in moe_router.hpp's CPU backend. logits, dlogits: [tokens, experts];
+// dweight: [tokens, top_k]. One thread per token.
+void route_top_k_backward_cuda(const RouterShape& s, const RoutingCuda& r, const float* logits,
+                               const float* dweight, float* dlogits, cudaStream_t stream);
+// dbuffer: [experts, capacity, hidden] -> dx: [tokens, hidden].
+void permute_tokens_backward_cuda(const RouterShape& s, const RoutingCuda& r, std::int64_t hidden,
+                                  const float* dbuffer, float* dx, cudaStream_t stream);
+// dy: [tokens, hidden]; buffer: the forward's input -> dbuffer: [experts, capacity, hidden]
+// (empty slots zeroed), dweight: [tokens, top_k] (one block per choice, no atomics).
+void unpermute_tokens_backward_cuda(const RouterShape& s, const RoutingCuda& r, std::int64_t hidden,
+                                    const float* dy, const float* buffer, float* dbuffer,
+                                    float* dweight, cudaStream_t stream);
 
 }  // namespace myriad::kernels::ops

@@ -4,32 +4,35 @@
 #include "kernels/device/cuda_check.hpp"
 #include "kernels/ops/block_reduce.cuh"
 #include "kernels/ops/norm_cuda.hpp"
+#include "kernels/ops/storage.cuh"
 
 namespace myriad::kernels::ops {
 
 namespace {
 
 // mean == nullptr: RMSNorm (no centring, no beta).
-__global__ void norm_forward_kernel(NormShape s, const float* x, const float* gamma,
-                                    const float* beta, float* y, float* mean, float* rstd) {
+template <typename T>
+__global__ void norm_forward_kernel(NormShape s, const T* x, const float* gamma, const float* beta,
+                                    T* y, float* mean, float* rstd) {
   __shared__ float shared[kThreadsPerBlock];
   const auto h = static_cast<float>(s.hidden);
   for (std::int64_t r = blockIdx.x; r < s.rows; r += gridDim.x) {
-    const float* xr = x + r * s.hidden;
+    const T* xr = x + r * s.hidden;
     float mu = 0.0F;
     if (mean != nullptr) {
       float sum = 0.0F;
-      for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) sum += xr[j];
+      for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) sum += to_float(xr[j]);
       mu = block_sum(sum, shared) / h;
     }
     float sq = 0.0F;
     for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) {
-      sq += (xr[j] - mu) * (xr[j] - mu);
+      const float c = to_float(xr[j]) - mu;
+      sq += c * c;
     }
     const float rs = 1.0F / sqrtf(block_sum(sq, shared) / h + s.eps);
     for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) {
-      const float v = (xr[j] - mu) * rs * gamma[j];
-      y[r * s.hidden + j] = beta != nullptr ? v + beta[j] : v;
+      const float v = (to_float(xr[j]) - mu) * rs * gamma[j];
+      y[r * s.hidden + j] = from_float<T>(beta != nullptr ? v + beta[j] : v);
     }
     if (threadIdx.x == 0) {
       if (mean != nullptr) mean[r] = mu;
@@ -39,8 +42,9 @@ __global__ void norm_forward_kernel(NormShape s, const float* x, const float* ga
 }
 
 // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma; no mean(g) for RMSNorm.
-__global__ void norm_dx_kernel(NormShape s, const float* dy, const float* x, const float* gamma,
-                               const float* mean, const float* rstd, float* dx) {
+template <typename T>
+__global__ void norm_dx_kernel(NormShape s, const T* dy, const T* x, const float* gamma,
+                               const float* mean, const float* rstd, T* dx) {
   __shared__ float shared[kThreadsPerBlock];
   const auto h = static_cast<float>(s.hidden);
   for (std::int64_t r = blockIdx.x; r < s.rows; r += gridDim.x) {
@@ -50,29 +54,30 @@ __global__ void norm_dx_kernel(NormShape s, const float* dy, const float* x, con
     float gx = 0.0F;
     float gs = 0.0F;
     for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) {
-      const float g = dy[base + j] * gamma[j];
-      gx += g * (x[base + j] - mu) * rs;
+      const float g = to_float(dy[base + j]) * gamma[j];
+      gx += g * (to_float(x[base + j]) - mu) * rs;
       gs += g;
     }
     const float c1 = block_sum(gx, shared) / h;
     const float c2 = mean != nullptr ? block_sum(gs, shared) / h : 0.0F;
     for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) {
-      const float xhat = (x[base + j] - mu) * rs;
-      dx[base + j] = rs * (dy[base + j] * gamma[j] - c2 - xhat * c1);
+      const float xhat = (to_float(x[base + j]) - mu) * rs;
+      dx[base + j] = from_float<T>(rs * (to_float(dy[base + j]) * gamma[j] - c2 - xhat * c1));
     }
   }
 }
 
 // One thread per column: dgamma = sum_r dy * xhat, dbeta = sum_r dy (when asked).
-__global__ void norm_dparams_kernel(NormShape s, const float* dy, const float* x, const float* mean,
+template <typename T>
+__global__ void norm_dparams_kernel(NormShape s, const T* dy, const T* x, const float* mean,
                                     const float* rstd, float* dgamma, float* dbeta) {
   for (std::int64_t j = grid_index(); j < s.hidden; j += grid_stride()) {
     float dg = 0.0F;
     float db = 0.0F;
     for (std::int64_t r = 0; r < s.rows; ++r) {
       const float mu = mean != nullptr ? mean[r] : 0.0F;
-      const float d = dy[r * s.hidden + j];
-      dg += d * (x[r * s.hidden + j] - mu) * rstd[r];
+      const float d = to_float(dy[r * s.hidden + j]);
+      dg += d * (to_float(x[r * s.hidden + j]) - mu) * rstd[r];
       db += d;
     }
     dgamma[j] = dg;
@@ -86,19 +91,18 @@ unsigned int row_blocks(const NormShape& s) {
   return static_cast<unsigned int>(s.rows < 65535 ? s.rows : 65535);
 }
 
-}  // namespace
-
-void layer_norm_forward_cuda(const NormShape& s, const float* x, const float* gamma,
-                             const float* beta, float* y, float* mean, float* rstd,
-                             cudaStream_t stream) {
+template <typename T>
+void norm_forward(const NormShape& s, const T* x, const float* gamma, const float* beta, T* y,
+                  float* mean, float* rstd, cudaStream_t stream) {
   norm_forward_kernel<<<row_blocks(s), kThreadsPerBlock, 0, stream>>>(s, x, gamma, beta, y, mean,
                                                                       rstd);
   MYRIAD_CUDA_CHECK(cudaGetLastError());
 }
 
-void layer_norm_backward_cuda(const NormShape& s, const float* dy, const float* x,
-                              const float* gamma, const float* mean, const float* rstd, float* dx,
-                              float* dgamma, float* dbeta, cudaStream_t stream) {
+template <typename T>
+void norm_backward(const NormShape& s, const T* dy, const T* x, const float* gamma,
+                   const float* mean, const float* rstd, T* dx, float* dgamma, float* dbeta,
+                   cudaStream_t stream) {
   norm_dx_kernel<<<row_blocks(s), kThreadsPerBlock, 0, stream>>>(s, dy, x, gamma, mean, rstd, dx);
   MYRIAD_CUDA_CHECK(cudaGetLastError());
   norm_dparams_kernel<<<blocks_for(s.hidden), kThreadsPerBlock, 0, stream>>>(s, dy, x, mean, rstd,
@@ -106,21 +110,53 @@ void layer_norm_backward_cuda(const NormShape& s, const float* dy, const float* 
   MYRIAD_CUDA_CHECK(cudaGetLastError());
 }
 
+}  // namespace
+
+void layer_norm_forward_cuda(const NormShape& s, const float* x, const float* gamma,
+                             const float* beta, float* y, float* mean, float* rstd,
+                             cudaStream_t stream) {
+  norm_forward(s, x, gamma, beta, y, mean, rstd, stream);
+}
+
+void layer_norm_forward_cuda(const NormShape& s, const Bf16* x, const float* gamma,
+                             const float* beta, Bf16* y, float* mean, float* rstd,
+                             cudaStream_t stream) {
+  norm_forward(s, device_ptr(x), gamma, beta, device_ptr(y), mean, rstd, stream);
+}
+
+void layer_norm_backward_cuda(const NormShape& s, const float* dy, const float* x,
+                              const float* gamma, const float* mean, const float* rstd, float* dx,
+                              float* dgamma, float* dbeta, cudaStream_t stream) {
+  norm_backward(s, dy, x, gamma, mean, rstd, dx, dgamma, dbeta, stream);
+}
+
+void layer_norm_backward_cuda(const NormShape& s, const Bf16* dy, const Bf16* x, const float* gamma,
+                              const float* mean, const float* rstd, Bf16* dx, float* dgamma,
+                              float* dbeta, cudaStream_t stream) {
+  norm_backward(s, device_ptr(dy), device_ptr(x), gamma, mean, rstd, device_ptr(dx), dgamma, dbeta,
+                stream);
+}
+
 void rms_norm_forward_cuda(const NormShape& s, const float* x, const float* gamma, float* y,
                            float* rstd, cudaStream_t stream) {
-  norm_forward_kernel<<<row_blocks(s), kThreadsPerBlock, 0, stream>>>(s, x, gamma, nullptr, y,
-                                                                      nullptr, rstd);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  norm_forward(s, x, gamma, static_cast<const float*>(nullptr), y, nullptr, rstd, stream);
+}
+
+void rms_norm_forward_cuda(const NormShape& s, const Bf16* x, const float* gamma, Bf16* y,
+                           float* rstd, cudaStream_t stream) {
+  norm_forward(s, device_ptr(x), gamma, static_cast<const float*>(nullptr), device_ptr(y), nullptr,
+               rstd, stream);
 }
 
 void rms_norm_backward_cuda(const NormShape& s, const float* dy, const float* x, const float* gamma,
                             const float* rstd, float* dx, float* dgamma, cudaStream_t stream) {
-  norm_dx_kernel<<<row_blocks(s), kThreadsPerBlock, 0, stream>>>(s, dy, x, gamma, nullptr, rstd,
-                                                                 dx);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
-  norm_dparams_kernel<<<blocks_for(s.hidden), kThreadsPerBlock, 0, stream>>>(s, dy, x, nullptr,
-                                                                             rstd, dgamma, nullptr);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  norm_backward(s, dy, x, gamma, nullptr, rstd, dx, dgamma, nullptr, stream);
+}
+
+void rms_norm_backward_cuda(const NormShape& s, const Bf16* dy, const Bf16* x, const float* gamma,
+                            const float* rstd, Bf16* dx, float* dgamma, cudaStream_t stream) {
+  norm_backward(s, device_ptr(dy), device_ptr(x), gamma, nullptr, rstd, device_ptr(dx), dgamma,
+                nullptr, stream);
 }
 
 }  // namespace myriad::kernels::ops

@@ -11,7 +11,7 @@
 #include <array>
 #include <random>
 
-#include "kernels/device/cuda_check.hpp"
+#include "gpu_test_support.hpp"
 #include "kernels/ops/activation.hpp"
 #include "kernels/ops/activation_cuda.hpp"
 #include "kernels/ops/attention.hpp"
@@ -28,7 +28,6 @@
 #include "kernels/ops/quantize_cuda.hpp"
 #include "kernels/ops/reduce.hpp"
 #include "kernels/ops/reduce_cuda.hpp"
-#include "ops_test_support.hpp"
 #endif
 
 namespace myriad::kernels::ops {
@@ -39,52 +38,11 @@ namespace {
 using testing::expect_close;
 using testing::random_floats;
 
-// A device buffer of n elements, filled with all-ones bits (NaN for floats) on creation.
-template <typename T>
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t n) : n_(n) {
-    MYRIAD_CUDA_CHECK(cudaMalloc(&ptr_, n * sizeof(T)));
-    MYRIAD_CUDA_CHECK(cudaMemset(ptr_, 0xFF, n * sizeof(T)));
-  }
-  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) {
-    MYRIAD_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  ~DeviceBuffer() { (void)cudaFree(ptr_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&&) = delete;
-  DeviceBuffer& operator=(DeviceBuffer&&) = delete;
-
-  T* get() { return static_cast<T*>(ptr_); }
-  [[nodiscard]] std::vector<T> download() const {
-    MYRIAD_CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<T> host(n_);
-    MYRIAD_CUDA_CHECK(cudaMemcpy(host.data(), ptr_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
-    return host;
-  }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t n_ = 0;
-};
-
-bool have_gpu() { return !query_devices().devices.empty(); }
-
-std::vector<double> widen(const std::vector<float>& x) { return {x.begin(), x.end()}; }
-
-std::vector<float> widen_bf16(const std::vector<Bf16>& x) {
-  std::vector<float> out(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) out[i] = x[i].to_float();
-  return out;
-}
-
-std::vector<Bf16> random_bf16(std::mt19937_64& rng, std::size_t n) {
-  const auto f = random_floats(rng, n);
-  std::vector<Bf16> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = Bf16::from_float(f[i]);
-  return out;
-}
+using testing::DeviceBuffer;
+using testing::have_gpu;
+using testing::random_bf16;
+using testing::widen;
+using testing::widen_bf16;
 
 TEST(OpsGpu, GemmBf16EveryLayoutMatchesCpu) {
   if (!have_gpu()) GTEST_SKIP() << query_devices().note;
