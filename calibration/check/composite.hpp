@@ -47,7 +47,7 @@ Composite layer_composite(const LayerDims& d);
 Composite dp_composite(const LayerDims& d, int ranks);
 std::vector<Composite> cpu_composites(Grid grid);
 // The layer on the GPU: the CUDA kernels of the grid in the layer's order (bf16
-// GEMMs, fp32 norms, attention, GeLU and residual adds), each on its own buffers,
+// GEMMs, norms, attention and GeLU; fp32 residual adds), each on its own buffers,
 // timed as one sequence by CUDA events. Throws without CUDA or a device.
 std::vector<Composite> cuda_composites(Grid grid);
 

@@ -16,6 +16,7 @@
 #include <memory>
 #include <random>
 #include <stdexcept>
+#include <type_traits>
 
 #include "kernels/device/cuda_check.hpp"
 #include "kernels/ops/activation.hpp"
@@ -85,6 +86,65 @@ Buf<float> random_floats(std::size_t n, std::uint32_t seed) {
   auto d = std::make_shared<Device<float>>(n);
   d->upload(host);
   return d;
+}
+
+// Storage types: fp32, or bf16 (fp32 compute inside the kernel).
+template <typename T>
+T from_float(float x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x;
+  } else {
+    return T::from_float(x);
+  }
+}
+
+template <typename T>
+float to_float(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x;
+  } else {
+    return x.to_float();
+  }
+}
+
+template <typename T>
+constexpr const char* dtype_name() {
+  return std::is_same_v<T, float> ? "fp32" : "bf16";
+}
+
+// Families of bf16 rows end in ".bf16": the profile keeps both storage types apart.
+template <typename T>
+std::string typed(std::string family) {
+  return std::is_same_v<T, float> ? family : family + ".bf16";
+}
+
+template <typename T>
+Buf<T> random_values(std::size_t n, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
+  std::vector<T> host(n);
+  for (auto& x : host) x = from_float<T>(dist(gen));
+  auto d = std::make_shared<Device<T>>(n);
+  d->upload(host);
+  return d;
+}
+
+template <typename T>
+Buf<T> poisoned_values(std::size_t n) {
+  auto d = std::make_shared<Device<T>>(n);
+  d->upload(std::vector<T>(n, from_float<T>(std::numeric_limits<float>::quiet_NaN())));
+  return d;
+}
+
+template <typename T>
+std::string finite_values(const Buf<T>& d) {
+  const std::vector<T> host = d->download();
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    if (!std::isfinite(to_float(host[i]))) {
+      return fmt::format("element {} of {} is not finite", i, host.size());
+    }
+  }
+  return "pass";
 }
 
 Buf<float> poisoned(std::size_t n) {
@@ -246,24 +306,27 @@ Case copy_case(const Ctx& ctx, std::int64_t bytes, bool ceiling = false) {
   return c;
 }
 
+template <typename T>
 Case norm_case(const Ctx& ctx, bool rms, bool backward, std::int64_t rows, std::int64_t hidden) {
   const ops::NormShape s{rows, hidden};
+  const double elem = sizeof(T);
   Case c;
-  c.row = kernel_row(fmt::format("{}.{} rows={} hidden={}", rms ? "rms_norm" : "layer_norm",
-                                 backward ? "bwd" : "fwd", rows, hidden),
-                     fmt::format("norm.{}.{}", rms ? "rms" : "layer", backward ? "bwd" : "fwd"),
-                     rms ? ops::rms_norm_op(s, 4) : ops::layer_norm_op(s, 4), backward,
-                     {{"rows", rows}, {"hidden", hidden}, {"dtype", "fp32"}});
+  c.row = kernel_row(
+      fmt::format("{}.{} rows={} hidden={} {}", rms ? "rms_norm" : "layer_norm",
+                  backward ? "bwd" : "fwd", rows, hidden, dtype_name<T>()),
+      typed<T>(fmt::format("norm.{}.{}", rms ? "rms" : "layer", backward ? "bwd" : "fwd")),
+      rms ? ops::rms_norm_op(s, elem) : ops::layer_norm_op(s, elem), backward,
+      {{"rows", rows}, {"hidden", hidden}, {"dtype", dtype_name<T>()}});
   c.prepare = [ctx, s, rms, backward] {
     const std::size_t n = count(s.rows, s.hidden);
-    auto x = random_floats(n, 4);
+    auto x = random_values<T>(n, 4);
     auto gamma = random_floats(count(s.hidden), 5);
     auto beta = random_floats(count(s.hidden), 6);
-    auto dy = random_floats(n, 7);
-    auto y = poisoned(n);
+    auto dy = random_values<T>(n, 7);
+    auto y = poisoned_values<T>(n);
     auto mean = poisoned(count(s.rows));
     auto rstd = poisoned(count(s.rows));
-    auto dx = poisoned(n);
+    auto dx = poisoned_values<T>(n);
     auto dgamma = poisoned(count(s.hidden));
     auto dbeta = poisoned(count(s.hidden));
     const auto forward = [ctx, s, rms, x, gamma, beta, y, mean, rstd] {
@@ -275,7 +338,7 @@ Case norm_case(const Ctx& ctx, bool rms, bool backward, std::int64_t rows, std::
       }
     };
     forward();
-    if (!backward) return device_instance(ctx, forward, [y] { return finite(y->download()); });
+    if (!backward) return device_instance(ctx, forward, [y] { return finite_values(y); });
     const auto run = [ctx, s, rms, x, gamma, dy, mean, rstd, dx, dgamma, dbeta] {
       if (rms) {
         ops::rms_norm_backward_cuda(s, dy->get(), x->get(), gamma->get(), rstd->get(), dx->get(),
@@ -286,44 +349,46 @@ Case norm_case(const Ctx& ctx, bool rms, bool backward, std::int64_t rows, std::
                                       ctx->stream);
       }
     };
-    return device_instance(ctx, run, [dx] { return finite(dx->download()); });
+    return device_instance(ctx, run, [dx] { return finite_values(dx); });
   };
   return c;
 }
 
+template <typename T>
 Case activation_case(const Ctx& ctx, bool swiglu, bool backward, std::int64_t n) {
+  const double elem = sizeof(T);
   Case c;
-  c.row = kernel_row(
-      fmt::format("{}.{} n={}", swiglu ? "swiglu" : "gelu", backward ? "bwd" : "fwd", n),
-      fmt::format("activation.{}.{}", swiglu ? "swiglu" : "gelu", backward ? "bwd" : "fwd"),
-      swiglu ? ops::swiglu_op(n, 4) : ops::gelu_op(n, 4), backward, {{"n", n}, {"dtype", "fp32"}});
+  c.row = kernel_row(fmt::format("{}.{} n={} {}", swiglu ? "swiglu" : "gelu",
+                                 backward ? "bwd" : "fwd", n, dtype_name<T>()),
+                     typed<T>(fmt::format("activation.{}.{}", swiglu ? "swiglu" : "gelu",
+                                          backward ? "bwd" : "fwd")),
+                     swiglu ? ops::swiglu_op(n, elem) : ops::gelu_op(n, elem), backward,
+                     {{"n", n}, {"dtype", dtype_name<T>()}});
   c.prepare = [ctx, swiglu, backward, n] {
-    auto x = random_floats(count(n), 8);
-    auto up = random_floats(count(n), 9);
-    auto dy = random_floats(count(n), 10);
-    auto y = poisoned(count(n));
-    auto dup = poisoned(count(n));
+    auto x = random_values<T>(count(n), 8);
+    auto up = random_values<T>(count(n), 9);
+    auto dy = random_values<T>(count(n), 10);
+    auto y = poisoned_values<T>(count(n));
+    auto dup = poisoned_values<T>(count(n));
     std::function<void()> run;
-    if (swiglu) {
-      run = backward ? std::function<void()>([=] {
+    if (swiglu && backward) {
+      run = [=] {
         ops::swiglu_backward_cuda(dy->get(), x->get(), up->get(), y->get(), dup->get(), n,
                                   ctx->stream);
-      })
-                     : std::function<void()>([=] {
-                         ops::swiglu_forward_cuda(x->get(), up->get(), y->get(), n, ctx->stream);
-                       });
+      };
+    } else if (swiglu) {
+      run = [=] { ops::swiglu_forward_cuda(x->get(), up->get(), y->get(), n, ctx->stream); };
+    } else if (backward) {
+      run = [=] { ops::gelu_backward_cuda(dy->get(), x->get(), y->get(), n, ctx->stream); };
     } else {
-      run = backward ? std::function<void()>([=] {
-        ops::gelu_backward_cuda(dy->get(), x->get(), y->get(), n, ctx->stream);
-      })
-                     : std::function<void()>(
-                           [=] { ops::gelu_forward_cuda(x->get(), y->get(), n, ctx->stream); });
+      run = [=] { ops::gelu_forward_cuda(x->get(), y->get(), n, ctx->stream); };
     }
-    return device_instance(ctx, run, [y] { return finite(y->download()); });
+    return device_instance(ctx, run, [y] { return finite_values(y); });
   };
   return c;
 }
 
+template <typename T>
 Case attention_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int64_t seq,
                     std::int64_t head_dim) {
   ops::AttentionShape s;
@@ -332,45 +397,47 @@ Case attention_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int6
   s.kv_heads = heads;
   s.seq = seq;
   s.head_dim = head_dim;
-  models::Op op = ops::attention_op(s, 4);
+  models::Op op = ops::attention_op(s, sizeof(T));
   if (backward) {
     op.flops *= 2.5;
     op.bytes *= 2;
   }
   Case c;
-  c.row = kernel_row(fmt::format("attention.{} heads={} seq={} head_dim={} causal",
-                                 backward ? "bwd" : "fwd", heads, seq, head_dim),
+  c.row = kernel_row(fmt::format("attention.{} heads={} seq={} head_dim={} causal {}",
+                                 backward ? "bwd" : "fwd", heads, seq, head_dim, dtype_name<T>()),
                      "attention", op, backward,
                      {{"batch", 1},
                       {"heads", heads},
                       {"seq", seq},
                       {"head_dim", head_dim},
                       {"causal", true},
-                      {"dtype", "fp32"}});
+                      {"dtype", dtype_name<T>()}});
   c.prepare = [ctx, s, backward] {
     const std::size_t n = count(s.q_heads, s.seq, s.head_dim);
-    auto q = random_floats(n, 13);
-    auto k = random_floats(n, 14);
-    auto v = random_floats(n, 15);
-    auto d_o = random_floats(n, 16);
-    auto o = poisoned(n);
+    auto q = random_values<T>(n, 13);
+    auto k = random_values<T>(n, 14);
+    auto v = random_values<T>(n, 15);
+    auto d_o = random_values<T>(n, 16);
+    auto o = poisoned_values<T>(n);
     auto lse = poisoned(count(s.q_heads, s.seq));
-    auto dq = poisoned(n);
-    auto dk = poisoned(n);
-    auto dv = poisoned(n);
+    auto dq = poisoned_values<T>(n);
+    auto dk = poisoned_values<T>(n);
+    auto dv = poisoned_values<T>(n);
     auto delta = poisoned(count(s.q_heads, s.seq));
     const auto forward = [=] {
       ops::attention_forward_cuda(s, q->get(), k->get(), v->get(), o->get(), lse->get(),
                                   ctx->stream);
     };
     forward();
-    if (!backward) return device_instance(ctx, forward, [o] { return finite(o->download()); });
+    if (!backward) return device_instance(ctx, forward, [o] { return finite_values(o); });
     const auto run = [=] {
+      using Grads = std::conditional_t<std::is_same_v<T, float>, ops::AttentionCudaGrads,
+                                       ops::AttentionCudaGradsBf16>;
       ops::attention_backward_cuda(s, q->get(), k->get(), v->get(), o->get(), lse->get(),
-                                   d_o->get(), {dq->get(), dk->get(), dv->get(), delta->get()},
+                                   d_o->get(), Grads{dq->get(), dk->get(), dv->get(), delta->get()},
                                    ctx->stream);
     };
-    return device_instance(ctx, run, [dq] { return finite(dq->download()); });
+    return device_instance(ctx, run, [dq] { return finite_values(dq); });
   };
   return c;
 }
@@ -481,29 +548,29 @@ std::vector<Case> layer_cases(const Ctx& ctx, const LayerDims& d) {
   const std::int64_t f = d.ffn;
   using L = ops::GemmLayout;
   std::vector<Case> c;
-  c.push_back(norm_case(ctx, false, false, t, h));
+  c.push_back(norm_case<ops::Bf16>(ctx, false, false, t, h));
   c.push_back(gemm_case(ctx, L::nt, t, 3 * h, h));
-  c.push_back(attention_case(ctx, false, d.batch * d.heads, d.seq, h / d.heads));
+  c.push_back(attention_case<ops::Bf16>(ctx, false, d.batch * d.heads, d.seq, h / d.heads));
   c.push_back(gemm_case(ctx, L::nt, t, h, h));
   c.push_back(reduce_case(ctx, t * h));
-  c.push_back(norm_case(ctx, false, false, t, h));
+  c.push_back(norm_case<ops::Bf16>(ctx, false, false, t, h));
   c.push_back(gemm_case(ctx, L::nt, t, f, h));
-  c.push_back(activation_case(ctx, false, false, t * f));
+  c.push_back(activation_case<ops::Bf16>(ctx, false, false, t * f));
   c.push_back(gemm_case(ctx, L::nt, t, h, f));
   c.push_back(reduce_case(ctx, t * h));
   c.push_back(gemm_case(ctx, L::nn, t, f, h));
   c.push_back(gemm_case(ctx, L::tn, h, f, t));
-  c.push_back(activation_case(ctx, false, true, t * f));
+  c.push_back(activation_case<ops::Bf16>(ctx, false, true, t * f));
   c.push_back(gemm_case(ctx, L::nn, t, h, f));
   c.push_back(gemm_case(ctx, L::tn, f, h, t));
-  c.push_back(norm_case(ctx, false, true, t, h));
+  c.push_back(norm_case<ops::Bf16>(ctx, false, true, t, h));
   c.push_back(reduce_case(ctx, t * h));
   c.push_back(gemm_case(ctx, L::nn, t, h, h));
   c.push_back(gemm_case(ctx, L::tn, h, h, t));
-  c.push_back(attention_case(ctx, true, d.batch * d.heads, d.seq, h / d.heads));
+  c.push_back(attention_case<ops::Bf16>(ctx, true, d.batch * d.heads, d.seq, h / d.heads));
   c.push_back(gemm_case(ctx, L::nn, t, h, 3 * h));
   c.push_back(gemm_case(ctx, L::tn, 3 * h, h, t));
-  c.push_back(norm_case(ctx, false, true, t, h));
+  c.push_back(norm_case<ops::Bf16>(ctx, false, true, t, h));
   c.push_back(reduce_case(ctx, t * h));
   return c;
 }
@@ -514,8 +581,9 @@ Composite layer_on_gpu(const Ctx& ctx, const LayerDims& d) {
                            d.hidden, d.heads, d.ffn, d.batch);
   c.row.kind = "composite";
   c.row.family = "composite";
-  c.row.arguments = {{"batch", d.batch}, {"seq", d.seq}, {"hidden", d.hidden},
-                     {"heads", d.heads}, {"ffn", d.ffn}, {"dtype", "bf16 GEMMs, fp32 others"}};
+  c.row.arguments = {{"batch", d.batch},   {"seq", d.seq},
+                     {"hidden", d.hidden}, {"heads", d.heads},
+                     {"ffn", d.ffn},       {"dtype", "bf16 storage, fp32 residual adds"}};
   c.build = [ctx, d] {
     const std::vector<Case> cases = layer_cases(ctx, d);
     auto instances = std::make_shared<std::vector<Instance>>();
@@ -589,20 +657,26 @@ std::vector<Case> cuda_cases(Grid grid) {
   for (const bool rms : {false, true}) {
     for (const bool bwd : {false, true}) {
       for (const Rows s : {Rows{1024, 1024}, Rows{4096, 4096}, Rows{16384, 8192}}) {
-        cases.push_back(norm_case(ctx, rms, bwd, s.rows, s.hidden));
+        cases.push_back(norm_case<float>(ctx, rms, bwd, s.rows, s.hidden));
+        cases.push_back(norm_case<ops::Bf16>(ctx, rms, bwd, s.rows, s.hidden));
       }
     }
   }
   const std::vector<std::int64_t> elems = {1 << 20, 1 << 24, 1 << 26};
   for (const bool swiglu : {false, true}) {
     for (const bool bwd : {false, true}) {
-      for (const auto n : elems) cases.push_back(activation_case(ctx, swiglu, bwd, n));
+      for (const auto n : elems) {
+        cases.push_back(activation_case<float>(ctx, swiglu, bwd, n));
+        cases.push_back(activation_case<ops::Bf16>(ctx, swiglu, bwd, n));
+      }
     }
   }
   for (const bool bwd : {false, true}) {
-    cases.push_back(attention_case(ctx, bwd, 16, 1024, 64));
-    cases.push_back(attention_case(ctx, bwd, 8, 2048, 128));
-    cases.push_back(attention_case(ctx, bwd, 16, 4096, 128));
+    cases.push_back(attention_case<float>(ctx, bwd, 16, 1024, 64));
+    cases.push_back(attention_case<float>(ctx, bwd, 16, 4096, 128));
+    cases.push_back(attention_case<ops::Bf16>(ctx, bwd, 16, 1024, 64));
+    cases.push_back(attention_case<ops::Bf16>(ctx, bwd, 8, 2048, 128));
+    cases.push_back(attention_case<ops::Bf16>(ctx, bwd, 16, 4096, 128));
   }
   for (const bool lion : {false, true}) {
     for (const auto n : elems) cases.push_back(optimizer_case(ctx, lion, n));
