@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 5's check on a GPU (about 5 minutes on an H200): the `gpu` tests (CUDA
 # kernels and the NCCL executor against the CPU backend), then every CUDA kernel
+# and collective (the NCCL executor; on one GPU its device-copy transport)
 # timed by `myriad calibrate --backend cuda`, and a table of achieved TFLOP/s or
 # GB/s against the ceilings measured first (an 8192^3 bf16 cuBLASLt GEMM, a 1 GiB
 # device-to-device copy), with the issue's targets marked. Everything lands in
