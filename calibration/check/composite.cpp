@@ -56,7 +56,7 @@ struct LayerRun {
   std::vector<Buffer> outputs;    // checked for finite values
   std::vector<Buffer> gradients;  // weight gradients, all-reduced by the dp composite
   void add(models::Op op, std::function<void()> kernel) {
-    ops.push_back(std::move(op));
+    ops.push_back(op);
     kernels.push_back(std::move(kernel));
   }
   void run() const {
@@ -79,11 +79,11 @@ LayerRun make_layer(const LayerDims& d, std::uint32_t seed) {
 
   LayerRun l;
   const auto gemm = [&l](std::int64_t m, std::int64_t n, std::int64_t k, ops::GemmLayout layout,
-                         Buffer a, Buffer b, Buffer c, bool backward) {
+                         const Buffer& a, const Buffer& b, const Buffer& c, bool backward) {
     const ops::GemmArguments args{m, n, k, layout};
     l.add(named(ops::gemm_op(args, 4), "gemm", backward), [=] { ops::gemm_cpu(args, *a, *b, *c); });
   };
-  const auto add_residual = [&l](Buffer dst, Buffer src, bool backward) {
+  const auto add_residual = [&l](const Buffer& dst, const Buffer& src, bool backward) {
     l.add(named(ops::reduce_op(static_cast<std::int64_t>(dst->size()), 4), "reduce.sum", backward),
           [=] { ops::reduce_cpu(ops::ReduceOp::sum, *dst, *src); });
   };
@@ -248,6 +248,7 @@ Composite dp_composite(const LayerDims& d, int ranks) {
                                                          Floats(grad_floats, 0.0F));
     const auto step = [layers, schedule, buckets, ranks] {
       std::vector<std::thread> threads;
+      threads.reserve(static_cast<std::size_t>(ranks));
       for (int r = 0; r < ranks; ++r) {
         threads.emplace_back([layers, buckets, r] {
           const LayerRun& l = (*layers)[static_cast<std::size_t>(r)];
@@ -285,7 +286,7 @@ Composite dp_composite(const LayerDims& d, int ranks) {
       step();
       std::vector<Buffer> outs;
       for (const auto& l : *layers) outs.insert(outs.end(), l.outputs.begin(), l.outputs.end());
-      const std::string f = finite(outs);
+      std::string f = finite(outs);
       if (f != "pass") return f;
       for (int r = 1; r < ranks; ++r) {
         if ((*buckets)[static_cast<std::size_t>(r)] != buckets->front()) {

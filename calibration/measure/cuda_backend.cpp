@@ -119,7 +119,7 @@ constexpr const char* dtype_name() {
 
 // Families of bf16 rows end in ".bf16": the profile keeps both storage types apart.
 template <typename T>
-std::string typed(std::string family) {
+std::string typed(const std::string& family) {
   return std::is_same_v<T, float> ? family : family + ".bf16";
 }
 
@@ -201,8 +201,8 @@ std::string finite(const std::vector<float>& host) {
   return "pass";
 }
 
-Instance device_instance(const Ctx& ctx, std::function<void()> run,
-                         std::function<std::string()> verify) {
+Instance device_instance(const Ctx& ctx, const std::function<void()>& run,
+                         const std::function<std::string()>& verify) {
   Instance inst;
   inst.run = run;
   inst.timed = [ctx, run](int iterations) { return ctx->time(iterations, run); };
@@ -253,8 +253,12 @@ Case gemm_case(const Ctx& ctx, ops::GemmLayout layout, std::int64_t m, std::int6
       d->upload(host);
       return std::make_pair(d, host);
     };
-    auto [a, ha] = make(count(args.m, args.k));
-    auto [b, hb] = make(count(args.k, args.n));
+    const auto made_a = make(count(args.m, args.k));
+    const auto made_b = make(count(args.k, args.n));
+    const auto a = made_a.first;
+    const auto b = made_b.first;
+    const auto& ha = made_a.second;
+    const auto& hb = made_b.second;
     auto out = std::make_shared<Device<ops::Bf16>>(count(args.m, args.n));
     const auto run = [ctx, args, a, b, out] {
       ctx->gemm.run(args, a->get(), b->get(), out->get(), ctx->stream);
@@ -604,7 +608,7 @@ Composite layer_on_gpu(const Ctx& ctx, const LayerDims& d) {
     w.instance.timed = [ctx, run](int iterations) { return ctx->time(iterations, run); };
     w.instance.check = [instances] {
       for (const auto& i : *instances) {
-        const std::string r = i.check();
+        std::string r = i.check();
         if (r != "pass") return r;
       }
       return std::string("pass");

@@ -42,6 +42,7 @@ std::vector<double> device_times(const Instance& inst, const RunnerOptions& opti
   const int iterations =
       std::clamp(static_cast<int>(options.min_time_s / std::max(once, 1e-7)), 1, 100000);
   std::vector<double> times;
+  times.reserve(static_cast<std::size_t>(options.repetitions));
   for (int r = 0; r < options.repetitions; ++r) {
     times.push_back(inst.timed(iterations) / iterations);
   }
