@@ -20,6 +20,13 @@ constexpr bool kSanitizerSafe = false;
 
 const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
 
+StepOptions options(bool all_replicas = false) {
+  StepOptions o;
+  o.all_replicas = all_replicas;
+  o.sanitizer_safe = kSanitizerSafe;
+  return o;
+}
+
 const DeviceProfile& a100() {
   static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json");
   return p;
@@ -34,7 +41,7 @@ double simulate_in_child(const scenario::Scenario& s, bool all_replicas = false)
     close(fds[0]);
     double t = -1;
     try {
-      t = simulate_step(s, a100(), {all_replicas, kSanitizerSafe}).step_time_s;
+      t = simulate_step(s, a100(), options(all_replicas)).step_time_s;
     } catch (const std::exception&) {
     }
     const auto written = write(fds[1], &t, sizeof t);
@@ -103,9 +110,9 @@ TEST(StepEngine, RunsOncePerProcess) {
   // In a child: the first run works, the second is refused.
   const pid_t pid = fork();
   if (pid == 0) {
-    simulate_step(s, a100(), {false, kSanitizerSafe});
+    simulate_step(s, a100(), options());
     try {
-      simulate_step(s, a100(), {false, kSanitizerSafe});
+      simulate_step(s, a100(), options());
     } catch (const std::logic_error&) {
       _exit(0);
     }

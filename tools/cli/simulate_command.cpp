@@ -54,7 +54,9 @@ int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
   sim::StepSimulation sim;
   const auto start = std::chrono::steady_clock::now();  // wall time of the run, for the user
   try {
-    sim = sim::simulate_step(*s, *profile, {o.all_replicas, false});
+    sim::StepOptions options;
+    options.all_replicas = o.all_replicas;
+    sim = sim::simulate_step(*s, *profile, options);
   } catch (const std::invalid_argument& e) {
     io.err << fmt::format("{}: error: {}\n", s->file, e.what());
     return kExitBadInput;
