@@ -1,6 +1,7 @@
 #include "sim/step/link_monitor.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace myriad::sim {
 
@@ -50,7 +51,13 @@ std::vector<LinkPeak> LinkMonitor::peaks() const {
     out.push_back({link.name, link.tier, d % 2 == 0, link.bw_Bps, peak_[d]});
   }
   std::stable_sort(out.begin(), out.end(), [](const LinkPeak& a, const LinkPeak& b) {
-    if (a.peak_utilization != b.peak_utilization) return a.peak_utilization > b.peak_utilization;
+    // Peaks equal to a part in 1e9 are equal: a shared link's load sums the rates of its flows.
+    const double scale = 1e-9 * std::max(a.peak_utilization, b.peak_utilization);
+    if (std::fabs(a.peak_utilization - b.peak_utilization) > scale) {
+      return a.peak_utilization > b.peak_utilization;
+    }
+    const bool a_nic = a.tier == "nic";
+    if (a_nic != (b.tier == "nic")) return !a_nic;  // switch uplinks first: fewer, shared
     return a.name < b.name;
   });
   return out;

@@ -36,7 +36,8 @@ class LinkMonitor {
   void flow_ended(int from_host, int to_host);
   // Reads the load of every direction that carries a flow now.
   void sample();
-  // Every direction that carried load, highest peak first (ties by name).
+  // Every direction that carried load, highest peak first; at equal peaks
+  // switch uplinks before host links, then by name.
   [[nodiscard]] std::vector<LinkPeak> peaks() const;
 
  private:

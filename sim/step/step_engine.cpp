@@ -300,7 +300,7 @@ void build_platform(Plan& p, const scenario::Scenario& s, const DeviceProfile& p
     for (int stage = 0; stage < p.pp; ++stage) {
       const int node = first_node(replica, stage);
       p.hosts.push_back(
-          p.platform->add_host(fmt::format("group-{}", at(replica, p.pp, stage)), node));
+          p.platform->add_host(fmt::format("stage{}-replica{}", stage, replica), node));
       double slow = 1;
       for (const auto& g : stragglers) {
         if (g.node >= node && g.node < node + nodes_per_group) slow = std::max(slow, g.slowdown);

@@ -16,6 +16,23 @@ sg4::LinkInRoute upward(const sg4::SplitDuplexLink* link) {
   return {link, sg4::LinkInRoute::Direction::UP};
 }
 
+// The router through which a zone's traffic enters and leaves it. A zone that
+// holds other zones gets its router inside a zone of its own: SimGrid's
+// hierarchical routing looks a route up by the destination's index in the
+// zone of their common ancestor, and a router sitting beside child zones in
+// that ancestor is looked up by the index of the ancestor's own netpoint
+// (measured on 3.32: the route to pod 1's router came out through the first
+// leaf group of pod 1, without the hosts' links).
+simgrid::kernel::routing::NetPoint* gateway_of(sg4::NetZone* zone, const std::string& name,
+                                               bool holds_zones) {
+  if (!holds_zones) return zone->create_router(name + ".gw");
+  sg4::NetZone* own = sg4::create_star_zone(name + ".gw-zone");
+  own->set_parent(zone);
+  simgrid::kernel::routing::NetPoint* router = own->create_router(name + ".gw");
+  zone->add_route(own->get_netpoint(), nullptr, router, router, {}, true);
+  return router;
+}
+
 }  // namespace
 
 FatTreePlatform::FatTreePlatform(const scenario::ClusterSpec& cluster, double node_Bps,
@@ -56,7 +73,7 @@ FatTreePlatform::Zone& FatTreePlatform::zone_of(int tier, int node) {
   Zone z;
   z.zone = sg4::create_star_zone(name);
   z.zone->set_parent(parent.zone);
-  z.gateway = z.zone->create_router(name + ".gw");
+  z.gateway = gateway_of(z.zone, name, tier > 0);
   const double bw = uplink_Bps_[static_cast<std::size_t>(tier)];
   sg4::SplitDuplexLink* link = parent.zone->create_split_duplex_link(name + ".up", bw);
   link->seal();  // no latency: see the header
