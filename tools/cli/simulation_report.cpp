@@ -88,13 +88,36 @@ std::string links_text(const sim::StepSimulation& r) {
   return t.str() + "\n";
 }
 
+// Where a node's rank group sits: groups of tp x cp GPUs fill whole nodes, numbered
+// replica-fastest.
+struct GroupOfNode {
+  int stage = 0;
+  int replica = 0;
+  double on_path_s = 0;  // time the critical path spent on it
+};
+
+GroupOfNode group_of_node(const scenario::Scenario& s, const sim::StepSimulation& r, int node) {
+  const int nodes_per_group = s.parallelism.tp * s.parallelism.cp / s.cluster.gpus_per_node;
+  const int group = node / nodes_per_group;
+  GroupOfNode g{group / s.parallelism.dp, group % s.parallelism.dp, 0};
+  for (const auto& stop : r.critical_path.groups) {
+    if (stop.stage == g.stage && stop.replica == g.replica) g.on_path_s = stop.seconds;
+  }
+  return g;
+}
+
 std::string stragglers_text(const scenario::Scenario& s, const sim::StepSimulation& r) {
   if (r.stragglers.empty()) return "  stragglers: none this step\n";
-  Table t({"straggling node", "slowdown", "process"}, "rrl");
+  Table t({"straggling node", "slowdown", "process", "rank group", "ranks", "on critical path"},
+          "rrlllr");
   for (const auto& g : r.stragglers) {
-    t.add({std::to_string(g.node), fmt::format("{:.2f}", g.slowdown), g.process});
+    const GroupOfNode at = group_of_node(s, r, g.node);
+    t.add({std::to_string(g.node), fmt::format("{:.2f}", g.slowdown), g.process,
+           group_name(at.stage, at.replica), ranks_of(s, at.stage, at.replica),
+           seconds(at.on_path_s)});
   }
-  return t.str() + fmt::format("  ({} nodes)\n", s.cluster.nodes());
+  return t.str() + fmt::format("  ({} of {} nodes slow, drawn from seed {})\n", r.stragglers.size(),
+                               s.cluster.nodes(), s.seed);
 }
 
 }  // namespace
@@ -145,7 +168,7 @@ nlohmann::json simulation_json(const scenario::Scenario& s, const sim::StepRepor
                        {"seconds", g.seconds}});
   }
   nlohmann::json links = nlohmann::json::array();
-  for (std::size_t i = 0; i < r.links.size(); ++i) {
+  for (std::size_t i = 0; i < std::min(r.links.size(), 2 * kTopLinks); ++i) {
     const auto& l = r.links[i];
     links.push_back({{"name", l.name},
                      {"tier", l.tier},
@@ -155,7 +178,14 @@ nlohmann::json simulation_json(const scenario::Scenario& s, const sim::StepRepor
   }
   nlohmann::json stragglers = nlohmann::json::array();
   for (const auto& g : r.stragglers) {
-    stragglers.push_back({{"node", g.node}, {"slowdown", g.slowdown}, {"process", g.process}});
+    const GroupOfNode at = group_of_node(s, r, g.node);
+    stragglers.push_back({{"node", g.node},
+                          {"slowdown", g.slowdown},
+                          {"process", g.process},
+                          {"stage", at.stage},
+                          {"replica", at.replica},
+                          {"ranks", ranks_of(s, at.stage, at.replica)},
+                          {"critical_path_s", at.on_path_s}});
   }
   return {{"analytic_step_time_s", analytic.step_time_s},
           {"relative_difference", (r.step_time_s - analytic.step_time_s) / analytic.step_time_s},
