@@ -46,13 +46,13 @@ struct Plan {
   bool all_replicas = false;
   std::unique_ptr<FatTreePlatform> platform;
   std::unique_ptr<LinkMonitor> monitor;
-  std::vector<int> hosts;   // platform host of [replica * pp + stage]
-  std::vector<int> ghosts;  // [stage]: mirrors of the ring neighbours, one replica simulated
-  std::vector<double> slowdown;                // [replica * pp + stage]
-  std::vector<TraceEvent> events;              // replica 0
-  std::vector<std::vector<Span>> timelines;    // [replica * pp + stage]
-  std::vector<std::vector<double>> sent_at;    // [group][direction * v * m + chunk * m + mb]
-  std::vector<double> wait_s;                  // [replica * pp + stage]
+  std::vector<int> hosts;          // platform host of [replica * pp + stage]
+  std::vector<int> ghosts;         // [stage]: mirrors of the ring neighbours, one replica simulated
+  std::vector<double> slowdown;    // [replica * pp + stage]
+  std::vector<TraceEvent> events;  // replica 0
+  std::vector<std::vector<Span>> timelines;  // [replica * pp + stage]
+  std::vector<std::vector<double>> sent_at;  // [group][direction * v * m + chunk * m + mb]
+  std::vector<double> wait_s;                // [replica * pp + stage]
   std::vector<std::vector<PipelineTask>> orders;
   std::size_t flows = 0;  // one thread: SimGrid actors take turns
 };
@@ -189,8 +189,8 @@ void send_output(Plan& p, int replica, int stage, const PipelineTask& t,
   const auto bytes = static_cast<uint64_t>(p.pp_bytes_per_node);
   const double start = sg4::Engine::get_clock();
   const std::size_t self = at(replica, p.pp, stage);
-  p.sent_at[self][at(t.forward ? 0 : 1, p.v * p.m, static_cast<int>(at(t.chunk, p.m,
-                                                                          t.micro_batch)))] = start;
+  p.sent_at[self][at(t.forward ? 0 : 1, p.v * p.m,
+                     static_cast<int>(at(t.chunk, p.m, t.micro_batch)))] = start;
   const int dst = p.hosts[at(replica, p.pp, to)];
   if (p.overlap_pp) {
     p.monitor->flow_started(p.hosts[self], dst);
@@ -274,8 +274,7 @@ Plan make_plan(const scenario::Scenario& s, const DeviceProfile& profile) {
   p.pp_bytes_per_node = p.costs.pp_bytes_per_gpu * p.group_gpus;
   p.overlap_pp = s.overlap.pp;
   p.overlap_dp = s.overlap.dp;
-  p.dp_edge_latency_s =
-      hop_latency(s.cluster, models::group_span(models::GroupKind::dp, s).nodes);
+  p.dp_edge_latency_s = hop_latency(s.cluster, models::group_span(models::GroupKind::dp, s).nodes);
   p.tags.resize(at(p.v, p.m, 0));
   for (int c = 0; c < p.v; ++c) {
     for (int j = 0; j < p.m; ++j) p.tags[at(c, p.m, j)] = Tag{c, j};
@@ -310,7 +309,8 @@ void build_platform(Plan& p, const scenario::Scenario& s, const DeviceProfile& p
   }
   if (!p.all_replicas) {
     for (int stage = 0; stage < p.pp; ++stage) {
-      p.ghosts.push_back(p.platform->add_host(fmt::format("ghost-{}", stage), first_node(1, stage)));
+      p.ghosts.push_back(
+          p.platform->add_host(fmt::format("ghost-{}", stage), first_node(1, stage)));
     }
   }
   p.platform->seal();
@@ -344,8 +344,8 @@ std::vector<BreakdownPart> breakdown_of(const std::vector<Span>& spans) {
         break;
     }
   }
-  return {{"compute", compute}, {"tp", 0},         {"cp", 0},  {"ep", 0},
-          {"pp", pp},           {"bubble", wait},  {"dp", dp}, {"optimizer", optimizer}};
+  return {{"compute", compute}, {"tp", 0},        {"cp", 0},  {"ep", 0},
+          {"pp", pp},           {"bubble", wait}, {"dp", dp}, {"optimizer", optimizer}};
 }
 
 StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
@@ -358,8 +358,8 @@ StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
   std::size_t last = 0;
   for (std::size_t g = 0; g < p.timelines.size(); ++g) {
     const double finish = p.timelines[g].empty() ? 0 : p.timelines[g].back().end_s;
-    r.groups.push_back({static_cast<int>(g) % p.pp, static_cast<int>(g) / p.pp, p.wait_s[g],
-                        finish, p.slowdown[g]});
+    r.groups.push_back({static_cast<int>(g) % p.pp, static_cast<int>(g) / p.pp, p.wait_s[g], finish,
+                        p.slowdown[g]});
     if (finish > r.groups[last].finish_s) last = g;
   }
   r.wait_s.assign(p.wait_s.begin(), p.wait_s.begin() + p.pp);
@@ -388,13 +388,12 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& p
   }
   std::vector<Straggler> stragglers = options.stragglers ? *options.stragglers : draw_stragglers(s);
   Plan p = make_plan(s, profile);
-  p.all_replicas = options.all_replicas || p.dp == 1 || !stragglers.empty() ||
-                   contention_possible(s.cluster);
+  p.all_replicas =
+      options.all_replicas || p.dp == 1 || !stragglers.empty() || contention_possible(s.cluster);
   const int groups = p.pp * (p.all_replicas ? p.dp : 1);
   p.wait_s.assign(static_cast<std::size_t>(groups), 0.0);
   p.timelines.resize(static_cast<std::size_t>(groups));
-  p.sent_at.assign(static_cast<std::size_t>(groups),
-                   std::vector<double>(at(2, p.v * p.m, 0), 0.0));
+  p.sent_at.assign(static_cast<std::size_t>(groups), std::vector<double>(at(2, p.v * p.m, 0), 0.0));
 
   int argc = 1;
   char name[] = "myriad";

@@ -52,9 +52,8 @@ FatTreePlatform::FatTreePlatform(const scenario::ClusterSpec& cluster, double no
   // The top tier joins everything: one zone, created first so that it is the root.
   const int top = static_cast<int>(under_.size()) - 1;
   Zone root;
-  root.zone = sg4::create_star_zone(cluster_.network.tiers.back().name.empty()
-                                        ? "top"
-                                        : cluster_.network.tiers.back().name);
+  root.zone = sg4::create_star_zone(
+      cluster_.network.tiers.back().name.empty() ? "top" : cluster_.network.tiers.back().name);
   zones_.emplace(std::make_pair(top, 0L), root);
 }
 

@@ -89,8 +89,8 @@ class FatTreePlatform {
   scenario::ClusterSpec cluster_;
   double node_Bps_ = 0;
   int nodes_per_host_ = 1;
-  std::vector<double> under_;        // per tier: nodes under one subtree
-  std::vector<double> uplink_Bps_;   // per tier below the top: one subtree's uplink
+  std::vector<double> under_;                   // per tier: nodes under one subtree
+  std::vector<double> uplink_Bps_;              // per tier below the top: one subtree's uplink
   std::map<std::pair<int, long>, Zone> zones_;  // (tier, subtree) -> zone; top is (top, 0)
   std::vector<PlacedHost> hosts_;
   std::vector<PlatformLink> links_;

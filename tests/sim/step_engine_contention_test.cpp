@@ -12,9 +12,9 @@
 
 #include "models/scenario/loader.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/engine/engine_config.hpp"
 #include "sim/step/step_engine.hpp"
 #include "sim/step/stragglers.hpp"
-#include "sim/engine/engine_config.hpp"
 #include "sim/topology/fat_tree_platform.hpp"
 #include "tests/sim/step_engine_support.hpp"
 
@@ -36,12 +36,11 @@ using testing::simulate_in_child;
 // `three_tiers` puts a 1:1 leaf tier of one node per leaf under the 1:7 tier,
 // so that the pod is a tier-1 subtree reached through SimGrid zones two deep.
 scenario::Scenario pipeline_across_pods(bool three_tiers) {
-  const std::string tiers =
-      three_tiers ? R"(
+  const std::string tiers = three_tiers ? R"(
       - {name: leaf, radix: 2, port_bandwidth: 200Gbps, latency: 600ns}
       - {name: pod, radix: 8, port_bandwidth: 200Gbps, oversubscription: "1:7", latency: 600ns}
       - {name: spine, radix: 32, port_bandwidth: 200Gbps, latency: 600ns})"
-                  : R"(
+                                        : R"(
       - {name: leaf, radix: 8, port_bandwidth: 200Gbps, oversubscription: "1:7", latency: 600ns}
       - {name: spine, radix: 16, port_bandwidth: 200Gbps, latency: 600ns})";
   return scenario::load_scenario_text(R"(

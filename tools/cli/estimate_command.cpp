@@ -27,7 +27,8 @@ int run_estimate(const EstimateOptions& o, Streams io, const Environment& env) {
   if (!profile) return kExitBadInput;
   const sim::StepReport r = sim::estimate(*s, *profile);
   if (!o.json_file.empty()) {
-    if (!write_json(o.json_file, step_report_json(*s, *profile, r), "estimate", io)) return kExitFailure;
+    if (!write_json(o.json_file, step_report_json(*s, *profile, r), "estimate", io))
+      return kExitFailure;
   }
   io.out << step_report_text(*s, *profile, r);
   return kExitOk;

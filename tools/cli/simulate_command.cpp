@@ -50,8 +50,7 @@ int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
       simulated.all_replicas ? "every replica" : "one replica per stage, neighbours mirrored",
       wall);
   io.out << simulation_text(*s, analytic, simulated);
-  if (!o.trace_file.empty() &&
-      !write_json(o.trace_file, chrome_trace(simulated), "simulate", io)) {
+  if (!o.trace_file.empty() && !write_json(o.trace_file, chrome_trace(simulated), "simulate", io)) {
     return kExitFailure;
   }
   if (!o.json_file.empty()) {

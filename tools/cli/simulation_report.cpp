@@ -69,8 +69,8 @@ std::string critical_path_text(const scenario::Scenario& s, const sim::StepSimul
     const double slow = r.groups[static_cast<std::size_t>(g.replica) * r.wait_s.size() +
                                  static_cast<std::size_t>(g.stage)]
                             .slowdown;
-    groups.add({group_name(g.stage, g.replica), ranks_of(s, g.stage, g.replica),
-                seconds(g.seconds), fmt::format("{:.2f}", slow)});
+    groups.add({group_name(g.stage, g.replica), ranks_of(s, g.stage, g.replica), seconds(g.seconds),
+                fmt::format("{:.2f}", slow)});
   }
   return parts.str() +
          fmt::format("  the path moves between rank groups {} times across {} of them\n\n",

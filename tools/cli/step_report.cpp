@@ -17,7 +17,7 @@ std::string describe_breakdown_part(const std::string& name) {
 }  // namespace
 
 std::string step_report_text(const scenario::Scenario& s, const sim::DeviceProfile& profile,
-                        const sim::StepReport& r) {
+                             const sim::StepReport& r) {
   const auto& p = s.parallelism;
   std::string out = fmt::format("{}\n", s.name.empty() ? s.file : s.name);
   out += fmt::format(
@@ -78,7 +78,7 @@ std::string step_report_text(const scenario::Scenario& s, const sim::DeviceProfi
 }
 
 nlohmann::json step_report_json(const scenario::Scenario& s, const sim::DeviceProfile& profile,
-                           const sim::StepReport& r) {
+                                const sim::StepReport& r) {
   nlohmann::json breakdown = nlohmann::json::object();
   for (const auto& part : r.breakdown) breakdown[part.name] = part.seconds;
   nlohmann::json collectives = nlohmann::json::array();
