@@ -97,7 +97,7 @@ void record(Plan& p, int replica, int stage, Activity a, double start, const std
 }
 
 // One flow between two platform hosts, waited for; the monitor sees it.
-void transfer(Plan& p, int from, int to, sg4::CommPtr comm) {
+void transfer(Plan& p, int from, int to, const sg4::CommPtr& comm) {
   p.monitor->flow_started(from, to);
   comm->wait();
   p.monitor->flow_ended(from, to);
@@ -298,12 +298,15 @@ void build_platform(Plan& p, const scenario::Scenario& s, const DeviceProfile& p
   for (int replica = 0; replica < replicas; ++replica) {
     for (int stage = 0; stage < p.pp; ++stage) {
       const int node = first_node(replica, stage);
-      p.hosts.push_back(
-          p.platform->add_host(fmt::format("stage{}-replica{}", stage, replica), node));
       double slow = 1;
+      double link = 1;
       for (const auto& g : stragglers) {
-        if (g.node >= node && g.node < node + nodes_per_group) slow = std::max(slow, g.slowdown);
+        if (g.node < node || g.node >= node + nodes_per_group) continue;
+        double& factor = g.component == scenario::Component::link ? link : slow;
+        factor = std::max(factor, g.slowdown);
       }
+      p.hosts.push_back(
+          p.platform->add_host(fmt::format("stage{}-replica{}", stage, replica), node, 1 / link));
       p.slowdown.push_back(slow);
     }
   }

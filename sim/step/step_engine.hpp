@@ -25,8 +25,9 @@
 // replica is simulated, whatever the option, when traffic can contend (a tier
 // below the one joining the whole job is oversubscribed) or a node straggles.
 //
-// Stragglers (sim/step/stragglers.hpp): a slow node's rank group spends its
-// slowdown times the compute and optimizer time.
+// Stragglers (sim/step/stragglers.hpp): a slow GPU's rank group spends its
+// slowdown times the compute and optimizer time; a slow link's rank group has
+// its NICs' bandwidth divided by it.
 //
 // What only the simulation knows, reported beside the step time: the
 // timeline of the rank group that finished last as a breakdown (compute, pp
@@ -67,7 +68,7 @@ struct RankGroupTime {
   int replica = 0;
   double wait_s = 0;    // blocked on inputs and on blocking sends
   double finish_s = 0;  // end of its optimizer step
-  double slowdown = 1;  // its slowest node's straggler factor
+  double slowdown = 1;  // its slowest node's GPU straggler factor
 };
 
 struct StepSimulation {

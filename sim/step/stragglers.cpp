@@ -25,14 +25,18 @@ std::vector<Straggler> draw_stragglers(const scenario::Scenario& s) {
   if (processes.empty()) return slow;
   for (int node = 0; node < s.cluster.nodes(); ++node) {
     campaign::RandomStream random(s.seed, kStreamBase + static_cast<std::uint64_t>(node));
-    Straggler worst{node, 1, ""};
+    Straggler gpu{node, 1, "", scenario::Component::gpu};
+    Straggler link{node, 1, "", scenario::Component::link};
     for (const auto& g : processes) {
       // One draw per process and node, whether it hits or not: the draws of a node
       // do not depend on the other processes' outcomes.
       const bool hit = random.uniform() < straggling_probability(g);
-      if (hit && g.slowdown > worst.slowdown) worst = {node, g.slowdown, g.name};
+      Straggler& worst = g.component == scenario::Component::link ? link : gpu;
+      if (hit && g.slowdown > worst.slowdown) worst = {node, g.slowdown, g.name, g.component};
     }
-    if (worst.slowdown > 1) slow.push_back(worst);
+    for (const Straggler& w : {gpu, link}) {
+      if (w.slowdown > 1) slow.push_back(w);
+    }
   }
   return slow;
 }

@@ -8,7 +8,9 @@
 // Each node draws once per process from its own stream of the scenario seed
 // (RandomStream, the campaign's generator), so the same seed slows the same
 // nodes on every machine. A node slowed by several processes takes the largest
-// factor; a rank group spanning nodes runs at the pace of its slowest.
+// factor (GPU and link factors apart); a rank group spanning nodes runs at the
+// pace of its slowest node. A GPU straggler multiplies its rank group's compute
+// and optimizer times; a link straggler divides its NICs' bandwidth.
 #pragma once
 
 #include <string>
@@ -20,8 +22,9 @@ namespace myriad::sim {
 
 struct Straggler {
   int node = 0;
-  double slowdown = 1;  // compute time factor, > 1
+  double slowdown = 1;  // compute time factor (gpu) or bandwidth divisor (link), > 1
   std::string process;  // the straggler process's name, or who chose it
+  scenario::Component component = scenario::Component::gpu;  // gpu or link
 };
 
 // The nodes slow during one step of this scenario, by node index.

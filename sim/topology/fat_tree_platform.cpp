@@ -83,10 +83,10 @@ FatTreePlatform::Zone& FatTreePlatform::zone_of(int tier, int node) {
   return zones_.emplace(key, z).first->second;
 }
 
-int FatTreePlatform::add_host(const std::string& name, int first_node) {
+int FatTreePlatform::add_host(const std::string& name, int first_node, double bw_factor) {
   sg4::NetZone* leaf = zone_of(0, first_node).zone;
   sg4::Host* host = leaf->create_host(name, 1e9)->seal();
-  const double bw = node_Bps_ * nodes_per_host_;
+  const double bw = node_Bps_ * nodes_per_host_ * bw_factor;
   sg4::SplitDuplexLink* link = leaf->create_split_duplex_link(name + ".nic", bw);
   link->set_latency(hop_latency(cluster_, cluster_.nodes()) / 2)->seal();
   leaf->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {upward(link)}, true);
@@ -96,8 +96,9 @@ int FatTreePlatform::add_host(const std::string& name, int first_node) {
 }
 
 void FatTreePlatform::seal() {
-  // Children before parents: deeper tiers first, the root last.
-  for (auto it = zones_.begin(); it != zones_.end(); ++it) it->second.zone->seal();
+  // Children before parents: the map holds lower tiers first, the root last
+  // (a zone seals its children too, gateway zones included).
+  for (auto& [key, z] : zones_) z.zone->seal();
 }
 
 std::vector<LinkCrossing> FatTreePlatform::route(int from, int to) const {

@@ -61,8 +61,9 @@ class FatTreePlatform {
   FatTreePlatform& operator=(const FatTreePlatform&) = delete;
   ~FatTreePlatform() = default;
 
-  // A host for the rank group whose first node is `first_node`; returns its index.
-  int add_host(const std::string& name, int first_node);
+  // A host for the rank group whose first node is `first_node`, its link at
+  // `bw_factor` of its NICs' bandwidth (a degraded link); returns its index.
+  int add_host(const std::string& name, int first_node, double bw_factor = 1);
   // Seals every zone; no host may be added after.
   void seal();
 

@@ -167,7 +167,7 @@ TEST(StepEngine, OneSlowGpuSlowsTheSynchronousStepByItsFactor) {
   const scenario::Scenario s = four_replicas();
   const double slowdown = 1.5;
   StepOptions slow = options();
-  slow.stragglers = std::vector<Straggler>{{2, slowdown, "test"}};
+  slow.stragglers = std::vector<Straggler>{{2, slowdown, "test", scenario::Component::gpu}};
   const auto healthy = run_in_child(s, options());
   const auto straggling = run_in_child(s, slow);
   ASSERT_GT(healthy.step_time_s, 0);
@@ -180,6 +180,30 @@ TEST(StepEngine, OneSlowGpuSlowsTheSynchronousStepByItsFactor) {
   EXPECT_NEAR(straggling.step_time_s - healthy.step_time_s, expected, 1e-6 * expected);
   EXPECT_EQ(straggling.path_replica, 2);
   EXPECT_EQ(straggling.path_stage, 0);
+}
+
+// Expectation: a degraded link slows the traffic through it. Replica 2's NICs
+// carry half their bandwidth (a link straggler, factor 2); its data-parallel
+// ring edges (out and in) take twice their bandwidth term x, and the others
+// finish theirs in x, so the step is longer by x: the bandwidth terms of the
+// step's data-parallel collectives, as the analytic engine prices them (the
+// same bytes at the same NIC rate). Compute is untouched.
+TEST(StepEngine, OneSlowLinkSlowsTheDataParallelPhaseByItsFactor) {
+  const scenario::Scenario s = four_replicas();
+  StepOptions slow = options();
+  slow.stragglers = std::vector<Straggler>{{2, 2.0, "test", scenario::Component::link}};
+  const auto healthy = run_in_child(s, options());
+  const auto degraded = run_in_child(s, slow);
+  ASSERT_GT(healthy.step_time_s, 0);
+  ASSERT_GT(degraded.step_time_s, 0);
+  double x = 0;
+  for (const auto& c : estimate(s, a100()).collectives) {
+    if (c.group == "dp") x += c.cost.bandwidth_s * c.per_step;
+  }
+  std::cout << "Expectation: + " << x * 1e3 << " ms\n"
+            << "Actual:      + " << (degraded.step_time_s - healthy.step_time_s) * 1e3 << " ms\n";
+  EXPECT_NEAR(degraded.step_time_s - healthy.step_time_s, x, 0.01 * x);
+  EXPECT_DOUBLE_EQ(degraded.compute_s, healthy.compute_s);
 }
 
 // Expectation: a node is slow with probability p = r d / (1 + r d) (r onsets per

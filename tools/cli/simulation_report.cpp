@@ -106,13 +106,17 @@ GroupOfNode group_of_node(const scenario::Scenario& s, const sim::StepSimulation
   return g;
 }
 
+const char* component_name(const sim::Straggler& g) {
+  return g.component == scenario::Component::link ? "link" : "gpu";
+}
+
 std::string stragglers_text(const scenario::Scenario& s, const sim::StepSimulation& r) {
   if (r.stragglers.empty()) return "  stragglers: none this step\n";
-  Table t({"straggling node", "slowdown", "process", "rank group", "ranks", "on critical path"},
-          "rrlllr");
+  Table t({"straggling node", "slows", "by", "process", "rank group", "ranks", "on critical path"},
+          "rlrlllr");
   for (const auto& g : r.stragglers) {
     const GroupOfNode at = group_of_node(s, r, g.node);
-    t.add({std::to_string(g.node), fmt::format("{:.2f}", g.slowdown), g.process,
+    t.add({std::to_string(g.node), component_name(g), fmt::format("{:.2f}", g.slowdown), g.process,
            group_name(at.stage, at.replica), ranks_of(s, at.stage, at.replica),
            seconds(at.on_path_s)});
   }
@@ -180,6 +184,7 @@ nlohmann::json simulation_json(const scenario::Scenario& s, const sim::StepRepor
   for (const auto& g : r.stragglers) {
     const GroupOfNode at = group_of_node(s, r, g.node);
     stragglers.push_back({{"node", g.node},
+                          {"component", component_name(g)},
                           {"slowdown", g.slowdown},
                           {"process", g.process},
                           {"stage", at.stage},
