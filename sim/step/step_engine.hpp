@@ -21,9 +21,13 @@
 // the same step, so by default one replica per stage is simulated and its ring
 // neighbours are mirrored by a ghost host per stage, placed where replica 1
 // sits (a flow out to it and an equal one back in, at the same moment);
-// all_replicas simulates every one (a test holds the two to 1e-4). Every
+// all_replicas simulates every one (a test holds the two to 1e-4). With
+// stragglers, replica 0 and each replica holding one are simulated, each
+// mirrored so: a data-parallel phase starts for a replica when it arrives (its
+// neighbours' data is already under way), so each lives its own step and the
+// slowest sets it (a test holds this to every replica simulated). Every
 // replica is simulated, whatever the option, when traffic can contend (a tier
-// below the one joining the whole job is oversubscribed) or a node straggles.
+// below the one joining the whole job is oversubscribed).
 //
 // Stragglers (sim/step/stragglers.hpp): a slow GPU's rank group spends its
 // slowdown times the compute and optimizer time; a slow link's rank group has
@@ -73,10 +77,11 @@ struct RankGroupTime {
 
 struct StepSimulation {
   double step_time_s = 0;
-  bool all_replicas = false;  // every replica simulated (else one, mirrored)
+  bool all_replicas = false;  // every replica simulated (else some, neighbours mirrored)
+  std::vector<int> replicas;  // the replicas simulated
   std::vector<TraceEvent> events;
   std::vector<double> wait_s;         // per stage: time replica 0 waited on inputs and sends
-  std::vector<RankGroupTime> groups;  // every simulated rank group, [replica * pp + stage]
+  std::vector<RankGroupTime> groups;  // every simulated rank group, [row * pp + stage]
   // The last rank group to finish, its timeline by part (names as the analytic
   // engine's: compute, pp, bubble, dp, optimizer); sums to step_time_s.
   std::vector<BreakdownPart> breakdown;

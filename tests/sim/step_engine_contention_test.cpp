@@ -206,6 +206,27 @@ TEST(StepEngine, OneSlowLinkSlowsTheDataParallelPhaseByItsFactor) {
   EXPECT_DOUBLE_EQ(degraded.compute_s, healthy.compute_s);
 }
 
+// Expectation: with stragglers and no contention, simulating replica 0 and the
+// replicas holding a straggler (their ring neighbours mirrored) gives the step
+// of simulating every replica: the slowest replica sets it either way.
+TEST(StepEngine, StragglingReplicasStandForAll) {
+  const scenario::Scenario drawn = scenario::load_scenario(
+      std::string(MYRIAD_TEST_DATA_DIR) + "/simulate/stragglers-128.yaml", kShipped);
+  const auto some = run_in_child(drawn, options(false));
+  const auto all = run_in_child(drawn, options(true));
+  ASSERT_GT(some.step_time_s, 0);
+  EXPECT_NEAR(some.step_time_s / all.step_time_s, 1.0, 1e-9);
+  for (const auto component : {scenario::Component::gpu, scenario::Component::link}) {
+    StepOptions one = options(false);
+    one.stragglers = std::vector<Straggler>{{2, 1.5, "test", component}};
+    StepOptions every = one;
+    every.all_replicas = true;
+    const double t_one = run_in_child(four_replicas(), one).step_time_s;
+    ASSERT_GT(t_one, 0);
+    EXPECT_NEAR(t_one / run_in_child(four_replicas(), every).step_time_s, 1.0, 1e-9);
+  }
+}
+
 // Expectation: a node is slow with probability p = r d / (1 + r d) (r onsets per
 // second, d mean duration); 1,536 nodes at p = 1/2 give about 768 slow nodes,
 // the same ones for the same seed and others for another seed.

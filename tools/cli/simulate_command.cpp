@@ -24,6 +24,15 @@ struct SimulateOptions {
   bool all_replicas = false;
 };
 
+std::string replicas_text(const sim::StepSimulation& r) {
+  if (r.all_replicas) return "every replica";
+  if (r.replicas.size() == 1) return "one replica per stage, ring neighbours mirrored";
+  std::string list;
+  for (const int replica : r.replicas) list += (list.empty() ? "" : ", ") + std::to_string(replica);
+  return fmt::format("replicas {} (0 and those holding stragglers), ring neighbours mirrored",
+                     list);
+}
+
 int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
   const auto s = load_for_cli(o.scenario, io, env);
   if (!s) return kExitBadInput;
@@ -46,9 +55,7 @@ int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
   io.out << step_report_text(*s, *profile, report) << "\n";
   io.out << fmt::format(
       "step engine (SimGrid): {} hosts, {} actors, {} flows, {}, {:.2f} s wall\n\n",
-      simulated.hosts, simulated.actors, simulated.flows,
-      simulated.all_replicas ? "every replica" : "one replica per stage, neighbours mirrored",
-      wall);
+      simulated.hosts, simulated.actors, simulated.flows, replicas_text(simulated), wall);
   io.out << simulation_text(*s, analytic, simulated);
   if (!o.trace_file.empty() && !write_json(o.trace_file, chrome_trace(simulated), "simulate", io)) {
     return kExitFailure;

@@ -66,9 +66,10 @@ std::string critical_path_text(const scenario::Scenario& s, const sim::StepSimul
   const auto& stops = r.critical_path.groups;
   for (std::size_t i = 0; i < std::min(stops.size(), kTopGroups); ++i) {
     const auto& g = stops[i];
-    const double slow = r.groups[static_cast<std::size_t>(g.replica) * r.wait_s.size() +
-                                 static_cast<std::size_t>(g.stage)]
-                            .slowdown;
+    double slow = 1;
+    for (const auto& group : r.groups) {
+      if (group.stage == g.stage && group.replica == g.replica) slow = group.slowdown;
+    }
     groups.add({group_name(g.stage, g.replica), ranks_of(s, g.stage, g.replica), seconds(g.seconds),
                 fmt::format("{:.2f}", slow)});
   }
@@ -195,6 +196,7 @@ nlohmann::json simulation_json(const scenario::Scenario& s, const sim::StepRepor
   return {{"analytic_step_time_s", analytic.step_time_s},
           {"relative_difference", (r.step_time_s - analytic.step_time_s) / analytic.step_time_s},
           {"all_replicas", r.all_replicas},
+          {"replicas_simulated", r.replicas},
           {"hosts", r.hosts},
           {"actors", r.actors},
           {"flows", r.flows},
