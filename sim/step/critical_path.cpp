@@ -90,4 +90,35 @@ CriticalPath critical_path(const std::vector<std::vector<Span>>& timelines, int 
   return path;
 }
 
+std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans) {
+  double compute = 0;
+  double pp = 0;
+  double wait = 0;
+  double dp = 0;
+  double optimizer = 0;
+  for (const Span& s : spans) {
+    const double d = s.end_s - s.start_s;
+    switch (s.activity) {
+      case Activity::forward:
+      case Activity::backward:
+        compute += d;
+        break;
+      case Activity::pp:
+        pp += d;
+        break;
+      case Activity::wait:
+        wait += d;
+        break;
+      case Activity::dp:
+        dp += d;
+        break;
+      case Activity::optimizer:
+        optimizer += d;
+        break;
+    }
+  }
+  return {{"compute", compute}, {"tp", 0},        {"cp", 0},  {"ep", 0},
+          {"pp", pp},           {"bubble", wait}, {"dp", dp}, {"optimizer", optimizer}};
+}
+
 }  // namespace myriad::sim

@@ -43,7 +43,12 @@ struct CriticalPath {
   int hops = 0;                            // times the path moved to another rank group
 };
 
-// timelines[g]: rank group g's spans in time order, g = replica * pp + stage.
+// timelines[g]: rank group g's spans in time order, g = row * pp + stage.
 CriticalPath critical_path(const std::vector<std::vector<Span>>& timelines, int pp);
+
+// One rank group's timeline by part, named as the analytic engine's breakdown:
+// compute (forward and backward, their exposed TP/CP/EP inside), pp (blocking
+// sends), bubble (waiting for inputs), dp, optimizer; tp, cp and ep are 0.
+std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans);
 
 }  // namespace myriad::sim

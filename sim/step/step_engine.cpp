@@ -348,37 +348,6 @@ std::vector<int> replicas_to_simulate(const Plan& p, const scenario::Scenario& s
   return rows;
 }
 
-std::vector<BreakdownPart> breakdown_of(const std::vector<Span>& spans) {
-  double compute = 0;
-  double pp = 0;
-  double wait = 0;
-  double dp = 0;
-  double optimizer = 0;
-  for (const Span& s : spans) {
-    const double d = s.end_s - s.start_s;
-    switch (s.activity) {
-      case Activity::forward:
-      case Activity::backward:
-        compute += d;
-        break;
-      case Activity::pp:
-        pp += d;
-        break;
-      case Activity::wait:
-        wait += d;
-        break;
-      case Activity::dp:
-        dp += d;
-        break;
-      case Activity::optimizer:
-        optimizer += d;
-        break;
-    }
-  }
-  return {{"compute", compute}, {"tp", 0},        {"cp", 0},  {"ep", 0},
-          {"pp", pp},           {"bubble", wait}, {"dp", dp}, {"optimizer", optimizer}};
-}
-
 StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
   StepSimulation r;
   r.step_time_s = sg4::Engine::get_clock();
@@ -396,7 +365,7 @@ StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
     if (finish > r.groups[last].finish_s) last = g;
   }
   r.wait_s.assign(p.wait_s.begin(), p.wait_s.begin() + p.pp);
-  r.breakdown = breakdown_of(p.timelines[last]);
+  r.breakdown = timeline_breakdown(p.timelines[last]);
   r.critical_path = critical_path(p.timelines, p.pp);
   for (auto& stop : r.critical_path.groups) {
     stop.replica = p.rows[static_cast<std::size_t>(stop.replica)];  // row -> replica
