@@ -3,8 +3,10 @@
 // Platform: the scenario's fat tree (sim/topology/fat_tree_platform.hpp): one
 // host per rank group, its nodes' NICs aggregated into one link (NICs x rate x
 // the profile's efficiency), in the star zone of its leaf group; subtrees
-// joined by aggregated uplinks that carry the tier's oversubscription, link
-// latencies per tier. With 1:1 everywhere it is non-blocking.
+// joined by aggregated uplinks that carry the tier's oversubscription; every
+// route has the latency of the hop that joins the whole cluster (equal
+// latencies, equal bandwidth shares: see there). With 1:1 everywhere it is
+// non-blocking.
 // Actors: one per pipeline stage and data-parallel replica (the TP x CP ranks of
 // a node act together; their collectives are priced inside the compute times
 // by the cost models, ARCHITECTURE.md principle 3). Each plays its stage's
@@ -19,8 +21,8 @@
 //
 // Replicas: without contention or stragglers every data-parallel replica lives
 // the same step, so by default one replica per stage is simulated and its ring
-// neighbours are mirrored by a ghost host per stage, placed where replica 1
-// sits (a flow out to it and an equal one back in, at the same moment);
+// neighbours are mirrored by a ghost host per stage, placed where the next
+// replica sits (a flow out to it and an equal one back in, at the same moment);
 // all_replicas simulates every one (a test holds the two to 1e-4). With
 // stragglers, replica 0 and each replica holding one are simulated, each
 // mirrored so: a data-parallel phase starts for a replica when it arrives (its
