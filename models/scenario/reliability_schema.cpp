@@ -50,7 +50,12 @@ Schema<StragglerProcessSpec> make_straggler_schema() {
       .quantity("duration", &StragglerProcessSpec::duration_s, Dimension::time, D::required(),
                 "mean duration (exponentially distributed)")
       .quantity("slowdown", &StragglerProcessSpec::slowdown, Dimension::count, D::required(),
-                "step time factor while it lasts, at least 1: 1.1 is 10% slower");
+                "step time factor while it lasts, at least 1: 1.1 is 10% slower")
+      .choice("component", &StragglerProcessSpec::component,
+              {{"gpu", Component::gpu}, {"link", Component::link}}, D::value("gpu"),
+              "what runs slow in `myriad simulate`: gpu (the node's compute takes slowdown "
+              "times longer) or link (its NICs carry 1/slowdown of their bandwidth); "
+              "`campaign` applies slowdown to the step time either way");
   return s;
 }
 

@@ -37,6 +37,10 @@ struct StragglerProcessSpec {
   double per_1000_node_days = 0;  // onsets
   double duration_s = 0;          // mean, exponentially distributed
   double slowdown = 1;            // step time factor while it lasts
+  // What runs slow, for the step engine: a GPU (compute takes `slowdown` times
+  // longer) or a link (the node's NICs carry 1/slowdown of their bandwidth).
+  // The campaign engine applies `slowdown` to the step time either way.
+  Component component = Component::gpu;
 };
 
 struct FaultsSpec {

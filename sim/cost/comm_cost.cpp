@@ -141,8 +141,9 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
 
 }  // namespace
 
-int joining_tier(const scenario::ClusterSpec& c, int nodes) {
+std::vector<double> subtree_nodes(const scenario::ClusterSpec& c) {
   const auto& tiers = c.network.tiers;
+  std::vector<double> nodes;
   // Nodes under one leaf: a rail leaf sees one NIC per node, a rack leaf all of them.
   double under = 1;
   for (std::size_t i = 0; i < tiers.size(); ++i) {
@@ -156,9 +157,17 @@ int joining_tier(const scenario::ClusterSpec& c, int nodes) {
       down = c.network.rail_optimized ? down : std::max(1.0, down / c.nics_per_node);
     }
     under *= down;
-    if (under >= nodes) return static_cast<int>(i);
+    nodes.push_back(under);
   }
-  return static_cast<int>(tiers.size());
+  return nodes;
+}
+
+int joining_tier(const scenario::ClusterSpec& c, int nodes) {
+  const std::vector<double> under = subtree_nodes(c);
+  for (std::size_t i = 0; i < under.size(); ++i) {
+    if (under[i] >= nodes) return static_cast<int>(i);
+  }
+  return static_cast<int>(under.size());
 }
 
 CommCost collective_cost(const models::Collective& c, const models::GroupSpan& g,

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "models/plan/collective.hpp"
 #include "models/plan/placement.hpp"
@@ -40,5 +41,10 @@ double hop_latency(const scenario::ClusterSpec& cluster, int nodes);
 // The index of the lowest switch tier whose subtree holds `nodes` nodes; the
 // number of tiers when even the top tier's does not.
 int joining_tier(const scenario::ClusterSpec& cluster, int nodes);
+
+// Per tier, the nodes under one of its switch groups (a leaf's rail group, a
+// pod, ...): its down ports times those of the tiers below it, a rail-optimized
+// leaf's NICs standing for one node each and a rack leaf's for 1/NICs of one.
+std::vector<double> subtree_nodes(const scenario::ClusterSpec& cluster);
 
 }  // namespace myriad::sim

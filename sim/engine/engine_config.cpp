@@ -15,6 +15,7 @@ void apply_engine_config(bool sanitizer_safe) {
   simgrid::s4u::Engine::set_config("network/crosstraffic:0");
   simgrid::s4u::Engine::set_config("network/TCP-gamma:0");
   simgrid::s4u::Engine::set_config("contexts/guard-size:0");
+  simgrid::s4u::Engine::set_config("contexts/stack-size:1024");
   if (sanitizer_safe) simgrid::s4u::Engine::set_config("contexts/factory:thread");
 }
 

@@ -3,17 +3,19 @@
 #include <fmt/format.h>
 #include <simgrid/s4u.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "models/plan/pipeline_schedule.hpp"
 #include "models/plan/placement.hpp"
-#include "sim/analytic/estimator.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "sim/engine/engine_config.hpp"
+#include "sim/topology/fat_tree_platform.hpp"
 
 namespace myriad::sim {
 namespace {
@@ -37,18 +39,26 @@ struct Plan {
   StageCosts costs;
   double pp_bytes_per_node = 0;  // one activation transfer of a rank group
   double dp_edge_latency_s = 0;  // per extra ring step
-  int dp_nodes = 1;
-  int group_gpus = 1;  // GPUs acting together in one actor (tp x cp)
+  int group_gpus = 1;            // GPUs acting together in one actor (tp x cp)
   bool overlap_pp = false;
   bool overlap_dp = false;
   std::vector<Tag> tags;  // payloads: tags[chunk * m + micro_batch]
   bool all_replicas = false;
-  std::vector<sg4::Host*> hosts;   // [replica * pp + stage]
-  std::vector<sg4::Host*> ghosts;  // [stage]: mirrors of the ring neighbours, one replica simulated
-  std::vector<TraceEvent> events;  // replica 0
-  std::vector<double> wait_s;      // replica 0, per stage: blocked on inputs and sends
+  // The replicas simulated, one row of actors each (rows index every table
+  // below): all of them, or replica 0 and those holding a straggler, each with
+  // its ring neighbours mirrored by ghosts.
+  std::vector<int> rows;
+  std::unique_ptr<FatTreePlatform> platform;
+  std::unique_ptr<LinkMonitor> monitor;
+  std::vector<int> hosts;                    // platform host of [row * pp + stage]
+  std::vector<int> ghosts;                   // [row * pp + stage]: ring neighbours' mirrors
+  std::vector<double> slowdown;              // [row * pp + stage]
+  std::vector<TraceEvent> events;            // replica 0
+  std::vector<std::vector<Span>> timelines;  // [row * pp + stage]
+  std::vector<std::vector<double>> sent_at;  // [group][direction * v * m + chunk * m + mb]
+  std::vector<double> wait_s;                // [row * pp + stage]
   std::vector<std::vector<PipelineTask>> orders;
-  std::atomic<std::size_t> flows{0};
+  std::size_t flows = 0;  // one thread: SimGrid actors take turns
 };
 
 // Index into a row-major table of `columns` columns.
@@ -82,25 +92,50 @@ bool has_output(const Plan& p, int stage, const PipelineTask& t) {
   return stage > 0 || t.chunk > 0;
 }
 
+// Keeps the span on the rank group's timeline and, for row 0 (replica 0), in the trace.
+void record(Plan& p, int row, int stage, Activity a, double start, const std::string& name,
+            int from_group = -1, double sent = 0) {
+  const double now = sg4::Engine::get_clock();
+  p.timelines[at(row, p.pp, stage)].push_back({start, now, a, from_group, sent});
+  if (row == 0) p.events.push_back({stage, name, activity_name(a), start, now - start});
+}
+
+// One flow between two platform hosts, waited for; the monitor sees it.
+void transfer(Plan& p, int from, int to, const sg4::CommPtr& comm) {
+  p.monitor->flow_started(from, to);
+  comm->wait();
+  p.monitor->flow_ended(from, to);
+  ++p.flows;
+}
+
 // One ring phase of a data-parallel collective over the replicas of a stage.
-void dp_ring(Plan& p, int replica, int stage, double bytes_per_gpu, double factor, double steps) {
+// Every replica simulated, a flow to the next one; else to and from ghosts.
+void dp_ring(Plan& p, int row, int stage, double bytes_per_gpu, double factor, double steps) {
   if (p.dp == 1) return;
   const auto bytes = static_cast<uint64_t>(p.group_gpus * factor * bytes_per_gpu);
+  const int self = p.hosts[at(row, p.pp, stage)];
   if (p.all_replicas) {
-    sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox("dp", (replica + 1) % p.dp, stage));
-    sg4::Mailbox* in = sg4::Mailbox::by_name(mailbox("dp", replica, stage));
+    const int next = (row + 1) % p.dp;
+    sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox("dp", next, stage));
+    sg4::Mailbox* in = sg4::Mailbox::by_name(mailbox("dp", row, stage));
+    const int to = p.hosts[at(next, p.pp, stage)];
+    p.monitor->flow_started(self, to);
     sg4::CommPtr send = out->put_async(&p.tags[0], bytes);
     in->get<Tag>();
     send->wait();
+    p.monitor->flow_ended(self, to);
+    ++p.flows;
   } else {
-    sg4::Host* self = p.hosts[at(replica, p.pp, stage)];
-    sg4::Host* ghost = p.ghosts[static_cast<std::size_t>(stage)];
-    sg4::CommPtr out = sg4::Comm::sendto_async(self, ghost, bytes);
-    sg4::CommPtr in = sg4::Comm::sendto_async(ghost, self, bytes);
-    out->wait();
+    const int ghost = p.ghosts[at(row, p.pp, stage)];
+    sg4::Host* a = p.platform->host(self);
+    sg4::Host* b = p.platform->host(ghost);
+    p.monitor->flow_started(ghost, self);
+    sg4::CommPtr in = sg4::Comm::sendto_async(b, a, bytes);
+    transfer(p, self, ghost, sg4::Comm::sendto_async(a, b, bytes));
     in->wait();
+    p.monitor->flow_ended(ghost, self);
+    ++p.flows;
   }
-  ++p.flows;
   sg4::this_actor::sleep_for((steps - 1) * p.dp_edge_latency_s);
 }
 
@@ -113,12 +148,11 @@ double ring_steps(models::CollectiveKind k, double n) {
 }
 
 // The data-parallel collectives of a fraction `share` of the stage's parameters.
-void dp_collectives(Plan& p, int replica, int stage, double share, bool gather) {
+void dp_collectives(Plan& p, int row, int stage, double share, bool gather) {
   for (const auto& c : p.costs.dp_comms) {
     const bool is_gather = c.kind == models::CollectiveKind::all_gather;
     if (is_gather != gather) continue;
-    dp_ring(p, replica, stage, c.bytes * share, ring_factor(c.kind, p.dp),
-            ring_steps(c.kind, p.dp));
+    dp_ring(p, row, stage, c.bytes * share, ring_factor(c.kind, p.dp), ring_steps(c.kind, p.dp));
   }
 }
 
@@ -127,14 +161,13 @@ sg4::ActorPtr beside(const std::string& name, const std::function<void()>& work)
   return sg4::Actor::create(name, sg4::this_actor::get_host(), work);
 }
 
-void record(Plan& p, int replica, int stage, std::string name, const char* category, double start) {
-  if (replica != 0) return;  // the trace shows replica 0 of every stage
-  p.events.push_back({stage, std::move(name), category, start, sg4::Engine::get_clock() - start});
+int from_stage(const Plan& p, int stage, const PipelineTask& t) {
+  return ((t.forward ? stage - 1 : stage + 1) + p.pp) % p.pp;
 }
 
 // Waits for a task's input, checking it is the message the schedule expects.
-void receive_input(Plan& p, int replica, int stage, const PipelineTask& t) {
-  sg4::Mailbox* in = sg4::Mailbox::by_name(mailbox(t.forward ? "f" : "b", replica, stage));
+void receive_input(Plan& p, int row, int stage, const PipelineTask& t) {
+  sg4::Mailbox* in = sg4::Mailbox::by_name(mailbox(t.forward ? "f" : "b", p.rows[row], stage));
   const double start = sg4::Engine::get_clock();
   const Tag* got = in->get<Tag>();
   // From the previous (next) stage's same chunk, or across the wrap of the
@@ -145,65 +178,202 @@ void receive_input(Plan& p, int replica, int stage, const PipelineTask& t) {
   if (got->chunk != expected || got->micro_batch != t.micro_batch) {
     throw std::logic_error("step engine: pipeline messages arrived out of order");
   }
-  p.wait_s[static_cast<std::size_t>(stage)] += replica == 0 ? sg4::Engine::get_clock() - start : 0;
-  record(p, replica, stage, "wait", "wait", start);
+  const auto from = static_cast<int>(at(row, p.pp, from_stage(p, stage, t)));
+  const double sent = p.sent_at[static_cast<std::size_t>(from)][at(
+      t.forward ? 0 : 1, p.v * p.m, static_cast<int>(at(expected, p.m, t.micro_batch)))];
+  p.wait_s[at(row, p.pp, stage)] += sg4::Engine::get_clock() - start;
+  record(p, row, stage, Activity::wait, start, "wait", from, sent);
 }
 
-void send_output(Plan& p, int replica, int stage, const PipelineTask& t,
-                 std::vector<sg4::CommPtr>& pending) {
+void send_output(Plan& p, int row, int stage, const PipelineTask& t,
+                 std::vector<std::pair<int, sg4::CommPtr>>& pending) {
   const int to = ((t.forward ? stage + 1 : stage - 1) + p.pp) % p.pp;
-  sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox(t.forward ? "f" : "b", replica, to));
+  sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox(t.forward ? "f" : "b", p.rows[row], to));
   Tag* tag = &p.tags[at(t.chunk, p.m, t.micro_batch)];
   const auto bytes = static_cast<uint64_t>(p.pp_bytes_per_node);
-  ++p.flows;
+  const double start = sg4::Engine::get_clock();
+  const std::size_t self = at(row, p.pp, stage);
+  p.sent_at[self][at(t.forward ? 0 : 1, p.v * p.m,
+                     static_cast<int>(at(t.chunk, p.m, t.micro_batch)))] = start;
+  const int dst = p.hosts[at(row, p.pp, to)];
   if (p.overlap_pp) {
-    pending.push_back(out->put_async(tag, bytes));
+    p.monitor->flow_started(p.hosts[self], dst);
+    pending.emplace_back(dst, out->put_async(tag, bytes));
+    ++p.flows;
     return;
   }
-  const double start = sg4::Engine::get_clock();
-  out->put(tag, bytes);
-  p.wait_s[static_cast<std::size_t>(stage)] += replica == 0 ? sg4::Engine::get_clock() - start : 0;
-  record(p, replica, stage, "send", "pp", start);
+  transfer(p, p.hosts[self], dst, out->put_init(tag, bytes)->start());
+  p.wait_s[self] += sg4::Engine::get_clock() - start;
+  record(p, row, stage, Activity::pp, start, "send");
 }
 
-void play_stage(Plan& p, int replica, int stage) {
+void play_stage(Plan& p, int row, int stage) {
   for (const char* kind : {"f", "b", "dp"}) {
-    sg4::Mailbox::by_name(mailbox(kind, replica, stage))->set_receiver(sg4::Actor::self());
+    sg4::Mailbox::by_name(mailbox(kind, p.rows[row], stage))->set_receiver(sg4::Actor::self());
   }
+  const std::size_t self = at(row, p.pp, stage);
+  const double slow = p.slowdown[self];
   const double share = 1.0 / p.v;
   std::vector<sg4::ActorPtr> overlapped;
   // Parameters: all gathered first; overlapped, the first chunk's only, the rest beside.
-  dp_collectives(p, replica, stage, p.overlap_dp ? share : 1.0, true);
+  const double gather = sg4::Engine::get_clock();
+  dp_collectives(p, row, stage, p.overlap_dp ? share : 1.0, true);
+  if (sg4::Engine::get_clock() > gather) {
+    record(p, row, stage, Activity::dp, gather, "parameter gather");
+  }
   if (p.overlap_dp && p.v > 1) {
-    overlapped.push_back(beside("dp-gather", [&p, replica, stage, share] {
-      dp_collectives(p, replica, stage, 1.0 - share, true);
+    overlapped.push_back(beside("dp-gather", [&p, row, stage, share] {
+      dp_collectives(p, row, stage, 1.0 - share, true);
     }));
   }
-  std::vector<sg4::CommPtr> pending;
+  std::vector<std::pair<int, sg4::CommPtr>> pending;
   std::vector<int> backwards_left(static_cast<std::size_t>(p.v), p.m);
   for (const PipelineTask& t : p.orders[static_cast<std::size_t>(stage)]) {
-    if (has_input(p, stage, t)) receive_input(p, replica, stage, t);
+    if (has_input(p, stage, t)) receive_input(p, row, stage, t);
     const double start = sg4::Engine::get_clock();
-    sg4::this_actor::sleep_for(task_time(p, stage, t));
-    record(p, replica, stage,
-           fmt::format("{} c{} mb{}", t.forward ? "fwd" : "bwd", t.chunk, t.micro_batch),
-           t.forward ? "forward" : "backward", start);
-    if (has_output(p, stage, t)) send_output(p, replica, stage, t, pending);
+    sg4::this_actor::sleep_for(slow * task_time(p, stage, t));
+    record(p, row, stage, t.forward ? Activity::forward : Activity::backward, start,
+           fmt::format("{} c{} mb{}", t.forward ? "fwd" : "bwd", t.chunk, t.micro_batch));
+    if (has_output(p, stage, t)) send_output(p, row, stage, t, pending);
     if (!t.forward && --backwards_left[static_cast<std::size_t>(t.chunk)] == 0 && p.overlap_dp) {
       // This chunk's gradients are complete: reduce them beside the remaining work.
-      overlapped.push_back(beside("dp-reduce", [&p, replica, stage, share] {
-        dp_collectives(p, replica, stage, share, false);
-      }));
+      overlapped.push_back(beside(
+          "dp-reduce", [&p, row, stage, share] { dp_collectives(p, row, stage, share, false); }));
     }
   }
-  sg4::Comm::wait_all(pending);
+  for (auto& [dst, comm] : pending) {
+    comm->wait();
+    p.monitor->flow_ended(p.hosts[self], dst);
+  }
   const double tail = sg4::Engine::get_clock();
   for (const auto& actor : overlapped) actor->join();
-  if (!p.overlap_dp) dp_collectives(p, replica, stage, 1.0, false);
-  record(p, replica, stage, "data-parallel", "dp", tail);
+  if (!p.overlap_dp) dp_collectives(p, row, stage, 1.0, false);
+  record(p, row, stage, Activity::dp, tail, "data-parallel");
   const double opt = sg4::Engine::get_clock();
-  sg4::this_actor::sleep_for(p.costs.optimizer_s);
-  record(p, replica, stage, "optimizer", "optimizer", opt);
+  sg4::this_actor::sleep_for(slow * p.costs.optimizer_s);
+  record(p, row, stage, Activity::optimizer, opt, "optimizer");
+}
+
+// Whether flows of this job can slow each other: a tier below the one that
+// joins all its nodes hands its uplinks less than its NICs carry.
+bool contention_possible(const scenario::ClusterSpec& c) {
+  const int top = joining_tier(c, c.nodes());
+  for (int i = 0; i < top && i < static_cast<int>(c.network.tiers.size()); ++i) {
+    if (c.network.tiers[static_cast<std::size_t>(i)].oversubscription > 1) return true;
+  }
+  return false;
+}
+
+Plan make_plan(const scenario::Scenario& s, const DeviceProfile& profile) {
+  const auto& par = s.parallelism;
+  Plan p;
+  p.pp = par.pp;
+  p.v = par.virtual_stages;
+  p.m = par.micro_batches();
+  p.dp = par.dp;
+  p.layers_per_chunk = s.model.layers / (par.pp * par.virtual_stages);
+  p.costs = stage_costs(s, profile);
+  p.group_gpus = par.tp * par.cp;
+  p.pp_bytes_per_node = p.costs.pp_bytes_per_gpu * p.group_gpus;
+  p.overlap_pp = s.overlap.pp;
+  p.overlap_dp = s.overlap.dp;
+  p.dp_edge_latency_s = hop_latency(s.cluster, models::group_span(models::GroupKind::dp, s).nodes);
+  p.tags.resize(at(p.v, p.m, 0));
+  for (int c = 0; c < p.v; ++c) {
+    for (int j = 0; j < p.m; ++j) p.tags[at(c, p.m, j)] = Tag{c, j};
+  }
+  for (int stage = 0; stage < p.pp; ++stage)
+    p.orders.push_back(models::pipeline_order(p.pp, p.v, p.m, stage));
+  return p;
+}
+
+// Hosts for the simulated rank groups (and ghosts), each where its first node sits:
+// rank groups are numbered replica-fastest (Megatron's order, dp before pp). A
+// ghost sits where the next replica would (latency is the same everywhere and,
+// without contention, so is bandwidth: where it sits does not change the result).
+void build_platform(Plan& p, const scenario::Scenario& s, const DeviceProfile& profile,
+                    const std::vector<Straggler>& stragglers) {
+  const int nodes_per_group = p.group_gpus / s.cluster.gpus_per_node;
+  const double node_Bps = s.cluster.nics_per_node * s.cluster.nic_bw_Bps * profile.nic_efficiency;
+  p.platform = std::make_unique<FatTreePlatform>(s.cluster, node_Bps, nodes_per_group);
+  const auto first_node = [&](int replica, int stage) {
+    return (stage * p.dp + replica) * nodes_per_group;
+  };
+  for (const int replica : p.rows) {
+    for (int stage = 0; stage < p.pp; ++stage) {
+      const int node = first_node(replica, stage);
+      double slow = 1;
+      double link = 1;
+      for (const auto& g : stragglers) {
+        if (g.node < node || g.node >= node + nodes_per_group) continue;
+        double& factor = g.component == scenario::Component::link ? link : slow;
+        factor = std::max(factor, g.slowdown);
+      }
+      p.hosts.push_back(
+          p.platform->add_host(fmt::format("stage{}-replica{}", stage, replica), node, 1 / link));
+      p.slowdown.push_back(slow);
+    }
+  }
+  if (!p.all_replicas) {
+    for (const int replica : p.rows) {
+      for (int stage = 0; stage < p.pp; ++stage) {
+        p.ghosts.push_back(p.platform->add_host(fmt::format("ghost-{}-{}", stage, replica),
+                                                first_node((replica + 1) % p.dp, stage)));
+      }
+    }
+  }
+  p.platform->seal();
+  p.monitor = std::make_unique<LinkMonitor>(*p.platform);
+}
+
+// The replicas to simulate: every one when traffic can contend (or when asked);
+// else replica 0 and each replica holding a straggler, whose ring neighbours
+// ghosts mirror. In one data-parallel phase per collective a replica's ring
+// flows start when it arrives and its neighbours' data is already under way, so
+// each simulated replica lives its own step, and the slowest sets the step.
+std::vector<int> replicas_to_simulate(const Plan& p, const scenario::Scenario& s,
+                                      const std::vector<Straggler>& stragglers) {
+  std::vector<int> rows;
+  if (p.all_replicas) {
+    for (int r = 0; r < p.dp; ++r) rows.push_back(r);
+    return rows;
+  }
+  rows.push_back(0);
+  const int nodes_per_group = p.group_gpus / s.cluster.gpus_per_node;
+  for (const auto& g : stragglers) {
+    const int replica = g.node / nodes_per_group % p.dp;
+    if (std::find(rows.begin(), rows.end(), replica) == rows.end()) rows.push_back(replica);
+  }
+  std::sort(rows.begin() + 1, rows.end());
+  return rows;
+}
+
+StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
+  StepSimulation r;
+  r.step_time_s = sg4::Engine::get_clock();
+  r.all_replicas = p.all_replicas;
+  r.replicas = p.rows;
+  r.hosts = p.hosts.size() + p.ghosts.size();
+  r.actors = p.hosts.size();
+  r.flows = p.flows;
+  std::size_t last = 0;
+  for (std::size_t g = 0; g < p.timelines.size(); ++g) {
+    const double finish = p.timelines[g].empty() ? 0 : p.timelines[g].back().end_s;
+    const int row = static_cast<int>(g) / p.pp;
+    r.groups.push_back({static_cast<int>(g) % p.pp, p.rows[static_cast<std::size_t>(row)],
+                        p.wait_s[g], finish, p.slowdown[g]});
+    if (finish > r.groups[last].finish_s) last = g;
+  }
+  r.wait_s.assign(p.wait_s.begin(), p.wait_s.begin() + p.pp);
+  r.breakdown = timeline_breakdown(p.timelines[last]);
+  r.critical_path = critical_path(p.timelines, p.pp);
+  for (auto& stop : r.critical_path.groups) {
+    stop.replica = p.rows[static_cast<std::size_t>(stop.replica)];  // row -> replica
+  }
+  r.links = p.monitor->peaks();
+  r.events = std::move(p.events);
+  r.stragglers = std::move(stragglers);
+  return r;
 }
 
 }  // namespace
@@ -214,78 +384,38 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& p
   if (ran.exchange(true)) {
     throw std::logic_error("simulate_step: SimGrid runs one engine per process");
   }
-  const auto& par = s.parallelism;
-  const int group_gpus = par.tp * par.cp;
-  if (group_gpus < s.cluster.gpus_per_node) {
+  const int group_gpus = s.parallelism.tp * s.parallelism.cp;
+  if (group_gpus < s.cluster.gpus_per_node || group_gpus % s.cluster.gpus_per_node != 0) {
     throw std::invalid_argument(fmt::format(
         "the step engine needs each rank group (tp x cp = {}) to fill whole nodes of {} GPUs; "
         "use `myriad estimate` for this scenario",
         group_gpus, s.cluster.gpus_per_node));
   }
-  Plan p;
-  p.pp = par.pp;
-  p.v = par.virtual_stages;
-  p.m = par.micro_batches();
-  p.dp = par.dp;
-  p.layers_per_chunk = s.model.layers / (par.pp * par.virtual_stages);
-  p.costs = stage_costs(s, profile);
-  p.group_gpus = group_gpus;
-  p.pp_bytes_per_node = p.costs.pp_bytes_per_gpu * group_gpus;
-  p.overlap_pp = s.overlap.pp;
-  p.overlap_dp = s.overlap.dp;
-  p.dp_nodes = models::group_span(models::GroupKind::dp, s).nodes;
-  p.dp_edge_latency_s = hop_latency(s.cluster, p.dp_nodes);
-  p.tags.resize(at(p.v, p.m, 0));
-  for (int c = 0; c < p.v; ++c) {
-    for (int j = 0; j < p.m; ++j) p.tags[at(c, p.m, j)] = Tag{c, j};
-  }
-  p.wait_s.assign(static_cast<std::size_t>(p.pp), 0.0);
-  for (int stage = 0; stage < p.pp; ++stage)
-    p.orders.push_back(models::pipeline_order(p.pp, p.v, p.m, stage));
+  std::vector<Straggler> stragglers = options.stragglers ? *options.stragglers : draw_stragglers(s);
+  Plan p = make_plan(s, profile);
+  p.all_replicas = options.all_replicas || p.dp == 1 || contention_possible(s.cluster);
+  p.rows = replicas_to_simulate(p, s, stragglers);
+  const int groups = p.pp * static_cast<int>(p.rows.size());
+  p.wait_s.assign(static_cast<std::size_t>(groups), 0.0);
+  p.timelines.resize(static_cast<std::size_t>(groups));
+  p.sent_at.assign(static_cast<std::size_t>(groups), std::vector<double>(at(2, p.v * p.m, 0), 0.0));
 
   int argc = 1;
   char name[] = "myriad";
   char* argv[] = {name, nullptr};
   sg4::Engine engine(&argc, argv);
   apply_engine_config(options.sanitizer_safe);
-  const int nodes_per_group = group_gpus / s.cluster.gpus_per_node;
-  const double node_Bps = s.cluster.nics_per_node * s.cluster.nic_bw_Bps * profile.nic_efficiency;
-  const double half_hop = hop_latency(s.cluster, s.cluster.nodes()) / 2;
-  auto* zone = sg4::create_star_zone("cluster");
-  const auto add_host = [&](const std::string& host_name) {
-    sg4::Host* host = zone->create_host(host_name, 1e9)->seal();
-    sg4::Link* link = zone->create_split_duplex_link(host_name + ".nic", node_Bps * nodes_per_group)
-                          ->set_latency(half_hop)
-                          ->seal();
-    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
-                    {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
-    return host;
-  };
-  p.all_replicas = options.all_replicas || p.dp == 1;
-  const int replicas = p.all_replicas ? p.dp : 1;
-  for (int i = 0; i < p.pp * replicas; ++i) p.hosts.push_back(add_host(fmt::format("group-{}", i)));
-  if (!p.all_replicas) {
+  build_platform(p, s, profile, stragglers);
+  sg4::Engine::on_time_advance_cb([&p](double) { p.monitor->sample(); });
+  for (int row = 0; row < static_cast<int>(p.rows.size()); ++row) {
     for (int stage = 0; stage < p.pp; ++stage) {
-      p.ghosts.push_back(add_host(fmt::format("ghost-{}", stage)));
-    }
-  }
-  zone->seal();
-  for (int replica = 0; replica < replicas; ++replica) {
-    for (int stage = 0; stage < p.pp; ++stage) {
-      sg4::Actor::create(fmt::format("stage-{}-replica-{}", stage, replica),
-                         p.hosts[at(replica, p.pp, stage)],
-                         [&p, replica, stage] { play_stage(p, replica, stage); });
+      sg4::Actor::create(fmt::format("stage-{}-replica-{}", stage, p.rows[row]),
+                         p.platform->host(p.hosts[at(row, p.pp, stage)]),
+                         [&p, row, stage] { play_stage(p, row, stage); });
     }
   }
   engine.run();
-  StepSimulation r;
-  r.step_time_s = sg4::Engine::get_clock();
-  r.hosts = p.hosts.size() + p.ghosts.size();
-  r.actors = at(p.pp, replicas, 0);
-  r.flows = p.flows.load();
-  r.events = std::move(p.events);
-  r.wait_s = std::move(p.wait_s);
-  return r;
+  return collect(p, std::move(stragglers));
 }
 
 }  // namespace myriad::sim

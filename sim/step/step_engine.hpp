@@ -1,9 +1,12 @@
 // The step engine: one training step played as events on SimGrid.
 //
-// Platform: one host per node, joined by a star of split-duplex links, one per
-// node, carrying the node's NICs together (NICs x rate x the profile's
-// efficiency) with half a network hop of latency each way; this is a
-// non-blocking fat tree (oversubscription is not built yet).
+// Platform: the scenario's fat tree (sim/topology/fat_tree_platform.hpp): one
+// host per rank group, its nodes' NICs aggregated into one link (NICs x rate x
+// the profile's efficiency), in the star zone of its leaf group; subtrees
+// joined by aggregated uplinks that carry the tier's oversubscription; every
+// route has the latency of the hop that joins the whole cluster (equal
+// latencies, equal bandwidth shares: see there). With 1:1 everywhere it is
+// non-blocking.
 // Actors: one per pipeline stage and data-parallel replica (the TP x CP ranks of
 // a node act together; their collectives are priced inside the compute times
 // by the cost models, ARCHITECTURE.md principle 3). Each plays its stage's
@@ -18,19 +21,41 @@
 //
 // Replicas: without contention or stragglers every data-parallel replica lives
 // the same step, so by default one replica per stage is simulated and its ring
-// neighbours are mirrored by a ghost host per stage (a flow out to it and an
-// equal one back in, at the same moment); all_replicas simulates every one
-// (a test holds the two to 1e-4).
+// neighbours are mirrored by a ghost host per stage, placed where the next
+// replica sits (a flow out to it and an equal one back in, at the same moment);
+// all_replicas simulates every one (a test holds the two to 1e-4). With
+// stragglers, replica 0 and each replica holding one are simulated, each
+// mirrored so: a data-parallel phase starts for a replica when it arrives (its
+// neighbours' data is already under way), so each lives its own step and the
+// slowest sets it (a test holds this to every replica simulated). Every
+// replica is simulated, whatever the option, when traffic can contend (a tier
+// below the one joining the whole job is oversubscribed).
+//
+// Stragglers (sim/step/stragglers.hpp): a slow GPU's rank group spends its
+// slowdown times the compute and optimizer time; a slow link's rank group has
+// its NICs' bandwidth divided by it.
+//
+// What only the simulation knows, reported beside the step time: the
+// timeline of the rank group that finished last as a breakdown (compute, pp
+// sends, waiting = bubble, dp, optimizer), waiting per rank group, the
+// critical path (walked back from the step's end through the pipeline
+// messages, sim/step/critical_path.hpp) and per-link peak utilization
+// (sim/step/link_monitor.hpp).
 //
 // SimGrid allows one engine per process: simulate_step runs once per process.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/scenario/scenario.hpp"
+#include "sim/analytic/estimator.hpp"
 #include "sim/cost/device_profile.hpp"
+#include "sim/step/critical_path.hpp"
+#include "sim/step/link_monitor.hpp"
+#include "sim/step/stragglers.hpp"
 
 namespace myriad::sim {
 
@@ -43,10 +68,28 @@ struct TraceEvent {
   double duration_s = 0;
 };
 
+// One simulated rank group (the tp x cp GPUs of one stage and replica).
+struct RankGroupTime {
+  int stage = 0;
+  int replica = 0;
+  double wait_s = 0;    // blocked on inputs and on blocking sends
+  double finish_s = 0;  // end of its optimizer step
+  double slowdown = 1;  // its slowest node's GPU straggler factor
+};
+
 struct StepSimulation {
   double step_time_s = 0;
+  bool all_replicas = false;  // every replica simulated (else some, neighbours mirrored)
+  std::vector<int> replicas;  // the replicas simulated
   std::vector<TraceEvent> events;
-  std::vector<double> wait_s;  // per stage: time replica 0 waited on inputs and sends
+  std::vector<double> wait_s;         // per stage: time replica 0 waited on inputs and sends
+  std::vector<RankGroupTime> groups;  // every simulated rank group, [row * pp + stage]
+  // The last rank group to finish, its timeline by part (names as the analytic
+  // engine's: compute, pp, bubble, dp, optimizer); sums to step_time_s.
+  std::vector<BreakdownPart> breakdown;
+  CriticalPath critical_path;
+  std::vector<LinkPeak> links;  // every link direction that carried load, highest peak first
+  std::vector<Straggler> stragglers;
   std::size_t hosts = 0;
   std::size_t actors = 0;
   std::size_t flows = 0;  // transfers simulated
@@ -55,6 +98,8 @@ struct StepSimulation {
 struct StepOptions {
   bool all_replicas = false;    // simulate every data-parallel replica
   bool sanitizer_safe = false;  // SimGrid thread contexts (for ASan builds)
+  // Slow nodes; by default drawn from the scenario's faults.stragglers and seed.
+  std::optional<std::vector<Straggler>> stragglers;
 };
 
 // Throws std::logic_error when called a second time in the same process, and

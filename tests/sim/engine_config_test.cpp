@@ -17,6 +17,7 @@ TEST(EngineConfig, SelectsTheNetworkModelThatMatchesAlphaBeta) {
   EXPECT_FALSE(simgrid::config::get_value<bool>("network/crosstraffic"));
   EXPECT_EQ(simgrid::config::get_value<double>("network/TCP-gamma"), 0.0);
   EXPECT_EQ(simgrid::config::get_value<int>("contexts/guard-size"), 0);
+  EXPECT_EQ(simgrid::config::get_value<int>("contexts/stack-size"), 1024);
 }
 
 TEST(EngineConfig, ReportsTheSimGridVersion) {

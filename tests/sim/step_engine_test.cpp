@@ -8,46 +8,16 @@
 
 #include "models/scenario/loader.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "tests/sim/step_engine_support.hpp"
 
 namespace myriad::sim {
 namespace {
 
-#ifdef MYRIAD_SANITIZE
-constexpr bool kSanitizerSafe = true;
-#else
-constexpr bool kSanitizerSafe = false;
-#endif
-
-const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
-
-const DeviceProfile& a100() {
-  static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json");
-  return p;
-}
-
-// The simulated step time, or -1 when the child failed.
-double simulate_in_child(const scenario::Scenario& s, bool all_replicas = false) {
-  int fds[2];
-  if (pipe(fds) != 0) return -1;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    double t = -1;
-    try {
-      t = simulate_step(s, a100(), {all_replicas, kSanitizerSafe}).step_time_s;
-    } catch (const std::exception&) {
-    }
-    const auto written = write(fds[1], &t, sizeof t);
-    _exit(written == sizeof t ? 0 : 1);
-  }
-  close(fds[1]);
-  double t = -1;
-  const auto got = read(fds[0], &t, sizeof t);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return got == sizeof t ? t : -1;
-}
+using testing::a100;
+using testing::kSanitizerSafe;
+using testing::kShipped;
+using testing::options;
+using testing::simulate_in_child;
 
 scenario::Scenario selene() {
   return scenario::load_scenario(
@@ -103,9 +73,9 @@ TEST(StepEngine, RunsOncePerProcess) {
   // In a child: the first run works, the second is refused.
   const pid_t pid = fork();
   if (pid == 0) {
-    simulate_step(s, a100(), {false, kSanitizerSafe});
+    simulate_step(s, a100(), options());
     try {
-      simulate_step(s, a100(), {false, kSanitizerSafe});
+      simulate_step(s, a100(), options());
     } catch (const std::logic_error&) {
       _exit(0);
     }

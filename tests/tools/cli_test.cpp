@@ -2,6 +2,8 @@
 #include "tools/cli/cli.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -148,6 +150,75 @@ TEST(Cli, EstimatePrintsTheReportAndWritesJson) {
   for (const auto& [name, seconds] : j["breakdown"].items()) sum += seconds.get<double>();
   EXPECT_NEAR(sum, j["step_time_s"].get<double>(), 1e-9);
   std::filesystem::remove(file);
+}
+
+// `simulate` in a child process (SimGrid runs one engine per process); the
+// JSON it wrote (and, in `bytes`, the file as written), or null when it failed.
+nlohmann::json simulate_json(const std::string& scenario, const std::string& name,
+                             std::string* bytes = nullptr) {
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("myriad_cli_" + name + "_" + std::to_string(getpid()) + ".json");
+  const pid_t pid = fork();
+  if (pid == 0) _exit(run_cli({"simulate", "--json", file.string(), scenario}).code);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != kExitOk) return nullptr;
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::filesystem::remove(file);
+  if (bytes != nullptr) *bytes = text.str();
+  return nlohmann::json::parse(text.str());
+}
+
+const std::string kStragglers = std::string(MYRIAD_TEST_DATA_DIR) + "/simulate/stragglers-128.yaml";
+
+TEST(Cli, SimulateWritesEstimatesFieldsAndItsOwn) {
+  const auto j = simulate_json(kStragglers, "simulate_fields");
+  ASSERT_FALSE(j.is_null());
+  for (const char* key :
+       {"step_time_s", "mfu", "hfu", "tokens_per_s", "days_to_target", "breakdown", "memory",
+        "collectives", "analytic_step_time_s", "rank_groups", "critical_path",
+        "links_by_peak_utilization", "stragglers"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  double sum = 0;
+  for (const auto& [name, seconds] : j["breakdown"].items()) sum += seconds.get<double>();
+  EXPECT_NEAR(sum, j["step_time_s"].get<double>(), 1e-9 * sum);
+  double path = 0;
+  for (const auto& [name, seconds] : j["critical_path"]["by_activity"].items()) {
+    path += seconds.get<double>();
+  }
+  EXPECT_NEAR(path, j["step_time_s"].get<double>(), 1e-9 * path);
+  // Replica 0 and those holding a straggler, four stages each.
+  EXPECT_EQ(j["rank_groups"].size(), 4 * j["replicas_simulated"].size());
+  EXPECT_GT(j["replicas_simulated"].size(), 1U);
+}
+
+// Expectation: the same scenario and seed give the same JSON, stragglers
+// included; another seed slows other nodes.
+TEST(Cli, SimulateSameSeedSameJson) {
+  std::string first_bytes;
+  std::string second_bytes;
+  const auto first = simulate_json(kStragglers, "simulate_first", &first_bytes);
+  const auto second = simulate_json(kStragglers, "simulate_second", &second_bytes);
+  ASSERT_FALSE(first.is_null());
+  ASSERT_FALSE(second.is_null());
+  EXPECT_FALSE(first["stragglers"].empty());
+  EXPECT_EQ(first_bytes, second_bytes);
+
+  const auto reseeded = std::filesystem::temp_directory_path() /
+                        ("myriad_cli_reseeded_" + std::to_string(getpid()) + ".yaml");
+  std::ifstream in(kStragglers);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  yaml.replace(yaml.find("seed: 7"), 7, "seed: 8");
+  std::ofstream(reseeded) << yaml;
+  const auto other = simulate_json(reseeded.string(), "simulate_reseeded");
+  std::filesystem::remove(reseeded);
+  ASSERT_FALSE(other.is_null());
+  EXPECT_NE(other["stragglers"].dump(), first["stragglers"].dump());
 }
 
 TEST(Cli, EstimateWithoutAProfileForTheGpuIsBadInput) {

@@ -9,7 +9,7 @@
 #include "models/scenario/loader.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "tools/cli/commands.hpp"
-#include "tools/cli/report_table.hpp"
+#include "tools/cli/step_report.hpp"
 
 namespace myriad::cli {
 namespace {
@@ -20,111 +20,6 @@ struct EstimateOptions {
   std::string json_file;
 };
 
-std::string describe_breakdown_part(const std::string& name) {
-  if (name == "compute") return "compute";
-  if (name == "bubble") return "pipeline bubble";
-  if (name == "optimizer") return "optimizer step";
-  return "exposed " + name + " communication";
-}
-
-std::string report_text(const scenario::Scenario& s, const sim::DeviceProfile& profile,
-                        const sim::StepReport& r) {
-  const auto& p = s.parallelism;
-  std::string out = fmt::format("{}\n", s.name.empty() ? s.file : s.name);
-  out += fmt::format(
-      "  {} x {}, tp {}{} pp {}{} cp {} ep {} dp {}; {} micro-batches of {} x {} tokens\n",
-      s.cluster.gpus, s.cluster.gpu.name, p.tp, p.sp ? " (sp)" : "", p.pp,
-      p.virtual_stages > 1 ? fmt::format(" (v {})", p.virtual_stages) : "", p.cp, p.ep, p.dp,
-      p.micro_batches(), p.micro_batch, s.model.seq_length);
-  out += fmt::format("  device profile: {} ({})\n\n", profile.file, profile.kind);
-  Table headline({"", ""}, "lr");
-  headline.add({"step time", seconds(r.step_time_s)});
-  headline.add({"MFU (model FLOPs / bf16 peak)", percent(r.mfu)});
-  headline.add({"HFU (with recomputation)", percent(r.hfu)});
-  headline.add({"tokens/s", si_count(r.tokens_per_s)});
-  headline.add({fmt::format("days for {} tokens", si_count(s.training.tokens)),
-                fmt::format("{:.1f}", r.days_to_target)});
-  out += headline.str() + "\n";
-  Table parts({"step time breakdown", "time", "share"}, "lrr");
-  for (const auto& part : r.breakdown) {
-    if (part.seconds == 0) continue;
-    parts.add({describe_breakdown_part(part.name), seconds(part.seconds),
-               percent(part.seconds / r.step_time_s)});
-  }
-  out += parts.str() + "\n";
-  Table mem({"memory per GPU (most loaded stage)", "size"}, "lr");
-  mem.add({"weights", gibibytes(r.memory.weights)});
-  mem.add({"gradients", gibibytes(r.memory.gradients)});
-  mem.add({"optimizer states", gibibytes(r.memory.optimizer)});
-  mem.add({"activations", gibibytes(r.memory.activations)});
-  mem.add_rule();
-  mem.add({fmt::format("total of {}", gibibytes(r.memory_capacity)), gibibytes(r.memory.total())});
-  out += mem.str();
-  if (!r.fits) {
-    out += fmt::format("  DOES NOT FIT: {} over the GPU's {}; {} dominate\n",
-                       gibibytes(r.memory.total() - r.memory_capacity),
-                       gibibytes(r.memory_capacity), r.memory.dominant());
-  }
-  out += "\n";
-  Table comms({"collective", "kind", "group", "ranks", "nodes", "size", "algorithm", "busbw",
-               "time", "per step"},
-              "lllrrrlrrr");
-  for (const auto& c : r.collectives) {
-    comms.add({c.name, c.kind, c.group, std::to_string(c.ranks), std::to_string(c.nodes),
-               fmt::format("{:.1f} MB", c.bytes / 1e6), std::string(c.cost.algorithm),
-               fmt::format("{:.0f} GB/s", c.cost.busbw_Bps / 1e9), seconds(c.cost.time_s),
-               fmt::format("{:.0f}", c.per_step)});
-  }
-  out += comms.str() + "\n";
-  Table ops(
-      {"compute op (critical stage)", "class", "time", "efficiency", "bound", "per step", "total"},
-      "llrrlrr");
-  for (const auto& op : r.ops) {
-    ops.add({op.name, op.cls, seconds(op.time_s), percent(op.efficiency),
-             op.memory_bound ? "memory" : "compute", fmt::format("{:.0f}", op.per_step),
-             seconds(op.time_s * op.per_step)});
-  }
-  out += ops.str();
-  return out;
-}
-
-nlohmann::json report_json(const scenario::Scenario& s, const sim::DeviceProfile& profile,
-                           const sim::StepReport& r) {
-  nlohmann::json breakdown = nlohmann::json::object();
-  for (const auto& part : r.breakdown) breakdown[part.name] = part.seconds;
-  nlohmann::json collectives = nlohmann::json::array();
-  for (const auto& c : r.collectives) {
-    collectives.push_back({{"name", c.name},
-                           {"kind", c.kind},
-                           {"group", c.group},
-                           {"ranks", c.ranks},
-                           {"nodes", c.nodes},
-                           {"bytes", c.bytes},
-                           {"algorithm", c.cost.algorithm},
-                           {"busbw_Bps", c.cost.busbw_Bps},
-                           {"time_s", c.cost.time_s},
-                           {"per_step", c.per_step}});
-  }
-  return {{"scenario", s.file},
-          {"profile", profile.file},
-          {"step_time_s", r.step_time_s},
-          {"mfu", r.mfu},
-          {"hfu", r.hfu},
-          {"tokens_per_s", r.tokens_per_s},
-          {"days_to_target", r.days_to_target},
-          {"model_flops_per_step", r.model_flops},
-          {"breakdown", breakdown},
-          {"memory_per_gpu_bytes", r.memory.total()},
-          {"memory",
-           {{"weights", r.memory.weights},
-            {"gradients", r.memory.gradients},
-            {"optimizer", r.memory.optimizer},
-            {"activations", r.memory.activations},
-            {"capacity", r.memory_capacity},
-            {"fits", r.fits}}},
-          {"collectives", collectives}};
-}
-
 int run_estimate(const EstimateOptions& o, Streams io, const Environment& env) {
   const auto s = load_for_cli(o.scenario, io, env);
   if (!s) return kExitBadInput;
@@ -132,9 +27,10 @@ int run_estimate(const EstimateOptions& o, Streams io, const Environment& env) {
   if (!profile) return kExitBadInput;
   const sim::StepReport r = sim::estimate(*s, *profile);
   if (!o.json_file.empty()) {
-    if (!write_json(o.json_file, report_json(*s, *profile, r), "estimate", io)) return kExitFailure;
+    if (!write_json(o.json_file, step_report_json(*s, *profile, r), "estimate", io))
+      return kExitFailure;
   }
-  io.out << report_text(*s, *profile, r);
+  io.out << step_report_text(*s, *profile, r);
   return kExitOk;
 }
 

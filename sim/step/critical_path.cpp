@@ -1,0 +1,124 @@
+#include "sim/step/critical_path.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+namespace myriad::sim {
+namespace {
+
+constexpr std::array kActivities = {Activity::forward, Activity::backward, Activity::pp,
+                                    Activity::wait,    Activity::dp,       Activity::optimizer};
+
+// The last span of `spans` that starts before `t`; spans.size() when none does.
+std::size_t span_before(const std::vector<Span>& spans, double t) {
+  const double eps = 1e-12 * std::max(1.0, t);
+  const auto it = std::lower_bound(spans.begin(), spans.end(), t - eps,
+                                   [](const Span& s, double v) { return s.start_s < v; });
+  if (it == spans.begin()) return spans.size();
+  return static_cast<std::size_t>(it - spans.begin()) - 1;
+}
+
+}  // namespace
+
+const char* activity_name(Activity a) {
+  switch (a) {
+    case Activity::forward:
+      return "forward";
+    case Activity::backward:
+      return "backward";
+    case Activity::pp:
+      return "pp";
+    case Activity::wait:
+      return "wait";
+    case Activity::dp:
+      return "dp";
+    case Activity::optimizer:
+      return "optimizer";
+  }
+  return "?";
+}
+
+CriticalPath critical_path(const std::vector<std::vector<Span>>& timelines, int pp) {
+  CriticalPath path;
+  std::array<double, kActivities.size()> by{};
+  std::map<int, double> on_group;  // ordered: deterministic
+  int g = -1;
+  double t = 0;
+  for (std::size_t i = 0; i < timelines.size(); ++i) {
+    if (!timelines[i].empty() && timelines[i].back().end_s > t) {
+      t = timelines[i].back().end_s;
+      g = static_cast<int>(i);
+    }
+  }
+  const auto add = [&](Activity a, double seconds) {
+    by[static_cast<std::size_t>(a)] += seconds;
+    on_group[g] += seconds;
+  };
+  const double eps = 1e-12 * std::max(1.0, t);
+  while (g >= 0) {
+    const auto& spans = timelines[static_cast<std::size_t>(g)];
+    const std::size_t i = span_before(spans, t);
+    if (i == spans.size()) break;
+    const Span& s = spans[i];
+    if (s.end_s < t) {  // a gap in the timeline: the group waited on nothing recorded
+      add(Activity::wait, t - s.end_s);
+      t = s.end_s;
+    }
+    if (s.activity == Activity::wait && s.from_group >= 0) {
+      add(Activity::pp, t - std::max(s.sent_s, s.start_s));
+      if (s.sent_s >= s.start_s && s.sent_s < t - eps) {
+        t = s.sent_s;
+        g = s.from_group;
+        ++path.hops;
+        continue;
+      }
+      t = s.start_s;
+      continue;
+    }
+    add(s.activity, t - s.start_s);
+    t = s.start_s;
+  }
+  for (const Activity a : kActivities) {
+    path.by_activity.push_back({activity_name(a), by[static_cast<std::size_t>(a)]});
+  }
+  for (const auto& [group, seconds] : on_group) {
+    path.groups.push_back({group % pp, group / pp, seconds});
+  }
+  std::stable_sort(path.groups.begin(), path.groups.end(),
+                   [](const auto& a, const auto& b) { return a.seconds > b.seconds; });
+  return path;
+}
+
+std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans) {
+  double compute = 0;
+  double pp = 0;
+  double wait = 0;
+  double dp = 0;
+  double optimizer = 0;
+  for (const Span& s : spans) {
+    const double d = s.end_s - s.start_s;
+    switch (s.activity) {
+      case Activity::forward:
+      case Activity::backward:
+        compute += d;
+        break;
+      case Activity::pp:
+        pp += d;
+        break;
+      case Activity::wait:
+        wait += d;
+        break;
+      case Activity::dp:
+        dp += d;
+        break;
+      case Activity::optimizer:
+        optimizer += d;
+        break;
+    }
+  }
+  return {{"compute", compute}, {"tp", 0},        {"cp", 0},  {"ep", 0},
+          {"pp", pp},           {"bubble", wait}, {"dp", dp}, {"optimizer", optimizer}};
+}
+
+}  // namespace myriad::sim

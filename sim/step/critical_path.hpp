@@ -1,0 +1,54 @@
+// The critical path of a simulated step: the chain of activities that, had any
+// of them taken longer, would have made the step longer.
+//
+// Every rank group keeps its timeline as spans (compute, sends, waits, data-
+// parallel phases, optimizer). The walk starts where the step ends (the rank
+// group that finished last) and goes back in time along that group's spans;
+// when it meets a wait for a pipeline message that its sender sent after the
+// wait began, the sender was the one holding things up: the message's transit
+// counts as pp and the walk continues on the sender from the moment it sent.
+// Otherwise the span is the group's own and counts under its activity (a wait
+// for a message already under way counts as pp: the transfer held it up).
+// Data-parallel phases count as dp on the group walked: a ring waits on its
+// neighbours, but the lowering into one phase does not say on which.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/analytic/estimator.hpp"
+
+namespace myriad::sim {
+
+enum class Activity { forward, backward, pp, wait, dp, optimizer };
+
+const char* activity_name(Activity a);
+
+struct Span {
+  double start_s = 0;
+  double end_s = 0;
+  Activity activity = Activity::forward;
+  int from_group = -1;  // a wait for a message: the rank group that sent it
+  double sent_s = 0;    // and when it sent it
+};
+
+struct CriticalPath {
+  struct Stop {
+    int stage = 0;
+    int replica = 0;
+    double seconds = 0;  // time of the path spent on this rank group
+  };
+  std::vector<BreakdownPart> by_activity;  // forward, backward, pp, wait, dp, optimizer
+  std::vector<Stop> groups;                // rank groups on the path, most time first
+  int hops = 0;                            // times the path moved to another rank group
+};
+
+// timelines[g]: rank group g's spans in time order, g = row * pp + stage.
+CriticalPath critical_path(const std::vector<std::vector<Span>>& timelines, int pp);
+
+// One rank group's timeline by part, named as the analytic engine's breakdown:
+// compute (forward and backward, their exposed TP/CP/EP inside), pp (blocking
+// sends), bubble (waiting for inputs), dp, optimizer; tp, cp and ep are 0.
+std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans);
+
+}  // namespace myriad::sim

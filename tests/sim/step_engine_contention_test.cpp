@@ -1,0 +1,256 @@
+// The step engine where the analytic engine cannot follow: contention on an
+// oversubscribed fat tree, and stragglers. Each expectation is derived in prose
+// first; each simulation runs in a child process (one SimGrid engine per process).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+
+#include "models/scenario/loader.hpp"
+#include "sim/analytic/estimator.hpp"
+#include "sim/engine/engine_config.hpp"
+#include "sim/step/step_engine.hpp"
+#include "sim/step/stragglers.hpp"
+#include "sim/topology/fat_tree_platform.hpp"
+#include "tests/sim/step_engine_support.hpp"
+
+namespace myriad::sim {
+namespace {
+
+using testing::a100;
+using testing::kSanitizerSafe;
+using testing::kShipped;
+using testing::options;
+using testing::run_in_child;
+using testing::simulate_in_child;
+
+// Two pipeline stages of 7 nodes each on a two-tier fat tree whose rail leaves
+// have 8 ports, 7 down and 1 up (1:7 above the leaf group, the "pod" here).
+// Megatron's rank order puts the 7 data-parallel replicas of a stage under one
+// leaf group, so every pipeline transfer leaves its pod, and the data-parallel
+// rings stay inside it.
+// `three_tiers` puts a 1:1 leaf tier of one node per leaf under the 1:7 tier,
+// so that the pod is a tier-1 subtree reached through SimGrid zones two deep.
+scenario::Scenario pipeline_across_pods(bool three_tiers) {
+  const std::string tiers = three_tiers ? R"(
+      - {name: leaf, radix: 2, port_bandwidth: 200Gbps, latency: 600ns}
+      - {name: pod, radix: 8, port_bandwidth: 200Gbps, oversubscription: "1:7", latency: 600ns}
+      - {name: spine, radix: 32, port_bandwidth: 200Gbps, latency: 600ns})"
+                                        : R"(
+      - {name: leaf, radix: 8, port_bandwidth: 200Gbps, oversubscription: "1:7", latency: 600ns}
+      - {name: spine, radix: 16, port_bandwidth: 200Gbps, latency: 600ns})";
+  return scenario::load_scenario_text(R"(
+cluster:
+  preset: megascale-like
+  gpus: 112
+  network:
+    rail_optimized: true
+    tiers:)" + tiers + R"(
+model: {preset: gpt3-175b-megatron, layers: 2}
+parallelism: {tp: 8, sp: true, pp: 2, micro_batch: 1, global_batch: 56}
+overlap: {tp: true, pp: false, dp: false}
+)",
+                                      "pipeline_across_pods.yaml", kShipped);
+}
+
+// Expectation, from bandwidth shares. The leaf group's uplink carries 7 nodes'
+// NIC bandwidth / 7 = one node's. In 1F1B the 7 replicas of a stage send their
+// activations (and, the other way, their gradients) at the same moments, so 7
+// flows share it and each runs at 1/7 of its NIC rate: a transfer's bandwidth
+// term b (the analytic p2p time less its latency) becomes 7b. Transfers block
+// (overlap.pp false), so each one on the critical path adds 6b. With p = 2
+// stages that path holds m + 1 transfers: micro-batch 0 goes to the last stage
+// and its gradient comes back (2), then the stages alternate, each period
+// F + B + one transfer (one per remaining micro-batch, m - 1). So
+//   simulated(1:7) - simulated(1:1) = (m + p - 1) * 6 * b.
+// The analytic engine prices a transfer at the NIC rate whatever the tiers, so
+// it predicts the 1:1 time for both, and the step engine is slower than it by
+// about that amount.
+class PodsAtOneToSeven : public ::testing::TestWithParam<bool> {};
+
+TEST_P(PodsAtOneToSeven, SlowPipelineTransfersByTheirBandwidthShare) {
+  if (kSanitizerSafe) GTEST_SKIP() << "every replica is simulated: slow with thread contexts";
+  const scenario::Scenario contended = pipeline_across_pods(GetParam());
+  scenario::Scenario flat = contended;
+  for (auto& tier : flat.cluster.network.tiers) tier.oversubscription = 1;
+  const StepReport analytic = estimate(contended, a100());
+  const auto pp = std::find_if(analytic.collectives.begin(), analytic.collectives.end(),
+                               [](const PricedCollective& c) { return c.group == "pp"; });
+  ASSERT_NE(pp, analytic.collectives.end());
+  const double b = pp->cost.bandwidth_s;
+  const double m = contended.parallelism.micro_batches();
+  const double p = contended.parallelism.pp;
+  const double expected = (m + p - 1) * (7 - 1) * b;
+
+  const double slow = simulate_in_child(contended);
+  const double fast = simulate_in_child(flat);
+  ASSERT_GT(slow, 0);
+  ASSERT_GT(fast, 0);
+  std::cout << "Expectation: 1:7 - 1:1 = " << expected * 1e3 << " ms\n"
+            << "Actual:      1:7 - 1:1 = " << (slow - fast) * 1e3 << " ms (1:1 " << fast * 1e3
+            << " ms, 1:7 " << slow * 1e3 << " ms, estimate " << analytic.step_time_s * 1e3
+            << " ms)\n";
+  EXPECT_NEAR(slow - fast, expected, 0.02 * expected);
+  EXPECT_NEAR(fast / analytic.step_time_s, 1.0, 0.02);  // no contention: the engines agree
+  EXPECT_GT(slow, analytic.step_time_s + 0.5 * expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(StepEngine, PodsAtOneToSeven, ::testing::Values(false, true),
+                         [](const auto& p) { return p.param ? "ThreeTiers" : "TwoTiers"; });
+
+// Expectation: SimGrid routes every pair of hosts through the links the tree
+// says: NIC up, the uplinks of each subtree left, the downlinks of each subtree
+// entered, NIC down (three tiers: zones two deep, where 3.32's lookup of a
+// gateway beside child zones once went wrong).
+bool routes_match(const scenario::ClusterSpec& cluster) {
+  int argc = 1;
+  char name[] = "routes";
+  char* argv[] = {name, nullptr};
+  simgrid::s4u::Engine engine(&argc, argv);
+  apply_engine_config(kSanitizerSafe);
+  FatTreePlatform platform(cluster, 1e9, 1);
+  for (int node = 0; node < cluster.nodes(); ++node) {
+    platform.add_host("node" + std::to_string(node), node);
+  }
+  platform.seal();
+  for (int a = 0; a < cluster.nodes(); ++a) {
+    for (int b = 0; b < cluster.nodes(); ++b) {
+      if (a == b) continue;
+      std::vector<simgrid::s4u::Link*> links;
+      double latency = 0;
+      platform.host(a)->route_to(platform.host(b), links, &latency);
+      const auto expected = platform.route(a, b);
+      if (links.size() != expected.size()) return false;
+      for (std::size_t i = 0; i < links.size(); ++i) {
+        const auto& l = platform.links()[static_cast<std::size_t>(expected[i].link)];
+        if (links[i] != (expected[i].up ? l.up : l.down)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+TEST(FatTreePlatform, SimGridRoutesFollowTheTree) {
+  const scenario::ClusterSpec cluster = pipeline_across_pods(true).cluster;
+  const pid_t pid = fork();
+  if (pid == 0) _exit(routes_match(cluster) ? 0 : 1);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// Four data-parallel replicas of one stage (pp 1), one node each, gradients
+// reduced after the last backward (no overlap).
+scenario::Scenario four_replicas() {
+  return scenario::load_scenario_text(R"(
+cluster: {preset: megascale-like, gpus: 32}
+model: {preset: gpt3-175b-megatron, layers: 2}
+parallelism: {tp: 8, sp: true, pp: 1, micro_batch: 1, global_batch: 16}
+overlap: {tp: true, pp: false, dp: false}
+)",
+                                      "four_replicas.yaml", kShipped);
+}
+
+// Expectation: a synchronous data-parallel step waits for its slowest replica.
+// One GPU of replica 2 runs s = 1.5 times slower, so its rank group spends
+// s times its compute (m forward and backward passes, T) and optimizer (O).
+// The others reach the gradient reduction at T, replica 2 at sT; the ring's
+// single phase then takes the same time x for everyone once replica 2 joins
+// (its neighbour's data is already there: the mailbox receives eagerly), so
+//   step(straggler) - step(healthy) = (s - 1) (T + O),
+// and replica 2 is the rank group longest on the critical path.
+TEST(StepEngine, OneSlowGpuSlowsTheSynchronousStepByItsFactor) {
+  const scenario::Scenario s = four_replicas();
+  const double slowdown = 1.5;
+  StepOptions slow = options();
+  slow.stragglers = std::vector<Straggler>{{2, slowdown, "test", scenario::Component::gpu}};
+  const auto healthy = run_in_child(s, options());
+  const auto straggling = run_in_child(s, slow);
+  ASSERT_GT(healthy.step_time_s, 0);
+  ASSERT_GT(straggling.step_time_s, 0);
+  const double optimizer = stage_costs(s, a100()).optimizer_s;
+  const double expected = (slowdown - 1) * (healthy.compute_s + optimizer);
+  std::cout << "Expectation: + " << expected * 1e3 << " ms\n"
+            << "Actual:      + " << (straggling.step_time_s - healthy.step_time_s) * 1e3
+            << " ms (healthy " << healthy.step_time_s * 1e3 << " ms)\n";
+  EXPECT_NEAR(straggling.step_time_s - healthy.step_time_s, expected, 1e-6 * expected);
+  EXPECT_EQ(straggling.path_replica, 2);
+  EXPECT_EQ(straggling.path_stage, 0);
+}
+
+// Expectation: a degraded link slows the traffic through it. Replica 2's NICs
+// carry half their bandwidth (a link straggler, factor 2); its data-parallel
+// ring edges (out and in) take twice their bandwidth term x, and the others
+// finish theirs in x, so the step is longer by x: the bandwidth terms of the
+// step's data-parallel collectives, as the analytic engine prices them (the
+// same bytes at the same NIC rate). Compute is untouched.
+TEST(StepEngine, OneSlowLinkSlowsTheDataParallelPhaseByItsFactor) {
+  const scenario::Scenario s = four_replicas();
+  StepOptions slow = options();
+  slow.stragglers = std::vector<Straggler>{{2, 2.0, "test", scenario::Component::link}};
+  const auto healthy = run_in_child(s, options());
+  const auto degraded = run_in_child(s, slow);
+  ASSERT_GT(healthy.step_time_s, 0);
+  ASSERT_GT(degraded.step_time_s, 0);
+  double x = 0;
+  for (const auto& c : estimate(s, a100()).collectives) {
+    if (c.group == "dp") x += c.cost.bandwidth_s * c.per_step;
+  }
+  std::cout << "Expectation: + " << x * 1e3 << " ms\n"
+            << "Actual:      + " << (degraded.step_time_s - healthy.step_time_s) * 1e3 << " ms\n";
+  EXPECT_NEAR(degraded.step_time_s - healthy.step_time_s, x, 0.01 * x);
+  EXPECT_DOUBLE_EQ(degraded.compute_s, healthy.compute_s);
+}
+
+// Expectation: with stragglers and no contention, simulating replica 0 and the
+// replicas holding a straggler (their ring neighbours mirrored) gives the step
+// of simulating every replica: the slowest replica sets it either way.
+TEST(StepEngine, StragglingReplicasStandForAll) {
+  const scenario::Scenario drawn = scenario::load_scenario(
+      std::string(MYRIAD_TEST_DATA_DIR) + "/simulate/stragglers-128.yaml", kShipped);
+  const auto some = run_in_child(drawn, options(false));
+  const auto all = run_in_child(drawn, options(true));
+  ASSERT_GT(some.step_time_s, 0);
+  EXPECT_NEAR(some.step_time_s / all.step_time_s, 1.0, 1e-9);
+  for (const auto component : {scenario::Component::gpu, scenario::Component::link}) {
+    StepOptions one = options(false);
+    one.stragglers = std::vector<Straggler>{{2, 1.5, "test", component}};
+    StepOptions every = one;
+    every.all_replicas = true;
+    const double t_one = run_in_child(four_replicas(), one).step_time_s;
+    ASSERT_GT(t_one, 0);
+    EXPECT_NEAR(t_one / run_in_child(four_replicas(), every).step_time_s, 1.0, 1e-9);
+  }
+}
+
+// Expectation: a node is slow with probability p = r d / (1 + r d) (r onsets per
+// second, d mean duration); 1,536 nodes at p = 1/2 give about 768 slow nodes,
+// the same ones for the same seed and others for another seed.
+TEST(Stragglers, DrawnPerNodeFromTheSeed) {
+  scenario::Scenario s = scenario::load_scenario(
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/gpt3-175b-megascale-12288.yaml", kShipped);
+  scenario::StragglerProcessSpec g;
+  g.name = "slow-clock";
+  g.duration_s = 3600;
+  g.per_1000_node_days = 1000 * 24;  // one onset per node-hour: r d = 1
+  g.slowdown = 1.2;
+  s.faults.stragglers = {g};
+  EXPECT_DOUBLE_EQ(straggling_probability(g), 0.5);
+  const auto first = draw_stragglers(s);
+  const auto again = draw_stragglers(s);
+  ASSERT_EQ(first.size(), again.size());
+  for (std::size_t i = 0; i < first.size(); ++i) EXPECT_EQ(first[i].node, again[i].node);
+  EXPECT_NEAR(static_cast<double>(first.size()), 768, 4 * std::sqrt(1536 * 0.25));
+  s.seed += 1;
+  const auto other = draw_stragglers(s);
+  EXPECT_FALSE(other.size() == first.size() &&
+               std::equal(other.begin(), other.end(), first.begin(),
+                          [](const Straggler& a, const Straggler& b) { return a.node == b.node; }));
+}
+
+}  // namespace
+}  // namespace myriad::sim

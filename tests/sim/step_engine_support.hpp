@@ -1,0 +1,78 @@
+// Helpers of the step engine tests. SimGrid runs one engine per process, so
+// each simulation runs in a child process and sends back what the test needs.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <exception>
+#include <string>
+
+#include "models/scenario/loader.hpp"
+#include "sim/step/step_engine.hpp"
+
+namespace myriad::sim::testing {
+
+#ifdef MYRIAD_SANITIZE
+inline constexpr bool kSanitizerSafe = true;
+#else
+inline constexpr bool kSanitizerSafe = false;
+#endif
+
+inline const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
+
+inline StepOptions options(bool all_replicas = false) {
+  StepOptions o;
+  o.all_replicas = all_replicas;
+  o.sanitizer_safe = kSanitizerSafe;
+  return o;
+}
+
+inline const DeviceProfile& a100() {
+  static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json");
+  return p;
+}
+
+// What a child sends back: plain numbers, so that a pipe carries them.
+struct ChildResult {
+  double step_time_s = -1;  // -1: the child failed
+  double compute_s = 0;     // of the rank group that finished last
+  int path_stage = -1;      // the rank group longest on the critical path
+  int path_replica = -1;
+};
+
+inline ChildResult run_in_child(const scenario::Scenario& s, const StepOptions& o) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    ChildResult r;
+    try {
+      const StepSimulation sim = simulate_step(s, a100(), o);
+      r.step_time_s = sim.step_time_s;
+      r.compute_s = sim.breakdown.front().seconds;
+      if (!sim.critical_path.groups.empty()) {
+        r.path_stage = sim.critical_path.groups.front().stage;
+        r.path_replica = sim.critical_path.groups.front().replica;
+      }
+    } catch (const std::exception&) {
+    }
+    const auto written = write(fds[1], &r, sizeof r);
+    _exit(written == sizeof r ? 0 : 1);
+  }
+  close(fds[1]);
+  ChildResult r;
+  const auto got = read(fds[0], &r, sizeof r);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return got == sizeof r ? r : ChildResult{};
+}
+
+// The simulated step time, or -1 when the child failed.
+inline double simulate_in_child(const scenario::Scenario& s, bool all_replicas = false) {
+  return run_in_child(s, options(all_replicas)).step_time_s;
+}
+
+}  // namespace myriad::sim::testing

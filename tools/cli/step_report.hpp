@@ -1,0 +1,25 @@
+// The report of one training step as `estimate` prints and writes it: headline,
+// breakdown, memory, collectives and compute ops. `simulate` prints the same
+// report for its simulated step and adds what only the simulation knows.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "models/scenario/scenario.hpp"
+#include "sim/analytic/estimator.hpp"
+#include "sim/cost/device_profile.hpp"
+
+namespace myriad::cli {
+
+// The terminal report: scenario line, headline, breakdown, memory, collectives, ops.
+std::string step_report_text(const scenario::Scenario& s, const sim::DeviceProfile& profile,
+                             const sim::StepReport& r);
+
+// The same as JSON: scenario, profile, step_time_s, mfu, hfu, tokens_per_s,
+// days_to_target, model_flops_per_step, breakdown, memory, collectives.
+nlohmann::json step_report_json(const scenario::Scenario& s, const sim::DeviceProfile& profile,
+                                const sim::StepReport& r);
+
+}  // namespace myriad::cli
