@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "calibration/measure/rows.hpp"
+#include "kernels/ops/gemm_arguments.hpp"
 
 namespace myriad::calibration {
 
@@ -30,6 +31,12 @@ enum class Grid { small, full };
 
 Grid parse_grid(const std::string& name);  // throws std::invalid_argument naming the choices
 const char* grid_name(Grid g);
+
+// A kernel's row from its op descriptor (the backward's bytes when it has them).
+Row kernel_row(std::string name, std::string family, const models::Op& op, bool backward,
+               nlohmann::json arguments);
+// "nn", "nt" or "tn".
+const char* layout_name(kernels::ops::GemmLayout layout);
 
 // Every CPU kernel (kernels/ops) over a grid of shapes, and the ring, tree and
 // hierarchical collectives on the thread executor over sizes and rank counts;

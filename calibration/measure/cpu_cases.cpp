@@ -62,33 +62,6 @@ std::string finite(std::initializer_list<const Floats*> outputs) {
   return "pass";
 }
 
-Row kernel_row(std::string name, std::string family, const models::Op& op, bool backward,
-               nlohmann::json arguments) {
-  Row r;
-  r.name = std::move(name);
-  r.kind = "kernel";
-  r.family = std::move(family);
-  r.op_class = op.cls;
-  r.flops = op.flops;
-  r.bytes = backward && op.backward_bytes > 0 ? op.backward_bytes : op.bytes;
-  r.gemm = op.gemm;
-  r.backward = backward;
-  r.arguments = std::move(arguments);
-  return r;
-}
-
-const char* layout_name(ops::GemmLayout l) {
-  switch (l) {
-    case ops::GemmLayout::nn:
-      return "nn";
-    case ops::GemmLayout::nt:
-      return "nt";
-    case ops::GemmLayout::tn:
-      return "tn";
-  }
-  return "nn";
-}
-
 Case gemm_case(ops::GemmLayout layout, std::int64_t m, std::int64_t n, std::int64_t k,
                bool ceiling = false) {
   const ops::GemmArguments args{m, n, k, layout};
@@ -580,14 +553,6 @@ Case collective_case(const CollectiveShape& shape, int ranks, std::int64_t bytes
 }
 
 }  // namespace
-
-Grid parse_grid(const std::string& name) {
-  if (name == "small") return Grid::small;
-  if (name == "full") return Grid::full;
-  throw std::invalid_argument(fmt::format("grid: expected small or full, found '{}'", name));
-}
-
-const char* grid_name(Grid g) { return g == Grid::small ? "small" : "full"; }
 
 std::vector<Case> cpu_cases(Grid grid) {
   const bool full = grid == Grid::full;

@@ -4,6 +4,7 @@
 // everywhere; GEMM entries against a double-precision dot product on the host).
 #include "calibration/check/composite.hpp"
 #include "calibration/measure/cases.hpp"
+#include "calibration/measure/cuda_support.hpp"
 
 #ifdef MYRIAD_HAVE_CUDA
 
@@ -40,158 +41,8 @@
 #include "kernels/ops/reduce.hpp"
 #include "kernels/ops/reduce_cuda.hpp"
 
-namespace myriad::calibration {
+namespace myriad::calibration::cuda_detail {
 namespace {
-
-namespace ops = kernels::ops;
-namespace coll = myriad::collectives;
-
-// A device allocation of n elements, freed with its last owner.
-template <typename T>
-class Device {
- public:
-  explicit Device(std::size_t n) : n_(n) {
-    void* p = nullptr;
-    MYRIAD_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(1, n) * sizeof(T)));
-    p_ = static_cast<T*>(p);
-  }
-  ~Device() { cudaFree(p_); }
-  Device(const Device&) = delete;
-  Device& operator=(const Device&) = delete;
-  Device(Device&&) = delete;
-  Device& operator=(Device&&) = delete;
-  [[nodiscard]] T* get() const { return p_; }
-  [[nodiscard]] std::size_t size() const { return n_; }
-  void upload(const std::vector<T>& host) const {
-    MYRIAD_CUDA_CHECK(cudaMemcpy(p_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  [[nodiscard]] std::vector<T> download() const {
-    std::vector<T> host(n_);
-    MYRIAD_CUDA_CHECK(cudaMemcpy(host.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
-    return host;
-  }
-
- private:
-  T* p_ = nullptr;
-  std::size_t n_ = 0;
-};
-
-template <typename T>
-using Buf = std::shared_ptr<Device<T>>;
-
-std::size_t count(std::int64_t a, std::int64_t b = 1, std::int64_t c = 1) {
-  return static_cast<std::size_t>(a) * static_cast<std::size_t>(b) * static_cast<std::size_t>(c);
-}
-
-Buf<float> random_floats(std::size_t n, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
-  std::vector<float> host(n);
-  for (auto& x : host) x = dist(gen);
-  auto d = std::make_shared<Device<float>>(n);
-  d->upload(host);
-  return d;
-}
-
-// Storage types: fp32, or bf16 (fp32 compute inside the kernel).
-template <typename T>
-T from_float(float x) {
-  if constexpr (std::is_same_v<T, float>) {
-    return x;
-  } else {
-    return T::from_float(x);
-  }
-}
-
-template <typename T>
-float to_float(T x) {
-  if constexpr (std::is_same_v<T, float>) {
-    return x;
-  } else {
-    return x.to_float();
-  }
-}
-
-template <typename T>
-constexpr const char* dtype_name() {
-  return std::is_same_v<T, float> ? "fp32" : "bf16";
-}
-
-// Families of bf16 rows end in ".bf16": the profile keeps both storage types apart.
-template <typename T>
-std::string typed(const std::string& family) {
-  return std::is_same_v<T, float> ? family : family + ".bf16";
-}
-
-template <typename T>
-Buf<T> random_values(std::size_t n, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
-  std::vector<T> host(n);
-  for (auto& x : host) x = from_float<T>(dist(gen));
-  auto d = std::make_shared<Device<T>>(n);
-  d->upload(host);
-  return d;
-}
-
-template <typename T>
-Buf<T> poisoned_values(std::size_t n) {
-  auto d = std::make_shared<Device<T>>(n);
-  d->upload(std::vector<T>(n, from_float<T>(std::numeric_limits<float>::quiet_NaN())));
-  return d;
-}
-
-template <typename T>
-std::string finite_values(const Buf<T>& d) {
-  const std::vector<T> host = d->download();
-  for (std::size_t i = 0; i < host.size(); ++i) {
-    if (!std::isfinite(to_float(host[i]))) {
-      return fmt::format("element {} of {} is not finite", i, host.size());
-    }
-  }
-  return "pass";
-}
-
-Buf<float> poisoned(std::size_t n) {
-  auto d = std::make_shared<Device<float>>(n);
-  d->upload(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()));
-  return d;
-}
-
-// Shared by every case: the stream, the events and the cuBLASLt handle.
-struct Context {
-  cudaStream_t stream = nullptr;
-  cudaEvent_t begin = nullptr;
-  cudaEvent_t end = nullptr;
-  ops::GemmCuda gemm;
-  Context() {
-    MYRIAD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    MYRIAD_CUDA_CHECK(cudaEventCreate(&begin));
-    MYRIAD_CUDA_CHECK(cudaEventCreate(&end));
-  }
-  ~Context() {
-    cudaEventDestroy(begin);
-    cudaEventDestroy(end);
-    cudaStreamDestroy(stream);
-  }
-  Context(const Context&) = delete;
-  Context& operator=(const Context&) = delete;
-  Context(Context&&) = delete;
-  Context& operator=(Context&&) = delete;
-
-  double time(int iterations, const std::function<void()>& run) const {
-    MYRIAD_CUDA_CHECK(cudaEventRecord(begin, stream));
-    for (int i = 0; i < iterations; ++i) run();
-    MYRIAD_CUDA_CHECK(cudaEventRecord(end, stream));
-    MYRIAD_CUDA_CHECK(cudaEventSynchronize(end));
-    float ms = 0;
-    MYRIAD_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
-    return static_cast<double>(ms) / 1e3;
-  }
-  void sync() const { MYRIAD_CUDA_CHECK(cudaStreamSynchronize(stream)); }
-};
-
-using Ctx = std::shared_ptr<Context>;
 
 std::string finite(const std::vector<float>& host) {
   for (std::size_t i = 0; i < host.size(); ++i) {
@@ -214,27 +65,10 @@ Instance device_instance(const Ctx& ctx, const std::function<void()>& run,
   return inst;
 }
 
-Row kernel_row(std::string name, std::string family, const models::Op& op, bool backward,
-               nlohmann::json arguments) {
-  Row r;
-  r.name = std::move(name);
-  r.kind = "kernel";
-  r.family = std::move(family);
-  r.op_class = op.cls;
-  r.flops = op.flops;
-  r.bytes = backward && op.backward_bytes > 0 ? op.backward_bytes : op.bytes;
-  r.gemm = op.gemm;
-  r.backward = backward;
-  r.arguments = std::move(arguments);
-  return r;
-}
-
-const char* layout_name(ops::GemmLayout l) {
-  return l == ops::GemmLayout::nn ? "nn" : l == ops::GemmLayout::nt ? "nt" : "tn";
-}
+}  // namespace
 
 Case gemm_case(const Ctx& ctx, ops::GemmLayout layout, std::int64_t m, std::int64_t n,
-               std::int64_t k, bool ceiling = false) {
+               std::int64_t k, bool ceiling) {
   const ops::GemmArguments args{m, n, k, layout};
   Case c;
   c.row = kernel_row(
@@ -293,7 +127,7 @@ Case gemm_case(const Ctx& ctx, ops::GemmLayout layout, std::int64_t m, std::int6
   return c;
 }
 
-Case copy_case(const Ctx& ctx, std::int64_t bytes, bool ceiling = false) {
+Case copy_case(const Ctx& ctx, std::int64_t bytes, bool ceiling) {
   Case c;
   const models::Op op = models::make_elementwise("copy", 2.0 * static_cast<double>(bytes));
   c.row =
@@ -550,75 +384,14 @@ Case permute_case(const Ctx& ctx, std::int64_t tokens, std::int64_t experts, std
   return c;
 }
 
-// The kernels of one transformer layer's forward and backward, in order.
-std::vector<Case> layer_cases(const Ctx& ctx, const LayerDims& d) {
-  const std::int64_t t = d.tokens();
-  const std::int64_t h = d.hidden;
-  const std::int64_t f = d.ffn;
-  using L = ops::GemmLayout;
-  std::vector<Case> c;
-  c.push_back(norm_case<ops::Bf16>(ctx, false, false, t, h));
-  c.push_back(gemm_case(ctx, L::nt, t, 3 * h, h));
-  c.push_back(attention_case<ops::Bf16>(ctx, false, d.batch * d.heads, d.seq, h / d.heads));
-  c.push_back(gemm_case(ctx, L::nt, t, h, h));
-  c.push_back(reduce_case(ctx, t * h));
-  c.push_back(norm_case<ops::Bf16>(ctx, false, false, t, h));
-  c.push_back(gemm_case(ctx, L::nt, t, f, h));
-  c.push_back(activation_case<ops::Bf16>(ctx, false, false, t * f));
-  c.push_back(gemm_case(ctx, L::nt, t, h, f));
-  c.push_back(reduce_case(ctx, t * h));
-  c.push_back(gemm_case(ctx, L::nn, t, f, h));
-  c.push_back(gemm_case(ctx, L::tn, h, f, t));
-  c.push_back(activation_case<ops::Bf16>(ctx, false, true, t * f));
-  c.push_back(gemm_case(ctx, L::nn, t, h, f));
-  c.push_back(gemm_case(ctx, L::tn, f, h, t));
-  c.push_back(norm_case<ops::Bf16>(ctx, false, true, t, h));
-  c.push_back(reduce_case(ctx, t * h));
-  c.push_back(gemm_case(ctx, L::nn, t, h, h));
-  c.push_back(gemm_case(ctx, L::tn, h, h, t));
-  c.push_back(attention_case<ops::Bf16>(ctx, true, d.batch * d.heads, d.seq, h / d.heads));
-  c.push_back(gemm_case(ctx, L::nn, t, h, 3 * h));
-  c.push_back(gemm_case(ctx, L::tn, 3 * h, h, t));
-  c.push_back(norm_case<ops::Bf16>(ctx, false, true, t, h));
-  c.push_back(reduce_case(ctx, t * h));
-  return c;
-}
+template Case norm_case<float>(const Ctx&, bool, bool, std::int64_t, std::int64_t);
+template Case norm_case<ops::Bf16>(const Ctx&, bool, bool, std::int64_t, std::int64_t);
+template Case activation_case<float>(const Ctx&, bool, bool, std::int64_t);
+template Case activation_case<ops::Bf16>(const Ctx&, bool, bool, std::int64_t);
+template Case attention_case<float>(const Ctx&, bool, std::int64_t, std::int64_t, std::int64_t);
+template Case attention_case<ops::Bf16>(const Ctx&, bool, std::int64_t, std::int64_t, std::int64_t);
 
-Composite layer_on_gpu(const Ctx& ctx, const LayerDims& d) {
-  Composite c;
-  c.row.name = fmt::format("layer fwd+bwd seq={} hidden={} heads={} ffn={} batch={} (cuda)", d.seq,
-                           d.hidden, d.heads, d.ffn, d.batch);
-  c.row.kind = "composite";
-  c.row.family = "composite";
-  c.row.arguments = {{"batch", d.batch},   {"seq", d.seq},
-                     {"hidden", d.hidden}, {"heads", d.heads},
-                     {"ffn", d.ffn},       {"dtype", "bf16 storage, fp32 residual adds"}};
-  c.build = [ctx, d] {
-    const std::vector<Case> cases = layer_cases(ctx, d);
-    auto instances = std::make_shared<std::vector<Instance>>();
-    CompositeWork w;
-    for (const Case& k : cases) {
-      w.rows.push_back(k.row);
-      instances->push_back(k.prepare());
-    }
-    const auto run = [instances] {
-      for (const auto& i : *instances) i.run();
-    };
-    w.instance.run = run;
-    w.instance.timed = [ctx, run](int iterations) { return ctx->time(iterations, run); };
-    w.instance.check = [instances] {
-      for (const auto& i : *instances) {
-        std::string r = i.check();
-        if (r != "pass") return r;
-      }
-      return std::string("pass");
-    };
-    return w;
-  };
-  return c;
-}
-
-std::shared_ptr<Context> shared_context() {
+Ctx shared_context() {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
     throw std::runtime_error("no CUDA device: the cuda backend needs a GPU (use --backend cpu)");
@@ -627,75 +400,13 @@ std::shared_ptr<Context> shared_context() {
   return ctx;
 }
 
-// A collective schedule run by the NCCL executor (one GPU per rank), or, on one
-// GPU, by device copies between the ranks' buffers. The device-copy rows measure
-// no GPU interconnect, so they carry their own algorithm name and the fit leaves
-// them out of the bus bandwidth curve.
-Case collective_case(coll::CollectiveKind kind, const char* name, int ranks, std::int64_t bytes,
-                     const std::vector<int>& devices) {
-  coll::Schedule schedule = kind == coll::CollectiveKind::allreduce
-                                ? coll::make_ring_allreduce(ranks, bytes, 1, 4)
-                            : kind == coll::CollectiveKind::allgather
-                                ? coll::make_ring_allgather(ranks, bytes, 1, 4)
-                                : coll::make_ring_reduce_scatter(ranks, bytes, 1, 4);
-  const bool one_gpu = devices.size() > 1 && devices[0] == devices[1];
-  const std::string algorithm = one_gpu ? "ring.device_copy" : "ring";
-  Case c;
-  c.row.name = fmt::format("{}.{} ranks={} bytes={}", name, algorithm, ranks, bytes);
-  c.row.kind = "collective";
-  c.row.family = fmt::format("{}.{}", name, algorithm);
-  c.row.bytes = static_cast<double>(bytes);
-  c.row.arguments = {{"ranks", ranks},
-                     {"bytes", bytes},
-                     {"executor", one_gpu ? "device copies on one GPU" : "nccl"},
-                     {"dtype", "fp32"}};
-  c.row.collective = {name,
-                      algorithm,
-                      ranks,
-                      static_cast<double>(bytes),
-                      coll::busbw_factor(kind, ranks),
-                      kind == coll::CollectiveKind::allreduce ? 2.0 * (ranks - 1) : ranks - 1.0};
-  auto sched = std::make_shared<coll::Schedule>(std::move(schedule));
-  c.prepare = [sched, devices] {
-    auto executor = std::make_shared<coll::NcclRanks>(devices);
-    Instance inst;
-    inst.run = [executor, sched] { (void)executor->time(*sched, 1, 0); };
-    inst.timed = [executor, sched](int iterations) {
-      double total = 0;
-      for (const double t : executor->time(*sched, iterations)) total += t;
-      return total;
-    };
-    inst.check = [executor, sched] {
-      // Small integers: the executor must give the thread executor's sums exactly.
-      std::vector<std::vector<float>> a;
-      for (int r = 0; r < sched->nranks(); ++r) {
-        std::vector<float> b(static_cast<std::size_t>(sched->layout(r).bytes() / 4));
-        for (std::size_t i = 0; i < b.size(); ++i)
-          b[i] = static_cast<float>(r + 1 + static_cast<int>(i % 5));
-        a.push_back(std::move(b));
-      }
-      auto b = a;
-      executor->execute(*sched, a);
-      coll::execute(*sched, b);
-      return a == b ? std::string("pass") : std::string("differs from the thread executor");
-    };
-    return inst;
-  };
-  return c;
-}
+}  // namespace myriad::calibration::cuda_detail
 
-}  // namespace
+namespace myriad::calibration {
+
+using namespace cuda_detail;  // NOLINT(google-build-using-namespace): this file's own detail
 
 bool cuda_backend_built() { return true; }
-
-std::vector<Composite> cuda_composites(Grid grid) {
-  const auto ctx = shared_context();
-  std::vector<Composite> c;
-  c.push_back(layer_on_gpu(ctx, {1, 4096, 4096, 32, 16384}));
-  c.push_back(layer_on_gpu(ctx, {2, 2048, 2048, 16, 8192}));
-  if (grid == Grid::full) c.push_back(layer_on_gpu(ctx, {1, 8192, 8192, 64, 28672}));
-  return c;
-}
 
 std::vector<Case> cuda_cases(Grid grid) {
   const bool full = grid == Grid::full;
@@ -752,33 +463,7 @@ std::vector<Case> cuda_cases(Grid grid) {
   for (const auto n : elems) cases.push_back(reduce_case(ctx, n));
   cases.push_back(permute_case(ctx, 4096, 64, 4096));
   cases.push_back(permute_case(ctx, 16384, 64, 4096));
-  if (coll::nccl_built()) {
-    int gpus = 0;
-    MYRIAD_CUDA_CHECK(cudaGetDeviceCount(&gpus));
-    std::vector<int> rank_counts;
-    if (gpus >= 2) {
-      rank_counts = {std::min(gpus, 8)};
-    } else {
-      rank_counts = {2, 4};  // ranks as buffers on the one GPU
-    }
-    for (const int ranks : rank_counts) {
-      std::vector<int> devices(static_cast<std::size_t>(ranks), 0);
-      if (gpus >= 2) {
-        for (int r = 0; r < ranks; ++r) devices[static_cast<std::size_t>(r)] = r;
-      }
-      for (const std::int64_t bytes : {std::int64_t{1} << 16, std::int64_t{1} << 22,
-                                       std::int64_t{1} << 26, std::int64_t{1} << 30}) {
-        cases.push_back(
-            collective_case(coll::CollectiveKind::allreduce, "all_reduce", ranks, bytes, devices));
-      }
-      for (const std::int64_t bytes : {std::int64_t{1} << 22, std::int64_t{1} << 28}) {
-        cases.push_back(
-            collective_case(coll::CollectiveKind::allgather, "all_gather", ranks, bytes, devices));
-        cases.push_back(collective_case(coll::CollectiveKind::reduce_scatter, "reduce_scatter",
-                                        ranks, bytes, devices));
-      }
-    }
-  }
+  append_collective_cases(cases);
   return cases;
 }
 

@@ -1,0 +1,201 @@
+// Internal to calibration/, compiled only with CUDA: device buffers, the
+// stream and events every CUDA case shares, and the builders of the CUDA cases,
+// for the kernel grid (measure/cuda_backend.cpp), the collectives
+// (measure/cuda_collectives.cpp) and the layer composite (check/cuda_composite.cpp).
+#pragma once
+
+#ifdef MYRIAD_HAVE_CUDA
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "calibration/measure/cases.hpp"
+#include "kernels/device/cuda_check.hpp"
+#include "kernels/ops/bf16.hpp"
+#include "kernels/ops/gemm_cuda.hpp"
+
+namespace myriad::calibration::cuda_detail {
+
+namespace ops = kernels::ops;
+
+// A device allocation of n elements, freed with its last owner.
+template <typename T>
+class Device {
+ public:
+  explicit Device(std::size_t n) : n_(n) {
+    void* p = nullptr;
+    MYRIAD_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(1, n) * sizeof(T)));
+    p_ = static_cast<T*>(p);
+  }
+  ~Device() { cudaFree(p_); }
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  Device(Device&&) = delete;
+  Device& operator=(Device&&) = delete;
+  [[nodiscard]] T* get() const { return p_; }
+  [[nodiscard]] std::size_t size() const { return n_; }
+  void upload(const std::vector<T>& host) const {
+    MYRIAD_CUDA_CHECK(cudaMemcpy(p_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  [[nodiscard]] std::vector<T> download() const {
+    std::vector<T> host(n_);
+    MYRIAD_CUDA_CHECK(cudaMemcpy(host.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
+    return host;
+  }
+
+ private:
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+template <typename T>
+using Buf = std::shared_ptr<Device<T>>;
+
+inline std::size_t count(std::int64_t a, std::int64_t b = 1, std::int64_t c = 1) {
+  return static_cast<std::size_t>(a) * static_cast<std::size_t>(b) * static_cast<std::size_t>(c);
+}
+
+inline Buf<float> random_floats(std::size_t n, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
+  std::vector<float> host(n);
+  for (auto& x : host) x = dist(gen);
+  auto d = std::make_shared<Device<float>>(n);
+  d->upload(host);
+  return d;
+}
+
+// Storage types: fp32, or bf16 (fp32 compute inside the kernel).
+template <typename T>
+T from_float(float x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x;
+  } else {
+    return T::from_float(x);
+  }
+}
+
+template <typename T>
+float to_float(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x;
+  } else {
+    return x.to_float();
+  }
+}
+
+template <typename T>
+constexpr const char* dtype_name() {
+  return std::is_same_v<T, float> ? "fp32" : "bf16";
+}
+
+// Families of bf16 rows end in ".bf16": the profile keeps both storage types apart.
+template <typename T>
+std::string typed(const std::string& family) {
+  return std::is_same_v<T, float> ? family : family + ".bf16";
+}
+
+template <typename T>
+Buf<T> random_values(std::size_t n, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
+  std::vector<T> host(n);
+  for (auto& x : host) x = from_float<T>(dist(gen));
+  auto d = std::make_shared<Device<T>>(n);
+  d->upload(host);
+  return d;
+}
+
+template <typename T>
+Buf<T> poisoned_values(std::size_t n) {
+  auto d = std::make_shared<Device<T>>(n);
+  d->upload(std::vector<T>(n, from_float<T>(std::numeric_limits<float>::quiet_NaN())));
+  return d;
+}
+
+template <typename T>
+std::string finite_values(const Buf<T>& d) {
+  const std::vector<T> host = d->download();
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    if (!std::isfinite(to_float(host[i]))) {
+      return fmt::format("element {} of {} is not finite", i, host.size());
+    }
+  }
+  return "pass";
+}
+
+inline Buf<float> poisoned(std::size_t n) {
+  auto d = std::make_shared<Device<float>>(n);
+  d->upload(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()));
+  return d;
+}
+
+// Shared by every case: the stream, the events and the cuBLASLt handle.
+struct Context {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t begin = nullptr;
+  cudaEvent_t end = nullptr;
+  ops::GemmCuda gemm;
+  Context() {
+    MYRIAD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    MYRIAD_CUDA_CHECK(cudaEventCreate(&begin));
+    MYRIAD_CUDA_CHECK(cudaEventCreate(&end));
+  }
+  ~Context() {
+    cudaEventDestroy(begin);
+    cudaEventDestroy(end);
+    cudaStreamDestroy(stream);
+  }
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  Context(Context&&) = delete;
+  Context& operator=(Context&&) = delete;
+
+  double time(int iterations, const std::function<void()>& run) const {
+    MYRIAD_CUDA_CHECK(cudaEventRecord(begin, stream));
+    for (int i = 0; i < iterations; ++i) run();
+    MYRIAD_CUDA_CHECK(cudaEventRecord(end, stream));
+    MYRIAD_CUDA_CHECK(cudaEventSynchronize(end));
+    float ms = 0;
+    MYRIAD_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
+    return static_cast<double>(ms) / 1e3;
+  }
+  void sync() const { MYRIAD_CUDA_CHECK(cudaStreamSynchronize(stream)); }
+};
+
+using Ctx = std::shared_ptr<Context>;
+
+// The one context of this process (first GPU); throws without a device.
+Ctx shared_context();
+
+// Cases on the first GPU; `T` is float or ops::Bf16 (storage; fp32 compute).
+Case gemm_case(const Ctx& ctx, ops::GemmLayout layout, std::int64_t m, std::int64_t n,
+               std::int64_t k, bool ceiling = false);
+Case copy_case(const Ctx& ctx, std::int64_t bytes, bool ceiling = false);
+template <typename T>
+Case norm_case(const Ctx& ctx, bool rms, bool backward, std::int64_t rows, std::int64_t hidden);
+template <typename T>
+Case activation_case(const Ctx& ctx, bool swiglu, bool backward, std::int64_t n);
+template <typename T>
+Case attention_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int64_t seq,
+                    std::int64_t head_dim);
+Case optimizer_case(const Ctx& ctx, bool lion, std::int64_t n);
+Case quantize_case(const Ctx& ctx, std::int64_t rows, std::int64_t cols);
+Case reduce_case(const Ctx& ctx, std::int64_t n);
+Case permute_case(const Ctx& ctx, std::int64_t tokens, std::int64_t experts, std::int64_t hidden);
+
+// All-reduce, all-gather and reduce-scatter through the NCCL executor, when built.
+void append_collective_cases(std::vector<Case>& cases);
+
+}  // namespace myriad::calibration::cuda_detail
+
+#endif
