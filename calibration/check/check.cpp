@@ -21,7 +21,7 @@ double CheckReport::composite_max_error() const {
   return most;
 }
 
-double transport_latency(const nlohmann::json& profile, const std::string& path) {
+FittedTerms fitted_terms(const nlohmann::json& profile, const std::string& path) {
   const auto* at = "/provenance/transport/latency_per_step_s";
   const nlohmann::json::json_pointer pointer(at);
   if (!profile.contains(pointer) || !profile[pointer].is_number()) {
@@ -30,12 +30,30 @@ double transport_latency(const nlohmann::json& profile, const std::string& path)
         "`myriad calibrate fit`",
         path));
   }
-  return profile[pointer].get<double>();
+  FittedTerms terms;
+  terms.latency_per_step_s = profile[pointer].get<double>();
+  const nlohmann::json::json_pointer host("/provenance/host");
+  if (profile.contains(host) && !profile[host].is_null()) {
+    const auto& h = profile[host];
+    if (!h.is_object() || !h.contains("concurrent_threads") ||
+        !h["concurrent_threads"].is_number_integer() || h["concurrent_threads"].get<int>() < 2 ||
+        !h.contains("concurrent_slowdown") || !h["concurrent_slowdown"].is_number() ||
+        !(h["concurrent_slowdown"].get<double>() > 0)) {
+      throw std::runtime_error(
+          fmt::format("{}: provenance.host: expected {{\"concurrent_threads\": an integer >= 2, "
+                      "\"concurrent_slowdown\": a number > 0}}",
+                      path));
+    }
+    terms.concurrent_threads = h["concurrent_threads"].get<int>();
+    terms.concurrent_slowdown = h["concurrent_slowdown"].get<double>();
+  }
+  return terms;
 }
 
-CheckReport check_profile(const sim::DeviceProfile& profile, double latency_per_step_s,
+CheckReport check_profile(const sim::DeviceProfile& profile, const FittedTerms& terms,
                           const std::optional<RowsFile>& rows,
-                          const std::vector<Composite>& composites, const RunnerOptions& options,
+                          const std::vector<Composite>& composites,
+                          const std::vector<Row>* measured_before, const RunnerOptions& options,
                           std::ostream& progress) {
   CheckReport report;
   report.profile = profile.file;
@@ -43,20 +61,24 @@ CheckReport check_profile(const sim::DeviceProfile& profile, double latency_per_
     for (const Row& r : rows->rows) {
       if (r.kind == "ceiling") continue;
       report.rows.push_back(
-          {r.name, r.family, predict_row(r, profile, latency_per_step_s), r.median_s, r.check});
+          {r.name, r.family, predict_row(r, profile, terms.latency_per_step_s), r.best_s, r.check});
     }
   }
   std::vector<Case> cases;
   std::vector<double> predicted;
   for (const Composite& c : composites) {
     const CompositeWork work = c.build();  // for its descriptors; the run builds afresh
-    predicted.push_back(predict_composite(work, profile, latency_per_step_s));
+    predicted.push_back(predict_composite(work, profile, terms));
     cases.push_back({c.row, [build = c.build] { return build().instance; }});
   }
-  const std::vector<Row> measured = run_cases(cases, options, progress);
+  if (measured_before != nullptr && measured_before->size() != composites.size()) {
+    throw std::invalid_argument("check_profile: one measured row per composite expected");
+  }
+  const std::vector<Row> measured =
+      measured_before != nullptr ? *measured_before : run_cases(cases, options, progress);
   for (std::size_t i = 0; i < measured.size(); ++i) {
     report.composites.push_back(
-        {measured[i].name, "composite", predicted[i], measured[i].median_s, measured[i].check});
+        {measured[i].name, "composite", predicted[i], measured[i].best_s, measured[i].check});
   }
   return report;
 }

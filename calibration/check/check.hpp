@@ -33,13 +33,17 @@ struct CheckReport {
   [[nodiscard]] double composite_max_error() const;
 };
 
-// The transport latency a fitted profile records (provenance.transport);
-// throws naming the file when it has none.
-double transport_latency(const nlohmann::json& profile, const std::string& path);
+// What a fitted profile records in its provenance: the transport latency
+// (required; throws naming the file without it) and the host's concurrent
+// slowdown (provenance.host; 1 thread, 1x when absent).
+FittedTerms fitted_terms(const nlohmann::json& profile, const std::string& path);
 
-CheckReport check_profile(const sim::DeviceProfile& profile, double latency_per_step_s,
+// `measured`: the composites' rows when they were already timed (the loop times
+// them in the grid's passes), in `composites`' order; null: time them now.
+CheckReport check_profile(const sim::DeviceProfile& profile, const FittedTerms& terms,
                           const std::optional<RowsFile>& rows,
-                          const std::vector<Composite>& composites, const RunnerOptions& options,
+                          const std::vector<Composite>& composites,
+                          const std::vector<Row>* measured, const RunnerOptions& options,
                           std::ostream& progress);
 
 nlohmann::json to_json(const CheckReport& report);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 #include "calibration/fit/fit.hpp"
@@ -282,6 +283,7 @@ Composite dp_composite(const LayerDims& d, int ranks) {
                      2.0 * (ranks - 1)};
     w.rows.push_back(ar);
     w.instance.run = step;
+    w.ranks_on_host = ranks;
     w.instance.check = [layers, buckets, step, ranks] {
       step();
       std::vector<Buffer> outs;
@@ -312,10 +314,22 @@ std::vector<Composite> cpu_composites(Grid grid) {
 }
 
 double predict_composite(const CompositeWork& work, const sim::DeviceProfile& profile,
-                         double latency_per_step_s) {
-  double t = 0;
-  for (const auto& op : work.ops) t += sim::compute_cost(op, profile).time_s;
-  for (const auto& r : work.rows) t += predict_row(r, profile, latency_per_step_s);
+                         const FittedTerms& terms) {
+  double compute = 0;
+  for (const auto& op : work.ops) compute += sim::compute_cost(op, profile).time_s;
+  if (work.ranks_on_host > 1) {
+    if (terms.concurrent_threads != work.ranks_on_host) {
+      throw std::runtime_error(fmt::format(
+          "{} ranks compute at once on this host, but the profile measured {} thread{} at once "
+          "(provenance.host): measure with `myriad calibrate`, whose CPU grid runs the ceiling "
+          "GEMM on {} threads",
+          work.ranks_on_host, terms.concurrent_threads, terms.concurrent_threads == 1 ? "" : "s",
+          work.ranks_on_host));
+    }
+    compute *= terms.concurrent_slowdown;
+  }
+  double t = compute;
+  for (const auto& r : work.rows) t += predict_row(r, profile, terms.latency_per_step_s);
   return t;
 }
 

@@ -9,6 +9,9 @@
 //   cuda   the layer's CUDA kernels in order, on one GPU.
 // The prediction sums the cost model's time of every op descriptor (and of the
 // collective, with the fitted transport latency): what the analytic engine does.
+// Ranks that compute at once on one host (the dp step's threads) each take the
+// fitted concurrent slowdown longer: on a GPU cluster each rank has its own
+// device, on the CPU backend they share this machine's cores.
 #pragma once
 
 #include <functional>
@@ -33,6 +36,15 @@ struct CompositeWork {
   std::vector<models::Op> ops;  // compute on one rank, in order
   std::vector<Row> rows;        // also priced, as calibration rows: kernels or collectives
   Instance instance;            // runs everything once
+  int ranks_on_host = 1;        // ranks computing `ops` at once on this host
+};
+
+// What a fitted profile records beyond sim::DeviceProfile (its provenance) and
+// the prediction needs.
+struct FittedTerms {
+  double latency_per_step_s = 0;   // provenance.transport: per ring step
+  int concurrent_threads = 1;      // provenance.host: threads measured at once
+  double concurrent_slowdown = 1;  // each one's time then, against alone
 };
 
 struct Composite {
@@ -51,7 +63,9 @@ std::vector<Composite> cpu_composites(Grid grid);
 // timed as one sequence by CUDA events. Throws without CUDA or a device.
 std::vector<Composite> cuda_composites(Grid grid);
 
+// Throws std::runtime_error when the work has more ranks on the host than the
+// profile measured threads at once.
 double predict_composite(const CompositeWork& work, const sim::DeviceProfile& profile,
-                         double latency_per_step_s);
+                         const FittedTerms& terms);
 
 }  // namespace myriad::calibration

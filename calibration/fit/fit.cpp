@@ -41,7 +41,7 @@ ParameterResidual residual(const std::string& name, const std::vector<const Row*
                            Predict predict) {
   ParameterResidual r{name, static_cast<int>(rows.size()), 0, 0};
   for (const Row* row : rows) {
-    const double e = predict(*row) / row->median_s - 1;
+    const double e = predict(*row) / row->best_s - 1;
     r.rms_error += e * e;
     r.max_error = std::max(r.max_error, std::abs(e));
   }
@@ -132,8 +132,8 @@ FitResult fit_profile(const RowsFile& f, const FitOptions& options) {
   // Ceilings.
   const Row& copy = ceiling(f, "copy");
   const Row& big_gemm = ceiling(f, "gemm");
-  const double copy_Bps = copy.bytes / copy.median_s;
-  const double gemm_flops = big_gemm.flops / big_gemm.median_s;
+  const double copy_Bps = copy.bytes / copy.best_s;
+  const double gemm_flops = big_gemm.flops / big_gemm.best_s;
   if (!base.is_null()) {
     params["bf16_peak_flops"] = base["parameters"]["bf16_peak_flops"];
     params["hbm_bandwidth_Bps"] = base["parameters"]["hbm_bandwidth_Bps"];
@@ -178,8 +178,8 @@ FitResult fit_profile(const RowsFile& f, const FitOptions& options) {
     const auto row = static_cast<Eigen::Index>(i);
     const auto fam = static_cast<Eigen::Index>(
         std::find(families.begin(), families.end(), r.family) - families.begin());
-    a(row, fam) = r.bytes / r.median_s;  // weighted by 1 / t: relative errors
-    a(row, nf) = 1 / r.median_s;
+    a(row, fam) = r.bytes / r.best_s;  // weighted by 1 / t: relative errors
+    a(row, nf) = 1 / r.best_s;
     t(row) = 1;
   }
   Eigen::VectorXd x = a.colPivHouseholderQr().solve(t);
@@ -224,8 +224,8 @@ FitResult fit_profile(const RowsFile& f, const FitOptions& options) {
     double den = 0;
     for (const Row* r : streaming) {
       if (r->family.rfind(head + ".", 0) != 0) continue;
-      num += r->bytes * (r->median_s - overhead) / (r->median_s * r->median_s);
-      den += r->bytes * r->bytes / (r->median_s * r->median_s);
+      num += r->bytes * (r->best_s - overhead) / (r->best_s * r->best_s);
+      den += r->bytes * r->bytes / (r->best_s * r->best_s);
     }
     model.memory_bound_efficiency[head] = den / (num * hbm);  // 1 / (seconds per byte * hbm)
   }
@@ -266,7 +266,7 @@ FitResult fit_profile(const RowsFile& f, const FitOptions& options) {
     model.gemm_k_half = k_half;
     double loss = 0;
     for (const Row* r : gemms) {
-      const double e = std::log(sim::compute_cost(r->op(), model).time_s / r->median_s);
+      const double e = std::log(sim::compute_cost(r->op(), model).time_s / r->best_s);
       loss += e * e;
     }
     return loss;
@@ -322,8 +322,8 @@ FitResult fit_profile(const RowsFile& f, const FitOptions& options) {
     double den = 0;
     for (const Row* r : rows) {
       const double u = r->flops / peak;
-      num += u * (r->median_s - overhead) / (r->median_s * r->median_s);
-      den += u * u / (r->median_s * r->median_s);
+      num += u * (r->best_s - overhead) / (r->best_s * r->best_s);
+      den += u * u / (r->best_s * r->best_s);
     }
     const double eff = std::clamp(den / num, 0.01, 1.0);
     (backward ? model.attention_bwd_efficiency : model.attention_fwd_efficiency) = eff;
@@ -361,7 +361,7 @@ FitResult fit_profile(const RowsFile& f, const FitOptions& options) {
     double best_raw_busbw = 0;
     for (const Row* r : colls) {
       best_raw_busbw =
-          std::max(best_raw_busbw, r->collective.busbw_factor * r->collective.bytes / r->median_s);
+          std::max(best_raw_busbw, r->collective.busbw_factor * r->collective.bytes / r->best_s);
     }
     // For a latency, each size's 1 / busbw has a closed form (weighted least
     // squares, kept positive); the latency minimising the total error is searched.
@@ -373,7 +373,7 @@ FitResult fit_profile(const RowsFile& f, const FitOptions& options) {
         for (const Row* r : colls) {
           if (r->collective.bytes != size_list[s]) continue;
           const double fb = r->collective.busbw_factor * r->collective.bytes;
-          const double m = r->median_s;
+          const double m = r->best_s;
           num += fb * (m - r->collective.steps * alpha) / (m * m);
           den += fb * fb / (m * m);
         }
@@ -391,14 +391,14 @@ FitResult fit_profile(const RowsFile& f, const FitOptions& options) {
             std::find(size_list.begin(), size_list.end(), r->collective.bytes) - size_list.begin());
         const double predicted =
             r->collective.steps * alpha + r->collective.busbw_factor * r->collective.bytes * inv[s];
-        const double e = predicted / r->median_s - 1;
+        const double e = predicted / r->best_s - 1;
         loss += e * e;
       }
       return loss;
     };
     double shortest_step = 1e300;
     for (const Row* r : colls)
-      shortest_step = std::min(shortest_step, r->median_s / r->collective.steps);
+      shortest_step = std::min(shortest_step, r->best_s / r->collective.steps);
     latency = golden_section(collective_loss, 0, shortest_step, 100);
     const std::vector<double> inverse = inverse_bandwidths(latency);
     for (std::size_t s = 0; s < size_list.size(); ++s) {
@@ -415,6 +415,37 @@ FitResult fit_profile(const RowsFile& f, const FitOptions& options) {
         cpu ? "thread" : "NCCL", residual_note(coll_res));
   }
   result.latency_per_step_s = latency;
+
+  // Ranks sharing this host (the CPU backend's threads): how much slower each
+  // computes when they all do, from the concurrent GEMM against the same GEMM
+  // alone.
+  json host = nullptr;
+  for (const Row& r : f.rows) {
+    if (r.kind != "ceiling" || r.family != "gemm.concurrent") continue;
+    const auto alone = std::find_if(f.rows.begin(), f.rows.end(), [&r](const Row& g) {
+      return g.kind != "collective" && g.family == "gemm" && g.gemm.m == r.gemm.m &&
+             g.gemm.n == r.gemm.n && g.gemm.k == r.gemm.k &&
+             g.arguments.value("layout", std::string{}) ==
+                 r.arguments.value("layout", std::string{});
+    });
+    if (alone == f.rows.end()) {
+      throw std::runtime_error(fmt::format(
+          "calibration rows: {} has no GEMM of its shape and layout run alone to compare with",
+          r.name));
+    }
+    const int threads = r.arguments.value("threads", 0);
+    if (threads < 2) {
+      throw std::runtime_error(
+          fmt::format("calibration rows: {}: arguments.threads: expected at least 2", r.name));
+    }
+    result.concurrent_threads = threads;
+    result.concurrent_slowdown = r.best_s / alone->best_s;
+    host = {{"concurrent_threads", threads},
+            {"concurrent_slowdown", result.concurrent_slowdown},
+            {"note", fmt::format("{} threads each running {} at once take {:.3g}x as long as one "
+                                 "alone (fastest samples of each)",
+                                 threads, alone->name, result.concurrent_slowdown)}};
+  }
 
   // The profile.
   json profile;
@@ -451,6 +482,7 @@ FitResult fit_profile(const RowsFile& f, const FitOptions& options) {
       {"date", f.date},
       {"environment", f.environment},
       {"transport", {{"latency_per_step_s", latency}, {"note", transport_note}}},
+      {"host", host},
       {"residuals", residuals}};
   (void)sim::parse_profile(profile, "fitted profile");  // what estimate will accept
   result.profile = std::move(profile);

@@ -15,6 +15,10 @@
 //                 shared, one bus bandwidth per size (the profile's curve), by
 //                 weighted least squares over the ring all-reduce rows (the one
 //                 curve of the profile; other collectives are judged by check).
+//   host          with a concurrent ceiling (the CPU backend: a grid GEMM on N
+//                 threads at once), how much slower each thread computes then
+//                 than the same GEMM alone: provenance.host, which the check's
+//                 multi-rank composites need.
 // Every parameter carries origin "measured" with its residuals, or says where
 // it came from when the rows cannot measure it (base profile, or assumption).
 #pragma once
@@ -46,6 +50,9 @@ struct FitResult {
   nlohmann::json profile;  // loadable by sim::load_profile
   std::vector<ParameterResidual> residuals;
   double latency_per_step_s = 0;  // the collective transport's fitted latency
+  // Ranks sharing the host (rows with a concurrent GEMM; else 1 thread, 1x).
+  int concurrent_threads = 1;
+  double concurrent_slowdown = 1;  // each thread's time, all at once vs alone
 };
 
 // Throws std::runtime_error when the rows lack what a parameter needs (naming it)

@@ -27,8 +27,8 @@ def main(argv):
     data = json.load(open(argv[1]))
     rows = data["rows"]
     ceil = {r["family"]: r for r in rows if r["kind"] == "ceiling"}
-    gemm_peak = ceil["gemm"]["flops"] / ceil["gemm"]["median_s"]
-    copy_bw = ceil["copy"]["bytes"] / ceil["copy"]["median_s"]
+    gemm_peak = ceil["gemm"]["flops"] / ceil["gemm"]["best_s"]
+    copy_bw = ceil["copy"]["bytes"] / ceil["copy"]["best_s"]
     env = data["environment"]
     device = env.get("gpu") if data["backend"] == "cuda" else env.get("cpu")
     print(f"{data['backend']} backend on {device}, {data['date']}, commit {env.get('commit')}")
@@ -43,7 +43,7 @@ def main(argv):
     out = []
     print(f"{'kernel':<58} {'time':>11} {'achieved':>14} {'of ceiling':>10}  target")
     for r in rows:
-        t = r["median_s"]
+        t = r["best_s"]
         if r["kind"] == "collective":
             c = r["collective"]
             busbw = c["busbw_factor"] * c["bytes"] / t

@@ -9,7 +9,7 @@
 namespace myriad::calibration {
 namespace {
 
-constexpr const char* kFormat = "myriad-calibration-rows/1";
+constexpr const char* kFormat = "myriad-calibration-rows/2";
 
 const char* class_name(models::OpClass c) {
   switch (c) {
@@ -25,7 +25,7 @@ const char* class_name(models::OpClass c) {
   return "elementwise";
 }
 
-// Reads one row, appending a message per problem ("rows[3].median_s: expected ...").
+// Reads one row, appending a message per problem ("rows[3].best_s: expected ...").
 class RowReader {
  public:
   RowReader(const nlohmann::json& j, std::string where, std::vector<std::string>& problems)
@@ -64,9 +64,9 @@ Row read_row(const nlohmann::json& j, const std::string& where,
     problems.push_back(where + ": expected an object");
     return r;
   }
-  static const char* const known[] = {"name",    "kind",     "family", "op_class", "arguments",
-                                      "flops",   "bytes",    "gemm",   "backward", "collective",
-                                      "times_s", "median_s", "check"};
+  static const char* const known[] = {"name",    "kind",   "family", "op_class", "arguments",
+                                      "flops",   "bytes",  "gemm",   "backward", "collective",
+                                      "times_s", "best_s", "check"};
   for (const auto& item : j.items()) {
     if (std::find_if(std::begin(known), std::end(known),
                      [&](const char* k) { return item.key() == k; }) == std::end(known)) {
@@ -122,7 +122,7 @@ Row read_row(const nlohmann::json& j, const std::string& where,
       r.times_s.push_back(t.get<double>());
     }
   }
-  r.median_s = in.number("median_s");
+  r.best_s = in.number("best_s");
   r.check = in.text("check");
   return r;
 }
@@ -154,7 +154,7 @@ nlohmann::json to_json(const RowsFile& file) {
                         {"family", r.family},       {"op_class", class_name(r.op_class)},
                         {"arguments", r.arguments}, {"flops", r.flops},
                         {"bytes", r.bytes},         {"backward", r.backward},
-                        {"times_s", r.times_s},     {"median_s", r.median_s},
+                        {"times_s", r.times_s},     {"best_s", r.best_s},
                         {"check", r.check}};
     if (r.op_class == models::OpClass::gemm) {
       j["gemm"] = {{"m", r.gemm.m}, {"n", r.gemm.n}, {"k", r.gemm.k}, {"batch", r.gemm.batch}};
@@ -176,6 +176,12 @@ nlohmann::json to_json(const RowsFile& file) {
 RowsFile rows_from_json(const nlohmann::json& j, const std::string& path) {
   std::vector<std::string> problems;
   RowsFile f;
+  if (j.is_object() && j.value("format", std::string{}) == "myriad-calibration-rows/1") {
+    throw std::runtime_error(fmt::format(
+        "{}: rows of format myriad-calibration-rows/1 kept medians of back-to-back samples; this "
+        "myriad fits the fastest of samples spread over passes (\"{}\"): measure again",
+        path, kFormat));
+  }
   if (!j.is_object() || j.value("format", std::string{}) != kFormat) {
     throw std::runtime_error(
         fmt::format("{}: not a calibration rows file: expected \"format\": \"{}\"", path, kFormat));

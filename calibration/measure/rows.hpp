@@ -2,14 +2,22 @@
 // it took. Rows are self-describing JSON (units in the key names) so that the
 // fit, the check and a person reading them need nothing else:
 //
-//   {"format": "myriad-calibration-rows/1", "backend": "cpu", "grid": "small",
+//   {"format": "myriad-calibration-rows/2", "backend": "cpu", "grid": "small",
 //    "environment": {...}, "date": "2026-11-29T21:00:00Z",
 //    "rows": [{"name": "gemm.nt m=256 n=768 k=256", "kind": "kernel", "family": "gemm",
 //              "op_class": "gemm", "arguments": {...}, "flops": ..., "bytes": ...,
 //              "gemm": {"m":..,"n":..,"k":..,"batch":..}, "backward": false,
-//              "times_s": [...], "median_s": ..., "check": "pass"}, ...]}
+//              "times_s": [...], "best_s": ..., "check": "pass"}, ...]}
 //
-// kind: "ceiling" (the large copy and GEMM the others are judged against),
+// times_s holds one sample per pass over the grid (each the mean of a timed
+// loop); best_s is the fastest, which is what the fit reads: interference from
+// a shared machine only ever adds time, and on the 2-vCPU machines this project
+// runs on it comes in phases of about a second that slow a kernel by up to 45%
+// (see calibration/measure/runner.hpp).
+//
+// kind: "ceiling" (the large copy and GEMM the others are judged against, and
+// on the CPU a grid GEMM on N threads at once: what ranks sharing the host cost
+// each other),
 // "kernel" (a compute kernel: flops and bytes from its op descriptor) or
 // "collective" (a schedule run by an executor: kind, algorithm, ranks, bytes
 // as nccl-tests counts them).
@@ -44,9 +52,9 @@ struct Row {
   models::GemmShape gemm;  // gemm rows
   bool backward = false;
   CollectiveRun collective;     // collective rows
-  std::vector<double> times_s;  // one per repetition (each the mean over its iterations)
-  double median_s = 0;
-  std::string check;  // "pass", or what was wrong with the result
+  std::vector<double> times_s;  // one per pass (each the mean over its iterations)
+  double best_s = 0;            // the fastest of times_s
+  std::string check;            // "pass", or what was wrong with the result
 
   // The descriptor the cost model prices, named after the family (so that a
   // profile's per-family efficiency applies); it points into this row.

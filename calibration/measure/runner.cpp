@@ -5,13 +5,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <ostream>
 #include <stdexcept>
+#include <string>
 
 namespace myriad::calibration {
 namespace {
 
-// Collects the seconds per iteration of each repetition; prints nothing.
+// Collects the seconds per iteration, and the iterations, of the run; prints nothing.
 class Collector : public benchmark::BenchmarkReporter {
  public:
   bool ReportContext(const Context& /*context*/) override { return true; }
@@ -22,10 +24,12 @@ class Collector : public benchmark::BenchmarkReporter {
         error = run.error_message;
         continue;
       }
-      times_s.push_back(run.real_accumulated_time / static_cast<double>(run.iterations));
+      iterations = run.iterations;
+      seconds = run.real_accumulated_time / static_cast<double>(run.iterations);
     }
   }
-  std::vector<double> times_s;
+  double seconds = 0;
+  benchmark::IterationCount iterations = 0;
   std::string error;
 };
 
@@ -35,29 +39,40 @@ std::string human_time(double s) {
   return fmt::format("{:.2f} us", s * 1e6);
 }
 
-// Device-timed cases: one warm-up run sizes the loop to min_time_s, then each
-// repetition times that many runs.
-std::vector<double> device_times(const Instance& inst, const RunnerOptions& options) {
-  const double once = inst.timed(1);
-  const int iterations =
-      std::clamp(static_cast<int>(options.min_time_s / std::max(once, 1e-7)), 1, 100000);
-  std::vector<double> times;
-  times.reserve(static_cast<std::size_t>(options.repetitions));
-  for (int r = 0; r < options.repetitions; ++r) {
-    times.push_back(inst.timed(iterations) / iterations);
+// One sample of a case: seconds per run. `iterations` is 0 on the first pass,
+// which sizes the loop to min_time_s and sets it for the later passes.
+double sample(const Row& row, const Instance& inst, const RunnerOptions& options,
+              std::int64_t& iterations) {
+  if (inst.timed) {  // the device's clock: one warm-up run sizes the loop
+    if (iterations == 0) {
+      const double once = inst.timed(1);
+      iterations = std::clamp<std::int64_t>(
+          static_cast<std::int64_t>(options.min_time_s / std::max(once, 1e-7)), 1, 100000);
+    }
+    return inst.timed(static_cast<int>(iterations)) / static_cast<double>(iterations);
   }
-  return times;
-}
-
-void finish(Row& row, const Instance& inst, std::size_t i, std::size_t n,
-            std::chrono::steady_clock::time_point start, std::ostream& progress) {
-  row.median_s = median(row.times_s);
-  row.check = inst.check();
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  progress << fmt::format("[{:>3}/{}] {:<52} {:>11}  {}  ({:.0f} s)\n", i + 1, n, row.name,
-                          human_time(row.median_s), row.check, elapsed)
-           << std::flush;
+  Collector collector;
+  benchmark::ClearRegisteredBenchmarks();
+  auto* b = benchmark::RegisterBenchmark(row.name.c_str(),
+                                         [&inst](benchmark::State& state) {
+                                           for (auto _ : state) inst.run();
+                                         })
+                ->Repetitions(1)
+                ->UseRealTime();
+  if (iterations == 0) {
+    b->MinTime(options.min_time_s);
+  } else {
+    b->Iterations(iterations);
+  }
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  benchmark::ClearRegisteredBenchmarks();
+  if (collector.iterations == 0) {
+    throw std::runtime_error(
+        fmt::format("{}: no timing ({})", row.name,
+                    collector.error.empty() ? "benchmark did not run" : collector.error));
+  }
+  iterations = collector.iterations;
+  return collector.seconds;
 }
 
 }  // namespace
@@ -67,37 +82,30 @@ std::vector<Row> run_cases(const std::vector<Case>& cases, const RunnerOptions& 
   if (options.repetitions < 1) throw std::invalid_argument("repetitions must be at least 1");
   std::vector<Row> rows;
   rows.reserve(cases.size());
+  for (const Case& c : cases) rows.push_back(c.row);
+  std::vector<std::int64_t> iterations(cases.size(), 0);
   const auto start = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    const Case& c = cases[i];
-    Row row = c.row;
-    Instance inst = c.prepare();
-    if (inst.timed) {
-      row.times_s = device_times(inst, options);
-      finish(row, inst, i, cases.size(), start, progress);
-      rows.push_back(std::move(row));
-      continue;
+  const auto elapsed = [&start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  for (int pass = 0; pass < options.repetitions; ++pass) {
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      Row& row = rows[i];
+      const Instance inst = cases[i].prepare();
+      row.times_s.push_back(sample(row, inst, options, iterations[i]));
+      if (pass > 0) continue;
+      row.check = inst.check();
+      progress << fmt::format("[{:>3}/{}] {:<52} {:>11}  {}  ({:.0f} s)\n", i + 1, cases.size(),
+                              row.name, human_time(row.times_s.back()), row.check, elapsed())
+               << std::flush;
     }
-    Collector collector;
-    benchmark::ClearRegisteredBenchmarks();
-    benchmark::RegisterBenchmark(row.name.c_str(),
-                                 [&inst](benchmark::State& state) {
-                                   for (auto _ : state) inst.run();
-                                 })
-        ->Repetitions(options.repetitions)
-        ->MinTime(options.min_time_s)
-        ->UseRealTime();
-    benchmark::RunSpecifiedBenchmarks(&collector);
-    benchmark::ClearRegisteredBenchmarks();
-    if (collector.times_s.empty()) {
-      throw std::runtime_error(
-          fmt::format("{}: no timing ({})", row.name,
-                      collector.error.empty() ? "benchmark did not run" : collector.error));
+    if (pass > 0) {
+      progress << fmt::format("pass {}/{} over {} cases done ({:.0f} s)\n", pass + 1,
+                              options.repetitions, cases.size(), elapsed())
+               << std::flush;
     }
-    row.times_s = collector.times_s;
-    finish(row, inst, i, cases.size(), start, progress);
-    rows.push_back(std::move(row));
   }
+  for (Row& row : rows) row.best_s = *std::min_element(row.times_s.begin(), row.times_s.end());
   return rows;
 }
 

@@ -1,7 +1,19 @@
-// Times calibration cases with Google Benchmark: each case is prepared, run as
-// one registered benchmark (repetitions of a timed loop long enough to trust the
-// clock), checked once on known inputs, and released before the next, so that
-// memory holds one case at a time. Progress goes to `progress` (one line per case).
+// Times calibration cases in passes over the whole grid: each pass prepares
+// every case afresh, times it once (Google Benchmark on the host clock, or the
+// device's own events) and releases it before the next, so that memory holds one
+// case at a time. A case's samples are therefore a pass apart (seconds), not
+// back to back, and the fastest is kept.
+//
+// Why: on a shared virtual machine, interference arrives in phases of about a
+// second that slow a kernel by up to 45% (measured here, 2026-11-29: a causal
+// attention forward at seq 512 ran in 33 or 46-49 ms depending on when it ran,
+// on either vCPU, with or without huge pages). Back-to-back repetitions all fall
+// in one phase, so their median is as noisy as one sample; samples spread over
+// passes rarely all do, and interference only ever adds time.
+//
+// The first pass sizes each case's loop (at least min_time_s), checks the
+// result on known inputs and prints one progress line per case; later passes
+// reuse the loop size and print one line each.
 #pragma once
 
 #include <iosfwd>
@@ -12,7 +24,7 @@
 namespace myriad::calibration {
 
 struct RunnerOptions {
-  int repetitions = 5;       // samples per case; the median is what the fit reads
+  int repetitions = 5;       // passes over the grid: samples per case; the fastest is kept
   double min_time_s = 0.02;  // each sample runs the kernel at least this long
 };
 

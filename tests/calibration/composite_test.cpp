@@ -48,7 +48,7 @@ TEST(CompositeLayer, RunsChecksAndIsPriced) {
   for (const Composite& c : {layer_composite(d), dp_composite(d, 3)}) {
     const CompositeWork w = c.build();
     EXPECT_EQ(w.instance.check(), "pass") << c.row.name;
-    const double predicted = predict_composite(w, p, 1e-5);
+    const double predicted = predict_composite(w, p, {1e-5, 3, 1.0});
     double compute = 0;
     for (const auto& op : w.ops) compute += op.flops;
     EXPECT_GT(predicted, compute / 1e10) << c.row.name;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "calibration/check/check.hpp"
 #include "calibration/fit/fit.hpp"
 #include "calibration/measure/rows.hpp"
 #include "sim/cost/compute_cost.hpp"
@@ -108,7 +109,7 @@ RowsFile synthetic() {
                    ? (r.family == "gemm" ? r.flops / p.bf16_flops : r.bytes / p.hbm_bw_Bps)
                    : predict_row(r, p, kLatency);
     r.times_s = {t, t, t};
-    r.median_s = t;
+    r.best_s = t;
   }
   return f;
 }
@@ -143,13 +144,67 @@ TEST(CalibrationFit, RecoversTheProfileItsRowsCameFrom) {
   EXPECT_EQ(fit.profile["device"], "test CPU");
 }
 
+// Two threads running the ceiling GEMM at once, 1.25x as long as one alone:
+// the profile records it, the check reads it back and scales the compute of
+// ranks that share the host, and refuses rank counts it was not measured at.
+TEST(CalibrationFit, RecordsWhatRanksSharingTheHostCostEachOther) {
+  RowsFile rows = synthetic();
+  const Row& alone = rows.rows[1];
+  ASSERT_EQ(alone.name, "ceiling.gemm");
+  Row together = alone;
+  together.name = "gemm.nn.concurrent threads=2";
+  together.family = "gemm.concurrent";
+  together.arguments = {{"threads", 2}};
+  together.best_s = 1.25 * alone.best_s;
+  together.times_s = {together.best_s};
+  rows.rows.push_back(together);
+  const FitResult fit = fit_profile(rows, {});
+  EXPECT_EQ(fit.concurrent_threads, 2);
+  EXPECT_DOUBLE_EQ(fit.concurrent_slowdown, 1.25);
+  const FittedTerms terms = fitted_terms(fit.profile, "fitted");
+  EXPECT_EQ(terms.concurrent_threads, 2);
+  EXPECT_DOUBLE_EQ(terms.concurrent_slowdown, 1.25);
+  EXPECT_NEAR(terms.latency_per_step_s, kLatency, 1e-9);
+
+  const sim::DeviceProfile p = sim::parse_profile(fit.profile, "fitted");
+  CompositeWork work;
+  work.ops.push_back(models::make_elementwise("norm.layer.fwd", 1e6));
+  const double one = predict_composite(work, p, terms);
+  work.ranks_on_host = 2;
+  EXPECT_DOUBLE_EQ(predict_composite(work, p, terms), 1.25 * one);
+  work.ranks_on_host = 3;
+  EXPECT_THROW((void)predict_composite(work, p, terms), std::runtime_error);
+
+  // Without the concurrent row there is nothing to scale by: refused, not guessed.
+  const FittedTerms single = fitted_terms(fit_profile(synthetic(), {}).profile, "fitted");
+  EXPECT_EQ(single.concurrent_threads, 1);
+  work.ranks_on_host = 2;
+  EXPECT_THROW((void)predict_composite(work, p, single), std::runtime_error);
+
+  // A concurrent row needs the same GEMM alone to compare with.
+  rows.rows.back().gemm.k += 1;
+  EXPECT_THROW((void)fit_profile(rows, {}), std::runtime_error);
+}
+
+TEST(CalibrationRows, TheOldFormatIsRefusedWithWhy) {
+  nlohmann::json j = to_json(synthetic());
+  j["format"] = "myriad-calibration-rows/1";
+  try {
+    (void)rows_from_json(j, "old/rows.json");
+    FAIL() << "accepted rows of the old format";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("old/rows.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("measure again"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CalibrationFit, EveryFittedRowIsPredictedBackExactly) {
   const RowsFile rows = synthetic();
   const FitResult fit = fit_profile(rows, {});
   const sim::DeviceProfile p = sim::parse_profile(fit.profile, "fitted");
   for (const Row& r : rows.rows) {
     if (r.kind == "ceiling" || r.op_class == models::OpClass::gemm) continue;
-    EXPECT_NEAR(predict_row(r, p, fit.latency_per_step_s) / r.median_s, 1, 1e-6) << r.name;
+    EXPECT_NEAR(predict_row(r, p, fit.latency_per_step_s) / r.best_s, 1, 1e-6) << r.name;
   }
 }
 
@@ -182,7 +237,7 @@ TEST(CalibrationRows, RoundTripThroughJson) {
   ASSERT_EQ(back.rows.size(), rows.rows.size());
   for (std::size_t i = 0; i < rows.rows.size(); ++i) {
     EXPECT_EQ(back.rows[i].name, rows.rows[i].name);
-    EXPECT_EQ(back.rows[i].median_s, rows.rows[i].median_s);
+    EXPECT_EQ(back.rows[i].best_s, rows.rows[i].best_s);
     EXPECT_EQ(back.rows[i].collective.steps, rows.rows[i].collective.steps);
     EXPECT_EQ(back.rows[i].gemm.k, rows.rows[i].gemm.k);
   }

@@ -59,7 +59,15 @@ bool backend_ok(const CalibrateOptions& o, Streams io) {
   return false;
 }
 
-int measure(const CalibrateOptions& o, Streams io, std::string& rows_path) {
+std::vector<cal::Composite> composites_for(const std::string& backend, cal::Grid grid) {
+  return backend == "cuda" ? cal::cuda_composites(grid) : cal::cpu_composites(grid);
+}
+
+// The grid's rows go to DIR/rows.json. With `composites` (the loop), the
+// composite workloads are timed in the same passes as the grid, so that both
+// sample the same stretch of a shared machine's time; their rows come back there.
+int measure(const CalibrateOptions& o, Streams io, std::string& rows_path,
+            std::vector<cal::Row>* composites = nullptr) {
   if (!backend_ok(o, io)) return kExitBadInput;
   const cal::Grid grid = cal::parse_grid(o.grid);
   std::filesystem::create_directories(o.out);
@@ -68,11 +76,25 @@ int measure(const CalibrateOptions& o, Streams io, std::string& rows_path) {
   file.grid = cal::grid_name(grid);
   file.date = utc_now();
   file.environment = cal::to_json(cal::current_environment());
-  const auto cases = o.backend == "cuda" ? cal::cuda_cases(grid) : cal::cpu_cases(grid);
+  auto cases = o.backend == "cuda" ? cal::cuda_cases(grid) : cal::cpu_cases(grid);
+  const std::size_t grid_cases = cases.size();
+  if (composites != nullptr) {
+    for (const cal::Composite& c : composites_for(o.backend, grid)) {
+      cases.push_back({c.row, [build = c.build] { return build().instance; }});
+    }
+  }
   io.err << fmt::format(
-      "calibrate: measuring {} cases on the {} backend ({} grid), {} repetitions of >= {} s each\n",
-      cases.size(), o.backend, file.grid, o.repetitions, o.min_time_s);
+      "calibrate: measuring {} cases{} on the {} backend ({} grid): {} passes over them, samples "
+      "of >= {} s, the fastest kept\n",
+      grid_cases,
+      composites == nullptr ? "" : fmt::format(" and {} composites", cases.size() - grid_cases),
+      o.backend, file.grid, o.repetitions, o.min_time_s);
   file.rows = cal::run_cases(cases, {o.repetitions, o.min_time_s}, io.err);
+  if (composites != nullptr) {
+    composites->assign(file.rows.begin() + static_cast<std::ptrdiff_t>(grid_cases),
+                       file.rows.end());
+    file.rows.resize(grid_cases);
+  }
   rows_path = (std::filesystem::path(o.out) / "rows.json").string();
   cal::write_rows(file, rows_path);
   int failed = 0;
@@ -105,6 +127,11 @@ int fit(const CalibrateOptions& o, Streams io, const std::string& rows_path,
            origin_of(p), p.value("note", std::string{})});
   }
   t.add({"transport latency per step", seconds(result.latency_per_step_s), "measured", ""});
+  if (result.concurrent_threads > 1) {
+    t.add({fmt::format("host: {} threads at once", result.concurrent_threads),
+           fmt::format("{:.3g}x", result.concurrent_slowdown), "measured",
+           "each thread's time against one alone (the ceiling GEMM)"});
+  }
   for (const auto& point : result.profile["nvlink_busbw"]) {
     t.add({fmt::format("busbw at {}", si_count(point[0].get<double>()) + "B"),
            fmt::format("{:.3g} GB/s", point[1].get<double>() / 1e9), "measured", ""});
@@ -116,7 +143,8 @@ int fit(const CalibrateOptions& o, Streams io, const std::string& rows_path,
 }
 
 int check(const CalibrateOptions& o, Streams io, const std::string& profile_path,
-          const std::string& rows_path, const std::string& json_path) {
+          const std::string& rows_path, const std::string& json_path,
+          const std::vector<cal::Row>* measured_composites = nullptr) {
   std::ifstream in(profile_path);
   if (!in) {
     io.err << fmt::format("myriad calibrate check: error: {}: cannot open\n", profile_path);
@@ -124,18 +152,19 @@ int check(const CalibrateOptions& o, Streams io, const std::string& profile_path
   }
   const nlohmann::json raw = nlohmann::json::parse(in);
   const sim::DeviceProfile profile = sim::parse_profile(raw, profile_path);
-  const double latency = cal::transport_latency(raw, profile_path);
+  const cal::FittedTerms terms = cal::fitted_terms(raw, profile_path);
   std::optional<cal::RowsFile> rows;
   if (!rows_path.empty()) rows = cal::read_rows(rows_path);
   const cal::Grid grid = cal::parse_grid(rows ? rows->grid : o.grid);
   // Composites run on the backend the profile was measured on.
   const std::string backend =
       raw.value(nlohmann::json::json_pointer("/provenance/backend"), o.backend);
-  io.err << fmt::format("calibrate check: timing the composite workloads on the {} backend\n",
-                        backend);
+  if (measured_composites == nullptr) {
+    io.err << fmt::format("calibrate check: timing the composite workloads on the {} backend\n",
+                          backend);
+  }
   const cal::CheckReport report =
-      cal::check_profile(profile, latency, rows,
-                         backend == "cuda" ? cal::cuda_composites(grid) : cal::cpu_composites(grid),
+      cal::check_profile(profile, terms, rows, composites_for(backend, grid), measured_composites,
                          {o.repetitions, o.min_time_s}, io.err);
   if (!json_path.empty() && !write_json(json_path, cal::to_json(report), "calibrate check", io)) {
     return kExitFailure;
@@ -175,7 +204,8 @@ int check(const CalibrateOptions& o, Streams io, const std::string& profile_path
 }
 
 void add_timing_options(CLI::App& cmd, CalibrateOptions& o) {
-  cmd.add_option("--repetitions", o.repetitions, "timed samples per case (the median is kept)")
+  cmd.add_option("--repetitions", o.repetitions,
+                 "passes over the grid: samples per case, seconds apart (the fastest is kept)")
       ->check(CLI::Range(1, 1000));
   cmd.add_option("--min-time", o.min_time_s, "seconds each sample runs at least")
       ->check(CLI::Range(1e-4, 10.0));
@@ -226,12 +256,14 @@ Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*en
             }
             if (check_cmd->parsed()) return check(*o, io, o->profile, o->check_rows, o->json_file);
             std::string rows;
-            const int measured = measure(*o, io, rows);
-            if (measured != kExitOk || !loop_cmd->parsed()) return measured;
+            if (!loop_cmd->parsed()) return measure(*o, io, rows);
+            std::vector<cal::Row> composites;
+            const int measured = measure(*o, io, rows, &composites);
+            if (measured != kExitOk) return measured;
             std::string profile;
             if (const int fitted = fit(*o, io, rows, profile); fitted != kExitOk) return fitted;
             return check(*o, io, profile, rows,
-                         (std::filesystem::path(o->out) / "check.json").string());
+                         (std::filesystem::path(o->out) / "check.json").string(), &composites);
           }};
 }
 
