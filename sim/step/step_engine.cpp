@@ -34,12 +34,18 @@ struct Plan {
   int pp = 1;
   int v = 1;
   int m = 1;
+  // Actors per stage along data parallelism: the replicas, or with rank groups
+  // smaller than a node the nodes they fill (`per_node` replicas each, which run
+  // in lockstep: one actor plays them all, its traffic theirs together).
   int dp = 1;
+  int dp_ranks = 1;  // data-parallel replicas: the collectives' ring length
+  int per_node = 1;  // replicas one actor plays
   int layers_per_chunk = 1;
   StageCosts costs;
   double pp_bytes_per_node = 0;  // one activation transfer of a rank group
   double dp_edge_latency_s = 0;  // per extra ring step
-  int group_gpus = 1;            // GPUs acting together in one actor (tp x cp)
+  int group_gpus = 1;            // GPUs acting together in one actor (tp x cp x per_node)
+  int dp_rings = 1;              // data-parallel rings through a node: one per tp x cp rank
   bool overlap_pp = false;
   bool overlap_dp = false;
   std::vector<Tag> tags;  // payloads: tags[chunk * m + micro_batch]
@@ -111,8 +117,8 @@ void transfer(Plan& p, int from, int to, const sg4::CommPtr& comm) {
 // One ring phase of a data-parallel collective over the replicas of a stage.
 // Every replica simulated, a flow to the next one; else to and from ghosts.
 void dp_ring(Plan& p, int row, int stage, double bytes_per_gpu, double factor, double steps) {
-  if (p.dp == 1) return;
-  const auto bytes = static_cast<uint64_t>(p.group_gpus * factor * bytes_per_gpu);
+  if (p.dp == 1) return;  // one replica, or all of them inside one node: see dp_collectives
+  const auto bytes = static_cast<uint64_t>(p.dp_rings * factor * bytes_per_gpu);
   const int self = p.hosts[at(row, p.pp, stage)];
   if (p.all_replicas) {
     const int next = (row + 1) % p.dp;
@@ -148,11 +154,24 @@ double ring_steps(models::CollectiveKind k, double n) {
 }
 
 // The data-parallel collectives of a fraction `share` of the stage's parameters.
+// A ring over the replicas per tp x cp rank; with several replicas per node,
+// only its node-crossing edges carry traffic over the network: one flow between
+// neighbouring nodes' actors carries every ring's edge (a ring's channels spread
+// over the node's NICs, as NCCL's do, which is the bandwidth of min(members per
+// node, NICs) NICs the analytic engine gives each ring). When
+// every replica sits in one node the collective never leaves it: NVLink, priced
+// as the analytic engine prices it.
 void dp_collectives(Plan& p, int row, int stage, double share, bool gather) {
-  for (const auto& c : p.costs.dp_comms) {
+  for (std::size_t i = 0; i < p.costs.dp_comms.size(); ++i) {
+    const auto& c = p.costs.dp_comms[i];
     const bool is_gather = c.kind == models::CollectiveKind::all_gather;
     if (is_gather != gather) continue;
-    dp_ring(p, row, stage, c.bytes * share, ring_factor(c.kind, p.dp), ring_steps(c.kind, p.dp));
+    if (p.dp == 1 && p.dp_ranks > 1) {
+      sg4::this_actor::sleep_for(share * p.costs.dp_times_s[i]);
+      continue;
+    }
+    dp_ring(p, row, stage, c.bytes * share, ring_factor(c.kind, p.dp_ranks),
+            ring_steps(c.kind, p.dp_ranks));
   }
 }
 
@@ -270,10 +289,14 @@ Plan make_plan(const scenario::Scenario& s, const DeviceProfile& profile) {
   p.pp = par.pp;
   p.v = par.virtual_stages;
   p.m = par.micro_batches();
-  p.dp = par.dp;
+  const int group = par.tp * par.cp;
+  p.per_node = group < s.cluster.gpus_per_node ? s.cluster.gpus_per_node / group : 1;
+  p.dp_ranks = par.dp;
+  p.dp = par.dp / p.per_node;
   p.layers_per_chunk = s.model.layers / (par.pp * par.virtual_stages);
   p.costs = stage_costs(s, profile);
-  p.group_gpus = par.tp * par.cp;
+  p.group_gpus = group * p.per_node;
+  p.dp_rings = group;
   p.pp_bytes_per_node = p.costs.pp_bytes_per_gpu * p.group_gpus;
   p.overlap_pp = s.overlap.pp;
   p.overlap_dp = s.overlap.dp;
@@ -352,7 +375,8 @@ StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
   StepSimulation r;
   r.step_time_s = sg4::Engine::get_clock();
   r.all_replicas = p.all_replicas;
-  r.replicas = p.rows;
+  r.replicas_per_actor = p.per_node;
+  for (const int row : p.rows) r.replicas.push_back(row * p.per_node);
   r.hosts = p.hosts.size() + p.ghosts.size();
   r.actors = p.hosts.size();
   r.flows = p.flows;
@@ -360,15 +384,16 @@ StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
   for (std::size_t g = 0; g < p.timelines.size(); ++g) {
     const double finish = p.timelines[g].empty() ? 0 : p.timelines[g].back().end_s;
     const int row = static_cast<int>(g) / p.pp;
-    r.groups.push_back({static_cast<int>(g) % p.pp, p.rows[static_cast<std::size_t>(row)],
-                        p.wait_s[g], finish, p.slowdown[g]});
+    r.groups.push_back({static_cast<int>(g) % p.pp,
+                        p.rows[static_cast<std::size_t>(row)] * p.per_node, p.wait_s[g], finish,
+                        p.slowdown[g]});
     if (finish > r.groups[last].finish_s) last = g;
   }
   r.wait_s.assign(p.wait_s.begin(), p.wait_s.begin() + p.pp);
   r.breakdown = timeline_breakdown(p.timelines[last]);
   r.critical_path = critical_path(p.timelines, p.pp);
   for (auto& stop : r.critical_path.groups) {
-    stop.replica = p.rows[static_cast<std::size_t>(stop.replica)];  // row -> replica
+    stop.replica = p.rows[static_cast<std::size_t>(stop.replica)] * p.per_node;  // row -> replica
   }
   r.links = p.monitor->peaks();
   r.events = std::move(p.events);
@@ -380,16 +405,24 @@ StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
 
 StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& profile,
                              const StepOptions& options) {
+  const int group_gpus = s.parallelism.tp * s.parallelism.cp;
+  const int gpn = s.cluster.gpus_per_node;
+  if (group_gpus >= gpn ? group_gpus % gpn != 0 : gpn % group_gpus != 0) {
+    throw std::invalid_argument(fmt::format(
+        "the step engine needs each rank group (tp x cp = {}) to fill whole nodes of {} GPUs or "
+        "to divide a node; use `myriad estimate` for this scenario",
+        group_gpus, gpn));
+  }
+  if (group_gpus < gpn && s.parallelism.dp % (gpn / group_gpus) != 0) {
+    throw std::invalid_argument(fmt::format(
+        "the step engine plays the {} rank groups (tp x cp = {}) of a node as replicas of one "
+        "stage: dp ({}) must be a multiple of {}; use `myriad estimate` for this scenario",
+        gpn / group_gpus, group_gpus, s.parallelism.dp, gpn / group_gpus));
+  }
+  // Refusing a scenario leaves the process's one engine unused.
   static std::atomic<bool> ran{false};
   if (ran.exchange(true)) {
     throw std::logic_error("simulate_step: SimGrid runs one engine per process");
-  }
-  const int group_gpus = s.parallelism.tp * s.parallelism.cp;
-  if (group_gpus < s.cluster.gpus_per_node || group_gpus % s.cluster.gpus_per_node != 0) {
-    throw std::invalid_argument(fmt::format(
-        "the step engine needs each rank group (tp x cp = {}) to fill whole nodes of {} GPUs; "
-        "use `myriad estimate` for this scenario",
-        group_gpus, s.cluster.gpus_per_node));
   }
   std::vector<Straggler> stragglers = options.stragglers ? *options.stragglers : draw_stragglers(s);
   Plan p = make_plan(s, profile);

@@ -31,6 +31,14 @@
 // replica is simulated, whatever the option, when traffic can contend (a tier
 // below the one joining the whole job is oversubscribed).
 //
+// Rank groups smaller than a node (tp x cp dividing it, e.g. Mixtral's tp 2 on
+// 8-GPU nodes): the node's rank groups are consecutive replicas of one stage
+// (Megatron's order: data parallelism next to tensor), which run in lockstep,
+// so one actor on the node's host plays all of them and its flows carry their
+// traffic together; the data-parallel ring's node-crossing edges are the flows
+// between nodes. dp must be a multiple of the rank groups per node. Replicas
+// are reported by the first of each actor's.
+//
 // Stragglers (sim/step/stragglers.hpp): a slow GPU's rank group spends its
 // slowdown times the compute and optimizer time; a slow link's rank group has
 // its NICs' bandwidth divided by it.
@@ -79,8 +87,9 @@ struct RankGroupTime {
 
 struct StepSimulation {
   double step_time_s = 0;
-  bool all_replicas = false;  // every replica simulated (else some, neighbours mirrored)
-  std::vector<int> replicas;  // the replicas simulated
+  bool all_replicas = false;   // every replica simulated (else some, neighbours mirrored)
+  std::vector<int> replicas;   // the replicas simulated (the first of each actor's)
+  int replicas_per_actor = 1;  // more than 1 with rank groups smaller than a node
   std::vector<TraceEvent> events;
   std::vector<double> wait_s;         // per stage: time replica 0 waited on inputs and sends
   std::vector<RankGroupTime> groups;  // every simulated rank group, [row * pp + stage]

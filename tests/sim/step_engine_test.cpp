@@ -2,6 +2,7 @@
 // process, so each simulation runs in a child process.
 #include "sim/step/step_engine.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,11 +36,31 @@ parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 6, zero: 2, recompute: sel
   return scenario::load_scenario_text(text, "step_engine_test.yaml", kShipped);
 }
 
+scenario::Scenario mixtral() {
+  return scenario::load_scenario(
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml", kShipped);
+}
+
+// Rank groups smaller than a node: tp 2 on 8-GPU nodes, four replicas per node.
+scenario::Scenario llama8b_tp2(int gpus, int pp, bool overlap) {
+  std::string text = fmt::format(R"(
+cluster: {{preset: selene-like, gpus: {}}}
+model: {{preset: llama3-8b, seq_length: 4096}}
+parallelism: {{tp: 2, sp: true, pp: {}, zero: 1, micro_batch: 1, global_batch: 64}}
+)",
+                                 gpus, pp);
+  if (overlap) text += "overlap: {pp: true, dp: true}\n";
+  return scenario::load_scenario_text(text, "step_engine_test.yaml", kShipped);
+}
+
 // Expectation: without contention, stragglers or failures the two engines agree
 // within 1% (ARCHITECTURE.md principle 2): the pipeline schedule's bubble is the
 // (p-1)/v the analytic engine assumes, and blocking transfers cost what it adds.
 TEST(StepEngine, AgreesWithTheAnalyticEngineWithinOnePercent) {
-  std::vector<scenario::Scenario> cases = {selene()};
+  // Mixtral: tp 2, four replicas per node, DP across 8 nodes; llama3-8b on 8
+  // GPUs: the whole data-parallel group inside one node; on 32 with 2 stages.
+  std::vector<scenario::Scenario> cases = {selene(), mixtral(), llama8b_tp2(8, 1, false),
+                                           llama8b_tp2(32, 2, false), llama8b_tp2(32, 2, true)};
   // Thread contexts (sanitizer builds) are some 40 times slower: the small case only.
   if (!kSanitizerSafe) {
     cases.push_back(megascale_256(false));
@@ -61,6 +82,34 @@ TEST(StepEngine, OneReplicaStandsForAll) {
   if (kSanitizerSafe) GTEST_SKIP() << "too slow with thread contexts";
   const double one = simulate_in_child(s, false);
   EXPECT_NEAR(one / simulate_in_child(s, true), 1.0, 1e-4);
+}
+
+// Rank groups smaller than a node: one actor per node plays its replicas, and
+// simulating every node gives what one with mirrored neighbours gives.
+TEST(StepEngine, RankGroupsSmallerThanANodeShareItsActor) {
+  const auto s = llama8b_tp2(64, 2, true);
+  const double one = simulate_in_child(s, false);
+  ASSERT_GT(one, 0);
+  EXPECT_NEAR(one / simulate_in_child(s, true), 1.0, 1e-4);
+  EXPECT_NEAR(one / estimate(s, a100()).step_time_s, 1.0, 0.01);
+}
+
+TEST(StepEngine, SaysWhichRankGroupsItCannotPlay) {
+  const auto refused = [](const scenario::Scenario& s) {
+    try {
+      (void)simulate_step(s, a100(), options());
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  // 3 does not divide an 8-GPU node; 4 replicas per node do not divide dp 2.
+  auto s = llama8b_tp2(32, 2, false);
+  s.parallelism.tp = 3;
+  EXPECT_NE(refused(s).find("to fill whole nodes of 8 GPUs or to divide a node"), std::string::npos)
+      << refused(s);
+  s = llama8b_tp2(16, 4, false);
+  EXPECT_NE(refused(s).find("dp (2) must be a multiple of 4"), std::string::npos) << refused(s);
 }
 
 TEST(StepEngine, SameScenarioSameResult) {

@@ -25,12 +25,17 @@ struct SimulateOptions {
 };
 
 std::string replicas_text(const sim::StepSimulation& r) {
-  if (r.all_replicas) return "every replica";
-  if (r.replicas.size() == 1) return "one replica per stage, ring neighbours mirrored";
+  const std::string per_actor =
+      r.replicas_per_actor == 1
+          ? ""
+          : fmt::format(" ({} replicas per actor: their rank groups share a node)",
+                        r.replicas_per_actor);
+  if (r.all_replicas) return "every replica" + per_actor;
+  if (r.replicas.size() == 1) return "one replica per stage, ring neighbours mirrored" + per_actor;
   std::string list;
   for (const int replica : r.replicas) list += (list.empty() ? "" : ", ") + std::to_string(replica);
-  return fmt::format("replicas {} (0 and those holding stragglers), ring neighbours mirrored",
-                     list);
+  return fmt::format("replicas {} (0 and those holding stragglers), ring neighbours mirrored{}",
+                     list, per_actor);
 }
 
 int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
