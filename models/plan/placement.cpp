@@ -1,21 +1,41 @@
 #include "models/plan/placement.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace myriad::models {
 namespace {
 
-// A group of `size` ranks spaced `stride` apart, on nodes of `per_node_gpus`.
-GroupSpan span(int size, long long stride, int per_node_gpus) {
+// Distance between neighbouring ranks of each dimension.
+struct Strides {
+  long long tp = 1, cp = 1, dp = 1, pp = 1;
+};
+
+Strides strides(const scenario::Scenario& s) {
+  const auto& p = s.parallelism;
+  Strides st;
+  st.cp = p.tp;
+  const long long group = static_cast<long long>(p.tp) * p.cp;
+  if (p.placement == scenario::Placement::tp_cp_pp_dp) {
+    st.pp = group;
+    st.dp = group * p.pp;
+  } else {
+    st.dp = group;
+    st.pp = group * p.dp;
+  }
+  return st;
+}
+
+// The span of ranks member(0), ..., member(size - 1) on nodes of `gpn` GPUs.
+template <typename Member>
+GroupSpan span(int size, int gpn, Member member) {
+  std::map<long long, int> per_node;
+  for (int i = 0; i < size; ++i) ++per_node[member(i) / gpn];
   GroupSpan g;
   g.size = size;
-  if (stride >= per_node_gpus) {
-    g.per_node = 1;
-  } else {
-    g.per_node = static_cast<int>(std::min<long long>(size, per_node_gpus / stride));
-  }
-  g.per_node = std::max(1, g.per_node);
-  g.nodes = std::max(1, (size + g.per_node - 1) / g.per_node);
+  g.nodes = static_cast<int>(per_node.size());
+  g.per_node = 1;
+  for (const auto& [node, count] : per_node) g.per_node = std::max(g.per_node, count);
   return g;
 }
 
@@ -24,19 +44,38 @@ GroupSpan span(int size, long long stride, int per_node_gpus) {
 GroupSpan group_span(GroupKind group, const scenario::Scenario& s) {
   const auto& p = s.parallelism;
   const int gpn = s.cluster.gpus_per_node;
+  const Strides st = strides(s);
+  const auto along = [&](int size, long long stride) {
+    return span(size, gpn, [stride](int i) { return i * stride; });
+  };
   switch (group) {
     case GroupKind::tp:
-      return span(p.tp, 1, gpn);
+      return along(p.tp, st.tp);
     case GroupKind::cp:
-      return span(p.cp, p.tp, gpn);
-    case GroupKind::ep:
-      return span(p.ep, p.tp, gpn);
+      return along(p.cp, st.cp);
+    case GroupKind::ep:  // cp ranks first, then dp
+      return span(p.ep, gpn, [&](int i) { return i % p.cp * st.cp + i / p.cp * st.dp; });
     case GroupKind::dp:
-      return span(p.dp, static_cast<long long>(p.tp) * p.cp, gpn);
+      return along(p.dp, st.dp);
     case GroupKind::pp:
-      return span(p.pp, static_cast<long long>(p.tp) * p.cp * p.dp, gpn);
+      return along(p.pp, st.pp);
   }
   return {};
+}
+
+int first_node(const scenario::Scenario& s, RankGroup g) {
+  const Strides st = strides(s);
+  return static_cast<int>((g.stage * st.pp + g.replica * st.dp) / s.cluster.gpus_per_node);
+}
+
+RankGroup group_on_node(const scenario::Scenario& s, int node) {
+  const auto& p = s.parallelism;
+  const long long group = static_cast<long long>(node) * s.cluster.gpus_per_node /
+                          (static_cast<long long>(p.tp) * p.cp);
+  if (p.placement == scenario::Placement::tp_cp_pp_dp) {
+    return {static_cast<int>(group % p.pp), static_cast<int>(group / p.pp)};
+  }
+  return {static_cast<int>(group / p.dp), static_cast<int>(group % p.dp)};
 }
 
 }  // namespace myriad::models

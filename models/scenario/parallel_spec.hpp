@@ -5,6 +5,12 @@ namespace myriad::scenario {
 
 enum class Schedule { one_f_one_b, interleaved };
 enum class Recompute { none, selective, full };
+// The order ranks are laid out in, fastest first; nodes take consecutive ranks.
+// Tensor parallelism is always innermost (inside a node) and context next.
+enum class Placement {
+  tp_cp_dp_pp,  // Megatron-LM's: a stage's replicas side by side
+  tp_cp_pp_dp,  // a replica's stages side by side (pipelines inside a pod)
+};
 
 struct ParallelSpec {
   int tp = 1;              // tensor parallel
@@ -19,6 +25,7 @@ struct ParallelSpec {
   int micro_batch = 1;   // sequences per micro-batch
   int global_batch = 0;  // sequences per step
   Recompute recompute = Recompute::none;
+  Placement placement = Placement::tp_cp_dp_pp;
 
   // Micro-batches each pipeline replica runs per step.
   [[nodiscard]] int micro_batches() const {

@@ -155,7 +155,13 @@ Schema<ParallelSpec> make_parallel_schema() {
                {"full", Recompute::full}},
               D::value("none"),
               "activation recomputation: selective recomputes attention's core, full whole "
-              "layers");
+              "layers")
+      .choice("placement", &ParallelSpec::placement,
+              {{"tp-cp-dp-pp", Placement::tp_cp_dp_pp}, {"tp-cp-pp-dp", Placement::tp_cp_pp_dp}},
+              D::value("tp-cp-dp-pp"),
+              "the order ranks are laid out in, fastest first, nodes taking consecutive ranks: "
+              "Megatron-LM's (a stage's replicas side by side) or with a replica's pipeline "
+              "stages side by side");
   return s;
 }
 

@@ -319,8 +319,9 @@ void build_platform(Plan& p, const scenario::Scenario& s, const DeviceProfile& p
   const int nodes_per_group = p.group_gpus / s.cluster.gpus_per_node;
   const double node_Bps = s.cluster.nics_per_node * s.cluster.nic_bw_Bps * profile.nic_efficiency;
   p.platform = std::make_unique<FatTreePlatform>(s.cluster, node_Bps, nodes_per_group);
-  const auto first_node = [&](int replica, int stage) {
-    return (stage * p.dp + replica) * nodes_per_group;
+  // An actor's row stands for replicas row * per_node onwards (models/plan/placement).
+  const auto first_node = [&](int row, int stage) {
+    return models::first_node(s, {stage, row * p.per_node});
   };
   for (const int replica : p.rows) {
     for (int stage = 0; stage < p.pp; ++stage) {
@@ -362,9 +363,8 @@ std::vector<int> replicas_to_simulate(const Plan& p, const scenario::Scenario& s
     return rows;
   }
   rows.push_back(0);
-  const int nodes_per_group = p.group_gpus / s.cluster.gpus_per_node;
   for (const auto& g : stragglers) {
-    const int replica = g.node / nodes_per_group % p.dp;
+    const int replica = models::group_on_node(s, g.node).replica / p.per_node;
     if (std::find(rows.begin(), rows.end(), replica) == rows.end()) rows.push_back(replica);
   }
   std::sort(rows.begin() + 1, rows.end());
@@ -412,6 +412,14 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& p
         "the step engine needs each rank group (tp x cp = {}) to fill whole nodes of {} GPUs or "
         "to divide a node; use `myriad estimate` for this scenario",
         group_gpus, gpn));
+  }
+  if (group_gpus < gpn && s.parallelism.pp > 1 &&
+      s.parallelism.placement == scenario::Placement::tp_cp_pp_dp) {
+    throw std::invalid_argument(fmt::format(
+        "the step engine plays the {} rank groups (tp x cp = {}) of a node as replicas of one "
+        "stage, but parallelism.placement tp-cp-pp-dp puts a replica's stages there; use "
+        "tp-cp-dp-pp, or `myriad estimate` for this scenario",
+        gpn / group_gpus, group_gpus));
   }
   if (group_gpus < gpn && s.parallelism.dp % (gpn / group_gpus) != 0) {
     throw std::invalid_argument(fmt::format(

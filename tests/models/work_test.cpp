@@ -160,5 +160,47 @@ parallelism: {tp: 8, pp: 8, virtual_stages: 6, global_batch: 6144}
   EXPECT_EQ(pp.nodes, 8);
 }
 
+// tp 2 on 8-GPU nodes: Megatron's order puts four replicas of a stage in a node;
+// tp-cp-pp-dp puts a replica's four stages there instead. The rank groups a node
+// holds and the node a rank group starts on agree both ways.
+TEST(Placement, TheScenarioChoosesTheOrder) {
+  const char* text = R"(
+cluster: {preset: selene-like, gpus: 64}
+model: {preset: llama3-8b}
+parallelism: {tp: 2, pp: 4, global_batch: 64%s}
+)";
+  const auto with = [&](const std::string& extra) {
+    std::string t = text;
+    t.replace(t.find("%s"), 2, extra);
+    return load(t);
+  };
+  const auto megatron = with("");
+  EXPECT_EQ(megatron.parallelism.placement, scenario::Placement::tp_cp_dp_pp);
+  const auto pipes = with(", placement: tp-cp-pp-dp");
+  EXPECT_EQ(pipes.parallelism.placement, scenario::Placement::tp_cp_pp_dp);
+  EXPECT_EQ(group_span(GroupKind::dp, megatron).per_node, 4);
+  EXPECT_EQ(group_span(GroupKind::dp, megatron).nodes, 2);
+  EXPECT_EQ(group_span(GroupKind::pp, megatron).nodes, 4);
+  EXPECT_EQ(group_span(GroupKind::dp, pipes).per_node, 1);
+  EXPECT_EQ(group_span(GroupKind::dp, pipes).nodes, 8);
+  EXPECT_EQ(group_span(GroupKind::pp, pipes).per_node, 4);
+  EXPECT_EQ(group_span(GroupKind::pp, pipes).nodes, 1);
+  for (const auto* s : {&megatron, &pipes}) {
+    for (int stage = 0; stage < 4; ++stage) {
+      for (int replica = 0; replica < 8; ++replica) {
+        const int node = first_node(*s, {stage, replica});
+        EXPECT_GE(node, 0);
+        EXPECT_LT(node, 8);
+        const RankGroup back = group_on_node(*s, node);
+        // The node's first rank group: this one, or one beside it in the node.
+        EXPECT_EQ(first_node(*s, back), node);
+      }
+    }
+  }
+  EXPECT_EQ(first_node(megatron, {1, 0}), 2);  // stage 1 after stage 0's 8 replicas
+  EXPECT_EQ(first_node(pipes, {1, 0}), 0);     // beside stage 0
+  EXPECT_EQ(first_node(pipes, {0, 1}), 1);
+}
+
 }  // namespace
 }  // namespace myriad::models

@@ -59,8 +59,17 @@ parallelism: {{tp: 2, sp: true, pp: {}, zero: 1, micro_batch: 1, global_batch: 6
 TEST(StepEngine, AgreesWithTheAnalyticEngineWithinOnePercent) {
   // Mixtral: tp 2, four replicas per node, DP across 8 nodes; llama3-8b on 8
   // GPUs: the whole data-parallel group inside one node; on 32 with 2 stages.
-  std::vector<scenario::Scenario> cases = {selene(), mixtral(), llama8b_tp2(8, 1, false),
-                                           llama8b_tp2(32, 2, false), llama8b_tp2(32, 2, true)};
+  // And a replica's stages side by side (parallelism.placement: tp-cp-pp-dp).
+  auto pipes = llama8b_tp2(64, 4, true);
+  pipes.parallelism.tp = 8;
+  pipes.parallelism.dp = 2;
+  pipes.parallelism.placement = scenario::Placement::tp_cp_pp_dp;
+  std::vector<scenario::Scenario> cases = {selene(),
+                                           mixtral(),
+                                           llama8b_tp2(8, 1, false),
+                                           llama8b_tp2(32, 2, false),
+                                           llama8b_tp2(32, 2, true),
+                                           pipes};
   // Thread contexts (sanitizer builds) are some 40 times slower: the small case only.
   if (!kSanitizerSafe) {
     cases.push_back(megascale_256(false));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "models/plan/placement.hpp"
 #include "tools/cli/report_table.hpp"
 
 namespace myriad::cli {
@@ -89,8 +90,8 @@ std::string links_text(const sim::StepSimulation& r) {
   return t.str() + "\n";
 }
 
-// Where a node's rank group sits: groups of tp x cp GPUs fill whole nodes, numbered
-// replica-fastest.
+// Where a node's rank group sits (the first of its replicas, with rank groups
+// smaller than a node: what the critical path names).
 struct GroupOfNode {
   int stage = 0;
   int replica = 0;
@@ -98,9 +99,8 @@ struct GroupOfNode {
 };
 
 GroupOfNode group_of_node(const scenario::Scenario& s, const sim::StepSimulation& r, int node) {
-  const int nodes_per_group = s.parallelism.tp * s.parallelism.cp / s.cluster.gpus_per_node;
-  const int group = node / nodes_per_group;
-  GroupOfNode g{group / s.parallelism.dp, group % s.parallelism.dp, 0};
+  const models::RankGroup at = models::group_on_node(s, node);
+  GroupOfNode g{at.stage, at.replica / r.replicas_per_actor * r.replicas_per_actor, 0};
   for (const auto& stop : r.critical_path.groups) {
     if (stop.stage == g.stage && stop.replica == g.replica) g.on_path_s = stop.seconds;
   }
