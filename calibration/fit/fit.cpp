@@ -155,6 +155,10 @@ FitResult fit_profile(const RowsFile& f, const FitOptions& options) {
       1, "measured", "rates were measured under sustained load, so no further clock correction");
   params["nic_efficiency"] =
       from_base("nic_efficiency", 1, "not measured: the calibration loop measures no network");
+  params["overlap_compute_share"] = from_base(
+      "overlap_compute_share", 0,
+      "not measured: the loop times no kernel beside a collective; compute beside communication "
+      "runs at full rate");
   params["sms"] = cpu ? parameter(1, "assumption",
                                   "the CPU backend runs a GEMM as one stream of work: no waves")
                       : from_base("sms", 1, "");

@@ -25,6 +25,9 @@ class Pricer {
   Pricer(const scenario::Scenario& s, const DeviceProfile& p, StepReport& report)
       : s_(s), p_(p), report_(report) {}
 
+  // The compute rate communication takes while it overlaps compute.
+  [[nodiscard]] double overlap_share() const { return p_.overlap_compute_share; }
+
   PhaseTime price(const models::Phase& phase, double runs_per_step) {
     PhaseTime t;
     for (const auto& op : phase.ops) {
@@ -114,9 +117,13 @@ struct StageTime {
   }
 };
 
-double exposed(double comm, double gemm, bool overlap) {
+// Communication overlapped with GEMMs: what the GEMMs cannot hide (at least a
+// quarter), plus what hiding the rest costs them: its kernels take `share` of
+// the compute rate while they run.
+double exposed(double comm, double gemm, bool overlap, double share) {
   if (!overlap) return comm;
-  return std::max(comm / 4, comm - gemm);
+  const double out = std::max(comm / 4, comm - gemm);
+  return out + share * (comm - out);
 }
 
 StageTime program_time(const models::LayerProgram& lp, Pricer& pricer, bool overlap,
@@ -125,9 +132,9 @@ StageTime program_time(const models::LayerProgram& lp, Pricer& pricer, bool over
   for (const auto* phase : {&lp.forward, &lp.backward, &lp.recompute}) {
     const PhaseTime pt = pricer.price(*phase, runs_per_step);
     t.compute += pt.compute;
-    t.tp += exposed(pt.tp, pt.gemm, overlap);
-    t.cp += exposed(pt.cp, pt.gemm, overlap);
-    t.ep += exposed(pt.ep, pt.gemm, overlap);
+    t.tp += exposed(pt.tp, pt.gemm, overlap, pricer.overlap_share());
+    t.cp += exposed(pt.cp, pt.gemm, overlap, pricer.overlap_share());
+    t.ep += exposed(pt.ep, pt.gemm, overlap, pricer.overlap_share());
   }
   return t;
 }
@@ -157,8 +164,9 @@ double optimizer_time(const scenario::Scenario& s, const models::StepPlan& plan,
 PassTimes pass_times(const models::LayerProgram& lp, Pricer& pricer, bool overlap) {
   const auto exposed_total = [&](const models::Phase& phase) {
     const PhaseTime t = pricer.price(phase, 0);
-    return t.compute + exposed(t.tp, t.gemm, overlap) + exposed(t.cp, t.gemm, overlap) +
-           exposed(t.ep, t.gemm, overlap);
+    return t.compute + exposed(t.tp, t.gemm, overlap, pricer.overlap_share()) +
+           exposed(t.cp, t.gemm, overlap, pricer.overlap_share()) +
+           exposed(t.ep, t.gemm, overlap, pricer.overlap_share());
   };
   return {exposed_total(lp.forward), exposed_total(lp.backward) + exposed_total(lp.recompute)};
 }
@@ -216,7 +224,11 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile) {
   double dp_exposed = 0;
   for (const auto& c : plan.dp_comms) {
     const double t = pricer.price(c, 1).time_s;
-    dp_exposed += s.overlap.dp ? t / v + std::max(0.0, t * (v - 1) / v - window) : t;
+    // Hidden, its kernels take their share of the compute rate beside them.
+    const double hidden = std::min(t * (v - 1) / v, window);
+    dp_exposed += s.overlap.dp
+                      ? t / v + (t * (v - 1) / v - hidden) + profile.overlap_compute_share * hidden
+                      : t;
   }
   const double opt = optimizer_time(s, plan, profile);
 

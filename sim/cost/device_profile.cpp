@@ -32,6 +32,7 @@ constexpr ScalarKey kScalars[] = {
     {"sustained_clock_fraction", &DeviceProfile::sustained_clock, 0.5, 1},
     {"kernel_overhead_s", &DeviceProfile::kernel_overhead_s, 0, 1e-3},
     {"nic_efficiency", &DeviceProfile::nic_efficiency, 0.01, 1},
+    {"overlap_compute_share", &DeviceProfile::overlap_compute_share, 0, 0.45},
 };
 
 const char* const kOrigins[] = {"datasheet", "measured", "published", "assumption"};

@@ -53,6 +53,9 @@ struct DeviceProfile {
   double kernel_overhead_s = 0;  // launch and tail per kernel
   std::vector<BusBandwidthPoint> nvlink_busbw;  // all-reduce inside a node, by size
   double nic_efficiency = 0;                    // inter-node busbw per NIC over its line rate
+  // Fraction of the compute rate communication kernels take while they overlap
+  // compute (NCCL's channels occupy SMs): compute beside them runs at 1 - this.
+  double overlap_compute_share = 0;
 
   // Sustained fraction of HBM bandwidth per family of memory-bound kernels, when
   // measured. Families are dotted names ("norm", "norm.layer", "norm.layer.bwd");

@@ -41,7 +41,8 @@ struct ChildResult {
   int path_replica = -1;
 };
 
-inline ChildResult run_in_child(const scenario::Scenario& s, const StepOptions& o) {
+inline ChildResult run_in_child(const scenario::Scenario& s, const StepOptions& o,
+                                const DeviceProfile& profile = a100()) {
   int fds[2];
   if (pipe(fds) != 0) return {};
   const pid_t pid = fork();
@@ -49,7 +50,7 @@ inline ChildResult run_in_child(const scenario::Scenario& s, const StepOptions& 
     close(fds[0]);
     ChildResult r;
     try {
-      const StepSimulation sim = simulate_step(s, a100(), o);
+      const StepSimulation sim = simulate_step(s, profile, o);
       r.step_time_s = sim.step_time_s;
       r.compute_s = sim.breakdown.front().seconds;
       if (!sim.critical_path.groups.empty()) {
@@ -71,8 +72,9 @@ inline ChildResult run_in_child(const scenario::Scenario& s, const StepOptions& 
 }
 
 // The simulated step time, or -1 when the child failed.
-inline double simulate_in_child(const scenario::Scenario& s, bool all_replicas = false) {
-  return run_in_child(s, options(all_replicas)).step_time_s;
+inline double simulate_in_child(const scenario::Scenario& s, bool all_replicas = false,
+                                const DeviceProfile& profile = a100()) {
+  return run_in_child(s, options(all_replicas), profile).step_time_s;
 }
 
 }  // namespace myriad::sim::testing

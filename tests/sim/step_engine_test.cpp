@@ -121,6 +121,28 @@ TEST(StepEngine, SaysWhichRankGroupsItCannotPlay) {
   EXPECT_NE(refused(s).find("dp (2) must be a multiple of 4"), std::string::npos) << refused(s);
 }
 
+// Communication kernels take a share of the compute rate while they overlap
+// compute (profile overlap_compute_share). MegaScale 256 with every overlap on:
+// the tensor-parallel part is inside the compute times both engines share; the
+// data-parallel part the analytic engine charges as share x the time it hides,
+// the step engine as SimGrid's sharing of the host while reduce-scatters and
+// all-gathers run beside compute.
+TEST(StepEngine, OverlappedCommunicationTakesItsShareOfCompute) {
+  if (kSanitizerSafe) GTEST_SKIP() << "too slow with thread contexts";
+  const auto s = megascale_256(true);
+  DeviceProfile shared = a100();
+  shared.overlap_compute_share = 0.1;
+  const double base = estimate(s, a100()).step_time_s;
+  const double with = estimate(s, shared).step_time_s;
+  const double sim_base = simulate_in_child(s, false, a100());
+  const double sim_with = simulate_in_child(s, false, shared);
+  std::cout << "analytic " << base << " -> " << with << " s, simulated " << sim_base << " -> "
+            << sim_with << " s\n";
+  EXPECT_GT(with, base);
+  EXPECT_GT(sim_with, sim_base);
+  EXPECT_NEAR(sim_with / with, 1.0, 0.01);
+}
+
 TEST(StepEngine, SameScenarioSameResult) {
   const auto s = selene();
   EXPECT_EQ(simulate_in_child(s), simulate_in_child(s));
