@@ -69,7 +69,7 @@ CheckReport check_profile(const sim::DeviceProfile& profile, const FittedTerms& 
   for (const Composite& c : composites) {
     const CompositeWork work = c.build();  // for its descriptors; the run builds afresh
     predicted.push_back(predict_composite(work, profile, terms));
-    cases.push_back({c.row, [build = c.build] { return build().instance; }});
+    cases.push_back(timing_case(c));
   }
   if (measured_before != nullptr && measured_before->size() != composites.size()) {
     throw std::invalid_argument("check_profile: one measured row per composite expected");

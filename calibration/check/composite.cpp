@@ -302,6 +302,10 @@ Composite dp_composite(const LayerDims& d, int ranks) {
   return c;
 }
 
+Case timing_case(const Composite& c) {
+  return {c.row, [build = c.build] { return build().instance; }};
+}
+
 std::vector<models::Op> layer_ops(const LayerDims& d) { return make_layer(d, 1).ops; }
 
 std::vector<Composite> cpu_composites(Grid grid) {

@@ -52,6 +52,9 @@ struct Composite {
   std::function<CompositeWork()> build;
 };
 
+// The composite as a case of the runner: each pass builds it afresh.
+Case timing_case(const Composite& c);
+
 // The layer's op descriptors alone (no buffers): for tests against models/.
 std::vector<models::Op> layer_ops(const LayerDims& d);
 

@@ -80,7 +80,7 @@ int measure(const CalibrateOptions& o, Streams io, std::string& rows_path,
   const std::size_t grid_cases = cases.size();
   if (composites != nullptr) {
     for (const cal::Composite& c : composites_for(o.backend, grid)) {
-      cases.push_back({c.row, [build = c.build] { return build().instance; }});
+      cases.push_back(cal::timing_case(c));
     }
   }
   io.err << fmt::format(
