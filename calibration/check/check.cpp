@@ -59,7 +59,7 @@ CheckReport check_profile(const sim::DeviceProfile& profile, const FittedTerms& 
   report.profile = profile.file;
   if (rows) {
     for (const Row& r : rows->rows) {
-      if (r.kind == "ceiling") continue;
+      if (r.kind == "ceiling" || r.times_s.empty()) continue;  // no times: the case errored
       report.rows.push_back(
           {r.name, r.family, predict_row(r, profile, terms.latency_per_step_s), r.best_s, r.check});
     }

@@ -105,12 +105,20 @@ double predict_row(const Row& row, const sim::DeviceProfile& profile, double lat
       .time_s;
 }
 
-FitResult fit_profile(const RowsFile& f, const FitOptions& options) {
-  for (const Row& r : f.rows) {
-    if (r.check != "pass") {
-      throw std::runtime_error(
-          fmt::format("row '{}' failed its check ({}): a profile is not fitted to wrong results",
-                      r.name, r.check));
+FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
+  RowsFile f = given;
+  f.rows.clear();
+  std::vector<Row> left_out;
+  for (const Row& r : given.rows) {
+    if (r.check == "pass") {
+      f.rows.push_back(r);
+    } else if (options.leave_out_failed) {
+      left_out.push_back(r);
+    } else {
+      throw std::runtime_error(fmt::format(
+          "row '{}' failed its check ({}): a profile is not fitted to wrong results "
+          "(--leave-out-failed fits the other rows and names this one in the profile)",
+          r.name, r.check));
     }
   }
   json base;
@@ -488,6 +496,16 @@ FitResult fit_profile(const RowsFile& f, const FitOptions& options) {
       {"transport", {{"latency_per_step_s", latency}, {"note", transport_note}}},
       {"host", host},
       {"residuals", residuals}};
+  if (!left_out.empty()) {
+    json names = json::array();
+    for (const Row& r : left_out) {
+      names.push_back({{"row", r.name}, {"check", r.check}});
+      result.left_out.push_back(r.name);
+    }
+    profile["provenance"]["left_out"] = {
+        {"note", "rows that failed their check, left out of the fit (--leave-out-failed)"},
+        {"rows", names}};
+  }
   (void)sim::parse_profile(profile, "fitted profile");  // what estimate will accept
   result.profile = std::move(profile);
   return result;

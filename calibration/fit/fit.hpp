@@ -37,6 +37,9 @@ namespace myriad::calibration {
 struct FitOptions {
   std::string device;                       // the profile's device name; default: from the rows
   std::optional<std::string> base_profile;  // datasheet values and unmeasured parameters
+  // Fit the rows that passed their check, naming the others in the profile's
+  // provenance; by default a failed row stops the fit.
+  bool leave_out_failed = false;
 };
 
 struct ParameterResidual {
@@ -53,10 +56,11 @@ struct FitResult {
   // Ranks sharing the host (rows with a concurrent GEMM; else 1 thread, 1x).
   int concurrent_threads = 1;
   double concurrent_slowdown = 1;  // each thread's time, all at once vs alone
+  std::vector<std::string> left_out;  // rows that failed their check (leave_out_failed)
 };
 
 // Throws std::runtime_error when the rows lack what a parameter needs (naming it)
-// or a row failed its check.
+// or a row failed its check (unless options.leave_out_failed).
 FitResult fit_profile(const RowsFile& rows, const FitOptions& options);
 
 // The cost model's prediction of one row under `profile` (kernel or collective),

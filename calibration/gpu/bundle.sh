@@ -9,9 +9,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build="$root/build-gpu"
-programs=(tools/myriad tests/myriad_ops_gpu_tests tests/myriad_kernels_gpu_tests)
+programs=(tools/myriad tests/myriad_ops_gpu_tests tests/myriad_kernels_gpu_tests
+  tests/myriad_collectives_gpu_tests tests/myriad_cublaslt_loader_tests)
 "$root/tools/build.sh" "$build" -DCMAKE_BUILD_TYPE=Release -DMYRIAD_CUDA=ON \
-  -DMYRIAD_BUILD_BENCHMARKS=OFF -DMYRIAD_WERROR=ON -- myriad myriad_ops_gpu_tests myriad_kernels_gpu_tests
+  -DMYRIAD_BUILD_BENCHMARKS=OFF -DMYRIAD_WERROR=ON -- "${programs[@]##*/}"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"

@@ -12,11 +12,12 @@ if [[ -f "$root/.gpu-bundle/bundle.tar.xz" ]]; then
 else
   echo "no .gpu-bundle: building here (needs Myriad's dependencies, see tools/setup.sh)"
   "$root/tools/build.sh" "$root/build-gpu" -DCMAKE_BUILD_TYPE=Release -DMYRIAD_CUDA=ON \
-    -DMYRIAD_BUILD_BENCHMARKS=OFF -- myriad myriad_ops_gpu_tests myriad_kernels_gpu_tests
+    -DMYRIAD_BUILD_BENCHMARKS=OFF -- myriad myriad_ops_gpu_tests myriad_kernels_gpu_tests \
+    myriad_collectives_gpu_tests myriad_cublaslt_loader_tests
   bin="$root/build-gpu/bin"
   mkdir -p "$bin"
-  ln -sf "$root/build-gpu/tools/myriad" "$root/build-gpu/tests/myriad_ops_gpu_tests" \
-    "$root/build-gpu/tests/myriad_kernels_gpu_tests" "$bin/"
+  ln -sf "$root/build-gpu/tools/myriad" "$root"/build-gpu/tests/myriad_{ops,kernels,collectives}_gpu_tests \
+    "$root/build-gpu/tests/myriad_cublaslt_loader_tests" "$bin/"
 fi
 # CUDA 13's runtime, cuBLASLt and NCCL: the toolkit's, or the Python wheels'.
 for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <thread>
 
 namespace myriad::calibration {
 
@@ -10,6 +12,48 @@ Grid parse_grid(const std::string& name) {
   if (name == "small") return Grid::small;
   if (name == "full") return Grid::full;
   throw std::invalid_argument(fmt::format("grid: expected small or full, found '{}'", name));
+}
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30U)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27U)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31U);
+}
+
+void fill_range(float* out, std::size_t begin, std::size_t end, std::uint64_t key) {
+  for (std::size_t i = begin; i < end; ++i) {
+    // The top 24 bits: exact in a float, uniform over [0, 2^24).
+    const auto bits = static_cast<float>(splitmix64(key ^ splitmix64(i)) >> 40U);
+    out[i] = bits * (2.0F / 16777216.0F) - 1.0F;
+  }
+}
+
+}  // namespace
+
+void uniform_fill(float* out, std::size_t n, std::uint64_t seed) {
+  const std::uint64_t key = splitmix64(seed);
+  constexpr std::size_t kPerThread = std::size_t{1} << 22;
+  const std::size_t threads =
+      std::clamp<std::size_t>(n / kPerThread, 1, std::max(1U, std::thread::hardware_concurrency()));
+  if (threads == 1) {
+    fill_range(out, 0, n, key);
+    return;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  for (std::size_t t = 0; t < threads; ++t) {
+    pool.emplace_back(fill_range, out, n * t / threads, n * (t + 1) / threads, key);
+  }
+  for (auto& th : pool) th.join();
+}
+
+std::vector<float> uniform_floats(std::size_t n, std::uint64_t seed) {
+  std::vector<float> v(n);
+  uniform_fill(v.data(), n, seed);
+  return v;
 }
 
 const char* grid_name(Grid g) { return g == Grid::small ? "small" : "full"; }

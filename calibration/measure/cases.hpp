@@ -5,6 +5,8 @@
 // more on known inputs and says whether the result is right.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -31,6 +33,13 @@ enum class Grid { small, full };
 
 Grid parse_grid(const std::string& name);  // throws std::invalid_argument naming the choices
 const char* grid_name(Grid g);
+
+// Uniform inputs in [-1, 1): element i depends on (seed, i) alone (SplitMix64
+// of the pair), so several threads fill large buffers and the values are the
+// same whatever their number. The GPU grid's inputs reach gigabytes a pass,
+// which std::mt19937 took minutes of host time to draw.
+void uniform_fill(float* out, std::size_t n, std::uint64_t seed);
+std::vector<float> uniform_floats(std::size_t n, std::uint64_t seed);
 
 // A kernel's row from its op descriptor (the backward's bytes when it has them).
 Row kernel_row(std::string name, std::string family, const models::Op& op, bool backward,

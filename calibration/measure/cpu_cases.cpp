@@ -11,7 +11,6 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <random>
 #include <stdexcept>
 #include <thread>
 
@@ -40,13 +39,7 @@ using Floats = std::vector<float>;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-Floats random_floats(std::size_t n, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
-  Floats v(n);
-  for (auto& x : v) x = dist(gen);
-  return v;
-}
+Floats random_floats(std::size_t n, std::uint32_t seed) { return uniform_floats(n, seed); }
 
 std::size_t count(std::int64_t a, std::int64_t b = 1, std::int64_t c = 1) {
   return static_cast<std::size_t>(a) * static_cast<std::size_t>(b) * static_cast<std::size_t>(c);

@@ -15,7 +15,6 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <random>
 #include <stdexcept>
 #include <type_traits>
 
@@ -78,17 +77,14 @@ Case gemm_case(const Ctx& ctx, ops::GemmLayout layout, std::int64_t m, std::int6
       {{"m", m}, {"n", n}, {"k", k}, {"layout", layout_name(layout)}, {"dtype", "bf16"}});
   if (ceiling) c.row.kind = "ceiling";
   c.prepare = [ctx, args] {
-    std::mt19937 gen(1);
-    std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
-    auto make = [&](std::size_t elems) {
-      std::vector<ops::Bf16> host(elems);
-      for (auto& x : host) x = ops::Bf16::from_float(dist(gen));
+    auto make = [](std::size_t elems, std::uint32_t seed) {
+      std::vector<ops::Bf16> host = uniform_values<ops::Bf16>(elems, seed);
       auto d = std::make_shared<Device<ops::Bf16>>(elems);
       d->upload(host);
-      return std::make_pair(d, host);
+      return std::make_pair(d, std::move(host));
     };
-    const auto made_a = make(count(args.m, args.k));
-    const auto made_b = make(count(args.k, args.n));
+    const auto made_a = make(count(args.m, args.k), 1);
+    const auto made_b = make(count(args.k, args.n), 2);
     const auto a = made_a.first;
     const auto b = made_b.first;
     const auto& ha = made_a.second;

@@ -9,11 +9,11 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -65,12 +65,8 @@ inline std::size_t count(std::int64_t a, std::int64_t b = 1, std::int64_t c = 1)
 }
 
 inline Buf<float> random_floats(std::size_t n, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
-  std::vector<float> host(n);
-  for (auto& x : host) x = dist(gen);
   auto d = std::make_shared<Device<float>>(n);
-  d->upload(host);
+  d->upload(uniform_floats(n, seed));
   return d;
 }
 
@@ -104,21 +100,31 @@ std::string typed(const std::string& family) {
   return std::is_same_v<T, float> ? family : family + ".bf16";
 }
 
+// Random values in storage type T, and their host copy.
 template <typename T>
-Buf<T> random_values(std::size_t n, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
-  std::vector<T> host(n);
-  for (auto& x : host) x = from_float<T>(dist(gen));
-  auto d = std::make_shared<Device<T>>(n);
-  d->upload(host);
-  return d;
+std::vector<T> uniform_values(std::size_t n, std::uint32_t seed) {
+  if constexpr (std::is_same_v<T, float>) {
+    return uniform_floats(n, seed);
+  } else {
+    const std::vector<float> f = uniform_floats(n, seed);
+    std::vector<T> host(n);
+    std::transform(f.begin(), f.end(), host.begin(), [](float x) { return from_float<T>(x); });
+    return host;
+  }
 }
 
 template <typename T>
+Buf<T> random_values(std::size_t n, std::uint32_t seed) {
+  auto d = std::make_shared<Device<T>>(n);
+  d->upload(uniform_values<T>(n, seed));
+  return d;
+}
+
+// All bits set: a NaN in fp32 and in bf16, written by the device in no time.
+template <typename T>
 Buf<T> poisoned_values(std::size_t n) {
   auto d = std::make_shared<Device<T>>(n);
-  d->upload(std::vector<T>(n, from_float<T>(std::numeric_limits<float>::quiet_NaN())));
+  MYRIAD_CUDA_CHECK(cudaMemset(d->get(), 0xFF, std::max<std::size_t>(1, n) * sizeof(T)));
   return d;
 }
 
@@ -133,11 +139,7 @@ std::string finite_values(const Buf<T>& d) {
   return "pass";
 }
 
-inline Buf<float> poisoned(std::size_t n) {
-  auto d = std::make_shared<Device<float>>(n);
-  d->upload(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()));
-  return d;
-}
+inline Buf<float> poisoned(std::size_t n) { return poisoned_values<float>(n); }
 
 // Shared by every case: the stream, the events and the cuBLASLt handle.
 struct Context {

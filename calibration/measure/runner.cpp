@@ -91,12 +91,27 @@ std::vector<Row> run_cases(const std::vector<Case>& cases, const RunnerOptions& 
   for (int pass = 0; pass < options.repetitions; ++pass) {
     for (std::size_t i = 0; i < cases.size(); ++i) {
       Row& row = rows[i];
-      const Instance inst = cases[i].prepare();
-      row.times_s.push_back(sample(row, inst, options, iterations[i]));
-      if (pass > 0) continue;
-      row.check = inst.check();
+      if (row.check.rfind("error: ", 0) == 0) continue;  // failed in an earlier pass
+      try {
+        const Instance inst = cases[i].prepare();
+        row.times_s.push_back(sample(row, inst, options, iterations[i]));
+        if (pass > 0) continue;
+        row.check = inst.check();
+      } catch (const std::exception& e) {
+        // One kernel that cannot run (an unsupported shape, a library that is
+        // missing) costs its row, not the run: the row says why, and the fit
+        // refuses a profile with it.
+        row.times_s.clear();
+        row.check = fmt::format("error: {}", e.what());
+      }
+      if (pass > 0) {
+        progress << fmt::format("[{:>3}/{}] {}: {}\n", i + 1, cases.size(), row.name, row.check);
+        continue;
+      }
       progress << fmt::format("[{:>3}/{}] {:<52} {:>11}  {}  ({:.0f} s)\n", i + 1, cases.size(),
-                              row.name, human_time(row.times_s.back()), row.check, elapsed())
+                              row.name,
+                              row.times_s.empty() ? "-" : human_time(row.times_s.back()),
+                              row.check, elapsed())
                << std::flush;
     }
     if (pass > 0) {
@@ -105,7 +120,10 @@ std::vector<Row> run_cases(const std::vector<Case>& cases, const RunnerOptions& 
                << std::flush;
     }
   }
-  for (Row& row : rows) row.best_s = *std::min_element(row.times_s.begin(), row.times_s.end());
+  for (Row& row : rows) {
+    row.best_s =
+        row.times_s.empty() ? 0.0 : *std::min_element(row.times_s.begin(), row.times_s.end());
+  }
   return rows;
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "calibration/check/composite.hpp"
+#include "calibration/measure/cases.hpp"
 #include "models/transformer/layer_program.hpp"
 
 namespace myriad::calibration {
@@ -57,6 +58,32 @@ TEST(CompositeLayer, RunsChecksAndIsPriced) {
   const CompositeWork dp = dp_composite(d, 2).build();
   ASSERT_EQ(dp.rows.size(), 1U);
   EXPECT_EQ(dp.rows[0].collective.bytes, 4.0 * (4 * 64 * 64 + 2 * 64 * 96 + 4 * 64));
+}
+
+}  // namespace
+}  // namespace myriad::calibration
+
+namespace myriad::calibration {
+namespace {
+
+// The grid's inputs: element i depends on the seed and i alone, so a buffer
+// that several threads fill equals one filled by a single thread, prefix for
+// prefix; values lie in [-1, 1) and average near zero.
+TEST(CalibrationInputs, UniformValuesDoNotDependOnHowManyThreadsDrewThem) {
+  const std::vector<float> large = uniform_floats(std::size_t{1} << 24, 7);  // several threads
+  const std::vector<float> small = uniform_floats(1000, 7);                  // one
+  ASSERT_EQ(large.size(), std::size_t{1} << 24);
+  for (std::size_t i = 0; i < small.size(); ++i) ASSERT_EQ(large[i], small[i]) << i;
+  double sum = 0;
+  for (const float x : large) {
+    ASSERT_GE(x, -1.0F);
+    ASSERT_LT(x, 1.0F);
+    sum += x;
+  }
+  EXPECT_NEAR(sum / static_cast<double>(large.size()), 0.0, 1e-3);
+  const std::vector<float> tail = uniform_floats((std::size_t{1} << 24) - 3, 7);
+  EXPECT_EQ(tail.back(), large[tail.size() - 1]);
+  EXPECT_NE(uniform_floats(16, 8), uniform_floats(16, 7));
 }
 
 }  // namespace

@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <sstream>
 #include <stdexcept>
 
 #include "calibration/check/check.hpp"
 #include "calibration/fit/fit.hpp"
 #include "calibration/measure/rows.hpp"
+#include "calibration/measure/runner.hpp"
 #include "sim/cost/compute_cost.hpp"
 
 namespace myriad::calibration {
@@ -218,6 +221,74 @@ TEST(CalibrationFit, RefusesRowsThatFailedTheirCheck) {
     EXPECT_NE(std::string(e.what()).find(rows.rows[3].name), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("failed its check"), std::string::npos) << e.what();
   }
+}
+
+TEST(CalibrationFit, LeavesOutFailedRowsOnlyWhenAskedAndNamesThem) {
+  RowsFile rows = synthetic();
+  rows.rows[3].check = "error: CUBLAS_STATUS_NOT_SUPPORTED";
+  rows.rows[3].times_s.clear();
+  FitOptions options;
+  options.leave_out_failed = true;
+  const FitResult fitted = fit_profile(rows, options);
+  ASSERT_EQ(fitted.left_out, std::vector<std::string>{rows.rows[3].name});
+  const auto& left = fitted.profile["provenance"]["left_out"]["rows"];
+  ASSERT_EQ(left.size(), 1U);
+  EXPECT_EQ(left[0]["row"], rows.rows[3].name);
+  EXPECT_EQ(left[0]["check"], rows.rows[3].check);
+  // The rows that passed give the profile they gave before.
+  const FitResult clean = fit_profile(synthetic(), {});
+  EXPECT_FALSE(clean.profile["provenance"].contains("left_out"));
+  for (const auto& [key, p] : clean.profile["parameters"].items()) {
+    const double want = p["value"].get<double>();
+    EXPECT_NEAR(fitted.profile["parameters"][key]["value"].get<double>(), want,
+                1e-6 * std::abs(want))
+        << key;
+  }
+  EXPECT_NE(fitted.profile["parameters"]["gemm_efficiency"]["note"].get<std::string>().find(
+                "fitted to 8 rows"),
+            std::string::npos)
+      << "one GEMM row of 9 left out";
+}
+
+TEST(CalibrationRunner, ACaseThatThrowsCostsItsRowNotTheRun) {
+  const auto blank = [](Row r) {
+    r.times_s.clear();
+    r.check.clear();
+    return r;
+  };
+  Case broken;
+  broken.row = blank(synthetic().rows[3]);
+  broken.prepare = []() -> Instance { throw std::runtime_error("no such kernel on this device"); };
+  Case fine;
+  fine.row = blank(synthetic().rows[4]);
+  fine.prepare = [] {
+    Instance inst;
+    auto sum = std::make_shared<double>(0);
+    inst.run = [sum] { *sum = *sum + 1; };
+    inst.timed = [sum](int iterations) {
+      for (int i = 0; i < iterations; ++i) *sum = *sum + 1;
+      return 1e-6 * iterations;  // a device clock that says one microsecond a run
+    };
+    inst.check = [] { return std::string("pass"); };
+    return inst;
+  };
+  std::ostringstream progress;
+  const std::vector<Row> got = run_cases({broken, fine}, {3, 1e-3}, progress);
+  ASSERT_EQ(got.size(), 2U);
+  EXPECT_EQ(got[0].check, "error: no such kernel on this device");
+  EXPECT_TRUE(got[0].times_s.empty());
+  EXPECT_EQ(got[1].check, "pass");
+  EXPECT_EQ(got[1].times_s.size(), 3U);
+  EXPECT_DOUBLE_EQ(got[1].best_s, 1e-6);
+  EXPECT_NE(progress.str().find(got[0].name + " "), std::string::npos) << progress.str();
+  // The errored row survives the rows file, and a row without times and a
+  // passing check is still refused.
+  RowsFile file = synthetic();
+  file.rows.push_back(got[0]);
+  const RowsFile back = rows_from_json(to_json(file), "rows.json");
+  EXPECT_EQ(back.rows.back().check, got[0].check);
+  file.rows.back().check = "pass";
+  EXPECT_THROW((void)rows_from_json(to_json(file), "rows.json"), std::runtime_error);
 }
 
 TEST(CalibrationFit, SaysWhatIsMissing) {

@@ -37,6 +37,7 @@ struct CalibrateOptions {
   std::string profile_out;
   std::string base;
   std::string device;
+  bool leave_out_failed = false;
   // check
   std::string profile;
   std::string check_rows;
@@ -111,6 +112,7 @@ int fit(const CalibrateOptions& o, Streams io, const std::string& rows_path,
   const cal::RowsFile rows = cal::read_rows(rows_path);
   cal::FitOptions options;
   options.device = o.device;
+  options.leave_out_failed = o.leave_out_failed;
   if (!o.base.empty()) options.base_profile = o.base;
   const cal::FitResult result = cal::fit_profile(rows, options);
   profile_path = !o.profile_out.empty()
@@ -137,8 +139,12 @@ int fit(const CalibrateOptions& o, Streams io, const std::string& rows_path,
            fmt::format("{:.3g} GB/s", point[1].get<double>() / 1e9), "measured", ""});
   }
   io.out << fmt::format("Fitted profile for {} ({} rows of {}):\n",
-                        result.profile["device"].get<std::string>(), rows.rows.size(), rows_path)
+                        result.profile["device"].get<std::string>(),
+                        rows.rows.size() - result.left_out.size(), rows_path)
          << t.str() << fmt::format("Written to {}\n", profile_path);
+  for (const auto& name : result.left_out) {
+    io.err << fmt::format("calibrate fit: left out '{}': it failed its check\n", name);
+  }
   return kExitOk;
 }
 
@@ -230,6 +236,9 @@ Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*en
   fit_cmd->add_option("--base", o->base,
                       "profile giving datasheet peaks and what the rows cannot measure");
   fit_cmd->add_option("--device", o->device, "the device name the profile records");
+  const char* leave_out_help =
+      "fit the rows that passed their check; the profile names those left out";
+  fit_cmd->add_flag("--leave-out-failed", o->leave_out_failed, leave_out_help);
 
   CLI::App* check_cmd =
       cmd->add_subcommand("check", "Predict composite workloads from a profile and time them.");
@@ -248,6 +257,8 @@ Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*en
                        "profile giving datasheet peaks and what the rows cannot measure");
   loop_cmd->add_option("--max-error", o->max_error,
                        "fail (exit 1) when the mean composite error exceeds this fraction");
+  loop_cmd->add_flag("--leave-out-failed", o->leave_out_failed,
+                     std::string(leave_out_help) + " (the loop still exits 1)");
 
   return {cmd, [o, io, fit_cmd, check_cmd, loop_cmd] {
             if (fit_cmd->parsed()) {
@@ -259,11 +270,15 @@ Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*en
             if (!loop_cmd->parsed()) return measure(*o, io, rows);
             std::vector<cal::Row> composites;
             const int measured = measure(*o, io, rows, &composites);
-            if (measured != kExitOk) return measured;
+            const bool go_on = measured == kExitOk || (measured == kExitFailure &&
+                                                       o->leave_out_failed && !rows.empty());
+            if (!go_on) return measured;
             std::string profile;
             if (const int fitted = fit(*o, io, rows, profile); fitted != kExitOk) return fitted;
-            return check(*o, io, profile, rows,
-                         (std::filesystem::path(o->out) / "check.json").string(), &composites);
+            const int checked =
+                check(*o, io, profile, rows,
+                      (std::filesystem::path(o->out) / "check.json").string(), &composites);
+            return checked != kExitOk ? checked : measured;
           }};
 }
 
