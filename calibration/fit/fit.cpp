@@ -16,6 +16,11 @@
 namespace myriad::calibration {
 namespace {
 
+// The slowest kernels a profile can describe, as a fraction of the peak: a
+// simple CUDA attention ran at 0.1-0.2 % of an H200's bf16 peak (2026-11-30),
+// and a fit clamped at 1 % predicted it seven times too fast.
+constexpr double kMinEfficiency = 1e-4;
+
 using nlohmann::json;
 
 json parameter(double value, const std::string& origin, const std::string& note) {
@@ -288,7 +293,7 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
   double best_k_half = 0;
   for (double k_half = 0; k_half <= 4096; k_half = k_half < 1 ? 1 : k_half * 1.25) {
     const double log_eff = golden_section(
-        [&](double le) { return gemm_loss(std::exp(le), k_half); }, std::log(0.01), std::log(1.5));
+        [&](double le) { return gemm_loss(std::exp(le), k_half); }, std::log(kMinEfficiency), std::log(1.5));
     const double loss = gemm_loss(std::exp(log_eff), k_half);
     if (loss < best_loss) {
       best_loss = loss;
@@ -299,7 +304,7 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
   // Refine k_half between its grid neighbours, the efficiency re-fitted at each.
   const auto best_eff_at = [&](double k_half) {
     return std::exp(golden_section([&](double le) { return gemm_loss(std::exp(le), k_half); },
-                                   std::log(0.01), std::log(1.5)));
+                                   std::log(kMinEfficiency), std::log(1.5)));
   };
   if (best_k_half >= 1) {
     best_k_half = golden_section([&](double kh) { return gemm_loss(best_eff_at(kh), kh); },
@@ -337,12 +342,15 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
       num += u * (r->best_s - overhead) / (r->best_s * r->best_s);
       den += u * u / (r->best_s * r->best_s);
     }
-    const double eff = std::clamp(den / num, 0.01, 1.0);
+    const double eff = std::clamp(den / num, kMinEfficiency, 1.0);
     (backward ? model.attention_bwd_efficiency : model.attention_fwd_efficiency) = eff;
     const auto res =
         residual(key, rows, [&](const Row& r) { return sim::compute_cost(r.op(), model).time_s; });
     result.residuals.push_back(res);
-    params[key] = parameter(eff, "measured", fmt::format("of the peak; {}", residual_note(res)));
+    params[key] = parameter(
+        eff, "measured",
+        fmt::format("of the peak; {}{}", residual_note(res),
+                    eff != den / num ? fmt::format(" (clamped from {:.3g})", den / num) : ""));
   }
 
   // Collectives: latency per step and bus bandwidth per size.
