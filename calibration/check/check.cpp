@@ -67,7 +67,7 @@ CheckReport check_profile(const sim::DeviceProfile& profile, const FittedTerms& 
   std::vector<Case> cases;
   std::vector<double> predicted;
   for (const Composite& c : composites) {
-    const CompositeWork work = c.build();  // for its descriptors; the run builds afresh
+    const CompositeWork work = c.descriptors();  // the run builds afresh
     predicted.push_back(predict_composite(work, profile, terms));
     cases.push_back(timing_case(c));
   }

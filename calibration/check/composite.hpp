@@ -50,6 +50,10 @@ struct FittedTerms {
 struct Composite {
   Row row;  // kind "composite"
   std::function<CompositeWork()> build;
+  // The work's descriptors alone (ops, rows, ranks; no buffers, no device), for
+  // predicting it where it cannot run; empty: build() is cheap enough.
+  std::function<CompositeWork()> describe;
+  [[nodiscard]] CompositeWork descriptors() const { return describe ? describe() : build(); }
 };
 
 // The composite as a case of the runner: each pass builds it afresh.
@@ -63,7 +67,8 @@ Composite dp_composite(const LayerDims& d, int ranks);
 std::vector<Composite> cpu_composites(Grid grid);
 // The layer on the GPU: the CUDA kernels of the grid in the layer's order (bf16
 // GEMMs, norms, attention and GeLU; fp32 residual adds), each on its own buffers,
-// timed as one sequence by CUDA events. Throws without CUDA or a device.
+// timed as one sequence by CUDA events. Throws without CUDA; without a device,
+// only build() throws (their descriptors predict them anywhere).
 std::vector<Composite> cuda_composites(Grid grid);
 
 // Throws std::runtime_error when the work has more ranks on the host than the

@@ -43,7 +43,7 @@ std::vector<Case> layer_cases(const Ctx& ctx, const LayerDims& d) {
   return c;
 }
 
-Composite layer_on_gpu(const Ctx& ctx, const LayerDims& d) {
+Composite layer_on_gpu(const LayerDims& d) {
   Composite c;
   c.row.name = fmt::format("layer fwd+bwd seq={} hidden={} heads={} ffn={} batch={} (cuda)", d.seq,
                            d.hidden, d.heads, d.ffn, d.batch);
@@ -52,7 +52,13 @@ Composite layer_on_gpu(const Ctx& ctx, const LayerDims& d) {
   c.row.arguments = {{"batch", d.batch},   {"seq", d.seq},
                      {"hidden", d.hidden}, {"heads", d.heads},
                      {"ffn", d.ffn},       {"dtype", "bf16 storage, fp32 residual adds"}};
-  c.build = [ctx, d] {
+  c.describe = [d] {
+    CompositeWork w;  // the cases' rows need no context: it is used when they are prepared
+    for (const Case& k : layer_cases(nullptr, d)) w.rows.push_back(k.row);
+    return w;
+  };
+  c.build = [d] {
+    const Ctx ctx = shared_context();
     const std::vector<Case> cases = layer_cases(ctx, d);
     auto instances = std::make_shared<std::vector<Instance>>();
     CompositeWork w;
@@ -80,11 +86,10 @@ Composite layer_on_gpu(const Ctx& ctx, const LayerDims& d) {
 }  // namespace
 
 std::vector<Composite> cuda_composites(Grid grid) {
-  const auto ctx = shared_context();
   std::vector<Composite> c;
-  c.push_back(layer_on_gpu(ctx, {1, 4096, 4096, 32, 16384}));
-  c.push_back(layer_on_gpu(ctx, {2, 2048, 2048, 16, 8192}));
-  if (grid == Grid::full) c.push_back(layer_on_gpu(ctx, {1, 8192, 8192, 64, 28672}));
+  c.push_back(layer_on_gpu({1, 4096, 4096, 32, 16384}));
+  c.push_back(layer_on_gpu({2, 2048, 2048, 16, 8192}));
+  if (grid == Grid::full) c.push_back(layer_on_gpu({1, 8192, 8192, 64, 28672}));
   return c;
 }
 

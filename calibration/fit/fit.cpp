@@ -120,10 +120,10 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
     } else if (options.leave_out_failed) {
       left_out.push_back(r);
     } else {
-      throw std::runtime_error(fmt::format(
-          "row '{}' failed its check ({}): a profile is not fitted to wrong results "
-          "(--leave-out-failed fits the other rows and names this one in the profile)",
-          r.name, r.check));
+      throw std::runtime_error(
+          fmt::format("row '{}' failed its check ({}): a profile is not fitted to wrong results "
+                      "(--leave-out-failed fits the other rows and names this one in the profile)",
+                      r.name, r.check));
     }
   }
   json base;
@@ -292,8 +292,9 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
   double best_eff = 1;
   double best_k_half = 0;
   for (double k_half = 0; k_half <= 4096; k_half = k_half < 1 ? 1 : k_half * 1.25) {
-    const double log_eff = golden_section(
-        [&](double le) { return gemm_loss(std::exp(le), k_half); }, std::log(kMinEfficiency), std::log(1.5));
+    const double log_eff =
+        golden_section([&](double le) { return gemm_loss(std::exp(le), k_half); },
+                       std::log(kMinEfficiency), std::log(1.5));
     const double loss = gemm_loss(std::exp(log_eff), k_half);
     if (loss < best_loss) {
       best_loss = loss;

@@ -55,7 +55,7 @@ struct FitResult {
   double latency_per_step_s = 0;  // the collective transport's fitted latency
   // Ranks sharing the host (rows with a concurrent GEMM; else 1 thread, 1x).
   int concurrent_threads = 1;
-  double concurrent_slowdown = 1;  // each thread's time, all at once vs alone
+  double concurrent_slowdown = 1;     // each thread's time, all at once vs alone
   std::vector<std::string> left_out;  // rows that failed their check (leave_out_failed)
 };
 

@@ -114,8 +114,7 @@ Row read_row(const nlohmann::json& j, const std::string& where,
   r.check = in.text("check");
   // A case that raised an error has no times; its check says what the error was.
   const bool errored = r.check.rfind("error: ", 0) == 0;
-  if (!j.contains("times_s") || !j["times_s"].is_array() ||
-      (j["times_s"].empty() && !errored)) {
+  if (!j.contains("times_s") || !j["times_s"].is_array() || (j["times_s"].empty() && !errored)) {
     in.problem("times_s", "a non-empty list of seconds (empty only when check is \"error: ...\")");
   } else {
     for (const auto& t : j["times_s"]) {

@@ -109,8 +109,7 @@ std::vector<Row> run_cases(const std::vector<Case>& cases, const RunnerOptions& 
         continue;
       }
       progress << fmt::format("[{:>3}/{}] {:<52} {:>11}  {}  ({:.0f} s)\n", i + 1, cases.size(),
-                              row.name,
-                              row.times_s.empty() ? "-" : human_time(row.times_s.back()),
+                              row.name, row.times_s.empty() ? "-" : human_time(row.times_s.back()),
                               row.check, elapsed())
                << std::flush;
     }

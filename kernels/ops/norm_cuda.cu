@@ -127,14 +127,14 @@ void norm_backward(const NormShape& s, const T* dy, const T* x, const float* gam
   const std::int64_t rows_per_chunk = (s.rows + chunks - 1) / chunks;
   const std::int64_t params = dbeta != nullptr ? 2 : 1;
   float* partial = nullptr;  // stream-ordered: the pool hands the same memory back next call
-  MYRIAD_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&partial),
-                                    sizeof(float) * static_cast<std::size_t>(params * chunks * s.hidden),
-                                    stream));
+  MYRIAD_CUDA_CHECK(cudaMallocAsync(
+      reinterpret_cast<void**>(&partial),
+      sizeof(float) * static_cast<std::size_t>(params * chunks * s.hidden), stream));
   float* partial_b = dbeta != nullptr ? partial + chunks * s.hidden : nullptr;
   const dim3 grid(static_cast<unsigned int>((s.hidden + kThreadsPerBlock - 1) / kThreadsPerBlock),
                   static_cast<unsigned int>(chunks));
   norm_dparams_partial_kernel<<<grid, kThreadsPerBlock, 0, stream>>>(s, rows_per_chunk, dy, x, mean,
-                                                                    rstd, partial, partial_b);
+                                                                     rstd, partial, partial_b);
   MYRIAD_CUDA_CHECK(cudaGetLastError());
   column_sum_kernel<<<blocks_for(s.hidden), kThreadsPerBlock, 0, stream>>>(chunks, s.hidden,
                                                                            partial, dgamma);

@@ -181,9 +181,13 @@ TEST(OpsGpu, NormsMatchCpu) {
   if (!have_gpu()) GTEST_SKIP() << query_devices().note;
   std::mt19937_64 rng(106);
   for (const auto& [rows, hidden] :
-       {std::array<std::int64_t, 2>{1, 1}, {3, 17}, {17, 130}, {5, 1031},
+       {std::array<std::int64_t, 2>{1, 1},
+        {3, 17},
+        {17, 130},
+        {5, 1031},
         // More rows than column-sum chunks (128): chunks of several rows, and empty ones.
-        {300, 33}, {1000, 257}}) {
+        {300, 33},
+        {1000, 257}}) {
     const NormShape s{rows, hidden};
     SCOPED_TRACE(::testing::Message() << rows << " x " << hidden);
     const auto n = static_cast<std::size_t>(rows * hidden);

@@ -46,7 +46,8 @@ TEST(DeviceProfile, ProblemsAreListedWithTheirKeys) {
   } catch (const std::runtime_error& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("colour: unknown key"), std::string::npos) << m;
-    EXPECT_NE(m.find("gemm_efficiency: expected a value in [0.0001, 1], found 2"), std::string::npos)
+    EXPECT_NE(m.find("gemm_efficiency: expected a value in [0.0001, 1], found 2"),
+              std::string::npos)
         << m;
     EXPECT_NE(m.find("origin: expected datasheet, measured, published or assumption"),
               std::string::npos);

@@ -5,13 +5,17 @@
 //   myriad calibrate loop [--backend cpu] [--out DIR]                 all three, in DIR
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <ostream>
+#include <stdexcept>
+#include <vector>
 
 #include "calibration/check/check.hpp"
 #include "calibration/environment/environment.hpp"
@@ -42,6 +46,7 @@ struct CalibrateOptions {
   std::string profile;
   std::string check_rows;
   std::string json_file;
+  std::string measured_from;
   double max_error = 0;
 };
 
@@ -148,6 +153,49 @@ int fit(const CalibrateOptions& o, Streams io, const std::string& rows_path,
   return kExitOk;
 }
 
+// The composites' measured times from an earlier check report (`--json` or the
+// loop's check.json), in the order of `composites`: a new profile is checked
+// against measurements taken where the composites could run.
+std::vector<cal::Row> measured_from(const std::string& path,
+                                    const std::vector<cal::Composite>& composites) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot open", path));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(fmt::format("{}: not JSON ({})", path, e.what()));
+  }
+  if (!j.is_object() || !j.contains("composites") || !j["composites"].is_array()) {
+    throw std::runtime_error(fmt::format(
+        "{}: composites: expected the list of a check report (calibrate check --json)", path));
+  }
+  std::vector<cal::Row> rows;
+  for (const cal::Composite& c : composites) {
+    const auto& list = j["composites"];
+    const auto it = std::find_if(list.begin(), list.end(), [&](const nlohmann::json& e) {
+      return e.is_object() && e.value("name", std::string{}) == c.row.name;
+    });
+    if (it == list.end()) {
+      throw std::runtime_error(
+          fmt::format("{}: composites: no measurement of '{}'", path, c.row.name));
+    }
+    const auto i = std::distance(list.begin(), it);
+    if (!it->contains("measured_s") || !(*it)["measured_s"].is_number() ||
+        (*it)["measured_s"].get<double>() <= 0 || !it->contains("check") ||
+        !(*it)["check"].is_string()) {
+      throw std::runtime_error(fmt::format(
+          "{}: composites[{}]: expected measured_s (seconds > 0) and check (a string)", path, i));
+    }
+    cal::Row r = c.row;
+    r.best_s = (*it)["measured_s"].get<double>();
+    r.times_s = {r.best_s};
+    r.check = (*it)["check"].get<std::string>();
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
 int check(const CalibrateOptions& o, Streams io, const std::string& profile_path,
           const std::string& rows_path, const std::string& json_path,
           const std::vector<cal::Row>* measured_composites = nullptr) {
@@ -165,13 +213,19 @@ int check(const CalibrateOptions& o, Streams io, const std::string& profile_path
   // Composites run on the backend the profile was measured on.
   const std::string backend =
       raw.value(nlohmann::json::json_pointer("/provenance/backend"), o.backend);
+  const std::vector<cal::Composite> composites = composites_for(backend, grid);
+  std::vector<cal::Row> earlier;
+  if (measured_composites == nullptr && !o.measured_from.empty()) {
+    earlier = measured_from(o.measured_from, composites);
+    measured_composites = &earlier;
+    io.err << fmt::format("calibrate check: composite times from {}\n", o.measured_from);
+  }
   if (measured_composites == nullptr) {
     io.err << fmt::format("calibrate check: timing the composite workloads on the {} backend\n",
                           backend);
   }
-  const cal::CheckReport report =
-      cal::check_profile(profile, terms, rows, composites_for(backend, grid), measured_composites,
-                         {o.repetitions, o.min_time_s}, io.err);
+  const cal::CheckReport report = cal::check_profile(
+      profile, terms, rows, composites, measured_composites, {o.repetitions, o.min_time_s}, io.err);
   if (!json_path.empty() && !write_json(json_path, cal::to_json(report), "calibrate check", io)) {
     return kExitFailure;
   }
@@ -246,6 +300,9 @@ Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*en
       ->required();
   check_cmd->add_option("--rows", o->check_rows, "also report the fitted rows' errors");
   check_cmd->add_option("--json", o->json_file, "write the report as JSON");
+  check_cmd->add_option("--measured-from", o->measured_from,
+                        "take the composites' times from an earlier check report (its --json, "
+                        "or the loop's check.json) instead of timing them here");
   check_cmd->add_option("--max-error", o->max_error,
                         "fail (exit 1) when the mean composite error exceeds this fraction");
   add_timing_options(*check_cmd, *o);
@@ -270,8 +327,8 @@ Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*en
             if (!loop_cmd->parsed()) return measure(*o, io, rows);
             std::vector<cal::Row> composites;
             const int measured = measure(*o, io, rows, &composites);
-            const bool go_on = measured == kExitOk || (measured == kExitFailure &&
-                                                       o->leave_out_failed && !rows.empty());
+            const bool go_on = measured == kExitOk ||
+                               (measured == kExitFailure && o->leave_out_failed && !rows.empty());
             if (!go_on) return measured;
             std::string profile;
             if (const int fitted = fit(*o, io, rows, profile); fitted != kExitOk) return fitted;

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The H200 measurement committed in calibration/measurements/H200-2026-11-30:
+# fitting its rows gives the committed profile, byte for byte, and checking that
+# profile against the composites' measured times (no GPU: the CUDA composites
+# are predicted from their descriptors) gives the committed report. A changed
+# fit or cost model shows here as a diff to review and commit with its why.
+# An earlier report without a composite is refused, naming it.
+#   h200_measurement_test.sh MYRIAD SOURCE_DIR WORK_DIR
+set -euo pipefail
+myriad=$1
+cd "$2"
+work=$3
+m=calibration/measurements/H200-2026-11-30
+mkdir -p "$work"
+"$myriad" calibrate fit "$m/rows.json" --base calibration/profiles/H200.json \
+  --out "$work/profile.json" >/dev/null
+diff <(python3 -m json.tool "$m/profile.json") <(python3 -m json.tool "$work/profile.json")
+"$myriad" calibrate check --profile "$m/profile.json" --rows "$m/rows.json" \
+  --measured-from "$m/check-first-fit.json" --json "$work/check.json" >/dev/null
+diff <(python3 -m json.tool "$m/check.json") <(python3 -m json.tool "$work/check.json")
+python3 - "$m/check-first-fit.json" "$work/partial.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+report["composites"] = report["composites"][:1]
+json.dump(report, open(sys.argv[2], "w"))
+PY
+if "$myriad" calibrate check --profile "$m/profile.json" --measured-from "$work/partial.json" \
+  2>"$work/err.txt" >/dev/null; then
+  echo "accepted a report without the second composite" >&2
+  exit 1
+fi
+grep -q "partial.json: composites: no measurement of 'layer fwd+bwd seq=2048" "$work/err.txt" ||
+  { cat "$work/err.txt" >&2; exit 1; }
+echo "h200 measurement ok"
