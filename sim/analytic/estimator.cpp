@@ -183,7 +183,7 @@ StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& profile
   c.head = pass_times(plan.head, pricer, s.overlap.tp);
   c.pp_bytes_per_gpu = plan.pp_transfer.bytes;
   c.dp_comms = plan.dp_comms;
-  for (const auto& comm : plan.dp_comms) c.dp_times_s.push_back(pricer.price(comm, 0).time_s);
+  for (const auto& comm : plan.dp_comms) c.dp_costs.push_back(pricer.price(comm, 0));
   c.optimizer_s = optimizer_time(s, plan, profile);
   return c;
 }

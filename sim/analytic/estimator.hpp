@@ -89,7 +89,7 @@ struct StageCosts {
   PassTimes head;
   double pp_bytes_per_gpu = 0;  // one activation transfer across a stage boundary
   std::vector<models::Collective> dp_comms;
-  std::vector<double> dp_times_s;  // as the analytic engine prices them
+  std::vector<CommCost> dp_costs;  // as the analytic engine prices them (and its algorithm)
   double optimizer_s = 0;
 };
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/plan/pipeline_schedule.hpp"
@@ -29,6 +30,27 @@ struct Tag {
   int micro_batch = 0;
 };
 
+// How one data-parallel collective is played, from the algorithm the analytic
+// engine picked for it (sim/cost/comm_cost.hpp):
+//   ring          one flow per ring edge between nodes, carrying the ring's
+//                 bytes; the other 2(n-1) - 1 (or n - 2) hops' latency added;
+//   tree          the same flows (the model gives NCCL's double binary tree the
+//                 ring's bus bandwidth), with the tree's log-depth latency;
+//   hierarchical  a reduce-scatter inside the node (NVLink, priced), the ring
+//                 across nodes of each node's shards as flows (a node's ranks
+//                 each carry 1/per_node of the data over their own NIC: together
+//                 the flat ring's edge bytes at n = nodes), an all-gather inside
+//                 the node.
+// Every replica in one node: the collective never leaves it, priced whole.
+struct DpPhase {
+  std::string_view algorithm;
+  CommCost before;             // hierarchical: the reduce-scatter inside the node
+  double edge_factor = 0;      // flow bytes per GPU byte, per data-parallel ring
+  double extra_latency_s = 0;  // the schedule's latency beyond the flow's own hop
+  CommCost after;              // hierarchical: the all-gather inside the node
+  double whole_s = 0;          // every replica in one node
+};
+
 // Everything the actors share, owned by simulate_step.
 struct Plan {
   int pp = 1;
@@ -42,10 +64,11 @@ struct Plan {
   int per_node = 1;  // replicas one actor plays
   int layers_per_chunk = 1;
   StageCosts costs;
-  double pp_bytes_per_node = 0;  // one activation transfer of a rank group
-  double dp_edge_latency_s = 0;  // per extra ring step
-  int group_gpus = 1;            // GPUs acting together in one actor (tp x cp x per_node)
-  int dp_rings = 1;              // data-parallel rings through a node: one per tp x cp rank
+  double pp_bytes_per_node = 0;    // one activation transfer of a rank group
+  double dp_edge_latency_s = 0;    // the hop a data-parallel flow pays itself
+  std::vector<DpPhase> dp_phases;  // [i]: how costs.dp_comms[i] is played
+  int group_gpus = 1;              // GPUs acting together in one actor (tp x cp x per_node)
+  int dp_rings = 1;                // data-parallel rings through a node: one per tp x cp rank
   bool overlap_pp = false;
   bool overlap_dp = false;
   double overlap_share = 0;  // of the compute rate, taken by communication beside compute
@@ -115,11 +138,11 @@ void transfer(Plan& p, int from, int to, const sg4::CommPtr& comm) {
   ++p.flows;
 }
 
-// One ring phase of a data-parallel collective over the replicas of a stage.
+// One phase of flows of a data-parallel collective over the actors of a stage,
+// `bytes` on each edge between neighbouring actors, then `extra_latency_s`.
 // Every replica simulated, a flow to the next one; else to and from ghosts.
-void dp_ring(Plan& p, int row, int stage, double bytes_per_gpu, double factor, double steps) {
-  if (p.dp == 1) return;  // one replica, or all of them inside one node: see dp_collectives
-  const auto bytes = static_cast<uint64_t>(p.dp_rings * factor * bytes_per_gpu);
+void dp_flows(Plan& p, int row, int stage, double flow_bytes, double extra_latency_s) {
+  const auto bytes = static_cast<uint64_t>(flow_bytes);
   const int self = p.hosts[at(row, p.pp, stage)];
   if (p.all_replicas) {
     const int next = (row + 1) % p.dp;
@@ -143,37 +166,75 @@ void dp_ring(Plan& p, int row, int stage, double bytes_per_gpu, double factor, d
     p.monitor->flow_ended(ghost, self);
     ++p.flows;
   }
-  sg4::this_actor::sleep_for((steps - 1) * p.dp_edge_latency_s);
+  sg4::this_actor::sleep_for(extra_latency_s);
 }
 
 double ring_factor(models::CollectiveKind k, double n) {
   return k == models::CollectiveKind::all_reduce ? 2 * (n - 1) / n : (n - 1) / n;
 }
 
-double ring_steps(models::CollectiveKind k, double n) {
-  return k == models::CollectiveKind::all_reduce ? 2 * (n - 1) : n - 1;
+// The part of an intra-node collective for `share` of the bytes: its latency
+// whole (each chunk's collective pays it), its bandwidth term in proportion.
+void intra_node(const CommCost& c, double share) {
+  const double t = c.latency_s + share * c.bandwidth_s;
+  if (t > 0) sg4::this_actor::sleep_for(t);
 }
 
-// The data-parallel collectives of a fraction `share` of the stage's parameters.
-// A ring over the replicas per tp x cp rank; with several replicas per node,
-// only its node-crossing edges carry traffic over the network: one flow between
-// neighbouring nodes' actors carries every ring's edge (a ring's channels spread
-// over the node's NICs, as NCCL's do, which is the bandwidth of min(members per
-// node, NICs) NICs the analytic engine gives each ring). When
-// every replica sits in one node the collective never leaves it: NVLink, priced
-// as the analytic engine prices it.
+// The data-parallel collectives of a fraction `share` of the stage's parameters,
+// each as its DpPhase says. There is a ring per tp x cp rank; with several
+// replicas per node, only its node-crossing edges carry traffic over the
+// network: one flow between neighbouring nodes' actors carries every ring's
+// edge (a ring's channels spread over the node's NICs, as NCCL's do, which is
+// the bandwidth of min(members per node, NICs) NICs the analytic engine gives
+// each ring).
 void dp_collectives(Plan& p, int row, int stage, double share, bool gather) {
   for (std::size_t i = 0; i < p.costs.dp_comms.size(); ++i) {
     const auto& c = p.costs.dp_comms[i];
     const bool is_gather = c.kind == models::CollectiveKind::all_gather;
     if (is_gather != gather) continue;
-    if (p.dp == 1 && p.dp_ranks > 1) {
-      sg4::this_actor::sleep_for(share * p.costs.dp_times_s[i]);
+    const DpPhase& d = p.dp_phases[i];
+    if (p.dp == 1) {
+      if (d.whole_s > 0) sg4::this_actor::sleep_for(share * d.whole_s);
       continue;
     }
-    dp_ring(p, row, stage, c.bytes * share, ring_factor(c.kind, p.dp_ranks),
-            ring_steps(c.kind, p.dp_ranks));
+    intra_node(d.before, share);
+    dp_flows(p, row, stage, p.dp_rings * d.edge_factor * c.bytes * share, d.extra_latency_s);
+    intra_node(d.after, share);
   }
+}
+
+// How each data-parallel collective is played (DpPhase).
+std::vector<DpPhase> lower_dp(const Plan& p, const scenario::Scenario& s,
+                              const DeviceProfile& profile) {
+  std::vector<DpPhase> phases;
+  const models::GroupSpan span = models::group_span(models::GroupKind::dp, s);
+  for (std::size_t i = 0; i < p.costs.dp_comms.size(); ++i) {
+    const models::Collective& c = p.costs.dp_comms[i];
+    const CommCost& cost = p.costs.dp_costs[i];
+    DpPhase d;
+    d.algorithm = cost.algorithm;
+    if (p.dp == 1) {
+      d.whole_s = cost.time_s;
+    } else if (cost.algorithm == "hierarchical") {
+      const models::GroupSpan node{span.per_node, span.per_node, 1};
+      models::Collective local = c;
+      local.kind = models::CollectiveKind::reduce_scatter;
+      d.before = collective_cost(local, node, s.cluster, profile);
+      local.kind = models::CollectiveKind::all_gather;
+      d.after = collective_cost(local, node, s.cluster, profile);
+      models::Collective shard = c;
+      shard.bytes = c.bytes / span.per_node;
+      const CommCost across =
+          collective_cost(shard, {span.nodes, 1, span.nodes}, s.cluster, profile);
+      d.edge_factor = ring_factor(c.kind, span.nodes);
+      d.extra_latency_s = std::max(0.0, across.latency_s - p.dp_edge_latency_s);
+    } else {  // ring or tree
+      d.edge_factor = ring_factor(c.kind, p.dp_ranks);
+      d.extra_latency_s = std::max(0.0, cost.latency_s - p.dp_edge_latency_s);
+    }
+    phases.push_back(d);
+  }
+  return phases;
 }
 
 // Compute: an execution on the rank group's host, so that communication kernels
@@ -329,6 +390,7 @@ Plan make_plan(const scenario::Scenario& s, const DeviceProfile& profile) {
   p.overlap_dp = s.overlap.dp;
   p.overlap_share = profile.overlap_compute_share;
   p.dp_edge_latency_s = hop_latency(s.cluster, models::group_span(models::GroupKind::dp, s).nodes);
+  p.dp_phases = lower_dp(p, s, profile);
   p.tags.resize(at(p.v, p.m, 0));
   for (int c = 0; c < p.v; ++c) {
     for (int j = 0; j < p.m; ++j) p.tags[at(c, p.m, j)] = Tag{c, j};

@@ -13,9 +13,13 @@
 // Megatron order (models/plan/pipeline_schedule.hpp): waits for its input,
 // spends the forward or backward time of the chunk, sends its output to the
 // neighbouring stage as one flow of the node's activations, blocking unless
-// pipeline overlap is on. Data-parallel collectives run as rings of flows, one
-// per edge between consecutive replicas, with the 2(n-1) (or n-1) hop latency
-// added analytically; with DP overlap, a chunk's gradients are reduced as soon
+// pipeline overlap is on. Data-parallel collectives are played as the algorithm
+// the analytic engine picked for them: a ring (flows on the edges between
+// consecutive replicas, the 2(n-1) or n-1 hops' latency added analytically), a
+// double binary tree (the same flows, the model giving it the ring's bus
+// bandwidth, and the tree's log-depth latency) or hierarchical (intra-node
+// reduce-scatter and all-gather priced, the ring of shards across nodes as
+// flows); with DP overlap, a chunk's gradients are reduced as soon
 // as its last backward is done and parameters of chunks after the first are
 // gathered during the forward passes.
 //
