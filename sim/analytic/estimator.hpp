@@ -83,8 +83,21 @@ struct PassTimes {
   double backward = 0;
 };
 
+// An expert-parallel all-to-all of one layer, as the analytic engine prices it.
+struct EpAllToAll {
+  models::Collective collective;
+  CommCost cost;
+  double nvlink_Bps = 0;  // bus bandwidth inside the node at its size
+};
+
 struct StageCosts {
   PassTimes layer;
+  // The layer's expert all-to-alls in order, forward and backward (recompute
+  // included), when they are exposed (no tp overlap): the step engine can play
+  // those that leave the node as flows. `layer_without_ep` leaves them out.
+  std::vector<EpAllToAll> ep_forward;
+  std::vector<EpAllToAll> ep_backward;
+  PassTimes layer_without_ep;
   PassTimes embedding;
   PassTimes head;
   double pp_bytes_per_gpu = 0;  // one activation transfer across a stage boundary

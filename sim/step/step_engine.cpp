@@ -64,11 +64,23 @@ struct Plan {
   int per_node = 1;  // replicas one actor plays
   int layers_per_chunk = 1;
   StageCosts costs;
-  double pp_bytes_per_node = 0;    // one activation transfer of a rank group
-  double dp_edge_latency_s = 0;    // the hop a data-parallel flow pays itself
+  double pp_bytes_per_node = 0;  // one activation transfer of a rank group
+  // The latency every flow pays itself: every route crosses the hop of the tier
+  // joining the whole cluster (sim/topology/fat_tree_platform.hpp).
+  double route_latency_s = 0;
   std::vector<DpPhase> dp_phases;  // [i]: how costs.dp_comms[i] is played
-  int group_gpus = 1;              // GPUs acting together in one actor (tp x cp x per_node)
-  int dp_rings = 1;                // data-parallel rings through a node: one per tp x cp rank
+  // Expert all-to-alls between nodes as flows (plan_expert_flows), or inside the
+  // layer times. An expert-parallel group spans `ep_actors` consecutive actors
+  // of a stage; each sends every other one `ep_flow_factor` times a collective's
+  // bytes per GPU.
+  bool ep_flows = false;
+  int ep_actors = 1;
+  double ep_flow_factor = 0;
+  double ep_members = 1;                    // of one group on one actor (node)
+  std::vector<std::vector<int>> ep_ghosts;  // [row * pp + stage]: partners' mirrors
+  std::vector<int> ep_played;               // [row * pp + stage]: all-to-alls so far
+  int group_gpus = 1;  // GPUs acting together in one actor (tp x cp x per_node)
+  int dp_rings = 1;    // data-parallel rings through a node: one per tp x cp rank
   bool overlap_pp = false;
   bool overlap_dp = false;
   double overlap_share = 0;  // of the compute rate, taken by communication beside compute
@@ -101,14 +113,19 @@ std::string mailbox(const char* kind, int replica, int stage) {
   return fmt::format("{}.{}.{}", kind, replica, stage);
 }
 
-double task_time(const Plan& p, int stage, const PipelineTask& t) {
-  const PassTimes& layer = p.costs.layer;
-  double time = p.layers_per_chunk * (t.forward ? layer.forward : layer.backward);
+// The embedding's and the head's time in a task, on the first and last stage.
+double ends_time(const Plan& p, int stage, const PipelineTask& t) {
+  double time = 0;
   if (stage == 0 && t.chunk == 0)
     time += t.forward ? p.costs.embedding.forward : p.costs.embedding.backward;
   if (stage == p.pp - 1 && t.chunk == p.v - 1)
     time += t.forward ? p.costs.head.forward : p.costs.head.backward;
   return time;
+}
+
+double task_time(const Plan& p, int stage, const PipelineTask& t) {
+  const PassTimes& layer = p.costs.layer;
+  return p.layers_per_chunk * (t.forward ? layer.forward : layer.backward) + ends_time(p, stage, t);
 }
 
 // Where a task's input comes from and where its output goes: stage and whether any.
@@ -227,14 +244,33 @@ std::vector<DpPhase> lower_dp(const Plan& p, const scenario::Scenario& s,
       const CommCost across =
           collective_cost(shard, {span.nodes, 1, span.nodes}, s.cluster, profile);
       d.edge_factor = ring_factor(c.kind, span.nodes);
-      d.extra_latency_s = std::max(0.0, across.latency_s - p.dp_edge_latency_s);
+      d.extra_latency_s = std::max(0.0, across.latency_s - p.route_latency_s);
     } else {  // ring or tree
       d.edge_factor = ring_factor(c.kind, p.dp_ranks);
-      d.extra_latency_s = std::max(0.0, cost.latency_s - p.dp_edge_latency_s);
+      d.extra_latency_s = std::max(0.0, cost.latency_s - p.route_latency_s);
     }
     phases.push_back(d);
   }
   return phases;
+}
+
+// Whether the expert all-to-alls are played as flows: they are exposed (no tp
+// overlap), an expert-parallel group spans whole actors that are one node each
+// (tp x cp no more than a node), and more than one of them.
+void plan_expert_flows(Plan& p, const scenario::Scenario& s) {
+  const auto& par = s.parallelism;
+  if (p.costs.ep_forward.empty() && p.costs.ep_backward.empty()) return;
+  if (par.tp * par.cp > s.cluster.gpus_per_node || par.ep % par.cp != 0) return;
+  const int replicas = par.ep / par.cp;
+  if (replicas % p.per_node != 0) return;
+  const int actors = replicas / p.per_node;
+  if (actors < 2 || p.dp % actors != 0) return;
+  p.ep_flows = true;
+  p.ep_actors = actors;
+  p.ep_members = static_cast<double>(par.ep) / actors;
+  // Every GPU of the actor is in one group; each sends members / ep of its bytes
+  // to each GPU of a partner actor's members.
+  p.ep_flow_factor = p.group_gpus * p.ep_members / par.ep;
 }
 
 // Compute: an execution on the rank group's host, so that communication kernels
@@ -265,6 +301,75 @@ sg4::ActorPtr beside(const Plan& p, const std::string& name, const std::function
     work();
     if (kernels) kernels->cancel();
   });
+}
+
+// One expert all-to-all between the actors of an expert-parallel group: its
+// latency beyond a flow's own hop and its part inside the node (NVLink) as the
+// analytic engine prices them, then a flow to and from every other actor of the
+// group at once (what leaves the node: the analytic engine's remote part, here
+// sharing the node's NICs and the tree with everything else). Every replica
+// simulated, real flows between the actors (mailboxes alternate by the
+// all-to-all's parity: a partner can be at most one ahead); else mirrored by a
+// ghost per partner.
+void expert_all_to_all(Plan& p, int row, int stage, const EpAllToAll& e) {
+  const models::Collective& c = e.collective;
+  const double inside = c.bytes * (p.ep_members - 1) / (p.ep_members * p.ep_actors) / e.nvlink_Bps;
+  const double before = std::max(0.0, e.cost.latency_s - p.route_latency_s) + inside;
+  if (before > 0) sg4::this_actor::sleep_for(before);
+  const auto bytes = static_cast<uint64_t>(p.ep_flow_factor * c.bytes);
+  const std::size_t self_index = at(row, p.pp, stage);
+  const int self = p.hosts[self_index];
+  std::vector<std::pair<int, sg4::CommPtr>> out;
+  std::vector<std::pair<int, sg4::CommPtr>> in;
+  if (p.all_replicas) {
+    const int parity = p.ep_played[self_index]++ % 2;
+    const int first = row / p.ep_actors * p.ep_actors;
+    for (int partner = first; partner < first + p.ep_actors; ++partner) {
+      if (partner == row) continue;
+      const int to = p.hosts[at(partner, p.pp, stage)];
+      p.monitor->flow_started(self, to);
+      out.emplace_back(to, sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", partner, stage, parity))
+                               ->put_async(&p.tags[0], bytes));
+    }
+    sg4::Mailbox* mine = sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", row, stage, parity));
+    for (int k = 1; k < p.ep_actors; ++k) mine->get<Tag>();
+  } else {
+    sg4::Host* a = p.platform->host(self);
+    for (const int ghost : p.ep_ghosts[self_index]) {
+      sg4::Host* b = p.platform->host(ghost);
+      p.monitor->flow_started(ghost, self);
+      in.emplace_back(ghost, sg4::Comm::sendto_async(b, a, bytes));
+      p.monitor->flow_started(self, ghost);
+      out.emplace_back(ghost, sg4::Comm::sendto_async(a, b, bytes));
+    }
+  }
+  for (auto& [to, comm] : out) {
+    comm->wait();
+    p.monitor->flow_ended(self, to);
+    ++p.flows;
+  }
+  for (auto& [from, comm] : in) {
+    comm->wait();
+    p.monitor->flow_ended(from, self);
+    ++p.flows;
+  }
+}
+
+// A task's compute, slowed by the rank group's straggler factor; with expert
+// flows, layer by layer, each followed by its all-to-alls.
+void run_task(Plan& p, int row, int stage, const PipelineTask& t, double slow) {
+  if (!p.ep_flows) {
+    compute_for(p, slow * task_time(p, stage, t));
+    return;
+  }
+  compute_for(p, slow * ends_time(p, stage, t));
+  const PassTimes& layer = p.costs.layer_without_ep;
+  for (int l = 0; l < p.layers_per_chunk; ++l) {
+    compute_for(p, slow * (t.forward ? layer.forward : layer.backward));
+    for (const auto& e : t.forward ? p.costs.ep_forward : p.costs.ep_backward) {
+      expert_all_to_all(p, row, stage, e);
+    }
+  }
 }
 
 int from_stage(const Plan& p, int stage, const PipelineTask& t) {
@@ -314,8 +419,12 @@ void send_output(Plan& p, int row, int stage, const PipelineTask& t,
 }
 
 void play_stage(Plan& p, int row, int stage) {
-  for (const char* kind : {"f", "b", "dp"}) {
-    sg4::Mailbox::by_name(mailbox(kind, p.rows[row], stage))->set_receiver(sg4::Actor::self());
+  for (const char* kind : {"f", "b", "dp", "ep"}) {
+    for (const char* parity : {"", ".0", ".1"}) {
+      if ((*kind == 'e') == (*parity == '\0')) continue;  // ep.R.S.0 and .1; the others bare
+      sg4::Mailbox::by_name(mailbox(kind, p.rows[row], stage) + parity)
+          ->set_receiver(sg4::Actor::self());
+    }
   }
   const std::size_t self = at(row, p.pp, stage);
   const double slow = p.slowdown[self];
@@ -337,7 +446,7 @@ void play_stage(Plan& p, int row, int stage) {
   for (const PipelineTask& t : p.orders[static_cast<std::size_t>(stage)]) {
     if (has_input(p, stage, t)) receive_input(p, row, stage, t);
     const double start = sg4::Engine::get_clock();
-    compute_for(p, slow * task_time(p, stage, t));
+    run_task(p, row, stage, t, slow);
     record(p, row, stage, t.forward ? Activity::forward : Activity::backward, start,
            fmt::format("{} c{} mb{}", t.forward ? "fwd" : "bwd", t.chunk, t.micro_batch));
     if (has_output(p, stage, t)) send_output(p, row, stage, t, pending);
@@ -389,8 +498,9 @@ Plan make_plan(const scenario::Scenario& s, const DeviceProfile& profile) {
   p.overlap_pp = s.overlap.pp;
   p.overlap_dp = s.overlap.dp;
   p.overlap_share = profile.overlap_compute_share;
-  p.dp_edge_latency_s = hop_latency(s.cluster, models::group_span(models::GroupKind::dp, s).nodes);
+  p.route_latency_s = hop_latency(s.cluster, s.cluster.nodes());
   p.dp_phases = lower_dp(p, s, profile);
+  plan_expert_flows(p, s);
   p.tags.resize(at(p.v, p.m, 0));
   for (int c = 0; c < p.v; ++c) {
     for (int j = 0; j < p.m; ++j) p.tags[at(c, p.m, j)] = Tag{c, j};
@@ -433,6 +543,15 @@ void build_platform(Plan& p, const scenario::Scenario& s, const DeviceProfile& p
       for (int stage = 0; stage < p.pp; ++stage) {
         p.ghosts.push_back(p.platform->add_host(fmt::format("ghost-{}-{}", stage, replica),
                                                 first_node((replica + 1) % p.dp, stage)));
+        std::vector<int> partners;
+        const int first = replica / p.ep_actors * p.ep_actors;
+        for (int partner = first; p.ep_flows && partner < first + p.ep_actors; ++partner) {
+          if (partner == replica) continue;
+          partners.push_back(
+              p.platform->add_host(fmt::format("ep-ghost-{}-{}-{}", stage, replica, partner),
+                                   first_node(partner, stage)));
+        }
+        p.ep_ghosts.push_back(std::move(partners));
       }
     }
   }
@@ -468,6 +587,7 @@ StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
   r.replicas_per_actor = p.per_node;
   for (const int row : p.rows) r.replicas.push_back(row * p.per_node);
   r.hosts = p.hosts.size() + p.ghosts.size();
+  for (const auto& partners : p.ep_ghosts) r.hosts += partners.size();
   r.actors = p.hosts.size();
   r.flows = p.flows;
   std::size_t last = 0;
@@ -529,6 +649,7 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& p
   const int groups = p.pp * static_cast<int>(p.rows.size());
   p.wait_s.assign(static_cast<std::size_t>(groups), 0.0);
   p.timelines.resize(static_cast<std::size_t>(groups));
+  p.ep_played.assign(static_cast<std::size_t>(groups), 0);
   p.sent_at.assign(static_cast<std::size_t>(groups), std::vector<double>(at(2, p.v * p.m, 0), 0.0));
 
   int argc = 1;

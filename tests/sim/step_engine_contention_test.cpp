@@ -250,6 +250,59 @@ TEST(StepEngine, OneSlowLinkSlowsTheDataParallelPhaseByItsFactor) {
   EXPECT_DOUBLE_EQ(degraded.compute_s, healthy.compute_s);
 }
 
+// Mixtral 8x7B on 64 H100 (the example): tp 2, so an expert-parallel group of 8
+// is 4 ranks on each of 2 nodes, and its all-to-alls leave the node. No overlap
+// of data-parallel traffic, so its phase is exposed.
+scenario::Scenario mixtral_experts_across_nodes() {
+  auto s = scenario::load_scenario(
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml", kShipped);
+  s.overlap.dp = false;
+  return s;
+}
+
+// Expectation: the expert all-to-alls that leave the node are flows, so a
+// degraded link slows them. Node 1 (replicas 4-7, the expert-parallel partner of
+// node 0) keeps half its NICs' bandwidth. Each of its all-to-alls sends and
+// receives its remote part, r = bandwidth term - the part inside the node
+// (bytes (pn - 1) / n over NVLink), at half the rate: + r each, for every
+// all-to-all of its step (the analytic engine's per-step count). Its data-parallel
+// ring edges take twice their bandwidth term x, as in the test above. So
+//   step(degraded) - step(healthy) = sum r + x.
+// Played inside the compute times, the all-to-alls would not slow at all.
+TEST(StepEngine, ASlowLinkSlowsTheExpertAllToAllsThatLeaveTheNode) {
+  const scenario::Scenario s = mixtral_experts_across_nodes();
+  static const DeviceProfile h100 = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json");
+  StepOptions slow = options();
+  slow.stragglers = std::vector<Straggler>{{1, 2.0, "test", scenario::Component::link}};
+  const auto healthy = run_in_child(s, options(), h100);
+  const auto degraded = run_in_child(s, slow, h100);
+  ASSERT_GT(healthy.step_time_s, 0);
+  ASSERT_GT(degraded.step_time_s, 0);
+  double remote = 0;
+  double x = 0;
+  for (const auto& c : estimate(s, h100).collectives) {
+    if (c.group == "ep") {
+      ASSERT_EQ(c.ranks, 8);
+      ASSERT_EQ(c.nodes, 2);
+      const double inside = c.bytes * (4 - 1) / 8 / interpolate_busbw(h100.nvlink_busbw, c.bytes);
+      remote += (c.cost.bandwidth_s - inside) * c.per_step;
+    }
+    if (c.group == "dp") x += c.cost.bandwidth_s * c.per_step;
+  }
+  const double expected = remote + x;
+  std::cout << "Expectation: + " << expected * 1e3 << " ms (all-to-alls " << remote * 1e3
+            << ", data-parallel " << x * 1e3 << ")\n"
+            << "Actual:      + " << (degraded.step_time_s - healthy.step_time_s) * 1e3
+            << " ms (healthy " << healthy.step_time_s * 1e3 << " ms)\n";
+  EXPECT_GT(remote, 2 * x) << "the all-to-alls should carry most of the traffic";
+  EXPECT_NEAR(degraded.step_time_s - healthy.step_time_s, expected, 0.01 * expected);
+  EXPECT_EQ(degraded.path_replica, 4) << "node 1's first replica";
+  // Every node simulated (real flows between the partners) gives the same.
+  StepOptions every = slow;
+  every.all_replicas = true;
+  EXPECT_NEAR(run_in_child(s, every, h100).step_time_s / degraded.step_time_s, 1.0, 1e-6);
+}
+
 // Expectation: with stragglers and no contention, simulating replica 0 and the
 // replicas holding a straggler (their ring neighbours mirrored) gives the step
 // of simulating every replica: the slowest replica sets it either way.
