@@ -161,25 +161,23 @@ double optimizer_time(const scenario::Scenario& s, const models::StepPlan& plan,
   return compute_cost(op, p).time_s;
 }
 
-// A pass's time with its collectives exposed as the analytic engine exposes
-// them; without its expert all-to-alls when `with_ep` is false.
-PassTimes pass_times(const models::LayerProgram& lp, Pricer& pricer, bool overlap,
-                     bool with_ep = true) {
+PassTimes pass_times(const models::LayerProgram& lp, Pricer& pricer, bool overlap) {
   const auto exposed_total = [&](const models::Phase& phase) {
     const PhaseTime t = pricer.price(phase, 0);
     return t.compute + exposed(t.tp, t.gemm, overlap, pricer.overlap_share()) +
            exposed(t.cp, t.gemm, overlap, pricer.overlap_share()) +
-           (with_ep ? exposed(t.ep, t.gemm, overlap, pricer.overlap_share()) : 0.0);
+           exposed(t.ep, t.gemm, overlap, pricer.overlap_share());
   };
   return {exposed_total(lp.forward), exposed_total(lp.backward) + exposed_total(lp.recompute)};
 }
 
-std::vector<EpAllToAll> ep_all_to_alls(std::initializer_list<const models::Phase*> phases,
-                                       Pricer& pricer) {
-  std::vector<EpAllToAll> out;
+std::vector<LayerCollective> layer_collectives(std::initializer_list<const models::Phase*> phases,
+                                               Pricer& pricer, const DeviceProfile& profile) {
+  std::vector<LayerCollective> out;
   for (const auto* phase : phases) {
     for (const auto& c : phase->comms) {
-      if (c.group == GroupKind::ep) out.push_back({c, pricer.price(c, 0)});
+      if (c.group == GroupKind::dp || c.group == GroupKind::pp) continue;
+      out.push_back({c, pricer.price(c, 0), interpolate_busbw(profile.nvlink_busbw, c.bytes)});
     }
   }
   return out;
@@ -194,14 +192,10 @@ StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& profile
   StageCosts c;
   c.layer = pass_times(plan.layer, pricer, s.overlap.tp);
   if (!s.overlap.tp) {  // overlapped, they stay inside the layer's time
-    c.ep_forward = ep_all_to_alls({&plan.layer.forward}, pricer);
-    c.ep_backward = ep_all_to_alls({&plan.layer.backward, &plan.layer.recompute}, pricer);
-    for (auto* list : {&c.ep_forward, &c.ep_backward}) {
-      for (auto& e : *list)
-        e.nvlink_Bps = interpolate_busbw(profile.nvlink_busbw, e.collective.bytes);
-    }
+    c.forward_comms = layer_collectives({&plan.layer.forward}, pricer, profile);
+    c.backward_comms =
+        layer_collectives({&plan.layer.backward, &plan.layer.recompute}, pricer, profile);
   }
-  c.layer_without_ep = pass_times(plan.layer, pricer, s.overlap.tp, s.overlap.tp);
   c.embedding = pass_times(plan.embedding, pricer, s.overlap.tp);
   c.head = pass_times(plan.head, pricer, s.overlap.tp);
   c.pp_bytes_per_gpu = plan.pp_transfer.bytes;

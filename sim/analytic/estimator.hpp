@@ -83,8 +83,9 @@ struct PassTimes {
   double backward = 0;
 };
 
-// An expert-parallel all-to-all of one layer, as the analytic engine prices it.
-struct EpAllToAll {
+// A tensor-, context- or expert-parallel collective of one layer, as the analytic
+// engine prices it.
+struct LayerCollective {
   models::Collective collective;
   CommCost cost;
   double nvlink_Bps = 0;  // bus bandwidth inside the node at its size
@@ -92,12 +93,12 @@ struct EpAllToAll {
 
 struct StageCosts {
   PassTimes layer;
-  // The layer's expert all-to-alls in order, forward and backward (recompute
-  // included), when they are exposed (no tp overlap): the step engine can play
-  // those that leave the node as flows. `layer_without_ep` leaves them out.
-  std::vector<EpAllToAll> ep_forward;
-  std::vector<EpAllToAll> ep_backward;
-  PassTimes layer_without_ep;
+  // The layer's tp, cp and ep collectives in order, forward and backward
+  // (recompute included), when they are exposed (no tp overlap): their times are
+  // inside `layer`; the step engine plays those that leave the node as flows and
+  // takes their time out. Overlapped, they stay inside `layer` and these are empty.
+  std::vector<LayerCollective> forward_comms;
+  std::vector<LayerCollective> backward_comms;
   PassTimes embedding;
   PassTimes head;
   double pp_bytes_per_gpu = 0;  // one activation transfer across a stage boundary

@@ -51,6 +51,13 @@ struct DpPhase {
   double whole_s = 0;          // every replica in one node
 };
 
+// How the step engine plays one of a layer's collectives.
+enum class Play {
+  inside,        // priced inside the layer's time (inside a node, or overlapped)
+  expert_flows,  // an expert all-to-all between the nodes of its group
+  group_flows,   // a tp or cp collective between the nodes of one rank group
+};
+
 // Everything the actors share, owned by simulate_step.
 struct Plan {
   int pp = 1;
@@ -69,18 +76,24 @@ struct Plan {
   // joining the whole cluster (sim/topology/fat_tree_platform.hpp).
   double route_latency_s = 0;
   std::vector<DpPhase> dp_phases;  // [i]: how costs.dp_comms[i] is played
-  // Expert all-to-alls between nodes as flows (plan_expert_flows), or inside the
-  // layer times. An expert-parallel group spans `ep_actors` consecutive actors
-  // of a stage; each sends every other one `ep_flow_factor` times a collective's
-  // bytes per GPU.
-  bool ep_flows = false;
+  // How each of the layer's tp, cp and ep collectives is played (plan_layer_flows):
+  // inside the layer's time, or as flows; `layer_local` leaves the flows out.
+  std::vector<Play> forward_play;
+  std::vector<Play> backward_play;
+  bool layer_flows = false;  // any played as flows
+  PassTimes layer_local;
+  // An expert-parallel group spans `ep_actors` consecutive actors of a stage;
+  // each sends every other one `ep_flow_factor` times a collective's bytes.
   int ep_actors = 1;
   double ep_flow_factor = 0;
   double ep_members = 1;                    // of one group on one actor (node)
   std::vector<std::vector<int>> ep_ghosts;  // [row * pp + stage]: partners' mirrors
-  std::vector<int> ep_played;               // [row * pp + stage]: all-to-alls so far
-  int group_gpus = 1;  // GPUs acting together in one actor (tp x cp x per_node)
-  int dp_rings = 1;    // data-parallel rings through a node: one per tp x cp rank
+  // A rank group spanning nodes: its NICs' rate, and a ghost at its second node.
+  double group_link_Bps = 0;
+  std::vector<int> group_ghosts;  // [row * pp + stage]
+  std::vector<int> ep_played;     // [row * pp + stage]: all-to-alls so far
+  int group_gpus = 1;             // GPUs acting together in one actor (tp x cp x per_node)
+  int dp_rings = 1;               // data-parallel rings through a node: one per tp x cp rank
   bool overlap_pp = false;
   bool overlap_dp = false;
   double overlap_share = 0;  // of the compute rate, taken by communication beside compute
@@ -254,23 +267,53 @@ std::vector<DpPhase> lower_dp(const Plan& p, const scenario::Scenario& s,
   return phases;
 }
 
-// Whether the expert all-to-alls are played as flows: they are exposed (no tp
-// overlap), an expert-parallel group spans whole actors that are one node each
-// (tp x cp no more than a node), and more than one of them.
-void plan_expert_flows(Plan& p, const scenario::Scenario& s) {
+// How each of the layer's exposed collectives is played (Play):
+//   expert_flows  an expert all-to-all, when an expert-parallel group's ranks fill
+//                 whole actors of one node each (tp x cp no more than a node) and
+//                 more than one of them;
+//   group_flows   a tp or cp collective whose group spans nodes (a rank group of
+//                 several nodes, e.g. cp 2 at tp 8), between the rank group's host
+//                 and a ghost at its second node;
+//   inside        everything else, priced inside the layer's time.
+void plan_layer_flows(Plan& p, const scenario::Scenario& s, double node_Bps) {
   const auto& par = s.parallelism;
-  if (p.costs.ep_forward.empty() && p.costs.ep_backward.empty()) return;
-  if (par.tp * par.cp > s.cluster.gpus_per_node || par.ep % par.cp != 0) return;
-  const int replicas = par.ep / par.cp;
-  if (replicas % p.per_node != 0) return;
-  const int actors = replicas / p.per_node;
-  if (actors < 2 || p.dp % actors != 0) return;
-  p.ep_flows = true;
-  p.ep_actors = actors;
-  p.ep_members = static_cast<double>(par.ep) / actors;
-  // Every GPU of the actor is in one group; each sends members / ep of its bytes
-  // to each GPU of a partner actor's members.
-  p.ep_flow_factor = p.group_gpus * p.ep_members / par.ep;
+  const int gpn = s.cluster.gpus_per_node;
+  const int replicas = par.ep % par.cp == 0 ? par.ep / par.cp : 0;
+  const bool ep_ok = par.tp * par.cp <= gpn && replicas > 0 && replicas % p.per_node == 0 &&
+                     replicas / p.per_node >= 2 && p.dp % (replicas / p.per_node) == 0;
+  if (ep_ok) {
+    p.ep_actors = replicas / p.per_node;
+    p.ep_members = static_cast<double>(par.ep) / p.ep_actors;
+    // Every GPU of the actor is in one group; each sends members / ep of its
+    // bytes to each GPU of a partner actor's members.
+    p.ep_flow_factor = p.group_gpus * p.ep_members / par.ep;
+  }
+  p.group_link_Bps = node_Bps * std::max(1, p.group_gpus / gpn);
+  p.layer_local = p.costs.layer;
+  const auto play = [&](const std::vector<LayerCollective>& comms, double& local) {
+    std::vector<Play> out;
+    for (const auto& c : comms) {
+      const models::GroupKind g = c.collective.group;
+      Play how = Play::inside;
+      if (g == models::GroupKind::ep && ep_ok) how = Play::expert_flows;
+      if ((g == models::GroupKind::tp || g == models::GroupKind::cp) &&
+          models::group_span(g, s).nodes > 1) {
+        how = Play::group_flows;
+      }
+      if (how != Play::inside) {
+        local -= c.cost.time_s;
+        p.layer_flows = true;
+      }
+      out.push_back(how);
+    }
+    return out;
+  };
+  p.forward_play = play(p.costs.forward_comms, p.layer_local.forward);
+  p.backward_play = play(p.costs.backward_comms, p.layer_local.backward);
+  const auto experts = [](const std::vector<Play>& v) {
+    return std::find(v.begin(), v.end(), Play::expert_flows) != v.end();
+  };
+  if (!experts(p.forward_play) && !experts(p.backward_play)) p.ep_actors = 1;  // no ghosts
 }
 
 // Compute: an execution on the rank group's host, so that communication kernels
@@ -311,7 +354,7 @@ sg4::ActorPtr beside(const Plan& p, const std::string& name, const std::function
 // simulated, real flows between the actors (mailboxes alternate by the
 // all-to-all's parity: a partner can be at most one ahead); else mirrored by a
 // ghost per partner.
-void expert_all_to_all(Plan& p, int row, int stage, const EpAllToAll& e) {
+void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e) {
   const models::Collective& c = e.collective;
   const double inside = c.bytes * (p.ep_members - 1) / (p.ep_members * p.ep_actors) / e.nvlink_Bps;
   const double before = std::max(0.0, e.cost.latency_s - p.route_latency_s) + inside;
@@ -355,19 +398,45 @@ void expert_all_to_all(Plan& p, int row, int stage, const EpAllToAll& e) {
   }
 }
 
-// A task's compute, slowed by the rank group's straggler factor; with expert
-// flows, layer by layer, each followed by its all-to-alls.
+// A tp or cp collective between the nodes of one rank group: its latency beyond
+// a flow's own hop priced, then its bandwidth term as a flow out to and one in
+// from a ghost at the group's second node, sized to take that term at the rank
+// group's NIC rate (its ranks' ring edges leaving their nodes): without
+// contention the analytic time, with it a share of the group's NICs beside
+// pipeline and data-parallel traffic. Traffic between the group's own nodes
+// is taken to stay under their leaf.
+void group_flows(Plan& p, int row, int stage, const LayerCollective& c) {
+  const double before = std::max(0.0, c.cost.latency_s - p.route_latency_s);
+  if (before > 0) sg4::this_actor::sleep_for(before);
+  const auto bytes = static_cast<uint64_t>(c.cost.bandwidth_s * p.group_link_Bps);
+  const std::size_t self_index = at(row, p.pp, stage);
+  const int self = p.hosts[self_index];
+  const int ghost = p.group_ghosts[self_index];
+  sg4::Host* a = p.platform->host(self);
+  sg4::Host* b = p.platform->host(ghost);
+  p.monitor->flow_started(ghost, self);
+  sg4::CommPtr in = sg4::Comm::sendto_async(b, a, bytes);
+  transfer(p, self, ghost, sg4::Comm::sendto_async(a, b, bytes));
+  in->wait();
+  p.monitor->flow_ended(ghost, self);
+  ++p.flows;
+}
+
+// A task's compute, slowed by the rank group's straggler factor; with layer
+// collectives played as flows, layer by layer, each followed by them.
 void run_task(Plan& p, int row, int stage, const PipelineTask& t, double slow) {
-  if (!p.ep_flows) {
+  if (!p.layer_flows) {
     compute_for(p, slow * task_time(p, stage, t));
     return;
   }
   compute_for(p, slow * ends_time(p, stage, t));
-  const PassTimes& layer = p.costs.layer_without_ep;
+  const auto& comms = t.forward ? p.costs.forward_comms : p.costs.backward_comms;
+  const auto& plays = t.forward ? p.forward_play : p.backward_play;
   for (int l = 0; l < p.layers_per_chunk; ++l) {
-    compute_for(p, slow * (t.forward ? layer.forward : layer.backward));
-    for (const auto& e : t.forward ? p.costs.ep_forward : p.costs.ep_backward) {
-      expert_all_to_all(p, row, stage, e);
+    compute_for(p, slow * (t.forward ? p.layer_local.forward : p.layer_local.backward));
+    for (std::size_t i = 0; i < comms.size(); ++i) {
+      if (plays[i] == Play::expert_flows) expert_all_to_all(p, row, stage, comms[i]);
+      if (plays[i] == Play::group_flows) group_flows(p, row, stage, comms[i]);
     }
   }
 }
@@ -500,7 +569,7 @@ Plan make_plan(const scenario::Scenario& s, const DeviceProfile& profile) {
   p.overlap_share = profile.overlap_compute_share;
   p.route_latency_s = hop_latency(s.cluster, s.cluster.nodes());
   p.dp_phases = lower_dp(p, s, profile);
-  plan_expert_flows(p, s);
+  plan_layer_flows(p, s, s.cluster.nics_per_node * s.cluster.nic_bw_Bps * profile.nic_efficiency);
   p.tags.resize(at(p.v, p.m, 0));
   for (int c = 0; c < p.v; ++c) {
     for (int j = 0; j < p.m; ++j) p.tags[at(c, p.m, j)] = Tag{c, j};
@@ -545,13 +614,21 @@ void build_platform(Plan& p, const scenario::Scenario& s, const DeviceProfile& p
                                                 first_node((replica + 1) % p.dp, stage)));
         std::vector<int> partners;
         const int first = replica / p.ep_actors * p.ep_actors;
-        for (int partner = first; p.ep_flows && partner < first + p.ep_actors; ++partner) {
+        for (int partner = first; p.ep_actors > 1 && partner < first + p.ep_actors; ++partner) {
           if (partner == replica) continue;
           partners.push_back(
               p.platform->add_host(fmt::format("ep-ghost-{}-{}-{}", stage, replica, partner),
                                    first_node(partner, stage)));
         }
         p.ep_ghosts.push_back(std::move(partners));
+      }
+    }
+  }
+  if (nodes_per_group > 1) {  // tp or cp traffic between the rank group's nodes
+    for (const int replica : p.rows) {
+      for (int stage = 0; stage < p.pp; ++stage) {
+        p.group_ghosts.push_back(p.platform->add_host(
+            fmt::format("group-ghost-{}-{}", stage, replica), first_node(replica, stage) + 1));
       }
     }
   }
@@ -588,6 +665,7 @@ StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
   for (const int row : p.rows) r.replicas.push_back(row * p.per_node);
   r.hosts = p.hosts.size() + p.ghosts.size();
   for (const auto& partners : p.ep_ghosts) r.hosts += partners.size();
+  r.hosts += p.group_ghosts.size();
   r.actors = p.hosts.size();
   r.flows = p.flows;
   std::size_t last = 0;

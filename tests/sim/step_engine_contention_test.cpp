@@ -303,6 +303,54 @@ TEST(StepEngine, ASlowLinkSlowsTheExpertAllToAllsThatLeaveTheNode) {
   EXPECT_NEAR(run_in_child(s, every, h100).step_time_s / degraded.step_time_s, 1.0, 1e-6);
 }
 
+// Llama 3 8B at 32K tokens with context parallelism 2 over tensor parallelism 8:
+// each rank group is 16 GPUs on two nodes, so the context-parallel all-gather of
+// keys and values crosses nodes inside it. Four replicas, one stage.
+scenario::Scenario context_parallel_across_nodes() {
+  return scenario::load_scenario_text(R"(
+cluster: {preset: llama3-like, gpus: 64}
+model: {preset: llama3-8b, seq_length: 32768}
+parallelism: {tp: 8, sp: true, cp: 2, micro_batch: 1, global_batch: 16}
+)",
+                                      "step_engine_contention_test.yaml", kShipped);
+}
+
+// Expectation: a context-parallel collective between the two nodes of a rank
+// group is a flow on the group's NICs, so a degraded link slows it. Node 0 (the
+// first node of replica 0's group) keeps half its NICs' bandwidth, so the group's
+// host does (its slowest node sets it): each of its cp all-gathers takes twice
+// its bandwidth term c, and its data-parallel ring edges twice theirs, x. So
+//   step(degraded) - step(healthy) = sum c + x.
+// Priced inside the compute times, the all-gathers would not slow at all.
+TEST(StepEngine, ASlowLinkSlowsContextParallelTrafficBetweenARankGroupsNodes) {
+  const scenario::Scenario s = context_parallel_across_nodes();
+  static const DeviceProfile h100 = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json");
+  StepOptions slow = options();
+  slow.stragglers = std::vector<Straggler>{{0, 2.0, "test", scenario::Component::link}};
+  const auto healthy = run_in_child(s, options(), h100);
+  const auto degraded = run_in_child(s, slow, h100);
+  ASSERT_GT(healthy.step_time_s, 0);
+  ASSERT_GT(degraded.step_time_s, 0);
+  double c = 0;
+  double x = 0;
+  for (const auto& pc : estimate(s, h100).collectives) {
+    if (pc.group == "cp") {
+      ASSERT_EQ(pc.nodes, 2);
+      c += pc.cost.bandwidth_s * pc.per_step;
+    }
+    if (pc.group == "dp") x += pc.cost.bandwidth_s * pc.per_step;
+  }
+  const double expected = c + x;
+  std::cout << "Expectation: + " << expected * 1e3 << " ms (context-parallel " << c * 1e3
+            << ", data-parallel " << x * 1e3 << ")\n"
+            << "Actual:      + " << (degraded.step_time_s - healthy.step_time_s) * 1e3
+            << " ms (healthy " << healthy.step_time_s * 1e3 << " ms)\n";
+  ASSERT_GT(c, 0);
+  EXPECT_NEAR(degraded.step_time_s - healthy.step_time_s, expected, 0.01 * expected);
+  // Without the straggler the two engines agree.
+  EXPECT_NEAR(healthy.step_time_s / estimate(s, h100).step_time_s, 1.0, 0.01);
+}
+
 // Expectation: with stragglers and no contention, simulating replica 0 and the
 // replicas holding a straggler (their ring neighbours mirrored) gives the step
 // of simulating every replica: the slowest replica sets it either way.
