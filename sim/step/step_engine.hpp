@@ -8,14 +8,18 @@
 // latencies, equal bandwidth shares: see there). With 1:1 everywhere it is
 // non-blocking.
 // Actors: one per pipeline stage and data-parallel replica (the TP x CP ranks of
-// a node act together; their collectives are priced inside the compute times
-// by the cost models, ARCHITECTURE.md principle 3). Expert-parallel all-to-alls
-// that leave the node are flows when they are exposed (no tp overlap) and a
-// group's ranks fill whole actors of one node each: per layer, the latency and
-// the part inside the node priced, then a flow to and from every other node of
-// the group (the analytic engine's remote part; on the node's NICs and the tree
-// with everything else, so they contend and slow with a degraded link).
-// Otherwise they stay priced inside the layer's time. Each plays its stage's
+// a stage and replica act together; collectives inside a node are priced inside
+// the compute times by the cost models, ARCHITECTURE.md principle 3). Exposed
+// layer collectives (no tp overlap) that leave the node are flows, layer by
+// layer, their latency priced:
+//   - an expert all-to-all, when a group's ranks fill whole actors of one node
+//     each: its NVLink part priced, then a flow to and from every other node of
+//     the group (the analytic engine's remote part);
+//   - a tp or cp collective of a rank group spanning nodes (cp 2 at tp 8): a
+//     flow to and from a ghost at the group's second node, taking the analytic
+//     bandwidth term at the group's NIC rate.
+// On the node's NICs and the tree with everything else, they contend and slow
+// with a degraded link. Overlapped, they stay inside the layer's time. Each plays its stage's
 // Megatron order (models/plan/pipeline_schedule.hpp): waits for its input,
 // spends the forward or backward time of the chunk, sends its output to the
 // neighbouring stage as one flow of the node's activations, blocking unless
