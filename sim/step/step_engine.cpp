@@ -354,8 +354,17 @@ sg4::ActorPtr beside(const Plan& p, const std::string& name, const std::function
 // simulated, real flows between the actors (mailboxes alternate by the
 // all-to-all's parity: a partner can be at most one ahead); else mirrored by a
 // ghost per partner.
+// A slice of replica 0's trace inside its task's: a layer collective played as flows.
+void trace_layer_collective(Plan& p, int row, int stage, const models::Collective& c,
+                            double start) {
+  if (row != 0) return;
+  p.events.push_back({stage, std::string(c.name), std::string(models::group_name(c.group)), start,
+                      sg4::Engine::get_clock() - start});
+}
+
 void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e) {
   const models::Collective& c = e.collective;
+  const double start = sg4::Engine::get_clock();
   const double inside = c.bytes * (p.ep_members - 1) / (p.ep_members * p.ep_actors) / e.nvlink_Bps;
   const double before = std::max(0.0, e.cost.latency_s - p.route_latency_s) + inside;
   if (before > 0) sg4::this_actor::sleep_for(before);
@@ -396,6 +405,7 @@ void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e) {
     p.monitor->flow_ended(from, self);
     ++p.flows;
   }
+  trace_layer_collective(p, row, stage, c, start);
 }
 
 // A tp or cp collective between the nodes of one rank group: its latency beyond
@@ -406,6 +416,7 @@ void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e) {
 // pipeline and data-parallel traffic. Traffic between the group's own nodes
 // is taken to stay under their leaf.
 void group_flows(Plan& p, int row, int stage, const LayerCollective& c) {
+  const double start = sg4::Engine::get_clock();
   const double before = std::max(0.0, c.cost.latency_s - p.route_latency_s);
   if (before > 0) sg4::this_actor::sleep_for(before);
   const auto bytes = static_cast<uint64_t>(c.cost.bandwidth_s * p.group_link_Bps);
@@ -420,6 +431,7 @@ void group_flows(Plan& p, int row, int stage, const LayerCollective& c) {
   in->wait();
   p.monitor->flow_ended(ghost, self);
   ++p.flows;
+  trace_layer_collective(p, row, stage, c.collective, start);
 }
 
 // A task's compute, slowed by the rank group's straggler factor; with layer

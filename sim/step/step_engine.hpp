@@ -84,8 +84,9 @@ namespace myriad::sim {
 // A span of simulated time on one stage (replica 0), for traces.
 struct TraceEvent {
   int stage = 0;
-  std::string name;      // "fwd c0 mb3", "send", "wait", "data-parallel", "optimizer"
-  std::string category;  // forward, backward, pp, wait, dp, optimizer
+  std::string name;      // "fwd c0 mb3", "send", "wait", "data-parallel", "optimizer",
+                         // a layer collective played as flows ("ep.dispatch", inside its task)
+  std::string category;  // forward, backward, pp, wait, dp, optimizer; tp, cp, ep
   double start_s = 0;
   double duration_s = 0;
 };

@@ -295,6 +295,9 @@ TEST(StepEngine, ASlowLinkSlowsTheExpertAllToAllsThatLeaveTheNode) {
             << "Actual:      + " << (degraded.step_time_s - healthy.step_time_s) * 1e3
             << " ms (healthy " << healthy.step_time_s * 1e3 << " ms)\n";
   EXPECT_GT(remote, 2 * x) << "the all-to-alls should carry most of the traffic";
+  // The trace shows each of replica 0's all-to-alls: 2 forward, 2 backward, per
+  // layer (32) and micro-batch (256 / 32 replicas = 8).
+  EXPECT_EQ(healthy.layer_flow_slices, 4 * 32 * 8);
   EXPECT_NEAR(degraded.step_time_s - healthy.step_time_s, expected, 0.01 * expected);
   EXPECT_EQ(degraded.path_replica, 4) << "node 1's first replica";
   // Every node simulated (real flows between the partners) gives the same.

@@ -39,6 +39,7 @@ struct ChildResult {
   double compute_s = 0;     // of the rank group that finished last
   int path_stage = -1;      // the rank group longest on the critical path
   int path_replica = -1;
+  int layer_flow_slices = 0;  // trace slices of tp, cp and ep collectives played as flows
 };
 
 inline ChildResult run_in_child(const scenario::Scenario& s, const StepOptions& o,
@@ -53,6 +54,9 @@ inline ChildResult run_in_child(const scenario::Scenario& s, const StepOptions& 
       const StepSimulation sim = simulate_step(s, profile, o);
       r.step_time_s = sim.step_time_s;
       r.compute_s = sim.breakdown.front().seconds;
+      for (const auto& e : sim.events) {
+        if (e.category == "tp" || e.category == "cp" || e.category == "ep") ++r.layer_flow_slices;
+      }
       if (!sim.critical_path.groups.empty()) {
         r.path_stage = sim.critical_path.groups.front().stage;
         r.path_replica = sim.critical_path.groups.front().replica;
