@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "sim/campaign/random_stream.hpp"
+
 namespace myriad::calibration {
 
 Grid parse_grid(const std::string& name) {
@@ -16,12 +18,7 @@ Grid parse_grid(const std::string& name) {
 
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30U)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27U)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31U);
-}
+using sim::campaign::splitmix64;
 
 void fill_range(float* out, std::size_t begin, std::size_t end, std::uint64_t key) {
   for (std::size_t i = begin; i < end; ++i) {

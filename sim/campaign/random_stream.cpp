@@ -3,17 +3,13 @@
 #include <cmath>
 
 namespace myriad::sim::campaign {
-namespace {
 
-// SplitMix64 (Steele, Lea, Flood 2014): spreads nearby seeds over the state.
 std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30U)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27U)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31U);
 }
-
-}  // namespace
 
 RandomStream::RandomStream(std::uint64_t scenario_seed, std::uint64_t index)
     : engine_(splitmix64(splitmix64(scenario_seed) ^ splitmix64(index + 1))) {}

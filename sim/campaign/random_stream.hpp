@@ -8,6 +8,10 @@
 
 namespace myriad::sim::campaign {
 
+// SplitMix64 (Steele, Lea, Flood 2014): spreads nearby seeds over the state; also
+// the counter-based generator of the calibration grid's inputs.
+std::uint64_t splitmix64(std::uint64_t x);
+
 class RandomStream {
  public:
   // A stream for seed index `index` of a scenario seeded with `scenario_seed`.

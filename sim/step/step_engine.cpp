@@ -168,6 +168,19 @@ void transfer(Plan& p, int from, int to, const sg4::CommPtr& comm) {
   ++p.flows;
 }
 
+// A flow out to a ghost and an equal one back in, at the same moment, waited for:
+// a neighbour (or the rank group's other node) mirrored.
+void exchange_with_ghost(Plan& p, int self, int ghost, uint64_t bytes) {
+  sg4::Host* a = p.platform->host(self);
+  sg4::Host* b = p.platform->host(ghost);
+  p.monitor->flow_started(ghost, self);
+  sg4::CommPtr in = sg4::Comm::sendto_async(b, a, bytes);
+  transfer(p, self, ghost, sg4::Comm::sendto_async(a, b, bytes));
+  in->wait();
+  p.monitor->flow_ended(ghost, self);
+  ++p.flows;
+}
+
 // One phase of flows of a data-parallel collective over the actors of a stage,
 // `bytes` on each edge between neighbouring actors, then `extra_latency_s`.
 // Every replica simulated, a flow to the next one; else to and from ghosts.
@@ -186,15 +199,7 @@ void dp_flows(Plan& p, int row, int stage, double flow_bytes, double extra_laten
     p.monitor->flow_ended(self, to);
     ++p.flows;
   } else {
-    const int ghost = p.ghosts[at(row, p.pp, stage)];
-    sg4::Host* a = p.platform->host(self);
-    sg4::Host* b = p.platform->host(ghost);
-    p.monitor->flow_started(ghost, self);
-    sg4::CommPtr in = sg4::Comm::sendto_async(b, a, bytes);
-    transfer(p, self, ghost, sg4::Comm::sendto_async(a, b, bytes));
-    in->wait();
-    p.monitor->flow_ended(ghost, self);
-    ++p.flows;
+    exchange_with_ghost(p, self, p.ghosts[at(row, p.pp, stage)], bytes);
   }
   sg4::this_actor::sleep_for(extra_latency_s);
 }
@@ -419,18 +424,9 @@ void group_flows(Plan& p, int row, int stage, const LayerCollective& c) {
   const double start = sg4::Engine::get_clock();
   const double before = std::max(0.0, c.cost.latency_s - p.route_latency_s);
   if (before > 0) sg4::this_actor::sleep_for(before);
-  const auto bytes = static_cast<uint64_t>(c.cost.bandwidth_s * p.group_link_Bps);
   const std::size_t self_index = at(row, p.pp, stage);
-  const int self = p.hosts[self_index];
-  const int ghost = p.group_ghosts[self_index];
-  sg4::Host* a = p.platform->host(self);
-  sg4::Host* b = p.platform->host(ghost);
-  p.monitor->flow_started(ghost, self);
-  sg4::CommPtr in = sg4::Comm::sendto_async(b, a, bytes);
-  transfer(p, self, ghost, sg4::Comm::sendto_async(a, b, bytes));
-  in->wait();
-  p.monitor->flow_ended(ghost, self);
-  ++p.flows;
+  exchange_with_ghost(p, p.hosts[self_index], p.group_ghosts[self_index],
+                      static_cast<uint64_t>(c.cost.bandwidth_s * p.group_link_Bps));
   trace_layer_collective(p, row, stage, c.collective, start);
 }
 
