@@ -730,7 +730,10 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& p
   }
   std::vector<Straggler> stragglers = options.stragglers ? *options.stragglers : draw_stragglers(s);
   Plan p = make_plan(s, profile);
-  p.all_replicas = options.all_replicas || p.dp == 1 || contention_possible(s.cluster);
+  // Expert all-to-alls couple the replicas of a group layer by layer, so a slow
+  // node slows its partners as it goes: with stragglers, simulate them all.
+  const bool coupled = p.ep_actors > 1 && !stragglers.empty();
+  p.all_replicas = options.all_replicas || p.dp == 1 || contention_possible(s.cluster) || coupled;
   p.rows = replicas_to_simulate(p, s, stragglers);
   const int groups = p.pp * static_cast<int>(p.rows.size());
   p.wait_s.assign(static_cast<std::size_t>(groups), 0.0);

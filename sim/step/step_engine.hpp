@@ -43,7 +43,9 @@
 // neighbours' data is already under way), so each lives its own step and the
 // slowest sets it (a test holds this to every replica simulated). Every
 // replica is simulated, whatever the option, when traffic can contend (a tier
-// below the one joining the whole job is oversubscribed).
+// below the one joining the whole job is oversubscribed), and when expert
+// all-to-alls between nodes are flows and nodes straggle (the all-to-alls
+// couple a group's replicas layer by layer: a slow node slows its partners).
 //
 // Rank groups smaller than a node (tp x cp dividing it, e.g. Mixtral's tp 2 on
 // 8-GPU nodes): the node's rank groups are consecutive replicas of one stage
