@@ -22,6 +22,9 @@ struct CheckLine {
   double predicted_s = 0;
   double measured_s = 0;
   std::string check;  // the measurement's own result check
+  // Composites: the kernel families it runs beyond the sizes the calibration
+  // rows measured ("attention at 2.0x the largest measured"); empty when inside.
+  std::string extrapolated;
   [[nodiscard]] double error() const { return predicted_s / measured_s - 1; }
 };
 

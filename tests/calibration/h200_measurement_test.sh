@@ -18,6 +18,9 @@ diff <(python3 -m json.tool "$m/profile.json") <(python3 -m json.tool "$work/pro
 "$myriad" calibrate check --profile "$m/profile.json" --rows "$m/rows.json" \
   --measured-from "$m/check-first-fit.json" --json "$work/check.json" >/dev/null
 diff <(python3 -m json.tool "$m/check.json") <(python3 -m json.tool "$work/check.json")
+# The larger composite runs attention at twice the largest size the rows measured.
+grep -q '"extrapolated": "attention forward at 2.0x, attention backward at 2.0x the largest measured"' \
+  "$work/check.json" || { echo "no extrapolation noted" >&2; exit 1; }
 python3 - "$m/check-first-fit.json" "$work/partial.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))

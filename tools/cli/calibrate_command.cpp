@@ -242,10 +242,13 @@ int check(const CalibrateOptions& o, Streams io, const std::string& profile_path
     io.out << "Kernels and collectives of the calibration run, predicted by the fitted profile:\n"
            << t.str();
   }
-  Table c({"composite (not fitted)", "predicted", "measured", "error", "check"}, "lrrrl");
+  Table c({"composite (not fitted)", "predicted", "measured", "error", "check",
+           "beyond the sizes measured"},
+          "lrrrll");
   for (const auto& l : report.composites) {
     c.add({l.name, seconds(l.predicted_s), seconds(l.measured_s),
-           fmt::format("{:+.1f} %", 100 * l.error()), l.check});
+           fmt::format("{:+.1f} %", 100 * l.error()), l.check,
+           l.extrapolated.empty() ? "-" : l.extrapolated});
   }
   io.out << "Composite workloads, predicted by the analytic cost models from the profile:\n"
          << c.str()
