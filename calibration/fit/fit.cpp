@@ -5,11 +5,11 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <set>
 #include <stdexcept>
 
+#include "models/scenario/json_file.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
 
@@ -128,10 +128,7 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
   }
   json base;
   if (options.base_profile) {
-    std::ifstream in(*options.base_profile);
-    if (!in)
-      throw std::runtime_error(fmt::format("{}: cannot open base profile", *options.base_profile));
-    base = json::parse(in);
+    base = models::read_json_file(*options.base_profile, "base profile");
     (void)sim::parse_profile(base, *options.base_profile);  // complete and valid
   }
   const bool cpu = f.backend == "cpu";

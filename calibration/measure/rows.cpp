@@ -6,6 +6,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "models/scenario/json_file.hpp"
+
 namespace myriad::calibration {
 namespace {
 
@@ -218,15 +220,7 @@ RowsFile rows_from_json(const nlohmann::json& j, const std::string& path) {
 }
 
 RowsFile read_rows(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot open calibration rows", path));
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error(fmt::format("{}: not valid JSON: {}", path, e.what()));
-  }
-  return rows_from_json(j, path);
+  return rows_from_json(models::read_json_file(path, "calibration rows"), path);
 }
 
 void write_rows(const RowsFile& file, const std::string& path) {

@@ -4,9 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "models/scenario/json_file.hpp"
 
 namespace myriad::sim {
 namespace {
@@ -134,15 +135,7 @@ double memory_efficiency_of(const DeviceProfile& profile, std::string_view op_na
 }
 
 DeviceProfile load_profile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot open device profile", path));
-  nlohmann::json root;
-  try {
-    root = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error(fmt::format("{}: not valid JSON: {}", path, e.what()));
-  }
-  return parse_profile(root, path);
+  return parse_profile(models::read_json_file(path, "device profile"), path);
 }
 
 DeviceProfile parse_profile(const nlohmann::json& root, const std::string& path) {

@@ -260,6 +260,38 @@ scenario::Scenario mixtral_experts_across_nodes() {
   return s;
 }
 
+const DeviceProfile& h100() {  // the Mixtral and Llama 3 scenarios' GPU
+  static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json");
+  return p;
+}
+
+// What the analytic engine gives the Mixtral step's all-to-alls and data-parallel
+// collectives, per step: the all-to-alls' remote part (bandwidth term less the
+// part inside the node, bytes (pn - 1) / n over NVLink, pn = 4 of n = 8) and
+// whole time, and the data-parallel bandwidth terms.
+struct ExpertStep {
+  double remote = 0;
+  double all_to_all = 0;
+  double data_parallel = 0;
+  int ranks = 0;  // of an expert-parallel group
+  int nodes = 0;
+};
+
+ExpertStep expert_step(const scenario::Scenario& s) {
+  ExpertStep e;
+  for (const auto& c : estimate(s, h100()).collectives) {
+    if (c.group == "ep") {
+      const double inside = c.bytes * (4 - 1) / 8 / interpolate_busbw(h100().nvlink_busbw, c.bytes);
+      e.remote += (c.cost.bandwidth_s - inside) * c.per_step;
+      e.all_to_all += c.cost.time_s * c.per_step;
+      e.ranks = c.ranks;
+      e.nodes = c.nodes;
+    }
+    if (c.group == "dp") e.data_parallel += c.cost.bandwidth_s * c.per_step;
+  }
+  return e;
+}
+
 // Expectation: the expert all-to-alls that leave the node are flows, so a
 // degraded link slows them. Node 1 (replicas 4-7, the expert-parallel partner of
 // node 0) keeps half its NICs' bandwidth. Each of its all-to-alls sends and
@@ -271,24 +303,17 @@ scenario::Scenario mixtral_experts_across_nodes() {
 // Played inside the compute times, the all-to-alls would not slow at all.
 TEST(StepEngine, ASlowLinkSlowsTheExpertAllToAllsThatLeaveTheNode) {
   const scenario::Scenario s = mixtral_experts_across_nodes();
-  static const DeviceProfile h100 = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json");
   StepOptions slow = options();
   slow.stragglers = std::vector<Straggler>{{1, 2.0, "test", scenario::Component::link}};
-  const auto healthy = run_in_child(s, options(), h100);
-  const auto degraded = run_in_child(s, slow, h100);
+  const auto healthy = run_in_child(s, options(), h100());
+  const auto degraded = run_in_child(s, slow, h100());
   ASSERT_GT(healthy.step_time_s, 0);
   ASSERT_GT(degraded.step_time_s, 0);
-  double remote = 0;
-  double x = 0;
-  for (const auto& c : estimate(s, h100).collectives) {
-    if (c.group == "ep") {
-      ASSERT_EQ(c.ranks, 8);
-      ASSERT_EQ(c.nodes, 2);
-      const double inside = c.bytes * (4 - 1) / 8 / interpolate_busbw(h100.nvlink_busbw, c.bytes);
-      remote += (c.cost.bandwidth_s - inside) * c.per_step;
-    }
-    if (c.group == "dp") x += c.cost.bandwidth_s * c.per_step;
-  }
+  const ExpertStep e = expert_step(s);
+  ASSERT_EQ(e.ranks, 8);
+  ASSERT_EQ(e.nodes, 2);
+  const double remote = e.remote;
+  const double x = e.data_parallel;
   const double expected = remote + x;
   std::cout << "Expectation: + " << expected * 1e3 << " ms (all-to-alls " << remote * 1e3
             << ", data-parallel " << x * 1e3 << ")\n"
@@ -314,27 +339,17 @@ TEST(StepEngine, ASlowLinkSlowsTheExpertAllToAllsThatLeaveTheNode) {
 // only), so with expert flows and stragglers every replica is simulated.
 TEST(StepEngine, ExpertAllToAllsCoupleTheStragglersOfAGroup) {
   const scenario::Scenario s = mixtral_experts_across_nodes();
-  static const DeviceProfile h100 = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json");
   StepOptions both = options();
   both.stragglers = std::vector<Straggler>{{0, 1.5, "test", scenario::Component::gpu},
                                            {1, 2.0, "test", scenario::Component::link}};
-  const auto healthy = run_in_child(s, options(), h100);
-  const auto slowed = run_in_child(s, both, h100);
+  const auto healthy = run_in_child(s, options(), h100());
+  const auto slowed = run_in_child(s, both, h100());
   ASSERT_GT(healthy.step_time_s, 0);
   ASSERT_GT(slowed.step_time_s, 0);
-  double remote = 0;
-  double ep_time = 0;
-  double x = 0;
-  for (const auto& c : estimate(s, h100).collectives) {
-    if (c.group == "ep") {
-      const double inside = c.bytes * (4 - 1) / 8 / interpolate_busbw(h100.nvlink_busbw, c.bytes);
-      remote += (c.cost.bandwidth_s - inside) * c.per_step;
-      ep_time += c.cost.time_s * c.per_step;
-    }
-    if (c.group == "dp") x += c.cost.bandwidth_s * c.per_step;
-  }
-  const double compute = healthy.compute_s - ep_time;  // the timeline's compute holds them
-  const double expected = 0.5 * (compute + stage_costs(s, h100).optimizer_s) + remote + x;
+  const ExpertStep e = expert_step(s);
+  const double compute = healthy.compute_s - e.all_to_all;  // the timeline's compute holds them
+  const double expected =
+      0.5 * (compute + stage_costs(s, h100()).optimizer_s) + e.remote + e.data_parallel;
   std::cout << "Expectation: + " << expected * 1e3 << " ms\n"
             << "Actual:      + " << (slowed.step_time_s - healthy.step_time_s) * 1e3 << " ms\n";
   EXPECT_NEAR(slowed.step_time_s - healthy.step_time_s, expected, 0.01 * expected);
@@ -361,16 +376,15 @@ parallelism: {tp: 8, sp: true, cp: 2, micro_batch: 1, global_batch: 16}
 // Priced inside the compute times, the all-gathers would not slow at all.
 TEST(StepEngine, ASlowLinkSlowsContextParallelTrafficBetweenARankGroupsNodes) {
   const scenario::Scenario s = context_parallel_across_nodes();
-  static const DeviceProfile h100 = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json");
   StepOptions slow = options();
   slow.stragglers = std::vector<Straggler>{{0, 2.0, "test", scenario::Component::link}};
-  const auto healthy = run_in_child(s, options(), h100);
-  const auto degraded = run_in_child(s, slow, h100);
+  const auto healthy = run_in_child(s, options(), h100());
+  const auto degraded = run_in_child(s, slow, h100());
   ASSERT_GT(healthy.step_time_s, 0);
   ASSERT_GT(degraded.step_time_s, 0);
   double c = 0;
   double x = 0;
-  for (const auto& pc : estimate(s, h100).collectives) {
+  for (const auto& pc : estimate(s, h100()).collectives) {
     if (pc.group == "cp") {
       ASSERT_EQ(pc.nodes, 2);
       c += pc.cost.bandwidth_s * pc.per_step;
@@ -385,7 +399,7 @@ TEST(StepEngine, ASlowLinkSlowsContextParallelTrafficBetweenARankGroupsNodes) {
   ASSERT_GT(c, 0);
   EXPECT_NEAR(degraded.step_time_s - healthy.step_time_s, expected, 0.01 * expected);
   // Without the straggler the two engines agree.
-  EXPECT_NEAR(healthy.step_time_s / estimate(s, h100).step_time_s, 1.0, 0.01);
+  EXPECT_NEAR(healthy.step_time_s / estimate(s, h100()).step_time_s, 1.0, 0.01);
 }
 
 // Expectation: with stragglers and no contention, simulating replica 0 and the

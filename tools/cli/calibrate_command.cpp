@@ -9,7 +9,6 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -21,6 +20,7 @@
 #include "calibration/environment/environment.hpp"
 #include "calibration/fit/fit.hpp"
 #include "calibration/measure/runner.hpp"
+#include "models/scenario/json_file.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/report_table.hpp"
 
@@ -158,14 +158,7 @@ int fit(const CalibrateOptions& o, Streams io, const std::string& rows_path,
 // against measurements taken where the composites could run.
 std::vector<cal::Row> measured_from(const std::string& path,
                                     const std::vector<cal::Composite>& composites) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot open", path));
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error(fmt::format("{}: not JSON ({})", path, e.what()));
-  }
+  const nlohmann::json j = models::read_json_file(path, "check report");
   if (!j.is_object() || !j.contains("composites") || !j["composites"].is_array()) {
     throw std::runtime_error(fmt::format(
         "{}: composites: expected the list of a check report (calibrate check --json)", path));
@@ -199,12 +192,13 @@ std::vector<cal::Row> measured_from(const std::string& path,
 int check(const CalibrateOptions& o, Streams io, const std::string& profile_path,
           const std::string& rows_path, const std::string& json_path,
           const std::vector<cal::Row>* measured_composites = nullptr) {
-  std::ifstream in(profile_path);
-  if (!in) {
-    io.err << fmt::format("myriad calibrate check: error: {}: cannot open\n", profile_path);
+  nlohmann::json raw;
+  try {
+    raw = models::read_json_file(profile_path, "device profile");
+  } catch (const std::runtime_error& e) {
+    io.err << fmt::format("myriad calibrate check: error: {}\n", e.what());
     return kExitBadInput;
   }
-  const nlohmann::json raw = nlohmann::json::parse(in);
   const sim::DeviceProfile profile = sim::parse_profile(raw, profile_path);
   const cal::FittedTerms terms = cal::fitted_terms(raw, profile_path);
   std::optional<cal::RowsFile> rows;
