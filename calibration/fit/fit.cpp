@@ -169,6 +169,10 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
       "overlap_compute_share", 0,
       "not measured: the loop times no kernel beside a collective; compute beside communication "
       "runs at full rate");
+  params["memory_reserved_bytes"] = from_base(
+      "memory_reserved_bytes", 0, "not measured: the calibration loop does not measure memory");
+  params["memory_fragmentation"] = from_base(
+      "memory_fragmentation", 0, "not measured: the calibration loop does not measure memory");
   params["sms"] = cpu ? parameter(1, "assumption",
                                   "the CPU backend runs a GEMM as one stream of work: no waves")
                       : from_base("sms", 1, "");
@@ -433,6 +437,18 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
         cpu ? "thread" : "NCCL", residual_note(coll_res));
   }
   result.latency_per_step_s = latency;
+  // The link rate the curve is relative to (what a scenario's nvlink_bandwidth scales).
+  if (!base.is_null()) {
+    params["nvlink_bandwidth_Bps"] = base["parameters"]["nvlink_bandwidth_Bps"];
+  } else {
+    double fastest = 0;
+    for (const auto& point : curve) fastest = std::max(fastest, point[1].get<double>());
+    params["nvlink_bandwidth_Bps"] = parameter(
+        fastest, "measured",
+        fmt::format("no link rate is known for the {} executor: the curve's fastest bus bandwidth "
+                    "stands for it",
+                    cpu ? "thread" : "NCCL"));
+  }
 
   // Ranks sharing this host (the CPU backend's threads): how much slower each
   // computes when they all do, from the concurrent GEMM against the same GEMM

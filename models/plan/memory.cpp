@@ -41,33 +41,43 @@ double layer_activation_bytes(const scenario::Scenario& s) {
 MemoryBreakdown memory_per_gpu(const scenario::Scenario& s, const StepPlan& plan) {
   const auto& p = s.parallelism;
   const double dp = p.dp;
-  MemoryBreakdown first;
-  MemoryBreakdown last;
-  for (auto* part : {&first, &last}) {
-    const double params = part == &first ? plan.params_first_stage : plan.params_last_stage;
-    part->weights = params * 2 / (p.zero >= 3 ? dp : 1);
-    part->gradients = params * 4 / (p.zero >= 2 ? dp : 1);
-    part->optimizer =
-        params * optimizer_bytes_per_param(s.training.optimizer) / (p.zero >= 1 ? dp : 1);
-  }
+  const auto states = [&](double params) {
+    MemoryBreakdown b;
+    b.weights = params * 2 / (p.zero >= 3 ? dp : 1);
+    b.gradients = params * 4 / (p.zero >= 2 ? dp : 1);
+    b.optimizer = params * optimizer_bytes_per_param(s.training.optimizer) / (p.zero >= 1 ? dp : 1);
+    return b;
+  };
+  MemoryBreakdown first = states(plan.params_first_stage);
+  MemoryBreakdown last = states(plan.params_last_stage);
   const double per_layer = layer_activation_bytes(s);
   const double m = plan.micro_batches;
   const double pp = p.pp;
   const double v = p.virtual_stages;
-  double in_flight = std::min(m, pp);
-  if (v > 1) in_flight *= 1 + (pp - 1) / (pp * v);
-  first.activations = plan.layers_per_stage * per_layer * in_flight;
+  // Stage k holds min(m, p - k) micro-batches in flight (1F1B's warm-up).
+  const auto in_flight = [&](double stage) {
+    double n = std::min(m, pp - stage);
+    if (v > 1) n *= 1 + (pp - 1) / (pp * v);
+    return n;
+  };
+  first.activations = plan.first_stage_layers * per_layer * in_flight(0);
   // Embedding output and its dropout mask, for each micro-batch in flight.
   const double tokens = plan.shard.tokens();
-  first.activations += in_flight * tokens * s.model.hidden * 3 / (plan.shard.sp ? p.tp : 1);
+  first.activations += in_flight(0) * tokens * s.model.hidden * 3 / (plan.shard.sp ? p.tp : 1);
   // The last stage holds one micro-batch in flight, and its fp32 logits.
   last.activations =
-      plan.layers_per_stage * per_layer + tokens * static_cast<double>(s.model.vocab) / p.tp * 4;
+      plan.last_stage_layers * per_layer + tokens * static_cast<double>(s.model.vocab) / p.tp * 4;
   if (p.pp == 1) {
     first.activations += tokens * static_cast<double>(s.model.vocab) / p.tp * 4;
     return first;
   }
-  return first.total() >= last.total() ? first : last;
+  MemoryBreakdown most = first.total() >= last.total() ? first : last;
+  if (p.pp > 2) {  // the second stage: the most in flight of the stages between
+    MemoryBreakdown second = states(plan.params_middle_stage);
+    second.activations = plan.layers_per_stage * per_layer * in_flight(1);
+    if (second.total() > most.total()) most = second;
+  }
+  return most;
 }
 
 }  // namespace myriad::models

@@ -51,6 +51,16 @@ void plan_dp(const scenario::Scenario& s, StepPlan& plan) {
 
 }  // namespace
 
+int stage_layers(const scenario::Scenario& s, int stage) {
+  const auto& p = s.parallelism;
+  const int layers = s.model.layers;
+  if (!p.uneven_stages()) return layers / p.pp;
+  if (stage == 0 && p.first_stage_layers > 0) return p.first_stage_layers;
+  if (stage == p.pp - 1 && p.last_stage_layers > 0) return p.last_stage_layers;
+  const int fixed = (p.first_stage_layers > 0) + (p.last_stage_layers > 0);
+  return (layers - p.first_stage_layers - p.last_stage_layers) / (p.pp - fixed);
+}
+
 StepPlan plan_step(const scenario::Scenario& s) {
   const auto& p = s.parallelism;
   const auto& m = s.model;
@@ -60,7 +70,9 @@ StepPlan plan_step(const scenario::Scenario& s) {
   plan.virtual_stages = p.virtual_stages;
   plan.micro_batches = p.micro_batches();
   plan.dp = p.dp;
-  plan.layers_per_stage = m.layers / p.pp;
+  plan.first_stage_layers = stage_layers(s, 0);
+  plan.last_stage_layers = stage_layers(s, p.pp - 1);
+  plan.layers_per_stage = p.pp > 2 ? stage_layers(s, 1) : plan.first_stage_layers;
   plan.layer = transformer_layer(m, plan.shard);
   plan.embedding = embedding(m, plan.shard);
   plan.head = lm_head_and_loss(m, plan.shard);
@@ -70,14 +82,16 @@ StepPlan plan_step(const scenario::Scenario& s) {
 
   const double per_layer = layer_params_per_rank(m, p.tp, p.ep);
   const double vocab_rows = static_cast<double>(m.vocab) * m.hidden / p.tp;
-  const double stage = plan.layers_per_stage * per_layer;
-  plan.params_first_stage = stage + vocab_rows;
+  plan.params_first_stage = plan.first_stage_layers * per_layer + vocab_rows;
   const bool own_head = !m.tied_embeddings || p.pp > 1;
-  plan.params_last_stage = stage + m.hidden + (own_head ? vocab_rows : 0);
+  plan.params_last_stage =
+      plan.last_stage_layers * per_layer + m.hidden + (own_head ? vocab_rows : 0);
   if (p.pp == 1)
     plan.params_first_stage = plan.params_last_stage =
-        stage + vocab_rows * (m.tied_embeddings ? 1 : 2);
-  plan.params_max = std::max(plan.params_first_stage, plan.params_last_stage);
+        m.layers * per_layer + vocab_rows * (m.tied_embeddings ? 1 : 2);
+  if (p.pp > 2) plan.params_middle_stage = plan.layers_per_stage * per_layer;
+  plan.params_max =
+      std::max({plan.params_first_stage, plan.params_last_stage, plan.params_middle_stage});
   plan_dp(s, plan);
   return plan;
 }

@@ -18,7 +18,9 @@ struct StepPlan {
   int virtual_stages = 1;
   int micro_batches = 1;  // per pipeline replica and step
   int dp = 1;
-  int layers_per_stage = 1;          // over all of a stage's virtual chunks
+  int layers_per_stage = 1;          // of a stage between the first and the last, over its chunks
+  int first_stage_layers = 1;        // the first stage's (with the embedding)
+  int last_stage_layers = 1;         // the last stage's (with the LM head and loss)
   LayerProgram layer;                // one transformer layer, one micro-batch
   LayerProgram embedding;            // first stage
   LayerProgram head;                 // last stage: final norm, LM head, loss
@@ -27,10 +29,15 @@ struct StepPlan {
 
   double params_first_stage = 0;  // parameters a rank of the first stage holds
   double params_last_stage = 0;
+  double params_middle_stage = 0;  // of a stage between them (0 with fewer than 3 stages)
   double params_max = 0;
 };
 
 StepPlan plan_step(const scenario::Scenario& s);
+
+// Layers of pipeline stage `stage` (over all its virtual chunks): an even share,
+// or parallelism.first_stage_layers / last_stage_layers and the rest shared evenly.
+int stage_layers(const scenario::Scenario& s, int stage);
 
 // Bytes per parameter the optimizer keeps (fp32 master weights and moments).
 double optimizer_bytes_per_param(scenario::Optimizer o);

@@ -1,5 +1,6 @@
 // A GPU type as its datasheet gives it. Achievable efficiencies are not here:
-// they are measured, and live in device profiles (calibration/profiles/).
+// they are measured, and live in device profiles (calibration/profiles/), which
+// the engines put on this hardware (sim/cost/device_profile.hpp, on_hardware).
 #pragma once
 
 #include <string>
@@ -15,6 +16,10 @@ struct GpuSpec {
   double hbm_bytes = 0;      // memory capacity
   double hbm_bw_Bps = 0;     // memory bandwidth
   double nvlink_bw_Bps = 0;  // NVLink bandwidth per GPU and direction
+  int sms = 0;               // streaming multiprocessors; 0: the device profile's
+  // The device profile whose achieved rates this GPU takes: a name in
+  // calibration/profiles/; empty: the profile named after the hardware preset.
+  std::string profile;
 };
 
 }  // namespace myriad::scenario

@@ -17,6 +17,10 @@ struct ParallelSpec {
   bool sp = false;         // sequence parallel (with tp)
   int pp = 1;              // pipeline stages
   int virtual_stages = 1;  // model chunks per stage (interleaved schedule)
+  // Uneven stages (Megatron-LM's decoder first/last pipeline layers): layers of the
+  // first and last stage; 0: an even share. The other stages share the rest evenly.
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
   Schedule schedule = Schedule::one_f_one_b;
   int dp = 0;            // data parallel replicas
   int zero = 0;          // ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 + parameters
@@ -27,6 +31,10 @@ struct ParallelSpec {
   Recompute recompute = Recompute::none;
   Placement placement = Placement::tp_cp_dp_pp;
 
+  [[nodiscard]] bool uneven_stages() const {
+    return first_stage_layers > 0 || last_stage_layers > 0;
+  }
+
   // Micro-batches each pipeline replica runs per step.
   [[nodiscard]] int micro_batches() const {
     return dp > 0 && micro_batch > 0 ? global_batch / (micro_batch * dp) : 0;
@@ -35,6 +43,8 @@ struct ParallelSpec {
 
 struct OverlapSpec {
   bool tp = false;  // tensor-parallel collectives chunked and overlapped with GEMMs
+  bool cp = false;  // context-parallel collectives likewise
+  bool ep = false;  // expert-parallel all-to-alls likewise
   bool pp = false;  // pipeline send/recv asynchronous to compute
   bool dp = false;  // gradient reduce-scatter in backward, parameter all-gather prefetch
 };

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "models/scenario/reliability_checks.hpp"
 
 namespace myriad::scenario {
@@ -40,6 +42,13 @@ class Checker {
 
 void check_cluster(const Checker& c) {
   const ClusterSpec& cl = c.s().cluster;
+  const std::string& profile = cl.gpu.profile;
+  if (profile.find_first_of("/\\") != std::string::npos || profile.starts_with('.')) {
+    c.error("cluster.gpu.profile",
+            fmt::format("expected the name of a device profile in calibration/profiles/ (such as "
+                        "H100), found the path '{}': give a profile file with --profile",
+                        profile));
+  }
   if (cl.gpus % cl.gpus_per_node != 0) {
     c.error("cluster.gpus", fmt::format("{} GPUs do not make whole nodes of {} (gpus_per_node)",
                                         cl.gpus, cl.gpus_per_node));
@@ -159,11 +168,41 @@ void check_sizes(const Checker& c) {
   }
 }
 
+// first_stage_layers / last_stage_layers: the stages between share the rest evenly.
+void check_uneven_stages(const Checker& c) {
+  const ParallelSpec& p = c.s().parallelism;
+  const int layers = c.s().model.layers;
+  const char* key =
+      p.first_stage_layers > 0 ? "parallelism.first_stage_layers" : "parallelism.last_stage_layers";
+  if (p.pp < 2) {
+    c.error(key, fmt::format("uneven stages need pp >= 2, found pp {}", p.pp));
+    return;
+  }
+  if (p.virtual_stages > 1) {
+    c.error(key, fmt::format("uneven stages with interleaving (virtual_stages {}) are not "
+                             "modelled: give one or the other",
+                             p.virtual_stages));
+    return;
+  }
+  const int fixed = (p.first_stage_layers > 0) + (p.last_stage_layers > 0);
+  const int rest = layers - p.first_stage_layers - p.last_stage_layers;
+  const int others = p.pp - fixed;
+  if (rest < 0 || (others == 0 && rest != 0) || (others > 0 && (rest <= 0 || rest % others != 0))) {
+    c.error(key,
+            fmt::format("layers ({}) less first_stage_layers ({}) and last_stage_layers ({}) "
+                        "leave {} for the other {} stage(s): expected a positive multiple of {}",
+                        layers, p.first_stage_layers, p.last_stage_layers, rest, others,
+                        std::max(others, 1)));
+  }
+}
+
 void check_pipeline(const Checker& c) {
   const ParallelSpec& p = c.s().parallelism;
   const ModelSpec& m = c.s().model;
   const int chunks = p.pp * p.virtual_stages;
-  if (m.layers % chunks != 0) {
+  if (p.uneven_stages()) {
+    check_uneven_stages(c);
+  } else if (m.layers % chunks != 0) {
     c.error(p.virtual_stages > 1 ? "parallelism.virtual_stages" : "parallelism.pp",
             fmt::format("layers ({}) must be a multiple of pp * virtual_stages = {} * {} = {}",
                         m.layers, p.pp, p.virtual_stages, chunks));
@@ -234,6 +273,8 @@ void check_training_and_overlap(const Checker& c) {
     }
   };
   no_effect(s.overlap.tp, p.tp, "overlap.tp", "tp");
+  no_effect(s.overlap.cp, p.cp, "overlap.cp", "cp");
+  no_effect(s.overlap.ep, p.ep, "overlap.ep", "ep");
   no_effect(s.overlap.pp, p.pp, "overlap.pp", "pp");
   no_effect(s.overlap.dp, p.dp, "overlap.dp", "dp");
 }
@@ -253,6 +294,11 @@ void derive(Scenario& s) {
   if (m.is_moe() && !given(s, "model.moe.expert_ffn_hidden")) {
     m.moe.expert_ffn_hidden = m.ffn_hidden;
     set_derived(s, "model.moe.expert_ffn_hidden");
+  }
+  GpuSpec& gpu = s.cluster.gpu;
+  if (!given(s, "cluster.gpu.profile") && !gpu.preset.empty()) {
+    gpu.profile = gpu.preset;
+    set_derived(s, "cluster.gpu.profile");
   }
   ParallelSpec& p = s.parallelism;
   if (!given(s, "parallelism.schedule")) {

@@ -25,7 +25,13 @@ Schema<GpuSpec> make_gpu_schema() {
                 "memory bandwidth")
       .quantity("nvlink_bandwidth", &GpuSpec::nvlink_bw_Bps, Dimension::bandwidth, D::required(),
                 "NVLink bandwidth per GPU and direction (half the datasheet's bidirectional "
-                "figure)");
+                "figure); the device profile's NVLink curve scales with it")
+      .integer("sms", &GpuSpec::sms, Range{0, 100000}, D::value("0"),
+               "streaming multiprocessors, for GEMM wave quantization; 0: the device profile's")
+      .text("profile", &GpuSpec::profile, D::derived("= preset"),
+            "device profile whose achieved rates (efficiencies, curves) this GPU takes: a name "
+            "in calibration/profiles/ (`myriad explain profiles`); a GPU without a profile of its "
+            "own borrows one, and every report says so");
   return s;
 }
 
@@ -135,6 +141,14 @@ Schema<ParallelSpec> make_parallel_schema() {
       .integer("pp", &ParallelSpec::pp, kPositive, D::value("1"), "pipeline stages")
       .integer("virtual_stages", &ParallelSpec::virtual_stages, kPositive, D::value("1"),
                "model chunks per pipeline stage (interleaved schedule)")
+      .integer("first_stage_layers", &ParallelSpec::first_stage_layers, Range{0, 1 << 20},
+               D::value("0"),
+               "layers of the first pipeline stage, which also runs the embedding; 0: an even "
+               "share (Megatron-LM's --decoder-first-pipeline-num-layers)")
+      .integer("last_stage_layers", &ParallelSpec::last_stage_layers, Range{0, 1 << 20},
+               D::value("0"),
+               "layers of the last pipeline stage, which also runs the LM head and loss; 0: an "
+               "even share; the stages between share the other layers evenly")
       .choice("schedule", &ParallelSpec::schedule,
               {{"1f1b", Schedule::one_f_one_b}, {"interleaved", Schedule::interleaved}},
               D::derived("= interleaved when virtual_stages > 1, else 1f1b"), "pipeline schedule")
@@ -169,10 +183,17 @@ Schema<OverlapSpec> make_overlap_schema() {
   Schema<OverlapSpec> s("Communication hidden behind computation, per parallelism.");
   s.boolean("tp", &OverlapSpec::tp, D::value("false"),
             "tensor-parallel collectives chunked and overlapped with the GEMMs")
+      .boolean("cp", &OverlapSpec::cp, D::value("false"),
+               "context-parallel collectives (key/value all-gathers, their gradients' "
+               "reduce-scatters) overlapped with the GEMMs")
+      .boolean("ep", &OverlapSpec::ep, D::value("false"),
+               "expert-parallel all-to-alls overlapped with the GEMMs (micro-batch or chunk "
+               "interleaving)")
       .boolean("pp", &OverlapSpec::pp, D::value("false"),
                "pipeline sends and receives asynchronous to compute")
       .boolean("dp", &OverlapSpec::dp, D::value("false"),
-               "gradient reduce-scatter during backward and parameter all-gather prefetch");
+               "gradients reduced bucket by bucket during the last backward, parameters gathered "
+               "bucket by bucket ahead of the first forward (as Megatron-LM, any schedule)");
   return s;
 }
 

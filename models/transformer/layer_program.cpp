@@ -1,6 +1,8 @@
 #include "models/transformer/layer_program.hpp"
 
 #include <algorithm>
+#include <string_view>
+#include <vector>
 
 namespace myriad::models {
 namespace {
@@ -33,6 +35,27 @@ Dims dims(const ModelSpec& m, const ShardShape& sh) {
   d.f = m.ffn_hidden;
   d.f_in = m.activation == Activation::swiglu ? 2.0 * m.ffn_hidden : m.ffn_hidden;
   return d;
+}
+
+// fp8 GEMMs (Transformer Engine) take their inputs in fp8: one cast-transpose
+// kernel per GEMM reads the bf16 input and writes it in fp8 twice (as is, and
+// transposed for the weight gradient), taking its amax on the way: 4 bytes an
+// element; backward does the same for the output gradient. Left out: weights,
+// cast once per step rather than per micro-batch, and the per-step amax history
+// and scale update (a few kernels over a few numbers per tensor).
+constexpr std::string_view kFp8Cast = "fp8.cast";
+constexpr double kFp8CastBytes = 4;
+
+void add_fp8_casts(Phase& p) {
+  std::vector<Op> ops;
+  for (const Op& op : p.ops) {
+    if (op.cls == OpClass::gemm && op.fp8) {
+      ops.push_back(
+          make_elementwise(kFp8Cast, kFp8CastBytes * op.gemm.m * op.gemm.k * op.gemm.batch));
+    }
+    ops.push_back(op);
+  }
+  p.ops = std::move(ops);
 }
 
 Op gemm(std::string_view name, double m, double n, double k, const ShardShape& sh,
@@ -170,10 +193,15 @@ Phase backward_of(const Phase& fwd) {
   Phase b;
   for (std::size_t i = fwd.ops.size(); i-- > 0;) {  // backward runs in reverse
     const Op& op = fwd.ops[i];
+    if (op.name == kFp8Cast) continue;  // its gradient passes through, as bf16
     switch (op.cls) {
       case OpClass::gemm: {
         const auto& g = op.gemm;
         const double elem = op.fp8 ? 1.0 : kAct;
+        if (op.fp8) {  // the output gradient, cast to fp8 for both backward GEMMs
+          b.ops.push_back(make_elementwise(kFp8Cast, kFp8CastBytes * g.m * g.n * g.batch));
+          b.ops.back().backward = true;
+        }
         b.ops.push_back(make_gemm(op.name, g.m, g.k, g.n, g.batch, elem, op.fp8));  // dgrad
         b.ops.push_back(make_gemm(op.name, g.k, g.n, g.m, g.batch, elem, op.fp8));  // wgrad
         break;
@@ -239,6 +267,7 @@ LayerProgram transformer_layer(const ModelSpec& m, const ShardShape& sh) {
       dense_mlp(lp.forward, d, sh);
     }
   }
+  if (sh.fp8) add_fp8_casts(lp.forward);
   lp.backward = backward_of(lp.forward);
   lp.recompute = recompute_of(lp.forward, m, d, sh);
   return lp;
@@ -264,6 +293,7 @@ LayerProgram lm_head_and_loss(const ModelSpec& m, const ShardShape& sh) {
   // Vocabulary-parallel cross entropy in fp32: max, exp-sum and gradient passes over logits.
   lp.forward.ops.push_back(
       make_elementwise("loss", 3 * d.tokens * vocab_local * 4, 6 * d.tokens * vocab_local));
+  if (sh.fp8) add_fp8_casts(lp.forward);
   Phase bwd = backward_of(lp.forward);
   lp.backward = std::move(bwd);
   return lp;

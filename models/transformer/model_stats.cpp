@@ -64,9 +64,12 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
     case scenario::Recompute::none:
       break;
     // As Korthikanti'22 counts it: s/(3h) in place of s/(6h), three times the
-    // forward attention core (their HFU column reproduces with this).
+    // forward attention core (their HFU column reproduces with this). With fused
+    // attention there is nothing to recompute (FlashAttention's backward
+    // recomputes its scores anyway, as its own op, in MFU and HFU alike), and the
+    // layer program prices none: HFU counts only what is priced.
     case scenario::Recompute::selective:
-      extra = m.layers * 12 * keys * m.hidden;
+      if (!s.training.fused_kernels) extra = m.layers * 12 * keys * m.hidden;
       break;
     case scenario::Recompute::full:
       extra = m.layers * layer_forward;

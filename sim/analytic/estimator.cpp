@@ -1,10 +1,14 @@
 #include "sim/analytic/estimator.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 
 #include "models/plan/placement.hpp"
 #include "models/transformer/model_stats.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "sim/cost/network_slowdown.hpp"
 
 namespace myriad::sim {
 namespace {
@@ -23,7 +27,16 @@ struct PhaseTime {
 class Pricer {
  public:
   Pricer(const scenario::Scenario& s, const DeviceProfile& p, StepReport& report)
-      : s_(s), p_(p), report_(report) {}
+      : s_(s),
+        p_(p),
+        report_(report),
+        dp_network_(network_slowdown(s, GroupKind::dp)),
+        pp_network_(network_slowdown(s, GroupKind::pp)) {}
+
+  // What oversubscription does to the data-parallel rings and pipeline transfers.
+  [[nodiscard]] const NetworkSlowdown& network(GroupKind g) const {
+    return g == GroupKind::pp ? pp_network_ : dp_network_;
+  }
 
   // The compute rate communication takes while it overlaps compute.
   [[nodiscard]] double overlap_share() const { return p_.overlap_compute_share; }
@@ -58,7 +71,9 @@ class Pricer {
 
   CommCost price(const models::Collective& c, double runs_per_step) {
     const auto span = models::group_span(c.group, s_);
-    const CommCost cost = collective_cost(c, span, s_.cluster, p_);
+    const double slowdown =
+        c.group == GroupKind::dp || c.group == GroupKind::pp ? network(c.group).factor : 1.0;
+    const CommCost cost = collective_cost(c, span, s_.cluster, p_, slowdown);
     if (span.size > 1 && runs_per_step > 0) {
       auto it = std::find_if(report_.collectives.begin(), report_.collectives.end(),
                              [&](const PricedCollective& pc) { return pc.name == c.name; });
@@ -97,11 +112,14 @@ class Pricer {
   const scenario::Scenario& s_;
   const DeviceProfile& p_;
   StepReport& report_;
+  NetworkSlowdown dp_network_;
+  NetworkSlowdown pp_network_;
 };
 
 // What a stage spends per micro-batch, by kind.
 struct StageTime {
   double compute = 0;
+  double forward = 0;  // forward passes: their compute and exposed tp, cp and ep time
   double tp = 0;
   double cp = 0;
   double ep = 0;
@@ -109,6 +127,7 @@ struct StageTime {
   [[nodiscard]] double total() const { return compute + tp + cp + ep + pp; }
   StageTime& operator+=(const StageTime& o) {
     compute += o.compute;
+    forward += o.forward;
     tp += o.tp;
     cp += o.cp;
     ep += o.ep;
@@ -117,30 +136,56 @@ struct StageTime {
   }
 };
 
-// Communication overlapped with GEMMs: what the GEMMs cannot hide (at least a
-// quarter), plus what hiding the rest costs them: its kernels take `share` of
-// the compute rate while they run.
-double exposed(double comm, double gemm, bool overlap, double share) {
-  if (!overlap) return comm;
-  const double out = std::max(comm / 4, comm - gemm);
-  return out + share * (comm - out);
+// Which layer collectives the scenario overlaps with the GEMMs.
+struct LayerOverlap {
+  bool tp = false;
+  bool cp = false;
+  bool ep = false;
+
+  explicit LayerOverlap(const scenario::OverlapSpec& o) : tp(o.tp), cp(o.cp), ep(o.ep) {}
+  [[nodiscard]] bool of(GroupKind g) const {
+    return (g == GroupKind::tp && tp) || (g == GroupKind::cp && cp) || (g == GroupKind::ep && ep);
+  }
+};
+
+// The exposed tp, cp and ep time of a phase. The overlapped collectives share the
+// phase's GEMMs as cover: together, what the GEMMs cannot hide (at least a quarter:
+// chunked pipelining's fill and drain) stays exposed, shared out in proportion,
+// plus what hiding the rest costs the GEMMs: the collectives' kernels take `share`
+// of the compute rate while they run.
+PhaseTime exposed(const PhaseTime& t, const LayerOverlap& overlap, double share) {
+  const double hideable =
+      (overlap.tp ? t.tp : 0) + (overlap.cp ? t.cp : 0) + (overlap.ep ? t.ep : 0);
+  double kept = 1;  // fraction of an overlapped collective left exposed, with the cost of hiding
+  if (hideable > 0) {
+    const double out = std::max(hideable / 4, hideable - t.gemm);
+    kept = (out + share * (hideable - out)) / hideable;
+  }
+  PhaseTime e = t;
+  e.tp = overlap.tp ? t.tp * kept : t.tp;
+  e.cp = overlap.cp ? t.cp * kept : t.cp;
+  e.ep = overlap.ep ? t.ep * kept : t.ep;
+  return e;
 }
 
-StageTime program_time(const models::LayerProgram& lp, Pricer& pricer, bool overlap,
+StageTime program_time(const models::LayerProgram& lp, Pricer& pricer, const LayerOverlap& overlap,
                        double runs_per_step) {
   StageTime t;
   for (const auto* phase : {&lp.forward, &lp.backward, &lp.recompute}) {
-    const PhaseTime pt = pricer.price(*phase, runs_per_step);
+    const PhaseTime pt =
+        exposed(pricer.price(*phase, runs_per_step), overlap, pricer.overlap_share());
     t.compute += pt.compute;
-    t.tp += exposed(pt.tp, pt.gemm, overlap, pricer.overlap_share());
-    t.cp += exposed(pt.cp, pt.gemm, overlap, pricer.overlap_share());
-    t.ep += exposed(pt.ep, pt.gemm, overlap, pricer.overlap_share());
+    if (phase == &lp.forward) t.forward += pt.compute + pt.tp + pt.cp + pt.ep;
+    t.tp += pt.tp;
+    t.cp += pt.cp;
+    t.ep += pt.ep;
   }
   return t;
 }
 
 StageTime scaled(StageTime t, double k) {
   t.compute *= k;
+  t.forward *= k;
   t.tp *= k;
   t.cp *= k;
   t.ep *= k;
@@ -161,91 +206,170 @@ double optimizer_time(const scenario::Scenario& s, const models::StepPlan& plan,
   return compute_cost(op, p).time_s;
 }
 
-PassTimes pass_times(const models::LayerProgram& lp, Pricer& pricer, bool overlap) {
+PassTimes pass_times(const models::LayerProgram& lp, Pricer& pricer, const LayerOverlap& overlap) {
   const auto exposed_total = [&](const models::Phase& phase) {
-    const PhaseTime t = pricer.price(phase, 0);
-    return t.compute + exposed(t.tp, t.gemm, overlap, pricer.overlap_share()) +
-           exposed(t.cp, t.gemm, overlap, pricer.overlap_share()) +
-           exposed(t.ep, t.gemm, overlap, pricer.overlap_share());
+    const PhaseTime t = exposed(pricer.price(phase, 0), overlap, pricer.overlap_share());
+    return t.compute + t.tp + t.cp + t.ep;
   };
   return {exposed_total(lp.forward), exposed_total(lp.backward) + exposed_total(lp.recompute)};
 }
 
+// The layer's tp, cp and ep collectives that are not overlapped, in order.
 std::vector<LayerCollective> layer_collectives(std::initializer_list<const models::Phase*> phases,
-                                               Pricer& pricer, const DeviceProfile& profile) {
+                                               Pricer& pricer, const DeviceProfile& profile,
+                                               const LayerOverlap& overlap) {
   std::vector<LayerCollective> out;
   for (const auto* phase : phases) {
     for (const auto& c : phase->comms) {
-      if (c.group == GroupKind::dp || c.group == GroupKind::pp) continue;
+      if (c.group == GroupKind::dp || c.group == GroupKind::pp || overlap.of(c.group)) continue;
       out.push_back({c, pricer.price(c, 0), interpolate_busbw(profile.nvlink_busbw, c.bytes)});
     }
   }
   return out;
 }
 
+// What hides data-parallel traffic (overlap.dp), per micro-batch on the first stage.
+struct DpWindows {
+  double forward = 0;   // one chunk's forward
+  double backward = 0;  // one chunk's backward (and recomputation)
+  double rest = 0;      // where the other chunks' traffic hides: the pipeline's fill, or its drain
+  double buckets = 1;   // gradient buckets per chunk
+};
+
+// Exposed data-parallel time with overlap, as Megatron-LM overlaps it (for
+// any schedule). Gradients are reduced bucket by bucket as the last micro-batch's
+// backward makes them: a chunk's reduction starts when its first bucket is ready,
+// after 1/b of the backward, and its last bucket is reduced after the backward
+// ends. Parameters are gathered bucket by bucket ahead of the first forward: the
+// first bucket before it starts, the rest beside it. The first (last) chunk's
+// traffic has only its own forward (backward) to hide behind; with interleaving,
+// the other chunks' hides in the pipeline's fill (drain) window. Hidden traffic's
+// kernels take `share` of the compute rate beside them.
+double exposed_dp(double gather, double reduce, double v, const DpWindows& w, double share) {
+  const double b = w.buckets;
+  const double gather_c = gather / v;
+  const double reduce_c = reduce / v;
+  const double first_gather = gather_c / b + std::max(0.0, gather_c * (1 - 1 / b) - w.forward);
+  const double last_reduce =
+      std::max(w.backward / b + reduce_c * (1 - 1 / b), w.backward) + reduce_c / b - w.backward;
+  // The other chunks' gathers hide in the fill, their reductions in the drain.
+  const double others = (gather + reduce) * (v - 1) / v;
+  const double others_hidden =
+      std::min(gather * (v - 1) / v, w.rest) + std::min(reduce * (v - 1) / v, w.rest);
+  const double hidden = gather_c - first_gather + reduce_c - last_reduce + others_hidden;
+  return first_gather + last_reduce + (others - others_hidden) + share * hidden;
+}
+
+std::vector<std::string> network_notes(const scenario::Scenario& s, const Pricer& pricer) {
+  std::vector<std::string> notes;
+  double worst = 1;
+  for (const auto& tier : s.cluster.network.tiers) worst = std::max(worst, tier.oversubscription);
+  if (worst <= 1 || s.cluster.nodes() <= 1) return notes;
+  for (const GroupKind g : {GroupKind::dp, GroupKind::pp}) {
+    const int degree = g == GroupKind::dp ? s.parallelism.dp : s.parallelism.pp;
+    const std::string note = describe(pricer.network(g), s, g);
+    if (degree > 1 && !note.empty()) notes.push_back(note);
+  }
+  if (notes.empty()) {
+    notes.push_back(fmt::format(
+        "oversubscription up to 1:{:.3g}: no tier's uplinks bind the data-parallel rings or "
+        "pipeline transfers (too few of their flows leave a subtree at once)",
+        worst));
+  }
+  if (s.model.is_moe() && s.parallelism.ep > 1) {
+    notes.push_back(
+        "expert all-to-alls leaving the node: divided by the largest oversubscription below the "
+        "tier that joins the group");
+  }
+  return notes;
+}
+
 }  // namespace
 
-StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& profile) {
+double dp_buckets_per_chunk(const models::StepPlan& plan) {
+  const double bucket = std::max(kDdpBucketParams, kDdpBucketParamsPerRank * plan.dp);
+  return std::max(1.0, std::ceil(plan.params_max / plan.virtual_stages / bucket));
+}
+
+StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& measured) {
+  const DeviceProfile profile = on_hardware(measured, s.cluster.gpu);
   StepReport scratch;
   Pricer pricer(s, profile, scratch);
   const models::StepPlan plan = models::plan_step(s);
   StageCosts c;
-  c.layer = pass_times(plan.layer, pricer, s.overlap.tp);
-  if (!s.overlap.tp) {  // overlapped, they stay inside the layer's time
-    c.forward_comms = layer_collectives({&plan.layer.forward}, pricer, profile);
-    c.backward_comms =
-        layer_collectives({&plan.layer.backward, &plan.layer.recompute}, pricer, profile);
-  }
-  c.embedding = pass_times(plan.embedding, pricer, s.overlap.tp);
-  c.head = pass_times(plan.head, pricer, s.overlap.tp);
+  const LayerOverlap overlap(s.overlap);
+  c.layer = pass_times(plan.layer, pricer, overlap);
+  // Overlapped collectives stay inside the layer's time.
+  c.forward_comms = layer_collectives({&plan.layer.forward}, pricer, profile, overlap);
+  c.backward_comms =
+      layer_collectives({&plan.layer.backward, &plan.layer.recompute}, pricer, profile, overlap);
+  c.embedding = pass_times(plan.embedding, pricer, overlap);
+  c.head = pass_times(plan.head, pricer, overlap);
   c.pp_bytes_per_gpu = plan.pp_transfer.bytes;
   c.dp_comms = plan.dp_comms;
   for (const auto& comm : plan.dp_comms) c.dp_costs.push_back(pricer.price(comm, 0));
   c.optimizer_s = optimizer_time(s, plan, profile);
+  c.dp_buckets = dp_buckets_per_chunk(plan);
   return c;
 }
 
-StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile) {
+StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured) {
+  const DeviceProfile profile = on_hardware(measured, s.cluster.gpu);
   StepReport r;
   const models::StepPlan plan = models::plan_step(s);
   Pricer pricer(s, profile, r);
   const double m = plan.micro_batches;
   const double v = plan.virtual_stages;
   const double pp = plan.pp;
-  const bool tp_overlap = s.overlap.tp;
+  const LayerOverlap layer_overlap(s.overlap);
 
-  const double layers = plan.layers_per_stage;
-  StageTime body = scaled(program_time(plan.layer, pricer, tp_overlap, m * layers), layers);
-  StageTime first = body;
-  first += program_time(plan.embedding, pricer, tp_overlap, m);
-  StageTime last = body;
-  last += program_time(plan.head, pricer, tp_overlap, m);
+  // Stages differ by their layer counts (uneven stages), the embedding and the head.
+  const StageTime layer = program_time(plan.layer, pricer, layer_overlap, 0);
+  StageTime body = scaled(layer, plan.layers_per_stage);
+  StageTime first = scaled(layer, plan.first_stage_layers);
+  first += program_time(plan.embedding, pricer, layer_overlap, m);
+  StageTime last = scaled(layer, plan.last_stage_layers);
+  last += program_time(plan.head, pricer, layer_overlap, m);
   if (plan.pp > 1) {
     const double p2p = pricer.price(plan.pp_transfer, m * 2 * v).time_s;
-    const double exposed_p2p = s.overlap.pp ? 0 : 2 * v * p2p;
+    // Blocking transfers: in the steady state a stage's period holds one transfer per
+    // chunk (its forward output and its backward output go on while the neighbour
+    // computes the other direction's): with the bubble's share, (m v + p - 1) per
+    // step, as the step engine plays them.
+    const double exposed_p2p = s.overlap.pp ? 0 : v * p2p;
     for (auto* st : {&body, &first, &last}) st->pp = exposed_p2p;
   } else {
-    first += program_time(plan.head, pricer, tp_overlap, 0);
+    first += program_time(plan.head, pricer, layer_overlap, 0);
     last = first;
   }
-  const StageTime& critical = first.total() >= last.total() ? first : last;
+  const StageTime* slowest = first.total() >= last.total() ? &first : &last;
+  if (pp > 2 && body.total() > slowest->total()) slowest = &body;
+  const StageTime& critical = *slowest;
+  const int critical_layers = slowest == &first  ? plan.first_stage_layers
+                              : slowest == &last ? plan.last_stage_layers
+                                                 : plan.layers_per_stage;
+  (void)program_time(plan.layer, pricer, layer_overlap, m * critical_layers);  // the op table
   const double mean =
       pp == 1 ? first.total() : (first.total() + last.total() + (pp - 2) * body.total()) / pp;
-  const double bubble = (pp - 1) / v * mean;
+  // Fill and drain: every stage's pass but the slowest one's, which the m passes
+  // count ((p - 1) / v of a stage's time when the stages are alike; less when the
+  // slowest stage is slower than the others, as the step engine plays it).
+  const double bubble = (pp * mean - critical.total()) / v;
 
-  // Gradients of a model chunk are complete only after its last micro-batch's backward,
-  // in the pipeline's drain; parameters are needed from the first forward, in its fill.
-  // Overlapped, each collective hides in that window (half the bubble, or half a
-  // micro-batch without pipelining) but for the 1/v belonging to the last (first) chunk.
-  const double window = std::max(bubble / 2, critical.total() / 2);
-  double dp_exposed = 0;
+  double dp_gather = 0;
+  double dp_reduce = 0;
   for (const auto& c : plan.dp_comms) {
     const double t = pricer.price(c, 1).time_s;
-    // Hidden, its kernels take their share of the compute rate beside them.
-    const double hidden = std::min(t * (v - 1) / v, window);
-    dp_exposed += s.overlap.dp
-                      ? t / v + (t * (v - 1) / v - hidden) + profile.overlap_compute_share * hidden
-                      : t;
+    (c.kind == models::CollectiveKind::all_gather ? dp_gather : dp_reduce) += t;
+  }
+  double dp_exposed = dp_gather + dp_reduce;
+  if (s.overlap.dp) {
+    // The first stage starts the step and ends it: its first chunk's first forward
+    // waits for its parameters, its first chunk's last backward makes the last gradients.
+    const double passes = first.total() - first.pp;  // forward and backward, as tasks run
+    const DpWindows w{first.forward / v, (passes - first.forward) / v,
+                      std::max(bubble / 2, critical.total() / 2), dp_buckets_per_chunk(plan)};
+    dp_exposed = exposed_dp(dp_gather, dp_reduce, v, w, profile.overlap_compute_share);
   }
   const double opt = optimizer_time(s, plan, profile);
 
@@ -262,8 +386,11 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile) {
   const double gpus = s.cluster.gpus;
   r.model_flops = models::model_flops_per_step(s);
   r.hardware_flops = models::hardware_flops_per_step(s);
-  r.mfu = r.model_flops / (r.step_time_s * gpus * profile.bf16_flops);
-  r.hfu = r.hardware_flops / (r.step_time_s * gpus * profile.bf16_flops);
+  r.mfu = r.model_flops / (r.step_time_s * gpus * s.cluster.gpu.bf16_flops);
+  r.hfu = r.hardware_flops / (r.step_time_s * gpus * s.cluster.gpu.bf16_flops);
+  if (s.training.precision == scenario::Precision::fp8) {
+    r.mfu_fp8 = r.model_flops / (r.step_time_s * gpus * s.cluster.gpu.fp8_flops);
+  }
   r.tokens_per_s =
       static_cast<double>(s.parallelism.global_batch) * s.model.seq_length / r.step_time_s;
   r.days_to_target = s.training.tokens / r.tokens_per_s / 86400;
@@ -271,8 +398,11 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile) {
     return a.time_s * a.per_step > b.time_s * b.per_step;
   });
   r.memory = models::memory_per_gpu(s, plan);
+  r.memory_fragmentation = r.memory.total() * profile.memory_fragmentation;
   r.memory_capacity = s.cluster.gpu.hbm_bytes;
-  r.fits = r.memory.total() <= r.memory_capacity;
+  r.memory_reserved = profile.memory_reserved_bytes;
+  r.fits = r.memory_needed() <= r.memory_usable();
+  r.network_notes = network_notes(s, pricer);
   return r;
 }
 

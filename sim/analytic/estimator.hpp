@@ -4,18 +4,21 @@
 //
 // A pipeline stage's time per micro-batch is the sum over its layers of the
 // compute ops (compute_cost) and of the collectives left exposed, plus the
-// embedding on the first stage and the LM head and loss on the last. With m
-// micro-batches, p stages and v virtual stages, the pipeline takes
-//   m * t_slowest + (p - 1) / v * t_mean
-// (the second term is the bubble: fill and drain). Then the exposed part of the
+// embedding on the first stage and the LM head and loss on the last (stages may
+// hold different layer counts: parallelism.first_stage_layers, last_stage_layers).
+// With m micro-batches, p stages and v virtual stages, the pipeline takes
+//   m * t_slowest + (p * t_mean - t_slowest) / v
+// (the second term is the bubble, fill and drain: the other stages' passes;
+// (p - 1) / v of a stage when they are alike). Then the exposed part of the
 // data-parallel traffic, and the optimizer step.
-// Overlap, when switched on: tensor-, context- and expert-parallel collectives
-// hide behind the layer's GEMMs except for a quarter of each (chunked pipelining
-// fill and drain) or what the GEMMs cannot cover; pipeline transfers hide
-// behind compute; a data-parallel collective hides in the pipeline's drain
-// (gradient reduction: a chunk's gradients are complete after its last
-// micro-batch) or fill (parameter gathering), each half the bubble, except for
-// the 1/v of it that belongs to the last (first) model chunk.
+// Overlap, when switched on (overlap.tp, .cp, .ep each for its own collectives):
+// the overlapped layer collectives share the layer's GEMMs as cover and stay
+// exposed for a quarter of their time (chunked pipelining fill and drain) or what
+// the GEMMs cannot cover; pipeline transfers hide behind compute; data-parallel
+// traffic (overlap.dp) is reduced bucket by bucket under the last backward and
+// gathered bucket by bucket under the first forward, whatever the schedule, and
+// with interleaving the other chunks' traffic hides in the pipeline's drain or
+// fill (exposed_dp in estimator.cpp).
 #pragma once
 
 #include <string>
@@ -58,21 +61,34 @@ struct PricedOp {
 
 struct StepReport {
   double step_time_s = 0;
-  double mfu = 0;  // model FLOPs over peak bf16 FLOP/s of all GPUs
-  double hfu = 0;  // hardware FLOPs (with recomputation) likewise
+  double mfu = 0;      // model FLOPs over peak bf16 FLOP/s of all GPUs
+  double hfu = 0;      // hardware FLOPs (with recomputation) likewise
+  double mfu_fp8 = 0;  // fp8 training: model FLOPs over the fp8 peak; 0 otherwise
   double tokens_per_s = 0;
   double days_to_target = 0;  // training.tokens at this rate
   double model_flops = 0;     // per step
   double hardware_flops = 0;
   std::vector<BreakdownPart> breakdown;  // sums to step_time_s
   models::MemoryBreakdown memory;
-  double memory_capacity = 0;
-  bool fits = true;
+  double memory_fragmentation = 0;  // bytes the allocator holds beyond `memory`
+  double memory_capacity = 0;       // the GPU's, bytes
+  double memory_reserved = 0;       // context, workspaces, NCCL buffers (profile)
+  [[nodiscard]] double memory_needed() const { return memory.total() + memory_fragmentation; }
+  [[nodiscard]] double memory_usable() const { return memory_capacity - memory_reserved; }
+  bool fits = true;  // what is needed fits in what is usable
+  // What the fat tree's oversubscription does to the job's traffic, in words.
+  std::vector<std::string> network_notes;
   std::vector<PricedCollective> collectives;
   std::vector<PricedOp> ops;  // by total time, longest first
 };
 
+// The profile's rates are put on the scenario's GPU first (on_hardware): the
+// hardware priced is always the scenario's.
 StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile);
+
+// Above this fraction of usable memory a job is at risk (allocator spikes,
+// a longer sequence, a new library version): reports warn.
+inline constexpr double kMemoryWarningFraction = 0.9;
 
 // What the step engine plays, priced as the analytic engine prices it: per
 // micro-batch, the forward and the backward (with recomputation) time of one
@@ -104,8 +120,17 @@ struct StageCosts {
   double pp_bytes_per_gpu = 0;  // one activation transfer across a stage boundary
   std::vector<models::Collective> dp_comms;
   std::vector<CommCost> dp_costs;  // as the analytic engine prices them (and its algorithm)
+  double dp_buckets = 1;           // gradient (and parameter) buckets per model chunk
   double optimizer_s = 0;
 };
+
+// Megatron-LM's distributed data parallel buckets gradients (and, with the
+// distributed optimizer, parameters) by max(40M, 1M x dp) parameters when it
+// overlaps their communication (its default bucket size).
+inline constexpr double kDdpBucketParams = 40e6;
+inline constexpr double kDdpBucketParamsPerRank = 1e6;
+// Buckets per model chunk of the most loaded stage (at least one).
+double dp_buckets_per_chunk(const models::StepPlan& plan);
 
 StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& profile);
 

@@ -59,19 +59,20 @@ CommCost intra_node(const models::Collective& c, double n, const scenario::Clust
 }
 
 CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
-                    const scenario::ClusterSpec& cluster, const DeviceProfile& p);
+                    const scenario::ClusterSpec& cluster, const DeviceProfile& p, double slowdown);
 
 // Hierarchical all-reduce: reduce-scatter inside each node, all-reduce of each
 // shard across nodes (one rank per node and shard, each on its own NIC), all-gather
 // inside the node.
 CommCost hierarchical_all_reduce(const models::Collective& c, const models::GroupSpan& g,
-                                 const scenario::ClusterSpec& cluster, const DeviceProfile& p) {
+                                 const scenario::ClusterSpec& cluster, const DeviceProfile& p,
+                                 double slowdown) {
   models::Collective local = c;
   local.kind = CollectiveKind::reduce_scatter;
   const CommCost rs = intra_node(local, g.per_node, cluster, p);
   models::Collective shard = c;
   shard.bytes = c.bytes / g.per_node;
-  const CommCost across = inter_node(shard, {g.nodes, 1, g.nodes}, cluster, p);
+  const CommCost across = inter_node(shard, {g.nodes, 1, g.nodes}, cluster, p, slowdown);
   local.kind = CollectiveKind::all_gather;
   const CommCost ag = intra_node(local, g.per_node, cluster, p);
   CommCost r;
@@ -85,9 +86,9 @@ CommCost hierarchical_all_reduce(const models::Collective& c, const models::Grou
 }
 
 CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
-                    const scenario::ClusterSpec& cluster, const DeviceProfile& p) {
+                    const scenario::ClusterSpec& cluster, const DeviceProfile& p, double slowdown) {
   const double n = g.size;
-  const double nic_Bps = cluster.nic_bw_Bps * p.nic_efficiency;
+  const double nic_Bps = cluster.nic_bw_Bps * p.nic_efficiency / slowdown;
   const double nics = std::min<double>(g.per_node, cluster.nics_per_node);
   const double nvlink = interpolate_busbw(p.nvlink_busbw, c.bytes);
   const double hop = hop_latency(cluster, g.nodes);
@@ -126,7 +127,7 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
           r.latency_s = tree_latency;
         }
         if (g.per_node > 1) {
-          const CommCost h = hierarchical_all_reduce(c, g, cluster, p);
+          const CommCost h = hierarchical_all_reduce(c, g, cluster, p, slowdown);
           const double flat = r.latency_s + busbw_factor(c.kind, n) * c.bytes / r.busbw_Bps;
           if (h.time_s < flat) return h;
         }
@@ -171,14 +172,15 @@ int joining_tier(const scenario::ClusterSpec& c, int nodes) {
 }
 
 CommCost collective_cost(const models::Collective& c, const models::GroupSpan& g,
-                         const scenario::ClusterSpec& cluster, const DeviceProfile& profile) {
+                         const scenario::ClusterSpec& cluster, const DeviceProfile& profile,
+                         double nic_slowdown) {
   if (g.size <= 1 || c.bytes <= 0) return {};
   if (g.nodes <= 1) {
     CommCost r = intra_node(c, g.size, cluster, profile);
     r.time_s = r.latency_s + r.bandwidth_s;
     return r;
   }
-  return inter_node(c, g, cluster, profile);
+  return inter_node(c, g, cluster, profile, nic_slowdown);
 }
 
 }  // namespace myriad::sim

@@ -31,8 +31,12 @@ struct CommCost {
   bool inter_node = false;
 };
 
+// `nic_slowdown` (>= 1) divides the NIC rate the group's flows get: what the
+// network's oversubscription leaves them when all such groups send at once
+// (network_slowdown.hpp).
 CommCost collective_cost(const models::Collective& c, const models::GroupSpan& g,
-                         const scenario::ClusterSpec& cluster, const DeviceProfile& profile);
+                         const scenario::ClusterSpec& cluster, const DeviceProfile& profile,
+                         double nic_slowdown = 1);
 
 // One message across the network between two of `nodes` nodes: the NIC latency
 // plus the switch tiers crossed up and down.

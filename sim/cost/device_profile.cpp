@@ -23,6 +23,7 @@ constexpr ScalarKey kScalars[] = {
     {"bf16_peak_flops", &DeviceProfile::bf16_flops, 1e9, 1e17},
     {"fp8_peak_flops", &DeviceProfile::fp8_flops, 0, 1e17},
     {"hbm_bandwidth_Bps", &DeviceProfile::hbm_bw_Bps, 1e9, 1e14},
+    {"nvlink_bandwidth_Bps", &DeviceProfile::nvlink_bw_Bps, 1e6, 1e14},
     {"gemm_efficiency", &DeviceProfile::gemm_efficiency, 1e-4, 1},
     {"gemm_fp8_efficiency", &DeviceProfile::gemm_fp8_efficiency, 0, 1},
     {"gemm_k_half", &DeviceProfile::gemm_k_half, 0, 1e6},
@@ -34,7 +35,11 @@ constexpr ScalarKey kScalars[] = {
     {"kernel_overhead_s", &DeviceProfile::kernel_overhead_s, 0, 1e-3},
     {"nic_efficiency", &DeviceProfile::nic_efficiency, 0.01, 1},
     {"overlap_compute_share", &DeviceProfile::overlap_compute_share, 0, 0.45},
+    {"memory_reserved_bytes", &DeviceProfile::memory_reserved_bytes, 0, 1e12},
+    {"memory_fragmentation", &DeviceProfile::memory_fragmentation, 0, 1},
 };
+
+constexpr double kMaxBusbwOverLinkRate = 2;
 
 const char* const kOrigins[] = {"datasheet", "measured", "published", "assumption"};
 
@@ -183,12 +188,40 @@ DeviceProfile parse_profile(const nlohmann::json& root, const std::string& path)
   read_curve(root.value("nvlink_busbw", nlohmann::json::array()), p, problems);
   read_tiles(root.value("gemm_tiles", nlohmann::json::object()), p, problems);
   read_families(root.value("memory_bound_kernels", nlohmann::json::object()), p, problems);
+  // NVLS reduces inside the switch, so its bus bandwidth may pass the link rate, but
+  // not by much: a curve far above it was written against another link rate.
+  for (const auto& point : p.nvlink_busbw) {
+    if (p.nvlink_bw_Bps > 0 && point.busbw_Bps > kMaxBusbwOverLinkRate * p.nvlink_bw_Bps) {
+      problems.push_back(fmt::format(
+          "nvlink_busbw: {:.4g} B/s at {:.4g} B is over {} times parameters.nvlink_bandwidth_Bps "
+          "({:.4g} B/s), the link rate the curve is relative to",
+          point.busbw_Bps, point.bytes, kMaxBusbwOverLinkRate, p.nvlink_bw_Bps));
+      break;
+    }
+  }
+  p.hardware = p.device;
+  p.reference = {p.bf16_flops, p.fp8_flops, p.hbm_bw_Bps, p.nvlink_bw_Bps, p.sms};
+  p.reference_nvlink_busbw = p.nvlink_busbw;
   if (!problems.empty()) {
     std::string message =
         fmt::format("{}: {} problem(s) in device profile:", path, problems.size());
     for (const auto& pr : problems) message += "\n  " + pr;
     throw std::runtime_error(message);
   }
+  return p;
+}
+
+DeviceProfile on_hardware(const DeviceProfile& profile, const scenario::GpuSpec& gpu) {
+  DeviceProfile p = profile;
+  p.hardware = gpu.name;
+  p.bf16_flops = gpu.bf16_flops;
+  p.fp8_flops = gpu.fp8_flops;
+  p.hbm_bw_Bps = gpu.hbm_bw_Bps;
+  p.nvlink_bw_Bps = gpu.nvlink_bw_Bps;
+  p.sms = gpu.sms > 0 ? gpu.sms : p.reference.sms;
+  const double scale = gpu.nvlink_bw_Bps / p.reference.nvlink_bw_Bps;
+  p.nvlink_busbw = p.reference_nvlink_busbw;
+  for (auto& point : p.nvlink_busbw) point.busbw_Bps *= scale;
   return p;
 }
 

@@ -4,6 +4,15 @@
 // origin: "datasheet", "measured" (by Myriad's calibration), "published" (a
 // measurement someone published, with its source) or "assumption" (an
 // engineering estimate awaiting measurement).
+//
+// A profile holds achieved rates relative to the hardware they were achieved
+// on: efficiencies over peaks, and the NVLink bus bandwidth curve over the link
+// rate. That hardware (its peaks, HBM and NVLink bandwidth) is written in the
+// profile as its reference; the hardware a job runs on is the scenario's.
+// `on_hardware` puts the profile on the scenario's GPU: the rates the cost
+// models price against become the scenario's, the curve scales with its link
+// rate, and the efficiencies stay. So every hardware what-if takes effect, and
+// a GPU without a profile of its own borrows another's.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -12,6 +21,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "models/scenario/gpu_spec.hpp"
 
 namespace myriad::sim {
 
@@ -33,14 +44,32 @@ struct ProfileParameter {
   std::string note;
 };
 
+// The rates a profile's efficiencies and curves are relative to.
+struct HardwareRates {
+  double bf16_flops = 0;     // dense peak, FLOP/s
+  double fp8_flops = 0;      // dense peak, FLOP/s; 0 without fp8
+  double hbm_bw_Bps = 0;     // memory bandwidth
+  double nvlink_bw_Bps = 0;  // NVLink per GPU and direction
+  double sms = 0;            // streaming multiprocessors (wave quantization)
+};
+
 struct DeviceProfile {
   std::string file;
-  std::string device;  // GPU name, as the hardware preset gives it
+  std::string device;  // the GPU its rates were achieved on, as its hardware preset names it
   std::string kind;    // e.g. "datasheet+published": how the profile was made
+  // The GPU the cost models price against: the profile's own device when loaded,
+  // the scenario's after on_hardware.
+  std::string hardware;
 
+  // What the profile's rates are relative to, as the profile gives it.
+  HardwareRates reference;
+
+  // The rates the cost models price against: `reference` when loaded, the
+  // scenario's GPU after on_hardware.
   double bf16_flops = 0;             // dense peak
   double fp8_flops = 0;              // dense peak; 0 without fp8
-  double hbm_bw_Bps = 0;             // datasheet
+  double hbm_bw_Bps = 0;             // memory bandwidth
+  double nvlink_bw_Bps = 0;          // per GPU and direction
   double gemm_efficiency = 0;        // sustained fraction of the bf16 peak on large GEMMs
   double gemm_fp8_efficiency = 0;    // sustained fraction of the fp8 peak on large GEMMs
   double gemm_k_half = 0;            // a GEMM of reduction depth k runs at k / (k + k_half) of it
@@ -51,11 +80,20 @@ struct DeviceProfile {
   double memory_efficiency = 0;  // sustained fraction of HBM bandwidth for streaming kernels
   double sustained_clock = 1;    // clock under sustained load over the clock of the peaks
   double kernel_overhead_s = 0;  // launch and tail per kernel
-  std::vector<BusBandwidthPoint> nvlink_busbw;  // all-reduce inside a node, by size
-  double nic_efficiency = 0;                    // inter-node busbw per NIC over its line rate
+  // All-reduce inside a node, by size, at the rates priced against (the profile's
+  // curve times nvlink_bw_Bps over the reference link rate).
+  std::vector<BusBandwidthPoint> nvlink_busbw;
+  // The curve as the profile gives it, on the reference link rate.
+  std::vector<BusBandwidthPoint> reference_nvlink_busbw;
+  double nic_efficiency = 0;  // inter-node busbw per NIC over its line rate
   // Fraction of the compute rate communication kernels take while they overlap
   // compute (NCCL's channels occupy SMs): compute beside them runs at 1 - this.
   double overlap_compute_share = 0;
+  // Memory a training process cannot use for the model: the CUDA context, library
+  // workspaces and NCCL's buffers (bytes), and the caching allocator's
+  // fragmentation (a fraction added to what the model allocates).
+  double memory_reserved_bytes = 0;
+  double memory_fragmentation = 0;
 
   // Sustained fraction of HBM bandwidth per family of memory-bound kernels, when
   // measured. Families are dotted names ("norm", "norm.layer", "norm.layer.bwd");
@@ -64,7 +102,15 @@ struct DeviceProfile {
   std::map<std::string, double> memory_bound_efficiency;
 
   std::map<std::string, ProfileParameter> parameters;  // everything, with origins
+
+  // True when the hardware priced against is not the one the rates were achieved on.
+  [[nodiscard]] bool borrowed() const { return hardware != device; }
 };
+
+// The profile put on `gpu`: peaks, HBM and NVLink bandwidth (and SM count, where
+// the GPU gives one) are the GPU's; efficiencies stay, and the NVLink curve keeps
+// its shape as a fraction of the link rate. Idempotent.
+DeviceProfile on_hardware(const DeviceProfile& profile, const scenario::GpuSpec& gpu);
 
 // The streaming efficiency of a memory-bound op named `op_name`.
 double memory_efficiency_of(const DeviceProfile& profile, std::string_view op_name);

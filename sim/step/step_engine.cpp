@@ -14,6 +14,7 @@
 
 #include "models/plan/pipeline_schedule.hpp"
 #include "models/plan/placement.hpp"
+#include "models/plan/step_plan.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "sim/engine/engine_config.hpp"
 #include "sim/topology/fat_tree_platform.hpp"
@@ -67,9 +68,9 @@ struct Plan {
   // smaller than a node the nodes they fill (`per_node` replicas each, which run
   // in lockstep: one actor plays them all, its traffic theirs together).
   int dp = 1;
-  int dp_ranks = 1;  // data-parallel replicas: the collectives' ring length
-  int per_node = 1;  // replicas one actor plays
-  int layers_per_chunk = 1;
+  int dp_ranks = 1;               // data-parallel replicas: the collectives' ring length
+  int per_node = 1;               // replicas one actor plays
+  std::vector<int> chunk_layers;  // [stage]: layers of each of its chunks
   StageCosts costs;
   double pp_bytes_per_node = 0;  // one activation transfer of a rank group
   // The latency every flow pays itself: every route crosses the hop of the tier
@@ -138,7 +139,9 @@ double ends_time(const Plan& p, int stage, const PipelineTask& t) {
 
 double task_time(const Plan& p, int stage, const PipelineTask& t) {
   const PassTimes& layer = p.costs.layer;
-  return p.layers_per_chunk * (t.forward ? layer.forward : layer.backward) + ends_time(p, stage, t);
+  return p.chunk_layers[static_cast<std::size_t>(stage)] *
+             (t.forward ? layer.forward : layer.backward) +
+         ends_time(p, stage, t);
 }
 
 // Where a task's input comes from and where its output goes: stage and whether any.
@@ -223,6 +226,7 @@ void intra_node(const CommCost& c, double share) {
 // the bandwidth of min(members per node, NICs) NICs the analytic engine gives
 // each ring).
 void dp_collectives(Plan& p, int row, int stage, double share, bool gather) {
+  if (share <= 0) return;
   for (std::size_t i = 0; i < p.costs.dp_comms.size(); ++i) {
     const auto& c = p.costs.dp_comms[i];
     const bool is_gather = c.kind == models::CollectiveKind::all_gather;
@@ -440,7 +444,7 @@ void run_task(Plan& p, int row, int stage, const PipelineTask& t, double slow) {
   compute_for(p, slow * ends_time(p, stage, t));
   const auto& comms = t.forward ? p.costs.forward_comms : p.costs.backward_comms;
   const auto& plays = t.forward ? p.forward_play : p.backward_play;
-  for (int l = 0; l < p.layers_per_chunk; ++l) {
+  for (int l = 0; l < p.chunk_layers[static_cast<std::size_t>(stage)]; ++l) {
     compute_for(p, slow * (t.forward ? p.layer_local.forward : p.layer_local.backward));
     for (std::size_t i = 0; i < comms.size(); ++i) {
       if (plays[i] == Play::expert_flows) expert_all_to_all(p, row, stage, comms[i]);
@@ -506,12 +510,22 @@ void play_stage(Plan& p, int row, int stage) {
   const std::size_t self = at(row, p.pp, stage);
   const double slow = p.slowdown[self];
   const double share = 1.0 / p.v;
+  // Overlapped, data-parallel traffic goes bucket by bucket (exposed_dp in
+  // sim/analytic/estimator.cpp): the first chunk's first parameter bucket is
+  // gathered before anything, its other buckets beside its first forward, which
+  // waits for them at its end; the other chunks' beside the pipeline.
+  const double buckets = p.overlap_dp ? p.costs.dp_buckets : 1;
   std::vector<sg4::ActorPtr> overlapped;
-  // Parameters: all gathered first; overlapped, the first chunk's only, the rest beside.
   const double gather = sg4::Engine::get_clock();
-  dp_collectives(p, row, stage, p.overlap_dp ? share : 1.0, true);
+  dp_collectives(p, row, stage, p.overlap_dp ? share / buckets : 1.0, true);
   if (sg4::Engine::get_clock() > gather) {
     record(p, row, stage, Activity::dp, gather, "parameter gather");
+  }
+  sg4::ActorPtr first_chunk_gather;
+  if (p.overlap_dp && buckets > 1) {
+    first_chunk_gather = beside(p, "dp-gather", [&p, row, stage, share, buckets] {
+      dp_collectives(p, row, stage, share * (1 - 1 / buckets), true);
+    });
   }
   if (p.overlap_dp && p.v > 1) {
     overlapped.push_back(beside(p, "dp-gather", [&p, row, stage, share] {
@@ -522,15 +536,39 @@ void play_stage(Plan& p, int row, int stage) {
   std::vector<int> backwards_left(static_cast<std::size_t>(p.v), p.m);
   for (const PipelineTask& t : p.orders[static_cast<std::size_t>(stage)]) {
     if (has_input(p, stage, t)) receive_input(p, row, stage, t);
+    const bool last_backward =
+        !t.forward && --backwards_left[static_cast<std::size_t>(t.chunk)] == 0 && p.overlap_dp;
+    sg4::ActorPtr reduce_early;
+    if (last_backward) {
+      // This chunk's gradients come bucket by bucket: all but the last are reduced
+      // from the end of the backward's first bucket, beside it.
+      const double first_bucket = slow * task_time(p, stage, t) / buckets;
+      reduce_early = sg4::Actor::create(
+          "dp-reduce", sg4::this_actor::get_host(), [&p, row, stage, share, buckets, first_bucket] {
+            sg4::this_actor::sleep_for(first_bucket);
+            beside(p, "dp-reduce", [&p, row, stage, share, buckets] {
+              dp_collectives(p, row, stage, share * (1 - 1 / buckets), false);
+            })->join();
+          });
+    }
     const double start = sg4::Engine::get_clock();
     run_task(p, row, stage, t, slow);
     record(p, row, stage, t.forward ? Activity::forward : Activity::backward, start,
            fmt::format("{} c{} mb{}", t.forward ? "fwd" : "bwd", t.chunk, t.micro_batch));
+    if (first_chunk_gather && t.forward) {
+      const double wait = sg4::Engine::get_clock();
+      first_chunk_gather->join();
+      first_chunk_gather = nullptr;
+      if (sg4::Engine::get_clock() > wait) {
+        record(p, row, stage, Activity::dp, wait, "parameter gather");
+      }
+    }
     if (has_output(p, stage, t)) send_output(p, row, stage, t, pending);
-    if (!t.forward && --backwards_left[static_cast<std::size_t>(t.chunk)] == 0 && p.overlap_dp) {
-      // This chunk's gradients are complete: reduce them beside the remaining work.
-      overlapped.push_back(beside(p, "dp-reduce", [&p, row, stage, share] {
-        dp_collectives(p, row, stage, share, false);
+    if (last_backward) {
+      // The last bucket once the backward is done, after the others.
+      overlapped.push_back(beside(p, "dp-reduce", [&p, row, stage, share, buckets, reduce_early] {
+        reduce_early->join();
+        dp_collectives(p, row, stage, share / buckets, false);
       }));
     }
   }
@@ -567,7 +605,9 @@ Plan make_plan(const scenario::Scenario& s, const DeviceProfile& profile) {
   p.per_node = group < s.cluster.gpus_per_node ? s.cluster.gpus_per_node / group : 1;
   p.dp_ranks = par.dp;
   p.dp = par.dp / p.per_node;
-  p.layers_per_chunk = s.model.layers / (par.pp * par.virtual_stages);
+  for (int stage = 0; stage < par.pp; ++stage) {
+    p.chunk_layers.push_back(models::stage_layers(s, stage) / par.virtual_stages);
+  }
   p.costs = stage_costs(s, profile);
   p.group_gpus = group * p.per_node;
   p.dp_rings = group;
@@ -699,8 +739,9 @@ StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
 
 }  // namespace
 
-StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& profile,
+StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& measured,
                              const StepOptions& options) {
+  const DeviceProfile profile = on_hardware(measured, s.cluster.gpu);
   const int group_gpus = s.parallelism.tp * s.parallelism.cp;
   const int gpn = s.cluster.gpus_per_node;
   if (group_gpus >= gpn ? group_gpus % gpn != 0 : gpn % group_gpus != 0) {

@@ -21,9 +21,12 @@ scenario::Scenario load(const std::string& text) {
 
 scenario::Scenario korthikanti(const std::string& model, int gpus, int pp, int batch, int mb) {
   return load("cluster: {preset: selene-like, gpus: " + std::to_string(gpus) +
-              "}\nmodel: {preset: " + model + "}\nparallelism: {tp: 8, sp: true, pp: " +
-              std::to_string(pp) + ", micro_batch: " + std::to_string(mb) +
-              ", global_batch: " + std::to_string(batch) + ", recompute: selective}\n");
+              "}\nmodel: {preset: " + model +
+              "}\nparallelism: {tp: 8, sp: true, pp: " + std::to_string(pp) +
+              ", micro_batch: " + std::to_string(mb) + ", global_batch: " + std::to_string(batch) +
+              ", recompute: selective}\n"
+              // Megatron-LM of 2022: attention unfused, so selective recomputation has work.
+              "training: {fused_kernels: false}\n");
 }
 
 // Expectation: with a 312 TFLOPS peak, the model-FLOPs formula reproduces the MFU
@@ -43,6 +46,14 @@ TEST(ModelFlops, ReproduceKorthikantiMfuAndHfu) {
     EXPECT_NEAR(model_flops_per_step(s) / peak, r.mfu, 0.003) << r.model;
     EXPECT_NEAR(hardware_flops_per_step(s) / peak, r.hfu, 0.003) << r.model;
   }
+}
+
+// Expectation: with fused attention, selective recomputation has nothing to
+// recompute (the layer program prices nothing), so HFU is MFU.
+TEST(ModelFlops, SelectiveRecomputationWithFusedAttentionCountsNothing) {
+  auto s = korthikanti("gpt3-175b-megatron", 64, 8, 64, 1);
+  s.training.fused_kernels = true;
+  EXPECT_EQ(hardware_flops_per_step(s), model_flops_per_step(s));
 }
 
 TEST(ModelFlops, FullRecomputationIs96Over72) {
@@ -81,7 +92,8 @@ double gemm_flops(const Phase& p) {
 }
 
 TEST(LayerProgram, GemmFlopsAreTwicePerParameterPerToken) {
-  const auto s = korthikanti("gpt3-175b-megatron", 64, 8, 64, 1);
+  auto s = korthikanti("gpt3-175b-megatron", 64, 8, 64, 1);
+  s.training.fused_kernels = true;  // attention's GEMMs inside its fused kernel
   const LayerProgram lp = transformer_layer(s.model, shard_shape(s));
   const double tokens = 2048, h = 12288;
   EXPECT_DOUBLE_EQ(gemm_flops(lp.forward), 2 * tokens * 12 * h * h / 8);
@@ -94,6 +106,7 @@ TEST(LayerProgram, GemmFlopsAreTwicePerParameterPerToken) {
 
 TEST(LayerProgram, FusedCausalAttentionDoesHalfTheWork) {
   auto s = korthikanti("gpt3-175b-megatron", 64, 8, 64, 1);
+  s.training.fused_kernels = true;
   const auto flops = [&](const scenario::Scenario& sc) {
     const LayerProgram lp = transformer_layer(sc.model, shard_shape(sc));
     for (const auto& op : lp.forward.ops) {

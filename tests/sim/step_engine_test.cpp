@@ -68,12 +68,17 @@ TEST(StepEngine, AgreesWithTheAnalyticEngineWithinOnePercent) {
   pipes.parallelism.tp = 8;
   pipes.parallelism.dp = 2;
   pipes.parallelism.placement = scenario::Placement::tp_cp_pp_dp;
+  // Uneven stages: Llama 3 8B's 32 layers as 6 + 10 + 10 + 6 on 4 stages.
+  auto uneven = llama8b_tp2(32, 4, true);
+  uneven.parallelism.first_stage_layers = 6;
+  uneven.parallelism.last_stage_layers = 6;
   std::vector<scenario::Scenario> cases = {selene(),
                                            mixtral(),
                                            llama8b_tp2(8, 1, false),
                                            llama8b_tp2(32, 2, false),
                                            llama8b_tp2(32, 2, true),
-                                           pipes};
+                                           pipes,
+                                           uneven};
   // Thread contexts (sanitizer builds) are some 40 times slower: the small case only.
   if (!kSanitizerSafe) {
     cases.push_back(megascale_256(false));

@@ -54,34 +54,41 @@ bool write_json(const std::string& path, const nlohmann::json& json, std::string
 std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const std::string& path,
                                               Streams io, const Environment& env) {
   std::string file = path;
+  const scenario::GpuSpec& gpu = s.cluster.gpu;
   if (file.empty()) {
-    if (s.cluster.gpu.preset.empty()) {
+    if (gpu.profile.empty()) {
       io.err << fmt::format(
-          "{}: error: cluster.gpu has no hardware preset, so no device profile "
-          "is known for '{}': name one with --profile\n",
-          s.file, s.cluster.gpu.name);
+          "{}: error: cluster.gpu.profile: '{}' has no hardware preset, so no device profile is "
+          "known for it: name one (`profile: H100` borrows the H100's achieved rates; "
+          "`myriad explain profiles` lists them), or give a file with --profile\n",
+          s.file, gpu.name);
       return std::nullopt;
     }
-    file = (env.profile_dir / (s.cluster.gpu.preset + ".json")).string();
+    file = (env.profile_dir / (gpu.profile + ".json")).string();
     if (!std::filesystem::exists(file)) {
       io.err << fmt::format(
-          "{}: error: no device profile for GPU preset '{}' ({} does not "
-          "exist): name one with --profile\n",
-          s.file, s.cluster.gpu.preset, file);
+          "{}: error: cluster.gpu.profile: no device profile '{}' ({} does not exist); "
+          "`myriad explain profiles` lists those there are, and `profile: NAME` borrows one\n",
+          s.file, gpu.profile, file);
       return std::nullopt;
     }
   }
   try {
-    sim::DeviceProfile p = sim::load_profile(file);
-    if (p.device != s.cluster.gpu.name) {
-      io.err << fmt::format("warning: device profile {} is for {}, the scenario's GPU is {}\n",
-                            file, p.device, s.cluster.gpu.name);
-    }
-    return p;
+    return sim::on_hardware(sim::load_profile(file), gpu);
   } catch (const std::runtime_error& e) {
     io.err << "error: " << e.what() << '\n';
     return std::nullopt;
   }
+}
+
+std::string profile_line(const sim::DeviceProfile& p) {
+  std::string line = fmt::format("  device profile: {} ({})\n", p.file, p.kind);
+  if (p.borrowed()) {
+    line += fmt::format(
+        "  borrowed: efficiencies achieved on {}, priced on {}'s peaks and link rates\n", p.device,
+        p.hardware);
+  }
+  return line;
 }
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
@@ -97,7 +104,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   for (Command c : {add_check_command(app, io, env), add_estimate_command(app, io, env),
                     add_simulate_command(app, io, env), add_campaign_command(app, io, env),
                     add_validate_command(app, io, env), add_calibrate_command(app, io, env),
-                    add_explain_command(app, io)}) {
+                    add_explain_command(app, io, env)}) {
     c.app->set_version_flag("--version", version_text,
                             "print the version, build and devices, then exit");
     actions[c.app] = std::move(c.action);

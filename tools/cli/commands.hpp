@@ -43,10 +43,13 @@ std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, S
 // Writes `json` to `path`; on failure says so for `verb` and returns false.
 bool write_json(const std::string& path, const nlohmann::json& json, std::string_view verb,
                 Streams io);
-// The device profile for the scenario's GPU: `path` when given, else the profile
-// named after the GPU's hardware preset. Prints why when there is none.
+// The device profile for the scenario's GPU, put on that GPU (sim::on_hardware):
+// `path` when given, else the one cluster.gpu.profile names (by default the GPU's
+// hardware preset). Prints why when there is none.
 std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const std::string& path,
                                               Streams io, const Environment& env);
+// Which profile a report used, and whether its rates were borrowed from another GPU.
+std::string profile_line(const sim::DeviceProfile& p);
 std::vector<std::filesystem::path> preset_path(const ScenarioOptions& options,
                                                const Environment& env);
 
@@ -56,7 +59,7 @@ Command add_check_command(CLI::App& app, Streams io, const Environment& env);
 Command add_estimate_command(CLI::App& app, Streams io, const Environment& env);
 Command add_validate_command(CLI::App& app, Streams io, const Environment& env);
 Command add_simulate_command(CLI::App& app, Streams io, const Environment& env);
-Command add_explain_command(CLI::App& app, Streams io);
+Command add_explain_command(CLI::App& app, Streams io, const Environment& env);
 
 // "myriad 0.1.0 (commit ..., SimGrid 3.32, CUDA ...)".
 std::string version_text();

@@ -7,6 +7,7 @@
 
 #include "models/scenario/scenario_schema.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/explain_presets.hpp"
 
 namespace myriad::cli {
 namespace {
@@ -91,7 +92,15 @@ std::string without_indices(const std::string& path) {
   return out;
 }
 
-int run_explain(const std::string& requested, Streams io) {
+int run_explain(const std::string& requested, Streams io, const Environment& env) {
+  if (requested == "presets") {
+    io.out << presets_text(env.preset_path, env.profile_dir);
+    return kExitOk;
+  }
+  if (requested == "profiles") {
+    io.out << profiles_text(env.profile_dir);
+    return kExitOk;
+  }
   const std::string section = without_indices(requested);
   const SectionDoc root = scenario::scenario_doc();
   if (section.empty()) {
@@ -124,21 +133,25 @@ int run_explain(const std::string& requested, Streams io) {
   collect_paths(root, paths);
   std::string sections;
   collect_sections(root, sections);
-  io.err << fmt::format("myriad explain: error: no section or key '{}'{}; sections: {}\n", section,
-                        scenario::did_you_mean(section, paths), sections);
+  io.err << fmt::format(
+      "myriad explain: error: no section or key '{}'{}; sections: {} (and the listings presets, "
+      "profiles)\n",
+      section, scenario::did_you_mean(section, paths), sections);
   return kExitBadInput;
 }
 
 }  // namespace
 
-Command add_explain_command(CLI::App& app, Streams io) {
+Command add_explain_command(CLI::App& app, Streams io, const Environment& env) {
   auto section = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "explain", "Describe every scenario key: type, unit, default and meaning.");
   cmd->add_option("section", *section,
                   "a section (cluster, cluster.network, model.moe, parallelism, ...) or a key "
-                  "(parallelism.tp); all when left out");
-  return {cmd, [section, io] { return run_explain(*section, io); }};
+                  "(parallelism.tp), `presets` (every preset and the profile each GPU takes) or "
+                  "`profiles` (every device profile and where its rates come from); all keys "
+                  "when left out");
+  return {cmd, [section, io, &env] { return run_explain(*section, io, env); }};
 }
 
 }  // namespace myriad::cli

@@ -63,6 +63,10 @@ std::string gibibytes(double bytes) {
   return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024.0 * 1024.0));
 }
 
+std::string capacity(double bytes) {
+  return fmt::format("{:.0f} GB ({})", bytes / 1e9, gibibytes(bytes));
+}
+
 std::string si_count(double n) {
   if (n >= 1e12) return fmt::format("{:.2f} T", n / 1e12);
   if (n >= 1e9) return fmt::format("{:.2f} B", n / 1e9);  // billions, as token counts are written

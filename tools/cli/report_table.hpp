@@ -24,6 +24,8 @@ class Table {
 std::string percent(double fraction, int decimals = 1);
 std::string seconds(double s);
 std::string gibibytes(double bytes);
+// A memory capacity as datasheets write it and in binary units: "80 GB (74.5 GiB)".
+std::string capacity(double bytes);
 std::string si_count(double n);
 
 }  // namespace myriad::cli

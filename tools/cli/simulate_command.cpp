@@ -56,7 +56,7 @@ int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
   }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const sim::StepReport report = simulated_step_report(*s, *profile, analytic, simulated);
+  const sim::StepReport report = simulated_step_report(*s, analytic, simulated);
   io.out << step_report_text(*s, *profile, report) << "\n";
   io.out << fmt::format(
       "step engine (SimGrid): {} hosts, {} actors, {} flows, {}, {:.2f} s wall\n\n",

@@ -127,16 +127,15 @@ std::string stragglers_text(const scenario::Scenario& s, const sim::StepSimulati
 
 }  // namespace
 
-sim::StepReport simulated_step_report(const scenario::Scenario& s,
-                                      const sim::DeviceProfile& profile,
-                                      const sim::StepReport& analytic,
+sim::StepReport simulated_step_report(const scenario::Scenario& s, const sim::StepReport& analytic,
                                       const sim::StepSimulation& simulated) {
   sim::StepReport r = analytic;
   const double t = simulated.step_time_s;
-  const double peak = s.cluster.gpus * profile.bf16_flops;
+  const double peak = s.cluster.gpus * s.cluster.gpu.bf16_flops;
   r.step_time_s = t;
   r.mfu = r.model_flops / (t * peak);
   r.hfu = r.hardware_flops / (t * peak);
+  r.mfu_fp8 = analytic.mfu_fp8 * analytic.step_time_s / t;
   r.tokens_per_s = static_cast<double>(s.parallelism.global_batch) * s.model.seq_length / t;
   r.days_to_target = s.training.tokens / r.tokens_per_s / 86400;
   r.breakdown = simulated.breakdown;

@@ -16,9 +16,7 @@ namespace myriad::cli {
 
 // The analytic report with the simulated step's time, rates and breakdown in
 // place of the estimated ones (memory, collectives and ops stay: the same plan).
-sim::StepReport simulated_step_report(const scenario::Scenario& s,
-                                      const sim::DeviceProfile& profile,
-                                      const sim::StepReport& analytic,
+sim::StepReport simulated_step_report(const scenario::Scenario& s, const sim::StepReport& analytic,
                                       const sim::StepSimulation& simulated);
 
 std::string simulation_text(const scenario::Scenario& s, const sim::StepReport& analytic,

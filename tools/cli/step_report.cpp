@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "tools/cli/commands.hpp"
 #include "tools/cli/report_table.hpp"
 
 namespace myriad::cli {
@@ -25,11 +26,12 @@ std::string step_report_text(const scenario::Scenario& s, const sim::DeviceProfi
       s.cluster.gpus, s.cluster.gpu.name, p.tp, p.sp ? " (sp)" : "", p.pp,
       p.virtual_stages > 1 ? fmt::format(" (v {})", p.virtual_stages) : "", p.cp, p.ep, p.dp,
       p.micro_batches(), p.micro_batch, s.model.seq_length);
-  out += fmt::format("  device profile: {} ({})\n\n", profile.file, profile.kind);
+  out += profile_line(profile) + "\n";
   Table headline({"", ""}, "lr");
   headline.add({"step time", seconds(r.step_time_s)});
   headline.add({"MFU (model FLOPs / bf16 peak)", percent(r.mfu)});
   headline.add({"HFU (with recomputation)", percent(r.hfu)});
+  if (r.mfu_fp8 > 0) headline.add({"MFU against the fp8 peak", percent(r.mfu_fp8)});
   headline.add({"tokens/s", si_count(r.tokens_per_s)});
   headline.add({fmt::format("days for {} tokens", si_count(s.training.tokens)),
                 fmt::format("{:.1f}", r.days_to_target)});
@@ -41,18 +43,28 @@ std::string step_report_text(const scenario::Scenario& s, const sim::DeviceProfi
                percent(part.seconds / r.step_time_s)});
   }
   out += parts.str() + "\n";
+  for (const auto& note : r.network_notes) out += "  network: " + note + "\n";
+  if (!r.network_notes.empty()) out += "\n";
   Table mem({"memory per GPU (most loaded stage)", "size"}, "lr");
   mem.add({"weights", gibibytes(r.memory.weights)});
   mem.add({"gradients", gibibytes(r.memory.gradients)});
   mem.add({"optimizer states", gibibytes(r.memory.optimizer)});
   mem.add({"activations", gibibytes(r.memory.activations)});
+  mem.add({"allocator fragmentation", gibibytes(r.memory_fragmentation)});
   mem.add_rule();
-  mem.add({fmt::format("total of {}", gibibytes(r.memory_capacity)), gibibytes(r.memory.total())});
+  mem.add({"needed", gibibytes(r.memory_needed())});
+  mem.add({fmt::format("usable: {} less {} reserved", capacity(r.memory_capacity),
+                       gibibytes(r.memory_reserved)),
+           gibibytes(r.memory_usable())});
   out += mem.str();
   if (!r.fits) {
-    out += fmt::format("  DOES NOT FIT: {} over the GPU's {}; {} dominate\n",
-                       gibibytes(r.memory.total() - r.memory_capacity),
-                       gibibytes(r.memory_capacity), r.memory.dominant());
+    out += fmt::format("  DOES NOT FIT: {} over the usable {}; {} dominate\n",
+                       gibibytes(r.memory_needed() - r.memory_usable()),
+                       gibibytes(r.memory_usable()), r.memory.dominant());
+  } else if (r.memory_needed() > sim::kMemoryWarningFraction * r.memory_usable()) {
+    out += fmt::format(
+        "  warning: {} of usable memory: above {}, little headroom for allocator spikes\n",
+        percent(r.memory_needed() / r.memory_usable()), percent(sim::kMemoryWarningFraction));
   }
   out += "\n";
   Table comms({"collective", "kind", "group", "ranks", "nodes", "size", "algorithm", "busbw",
@@ -96,9 +108,12 @@ nlohmann::json step_report_json(const scenario::Scenario& s, const sim::DevicePr
   }
   return {{"scenario", s.file},
           {"profile", profile.file},
+          {"profile_device", profile.device},
+          {"profile_borrowed", profile.borrowed()},
           {"step_time_s", r.step_time_s},
           {"mfu", r.mfu},
           {"hfu", r.hfu},
+          {"mfu_fp8_peak", r.mfu_fp8},
           {"tokens_per_s", r.tokens_per_s},
           {"days_to_target", r.days_to_target},
           {"model_flops_per_step", r.model_flops},
@@ -109,8 +124,13 @@ nlohmann::json step_report_json(const scenario::Scenario& s, const sim::DevicePr
             {"gradients", r.memory.gradients},
             {"optimizer", r.memory.optimizer},
             {"activations", r.memory.activations},
+            {"fragmentation", r.memory_fragmentation},
+            {"needed", r.memory_needed()},
             {"capacity", r.memory_capacity},
+            {"reserved", r.memory_reserved},
+            {"usable", r.memory_usable()},
             {"fits", r.fits}}},
+          {"network_notes", r.network_notes},
           {"collectives", collectives}};
 }
 

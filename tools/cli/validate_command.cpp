@@ -100,14 +100,14 @@ int run_validate(const ValidateOptions& o, Streams io, const Environment& env) {
   std::map<std::string, sim::DeviceProfile> profiles;
   bool missing_profile = false;
   const sim::ProfileLookup lookup = [&](const scenario::Scenario& s) -> const sim::DeviceProfile& {
-    const auto it = profiles.find(s.cluster.gpu.preset);
+    const auto it = profiles.find(s.cluster.gpu.profile);
     if (it != profiles.end()) return it->second;
     auto p = profile_for(s, "", io, env);
     if (!p) {
       missing_profile = true;
       throw std::runtime_error("no device profile for " + s.cluster.gpu.name);
     }
-    return profiles.emplace(s.cluster.gpu.preset, std::move(*p)).first->second;
+    return profiles.emplace(s.cluster.gpu.profile, std::move(*p)).first->second;
   };
   std::vector<sim::ValidationResult> results;
   for (const auto& f : files) {

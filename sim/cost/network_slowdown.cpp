@@ -1,0 +1,63 @@
+#include "sim/cost/network_slowdown.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "models/plan/placement.hpp"
+#include "sim/cost/comm_cost.hpp"
+
+namespace myriad::sim {
+
+NetworkSlowdown network_slowdown(const scenario::Scenario& s, models::GroupKind group) {
+  NetworkSlowdown out;
+  const auto& p = s.parallelism;
+  if (group != models::GroupKind::dp && group != models::GroupKind::pp) return out;
+  const auto& tiers = s.cluster.network.tiers;
+  const int gpn = s.cluster.gpus_per_node;
+  const int group_gpus = p.tp * p.cp;
+  // A rank group's share of a node's NICs (several groups a node, or several nodes a group).
+  const double weight = static_cast<double>(group_gpus) / gpn;
+  const std::vector<double> under = subtree_nodes(s.cluster);
+  double uplinks = 1;  // a subtree's uplink bandwidth over its NICs', through the tiers below
+  for (std::size_t tier = 0; tier + 1 < tiers.size(); ++tier) {
+    uplinks /= tiers[tier].oversubscription;
+    const double nodes = std::max(1.0, std::floor(under[tier]));
+    std::map<long long, double> leaving;  // by subtree
+    for (int stage = 0; stage < p.pp; ++stage) {
+      for (int replica = 0; replica < p.dp; ++replica) {
+        models::RankGroup to{stage, (replica + 1) % p.dp};
+        if (group == models::GroupKind::pp) {
+          if (stage + 1 == p.pp) continue;
+          to = {stage + 1, replica};
+        }
+        const auto from_tree =
+            static_cast<long long>(models::first_node(s, {stage, replica}) / nodes);
+        const auto to_tree = static_cast<long long>(models::first_node(s, to) / nodes);
+        if (from_tree != to_tree) leaving[from_tree] += weight;
+      }
+    }
+    for (const auto& [tree, bandwidth] : leaving) {
+      const double share = std::min(1.0, bandwidth / nodes);
+      const double factor = share / uplinks;
+      if (factor > out.factor) out = {factor, static_cast<int>(tier), share, uplinks};
+    }
+  }
+  return out;
+}
+
+std::string describe(const NetworkSlowdown& n, const scenario::Scenario& s,
+                     models::GroupKind group) {
+  if (n.tier < 0) return "";
+  const auto& tier = s.cluster.network.tiers[static_cast<std::size_t>(n.tier)];
+  return fmt::format(
+      "{}: {:.0f} % of a {} subtree's NIC bandwidth leaves it at once, through uplinks of "
+      "1/{:.3g} of it: {:.2f}x slower than the NICs",
+      group == models::GroupKind::pp ? "pipeline transfers" : "data-parallel rings",
+      100 * n.leaving, tier.name.empty() ? fmt::format("tier-{}", n.tier) : tier.name,
+      1 / n.uplinks, n.factor);
+}
+
+}  // namespace myriad::sim

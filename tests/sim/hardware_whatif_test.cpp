@@ -1,0 +1,231 @@
+// Hardware what-ifs: every hardware key of a scenario drives the cost terms it
+// should, in the right direction and by the right amount, whatever the device
+// profile says (a profile holds achieved rates relative to its own hardware).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "models/scenario/loader.hpp"
+#include "models/scenario/scenario_schema.hpp"
+#include "sim/analytic/estimator.hpp"
+#include "sim/cost/comm_cost.hpp"
+#include "sim/cost/compute_cost.hpp"
+
+namespace myriad::sim {
+namespace {
+
+const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
+
+const DeviceProfile& h100() {
+  static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json");
+  return p;
+}
+
+// Llama 3 70B on 64 H100: tp 8 inside the node, pp 2, dp 4 across nodes.
+scenario::Scenario base(const std::string& gpu_keys = "", const std::string& cluster_keys = "") {
+  const std::string text = R"(
+cluster: {preset: llama3-like, gpus: 64, gpu: {preset: H100)" +
+                           gpu_keys + "}" + cluster_keys + R"(}
+model: {preset: llama3-70b, seq_length: 4096}
+parallelism: {tp: 8, sp: true, pp: 2, zero: 1, micro_batch: 1, global_batch: 32}
+)";
+  return scenario::load_scenario_text(text, "hardware_whatif_test.yaml", kShipped);
+}
+
+const PricedCollective& collective(const StepReport& r, const std::string& name) {
+  const auto it = std::find_if(r.collectives.begin(), r.collectives.end(),
+                               [&](const PricedCollective& c) { return c.name == name; });
+  if (it == r.collectives.end()) throw std::runtime_error("no collective " + name);
+  return *it;
+}
+
+const PricedOp& op(const StepReport& r, const std::string& name) {
+  const auto it =
+      std::find_if(r.ops.begin(), r.ops.end(), [&](const PricedOp& o) { return o.name == name; });
+  if (it == r.ops.end()) throw std::runtime_error("no op " + name);
+  return *it;
+}
+
+double tp_bandwidth_term(const StepReport& r) {
+  const auto it = std::find_if(r.collectives.begin(), r.collectives.end(),
+                               [](const PricedCollective& c) { return c.group == "tp"; });
+  if (it == r.collectives.end()) throw std::runtime_error("no tp collective");
+  return it->cost.bandwidth_s;
+}
+
+// Expectation: a large GEMM is compute-bound, so doubling the bf16 peak halves
+// its time less the launch overhead, and the step gets shorter.
+TEST(HardwareWhatIf, DoublingTheBf16PeakHalvesComputeBoundGemms) {
+  const StepReport plain = estimate(base(), h100());
+  const StepReport fast = estimate(base(", bf16_peak: 1978TFLOPS"), h100());
+  const double overhead = h100().kernel_overhead_s;
+  const PricedOp& a = op(plain, "fc1");
+  const PricedOp& b = op(fast, "fc1");
+  ASSERT_FALSE(a.memory_bound);
+  EXPECT_NEAR((b.time_s - overhead) / (a.time_s - overhead), 0.5, 1e-9);
+  EXPECT_LT(fast.step_time_s, plain.step_time_s);
+  // MFU is against the scenario's peak: twice the peak, a lower MFU.
+  EXPECT_LT(fast.mfu, plain.mfu);
+}
+
+// Expectation: memory-bound ops move their bytes at the scenario's HBM bandwidth
+// times the profile's efficiency: half the bandwidth, twice the time.
+TEST(HardwareWhatIf, HalvingHbmBandwidthDoublesMemoryBoundOps) {
+  const StepReport plain = estimate(base(), h100());
+  const StepReport slow = estimate(base(", hbm_bandwidth: 1.675TB/s"), h100());
+  const double overhead = h100().kernel_overhead_s;
+  int checked = 0;
+  for (const PricedOp& a : plain.ops) {
+    if (!a.memory_bound || a.cls == "gemm") continue;
+    const PricedOp& b = op(slow, a.name);
+    EXPECT_NEAR((b.time_s - overhead) / (a.time_s - overhead), 2.0, 1e-9) << a.name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 3);
+}
+
+// Expectation: the NVLink curve is a fraction of the link rate, so halving
+// nvlink_bandwidth doubles the tensor-parallel bandwidth term.
+TEST(HardwareWhatIf, HalvingNvlinkDoublesTheTensorParallelBandwidthTerm) {
+  const StepReport plain = estimate(base(), h100());
+  const StepReport slow = estimate(base(", nvlink_bandwidth: 225GB/s"), h100());
+  EXPECT_NEAR(tp_bandwidth_term(slow) / tp_bandwidth_term(plain), 2.0, 1e-9);
+  EXPECT_GT(slow.step_time_s, plain.step_time_s);
+}
+
+// Expectation: fp8 GEMMs run against the fp8 peak: twice the peak, half the time.
+TEST(HardwareWhatIf, DoublingTheFp8PeakHalvesFp8Gemms) {
+  auto plain = base();
+  plain.training.precision = scenario::Precision::fp8;
+  auto fast = base(", fp8_peak: 3958TFLOPS");
+  fast.training.precision = scenario::Precision::fp8;
+  const double overhead = h100().kernel_overhead_s;
+  const StepReport slow_report = estimate(plain, h100());
+  const StepReport fast_report = estimate(fast, h100());
+  const PricedOp& a = op(slow_report, "fc1");
+  const PricedOp& b = op(fast_report, "fc1");
+  ASSERT_FALSE(a.memory_bound);
+  EXPECT_NEAR((b.time_s - overhead) / (a.time_s - overhead), 0.5, 1e-9);
+}
+
+// Expectation: the memory a GPU has decides what fits.
+TEST(HardwareWhatIf, HbmCapacityDecidesWhatFits) {
+  const StepReport plain = estimate(base(), h100());
+  const StepReport small = estimate(base(", hbm_capacity: 24GB"), h100());
+  EXPECT_EQ(plain.memory_capacity, 80e9);
+  EXPECT_EQ(small.memory_capacity, 24e9);
+  EXPECT_TRUE(plain.fits);
+  EXPECT_FALSE(small.fits);
+}
+
+// Expectation: the SM count sets GEMM wave quantization: a compute-bound GEMM of
+// exactly 132 output tiles (one tile shape) fills 132 SMs in one wave, and takes
+// two waves on 131, each about half full: twice the time, less 1/132.
+TEST(HardwareWhatIf, SmCountSetsWaveQuantization) {
+  const models::Op gemm = models::make_gemm("g", 11 * 256, 12 * 128, 8192, 1, 2, false);
+  DeviceProfile one_tile = h100();
+  one_tile.gemm_tiles = {{256, 128, 1.0}};
+  scenario::GpuSpec gpu = base().cluster.gpu;
+  const DeviceProfile full = on_hardware(one_tile, gpu);
+  gpu.sms = 131;
+  const DeviceProfile fewer = on_hardware(one_tile, gpu);
+  const ComputeCost a = compute_cost(gemm, full);
+  ASSERT_FALSE(a.memory_bound);
+  const double overhead = h100().kernel_overhead_s;
+  EXPECT_NEAR((compute_cost(gemm, fewer).time_s - overhead) / (a.time_s - overhead),
+              2.0 * 131 / 132, 1e-9);
+}
+
+// Expectation: the NIC rate drives data-parallel traffic between nodes: half the
+// rate, twice the bandwidth term; the NVLink and NIC latencies drive the latency terms.
+TEST(HardwareWhatIf, ClusterLinksDriveTheirTerms) {
+  const StepReport plain = estimate(base(), h100());
+  const StepReport half = estimate(base("", ", nic_bandwidth: 200Gbps"), h100());
+  const auto& a = collective(plain, "dp.grads");
+  const auto& b = collective(half, "dp.grads");
+  ASSERT_GT(a.nodes, 1);
+  EXPECT_NEAR(b.cost.bandwidth_s / a.cost.bandwidth_s, 2.0, 1e-9);
+  const StepReport slow_hop = estimate(base("", ", nic_latency: 30us"), h100());
+  EXPECT_GT(collective(slow_hop, "dp.grads").cost.latency_s, a.cost.latency_s);
+  const StepReport slow_nvlink = estimate(base("", ", nvlink_latency: 10us"), h100());
+  const auto tp_latency = [](const StepReport& r) {
+    return std::find_if(r.collectives.begin(), r.collectives.end(),
+                        [](const PricedCollective& c) { return c.group == "tp"; })
+        ->cost.latency_s;
+  };
+  EXPECT_NEAR(tp_latency(slow_nvlink) / tp_latency(plain), 10.0, 1e-9);
+}
+
+// Expectation: every key of cluster.gpu either drives a cost term (a test above)
+// or is a label. A key added to the schema without a test of its effect fails here.
+TEST(HardwareWhatIf, EveryGpuKeyIsTestedOrALabel) {
+  const std::set<std::string> tested = {"bf16_peak",     "fp8_peak",         "hbm_capacity",
+                                        "hbm_bandwidth", "nvlink_bandwidth", "sms",
+                                        "profile"};
+  const std::set<std::string> labels = {"preset", "name", "source"};
+  const scenario::SectionDoc doc = scenario::scenario_doc();
+  const std::function<const scenario::SectionDoc*(const scenario::SectionDoc&)> find =
+      [&](const scenario::SectionDoc& d) -> const scenario::SectionDoc* {
+    if (d.path == "cluster.gpu") return &d;
+    for (const auto& s : d.sections) {
+      if (const auto* f = find(s)) return f;
+    }
+    return nullptr;
+  };
+  const scenario::SectionDoc* gpu = find(doc);
+  ASSERT_NE(gpu, nullptr);
+  for (const auto& f : gpu->fields) {
+    EXPECT_TRUE(tested.count(f.key) + labels.count(f.key) == 1)
+        << "cluster.gpu." << f.key << ": no test shows what it changes";
+  }
+}
+
+// Expectation: a GPU without a profile of its own borrows one: the efficiencies
+// are the lender's, the peaks and link rates the GPU's, and the profile says so.
+TEST(HardwareWhatIf, AGpuWithoutAProfileBorrowsOne) {
+  const auto b200 = scenario::load_scenario_text(R"(
+cluster: {preset: llama3-like, gpus: 64, gpu: B200}
+model: {preset: llama3-70b, seq_length: 4096}
+parallelism: {tp: 8, sp: true, pp: 2, zero: 1, micro_batch: 1, global_batch: 32}
+)",
+                                                 "b200.yaml", kShipped);
+  EXPECT_EQ(b200.cluster.gpu.profile, "H100");
+  const DeviceProfile on_b200 = on_hardware(h100(), b200.cluster.gpu);
+  EXPECT_TRUE(on_b200.borrowed());
+  EXPECT_EQ(on_b200.device, "H100-SXM5-80GB");
+  EXPECT_EQ(on_b200.hardware, "B200");
+  EXPECT_EQ(on_b200.gemm_efficiency, h100().gemm_efficiency);
+  EXPECT_EQ(on_b200.bf16_flops, 2.25e15);
+  // NVLink 5 at twice NVLink 4's rate: the H100's curve, twice as fast.
+  ASSERT_EQ(on_b200.nvlink_busbw.size(), h100().nvlink_busbw.size());
+  EXPECT_NEAR(on_b200.nvlink_busbw.back().busbw_Bps / h100().nvlink_busbw.back().busbw_Bps, 2.0,
+              1e-12);
+  // Putting it on the same GPU again changes nothing.
+  const DeviceProfile again = on_hardware(on_b200, b200.cluster.gpu);
+  EXPECT_EQ(again.nvlink_busbw.back().busbw_Bps, on_b200.nvlink_busbw.back().busbw_Bps);
+  EXPECT_FALSE(on_hardware(h100(), base().cluster.gpu).borrowed());
+  EXPECT_LT(estimate(b200, h100()).step_time_s, estimate(base(), h100()).step_time_s);
+}
+
+// Expectation: a profile's curve far above its own link rate was written against
+// another one, and is refused with the key named.
+TEST(HardwareWhatIf, ACurveAboveItsLinkRateIsRefused) {
+  std::ifstream in(std::string(MYRIAD_PROFILE_DIR) + "/H100.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["parameters"]["nvlink_bandwidth_Bps"]["value"] = 100e9;
+  try {
+    parse_profile(j, "h100-wrong-link.json");
+    FAIL() << "accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("over 2 times parameters.nvlink_bandwidth_Bps"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace myriad::sim

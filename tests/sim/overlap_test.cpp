@@ -1,0 +1,138 @@
+// Which communication hides behind compute, and how much: data-parallel overlap
+// for any pipeline schedule, and tensor-, context- and expert-parallel overlap
+// each under its own key.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/plan/step_plan.hpp"
+#include "models/scenario/loader.hpp"
+#include "sim/analytic/estimator.hpp"
+
+namespace myriad::sim {
+namespace {
+
+const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
+
+const DeviceProfile& h100() {
+  static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json");
+  return p;
+}
+
+double part(const StepReport& r, const std::string& name) {
+  for (const auto& p : r.breakdown) {
+    if (p.name == name) return p.seconds;
+  }
+  return 0;
+}
+
+double dp_traffic(const StepReport& r) {
+  double t = 0;
+  for (const auto& c : r.collectives) {
+    if (c.group == "dp") t += c.cost.time_s * c.per_step;
+  }
+  return t;
+}
+
+// Llama 3 8B on 64 H100: tp 8 in the node, dp 8 (or 4) across; 4 sequences a
+// micro-batch, so that a backward pass is longer than the gradients' reduction.
+scenario::Scenario llama8b(int pp, int v, bool overlap_dp) {
+  std::string text =
+      "cluster: {preset: llama3-like, gpus: 64}\n"
+      "model: {preset: llama3-8b, seq_length: 4096}\n"
+      "parallelism: {tp: 8, sp: true, pp: " +
+      std::to_string(pp) + ", virtual_stages: " + std::to_string(v) +
+      ", zero: 1, micro_batch: 4, global_batch: 256}\n";
+  if (overlap_dp) text += "overlap: {dp: true}\n";
+  return scenario::load_scenario_text(text, "overlap_test.yaml", kShipped);
+}
+
+// Expectation: without interleaving (pp 1, or plain 1F1B) Megatron-LM still
+// reduces gradients bucket by bucket under the last backward and gathers
+// parameters under the first forward, so overlap.dp hides most of the traffic;
+// what stays exposed is at least the last gradient bucket and the first
+// parameter bucket: (gather + reduce) / buckets.
+TEST(DataParallelOverlap, HidesTrafficWithoutInterleaving) {
+  for (int pp : {1, 2}) {
+    const StepReport off = estimate(llama8b(pp, 1, false), h100());
+    const StepReport on = estimate(llama8b(pp, 1, true), h100());
+    const double traffic = dp_traffic(off);
+    const auto s = llama8b(pp, 1, true);
+    const double buckets = dp_buckets_per_chunk(models::plan_step(s));
+    ASSERT_GT(traffic, 0);
+    EXPECT_NEAR(part(off, "dp"), traffic, 1e-12) << "pp " << pp;
+    EXPECT_LT(part(on, "dp"), 0.5 * traffic) << "pp " << pp;
+    EXPECT_GE(part(on, "dp"), traffic / buckets * (1 - 1e-9)) << "pp " << pp;
+    EXPECT_LT(on.step_time_s, off.step_time_s);
+  }
+}
+
+// Expectation: buckets hold max(40M, 1M x dp) parameters (Megatron-LM's default):
+// a chunk's share of the stage's parameters over that, rounded up.
+TEST(DataParallelOverlap, BucketsAsMegatronSizesThem) {
+  const auto s = llama8b(2, 1, true);
+  const models::StepPlan plan = models::plan_step(s);
+  EXPECT_EQ(dp_buckets_per_chunk(plan), std::ceil(plan.params_max / 40e6));
+  auto wide = s;
+  wide.parallelism.dp = 128;
+  EXPECT_EQ(dp_buckets_per_chunk(models::plan_step(wide)), std::ceil(plan.params_max / 128e6));
+}
+
+// Expectation: interleaving leaves less exposed (the other chunks' traffic hides in
+// the drain and fill), and never more than without overlap.
+TEST(DataParallelOverlap, InterleavingHidesMore) {
+  const StepReport plain = estimate(llama8b(2, 1, true), h100());
+  const StepReport interleaved = estimate(llama8b(2, 4, true), h100());
+  EXPECT_LT(part(interleaved, "dp"), part(plain, "dp"));
+}
+
+scenario::Scenario mixtral(const std::string& overlap) {
+  return scenario::load_scenario_text(R"(
+cluster: {preset: llama3-like, gpus: 64}
+model: {preset: mixtral-8x7b, seq_length: 4096}
+parallelism: {tp: 2, sp: true, ep: 8, zero: 1, micro_batch: 1, global_batch: 256}
+overlap: )" + overlap + "\n",
+                                      "overlap_test.yaml", kShipped);
+}
+
+// Expectation: overlap.tp hides tensor-parallel collectives only; expert
+// all-to-alls hide under overlap.ep, and then share the GEMMs as cover with tp.
+TEST(LayerOverlap, EachParallelismHasItsOwnKey) {
+  const StepReport none = estimate(mixtral("{dp: true}"), h100());
+  const StepReport tp = estimate(mixtral("{tp: true, dp: true}"), h100());
+  const StepReport ep = estimate(mixtral("{ep: true, dp: true}"), h100());
+  const StepReport both = estimate(mixtral("{tp: true, ep: true, dp: true}"), h100());
+  ASSERT_GT(part(none, "ep"), 0);
+  ASSERT_GT(part(none, "tp"), 0);
+  EXPECT_EQ(part(tp, "ep"), part(none, "ep"));
+  EXPECT_LT(part(tp, "tp"), part(none, "tp"));
+  EXPECT_EQ(part(ep, "tp"), part(none, "tp"));
+  EXPECT_LT(part(ep, "ep"), part(none, "ep"));
+  // Sharing the same GEMMs, both hidden at once leave at least as much exposed as each alone.
+  EXPECT_GE(part(both, "ep") + part(both, "tp"), part(ep, "ep") + part(tp, "tp") - 1e-12);
+}
+
+// Expectation: `check` warns about an overlap key only where it has no effect.
+TEST(LayerOverlap, WarnsOnlyWhereAKeyHasNoEffect) {
+  const auto warned = [](const scenario::Scenario& s, const std::string& key) {
+    return std::any_of(s.warnings.begin(), s.warnings.end(),
+                       [&](const auto& w) { return w.str().find(key) != std::string::npos; });
+  };
+  const auto moe = mixtral("{tp: true, ep: true, dp: true}");
+  EXPECT_FALSE(warned(moe, "overlap.ep"));
+  EXPECT_FALSE(warned(moe, "overlap.tp"));
+  const auto dense = scenario::load_scenario_text(R"(
+cluster: {preset: llama3-like, gpus: 64}
+model: {preset: llama3-8b, seq_length: 4096}
+parallelism: {tp: 8, sp: true, zero: 1, micro_batch: 1, global_batch: 64}
+overlap: {tp: true, cp: true, ep: true}
+)",
+                                                  "overlap_test.yaml", kShipped);
+  EXPECT_TRUE(warned(dense, "overlap.cp"));
+  EXPECT_TRUE(warned(dense, "overlap.ep"));
+  EXPECT_FALSE(warned(dense, "overlap.tp"));
+}
+
+}  // namespace
+}  // namespace myriad::sim
