@@ -214,6 +214,18 @@ PassTimes pass_times(const models::LayerProgram& lp, Pricer& pricer, const Layer
   return {exposed_total(lp.forward), exposed_total(lp.backward) + exposed_total(lp.recompute)};
 }
 
+ExposedComm exposed_comm(const models::LayerProgram& lp, Pricer& pricer,
+                         const LayerOverlap& overlap) {
+  ExposedComm c;
+  for (const auto* phase : {&lp.forward, &lp.backward, &lp.recompute}) {
+    const PhaseTime t = exposed(pricer.price(*phase, 0), overlap, pricer.overlap_share());
+    c.tp += t.tp;
+    c.cp += t.cp;
+    c.ep += t.ep;
+  }
+  return c;
+}
+
 // The layer's tp, cp and ep collectives that are not overlapped, in order.
 std::vector<LayerCollective> layer_collectives(std::initializer_list<const models::Phase*> phases,
                                                Pricer& pricer, const DeviceProfile& profile,
@@ -305,6 +317,9 @@ StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& measure
       layer_collectives({&plan.layer.backward, &plan.layer.recompute}, pricer, profile, overlap);
   c.embedding = pass_times(plan.embedding, pricer, overlap);
   c.head = pass_times(plan.head, pricer, overlap);
+  c.layer_comm = exposed_comm(plan.layer, pricer, overlap);
+  c.embedding_comm = exposed_comm(plan.embedding, pricer, overlap);
+  c.head_comm = exposed_comm(plan.head, pricer, overlap);
   c.pp_bytes_per_gpu = plan.pp_transfer.bytes;
   c.dp_comms = plan.dp_comms;
   for (const auto& comm : plan.dp_comms) c.dp_costs.push_back(pricer.price(comm, 0));

@@ -99,6 +99,16 @@ struct PassTimes {
   double backward = 0;
 };
 
+// The exposed tensor-, context- and expert-parallel time inside a program's
+// passes (forward, backward and recomputation of one micro-batch): the part of
+// PassTimes that is communication, so that both engines break a step down alike.
+struct ExposedComm {
+  double tp = 0;
+  double cp = 0;
+  double ep = 0;
+  [[nodiscard]] double total() const { return tp + cp + ep; }
+};
+
 // A tensor-, context- or expert-parallel collective of one layer, as the analytic
 // engine prices it.
 struct LayerCollective {
@@ -117,6 +127,9 @@ struct StageCosts {
   std::vector<LayerCollective> backward_comms;
   PassTimes embedding;
   PassTimes head;
+  ExposedComm layer_comm;  // of `layer`'s forward and backward
+  ExposedComm embedding_comm;
+  ExposedComm head_comm;
   double pp_bytes_per_gpu = 0;  // one activation transfer across a stage boundary
   std::vector<models::Collective> dp_comms;
   std::vector<CommCost> dp_costs;  // as the analytic engine prices them (and its algorithm)

@@ -72,34 +72,46 @@ bool read_published(const ConfigNode& c, const std::string& path, Diagnostics& d
   return number(*p, out.metric, path + ".published", d, out.value);
 }
 
-ValidationRow run_case(const ConfigNode& base, const ConfigNode& c, const std::string& metric,
-                       const std::string& path, const scenario::LoadOptions& options,
-                       const ProfileLookup& profile_for, Diagnostics& d) {
-  ValidationRow row;
-  row.name = text(c, "case");
-  row.note = text(c, "note");
-  row.metric = metric;
+// A case read and loaded: its scenario and what was published, not yet predicted.
+bool load_case(const ConfigNode& base, const ConfigNode& c, const std::string& metric,
+               const std::string& path, const scenario::LoadOptions& options, Diagnostics& d,
+               SuiteCase& out) {
+  out.name = text(c, "case");
+  out.note = text(c, "note");
   Published published;
-  if (!read_published(c, path, d, published)) return row;
+  if (!read_published(c, path, d, published)) return false;
+  if (metric == "mfu" && published.metric != "mfu") {
+    d.error(c.where(), path + ".published", "this suite compares mfu: publish an mfu");
+    return false;
+  }
+  out.published_metric = published.metric;
+  out.published_value = published.value;
   const ConfigNode* own = c.find("scenario");
   const ConfigNode merged = own != nullptr ? scenario::merge(base, *own) : base;
-  const scenario::Scenario s = scenario::load_scenario_tree(merged, path, options);
+  out.scenario = scenario::load_scenario_tree(merged, path, options);
+  return true;
+}
+
+ValidationRow predict(const SuiteCase& c, const std::string& metric,
+                      const ProfileLookup& profile_for) {
+  ValidationRow row;
+  row.name = c.name;
+  row.note = c.note;
+  row.metric = metric;
+  const scenario::Scenario& s = c.scenario;
   const StepReport r = estimate(s, profile_for(s));
   if (metric == "mfu") {
-    if (published.metric != "mfu") {
-      d.error(c.where(), path + ".published", "this suite compares mfu: publish an mfu");
-      return row;
-    }
     row.predicted = r.mfu;
-    row.published = published.value;
+    row.published = c.published_value;
   } else {
     row.predicted = r.step_time_s;
-    if (published.metric == "tflops_per_gpu") {
-      row.published = r.hardware_flops / (s.cluster.gpus * published.value * 1e12);
-    } else if (published.metric == "mfu") {
-      row.published = r.model_flops / (s.cluster.gpus * s.cluster.gpu.bf16_flops * published.value);
+    if (c.published_metric == "tflops_per_gpu") {
+      row.published = r.hardware_flops / (s.cluster.gpus * c.published_value * 1e12);
+    } else if (c.published_metric == "mfu") {
+      row.published =
+          r.model_flops / (s.cluster.gpus * s.cluster.gpu.bf16_flops * c.published_value);
     } else {
-      row.published = published.value;
+      row.published = c.published_value;
     }
   }
   row.rel_error = (row.predicted - row.published) / row.published;
@@ -108,8 +120,7 @@ ValidationRow run_case(const ConfigNode& base, const ConfigNode& c, const std::s
 
 }  // namespace
 
-ValidationResult run_suite(const std::string& path, const scenario::LoadOptions& options,
-                           const ProfileLookup& profile_for) {
+Suite load_suite(const std::string& path, const scenario::LoadOptions& options) {
   Diagnostics d;
   const ConfigNode root = scenario::load_yaml_file(path, d);
   if (d.has_errors()) throw scenario::ScenarioError(d);
@@ -118,21 +129,20 @@ ValidationResult run_suite(const std::string& path, const scenario::LoadOptions&
     throw scenario::ScenarioError(d);
   }
   check_keys(root, kSuiteKeys, "", d);
-  ValidationResult result;
-  result.name = text(root, "name");
-  result.title = text(root, "title");
-  result.source = text(root, "source");
-  result.metric = text(root, "metric");
-  if (result.metric != "iteration_time_s" && result.metric != "mfu") {
-    d.error(root.where(), "metric",
-            "expected iteration_time_s or mfu, found '" + result.metric + "'");
+  Suite suite;
+  suite.name = text(root, "name");
+  suite.title = text(root, "title");
+  suite.source = text(root, "source");
+  suite.metric = text(root, "metric");
+  if (suite.metric != "iteration_time_s" && suite.metric != "mfu") {
+    d.error(root.where(), "metric", "expected iteration_time_s or mfu, found '" + suite.metric + "'");
   }
   const ConfigNode* bounds = root.find("bounds");
   if (bounds == nullptr || !bounds->is_map()) {
     d.error(root.where(), "bounds", "expected {mean_abs_rel_error: x, max_abs_rel_error: y}");
   } else {
-    number(*bounds, "mean_abs_rel_error", "bounds", d, result.bound_mean);
-    number(*bounds, "max_abs_rel_error", "bounds", d, result.bound_max);
+    number(*bounds, "mean_abs_rel_error", "bounds", d, suite.bound_mean);
+    number(*bounds, "max_abs_rel_error", "bounds", d, suite.bound_max);
   }
   const ConfigNode* base = root.find("base");
   const ConfigNode* cases = root.find("cases");
@@ -146,9 +156,11 @@ ValidationResult run_suite(const std::string& path, const scenario::LoadOptions&
     const std::string case_path = fmt::format("cases[{}]", i);
     check_keys(c, kCaseKeys, case_path, d);
     try {
-      ValidationRow row = run_case(base != nullptr ? *base : empty, c, result.metric, case_path,
-                                   options, profile_for, d);
-      if (row.published > 0) result.rows.push_back(std::move(row));
+      SuiteCase loaded;
+      if (load_case(base != nullptr ? *base : empty, c, suite.metric, case_path, options, d,
+                    loaded)) {
+        suite.cases.push_back(std::move(loaded));
+      }
     } catch (const scenario::ScenarioError& e) {
       for (const auto& diag : e.diagnostics().all()) {
         d.error(diag.where, case_path + ": " + diag.key, diag.message);
@@ -156,14 +168,33 @@ ValidationResult run_suite(const std::string& path, const scenario::LoadOptions&
     }
   }
   if (d.has_errors()) throw scenario::ScenarioError(d);
+  return suite;
+}
+
+ValidationResult evaluate(const Suite& suite, const ProfileLookup& profile_for) {
+  ValidationResult result;
+  result.name = suite.name;
+  result.title = suite.title;
+  result.source = suite.source;
+  result.metric = suite.metric;
+  result.bound_mean = suite.bound_mean;
+  result.bound_max = suite.bound_max;
   double sum = 0;
-  for (const auto& row : result.rows) {
+  for (const SuiteCase& c : suite.cases) {
+    ValidationRow row = predict(c, suite.metric, profile_for);
+    if (!(row.published > 0)) continue;
     sum += std::fabs(row.rel_error);
     result.max_abs_rel_error = std::max(result.max_abs_rel_error, std::fabs(row.rel_error));
+    result.rows.push_back(std::move(row));
   }
   result.mean_abs_rel_error =
       result.rows.empty() ? 0 : sum / static_cast<double>(result.rows.size());
   return result;
+}
+
+ValidationResult run_suite(const std::string& path, const scenario::LoadOptions& options,
+                           const ProfileLookup& profile_for) {
+  return evaluate(load_suite(path, options), profile_for);
 }
 
 }  // namespace myriad::sim

@@ -50,8 +50,33 @@ struct ValidationResult {
 // Resolves a GPU preset name to its device profile.
 using ProfileLookup = std::function<const DeviceProfile&(const scenario::Scenario&)>;
 
-// Runs one suite file. Throws ScenarioError (located problems in the suite) or
-// std::runtime_error.
+// A suite read and its scenarios loaded, ready to be predicted with any profile.
+struct SuiteCase {
+  std::string name;
+  std::string note;
+  std::string published_metric;  // iteration_time_s, mfu or tflops_per_gpu
+  double published_value = 0;
+  scenario::Scenario scenario;
+};
+
+struct Suite {
+  std::string name;
+  std::string title;
+  std::string source;
+  std::string metric;
+  double bound_mean = 0;
+  double bound_max = 0;
+  std::vector<SuiteCase> cases;
+};
+
+// Reads and loads one suite file. Throws ScenarioError (located problems in the
+// suite) or std::runtime_error.
+Suite load_suite(const std::string& path, const scenario::LoadOptions& options);
+
+// Predicts every case of a loaded suite with the profiles `profile_for` gives.
+ValidationResult evaluate(const Suite& suite, const ProfileLookup& profile_for);
+
+// load_suite, then evaluate.
 ValidationResult run_suite(const std::string& path, const scenario::LoadOptions& options,
                            const ProfileLookup& profile_for);
 

@@ -90,10 +90,10 @@ CriticalPath critical_path(const std::vector<std::vector<Span>>& timelines, int 
   return path;
 }
 
-std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans) {
-  double compute = 0;
+std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans, double step_s,
+                                              const PassShares& comm) {
+  double passes = 0;
   double pp = 0;
-  double wait = 0;
   double dp = 0;
   double optimizer = 0;
   for (const Span& s : spans) {
@@ -101,13 +101,10 @@ std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans) {
     switch (s.activity) {
       case Activity::forward:
       case Activity::backward:
-        compute += d;
+        passes += d;
         break;
       case Activity::pp:
         pp += d;
-        break;
-      case Activity::wait:
-        wait += d;
         break;
       case Activity::dp:
         dp += d;
@@ -115,10 +112,19 @@ std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans) {
       case Activity::optimizer:
         optimizer += d;
         break;
+      case Activity::wait:
+        break;
     }
   }
-  return {{"compute", compute}, {"tp", 0},        {"cp", 0},  {"ep", 0},
-          {"pp", pp},           {"bubble", wait}, {"dp", dp}, {"optimizer", optimizer}};
+  const double busy = passes + pp + dp + optimizer;
+  return {{"compute", passes * (1 - comm.tp - comm.cp - comm.ep)},
+          {"tp", passes * comm.tp},
+          {"cp", passes * comm.cp},
+          {"ep", passes * comm.ep},
+          {"pp", pp},
+          {"bubble", std::max(0.0, step_s - busy)},
+          {"dp", dp},
+          {"optimizer", optimizer}};
 }
 
 }  // namespace myriad::sim

@@ -46,9 +46,21 @@ struct CriticalPath {
 // timelines[g]: rank group g's spans in time order, g = row * pp + stage.
 CriticalPath critical_path(const std::vector<std::vector<Span>>& timelines, int pp);
 
-// One rank group's timeline by part, named as the analytic engine's breakdown:
-// compute (forward and backward, their exposed TP/CP/EP inside), pp (blocking
-// sends), bubble (waiting for inputs), dp, optimizer; tp, cp and ep are 0.
-std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans);
+// The shares of a rank group's forward and backward passes that are exposed
+// tensor-, context- and expert-parallel communication (as the analytic engine
+// prices the passes).
+struct PassShares {
+  double tp = 0;
+  double cp = 0;
+  double ep = 0;
+};
+
+// The step as the analytic engine breaks it down, from the timeline of the rank
+// group that computes the most (the slowest stage): its passes split into
+// compute and exposed tp, cp, ep by `comm`; its blocking pipeline sends (pp),
+// data-parallel and optimizer time; the bubble is the rest of the step (waiting
+// for inputs, and idle once done while others finish). The parts sum to step_s.
+std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans, double step_s,
+                                              const PassShares& comm);
 
 }  // namespace myriad::sim

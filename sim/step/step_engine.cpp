@@ -595,6 +595,46 @@ bool contention_possible(const scenario::ClusterSpec& c) {
   return false;
 }
 
+// The step broken down as `estimate` does, from the rank group that computes the
+// most: the slowest stage, whose passes the analytic engine counts m times.
+std::vector<BreakdownPart> breakdown(const Plan& p, double step_s) {
+  std::size_t busiest = 0;
+  double most = -1;
+  for (std::size_t g = 0; g < p.timelines.size(); ++g) {
+    double passes = 0;
+    for (const Span& s : p.timelines[g]) {
+      if (s.activity == Activity::forward || s.activity == Activity::backward)
+        passes += s.end_s - s.start_s;
+    }
+    if (passes > most + 1e-12 * std::max(1.0, most)) {
+      most = passes;
+      busiest = g;
+    }
+  }
+  const int stage = static_cast<int>(busiest) % p.pp;
+  const double layers = p.chunk_layers[static_cast<std::size_t>(stage)] * p.v;
+  const PassTimes& layer = p.costs.layer;
+  double total = layers * (layer.forward + layer.backward);
+  ExposedComm comm;
+  const auto add = [&](const ExposedComm& c, double k) {
+    comm.tp += k * c.tp;
+    comm.cp += k * c.cp;
+    comm.ep += k * c.ep;
+  };
+  add(p.costs.layer_comm, layers);
+  if (stage == 0) {
+    total += p.costs.embedding.forward + p.costs.embedding.backward;
+    add(p.costs.embedding_comm, 1);
+  }
+  if (stage == p.pp - 1) {
+    total += p.costs.head.forward + p.costs.head.backward;
+    add(p.costs.head_comm, 1);
+  }
+  const PassShares shares = total > 0 ? PassShares{comm.tp / total, comm.cp / total, comm.ep / total}
+                                      : PassShares{};
+  return timeline_breakdown(p.timelines[busiest], step_s, shares);
+}
+
 Plan make_plan(const scenario::Scenario& s, const DeviceProfile& profile) {
   const auto& par = s.parallelism;
   Plan p;
@@ -726,7 +766,7 @@ StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
     if (finish > r.groups[last].finish_s) last = g;
   }
   r.wait_s.assign(p.wait_s.begin(), p.wait_s.begin() + p.pp);
-  r.breakdown = timeline_breakdown(p.timelines[last]);
+  r.breakdown = breakdown(p, r.step_time_s);
   r.critical_path = critical_path(p.timelines, p.pp);
   for (auto& stop : r.critical_path.groups) {
     stop.replica = p.rows[static_cast<std::size_t>(stop.replica)] * p.per_node;  // row -> replica

@@ -59,9 +59,10 @@
 // slowdown times the compute and optimizer time; a slow link's rank group has
 // its NICs' bandwidth divided by it.
 //
-// What only the simulation knows, reported beside the step time: the
-// timeline of the rank group that finished last as a breakdown (compute, pp
-// sends, waiting = bubble, dp, optimizer), waiting per rank group, the
+// What only the simulation knows, reported beside the step time: the step in
+// estimate's categories, from the timeline of the rank group that computes the
+// most (compute, exposed tp/cp/ep, pp sends, bubble, dp, optimizer;
+// critical_path.hpp), waiting per rank group, the
 // critical path (walked back from the step's end through the pipeline
 // messages, sim/step/critical_path.hpp) and per-link peak utilization
 // (sim/step/link_monitor.hpp).

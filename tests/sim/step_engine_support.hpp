@@ -36,7 +36,7 @@ inline const DeviceProfile& a100() {
 // What a child sends back: plain numbers, so that a pipe carries them.
 struct ChildResult {
   double step_time_s = -1;  // -1: the child failed
-  double compute_s = 0;     // of the rank group that finished last
+  double compute_s = 0;     // passes of the busiest rank group: compute and exposed tp, cp, ep
   int path_stage = -1;      // the rank group longest on the critical path
   int path_replica = -1;
   int layer_flow_slices = 0;  // trace slices of tp, cp and ep collectives played as flows
@@ -53,7 +53,10 @@ inline ChildResult run_in_child(const scenario::Scenario& s, const StepOptions& 
     try {
       const StepSimulation sim = simulate_step(s, profile, o);
       r.step_time_s = sim.step_time_s;
-      r.compute_s = sim.breakdown.front().seconds;
+      for (const auto& part : sim.breakdown) {
+        if (part.name == "compute" || part.name == "tp" || part.name == "cp" || part.name == "ep")
+          r.compute_s += part.seconds;
+      }
       for (const auto& e : sim.events) {
         if (e.category == "tp" || e.category == "cp" || e.category == "ep") ++r.layer_flow_slices;
       }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "sim/analytic/leave_one_out.hpp"
 #include "sim/analytic/validation_suite.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/report_table.hpp"
@@ -19,6 +20,7 @@ struct ValidateOptions {
   std::vector<std::string> suites;
   std::vector<std::string> preset_path;
   std::string json_file;
+  bool leave_one_out = false;
 };
 
 std::vector<std::string> suite_files(const ValidateOptions& o, const Environment& env, Streams io,
@@ -90,6 +92,56 @@ nlohmann::json to_json(const std::vector<sim::ValidationResult>& results) {
   return {{"suites", suites}};
 }
 
+std::string leave_one_out_text(const std::vector<sim::HeldOutSuite>& held,
+                               const sim::ParameterFit& all) {
+  std::vector<std::string> header = {"suite left out"};
+  std::string align = "l";
+  for (const auto& p : sim::free_parameters()) {
+    header.push_back(p.name);
+    align += "r";
+  }
+  for (const char* h : {"fit error", "held out mean", "max", "shipped mean", "max"}) {
+    header.emplace_back(h);
+    align += "r";
+  }
+  Table t(header, align);
+  const auto row = [&](const std::string& name, const sim::ParameterFit& fit,
+                       std::vector<std::string> tail) {
+    std::vector<std::string> cells = {name};
+    for (double v : fit.values) cells.push_back(fmt::format("{:.4g}", v));
+    cells.push_back(percent(fit.mean_abs_rel_error));
+    cells.insert(cells.end(), tail.begin(), tail.end());
+    t.add(cells);
+  };
+  for (const auto& h : held) {
+    row(h.suite, h.fit,
+        {percent(h.mean), percent(h.max), percent(h.shipped_mean), percent(h.shipped_max)});
+  }
+  row("(none: fitted on all)", all, {"", "", "", ""});
+  return "Leave one suite out: the profile's assumed parameters fitted (pooled mean |error|) on "
+         "the other suites,\nthen the suite left out predicted; beside it, the shipped "
+         "profile's errors on it.\n" +
+         t.str();
+}
+
+nlohmann::json leave_one_out_json(const std::vector<sim::HeldOutSuite>& held) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& h : held) {
+    nlohmann::json fitted = nlohmann::json::object();
+    for (std::size_t k = 0; k < h.fit.values.size(); ++k) {
+      fitted[sim::free_parameters()[k].name] = h.fit.values[k];
+    }
+    out.push_back({{"suite", h.suite},
+                   {"fitted", fitted},
+                   {"fit_mean_abs_rel_error", h.fit.mean_abs_rel_error},
+                   {"held_out_mean_abs_rel_error", h.mean},
+                   {"held_out_max_abs_rel_error", h.max},
+                   {"shipped_mean_abs_rel_error", h.shipped_mean},
+                   {"shipped_max_abs_rel_error", h.shipped_max}});
+  }
+  return out;
+}
+
 int run_validate(const ValidateOptions& o, Streams io, const Environment& env) {
   bool ok = true;
   const auto files = suite_files(o, env, io, ok);
@@ -109,10 +161,12 @@ int run_validate(const ValidateOptions& o, Streams io, const Environment& env) {
     }
     return profiles.emplace(s.cluster.gpu.profile, std::move(*p)).first->second;
   };
+  std::vector<sim::Suite> suites;
   std::vector<sim::ValidationResult> results;
   for (const auto& f : files) {
     try {
-      results.push_back(sim::run_suite(f, load, lookup));
+      suites.push_back(sim::load_suite(f, load));
+      results.push_back(sim::evaluate(suites.back(), lookup));
       print_result(results.back(), io.out);
     } catch (const scenario::ScenarioError& e) {
       io.err << e.what();
@@ -120,8 +174,26 @@ int run_validate(const ValidateOptions& o, Streams io, const Environment& env) {
     }
   }
   if (missing_profile) return kExitBadInput;
+  nlohmann::json json = to_json(results);
+  if (o.leave_one_out) {
+    if (profiles.size() != 1 || suites.size() < 2) {
+      io.err << fmt::format(
+          "myriad validate: error: --leave-one-out fits one device profile over two or more "
+          "suites; these {} suite(s) take {} profile(s)\n",
+          suites.size(), profiles.size());
+      return kExitBadInput;
+    }
+    const sim::DeviceProfile& base = profiles.begin()->second;
+    io.err << "fitting " << sim::free_parameters().size() << " parameters, "
+           << suites.size() + 1 << " times...\n";
+    const auto held = sim::leave_one_suite_out(suites, base);
+    std::vector<const sim::Suite*> all;
+    for (const auto& suite : suites) all.push_back(&suite);
+    io.out << leave_one_out_text(held, sim::fit_parameters(all, base));
+    json["leave_one_out"] = leave_one_out_json(held);
+  }
   if (!o.json_file.empty()) {
-    if (!write_json(o.json_file, to_json(results), "validate", io)) return kExitFailure;
+    if (!write_json(o.json_file, json, "validate", io)) return kExitFailure;
   }
   return kExitOk;
 }
@@ -138,6 +210,9 @@ Command add_validate_command(CLI::App& app, Streams io, const Environment& env) 
                   "suite names (files in scenarios/validation/) or paths; all when left out");
   cmd->add_option("--preset-path", options->preset_path, "extra preset folder (repeatable)");
   cmd->add_option("--json", options->json_file, "also write the results as JSON");
+  cmd->add_flag("--leave-one-out", options->leave_one_out,
+                "also fit the device profile's assumed parameters on all suites but one and "
+                "predict that one, for each suite: how well the model generalizes");
   return {cmd, [options, io, &env] { return run_validate(*options, io, env); }};
 }
 

@@ -1,0 +1,53 @@
+// How the analytic engine generalizes: the device-profile parameters that no
+// source publishes (assumptions) fitted to validation suites, and a
+// leave-one-suite-out check: fitted on all suites but one, how well the profile
+// predicts the one left out, beside the shipped profile's errors on it.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/analytic/validation_suite.hpp"
+#include "sim/cost/device_profile.hpp"
+
+namespace myriad::sim {
+
+// A profile parameter the fit may move, within a range.
+struct FreeParameter {
+  std::string name;
+  double lo = 0;
+  double hi = 0;
+  std::function<double(const DeviceProfile&)> get;
+  std::function<void(DeviceProfile&, double)> set;
+};
+
+// The A100 profile's assumptions that move every row: sustained clock fraction,
+// attention efficiency (forward; backward keeps its ratio to it), the GEMM
+// reduction-depth constant and the per-kernel overhead.
+const std::vector<FreeParameter>& free_parameters();
+
+struct ParameterFit {
+  std::vector<double> values;  // one per free parameter
+  double mean_abs_rel_error = 0;  // over the rows fitted to, pooled
+};
+
+// Minimizes the pooled mean |relative error| over the suites' rows, by
+// coordinate descent with golden-section searches from `base`'s values.
+ParameterFit fit_parameters(const std::vector<const Suite*>& suites, const DeviceProfile& base);
+
+struct HeldOutSuite {
+  std::string suite;
+  ParameterFit fit;     // on the other suites
+  double mean = 0;      // the fitted profile on the suite left out
+  double max = 0;
+  double shipped_mean = 0;  // the shipped profile on it
+  double shipped_max = 0;
+};
+
+// For each suite, fit on the others and predict it. Every suite's scenarios must
+// take `base` (one GPU profile).
+std::vector<HeldOutSuite> leave_one_suite_out(const std::vector<Suite>& suites,
+                                              const DeviceProfile& base);
+
+}  // namespace myriad::sim

@@ -1,0 +1,76 @@
+// Fitting the profile's assumed parameters to validation suites, and leaving one
+// suite out to see how the fit predicts it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "models/scenario/loader.hpp"
+#include "sim/analytic/estimator.hpp"
+#include "sim/analytic/leave_one_out.hpp"
+
+namespace myriad::sim {
+namespace {
+
+const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
+
+const DeviceProfile& a100() {
+  static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json");
+  return p;
+}
+
+// A suite whose "published" times the A100 profile gives at another sustained clock.
+Suite synthetic(double clock) {
+  DeviceProfile truth = a100();
+  truth.sustained_clock = clock;
+  Suite suite;
+  suite.name = "synthetic";
+  suite.metric = "iteration_time_s";
+  for (const int gpus : {8, 16, 64}) {
+    SuiteCase c;
+    c.name = std::to_string(gpus);
+    c.published_metric = "iteration_time_s";
+    c.scenario = scenario::load_scenario_text(
+        "cluster: {preset: selene-like, gpus: " + std::to_string(gpus) +
+            "}\nmodel: {preset: llama3-8b, seq_length: 4096}\n"
+            "parallelism: {tp: 8, sp: true, zero: 1, global_batch: 64}\n",
+        "synthetic.yaml", kShipped);
+    c.published_value = estimate(c.scenario, truth).step_time_s;
+    suite.cases.push_back(std::move(c));
+  }
+  return suite;
+}
+
+// Expectation: rows made with a sustained clock of 0.85 are fitted back to it
+// (the other parameters barely move the rows of this one model), with a near-zero error.
+TEST(LeaveOneOut, FitRecoversTheParameterRowsWereMadeWith) {
+  const Suite suite = synthetic(0.85);
+  const ParameterFit fit = fit_parameters({&suite}, a100());
+  EXPECT_NEAR(fit.values[0], 0.85, 0.01);
+  EXPECT_LT(fit.mean_abs_rel_error, 0.005);
+}
+
+// Expectation: on the shipped suites, every suite left out is predicted by the
+// others' fit within one and a half times its own bound (5 %), and the fit on
+// all suites is no worse than the shipped profile's values it starts from.
+TEST(LeaveOneOut, EveryShippedSuiteIsPredictedByTheOthers) {
+  std::vector<Suite> suites;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(MYRIAD_SCENARIO_DIR) +
+                                                           "/validation")) {
+    if (e.path().extension() == ".yaml") suites.push_back(load_suite(e.path().string(), kShipped));
+  }
+  ASSERT_GE(suites.size(), 4U);
+  const auto held = leave_one_suite_out(suites, a100());
+  double shipped_rows = 0;
+  double shipped_sum = 0;
+  for (std::size_t i = 0; i < held.size(); ++i) {
+    EXPECT_LT(held[i].mean, 1.5 * suites[i].bound_mean) << held[i].suite;
+    shipped_sum += held[i].shipped_mean * static_cast<double>(suites[i].cases.size());
+    shipped_rows += static_cast<double>(suites[i].cases.size());
+  }
+  std::vector<const Suite*> all;
+  for (const auto& s : suites) all.push_back(&s);
+  EXPECT_LE(fit_parameters(all, a100()).mean_abs_rel_error, shipped_sum / shipped_rows + 1e-12);
+}
+
+}  // namespace
+}  // namespace myriad::sim
