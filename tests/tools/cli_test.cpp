@@ -328,3 +328,41 @@ TEST(Cli, CampaignDaysAndTokensExcludeEachOther) {
 
 }  // namespace
 }  // namespace myriad::cli
+
+namespace myriad::cli {
+namespace {
+
+// Expectation: `explain presets` lists every hardware preset with the profile it
+// takes (borrowed ones said so), and `explain profiles` where each profile's
+// rates come from.
+TEST(Cli, ExplainListsPresetsAndProfiles) {
+  const Result presets = run_cli({"explain", "presets"});
+  EXPECT_EQ(presets.code, kExitOk) << presets.err;
+  for (const char* want :
+       {"B200", "GB200", "MI300X", "H100 (borrowed)", "gb200-nvl72", "as gpt3-175b-megatron"}) {
+    EXPECT_NE(presets.out.find(want), std::string::npos) << want << "\n" << presets.out;
+  }
+  const Result profiles = run_cli({"explain", "profiles"});
+  EXPECT_EQ(profiles.code, kExitOk) << profiles.err;
+  EXPECT_NE(profiles.out.find("3 published, 8 assumed"), std::string::npos) << profiles.out;
+  EXPECT_EQ(profiles.out.find("unreadable"), std::string::npos) << profiles.out;
+}
+
+// Expectation: a GPU of no profile, named in the scenario, borrows one, and says so.
+TEST(Cli, AGpuBorrowsTheProfileItsScenarioNames) {
+  const auto file = std::filesystem::temp_directory_path() / "myriad_cli_borrow.yaml";
+  std::ofstream(file) << R"(
+cluster: {preset: llama3-like, gpus: 64, gpu: {preset: H100, name: H100-fast, bf16_peak: 1.5PFLOPS}}
+model: {preset: llama3-8b}
+parallelism: {tp: 8, global_batch: 64}
+)";
+  const Result r = run_cli({"estimate", file.string()});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("borrowed: efficiencies achieved on H100-SXM5-80GB, priced on H100-fast's"),
+            std::string::npos)
+      << r.out;
+  std::filesystem::remove(file);
+}
+
+}  // namespace
+}  // namespace myriad::cli

@@ -94,7 +94,13 @@ std::string presets_text(const std::vector<std::filesystem::path>& preset_path,
   Table models({"model preset", "name", "layers", "hidden"}, "llrr");
   for (const auto& name : lib.names(PresetKind::models)) {
     const ConfigNode root = read_preset(lib, PresetKind::models, name);
-    models.add({name, scalar(root, "name"), scalar(root, "layers"), scalar(root, "hidden")});
+    // A preset built on another names only what it changes.
+    const std::string base = scalar(root, "preset");
+    const auto or_base = [&](const std::string& key) {
+      const std::string v = scalar(root, key);
+      return v.empty() && !base.empty() ? "as " + base : v;
+    };
+    models.add({name, scalar(root, "name"), or_base("layers"), or_base("hidden")});
   }
   out += models.str();
   out += fmt::format(
