@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "models/numeric/golden_section.hpp"
 #include "models/scenario/json_file.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
@@ -57,34 +58,6 @@ ParameterResidual residual(const std::string& name, const std::vector<const Row*
 std::string residual_note(const ParameterResidual& r) {
   return fmt::format("fitted to {} rows: rms error {:.1f}%, max {:.1f}%", r.rows, 100 * r.rms_error,
                      100 * r.max_error);
-}
-
-// Minimises f over [lo, hi] (unimodal assumed) by golden-section search.
-template <typename F>
-double golden_section(F f, double lo, double hi, int iterations = 60) {
-  const double g = (std::sqrt(5.0) - 1) / 2;
-  double a = lo;
-  double b = hi;
-  double c = b - g * (b - a);
-  double d = a + g * (b - a);
-  double fc = f(c);
-  double fd = f(d);
-  for (int i = 0; i < iterations; ++i) {
-    if (fc < fd) {
-      b = d;
-      d = c;
-      fd = fc;
-      c = b - g * (b - a);
-      fc = f(c);
-    } else {
-      a = c;
-      c = d;
-      fc = fd;
-      d = a + g * (b - a);
-      fd = f(d);
-    }
-  }
-  return (a + b) / 2;
 }
 
 models::CollectiveKind collective_kind(const std::string& name) {
@@ -294,8 +267,8 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
   double best_k_half = 0;
   for (double k_half = 0; k_half <= 4096; k_half = k_half < 1 ? 1 : k_half * 1.25) {
     const double log_eff =
-        golden_section([&](double le) { return gemm_loss(std::exp(le), k_half); },
-                       std::log(kMinEfficiency), std::log(1.5));
+        numeric::golden_section([&](double le) { return gemm_loss(std::exp(le), k_half); },
+                                std::log(kMinEfficiency), std::log(1.5));
     const double loss = gemm_loss(std::exp(log_eff), k_half);
     if (loss < best_loss) {
       best_loss = loss;
@@ -305,12 +278,13 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
   }
   // Refine k_half between its grid neighbours, the efficiency re-fitted at each.
   const auto best_eff_at = [&](double k_half) {
-    return std::exp(golden_section([&](double le) { return gemm_loss(std::exp(le), k_half); },
-                                   std::log(kMinEfficiency), std::log(1.5)));
+    return std::exp(
+        numeric::golden_section([&](double le) { return gemm_loss(std::exp(le), k_half); },
+                                std::log(kMinEfficiency), std::log(1.5)));
   };
   if (best_k_half >= 1) {
-    best_k_half = golden_section([&](double kh) { return gemm_loss(best_eff_at(kh), kh); },
-                                 best_k_half / 1.25, best_k_half * 1.25, 40);
+    best_k_half = numeric::golden_section([&](double kh) { return gemm_loss(best_eff_at(kh), kh); },
+                                          best_k_half / 1.25, best_k_half * 1.25, 40);
     best_eff = best_eff_at(best_k_half);
   }
   model.gemm_efficiency = std::min(1.0, best_eff);
@@ -421,7 +395,7 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
     double shortest_step = 1e300;
     for (const Row* r : colls)
       shortest_step = std::min(shortest_step, r->best_s / r->collective.steps);
-    latency = golden_section(collective_loss, 0, shortest_step, 100);
+    latency = numeric::golden_section(collective_loss, 0, shortest_step, 100);
     const std::vector<double> inverse = inverse_bandwidths(latency);
     for (std::size_t s = 0; s < size_list.size(); ++s) {
       const double busbw = 1 / inverse[s];

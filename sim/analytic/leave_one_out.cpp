@@ -1,6 +1,6 @@
 #include "sim/analytic/leave_one_out.hpp"
 
-#include <cmath>
+#include "models/numeric/golden_section.hpp"
 
 namespace myriad::sim {
 namespace {
@@ -20,33 +20,6 @@ double pooled_error(const std::vector<const Suite*>& suites, const DeviceProfile
     rows += r.rows.size();
   }
   return rows > 0 ? sum / static_cast<double>(rows) : 0;
-}
-
-// The minimum of f over [lo, hi] for a unimodal f.
-double golden_section(const std::function<double(double)>& f, double lo, double hi) {
-  const double ratio = (std::sqrt(5.0) - 1) / 2;
-  double a = lo;
-  double b = hi;
-  double c = b - ratio * (b - a);
-  double d = a + ratio * (b - a);
-  double fc = f(c);
-  double fd = f(d);
-  for (int i = 0; i < kGoldenSteps; ++i) {
-    if (fc < fd) {
-      b = d;
-      d = c;
-      fd = fc;
-      c = b - ratio * (b - a);
-      fc = f(c);
-    } else {
-      a = c;
-      c = d;
-      fc = fd;
-      d = a + ratio * (b - a);
-      fd = f(d);
-    }
-  }
-  return (a + b) / 2;
 }
 
 }  // namespace
@@ -80,7 +53,7 @@ ParameterFit fit_parameters(const std::vector<const Suite*>& suites, const Devic
         param.set(trial, v);
         return pooled_error(suites, trial);
       };
-      const double best = golden_section(error_at, param.lo, param.hi);
+      const double best = numeric::golden_section(error_at, param.lo, param.hi, kGoldenSteps);
       // Keep the current value unless the search found better.
       if (error_at(best) < pooled_error(suites, profile)) param.set(profile, best);
     }
@@ -107,9 +80,8 @@ std::vector<HeldOutSuite> leave_one_suite_out(const std::vector<Suite>& suites,
       free_parameters()[k].set(fitted, h.fit.values[k]);
     }
     const auto on = [&](const DeviceProfile& p) {
-      return evaluate(suites[i], [&](const scenario::Scenario&) -> const DeviceProfile& {
-        return p;
-      });
+      return evaluate(suites[i],
+                      [&](const scenario::Scenario&) -> const DeviceProfile& { return p; });
     };
     const ValidationResult held = on(fitted);
     const ValidationResult shipped = on(base);

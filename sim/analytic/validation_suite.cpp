@@ -135,7 +135,8 @@ Suite load_suite(const std::string& path, const scenario::LoadOptions& options) 
   suite.source = text(root, "source");
   suite.metric = text(root, "metric");
   if (suite.metric != "iteration_time_s" && suite.metric != "mfu") {
-    d.error(root.where(), "metric", "expected iteration_time_s or mfu, found '" + suite.metric + "'");
+    d.error(root.where(), "metric",
+            "expected iteration_time_s or mfu, found '" + suite.metric + "'");
   }
   const ConfigNode* bounds = root.find("bounds");
   if (bounds == nullptr || !bounds->is_map()) {
@@ -173,12 +174,7 @@ Suite load_suite(const std::string& path, const scenario::LoadOptions& options) 
 
 ValidationResult evaluate(const Suite& suite, const ProfileLookup& profile_for) {
   ValidationResult result;
-  result.name = suite.name;
-  result.title = suite.title;
-  result.source = suite.source;
-  result.metric = suite.metric;
-  result.bound_mean = suite.bound_mean;
-  result.bound_max = suite.bound_max;
+  static_cast<SuiteHeader&>(result) = suite;
   double sum = 0;
   for (const SuiteCase& c : suite.cases) {
     ValidationRow row = predict(c, suite.metric, profile_for);

@@ -32,13 +32,17 @@ struct ValidationRow {
   std::string note;
 };
 
-struct ValidationResult {
+// What a suite file says of itself.
+struct SuiteHeader {
   std::string name;
   std::string title;
   std::string source;
   std::string metric;
   double bound_mean = 0;
   double bound_max = 0;
+};
+
+struct ValidationResult : SuiteHeader {
   std::vector<ValidationRow> rows;
   double mean_abs_rel_error = 0;
   double max_abs_rel_error = 0;
@@ -59,13 +63,7 @@ struct SuiteCase {
   scenario::Scenario scenario;
 };
 
-struct Suite {
-  std::string name;
-  std::string title;
-  std::string source;
-  std::string metric;
-  double bound_mean = 0;
-  double bound_max = 0;
+struct Suite : SuiteHeader {
   std::vector<SuiteCase> cases;
 };
 

@@ -10,16 +10,13 @@
 #include "sim/analytic/validation_suite.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "tests/sim/shipped.hpp"
 
 namespace myriad::sim {
 namespace {
 
-const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
-
-const DeviceProfile& a100() {
-  static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json");
-  return p;
-}
+using testing::a100;
+using testing::kShipped;
 
 scenario::Scenario load(const std::string& text) {
   return scenario::load_scenario_text(text, "analytic_test.yaml", kShipped);
@@ -190,19 +187,11 @@ TEST(Estimate, RunsOnEveryExampleWithItsGpusProfile) {
 
 // The published tables, held to their bounds (mean and max relative error of
 // iteration time or MFU, as each suite file states).
-class Suite : public testing::TestWithParam<std::string> {};
+class PublishedTable : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(Suite, WithinItsBounds) {
-  std::map<std::string, DeviceProfile> profiles;
-  const ProfileLookup lookup = [&](const scenario::Scenario& s) -> const DeviceProfile& {
-    auto it = profiles.find(s.cluster.gpu.preset);
-    if (it == profiles.end()) {
-      it = profiles
-               .emplace(s.cluster.gpu.preset, load_profile(std::string(MYRIAD_PROFILE_DIR) + "/" +
-                                                           s.cluster.gpu.preset + ".json"))
-               .first;
-    }
-    return it->second;
+TEST_P(PublishedTable, WithinItsBounds) {
+  const ProfileLookup lookup = [](const scenario::Scenario& s) -> const DeviceProfile& {
+    return testing::shipped_profile(s.cluster.gpu.profile);
   };
   const auto r = run_suite(std::string(MYRIAD_SCENARIO_DIR) + "/validation/" + GetParam() + ".yaml",
                            kShipped, lookup);
@@ -215,10 +204,10 @@ TEST_P(Suite, WithinItsBounds) {
   EXPECT_LE(r.bound_max, 0.10);
 }
 
-INSTANTIATE_TEST_SUITE_P(Published, Suite,
-                         testing::Values("korthikanti2022-table5", "megatron-sc21-table1",
-                                         "megascale-table2", "megascale-table3"),
-                         [](const testing::TestParamInfo<std::string>& param) {
+INSTANTIATE_TEST_SUITE_P(Published, PublishedTable,
+                         ::testing::Values("korthikanti2022-table5", "megatron-sc21-table1",
+                                           "megascale-table2", "megascale-table3"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
                            std::string n = param.param;
                            for (char& c : n) {
                              if (c == '-') c = '_';

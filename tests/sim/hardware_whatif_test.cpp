@@ -15,16 +15,13 @@
 #include "sim/cost/comm_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/network_slowdown.hpp"
+#include "tests/sim/shipped.hpp"
 
 namespace myriad::sim {
 namespace {
 
-const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
-
-const DeviceProfile& h100() {
-  static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json");
-  return p;
-}
+using testing::h100;
+using testing::kShipped;
 
 // Llama 3 70B on 64 H100: tp 8 inside the node, pp 2, dp 4 across nodes.
 scenario::Scenario base(const std::string& gpu_keys = "", const std::string& cluster_keys = "") {

@@ -7,16 +7,13 @@
 #include "models/scenario/loader.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/analytic/leave_one_out.hpp"
+#include "tests/sim/shipped.hpp"
 
 namespace myriad::sim {
 namespace {
 
-const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
-
-const DeviceProfile& a100() {
-  static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json");
-  return p;
-}
+using testing::a100;
+using testing::kShipped;
 
 // A suite whose "published" times the A100 profile gives at another sustained clock.
 Suite synthetic(double clock) {
@@ -54,8 +51,8 @@ TEST(LeaveOneOut, FitRecoversTheParameterRowsWereMadeWith) {
 // all suites is no worse than the shipped profile's values it starts from.
 TEST(LeaveOneOut, EveryShippedSuiteIsPredictedByTheOthers) {
   std::vector<Suite> suites;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(MYRIAD_SCENARIO_DIR) +
-                                                           "/validation")) {
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(MYRIAD_SCENARIO_DIR) + "/validation")) {
     if (e.path().extension() == ".yaml") suites.push_back(load_suite(e.path().string(), kShipped));
   }
   ASSERT_GE(suites.size(), 4U);

@@ -9,16 +9,13 @@
 #include "models/plan/step_plan.hpp"
 #include "models/scenario/loader.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "tests/sim/shipped.hpp"
 
 namespace myriad::sim {
 namespace {
 
-const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
-
-const DeviceProfile& h100() {
-  static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json");
-  return p;
-}
+using testing::h100;
+using testing::kShipped;
 
 double part(const StepReport& r, const std::string& name) {
   for (const auto& p : r.breakdown) {

@@ -269,10 +269,7 @@ scenario::Scenario mixtral_experts_across_nodes() {
   return s;
 }
 
-const DeviceProfile& h100() {  // the Mixtral and Llama 3 scenarios' GPU
-  static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json");
-  return p;
-}
+using testing::h100;  // the Mixtral and Llama 3 scenarios' GPU
 
 // What the analytic engine gives the Mixtral step's all-to-alls and data-parallel
 // collectives, per step: the all-to-alls' remote part (bandwidth term less the

@@ -10,6 +10,7 @@
 
 #include "models/scenario/loader.hpp"
 #include "sim/step/step_engine.hpp"
+#include "tests/sim/shipped.hpp"
 
 namespace myriad::sim::testing {
 
@@ -19,18 +20,11 @@ inline constexpr bool kSanitizerSafe = true;
 inline constexpr bool kSanitizerSafe = false;
 #endif
 
-inline const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
-
 inline StepOptions options(bool all_replicas = false) {
   StepOptions o;
   o.all_replicas = all_replicas;
   o.sanitizer_safe = kSanitizerSafe;
   return o;
-}
-
-inline const DeviceProfile& a100() {
-  static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json");
-  return p;
 }
 
 // What a child sends back: plain numbers, so that a pipe carries them.
