@@ -28,7 +28,7 @@ struct FreeParameter {
 const std::vector<FreeParameter>& free_parameters();
 
 struct ParameterFit {
-  std::vector<double> values;  // one per free parameter
+  std::vector<double> values;     // one per free parameter
   double mean_abs_rel_error = 0;  // over the rows fitted to, pooled
 };
 
@@ -38,8 +38,8 @@ ParameterFit fit_parameters(const std::vector<const Suite*>& suites, const Devic
 
 struct HeldOutSuite {
   std::string suite;
-  ParameterFit fit;     // on the other suites
-  double mean = 0;      // the fitted profile on the suite left out
+  ParameterFit fit;  // on the other suites
+  double mean = 0;   // the fitted profile on the suite left out
   double max = 0;
   double shipped_mean = 0;  // the shipped profile on it
   double shipped_max = 0;

@@ -8,6 +8,12 @@ namespace {
 
 using models::CollectiveKind;
 
+double ring_steps(CollectiveKind k, double n) {
+  return k == CollectiveKind::all_reduce ? 2 * (n - 1) : n - 1;
+}
+
+}  // namespace
+
 double busbw_factor(CollectiveKind k, double n) {
   switch (k) {
     case CollectiveKind::all_reduce:
@@ -21,12 +27,6 @@ double busbw_factor(CollectiveKind k, double n) {
   }
   return 1;
 }
-
-double ring_steps(CollectiveKind k, double n) {
-  return k == CollectiveKind::all_reduce ? 2 * (n - 1) : n - 1;
-}
-
-}  // namespace
 
 double hop_latency(const scenario::ClusterSpec& c, int nodes) {
   const int tier = joining_tier(c, nodes);

@@ -38,6 +38,11 @@ CommCost collective_cost(const models::Collective& c, const models::GroupSpan& g
                          const scenario::ClusterSpec& cluster, const DeviceProfile& profile,
                          double nic_slowdown = 1);
 
+// nccl-tests' bus bandwidth factor: bytes on the busiest link of a ring of n
+// ranks over the collective's size (2(n-1)/n for all-reduce, (n-1)/n for
+// all-gather, reduce-scatter and all-to-all, 1 for a transfer).
+double busbw_factor(models::CollectiveKind k, double n);
+
 // One message across the network between two of `nodes` nodes: the NIC latency
 // plus the switch tiers crossed up and down.
 double hop_latency(const scenario::ClusterSpec& cluster, int nodes);

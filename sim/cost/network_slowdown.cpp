@@ -48,6 +48,14 @@ NetworkSlowdown network_slowdown(const scenario::Scenario& s, models::GroupKind 
   return out;
 }
 
+bool oversubscribed_below_join(const scenario::ClusterSpec& c) {
+  const int top = joining_tier(c, c.nodes());
+  for (int i = 0; i < top && i < static_cast<int>(c.network.tiers.size()); ++i) {
+    if (c.network.tiers[static_cast<std::size_t>(i)].oversubscription > 1) return true;
+  }
+  return false;
+}
+
 std::string describe(const NetworkSlowdown& n, const scenario::Scenario& s,
                      models::GroupKind group) {
   if (n.tier < 0) return "";

@@ -127,4 +127,46 @@ std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans, do
           {"optimizer", optimizer}};
 }
 
+PassShares pass_shares(const StageCosts& costs, double layers, bool first, bool last) {
+  double total = layers * (costs.layer.forward + costs.layer.backward);
+  ExposedComm comm;
+  const auto add = [&](const ExposedComm& c, double k) {
+    comm.tp += k * c.tp;
+    comm.cp += k * c.cp;
+    comm.ep += k * c.ep;
+  };
+  add(costs.layer_comm, layers);
+  if (first) {
+    total += costs.embedding.forward + costs.embedding.backward;
+    add(costs.embedding_comm, 1);
+  }
+  if (last) {
+    total += costs.head.forward + costs.head.backward;
+    add(costs.head_comm, 1);
+  }
+  if (total <= 0) return {};
+  return {comm.tp / total, comm.cp / total, comm.ep / total};
+}
+
+std::vector<BreakdownPart> step_breakdown(const std::vector<std::vector<Span>>& timelines, int pp,
+                                          const std::vector<PassShares>& shares, double step_s) {
+  std::size_t busiest = 0;
+  double most = -1;
+  for (std::size_t g = 0; g < timelines.size(); ++g) {
+    double passes = 0;
+    for (const Span& s : timelines[g]) {
+      if (s.activity == Activity::forward || s.activity == Activity::backward) {
+        passes += s.end_s - s.start_s;
+      }
+    }
+    if (passes > most + 1e-12 * std::max(1.0, most)) {
+      most = passes;
+      busiest = g;
+    }
+  }
+  if (timelines.empty()) return {};
+  const auto stage = static_cast<std::size_t>(static_cast<int>(busiest) % pp);
+  return timeline_breakdown(timelines[busiest], step_s, shares[stage]);
+}
+
 }  // namespace myriad::sim

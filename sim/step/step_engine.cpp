@@ -16,6 +16,7 @@
 #include "models/plan/placement.hpp"
 #include "models/plan/step_plan.hpp"
 #include "sim/cost/comm_cost.hpp"
+#include "sim/cost/network_slowdown.hpp"
 #include "sim/engine/engine_config.hpp"
 #include "sim/topology/fat_tree_platform.hpp"
 
@@ -207,10 +208,6 @@ void dp_flows(Plan& p, int row, int stage, double flow_bytes, double extra_laten
   sg4::this_actor::sleep_for(extra_latency_s);
 }
 
-double ring_factor(models::CollectiveKind k, double n) {
-  return k == models::CollectiveKind::all_reduce ? 2 * (n - 1) / n : (n - 1) / n;
-}
-
 // The part of an intra-node collective for `share` of the bytes: its latency
 // whole (each chunk's collective pays it), its bandwidth term in proportion.
 void intra_node(const CommCost& c, double share) {
@@ -265,10 +262,10 @@ std::vector<DpPhase> lower_dp(const Plan& p, const scenario::Scenario& s,
       shard.bytes = c.bytes / span.per_node;
       const CommCost across =
           collective_cost(shard, {span.nodes, 1, span.nodes}, s.cluster, profile);
-      d.edge_factor = ring_factor(c.kind, span.nodes);
+      d.edge_factor = busbw_factor(c.kind, span.nodes);
       d.extra_latency_s = std::max(0.0, across.latency_s - p.route_latency_s);
     } else {  // ring or tree
-      d.edge_factor = ring_factor(c.kind, p.dp_ranks);
+      d.edge_factor = busbw_factor(c.kind, p.dp_ranks);
       d.extra_latency_s = std::max(0.0, cost.latency_s - p.route_latency_s);
     }
     phases.push_back(d);
@@ -510,10 +507,9 @@ void play_stage(Plan& p, int row, int stage) {
   const std::size_t self = at(row, p.pp, stage);
   const double slow = p.slowdown[self];
   const double share = 1.0 / p.v;
-  // Overlapped, data-parallel traffic goes bucket by bucket (exposed_dp in
-  // sim/analytic/estimator.cpp): the first chunk's first parameter bucket is
-  // gathered before anything, its other buckets beside its first forward, which
-  // waits for them at its end; the other chunks' beside the pipeline.
+  // Overlapped, data-parallel traffic goes bucket by bucket (exposed_dp, estimator.cpp):
+  // the first chunk's first parameter bucket gathered before anything, its others beside
+  // its first forward, which waits for them at its end; the other chunks' beside.
   const double buckets = p.overlap_dp ? p.costs.dp_buckets : 1;
   std::vector<sg4::ActorPtr> overlapped;
   const double gather = sg4::Engine::get_clock();
@@ -521,12 +517,10 @@ void play_stage(Plan& p, int row, int stage) {
   if (sg4::Engine::get_clock() > gather) {
     record(p, row, stage, Activity::dp, gather, "parameter gather");
   }
-  sg4::ActorPtr first_chunk_gather;
-  if (p.overlap_dp && buckets > 1) {
-    first_chunk_gather = beside(p, "dp-gather", [&p, row, stage, share, buckets] {
-      dp_collectives(p, row, stage, share * (1 - 1 / buckets), true);
-    });
-  }
+  sg4::ActorPtr first_chunk_gather =
+      buckets <= 1 ? nullptr : beside(p, "dp-gather", [&p, row, stage, share, buckets] {
+        dp_collectives(p, row, stage, share * (1 - 1 / buckets), true);
+      });
   if (p.overlap_dp && p.v > 1) {
     overlapped.push_back(beside(p, "dp-gather", [&p, row, stage, share] {
       dp_collectives(p, row, stage, 1.0 - share, true);
@@ -585,54 +579,14 @@ void play_stage(Plan& p, int row, int stage) {
   record(p, row, stage, Activity::optimizer, opt, "optimizer");
 }
 
-// Whether flows of this job can slow each other: a tier below the one that
-// joins all its nodes hands its uplinks less than its NICs carry.
-bool contention_possible(const scenario::ClusterSpec& c) {
-  const int top = joining_tier(c, c.nodes());
-  for (int i = 0; i < top && i < static_cast<int>(c.network.tiers.size()); ++i) {
-    if (c.network.tiers[static_cast<std::size_t>(i)].oversubscription > 1) return true;
-  }
-  return false;
-}
-
-// The step broken down as `estimate` does, from the rank group that computes the
-// most: the slowest stage, whose passes the analytic engine counts m times.
+// The step broken down as `estimate` does (critical_path.hpp, step_breakdown).
 std::vector<BreakdownPart> breakdown(const Plan& p, double step_s) {
-  std::size_t busiest = 0;
-  double most = -1;
-  for (std::size_t g = 0; g < p.timelines.size(); ++g) {
-    double passes = 0;
-    for (const Span& s : p.timelines[g]) {
-      if (s.activity == Activity::forward || s.activity == Activity::backward)
-        passes += s.end_s - s.start_s;
-    }
-    if (passes > most + 1e-12 * std::max(1.0, most)) {
-      most = passes;
-      busiest = g;
-    }
+  std::vector<PassShares> shares;
+  for (int stage = 0; stage < p.pp; ++stage) {
+    const double layers = p.chunk_layers[static_cast<std::size_t>(stage)] * p.v;
+    shares.push_back(pass_shares(p.costs, layers, stage == 0, stage == p.pp - 1));
   }
-  const int stage = static_cast<int>(busiest) % p.pp;
-  const double layers = p.chunk_layers[static_cast<std::size_t>(stage)] * p.v;
-  const PassTimes& layer = p.costs.layer;
-  double total = layers * (layer.forward + layer.backward);
-  ExposedComm comm;
-  const auto add = [&](const ExposedComm& c, double k) {
-    comm.tp += k * c.tp;
-    comm.cp += k * c.cp;
-    comm.ep += k * c.ep;
-  };
-  add(p.costs.layer_comm, layers);
-  if (stage == 0) {
-    total += p.costs.embedding.forward + p.costs.embedding.backward;
-    add(p.costs.embedding_comm, 1);
-  }
-  if (stage == p.pp - 1) {
-    total += p.costs.head.forward + p.costs.head.backward;
-    add(p.costs.head_comm, 1);
-  }
-  const PassShares shares = total > 0 ? PassShares{comm.tp / total, comm.cp / total, comm.ep / total}
-                                      : PassShares{};
-  return timeline_breakdown(p.timelines[busiest], step_s, shares);
+  return step_breakdown(p.timelines, p.pp, shares, step_s);
 }
 
 Plan make_plan(const scenario::Scenario& s, const DeviceProfile& profile) {
@@ -814,7 +768,8 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
   // Expert all-to-alls couple the replicas of a group layer by layer, so a slow
   // node slows its partners as it goes: with stragglers, simulate them all.
   const bool coupled = p.ep_actors > 1 && !stragglers.empty();
-  p.all_replicas = options.all_replicas || p.dp == 1 || contention_possible(s.cluster) || coupled;
+  p.all_replicas =
+      options.all_replicas || p.dp == 1 || oversubscribed_below_join(s.cluster) || coupled;
   p.rows = replicas_to_simulate(p, s, stragglers);
   const int groups = p.pp * static_cast<int>(p.rows.size());
   p.wait_s.assign(static_cast<std::size_t>(groups), 0.0);

@@ -184,8 +184,8 @@ int run_validate(const ValidateOptions& o, Streams io, const Environment& env) {
       return kExitBadInput;
     }
     const sim::DeviceProfile& base = profiles.begin()->second;
-    io.err << "fitting " << sim::free_parameters().size() << " parameters, "
-           << suites.size() + 1 << " times...\n";
+    io.err << "fitting " << sim::free_parameters().size() << " parameters, " << suites.size() + 1
+           << " times...\n";
     const auto held = sim::leave_one_suite_out(suites, base);
     std::vector<const sim::Suite*> all;
     for (const auto& suite : suites) all.push_back(&suite);
