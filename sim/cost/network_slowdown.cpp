@@ -25,7 +25,10 @@ NetworkSlowdown network_slowdown(const scenario::Scenario& s, models::GroupKind 
   for (std::size_t tier = 0; tier + 1 < tiers.size(); ++tier) {
     uplinks /= tiers[tier].oversubscription;
     const double nodes = std::max(1.0, std::floor(under[tier]));
-    std::map<long long, double> leaving;  // by subtree
+    // By subtree; for data-parallel rings, also by stage: the stages of a pipeline
+    // reduce their gradients at different times (the last stage first), so only
+    // one stage's rings send at once.
+    std::map<std::pair<long long, int>, double> leaving;
     for (int stage = 0; stage < p.pp; ++stage) {
       for (int replica = 0; replica < p.dp; ++replica) {
         models::RankGroup to{stage, (replica + 1) % p.dp};
@@ -36,7 +39,8 @@ NetworkSlowdown network_slowdown(const scenario::Scenario& s, models::GroupKind 
         const auto from_tree =
             static_cast<long long>(models::first_node(s, {stage, replica}) / nodes);
         const auto to_tree = static_cast<long long>(models::first_node(s, to) / nodes);
-        if (from_tree != to_tree) leaving[from_tree] += weight;
+        const int when = group == models::GroupKind::dp ? stage : 0;
+        if (from_tree != to_tree) leaving[{from_tree, when}] += weight;
       }
     }
     for (const auto& [tree, bandwidth] : leaving) {

@@ -5,9 +5,10 @@
 // oversubscription of that tier and the tiers below it (the uplinks a subtree
 // has, over its NICs): above 1, the uplinks are the bottleneck and every flow
 // leaving gets that much less than its NIC rate. The largest over tiers and
-// subtrees. A ring's edges rarely leave a subtree (one per ring and subtree), so
-// rings are rarely slowed; pipeline transfers between stages placed side by side
-// all leave together, and are.
+// subtrees. A ring's edges rarely leave a subtree (one per ring and subtree), and
+// the stages' rings send at different times, so rings are rarely slowed;
+// pipeline transfers between stages placed side by side all leave together, and
+// are.
 #pragma once
 
 #include <string>

@@ -1,13 +1,12 @@
-// Peak utilization of the platform's links during a simulated step.
+// How much the platform's links carried during a simulated step.
 //
-// The actors say when a flow between two hosts starts and when they have seen
-// it end; whenever simulated time advances, the monitor reads the current load
-// (SimGrid's Link::get_usage, bytes/s from the max-min solution) of each link
-// direction that carries a flow, over its bandwidth, and keeps the largest.
-// Only directions with a flow are read, so the cost follows the flows, not the
-// size of the platform. A flow counts from its sender's call, so a direction may
-// be read while its flow still waits for the receiver: that reads a lower load,
-// never a higher one.
+// The actors say when a flow between two hosts starts, with its bytes. Each
+// link direction counts the bytes of the flows that cross it; its utilization is those bytes over
+// what its bandwidth could carry in the step, a fraction in 0..1. Not a peak: SimGrid's
+// Link::get_usage was measured at 1.5 times a NIC's bandwidth with two flows on it (the 4,096-GPU
+// 1:3 case), and the actors see an asynchronous flow end only when they wait for
+// it, so neither gives the moment a link was busiest. The cost follows the
+// flows, not the size of the platform.
 #pragma once
 
 #include <string>
@@ -17,12 +16,13 @@
 
 namespace myriad::sim {
 
-struct LinkPeak {
+struct LinkLoad {
   std::string name;  // "leaf-0.up"
   std::string tier;  // "nic" or the tier it leaves
   bool up = true;    // direction: towards the top tier
   double bw_Bps = 0;
-  double peak_utilization = 0;  // largest load over bandwidth, 0..1
+  double bytes = 0;        // the bytes of the flows that crossed it
+  double utilization = 0;  // bytes over what the bandwidth carries in the step, 0..1
 };
 
 class LinkMonitor {
@@ -32,21 +32,15 @@ class LinkMonitor {
   LinkMonitor& operator=(const LinkMonitor&) = delete;
   ~LinkMonitor() = default;
 
-  void flow_started(int from_host, int to_host);
-  void flow_ended(int from_host, int to_host);
-  // Reads the load of every direction that carries a flow now.
-  void sample();
-  // Every direction that carried load, highest peak first; at equal peaks
-  // switch uplinks before host links, then by name.
-  [[nodiscard]] std::vector<LinkPeak> peaks() const;
+  void flow_started(int from_host, int to_host, double bytes);
+  // Every direction that carried traffic in a step of `step_s`, most utilized
+  // first; at equal utilization switch uplinks before host links, then by name.
+  [[nodiscard]] std::vector<LinkLoad> loads(double step_s) const;
 
  private:
   [[nodiscard]] static std::size_t direction(const LinkCrossing& c);
   const FatTreePlatform& platform_;
-  std::vector<int> flows_;  // per direction: [link * 2 + (up ? 0 : 1)]
-  std::vector<double> peak_;
-  std::vector<std::size_t> active_;  // directions that carried a flow since the last sample
-  std::vector<bool> listed_;         // per direction: in active_
+  std::vector<double> bytes_;  // per direction: [link * 2 + (up ? 0 : 1)]
 };
 
 }  // namespace myriad::sim

@@ -165,10 +165,9 @@ void record(Plan& p, int row, int stage, Activity a, double start, const std::st
 }
 
 // One flow between two platform hosts, waited for; the monitor sees it.
-void transfer(Plan& p, int from, int to, const sg4::CommPtr& comm) {
-  p.monitor->flow_started(from, to);
+void transfer(Plan& p, int from, int to, const sg4::CommPtr& comm, double bytes) {
+  p.monitor->flow_started(from, to, bytes);
   comm->wait();
-  p.monitor->flow_ended(from, to);
   ++p.flows;
 }
 
@@ -177,11 +176,10 @@ void transfer(Plan& p, int from, int to, const sg4::CommPtr& comm) {
 void exchange_with_ghost(Plan& p, int self, int ghost, uint64_t bytes) {
   sg4::Host* a = p.platform->host(self);
   sg4::Host* b = p.platform->host(ghost);
-  p.monitor->flow_started(ghost, self);
+  p.monitor->flow_started(ghost, self, static_cast<double>(bytes));
   sg4::CommPtr in = sg4::Comm::sendto_async(b, a, bytes);
-  transfer(p, self, ghost, sg4::Comm::sendto_async(a, b, bytes));
+  transfer(p, self, ghost, sg4::Comm::sendto_async(a, b, bytes), static_cast<double>(bytes));
   in->wait();
-  p.monitor->flow_ended(ghost, self);
   ++p.flows;
 }
 
@@ -196,11 +194,10 @@ void dp_flows(Plan& p, int row, int stage, double flow_bytes, double extra_laten
     sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox("dp", next, stage));
     sg4::Mailbox* in = sg4::Mailbox::by_name(mailbox("dp", row, stage));
     const int to = p.hosts[at(next, p.pp, stage)];
-    p.monitor->flow_started(self, to);
+    p.monitor->flow_started(self, to, static_cast<double>(bytes));
     sg4::CommPtr send = out->put_async(&p.tags[0], bytes);
     in->get<Tag>();
     send->wait();
-    p.monitor->flow_ended(self, to);
     ++p.flows;
   } else {
     exchange_with_ghost(p, self, p.ghosts[at(row, p.pp, stage)], bytes);
@@ -385,7 +382,7 @@ void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e) {
     for (int partner = first; partner < first + p.ep_actors; ++partner) {
       if (partner == row) continue;
       const int to = p.hosts[at(partner, p.pp, stage)];
-      p.monitor->flow_started(self, to);
+      p.monitor->flow_started(self, to, static_cast<double>(bytes));
       out.emplace_back(to, sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", partner, stage, parity))
                                ->put_async(&p.tags[0], bytes));
     }
@@ -395,20 +392,18 @@ void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e) {
     sg4::Host* a = p.platform->host(self);
     for (const int ghost : p.ep_ghosts[self_index]) {
       sg4::Host* b = p.platform->host(ghost);
-      p.monitor->flow_started(ghost, self);
+      p.monitor->flow_started(ghost, self, static_cast<double>(bytes));
       in.emplace_back(ghost, sg4::Comm::sendto_async(b, a, bytes));
-      p.monitor->flow_started(self, ghost);
+      p.monitor->flow_started(self, ghost, static_cast<double>(bytes));
       out.emplace_back(ghost, sg4::Comm::sendto_async(a, b, bytes));
     }
   }
   for (auto& [to, comm] : out) {
     comm->wait();
-    p.monitor->flow_ended(self, to);
     ++p.flows;
   }
   for (auto& [from, comm] : in) {
     comm->wait();
-    p.monitor->flow_ended(from, self);
     ++p.flows;
   }
   trace_layer_collective(p, row, stage, c, start);
@@ -486,12 +481,12 @@ void send_output(Plan& p, int row, int stage, const PipelineTask& t,
                      static_cast<int>(at(t.chunk, p.m, t.micro_batch)))] = start;
   const int dst = p.hosts[at(row, p.pp, to)];
   if (p.overlap_pp) {
-    p.monitor->flow_started(p.hosts[self], dst);
+    p.monitor->flow_started(p.hosts[self], dst, static_cast<double>(bytes));
     pending.emplace_back(dst, out->put_async(tag, bytes));
     ++p.flows;
     return;
   }
-  transfer(p, p.hosts[self], dst, out->put_init(tag, bytes)->start());
+  transfer(p, p.hosts[self], dst, out->put_init(tag, bytes)->start(), static_cast<double>(bytes));
   p.wait_s[self] += sg4::Engine::get_clock() - start;
   record(p, row, stage, Activity::pp, start, "send");
 }
@@ -566,10 +561,7 @@ void play_stage(Plan& p, int row, int stage) {
       }));
     }
   }
-  for (auto& [dst, comm] : pending) {
-    comm->wait();
-    p.monitor->flow_ended(p.hosts[self], dst);
-  }
+  for (auto& [dst, comm] : pending) comm->wait();
   const double tail = sg4::Engine::get_clock();
   for (const auto& actor : overlapped) actor->join();
   if (!p.overlap_dp) dp_collectives(p, row, stage, 1.0, false);
@@ -725,7 +717,7 @@ StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
   for (auto& stop : r.critical_path.groups) {
     stop.replica = p.rows[static_cast<std::size_t>(stop.replica)] * p.per_node;  // row -> replica
   }
-  r.links = p.monitor->peaks();
+  r.links = p.monitor->loads(r.step_time_s);
   r.events = std::move(p.events);
   r.stragglers = std::move(stragglers);
   return r;
@@ -783,7 +775,6 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
   sg4::Engine engine(&argc, argv);
   apply_engine_config(options.sanitizer_safe);
   build_platform(p, s, profile, stragglers);
-  sg4::Engine::on_time_advance_cb([&p](double) { p.monitor->sample(); });
   for (int row = 0; row < static_cast<int>(p.rows.size()); ++row) {
     for (int stage = 0; stage < p.pp; ++stage) {
       sg4::Actor::create(fmt::format("stage-{}-replica-{}", stage, p.rows[row]),

@@ -64,7 +64,7 @@
 // most (compute, exposed tp/cp/ep, pp sends, bubble, dp, optimizer;
 // critical_path.hpp), waiting per rank group, the
 // critical path (walked back from the step's end through the pipeline
-// messages, sim/step/critical_path.hpp) and per-link peak utilization
+// messages, sim/step/critical_path.hpp) and per-link mean utilization
 // (sim/step/link_monitor.hpp).
 //
 // SimGrid allows one engine per process: simulate_step runs once per process.
@@ -115,7 +115,7 @@ struct StepSimulation {
   // engine's: compute, pp, bubble, dp, optimizer); sums to step_time_s.
   std::vector<BreakdownPart> breakdown;
   CriticalPath critical_path;
-  std::vector<LinkPeak> links;  // every link direction that carried load, highest peak first
+  std::vector<LinkLoad> links;  // every link direction that carried traffic, most utilized first
   std::vector<Straggler> stragglers;
   std::size_t hosts = 0;
   std::size_t actors = 0;

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <exception>
 #include <string>
 
@@ -33,7 +34,9 @@ struct ChildResult {
   double compute_s = 0;     // passes of the busiest rank group: compute and exposed tp, cp, ep
   int path_stage = -1;      // the rank group longest on the critical path
   int path_replica = -1;
-  int layer_flow_slices = 0;  // trace slices of tp, cp and ep collectives played as flows
+  int layer_flow_slices = 0;        // trace slices of tp, cp and ep collectives played as flows
+  double most_utilized_link = 0;    // its mean utilization over the step
+  double most_utilized_uplink = 0;  // likewise among the switch uplinks
 };
 
 inline ChildResult run_in_child(const scenario::Scenario& s, const StepOptions& o,
@@ -50,6 +53,11 @@ inline ChildResult run_in_child(const scenario::Scenario& s, const StepOptions& 
       for (const auto& part : sim.breakdown) {
         if (part.name == "compute" || part.name == "tp" || part.name == "cp" || part.name == "ep")
           r.compute_s += part.seconds;
+      }
+      for (const auto& l : sim.links) {
+        r.most_utilized_link = std::max(r.most_utilized_link, l.utilization);
+        if (l.tier != "nic")
+          r.most_utilized_uplink = std::max(r.most_utilized_uplink, l.utilization);
       }
       for (const auto& e : sim.events) {
         if (e.category == "tp" || e.category == "cp" || e.category == "ep") ++r.layer_flow_slices;

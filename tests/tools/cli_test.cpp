@@ -179,7 +179,7 @@ TEST(Cli, SimulateWritesEstimatesFieldsAndItsOwn) {
   for (const char* key :
        {"step_time_s", "mfu", "hfu", "tokens_per_s", "days_to_target", "breakdown", "memory",
         "collectives", "analytic_step_time_s", "rank_groups", "critical_path",
-        "links_by_peak_utilization", "stragglers"}) {
+        "links_by_utilization", "stragglers"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   double sum = 0;

@@ -80,12 +80,28 @@ std::string critical_path_text(const scenario::Scenario& s, const sim::StepSimul
          groups.str() + "\n";
 }
 
+// The busiest links, and the busiest switch uplinks where those are all NICs: a
+// network engineer looks for the oversubscribed tiers.
+std::vector<const sim::LinkLoad*> busiest_links(const sim::StepSimulation& r, std::size_t n) {
+  std::vector<const sim::LinkLoad*> out;
+  for (std::size_t i = 0; i < std::min(r.links.size(), n); ++i) out.push_back(&r.links[i]);
+  std::size_t uplinks = 0;
+  for (const auto& l : r.links) {
+    if (uplinks == n) break;
+    if (l.tier == "nic") continue;
+    if (std::find(out.begin(), out.end(), &l) == out.end()) out.push_back(&l);
+    ++uplinks;
+  }
+  return out;
+}
+
 std::string links_text(const sim::StepSimulation& r) {
-  Table t({"link (peak utilization)", "tier", "direction", "bandwidth", "peak"}, "lllrr");
-  for (std::size_t i = 0; i < std::min(r.links.size(), kTopLinks); ++i) {
-    const auto& l = r.links[i];
-    t.add({l.name, l.tier, l.up ? "up" : "down", fmt::format("{:.0f} GB/s", l.bw_Bps / 1e9),
-           percent(l.peak_utilization)});
+  Table t({"link (mean utilization over the step)", "tier", "direction", "bandwidth", "carried",
+           "utilization"},
+          "lllrrr");
+  for (const sim::LinkLoad* l : busiest_links(r, kTopLinks)) {
+    t.add({l->name, l->tier, l->up ? "up" : "down", fmt::format("{:.0f} GB/s", l->bw_Bps / 1e9),
+           fmt::format("{:.1f} GB", l->bytes / 1e9), percent(l->utilization)});
   }
   return t.str() + "\n";
 }
@@ -172,13 +188,13 @@ nlohmann::json simulation_json(const scenario::Scenario& s, const sim::StepRepor
                        {"seconds", g.seconds}});
   }
   nlohmann::json links = nlohmann::json::array();
-  for (std::size_t i = 0; i < std::min(r.links.size(), 2 * kTopLinks); ++i) {
-    const auto& l = r.links[i];
-    links.push_back({{"name", l.name},
-                     {"tier", l.tier},
-                     {"direction", l.up ? "up" : "down"},
-                     {"bandwidth_Bps", l.bw_Bps},
-                     {"peak_utilization", l.peak_utilization}});
+  for (const sim::LinkLoad* l : busiest_links(r, 2 * kTopLinks)) {
+    links.push_back({{"name", l->name},
+                     {"tier", l->tier},
+                     {"direction", l->up ? "up" : "down"},
+                     {"bandwidth_Bps", l->bw_Bps},
+                     {"bytes", l->bytes},
+                     {"utilization", l->utilization}});
   }
   nlohmann::json stragglers = nlohmann::json::array();
   for (const auto& g : r.stragglers) {
@@ -204,7 +220,7 @@ nlohmann::json simulation_json(const scenario::Scenario& s, const sim::StepRepor
           {"rank_groups", groups},
           {"critical_path",
            {{"by_activity", path}, {"rank_groups", on_path}, {"hops", r.critical_path.hops}}},
-          {"links_by_peak_utilization", links},
+          {"links_by_utilization", links},
           {"stragglers", stragglers}};
 }
 

@@ -1,6 +1,6 @@
 // What `simulate` reports beyond the step report `estimate` prints: the
 // simulated step beside the estimate, waiting per rank group, the critical
-// path, per-link peak utilization and stragglers.
+// path, per-link mean utilization and stragglers.
 #pragma once
 
 #include <nlohmann/json.hpp>
