@@ -188,6 +188,7 @@ int run_validate(const ValidateOptions& o, Streams io, const Environment& env) {
            << " times...\n";
     const auto held = sim::leave_one_suite_out(suites, base);
     std::vector<const sim::Suite*> all;
+    all.reserve(suites.size());
     for (const auto& suite : suites) all.push_back(&suite);
     io.out << leave_one_out_text(held, sim::fit_parameters(all, base));
     json["leave_one_out"] = leave_one_out_json(held);
