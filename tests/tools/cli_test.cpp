@@ -176,10 +176,9 @@ const std::string kStragglers = std::string(MYRIAD_TEST_DATA_DIR) + "/simulate/s
 TEST(Cli, SimulateWritesEstimatesFieldsAndItsOwn) {
   const auto j = simulate_json(kStragglers, "simulate_fields");
   ASSERT_FALSE(j.is_null());
-  for (const char* key :
-       {"step_time_s", "mfu", "hfu", "tokens_per_s", "days_to_target", "breakdown", "memory",
-        "collectives", "analytic_step_time_s", "rank_groups", "critical_path",
-        "links_by_utilization", "stragglers"}) {
+  for (const char* key : {"step_time_s", "mfu", "hfu", "tokens_per_s", "days_to_target",
+                          "breakdown", "memory", "collectives", "analytic_step_time_s",
+                          "rank_groups", "critical_path", "links_by_utilization", "stragglers"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   double sum = 0;
