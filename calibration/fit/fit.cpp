@@ -473,6 +473,13 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
   profile["parameters"] = params;
   profile["memory_bound_kernels"] = family_json;
   profile["nvlink_busbw"] = curve;
+  // NCCL on the base's hardware runs what the base's curve was measured with (its
+  // default picks NVLS where the switch has it); the thread executor is a ring.
+  if (!cpu && !base.is_null() && base.value("nvlink_busbw_algorithm", "ring") == "nvls") {
+    profile["nvlink_busbw_algorithm"] = "nvls";
+    profile["parameters"]["nvlink_ring_busbw_fraction"] =
+        base["parameters"]["nvlink_ring_busbw_fraction"];
+  }
   profile["gemm_tiles"] =
       !base.is_null()
           ? base["gemm_tiles"]

@@ -17,6 +17,9 @@ struct GpuSpec {
   double hbm_bw_Bps = 0;     // memory bandwidth
   double nvlink_bw_Bps = 0;  // NVLink bandwidth per GPU and direction
   int sms = 0;               // streaming multiprocessors; 0: the device profile's
+  // NVLink SHARP: the NVSwitch reduces in the switch, and NCCL runs all-reduce
+  // inside a node as NVLS (Hopper and Blackwell NVSwitch systems).
+  bool nvls = false;
   // The device profile whose achieved rates this GPU takes: a name in
   // calibration/profiles/; empty: the profile named after the hardware preset.
   std::string profile;

@@ -28,6 +28,10 @@ Schema<GpuSpec> make_gpu_schema() {
                 "figure); the device profile's NVLink curve scales with it")
       .integer("sms", &GpuSpec::sms, Range{0, 100000}, D::value("0"),
                "streaming multiprocessors, for GEMM wave quantization; 0: the device profile's")
+      .boolean("nvls", &GpuSpec::nvls, D::value("false"),
+               "NVLink SHARP (NVLS): the NVSwitch reduces in the switch, so NCCL runs all-reduce "
+               "inside a node as NVLS, faster than a ring; other collectives stay rings. Needs a "
+               "profile whose curve was measured with NVLS")
       .text("profile", &GpuSpec::profile, D::derived("= preset"),
             "device profile whose achieved rates (efficiencies, curves) this GPU takes: a name "
             "in calibration/profiles/ (`myriad explain profiles`); a GPU without a profile of its "

@@ -234,7 +234,7 @@ std::vector<LayerCollective> layer_collectives(std::initializer_list<const model
   for (const auto* phase : phases) {
     for (const auto& c : phase->comms) {
       if (c.group == GroupKind::dp || c.group == GroupKind::pp || overlap.of(c.group)) continue;
-      out.push_back({c, pricer.price(c, 0), interpolate_busbw(profile.nvlink_busbw, c.bytes)});
+      out.push_back({c, pricer.price(c, 0), nvlink_busbw(profile, c.kind, c.bytes)});
     }
   }
   return out;

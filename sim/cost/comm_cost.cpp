@@ -47,13 +47,22 @@ double largest_oversubscription_below(const scenario::ClusterSpec& c, int tier) 
   return o;
 }
 
+// The NICs one group's `per_node` members of a node have: every group in the node
+// (gpus_per_node / per_node of them: the other tp or cp ranks' replicas) sends at
+// once, so they share the node's NICs; no more than one per member.
+double nics_for_group(const scenario::ClusterSpec& cluster, double per_node) {
+  return std::min(per_node, static_cast<double>(cluster.nics_per_node) * per_node /
+                                std::max(per_node, static_cast<double>(cluster.gpus_per_node)));
+}
+
 CommCost intra_node(const models::Collective& c, double n, const scenario::ClusterSpec& cluster,
                     const DeviceProfile& p) {
   CommCost r;
-  r.busbw_Bps = interpolate_busbw(p.nvlink_busbw, c.bytes);
+  r.busbw_Bps = nvlink_busbw(p, c.kind, c.bytes);
   r.latency_s = ring_steps(c.kind, n) * cluster.nvlink_latency_s;
   r.bandwidth_s = busbw_factor(c.kind, n) * c.bytes / r.busbw_Bps;
   r.algorithm = c.kind == CollectiveKind::all_to_all ? "pairwise" : "ring";
+  if (c.kind == CollectiveKind::all_reduce && p.all_reduce_nvls()) r.algorithm = "nvls";
   if (c.kind == CollectiveKind::send_recv) r.algorithm = "p2p";
   return r;
 }
@@ -72,6 +81,7 @@ CommCost hierarchical_all_reduce(const models::Collective& c, const models::Grou
   const CommCost rs = intra_node(local, g.per_node, cluster, p);
   models::Collective shard = c;
   shard.bytes = c.bytes / g.per_node;
+  // Every GPU of the node sends a shard at once: each on its share of the NICs.
   const CommCost across = inter_node(shard, {g.nodes, 1, g.nodes}, cluster, p, slowdown);
   local.kind = CollectiveKind::all_gather;
   const CommCost ag = intra_node(local, g.per_node, cluster, p);
@@ -89,15 +99,16 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
                     const scenario::ClusterSpec& cluster, const DeviceProfile& p, double slowdown) {
   const double n = g.size;
   const double nic_Bps = cluster.nic_bw_Bps * p.nic_efficiency / slowdown;
-  const double nics = std::min<double>(g.per_node, cluster.nics_per_node);
-  const double nvlink = interpolate_busbw(p.nvlink_busbw, c.bytes);
+  const double nics = nics_for_group(cluster, g.per_node);
+  // A ring or all-to-all across nodes runs rings inside them too.
+  const double nvlink = interpolate_busbw(p.nvlink_ring_busbw, c.bytes);
   const double hop = hop_latency(cluster, g.nodes);
   CommCost r;
   r.inter_node = true;
   switch (c.kind) {
     case CollectiveKind::send_recv:
       r.algorithm = "p2p";
-      r.busbw_Bps = nic_Bps;
+      r.busbw_Bps = nics_for_group(cluster, 1) * nic_Bps;  // every GPU of the node sends
       r.latency_s = hop;
       break;
     case CollectiveKind::all_to_all: {
@@ -141,6 +152,11 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
 }
 
 }  // namespace
+
+double nvlink_busbw(const DeviceProfile& p, CollectiveKind kind, double bytes) {
+  return interpolate_busbw(
+      kind == CollectiveKind::all_reduce ? p.nvlink_busbw : p.nvlink_ring_busbw, bytes);
+}
 
 std::vector<double> subtree_nodes(const scenario::ClusterSpec& c) {
   const auto& tiers = c.network.tiers;

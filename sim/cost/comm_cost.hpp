@@ -2,6 +2,9 @@
 // nccl-tests would measure at that message size, and NCCL-like algorithms.
 //   Inside a node: bus bandwidth interpolated from the profile's NVLink curve
 //     (measured all-reduce busbw by size), 2(n-1) or n-1 hops of NVLink latency.
+//     All-reduce runs NVLS where the GPU has it (cluster.gpu.nvls) and the curve
+//     was measured with it; the other collectives run rings, at the curve capped
+//     at the ring's ceiling.
 //   Across nodes: ring, tree or hierarchical (all-reduce), whichever is faster, at a bus
 //     bandwidth of min(members per node, NICs per node) NICs at the profile's
 //     efficiency (and no more than NVLink gives inside the node); a hop costs
@@ -27,7 +30,7 @@ struct CommCost {
   double latency_s = 0;
   double bandwidth_s = 0;
   double busbw_Bps = 0;
-  std::string_view algorithm = "none";  // ring, tree, pairwise, p2p
+  std::string_view algorithm = "none";  // nvls, ring, tree, hierarchical, pairwise, p2p
   bool inter_node = false;
 };
 
@@ -42,6 +45,11 @@ CommCost collective_cost(const models::Collective& c, const models::GroupSpan& g
 // ranks over the collective's size (2(n-1)/n for all-reduce, (n-1)/n for
 // all-gather, reduce-scatter and all-to-all, 1 for a transfer).
 double busbw_factor(models::CollectiveKind k, double n);
+
+// Bus bandwidth inside a node for a collective of `kind`: all-reduce by the
+// algorithm the hardware and profile give (NVLS or ring), everything else at the
+// ring's.
+double nvlink_busbw(const DeviceProfile& p, models::CollectiveKind kind, double bytes);
 
 // One message across the network between two of `nodes` nodes: the NIC latency
 // plus the switch tiers crossed up and down.

@@ -41,6 +41,10 @@ constexpr ScalarKey kScalars[] = {
 
 constexpr double kMaxBusbwOverLinkRate = 2;
 
+// Optional parameter, required by an NVLS curve: ring's large-message bus
+// bandwidth over the link rate.
+constexpr const char* kRingFraction = "nvlink_ring_busbw_fraction";
+
 const char* const kOrigins[] = {"datasheet", "measured", "published", "assumption"};
 
 void read_parameter(const nlohmann::json& j, const std::string& key, DeviceProfile& p,
@@ -124,6 +128,57 @@ void read_families(const nlohmann::json& j, DeviceProfile& p, std::vector<std::s
   }
 }
 
+// "nvlink_busbw_algorithm": "ring" (default) or "nvls", and with nvls the ring's
+// ceiling as parameters.nvlink_ring_busbw_fraction.
+void read_algorithm(const nlohmann::json& root, DeviceProfile& p,
+                    std::vector<std::string>& problems) {
+  const auto algo = root.find("nvlink_busbw_algorithm");
+  if (algo != root.end()) {
+    if (!algo->is_string() || (*algo != "ring" && *algo != "nvls")) {
+      problems.emplace_back(
+          "nvlink_busbw_algorithm: expected \"ring\" or \"nvls\", the algorithm NCCL ran when "
+          "the all-reduce curve was measured");
+      return;
+    }
+    p.busbw_nvls = *algo == "nvls";
+  }
+  const auto it = p.parameters.find(kRingFraction);
+  if (!p.busbw_nvls) {
+    if (it != p.parameters.end()) {
+      problems.push_back(
+          fmt::format("parameters.{}: only an NVLS curve (nvlink_busbw_algorithm: nvls) takes it",
+                      kRingFraction));
+    }
+    return;
+  }
+  if (it == p.parameters.end()) {
+    problems.push_back(fmt::format(
+        "parameters.{}: missing: an NVLS curve needs the ring's large-message bus bandwidth over "
+        "the link rate, for the collectives NVLS does not run",
+        kRingFraction));
+    return;
+  }
+  if (!(it->second.value > 0.05 && it->second.value <= 1)) {
+    problems.push_back(fmt::format("parameters.{}: expected a value in (0.05, 1], found {}",
+                                   kRingFraction, it->second.value));
+  }
+  p.ring_busbw_fraction = it->second.value;
+}
+
+// The curve at `link_Bps`, and its ring version.
+void price_curves(DeviceProfile& p, double link_Bps) {
+  const double scale = link_Bps / p.reference.nvlink_bw_Bps;
+  p.nvlink_ring_busbw = p.reference_nvlink_busbw;
+  for (auto& point : p.nvlink_ring_busbw) point.busbw_Bps *= scale;
+  std::vector<BusBandwidthPoint> measured = p.nvlink_ring_busbw;
+  if (p.busbw_nvls) {
+    for (auto& point : p.nvlink_ring_busbw) {
+      point.busbw_Bps = std::min(point.busbw_Bps, p.ring_busbw_fraction * link_Bps);
+    }
+  }
+  p.nvlink_busbw = p.all_reduce_nvls() ? measured : p.nvlink_ring_busbw;
+}
+
 }  // namespace
 
 double memory_efficiency_of(const DeviceProfile& profile, std::string_view op_name) {
@@ -153,7 +208,7 @@ DeviceProfile parse_profile(const nlohmann::json& root, const std::string& path)
   for (const auto& [key, value] : root.items()) {
     if (key != "device" && key != "kind" && key != "sources" && key != "parameters" &&
         key != "nvlink_busbw" && key != "gemm_tiles" && key != "memory_bound_kernels" &&
-        key != "provenance") {
+        key != "provenance" && key != "nvlink_busbw_algorithm") {
       problems.push_back(fmt::format("{}: unknown key", key));
     }
   }
@@ -166,7 +221,7 @@ DeviceProfile parse_profile(const nlohmann::json& root, const std::string& path)
     const std::string& key = item.key();
     const auto* known = std::find_if(std::begin(kScalars), std::end(kScalars),
                                      [&](const ScalarKey& s) { return key == s.key; });
-    if (known == std::end(kScalars)) {
+    if (known == std::end(kScalars) && key != kRingFraction) {
       problems.push_back(fmt::format("parameters.{}: unknown parameter", key));
       continue;
     }
@@ -186,6 +241,7 @@ DeviceProfile parse_profile(const nlohmann::json& root, const std::string& path)
     p.*(s.member) = v;
   }
   read_curve(root.value("nvlink_busbw", nlohmann::json::array()), p, problems);
+  read_algorithm(root, p, problems);
   read_tiles(root.value("gemm_tiles", nlohmann::json::object()), p, problems);
   read_families(root.value("memory_bound_kernels", nlohmann::json::object()), p, problems);
   // NVLS reduces inside the switch, so its bus bandwidth may pass the link rate, but
@@ -202,12 +258,14 @@ DeviceProfile parse_profile(const nlohmann::json& root, const std::string& path)
   p.hardware = p.device;
   p.reference = {p.bf16_flops, p.fp8_flops, p.hbm_bw_Bps, p.nvlink_bw_Bps, p.sms};
   p.reference_nvlink_busbw = p.nvlink_busbw;
+  p.nvls = p.busbw_nvls;
   if (!problems.empty()) {
     std::string message =
         fmt::format("{}: {} problem(s) in device profile:", path, problems.size());
     for (const auto& pr : problems) message += "\n  " + pr;
     throw std::runtime_error(message);
   }
+  price_curves(p, p.nvlink_bw_Bps);
   return p;
 }
 
@@ -219,10 +277,31 @@ DeviceProfile on_hardware(const DeviceProfile& profile, const scenario::GpuSpec&
   p.hbm_bw_Bps = gpu.hbm_bw_Bps;
   p.nvlink_bw_Bps = gpu.nvlink_bw_Bps;
   p.sms = gpu.sms > 0 ? gpu.sms : p.reference.sms;
-  const double scale = gpu.nvlink_bw_Bps / p.reference.nvlink_bw_Bps;
-  p.nvlink_busbw = p.reference_nvlink_busbw;
-  for (auto& point : p.nvlink_busbw) point.busbw_Bps *= scale;
+  p.nvls = gpu.nvls;
+  price_curves(p, gpu.nvlink_bw_Bps);
   return p;
+}
+
+std::string nvlink_algorithm_note(const DeviceProfile& p) {
+  if (p.all_reduce_nvls()) {
+    return fmt::format(
+        "all-reduce inside a node by NVLS (the profile's curve); all-gather, reduce-scatter and "
+        "all-to-all by ring, at most {:.0f} GB/s bus bandwidth ({:.0f} % of the link)",
+        p.ring_busbw_fraction * p.nvlink_bw_Bps / 1e9, 100 * p.ring_busbw_fraction);
+  }
+  if (p.busbw_nvls) {
+    return fmt::format(
+        "collectives inside a node by ring, at most {:.0f} GB/s bus bandwidth: {} has no NVLS "
+        "(cluster.gpu.nvls), so the profile's NVLS all-reduce curve is capped at the ring's",
+        p.ring_busbw_fraction * p.nvlink_bw_Bps / 1e9, p.hardware);
+  }
+  if (p.nvls) {
+    return fmt::format(
+        "collectives inside a node by ring: {} has NVLS but the profile's curve was measured "
+        "without it, so no NVLS speed-up is priced",
+        p.hardware);
+  }
+  return "collectives inside a node by ring (no NVLS)";
 }
 
 double interpolate_busbw(const std::vector<BusBandwidthPoint>& curve, double bytes) {

@@ -81,10 +81,24 @@ struct DeviceProfile {
   double sustained_clock = 1;    // clock under sustained load over the clock of the peaks
   double kernel_overhead_s = 0;  // launch and tail per kernel
   // All-reduce inside a node, by size, at the rates priced against (the profile's
-  // curve times nvlink_bw_Bps over the reference link rate).
+  // curve times nvlink_bw_Bps over the reference link rate), by the algorithm NCCL
+  // would run on the hardware priced against: NVLS where both the hardware and the
+  // profile's measurement have it, else ring.
   std::vector<BusBandwidthPoint> nvlink_busbw;
+  // The same for ring algorithms (all-gather, reduce-scatter, all-to-all, and
+  // all-reduce without NVLS): the curve capped at ring_busbw_fraction of the link.
+  std::vector<BusBandwidthPoint> nvlink_ring_busbw;
   // The curve as the profile gives it, on the reference link rate.
   std::vector<BusBandwidthPoint> reference_nvlink_busbw;
+  // The curve was measured with NVLink SHARP (NVLS): the switch reduces, so its
+  // all-reduce bus bandwidth passes what a ring reaches. Then the profile also
+  // gives the ring's large-message bus bandwidth over the link rate.
+  bool busbw_nvls = false;
+  double ring_busbw_fraction = 0;
+  // The hardware priced against has NVLS (scenario key cluster.gpu.nvls).
+  bool nvls = false;
+  // Intra-node all-reduce runs NVLS (hardware and measurement both have it).
+  [[nodiscard]] bool all_reduce_nvls() const { return nvls && busbw_nvls; }
   double nic_efficiency = 0;  // inter-node busbw per NIC over its line rate
   // Fraction of the compute rate communication kernels take while they overlap
   // compute (NCCL's channels occupy SMs): compute beside them runs at 1 - this.
@@ -109,8 +123,13 @@ struct DeviceProfile {
 
 // The profile put on `gpu`: peaks, HBM and NVLink bandwidth (and SM count, where
 // the GPU gives one) are the GPU's; efficiencies stay, and the NVLink curve keeps
-// its shape as a fraction of the link rate. Idempotent.
+// its shape as a fraction of the link rate. All-reduce runs NVLS where the GPU has
+// it and the curve was measured with it; ring everywhere else. Idempotent.
 DeviceProfile on_hardware(const DeviceProfile& profile, const scenario::GpuSpec& gpu);
+
+// How collectives inside a node are priced, in a sentence for reports: the
+// all-reduce algorithm and why, and the ring's ceiling.
+std::string nvlink_algorithm_note(const DeviceProfile& p);
 
 // The streaming efficiency of a memory-bound op named `op_name`.
 double memory_efficiency_of(const DeviceProfile& profile, std::string_view op_name);

@@ -95,6 +95,68 @@ TEST(HardwareWhatIf, HalvingNvlinkDoublesTheTensorParallelBandwidthTerm) {
   EXPECT_GT(slow.step_time_s, plain.step_time_s);
 }
 
+// Expectation: NVLS speeds all-reduce inside the node, as NCCL runs it where the
+// switch reduces: without it (cluster.gpu.nvls: false) the H100's all-reduce is a
+// ring, at no more than the ring's ceiling (370 of 450 GB/s). All-gather and
+// reduce-scatter are rings either way.
+TEST(HardwareWhatIf, NvlsSpeedsAllReduceOnlyWhereTheHardwareHasIt) {
+  const auto scenario = [](bool sp, const std::string& nvls) {
+    return scenario::load_scenario_text(
+        "cluster: {preset: llama3-like, gpus: 64, gpu: {preset: H100" + nvls + R"(}}
+model: {preset: llama3-70b, seq_length: 4096}
+parallelism: {tp: 8, sp: )" +
+            std::string(sp ? "true" : "false") +
+            R"(, pp: 2, zero: 1, micro_batch: 2, global_batch: 32}
+)",
+        "nvls.yaml", kShipped);
+  };
+  const auto tp = [](const StepReport& r) -> const PricedCollective& {
+    return *std::find_if(r.collectives.begin(), r.collectives.end(),
+                         [](const PricedCollective& c) { return c.group == "tp"; });
+  };
+  const StepReport with = estimate(scenario(false, ""), h100());
+  const StepReport without = estimate(scenario(false, ", nvls: false"), h100());
+  ASSERT_EQ(tp(with).kind, "all-reduce");
+  EXPECT_EQ(tp(with).cost.algorithm, "nvls");
+  EXPECT_EQ(tp(without).cost.algorithm, "ring");
+  const double bytes = tp(with).bytes;
+  const double curve = interpolate_busbw(h100().reference_nvlink_busbw, bytes);
+  const double ring = std::min(curve, h100().ring_busbw_fraction * 450e9);
+  ASSERT_LT(ring, curve);  // 128 MiB: large enough for NVLS to pass the ring
+  EXPECT_NEAR(tp(without).cost.bandwidth_s / tp(with).cost.bandwidth_s, curve / ring, 1e-9);
+  EXPECT_GT(without.step_time_s, with.step_time_s);
+  // Sequence parallelism's all-gather and reduce-scatter: rings with or without.
+  const StepReport sp_with = estimate(scenario(true, ""), h100());
+  const StepReport sp_without = estimate(scenario(true, ", nvls: false"), h100());
+  EXPECT_EQ(tp(sp_with).cost.algorithm, "ring");
+  EXPECT_EQ(tp(sp_with).cost.time_s, tp(sp_without).cost.time_s);
+  EXPECT_EQ(sp_with.step_time_s, sp_without.step_time_s);
+  EXPECT_LE(tp(sp_with).cost.busbw_Bps, h100().ring_busbw_fraction * 450e9 * (1 + 1e-12));
+}
+
+// Expectation: an NVLS curve comes with the ring's ceiling, and only an NVLS one.
+TEST(HardwareWhatIf, AnNvlsCurveNeedsTheRingCeiling) {
+  std::ifstream in(std::string(MYRIAD_PROFILE_DIR) + "/H100.json");
+  const nlohmann::json h100_json = nlohmann::json::parse(in);
+  const auto refused = [](const nlohmann::json& j, const std::string& expected) {
+    try {
+      parse_profile(j, "p.json");
+      ADD_FAILURE() << "accepted";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  nlohmann::json no_ceiling = h100_json;
+  no_ceiling["parameters"].erase("nvlink_ring_busbw_fraction");
+  refused(no_ceiling, "parameters.nvlink_ring_busbw_fraction: missing");
+  nlohmann::json ring = h100_json;
+  ring["nvlink_busbw_algorithm"] = "ring";
+  refused(ring, "only an NVLS curve");
+  nlohmann::json typo = h100_json;
+  typo["nvlink_busbw_algorithm"] = "nvlink-sharp";
+  refused(typo, "nvlink_busbw_algorithm: expected \"ring\" or \"nvls\"");
+}
+
 // Expectation: fp8 GEMMs run against the fp8 peak: twice the peak, half the time.
 TEST(HardwareWhatIf, DoublingTheFp8PeakHalvesFp8Gemms) {
   auto plain = base();
@@ -163,7 +225,7 @@ TEST(HardwareWhatIf, ClusterLinksDriveTheirTerms) {
 TEST(HardwareWhatIf, EveryGpuKeyIsTestedOrALabel) {
   const std::set<std::string> tested = {"bf16_peak",     "fp8_peak",         "hbm_capacity",
                                         "hbm_bandwidth", "nvlink_bandwidth", "sms",
-                                        "profile"};
+                                        "nvls",          "profile"};
   const std::set<std::string> labels = {"preset", "name", "source"};
   const scenario::SectionDoc doc = scenario::scenario_doc();
   const std::function<const scenario::SectionDoc*(const scenario::SectionDoc&)> find =

@@ -88,6 +88,7 @@ std::string profile_line(const sim::DeviceProfile& p) {
         "  borrowed: efficiencies achieved on {}, priced on {}'s peaks and link rates\n", p.device,
         p.hardware);
   }
+  line += fmt::format("  nvlink: {}\n", sim::nvlink_algorithm_note(p));
   return line;
 }
 

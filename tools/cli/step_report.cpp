@@ -110,6 +110,7 @@ nlohmann::json step_report_json(const scenario::Scenario& s, const sim::DevicePr
           {"profile", profile.file},
           {"profile_device", profile.device},
           {"profile_borrowed", profile.borrowed()},
+          {"nvlink_algorithm", sim::nvlink_algorithm_note(profile)},
           {"step_time_s", r.step_time_s},
           {"mfu", r.mfu},
           {"hfu", r.hfu},
