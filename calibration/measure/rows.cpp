@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <stdexcept>
 
 #include "models/scenario/json_file.hpp"
+#include "models/scenario/text_file.hpp"
 
 namespace myriad::calibration {
 namespace {
@@ -224,10 +224,7 @@ RowsFile read_rows(const std::string& path) {
 }
 
 void write_rows(const RowsFile& file, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error(fmt::format("{}: cannot write calibration rows", path));
-  out << to_json(file).dump(1) << '\n';
-  if (!out) throw std::runtime_error(fmt::format("{}: write failed", path));
+  models::write_file_atomically(path, to_json(file).dump(1) + "\n", "calibration rows");
 }
 
 }  // namespace myriad::calibration

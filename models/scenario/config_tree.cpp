@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
-#include <sstream>
+#include <algorithm>
+#include <unordered_map>
+
+#include "models/scenario/text_file.hpp"
 
 namespace myriad::scenario {
 
@@ -69,6 +71,10 @@ const ConfigNode* ConfigNode::find(const std::string& key) const {
   return e == nullptr ? nullptr : &e->value;
 }
 
+void ConfigNode::append(const std::string& key, Location key_where, ConfigNode value) {
+  entries_.push_back(Entry{key, std::move(key_where), std::move(value)});
+}
+
 void ConfigNode::set(const std::string& key, Location key_where, ConfigNode value) {
   for (auto& e : entries_) {
     if (e.key == key) {
@@ -97,69 +103,145 @@ Location location_of(const YAML::Mark& mark, const std::string& file) {
   return Location{file, mark.line + 1, mark.column + 1};
 }
 
-ConfigNode convert(const YAML::Node& node, const std::string& file, const std::string& path,
-                   Diagnostics& diagnostics) {
-  const Location where = location_of(node.Mark(), file);
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
+// One document's conversion, with the limits that keep hostile input finite.
+class Converter {
+ public:
+  Converter(const std::string& file, Diagnostics& diagnostics)
+      : file_(file), diagnostics_(diagnostics) {}
+
+  ConfigNode convert(const YAML::Node& node, const std::string& path) {
+    const Location where = location_of(node.Mark(), file_);
+    if (stopped_) return ConfigNode::null(where);
+    if (++values_ > kMaxYamlValues) {
+      stop(where, path,
+           fmt::format("more than {} values (counting what aliases repeat): a scenario has a few "
+                       "hundred; an alias repeated into a bomb?",
+                       kMaxYamlValues));
       return ConfigNode::null(where);
-    case YAML::NodeType::Scalar:
-      return ConfigNode::scalar(node.Scalar(), where);
-    case YAML::NodeType::Sequence: {
-      ConfigNode list = ConfigNode::list(where);
-      std::size_t index = 0;
-      for (const auto& item : node) {
-        list.push_back(convert(item, file, fmt::format("{}[{}]", path, index++), diagnostics));
-      }
-      return list;
     }
-    case YAML::NodeType::Map: {
-      ConfigNode map = ConfigNode::map(where);
-      for (const auto& kv : node) {
-        const Location key_where = location_of(kv.first.Mark(), file);
-        if (!kv.first.IsScalar()) {
-          diagnostics.error(key_where, "", "keys must be plain words, found a mapping or list");
-          continue;
-        }
-        const std::string key = kv.first.Scalar();
-        const std::string key_path = path.empty() ? key : fmt::format("{}.{}", path, key);
-        if (const auto* previous = map.find_entry(key)) {
-          diagnostics.error(
-              key_where, key_path,
-              fmt::format("duplicate key; first given at line {}", previous->key_where.line));
-          continue;
-        }
-        map.set(key, key_where, convert(kv.second, file, key_path, diagnostics));
-      }
-      return map;
+    if (ancestors_.size() >= kMaxYamlDepth) {
+      stop(where, path, fmt::format("nested deeper than {} levels", kMaxYamlDepth));
+      return ConfigNode::null(where);
     }
+    for (const YAML::Node& a : ancestors_) {
+      if (a.is(node)) {
+        stop(where, path, "an alias that contains itself (recursive)");
+        return ConfigNode::null(where);
+      }
+    }
+    const std::string& tag = node.Tag();
+    if (!tag.empty() && tag != "?" && tag != "!") {
+      diagnostics_.error(
+          where, path,
+          fmt::format("YAML tags are not read (found '{}'): write the value plainly", tag));
+    }
+    switch (node.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        return ConfigNode::null(where);
+      case YAML::NodeType::Scalar:
+        return ConfigNode::scalar(node.Scalar(), where);
+      case YAML::NodeType::Sequence:
+        return sequence(node, path, where);
+      case YAML::NodeType::Map:
+        return mapping(node, path, where);
+    }
+    return ConfigNode::null(where);
   }
-  return ConfigNode::null(where);
-}
+
+ private:
+  void stop(const Location& where, const std::string& path, std::string message) {
+    diagnostics_.error(where, path, std::move(message));
+    stopped_ = true;
+  }
+
+  ConfigNode sequence(const YAML::Node& node, const std::string& path, const Location& where) {
+    ConfigNode list = ConfigNode::list(where);
+    ancestors_.push_back(node);
+    std::size_t index = 0;
+    for (const auto& item : node) {
+      list.push_back(convert(item, fmt::format("{}[{}]", path, index++)));
+    }
+    ancestors_.pop_back();
+    return list;
+  }
+
+  ConfigNode mapping(const YAML::Node& node, const std::string& path, const Location& where) {
+    ConfigNode map = ConfigNode::map(where);
+    ancestors_.push_back(node);
+    std::unordered_map<std::string, int> first_line;  // a linear duplicate check
+    for (const auto& kv : node) {
+      const Location key_where = location_of(kv.first.Mark(), file_);
+      if (!kv.first.IsScalar()) {
+        diagnostics_.error(key_where, "", "keys must be plain words, found a mapping or list");
+        continue;
+      }
+      const std::string key = kv.first.Scalar();
+      const std::string key_path = path.empty() ? key : fmt::format("{}.{}", path, key);
+      const auto [previous, added] = first_line.emplace(key, key_where.line);
+      if (!added) {
+        diagnostics_.error(key_where, key_path,
+                           fmt::format("duplicate key; first given at line {}", previous->second));
+        continue;
+      }
+      map.append(key, key_where, convert(kv.second, key_path));
+    }
+    ancestors_.pop_back();
+    return map;
+  }
+
+  const std::string& file_;
+  Diagnostics& diagnostics_;
+  std::vector<YAML::Node> ancestors_;
+  std::size_t values_ = 0;
+  bool stopped_ = false;
+};
 
 }  // namespace
 
 ConfigNode load_yaml_text(const std::string& text, const std::string& name,
                           Diagnostics& diagnostics) {
+  const Location whole{name, 0, 0};
+  if (text.size() > models::kMaxScenarioBytes) {
+    diagnostics.error(whole, "",
+                      fmt::format("{} bytes, more than the {} MiB a scenario may have", text.size(),
+                                  models::kMaxScenarioBytes >> 20));
+    return ConfigNode::null(whole);
+  }
+  if (const auto nul = text.find('\0'); nul != std::string::npos) {
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(nul), '\n');
+    const auto line_start = text.rfind('\n', nul);
+    const auto column = nul - (line_start == std::string::npos ? 0 : line_start + 1) + 1;
+    diagnostics.error(Location{name, static_cast<int>(line), static_cast<int>(column)}, "",
+                      "a NUL byte: not a text file");
+    return ConfigNode::null(whole);
+  }
   try {
-    const YAML::Node root = YAML::Load(text);
-    return convert(root, name, "", diagnostics);
+    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.empty()) return ConfigNode::null(whole);
+    if (documents.size() > 1) {
+      diagnostics.error(location_of(documents[1].Mark(), name), "",
+                        "a second YAML document (after '---'): a scenario is one document");
+    }
+    return Converter(name, diagnostics).convert(documents.front(), "");
   } catch (const YAML::Exception& e) {
     diagnostics.error(location_of(e.mark, name), "", fmt::format("YAML syntax error: {}", e.msg));
-    return ConfigNode::null(Location{name, 0, 0});
+    return ConfigNode::null(whole);
   }
 }
 
 ConfigNode load_yaml_file(const std::string& path, Diagnostics& diagnostics) {
-  std::ifstream in(path);
-  if (!in) {
-    diagnostics.error(Location{path, 0, 0}, "", "cannot open file for reading");
+  std::string text;
+  try {
+    text = models::read_text_file(path, "scenario", models::kMaxScenarioBytes);
+  } catch (const std::runtime_error& e) {
+    const std::string message = e.what();
+    const std::string prefix = models::printable(path) + ": ";
+    diagnostics.error(Location{path, 0, 0}, "",
+                      message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message);
     return ConfigNode::null(Location{path, 0, 0});
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_yaml_text(text.str(), path, diagnostics);
+  return load_yaml_text(text, path, diagnostics);
 }
 
 ConfigNode merge(const ConfigNode& base, const ConfigNode& over) {

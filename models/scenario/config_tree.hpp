@@ -3,6 +3,7 @@
 // can still be reported at the right file, line and column.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,8 @@ class ConfigNode {
   [[nodiscard]] const Entry* find_entry(const std::string& key) const;
   // Sets or replaces a key, keeping its position when it exists.
   void set(const std::string& key, Location key_where, ConfigNode value);
+  // Adds a key known to be new (the reader's duplicate check has run).
+  void append(const std::string& key, Location key_where, ConfigNode value);
   bool erase(const std::string& key);
 
   // Lists.
@@ -68,8 +71,15 @@ struct ConfigNode::Entry {
   ConfigNode value;
 };
 
-// Reads a YAML file. Syntax errors, duplicate keys and non-scalar keys are
-// reported to `diagnostics`; the returned tree holds what could be read.
+// Limits on a YAML document, so that no input can exhaust the stack, memory or
+// time: values after alias expansion (a bomb of nested aliases), and nesting.
+// File size: models::kMaxScenarioBytes (text_file.hpp).
+constexpr std::size_t kMaxYamlValues = 200000;
+constexpr std::size_t kMaxYamlDepth = 64;
+
+// Reads a YAML file. Syntax errors, duplicate keys, non-scalar keys, recursive
+// aliases, YAML tags, a second document, NUL bytes and inputs over the limits
+// are reported to `diagnostics`; the returned tree holds what could be read.
 ConfigNode load_yaml_file(const std::string& path, Diagnostics& diagnostics);
 // Same, from text; `name` stands for the file in locations.
 ConfigNode load_yaml_text(const std::string& text, const std::string& name,

@@ -6,12 +6,17 @@
 #include <cctype>
 #include <numeric>
 
+#include "models/scenario/text_file.hpp"
+
 namespace myriad::scenario {
 
 std::string Diagnostic::str() const {
+  // Keys and values come from the input: shown with control bytes escaped.
   const char* kind = severity == Severity::error ? "error" : "warning";
-  if (key.empty()) return fmt::format("{}: {}: {}", where.str(), kind, message);
-  return fmt::format("{}: {}: {}: {}", where.str(), kind, key, message);
+  if (key.empty()) {
+    return models::printable(fmt::format("{}: {}: {}", where.str(), kind, message));
+  }
+  return models::printable(fmt::format("{}: {}: {}: {}", where.str(), kind, key, message));
 }
 
 void Diagnostics::error(Location where, std::string key, std::string message) {
@@ -25,7 +30,12 @@ void Diagnostics::warning(Location where, std::string key, std::string message) 
 
 std::string Diagnostics::str() const {
   std::string out;
+  std::size_t shown = 0;
   for (const auto& d : items_) {
+    if (++shown > kMaxShown) {
+      out += fmt::format("... and {} more\n", items_.size() - kMaxShown);
+      break;
+    }
     out += d.str();
     out += '\n';
   }

@@ -30,8 +30,10 @@ class Diagnostics {
   [[nodiscard]] bool has_errors() const { return errors_ > 0; }
   [[nodiscard]] int error_count() const { return errors_; }
   [[nodiscard]] const std::vector<Diagnostic>& all() const { return items_; }
-  // One line per diagnostic, errors and warnings in the order found.
+  // One line per diagnostic, errors and warnings in the order found; past
+  // kMaxShown, a count of the rest.
   [[nodiscard]] std::string str() const;
+  static constexpr std::size_t kMaxShown = 100;
 
  private:
   std::vector<Diagnostic> items_;

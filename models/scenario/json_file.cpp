@@ -2,18 +2,18 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <stdexcept>
+
+#include "models/scenario/text_file.hpp"
 
 namespace myriad::models {
 
 nlohmann::json read_json_file(const std::string& path, std::string_view what) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot open {}", path, what));
+  const std::string text = read_text_file(path, what, kMaxJsonBytes);
   try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error(fmt::format("{}: not valid JSON: {}", path, e.what()));
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: not valid JSON: {}", printable(path), e.what()));
   }
 }
 

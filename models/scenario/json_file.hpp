@@ -1,7 +1,8 @@
 // A JSON file read whole (profiles, calibration rows, check reports): throws
 // std::runtime_error naming the file and what it was meant to be when it cannot
-// be opened ("P: cannot open device profile") or is not JSON ("P: not valid
-// JSON: ..."). What the document must hold is the caller's to check.
+// be read ("P: cannot read device profile: it is a folder, not a file"; limits in
+// text_file.hpp) or is not JSON ("P: not valid JSON: ..."). What the document
+// must hold is the caller's to check.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -39,9 +39,10 @@ bool read_int(const ConfigNode& node, IntRange r, const std::string& path, Parse
   const std::string& s = node.text();
   std::int64_t v = 0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  // Out of range: both bounds named, the storage type's too.
+  const std::string bounds = fmt::format("an integer in [{}, {}]", r.min, r.max);
   if (ec == std::errc::result_out_of_range) {
-    ctx.diagnostics.error(node.where(), path,
-                          fmt::format("expected {}, found '{}' (too large)", what, s));
+    ctx.diagnostics.error(node.where(), path, fmt::format("expected {}, found '{}'", bounds, s));
     return false;
   }
   if (ec != std::errc{} || ptr != s.data() + s.size() || s.empty()) {
@@ -49,7 +50,8 @@ bool read_int(const ConfigNode& node, IntRange r, const std::string& path, Parse
     return false;
   }
   if (v < r.min || v > r.max) {
-    ctx.diagnostics.error(node.where(), path, fmt::format("expected {}, found {}", what, v));
+    ctx.diagnostics.error(node.where(), path,
+                          fmt::format("expected {}, found {}", v > r.max ? bounds : what, v));
     return false;
   }
   out = v;

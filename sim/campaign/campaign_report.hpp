@@ -13,6 +13,10 @@
 
 namespace myriad::sim::campaign {
 
+// The longest a campaign runs: a token target not reached by then is reported
+// as not reached.
+constexpr double kLongestCampaign_days = 10 * 365.0;
+
 struct CampaignOptions {
   double days = 0;    // stop after this many days (0: until the token target)
   double tokens = 0;  // token target (0: training.tokens, unless days is given)

@@ -39,7 +39,8 @@ TEST(ConfigTree, MissingFileIsReported) {
   Diagnostics d;
   load_yaml_file("/nonexistent/x.yaml", d);
   ASSERT_EQ(d.error_count(), 1);
-  EXPECT_NE(d.str().find("cannot open"), std::string::npos);
+  EXPECT_NE(d.str().find("cannot read scenario: No such file or directory"), std::string::npos)
+      << d.str();
 }
 
 TEST(ConfigTree, MergeLaysOverKeysOnBaseRecursively) {

@@ -21,6 +21,7 @@
 #include "calibration/fit/fit.hpp"
 #include "calibration/measure/runner.hpp"
 #include "models/scenario/json_file.hpp"
+#include "models/scenario/text_file.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/report_table.hpp"
 
@@ -114,12 +115,19 @@ std::string origin_of(const nlohmann::json& p) { return p.value("origin", std::s
 
 int fit(const CalibrateOptions& o, Streams io, const std::string& rows_path,
         std::string& profile_path) {
-  const cal::RowsFile rows = cal::read_rows(rows_path);
   cal::FitOptions options;
   options.device = o.device;
   options.leave_out_failed = o.leave_out_failed;
   if (!o.base.empty()) options.base_profile = o.base;
-  const cal::FitResult result = cal::fit_profile(rows, options);
+  cal::FitResult result;
+  cal::RowsFile rows;
+  try {  // the rows and the base profile are input: a problem with them is bad input
+    rows = cal::read_rows(rows_path);
+    result = cal::fit_profile(rows, options);
+  } catch (const std::exception& e) {
+    io.err << fmt::format("myriad calibrate fit: error: {}\n", e.what());
+    return kExitBadInput;
+  }
   profile_path = !o.profile_out.empty()
                      ? o.profile_out
                      : (std::filesystem::path(rows_path).parent_path() / "profile.json").string();
@@ -192,26 +200,32 @@ std::vector<cal::Row> measured_from(const std::string& path,
 int check(const CalibrateOptions& o, Streams io, const std::string& profile_path,
           const std::string& rows_path, const std::string& json_path,
           const std::vector<cal::Row>* measured_composites = nullptr) {
+  // Everything read is input: a problem with it is bad input (exit 2).
   nlohmann::json raw;
+  sim::DeviceProfile profile;
+  cal::FittedTerms terms;
+  std::optional<cal::RowsFile> rows;
+  std::string backend;
+  std::vector<cal::Composite> composites;
+  std::vector<cal::Row> earlier;
   try {
     raw = models::read_json_file(profile_path, "device profile");
-  } catch (const std::runtime_error& e) {
+    profile = sim::parse_profile(raw, profile_path);
+    terms = cal::fitted_terms(raw, profile_path);
+    if (!rows_path.empty()) rows = cal::read_rows(rows_path);
+    const cal::Grid grid = cal::parse_grid(rows ? rows->grid : o.grid);
+    // Composites run on the backend the profile was measured on.
+    backend = raw.value(nlohmann::json::json_pointer("/provenance/backend"), o.backend);
+    composites = composites_for(backend, grid);
+    if (measured_composites == nullptr && !o.measured_from.empty()) {
+      earlier = measured_from(o.measured_from, composites);
+      measured_composites = &earlier;
+    }
+  } catch (const std::exception& e) {
     io.err << fmt::format("myriad calibrate check: error: {}\n", e.what());
     return kExitBadInput;
   }
-  const sim::DeviceProfile profile = sim::parse_profile(raw, profile_path);
-  const cal::FittedTerms terms = cal::fitted_terms(raw, profile_path);
-  std::optional<cal::RowsFile> rows;
-  if (!rows_path.empty()) rows = cal::read_rows(rows_path);
-  const cal::Grid grid = cal::parse_grid(rows ? rows->grid : o.grid);
-  // Composites run on the backend the profile was measured on.
-  const std::string backend =
-      raw.value(nlohmann::json::json_pointer("/provenance/backend"), o.backend);
-  const std::vector<cal::Composite> composites = composites_for(backend, grid);
-  std::vector<cal::Row> earlier;
-  if (measured_composites == nullptr && !o.measured_from.empty()) {
-    earlier = measured_from(o.measured_from, composites);
-    measured_composites = &earlier;
+  if (!earlier.empty()) {
     io.err << fmt::format("calibrate check: composite times from {}\n", o.measured_from);
   }
   if (measured_composites == nullptr) {
@@ -260,12 +274,41 @@ int check(const CalibrateOptions& o, Streams io, const std::string& profile_path
   return kExitOk;
 }
 
+// The files a calibrate run will write, checked before it measures for minutes:
+// fit's profile, check's report, or the folder the measurement and loop fill.
+bool calibrate_outputs_ok(const CalibrateOptions& o, Streams io, bool fitting, bool checking) {
+  if (fitting) {
+    const std::string out =
+        !o.profile_out.empty()
+            ? o.profile_out
+            : (std::filesystem::path(o.rows).parent_path() / "profile.json").string();
+    return outputs_ok("calibrate fit", {{"--out", out}}, {o.rows, o.base}, io);
+  }
+  if (checking) {
+    return outputs_ok("calibrate check", {{"--json", o.json_file}},
+                      {o.profile, o.check_rows, o.measured_from}, io);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(o.out, ec);
+  if (ec) {
+    io.err << fmt::format("myriad calibrate: error: --out {}: {}\n", models::printable(o.out),
+                          ec.message());
+    return false;
+  }
+  const std::filesystem::path dir(o.out);
+  return outputs_ok("calibrate",
+                    {{"--out", (dir / "rows.json").string()},
+                     {"--out", (dir / "profile.json").string()},
+                     {"--out", (dir / "check.json").string()}},
+                    {o.base}, io);
+}
+
 void add_timing_options(CLI::App& cmd, CalibrateOptions& o) {
   cmd.add_option("--repetitions", o.repetitions,
                  "passes over the grid: samples per case, seconds apart (the fastest is kept)")
       ->check(CLI::Range(1, 1000));
   cmd.add_option("--min-time", o.min_time_s, "seconds each sample runs at least")
-      ->check(CLI::Range(1e-4, 10.0));
+      ->check(finite_range(1e-4, 10.0));
 }
 
 }  // namespace
@@ -300,8 +343,10 @@ Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*en
   check_cmd->add_option("--measured-from", o->measured_from,
                         "take the composites' times from an earlier check report (its --json, "
                         "or the loop's check.json) instead of timing them here");
-  check_cmd->add_option("--max-error", o->max_error,
-                        "fail (exit 1) when the mean composite error exceeds this fraction");
+  check_cmd
+      ->add_option("--max-error", o->max_error,
+                   "fail (exit 1) when the mean composite error exceeds this fraction")
+      ->check(finite_range(1e-6, 100));
   add_timing_options(*check_cmd, *o);
 
   CLI::App* loop_cmd = cmd->add_subcommand(
@@ -309,12 +354,17 @@ Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*en
   loop_cmd->fallthrough();  // --backend, --grid, --out and timing belong to calibrate
   loop_cmd->add_option("--base", o->base,
                        "profile giving datasheet peaks and what the rows cannot measure");
-  loop_cmd->add_option("--max-error", o->max_error,
-                       "fail (exit 1) when the mean composite error exceeds this fraction");
+  loop_cmd
+      ->add_option("--max-error", o->max_error,
+                   "fail (exit 1) when the mean composite error exceeds this fraction")
+      ->check(finite_range(1e-6, 100));
   loop_cmd->add_flag("--leave-out-failed", o->leave_out_failed,
                      std::string(leave_out_help) + " (the loop still exits 1)");
 
   return {cmd, [o, io, fit_cmd, check_cmd, loop_cmd] {
+            if (!calibrate_outputs_ok(*o, io, fit_cmd->parsed(), check_cmd->parsed())) {
+              return kExitBadInput;
+            }
             if (fit_cmd->parsed()) {
               std::string profile;
               return fit(*o, io, o->rows, profile);

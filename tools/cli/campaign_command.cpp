@@ -3,12 +3,13 @@
 // with a 95% confidence interval over seeds.
 #include <fmt/format.h>
 
-#include <fstream>
+#include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <thread>
 
+#include "models/scenario/text_file.hpp"
 #include "models/scenario/units.hpp"
 #include "sim/campaign/campaign_report.hpp"
 #include "tools/cli/commands.hpp"
@@ -150,19 +151,25 @@ nlohmann::json report_json(const scenario::Scenario& s, const CampaignReport& re
 }
 
 bool write_events(const std::string& path, const CampaignReport& report, Streams io) {
-  std::ofstream f(path);
+  std::string text;
   for (const auto& p : report.policies) {
-    f << "# policy " << p.name << ", seed index 0\n";
-    for (const auto& line : p.runs.front().events) f << line << "\n";
+    text += "# policy " + p.name + ", seed index 0\n";
+    for (const auto& line : p.runs.front().events) text += line + "\n";
   }
-  if (!f) {
-    io.err << "campaign: cannot write the event log to " << path << "\n";
+  try {
+    models::write_file_atomically(path, text, "the event log");
+    return true;
+  } catch (const std::runtime_error& e) {
+    io.err << "myriad campaign: error: " << e.what() << "\n";
     return false;
   }
-  return true;
 }
 
 int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env) {
+  if (!outputs_ok("campaign", {{"--json", o.json_file}, {"--events", o.events_file}},
+                  {o.scenario.scenario, o.profile}, io)) {
+    return kExitBadInput;
+  }
   const auto s = load_for_cli(o.scenario, io, env);
   if (!s) return kExitBadInput;
   const auto profile = profile_for(*s, o.profile, io, env);
@@ -176,6 +183,11 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
       return kExitBadInput;
     }
     options.tokens = std::get<double>(tokens);
+    if (!(options.tokens >= 1 && std::isfinite(options.tokens))) {
+      io.err << fmt::format("campaign: --tokens: expected at least one token, found '{}'\n",
+                            models::printable(o.tokens));
+      return kExitBadInput;
+    }
   }
   options.seeds = o.seeds;
   options.threads = o.threads > 0
@@ -201,8 +213,9 @@ Command add_campaign_command(CLI::App& app, Streams io, const Environment& env) 
       "the scenario's policy sets side by side.");
   add_scenario_options(*cmd, options->scenario);
   add_profile_option(*cmd, options->profile);
-  auto* days = cmd->add_option("--days", options->days, "simulate this many days of wall clock")
-                   ->check(CLI::PositiveNumber);
+  auto* days = cmd->add_option("--days", options->days,
+                               "simulate this many days of wall clock (at most ten years)")
+                   ->check(finite_range(1.0 / 1440, sim::campaign::kLongestCampaign_days));
   cmd->add_option("--tokens", options->tokens,
                   "train until this many tokens, such as 15T (default: training.tokens)")
       ->excludes(days);

@@ -29,6 +29,9 @@ std::string summary(const scenario::Scenario& s) {
 }
 
 int run_check(const CheckOptions& o, Streams io, const Environment& env) {
+  if (!outputs_ok("check", {{"--json", o.json_file}}, {o.scenario.scenario}, io)) {
+    return kExitBadInput;
+  }
   const auto loaded = load_for_cli(o.scenario, io, env);
   if (!loaded) return kExitBadInput;
   const scenario::Scenario& s = *loaded;

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <iostream>
 #include <map>
 
 #include "models/scenario/loader.hpp"
+#include "models/scenario/text_file.hpp"
 #include "tools/cli/commands.hpp"
 
 namespace myriad::cli {
@@ -44,11 +47,48 @@ std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, S
 
 bool write_json(const std::string& path, const nlohmann::json& json, std::string_view verb,
                 Streams io) {
-  std::ofstream out(path);
-  out << json.dump(2) << '\n';
-  if (out) return true;
-  io.err << fmt::format("myriad {}: error: cannot write {}\n", verb, path);
-  return false;
+  try {
+    models::write_file_atomically(path, json.dump(2) + "\n", "the JSON report");
+    return true;
+  } catch (const std::runtime_error& e) {
+    io.err << fmt::format("myriad {}: error: {}\n", verb, e.what());
+    return false;
+  }
+}
+
+CLI::Validator finite_range(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](const std::string& text) -> std::string {
+        double v = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+        if (ec != std::errc{} || ptr != end || !std::isfinite(v) || v < lo || v > hi) {
+          return fmt::format("expected a number in [{:g}, {:g}], found '{}'", lo, hi,
+                             models::printable(text));
+        }
+        return "";
+      },
+      fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));
+}
+
+bool outputs_ok(std::string_view verb, const std::vector<OutputOption>& outputs,
+                const std::vector<std::string>& inputs, Streams io) {
+  bool ok = true;
+  std::vector<std::string> taken = inputs;
+  for (const auto& [flag, path] : outputs) {
+    if (path.empty()) continue;
+    std::string problem = models::output_problem(path, taken);
+    if (problem.empty() && std::find(taken.begin(), taken.end(), path) != taken.end()) {
+      problem = "another input or output has that name";
+    }
+    if (!problem.empty()) {
+      io.err << fmt::format("myriad {}: error: {} {}: {}\n", verb, flag, models::printable(path),
+                            problem);
+      ok = false;
+    }
+    taken.push_back(path);
+  }
+  return ok;
 }
 
 std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const std::string& path,
@@ -127,12 +167,26 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   for (const auto* sub : app.get_subcommands()) {
     const auto it = actions.find(sub);
     if (it == actions.end()) continue;
+    int code = kExitFailure;
     try {
-      return it->second();
+      code = it->second();
+    } catch (const std::bad_alloc&) {
+      err << fmt::format(
+          "myriad {}: error: out of memory while working; a smaller job, fewer "
+          "seeds or threads, or more memory\n",
+          sub->get_name());
+      return kExitFailure;
     } catch (const std::exception& e) {
       err << fmt::format("myriad {}: error: {}\n", sub->get_name(), e.what());
       return kExitFailure;
     }
+    // A report that did not reach its reader is a failure (a full disk, a closed pipe).
+    out.flush();
+    if (!out) {
+      err << fmt::format("myriad {}: error: cannot write to standard output\n", sub->get_name());
+      return kExitFailure;
+    }
+    return code;
   }
   return kExitBadInput;
 }

@@ -40,14 +40,29 @@ void add_profile_option(CLI::App& cmd, std::string& profile);
 // Loads the scenario, printing warnings, or every problem (then nothing returns).
 std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
                                                const Environment& env);
-// Writes `json` to `path`; on failure says so for `verb` and returns false.
+// Writes `json` to `path` whole or not at all (models::write_file_atomically);
+// on failure says why for `verb` and returns false.
 bool write_json(const std::string& path, const nlohmann::json& json, std::string_view verb,
                 Streams io);
+// An output option and the path it names (empty: not given).
+struct OutputOption {
+  std::string_view flag;
+  std::string path;
+};
+// Checks every output before the work starts (models::output_problem): each an
+// existing, writable folder, none an input or another output. Prints each problem
+// for `verb`; false when there is one (the verb then exits kExitBadInput).
+bool outputs_ok(std::string_view verb, const std::vector<OutputOption>& outputs,
+                const std::vector<std::string>& inputs, Streams io);
 // The device profile for the scenario's GPU, put on that GPU (sim::on_hardware):
 // `path` when given, else the one cluster.gpu.profile names (by default the GPU's
 // hardware preset). Prints why when there is none.
 std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const std::string& path,
                                               Streams io, const Environment& env);
+// A check for a numeric option: finite and within [lo, hi] (CLI11's ranges let
+// NaN through and print the type's limits in full).
+CLI::Validator finite_range(double lo, double hi);
+
 // Which profile a report used, and whether its rates were borrowed from another GPU.
 std::string profile_line(const sim::DeviceProfile& p);
 std::vector<std::filesystem::path> preset_path(const ScenarioOptions& options,

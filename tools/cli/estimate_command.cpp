@@ -21,6 +21,9 @@ struct EstimateOptions {
 };
 
 int run_estimate(const EstimateOptions& o, Streams io, const Environment& env) {
+  if (!outputs_ok("estimate", {{"--json", o.json_file}}, {o.scenario.scenario, o.profile}, io)) {
+    return kExitBadInput;
+  }
   const auto s = load_for_cli(o.scenario, io, env);
   if (!s) return kExitBadInput;
   const auto profile = profile_for(*s, o.profile, io, env);

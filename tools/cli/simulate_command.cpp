@@ -39,6 +39,10 @@ std::string replicas_text(const sim::StepSimulation& r) {
 }
 
 int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
+  if (!outputs_ok("simulate", {{"--json", o.json_file}, {"--trace", o.trace_file}},
+                  {o.scenario.scenario, o.profile}, io)) {
+    return kExitBadInput;
+  }
   const auto s = load_for_cli(o.scenario, io, env);
   if (!s) return kExitBadInput;
   const auto profile = profile_for(*s, o.profile, io, env);

@@ -145,7 +145,7 @@ nlohmann::json leave_one_out_json(const std::vector<sim::HeldOutSuite>& held) {
 int run_validate(const ValidateOptions& o, Streams io, const Environment& env) {
   bool ok = true;
   const auto files = suite_files(o, env, io, ok);
-  if (!ok) return kExitBadInput;
+  if (!ok || !outputs_ok("validate", {{"--json", o.json_file}}, files, io)) return kExitBadInput;
   ScenarioOptions so;
   so.preset_path = o.preset_path;
   const scenario::LoadOptions load{preset_path(so, env)};

@@ -1,0 +1,161 @@
+#include "models/scenario/text_file.hpp"
+
+#include <fmt/format.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+
+#include <filesystem>
+
+namespace myriad::models {
+namespace {
+
+[[noreturn]] void refuse(const std::string& path, std::string_view what, const std::string& why) {
+  throw std::runtime_error(fmt::format("{}: cannot read {}: {}", printable(path), what, why));
+}
+
+std::string size_text(std::size_t bytes) {
+  return bytes >= (std::size_t{1} << 20) ? fmt::format("{} MiB", bytes >> 20)
+                                         : fmt::format("{} KiB", bytes >> 10);
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path, std::string_view what, std::size_t limit) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) refuse(path, what, std::strerror(errno));
+  if (S_ISDIR(info.st_mode)) refuse(path, what, "it is a folder, not a file");
+  if (S_ISREG(info.st_mode) && static_cast<std::size_t>(info.st_size) > limit) {
+    refuse(path, what,
+           fmt::format("{} bytes, more than the {} a {} may have", info.st_size, size_text(limit),
+                       what));
+  }
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                             &std::fclose);
+  if (!file) refuse(path, what, std::strerror(errno));
+  // Read at most one byte past the limit: a pipe or device has no size to check first.
+  std::string text;
+  char buffer[1 << 16];
+  while (text.size() <= limit) {
+    const std::size_t n = std::fread(buffer, 1, sizeof buffer, file.get());
+    text.append(buffer, n);
+    if (n < sizeof buffer) break;
+  }
+  if (std::ferror(file.get()) != 0) refuse(path, what, std::strerror(errno));
+  if (text.size() > limit) {
+    refuse(path, what, fmt::format("more than the {} a {} may have", size_text(limit), what));
+  }
+  return text;
+}
+
+std::string output_problem(const std::string& path, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path target(path);
+  if (fs::is_directory(target, ec)) return "it is a folder; give a file name";
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::is_directory(folder, ec)) {
+    return fmt::format("its folder {} does not exist", printable(folder.string()));
+  }
+  if (::access(folder.c_str(), W_OK) != 0) {
+    return fmt::format("its folder {} is not writable: {}", printable(folder.string()),
+                       std::strerror(errno));
+  }
+  for (const auto& input : inputs) {
+    if (input.empty()) continue;
+    if (fs::exists(target, ec) && fs::equivalent(target, fs::path(input), ec)) {
+      return fmt::format("it is the input {}: writing would destroy it", printable(input));
+    }
+  }
+  return "";
+}
+
+namespace {
+
+// Writes all of `content` to `fd`; false with errno set when it cannot.
+bool write_all(int fd, std::string_view content) {
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;
+      return false;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, std::string_view content,
+                           std::string_view what) {
+  namespace fs = std::filesystem;
+  const auto refuse_write = [&](const std::string& why) {
+    throw std::runtime_error(fmt::format("{}: cannot write {}: {}", printable(path), what, why));
+  };
+  // A link is followed: the file it names is replaced, not the link.
+  std::error_code ec;
+  fs::path target(path);
+  if (fs::is_symlink(target, ec)) {
+    const fs::path real = fs::weakly_canonical(target, ec);
+    if (!ec) target = real;
+  }
+  // A device, pipe or socket (/dev/stdout, a FIFO) is written in place: there is
+  // nothing to rename over it.
+  struct stat info {};
+  if (::stat(target.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    const int fd = ::open(target.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) refuse_write(std::strerror(errno));
+    const bool ok = write_all(fd, content);
+    const std::string why = std::strerror(errno);
+    if (::close(fd) != 0 || !ok) refuse_write(ok ? std::strerror(errno) : why);
+    return;
+  }
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string temp = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkstemp(temp.data());
+  const auto fail = [&](const std::string& why) {
+    if (fd >= 0) ::unlink(temp.c_str());
+    refuse_write(why);
+  };
+  if (fd < 0) fail(std::strerror(errno));
+  if (!write_all(fd, content)) {
+    const std::string why = std::strerror(errno);
+    ::close(fd);
+    fail(why);
+  }
+  // The mode a new file would get (mkstemp makes it 0600).
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::fchmod(fd, 0666 & ~mask) != 0 || ::fsync(fd) != 0) {
+    const std::string why = std::strerror(errno);
+    ::close(fd);
+    fail(why);
+  }
+  if (::close(fd) != 0) fail(std::strerror(errno));
+  if (::rename(temp.c_str(), target.c_str()) != 0) fail(std::strerror(errno));
+}
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+}  // namespace myriad::models

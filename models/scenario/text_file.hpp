@@ -1,0 +1,38 @@
+// Input files read whole, within limits: a regular file (not a folder, not a
+// device such as /dev/zero), no larger than a bound, with the system's reason
+// when it cannot be read. Every reader of user input goes through here.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace myriad::models {
+
+// Scenario and preset YAML: a scenario is a few kilobytes.
+constexpr std::size_t kMaxScenarioBytes = std::size_t{16} << 20;
+// JSON inputs (device profiles, calibration rows, check reports).
+constexpr std::size_t kMaxJsonBytes = std::size_t{256} << 20;
+
+// The file's bytes. Throws std::runtime_error "PATH: cannot read WHAT: REASON"
+// (no such file, a folder, permission denied, larger than the limit, ...).
+std::string read_text_file(const std::string& path, std::string_view what, std::size_t limit);
+
+// Why `path` cannot be an output, or "" when it can: its folder must exist and
+// be writable, it must not be a folder, and it must not be one of `inputs` (the
+// same file under any name). Checked before the work starts, so that hours of
+// work are not lost to a bad path and no input is overwritten.
+std::string output_problem(const std::string& path, const std::vector<std::string>& inputs);
+
+// Writes `content` to `path` whole or not at all: to a temporary file in the same
+// folder, flushed, then renamed over `path`; on a full disk the old file stays.
+// Throws std::runtime_error "PATH: cannot write WHAT: REASON".
+void write_file_atomically(const std::string& path, std::string_view content,
+                           std::string_view what);
+
+// `text` with control bytes (terminal escapes, NUL, ...) written as \xNN, so
+// that input echoed in a message cannot drive the terminal or cut it short.
+std::string printable(std::string_view text);
+
+}  // namespace myriad::models

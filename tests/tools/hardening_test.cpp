@@ -1,0 +1,201 @@
+// Hostile and careless use of the `myriad` command: no input is overwritten, no
+// output is half-written, no bad path is found after the work, no failed write
+// passes for success, and no nonsense number slips through an option.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "models/scenario/text_file.hpp"
+#include "tools/cli/cli.hpp"
+
+namespace myriad::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result run_cli(const std::vector<std::string>& args, std::ostream* out_stream = nullptr) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const Environment env{
+      {MYRIAD_SCENARIO_DIR}, MYRIAD_PROFILE_DIR, std::string(MYRIAD_SCENARIO_DIR) + "/validation"};
+  const int code = run(args, out_stream != nullptr ? *out_stream : out, err, env);
+  return {code, out.str(), err.str()};
+}
+
+const std::string kExample =
+    std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-70b-h100-2048.yaml";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class Scratch : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ =
+        fs::temp_directory_path() / ("myriad-hardening-" + std::to_string(::getpid()) + "-" +
+                                     testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+// Expectation: an output naming an input (under any name) is refused before
+// anything runs, and the input is left as it was.
+TEST_F(Scratch, AnOutputThatIsAnInputIsRefused) {
+  const fs::path input = dir_ / "job.yaml";
+  fs::copy_file(kExample, input);
+  const std::string before = slurp(input);
+  fs::create_symlink(input, dir_ / "alias.yaml");
+  for (const std::string& out :
+       {input.string(), (dir_ / "alias.yaml").string(), (dir_ / "." / "job.yaml").string()}) {
+    const Result r = run_cli({"estimate", input.string(), "--json", out});
+    EXPECT_EQ(r.code, kExitBadInput) << out;
+    EXPECT_NE(r.err.find("writing would destroy it"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << "the work ran before the output was checked";
+  }
+  EXPECT_EQ(slurp(input), before);
+  // simulate's two outputs may not be the same file either.
+  const Result both = run_cli({"simulate", input.string(), "--json", (dir_ / "x.json").string(),
+                               "--trace", (dir_ / "x.json").string()});
+  EXPECT_EQ(both.code, kExitBadInput);
+  EXPECT_NE(both.err.find("another input or output has that name"), std::string::npos) << both.err;
+}
+
+// Expectation: a folder that is missing, unwritable or a folder given as a file is
+// named before the work starts, for every verb that writes.
+TEST_F(Scratch, BadOutputPathsAreFoundBeforeTheWork) {
+  const std::string missing = (dir_ / "no" / "such" / "out.json").string();
+  const std::vector<std::vector<std::string>> runs = {
+      {"check", kExample, "--json", missing},
+      {"estimate", kExample, "--json", missing},
+      {"simulate", kExample, "--trace", missing},
+      {"campaign", kExample, "--json", missing},
+      {"campaign", kExample, "--events", dir_.string()},
+      {"validate", "--json", missing},
+      {"calibrate", "check", "--profile", std::string(MYRIAD_PROFILE_DIR) + "/H100.json", "--json",
+       missing},
+  };
+  for (const auto& args : runs) {
+    const Result r = run_cli(args);
+    EXPECT_EQ(r.code, kExitBadInput) << args[0] << " " << args[1];
+    EXPECT_TRUE(r.err.find("does not exist") != std::string::npos ||
+                r.err.find("it is a folder") != std::string::npos)
+        << r.err;
+    EXPECT_TRUE(r.out.empty()) << args[0] << ": worked before checking its outputs";
+  }
+  if (::geteuid() != 0) {  // root writes anywhere
+    const fs::path locked = dir_ / "locked";
+    fs::create_directories(locked);
+    fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+    const Result r = run_cli({"estimate", kExample, "--json", (locked / "x.json").string()});
+    EXPECT_EQ(r.code, kExitBadInput);
+    EXPECT_NE(r.err.find("is not writable: Permission denied"), std::string::npos) << r.err;
+  }
+}
+
+// Expectation: an output is replaced whole: the temporary file is renamed over it,
+// none is left behind, and a write that cannot happen leaves the old file intact.
+TEST_F(Scratch, OutputsAreWrittenWholeOrNotAtAll) {
+  const fs::path out = dir_ / "report.json";
+  { std::ofstream(out) << "the previous report\n"; }
+  const Result r = run_cli({"estimate", kExample, "--json", out.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(slurp(out).find("\"step_time_s\""), std::string::npos);
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(e.path().filename(), "report.json") << "left behind: " << e.path();
+  }
+  // Through a link, the file it names is replaced and the link stays.
+  fs::create_symlink(out, dir_ / "latest.json");
+  models::write_file_atomically((dir_ / "latest.json").string(), "new\n", "test output");
+  EXPECT_TRUE(fs::is_symlink(dir_ / "latest.json"));
+  EXPECT_EQ(slurp(out), "new\n");
+  // /dev/full: every write fails with ENOSPC, as on a full disk; the device is
+  // written in place, never renamed over.
+  if (fs::exists("/dev/full")) {
+    EXPECT_THROW(models::write_file_atomically("/dev/full", "x", "test output"),
+                 std::runtime_error);
+  }
+  try {
+    models::write_file_atomically((dir_ / "no" / "x").string(), "x", "test output");
+    FAIL() << "wrote into a missing folder";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot write test output: No such file or directory"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Expectation: a report that could not be written to standard output is a failure.
+TEST(Hardening, AFailedWriteToStandardOutputIsAFailure) {
+  std::ostringstream broken;
+  broken.setstate(std::ios::badbit);
+  const Result r = run_cli({"estimate", kExample}, &broken);
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_NE(r.err.find("cannot write to standard output"), std::string::npos) << r.err;
+}
+
+// Expectation: numeric options refuse NaN, infinity, zero where zero would turn a
+// gate or a target off, and values past their documented bounds, naming the bounds
+// compactly (not 309 digits).
+TEST(Hardening, NumericOptionsRefuseNonsense) {
+  const std::string profile = std::string(MYRIAD_PROFILE_DIR) + "/H100.json";
+  const std::vector<std::vector<std::string>> runs = {
+      {"calibrate", "--min-time", "nan"},
+      {"calibrate", "check", "--profile", profile, "--max-error", "0"},
+      {"calibrate", "check", "--profile", profile, "--max-error", "-1"},
+      {"calibrate", "check", "--profile", profile, "--max-error", "nan"},
+      {"campaign", kExample, "--days", "nan"},
+      {"campaign", kExample, "--days", "1e12"},
+      {"campaign", kExample, "--days", "inf"},
+      {"campaign", kExample, "--days", "0"},
+      {"campaign", kExample, "--tokens", "0"},
+      {"campaign", kExample, "--tokens", "-5T"},
+  };
+  for (const auto& args : runs) {
+    const Result r = run_cli(args);
+    EXPECT_EQ(r.code, kExitBadInput) << args[args.size() - 2] << " " << args.back();
+    EXPECT_LT(r.err.size(), 400U) << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
+}
+
+// Expectation: input files that are folders, devices or not JSON are bad input
+// (exit 2) with the file named, in calibrate as in every verb.
+TEST_F(Scratch, UnreadableInputsAreBadInputNamed) {
+  const fs::path not_json = dir_ / "rows.json";
+  std::ofstream(not_json) << "{ not json";
+  const std::vector<std::vector<std::string>> runs = {
+      {"calibrate", "fit", dir_.string()},
+      {"calibrate", "fit", not_json.string()},
+      {"calibrate", "check", "--profile", dir_.string()},
+      {"calibrate", "check", "--profile", not_json.string()},
+      {"estimate", kExample, "--profile", dir_.string()},
+      {"check", "/dev/zero"},
+      {"check", dir_.string()},
+  };
+  for (const auto& args : runs) {
+    const Result r = run_cli(args);
+    EXPECT_EQ(r.code, kExitBadInput) << args[0] << " " << args.back();
+    EXPECT_TRUE(r.err.find(dir_.string()) != std::string::npos ||
+                r.err.find("/dev/zero") != std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("basic_ios"), std::string::npos) << r.err;  // no raw library text
+  }
+}
+
+}  // namespace
+}  // namespace myriad::cli
