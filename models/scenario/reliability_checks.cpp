@@ -7,6 +7,12 @@
 namespace myriad::scenario {
 namespace {
 
+constexpr double kMinWeibullShape = 0.05;
+constexpr double kMaxWeibullShape = 20;
+
+}  // namespace
+namespace {
+
 bool given(const Scenario& s, const std::string& key) {
   return s.origins.find(key) != s.origins.end();
 }
@@ -106,9 +112,12 @@ void check_reliability(const Scenario& s, const Location& file, Diagnostics& d) 
               per_node ? "give the rate once: per_1000_node_days or per_component_hour, not both"
                        : "missing rate: give per_1000_node_days or per_component_hour");
     }
-    if (p.shape <= 0) {
+    // Below 0.05 the Weibull scale underflows to 0 and failures come at dt = 0
+    // (a campaign that never ends); above 20 it is a fixed lifetime.
+    if (p.shape < kMinWeibullShape || p.shape > kMaxWeibullShape) {
       d.error(at(s, path + ".shape", file), path + ".shape",
-              fmt::format("the Weibull shape must be above 0, found {}", p.shape));
+              fmt::format("expected a Weibull shape in [{:g}, {:g}], found {:g}", kMinWeibullShape,
+                          kMaxWeibullShape, p.shape));
     } else if (p.distribution == Lifetime::exponential && given(s, path + ".shape") &&
                p.shape != 1) {
       d.error(at(s, path + ".shape", file), path + ".shape",
@@ -157,7 +166,10 @@ void check_reliability(const Scenario& s, const Location& file, Diagnostics& d) 
                                      std::pair{".storage_write_bandwidth", p.storage_write_bw_Bps},
                                      std::pair{".storage_read_bandwidth", p.storage_read_bw_Bps},
                                      std::pair{".peer_bandwidth", p.peer_bw_Bps}}) {
-      if (value <= 0) {
+      // A derived peer bandwidth is zero only with a zero NIC rate, reported there.
+      const auto origin = s.origins.find(path + key);
+      const bool written = origin != s.origins.end() && origin->second.in_file();
+      if (value <= 0 && (key != std::string(".peer_bandwidth") || written)) {
         d.error(at(s, path + key, file), path + key, "a bandwidth must be above 0");
       }
     }

@@ -49,6 +49,21 @@ void check_cluster(const Checker& c) {
                         "H100), found the path '{}': give a profile file with --profile",
                         profile));
   }
+  // Rates and capacities every engine divides by.
+  const std::pair<const char*, double> rates[] = {
+      {"cluster.gpu.bf16_peak", cl.gpu.bf16_flops},
+      {"cluster.gpu.hbm_capacity", cl.gpu.hbm_bytes},
+      {"cluster.gpu.hbm_bandwidth", cl.gpu.hbm_bw_Bps},
+      {"cluster.gpu.nvlink_bandwidth", cl.gpu.nvlink_bw_Bps},
+      {"cluster.nic_bandwidth", cl.nic_bw_Bps}};
+  for (const auto& [key, value] : rates) {
+    if (value <= 0) c.error(key, "must be above 0: every engine divides by it");
+  }
+  for (std::size_t i = 0; i < cl.network.tiers.size(); ++i) {
+    if (cl.network.tiers[i].port_bw_Bps <= 0 && cl.nic_bw_Bps > 0) {
+      c.error(fmt::format("cluster.network.tiers[{}].port_bandwidth", i), "must be above 0");
+    }
+  }
   if (cl.gpus % cl.gpus_per_node != 0) {
     c.error("cluster.gpus", fmt::format("{} GPUs do not make whole nodes of {} (gpus_per_node)",
                                         cl.gpus, cl.gpus_per_node));
@@ -99,6 +114,13 @@ void check_model(const Checker& c) {
     c.error("model.moe.top_k", fmt::format("top_k is {} but the model has no experts "
                                            "(moe.experts is 0)",
                                            m.moe.top_k));
+  }
+  // Beyond top_k x experts every expert takes every token: more changes nothing.
+  if (m.is_moe() && (m.moe.capacity_factor > m.moe.experts || m.moe.capacity_factor < 0)) {
+    c.error("model.moe.capacity_factor",
+            fmt::format("expected 0 (dropless) or a factor up to the number of experts ({}), "
+                        "found {:g}",
+                        m.moe.experts, m.moe.capacity_factor));
   }
   if (m.is_moe() && m.moe.top_k > m.moe.experts) {
     c.error("model.moe.top_k", fmt::format("a token cannot be routed to {} of {} experts",

@@ -229,7 +229,59 @@ std::string_view dimension_help(Dimension d) {
   return "";
 }
 
+namespace {
+
+// The magnitudes every quantity keeps to, zero aside, so that no computation
+// overflows or divides by a denormal: a 1e-320 Gbps NIC gave infinite step times.
+struct Magnitude {
+  double smallest;
+  double largest;
+};
+
+Magnitude magnitude_of(Dimension d) {
+  switch (d) {
+    case Dimension::time:
+      return {1e-12, 1e10};  // a picosecond to three centuries
+    case Dimension::bytes:
+      return {1e-3, 1e18};
+    case Dimension::bandwidth:
+      return {1e3, 1e16};  // 8 kbps to 80 Pbps
+    case Dimension::flop_rate:
+      return {1e6, 1e20};
+    case Dimension::count:
+    case Dimension::ratio:
+    case Dimension::fraction:
+      return {1e-9, 1e18};
+  }
+  return {1e-9, 1e18};
+}
+
+std::variant<double, ParseFailure> within_magnitude(std::variant<double, ParseFailure> parsed,
+                                                    std::string_view text, Dimension d) {
+  const double* value = std::get_if<double>(&parsed);
+  if (value == nullptr) return parsed;
+  const Magnitude m = magnitude_of(d);
+  const std::string unit(canonical_unit(d));
+  if (!std::isfinite(*value) ||
+      (*value != 0 && (std::fabs(*value) < m.smallest || std::fabs(*value) > m.largest))) {
+    return ParseFailure{fmt::format("expected 0 or a {} between {:g}{} and {:g}{}, found '{}'",
+                                    dimension_name(d).substr(2), m.smallest, unit, m.largest, unit,
+                                    text)};
+  }
+  return parsed;
+}
+
+std::variant<double, ParseFailure> parse_unchecked(std::string_view raw, Dimension d);
+
+}  // namespace
+
 std::variant<double, ParseFailure> parse_quantity(std::string_view raw, Dimension d) {
+  return within_magnitude(parse_unchecked(raw, d), trim(raw), d);
+}
+
+namespace {
+
+std::variant<double, ParseFailure> parse_unchecked(std::string_view raw, Dimension d) {
   const std::string_view text = trim(raw);
   if (text.empty()) return fail(raw, d);
   if (d == Dimension::ratio) return parse_ratio(text);
@@ -258,6 +310,8 @@ std::variant<double, ParseFailure> parse_quantity(std::string_view raw, Dimensio
   return ParseFailure{fmt::format("unknown unit '{}' in '{}': {} takes {}", suffix, text,
                                   dimension_name(d), accepted_units(d))};
 }
+
+}  // namespace
 
 namespace {
 
