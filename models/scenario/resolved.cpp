@@ -6,8 +6,10 @@ namespace myriad::scenario {
 namespace {
 
 bool needs_quotes(const std::string& s) {
-  if (s.empty()) return true;
+  // Words YAML reads as null: quoted, a text that says "null" reloads as text.
+  if (s.empty() || s == "null" || s == "Null" || s == "NULL" || s == "~") return true;
   for (char c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;
     if (c == ':' || c == '#' || c == '\'' || c == '"' || c == '{' || c == '}' || c == '[' ||
         c == ']' || c == ',' || c == '&' || c == '*' || c == '!' || c == '|' || c == '>' ||
         c == '%' || c == '@' || c == '`' || c == '\n') {
@@ -24,6 +26,10 @@ std::string quoted(const std::string& s) {
     if (c == '"' || c == '\\') out += '\\';
     if (c == '\n') {
       out += "\\n";
+      continue;
+    }
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));  // YAML's escape
       continue;
     }
     out += c;

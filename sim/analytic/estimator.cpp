@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "models/plan/placement.hpp"
 #include "models/transformer/model_stats.hpp"
@@ -426,6 +427,16 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured) 
   r.memory_reserved = profile.memory_reserved_bytes;
   r.fits = r.memory_needed() <= r.memory_usable();
   r.network_notes = network_notes(s, pricer);
+  // Inputs are bounded so that every term is finite; a non-finite figure is a bug.
+  for (const double figure : {r.step_time_s, r.mfu, r.tokens_per_s, r.memory_needed()}) {
+    if (!std::isfinite(figure) || figure < 0) {
+      throw std::runtime_error(fmt::format(
+          "internal error: {}: the analytic engine computed a non-finite or negative figure "
+          "(step time {} s, MFU {}, tokens/s {}); no result is reported. Please report it with "
+          "the scenario",
+          s.file, r.step_time_s, r.mfu, r.tokens_per_s));
+    }
+  }
   return r;
 }
 

@@ -1,8 +1,12 @@
 #include "sim/step/critical_path.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
+#include <stdexcept>
 
 namespace myriad::sim {
 namespace {
@@ -20,6 +24,20 @@ std::size_t span_before(const std::vector<Span>& spans, double t) {
 }
 
 }  // namespace
+
+void require_finished(const std::vector<std::vector<Span>>& timelines, double step_s) {
+  std::size_t unfinished = 0;
+  for (const auto& t : timelines) {
+    unfinished += t.empty() || t.back().activity != Activity::optimizer ? 1 : 0;
+  }
+  if (unfinished > 0 || !std::isfinite(step_s)) {
+    throw std::runtime_error(fmt::format(
+        "internal error: the step engine stopped at {} s with {} of {} rank groups unfinished "
+        "(a deadlock or a non-finite time); no result is reported. Please report it with the "
+        "scenario",
+        step_s, unfinished, timelines.size()));
+  }
+}
 
 const char* activity_name(Activity a) {
   switch (a) {

@@ -32,6 +32,11 @@ struct Span {
   double sent_s = 0;    // and when it sent it
 };
 
+// Throws std::runtime_error, an internal error, unless the step ended at a
+// finite time with every rank group's timeline ending in its optimizer step (a
+// group blocked forever, which SimGrid reports as a deadlock, never finishes).
+void require_finished(const std::vector<std::vector<Span>>& timelines, double step_s);
+
 struct CriticalPath {
   struct Stop {
     int stage = 0;

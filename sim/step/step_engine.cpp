@@ -694,6 +694,7 @@ std::vector<int> replicas_to_simulate(const Plan& p, const scenario::Scenario& s
 StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
   StepSimulation r;
   r.step_time_s = sg4::Engine::get_clock();
+  require_finished(p.timelines, r.step_time_s);
   r.all_replicas = p.all_replicas;
   r.replicas_per_actor = p.per_node;
   for (const int row : p.rows) r.replicas.push_back(row * p.per_node);

@@ -153,6 +153,18 @@ TEST(Loader, ResolvedOutputLoadsBackToTheSameScenario) {
       << yaml;
 }
 
+// Expectation: texts YAML would read as something else (null, control bytes) are
+// quoted in the resolved output, so that it reloads with the same texts.
+TEST(Loader, ResolvedOutputQuotesTextsYamlWouldMisread) {
+  for (const std::string name : {"null", "~", "tab\there", "bell\x07"}) {
+    Scenario first = load_scenario(examples("mixtral-8x7b-h100-64.yaml"), kShipped);
+    first.name = name;
+    const std::string yaml = to_yaml(resolve_for_output(first), false);
+    const Scenario second = load_scenario_text(yaml, "resolved.yaml", kShipped);
+    EXPECT_EQ(second.name, name) << yaml.substr(0, 200);
+  }
+}
+
 TEST(Loader, JsonIsInSiUnits) {
   const Scenario s = load_scenario(examples("gpt3-175b-megascale-12288.yaml"), kShipped);
   const auto j = to_json(resolve_for_output(s));
