@@ -1,5 +1,7 @@
 #include "sim/campaign/campaign_report.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -47,6 +49,43 @@ Interval PolicyReport::over_seeds(const std::function<double(const RunResult&)>&
   xs.reserve(runs.size());
   for (const auto& r : runs) xs.push_back(f(r));
   return summarize(xs);
+}
+
+std::vector<std::string> campaign_warnings(const CampaignReport& report) {
+  constexpr std::size_t kMinSeeds = 3;
+  constexpr double kFewSteps = 5;
+  std::vector<std::string> out;
+  const std::size_t seeds = report.policies.empty() ? 0 : report.policies.front().runs.size();
+  if (seeds > 0 && seeds < kMinSeeds) {
+    out.push_back(fmt::format("{} seed{}: a confidence interval needs at least {} (--seeds){}",
+                              seeds, seeds == 1 ? "" : "s", kMinSeeds,
+                              seeds == 1 ? "; none is shown" : ", and from 2 it is very wide"));
+  }
+  for (const auto& p : report.policies) {
+    if (p.policy.job_mtbf_s < kFewSteps * report.healthy_step_s) {
+      out.push_back(fmt::format(
+          "policy {}: the job is interrupted every {:.3g} s on average, less than {:g} healthy "
+          "steps of {:.3g} s: it can hardly make progress; check the failure rates",
+          p.name, p.policy.job_mtbf_s, kFewSteps, report.healthy_step_s));
+    }
+    if (p.policy.interval_s > 0 && p.policy.interval_s < p.policy.stall_s) {
+      out.push_back(fmt::format(
+          "policy {}: a checkpoint every {:.3g} s of training stalls it {:.3g} s: more time goes "
+          "to checkpoints than to training",
+          p.name, p.policy.interval_s, p.policy.stall_s));
+    }
+    if (report.target_tokens > 0) {
+      const auto missed = std::count_if(p.runs.begin(), p.runs.end(),
+                                        [](const RunResult& r) { return !r.reached_target; });
+      if (missed > 0) {
+        out.push_back(fmt::format(
+            "policy {}: the target of {:.4g} tokens was not reached within {:.4g} days in {} of "
+            "{} seeds; their figures cover the time simulated",
+            p.name, report.target_tokens, report.horizon_s / 86400, missed, p.runs.size()));
+      }
+    }
+  }
+  return out;
 }
 
 CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& profile,

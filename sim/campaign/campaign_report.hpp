@@ -53,6 +53,11 @@ struct CampaignReport {
   std::vector<PolicyReport> policies;
 };
 
+// What makes a campaign's figures dubious though legal, one sentence each:
+// intervals from fewer than 3 seeds, a job that fails within a few steps, a
+// checkpoint interval shorter than its stall, a token target not reached.
+std::vector<std::string> campaign_warnings(const CampaignReport& report);
+
 // Runs every policy set of `s` over `options.seeds` seeds. Seed index i draws
 // from RandomStream(s.seed, i) under every policy set (common random numbers).
 CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& profile,

@@ -367,3 +367,40 @@ policies: [{name: p, detection: 0s, diagnosis: 0s}]
 
 }  // namespace
 }  // namespace myriad::sim::campaign
+
+namespace myriad::sim::campaign {
+namespace {
+
+// Expectation: each dubious-but-legal situation gets its warning, and a sound
+// campaign none.
+TEST(CampaignWarnings, NameWhatMakesFiguresDubious) {
+  CampaignReport sound;
+  sound.healthy_step_s = 10;
+  sound.target_tokens = 1e12;
+  sound.horizon_s = kLongestCampaign_days * 86400;
+  PolicyReport p;
+  p.name = "default";
+  p.policy.job_mtbf_s = 86400;
+  p.policy.interval_s = 3600;
+  p.policy.stall_s = 5;
+  p.runs.resize(8);
+  for (auto& r : p.runs) r.reached_target = true;
+  sound.policies.push_back(p);
+  EXPECT_TRUE(campaign_warnings(sound).empty());
+
+  CampaignReport dubious = sound;
+  PolicyReport& q = dubious.policies.front();
+  q.runs.resize(2);
+  q.runs[1].reached_target = false;
+  q.policy.job_mtbf_s = 30;  // three steps
+  q.policy.interval_s = 2;   // under the 5 s stall
+  const auto w = campaign_warnings(dubious);
+  ASSERT_EQ(w.size(), 4U);
+  EXPECT_NE(w[0].find("2 seeds: a confidence interval needs at least 3"), std::string::npos);
+  EXPECT_NE(w[1].find("less than 5 healthy steps"), std::string::npos) << w[1];
+  EXPECT_NE(w[2].find("more time goes to checkpoints than to training"), std::string::npos);
+  EXPECT_NE(w[3].find("not reached within 3650 days in 1 of 2 seeds"), std::string::npos) << w[3];
+}
+
+}  // namespace
+}  // namespace myriad::sim::campaign

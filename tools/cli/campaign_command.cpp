@@ -147,7 +147,8 @@ nlohmann::json report_json(const scenario::Scenario& s, const CampaignReport& re
           {"job_nodes", report.job_nodes},
           {"horizon_s", report.horizon_s},
           {"target_tokens", report.target_tokens},
-          {"policies", policies}};
+          {"policies", policies},
+          {"warnings", sim::campaign::campaign_warnings(report)}};
 }
 
 bool write_events(const std::string& path, const CampaignReport& report, Streams io) {
@@ -200,6 +201,9 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
   }
   if (!o.events_file.empty() && !write_events(o.events_file, report, io)) return kExitFailure;
   io.out << report_text(*s, report, o.seeds);
+  for (const auto& w : sim::campaign::campaign_warnings(report)) {
+    io.err << "campaign: warning: " << w << "\n";
+  }
   return kExitOk;
 }
 
