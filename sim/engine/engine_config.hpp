@@ -12,14 +12,20 @@ namespace myriad::sim {
 //     bandwidth by 0.97: +334% on a ring all-reduce, measured in SIMGRID.md);
 //   network/TCP-gamma:0 removes a TCP window cap that slows fast links 13-16%;
 //   contexts/guard-size:0 lets more than ~32k actors start (vm.max_map_count);
-//   contexts/stack-size:1024 (KiB; default 8 MiB): actors play straight-line
-//     code a few calls deep. Every replica of Llama 3 405B on 16,384 GPUs (2,048
-//     actors) peaked at 1.2 GB in 2.8 s with 8 MiB stacks, 278 MB in 1.7 s with
-//     1 MiB; 128 KiB stacks cost more elsewhere (1,024 GPUs, every replica:
-//     167 MB against 123 MB), as they come from the heap, zeroed (2026-11-29);
+//   contexts/stack-size (KiB; default 8 MiB): actors play straight-line code a
+//     few calls deep. 1 MiB up to kSmallStackActors rank groups: every replica
+//     of Llama 3 405B on 16,384 GPUs (2,048 actors) peaked at 1.2 GB in 2.8 s
+//     with 8 MiB stacks, 278 MB in 1.7 s with 1 MiB; 128 KiB stacks cost more
+//     there (1,024 GPUs, every replica: 167 MB against 123 MB), as they come from
+//     the heap, zeroed (2026-11-29). Past it, 128 KiB: every replica of GPT-3 on
+//     12,288 GPUs (1,536 rank groups, each with helpers for overlapped traffic)
+//     ran out of a 4 GB address space at start with 1 MiB stacks and with
+//     256 KiB, and finished with 128 KiB (2.09 GB peak RSS, 2026-12-01);
 //   with `sanitizer_safe`, thread contexts: ASan reports false positives with
 //     the default raw contexts.
-void apply_engine_config(bool sanitizer_safe = false);
+// `rank_groups`: the actors the simulation starts with (0: few).
+void apply_engine_config(bool sanitizer_safe = false, int rank_groups = 0);
+constexpr int kSmallStackActors = 1024;
 
 // SimGrid's version, e.g. "3.32".
 std::string simgrid_version();

@@ -774,7 +774,7 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
   char name[] = "myriad";
   char* argv[] = {name, nullptr};
   sg4::Engine engine(&argc, argv);
-  apply_engine_config(options.sanitizer_safe);
+  apply_engine_config(options.sanitizer_safe, groups);
   build_platform(p, s, profile, stragglers);
   for (int row = 0; row < static_cast<int>(p.rows.size()); ++row) {
     for (int stage = 0; stage < p.pp; ++stage) {
