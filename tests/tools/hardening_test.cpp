@@ -146,6 +146,14 @@ TEST(Hardening, AFailedWriteToStandardOutputIsAFailure) {
   const Result r = run_cli({"estimate", kExample}, &broken);
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_NE(r.err.find("cannot write to standard output"), std::string::npos) << r.err;
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--help"},
+                                               {"--version"},
+                                               {"estimate", "--help"},
+                                               {"explain", "presets"}}) {
+    std::ostringstream closed;
+    closed.setstate(std::ios::badbit);
+    EXPECT_EQ(run_cli(args, &closed).code, kExitFailure) << args[0];
+  }
 }
 
 // Expectation: numeric options refuse NaN, infinity, zero where zero would turn a

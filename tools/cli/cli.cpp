@@ -152,14 +152,21 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
+  // Help and version are output too: not reaching the reader is a failure.
+  const auto printed = [&](int code) {
+    out.flush();
+    if (out) return code;
+    err << "myriad: error: cannot write to standard output\n";
+    return kExitFailure;
+  };
   try {
     app.parse(reversed);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e, out, err);
+    return printed(app.exit(e, out, err));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e, out, err);
+    return printed(app.exit(e, out, err));
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e, out, err);
+    return printed(app.exit(e, out, err));
   } catch (const CLI::ParseError& e) {
     app.exit(e, out, err);
     return kExitBadInput;
