@@ -79,7 +79,9 @@ signature() {
       if (found) exit
       if (what == "") { print "no failure on replay"; exit }
       frame = ours != "" ? ours : top
-      print what (frame == "" ? "" : " in " frame)
+      # "f(args...) /path/file.cpp:12:3" -> "f file.cpp:12:3"
+      n = split(frame, parts, " "); where = parts[n]; sub(/.*\//, "", where); sub(/\(.*/, "", frame)
+      print what (frame == "" ? "" : " in " frame " " where)
     }'
 }
 

@@ -8,6 +8,7 @@ packages=(
   libsimgrid-dev libeigen3-dev libfmt-dev libcli11-dev libyaml-cpp-dev
   nlohmann-json3-dev libgtest-dev libbenchmark-dev
   clang-format clang-tidy ccache python3
+  clang libclang-rt-dev
 )
 
 missing=()

@@ -2,6 +2,7 @@
 # Sets up, builds and runs Myriad's whole test suite with ctest.
 #   tools/test.sh             warnings as errors, CUDA when nvcc is found, all tests
 #   tools/test.sh --sanitize  the same tests built with ASan and UBSan (host code, no CUDA)
+#   tools/test.sh --fuzz      the libFuzzer harnesses (fuzz/), 60 s each, ASan and UBSan
 #   tools/test.sh --lint      clang-format and clang-tidy over the sources
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,6 +24,9 @@ case "$mode" in
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     ctest --output-on-failure -j "$jobs" --label-exclude "gpu|timing"
     ;;
+  --fuzz)
+    "$root/tools/fuzz.sh" "${MYRIAD_FUZZ_SECONDS:-60}"
+    ;;
   --lint)
     "$root/tools/build.sh" "$root/build" -DMYRIAD_WERROR=ON -DMYRIAD_CUDA=AUTO
     cd "$root"
@@ -37,7 +41,7 @@ case "$mode" in
     echo "lint: clean"
     ;;
   *)
-    echo "usage: tools/test.sh [--sanitize | --lint]" >&2
+    echo "usage: tools/test.sh [--sanitize | --fuzz | --lint]" >&2
     exit 2
     ;;
 esac

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <algorithm>
+#include <sstream>
 #include <unordered_map>
 
 #include "models/scenario/text_file.hpp"
@@ -197,6 +200,54 @@ class Converter {
   bool stopped_ = false;
 };
 
+// Where a document's first node is, from the parser's events.
+struct FirstMark : YAML::EventHandler {
+  bool seen = false;
+  YAML::Mark mark;
+  void note(const YAML::Mark& m) {
+    if (!seen) mark = m;
+    seen = true;
+  }
+  void OnDocumentStart(const YAML::Mark& /*mark*/) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t /*anchor*/) override { note(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t /*anchor*/) override { note(m); }
+  void OnScalar(const YAML::Mark& m, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
+                const std::string& /*value*/) override {
+    note(m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
+                       YAML::EmitterStyle::value /*style*/) override {
+    note(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
+                  YAML::EmitterStyle::value /*style*/) override {
+    note(m);
+  }
+  void OnMapEnd() override {}
+};
+
+// A scenario is one document. The parser is asked for two at most: yaml-cpp's
+// LoadAll loops forever on a stray ',' (the parser hands out the same empty
+// document again and again), which is reported as the syntax error it is.
+void check_one_document(const std::string& text, const std::string& name,
+                        Diagnostics& diagnostics) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  FirstMark first;
+  if (!parser.HandleNextDocument(first)) return;
+  FirstMark second;
+  if (!parser.HandleNextDocument(second) || !second.seen) return;
+  if (second.mark.pos <= first.mark.pos) {
+    diagnostics.error(location_of(second.mark, name), "",
+                      "YAML syntax error: the parser cannot go past this point (a stray ','?)");
+    return;
+  }
+  diagnostics.error(location_of(second.mark, name), "",
+                    "a second YAML document (after '---'): a scenario is one document");
+}
+
 }  // namespace
 
 ConfigNode load_yaml_text(const std::string& text, const std::string& name,
@@ -217,13 +268,9 @@ ConfigNode load_yaml_text(const std::string& text, const std::string& name,
     return ConfigNode::null(whole);
   }
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.empty()) return ConfigNode::null(whole);
-    if (documents.size() > 1) {
-      diagnostics.error(location_of(documents[1].Mark(), name), "",
-                        "a second YAML document (after '---'): a scenario is one document");
-    }
-    return Converter(name, diagnostics).convert(documents.front(), "");
+    const YAML::Node root = YAML::Load(text);
+    check_one_document(text, name, diagnostics);
+    return Converter(name, diagnostics).convert(root, "");
   } catch (const YAML::Exception& e) {
     diagnostics.error(location_of(e.mark, name), "", fmt::format("YAML syntax error: {}", e.msg));
     return ConfigNode::null(whole);

@@ -103,7 +103,8 @@ bool split_number(std::string_view text, double& number, std::string_view& rest,
     int written = 0;
     const auto [eptr, eec] = std::from_chars(digits.data() + e + 1 + (digits[e + 1] == '+'),
                                              digits.data() + digits.size(), written);
-    if (eec != std::errc{}) return false;
+    // Past +-1000 the number is 0 or infinite anyway; the bound keeps the sum an int.
+    if (eec != std::errc{} || written > 1000 || written < -1000) return false;
     exponent += written;
     digits = digits.substr(0, e);
   }

@@ -73,6 +73,20 @@ TEST(Units, RejectionsSayWhatWasExpected) {
   parse_error("1e400GB", Dimension::bytes);
 }
 
+// Expectation: every accepted quantity is finite and within the magnitudes the
+// engines compute with (inputs found by fuzz_units; fuzz/corpus/fuzz_units).
+TEST(Units, ExtremesAreRefusedNotOverflowed) {
+  parse_error("1.7e308d", Dimension::time);         // a duration of infinity seconds
+  parse_error("4:4e-324", Dimension::ratio);        // a ratio of infinity
+  parse_error("00e2147483647k", Dimension::count);  // the exponent overflowed an int
+  parse_error("1e-2147483648k", Dimension::count);
+  parse_error("1e-320Gbps", Dimension::bandwidth);  // a denormal rate
+  parse_error("1e20TB/s", Dimension::bandwidth);
+  EXPECT_NE(parse_error("1e-320Gbps", Dimension::bandwidth).find("between 1000B/s and 1e+16B/s"),
+            std::string::npos);
+  EXPECT_EQ(parse_ok("0Gbps", Dimension::bandwidth), 0);  // zero is checked where it matters
+}
+
 TEST(Units, ExactFormatRoundTrips) {
   const struct {
     double value;
