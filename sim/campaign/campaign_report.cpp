@@ -4,14 +4,11 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cmath>
-#include <exception>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 
 #include "sim/campaign/campaign_engine.hpp"
+#include "sim/campaign/job_pool.hpp"
 #include "sim/campaign/step_time_cache.hpp"
 
 namespace myriad::sim::campaign {
@@ -115,39 +112,15 @@ CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& pr
   // step-time cache. Results land in fixed slots, so order never matters.
   const std::size_t seeds = static_cast<std::size_t>(options.seeds);
   const std::size_t jobs = report.policies.size() * seeds;
-  // A worker that fails (out of memory) stops the others at their next job; the
-  // first failure is rethrown once all have joined.
-  std::atomic<std::size_t> next{0};
-  std::mutex failure_mutex;
-  std::exception_ptr failure;
-  auto worker = [&]() noexcept {
-    try {
-      StepTimeCache cache(s, profile);
-      for (std::size_t j = next++; j < jobs; j = next++) {
+  run_jobs(
+      jobs, options.threads, [&] { return StepTimeCache(s, profile); },
+      [&](StepTimeCache& cache, std::size_t j) {
         PolicyReport& p = report.policies[j / seeds];
         CampaignLimits own = limits;
         own.event_log = limits.event_log && j % seeds == 0;  // only seed 0's log is written
         CampaignEngine engine(s, p.policy, cache, own, RandomStream(s.seed, j % seeds));
         p.runs[j % seeds] = engine.run();
-      }
-    } catch (...) {
-      next = jobs;
-      const std::lock_guard<std::mutex> lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-    }
-  };
-  const int threads = std::clamp(options.threads, 1, static_cast<int>(jobs));
-  std::vector<std::thread> pool;
-  try {
-    pool.reserve(static_cast<std::size_t>(threads));
-    for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  } catch (const std::exception&) {
-    // No more threads to be had (system limits, memory): the ones started and this
-    // one take every job; the result is the same, only slower.
-  }
-  worker();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
+      });
   return report;
 }
 
