@@ -168,9 +168,8 @@ LayerRun make_layer(const LayerDims& d, std::uint32_t seed) {
   add_residual(dy1, dy, true);
   gemm(t, h, h, ops::GemmLayout::nn, dy1, w_o, d_o, true);
   gemm(h, h, t, ops::GemmLayout::tn, dy1, o, dw_o, true);
-  models::Op att_bwd = named(ops::attention_op(att, 4), "attention", true);
-  att_bwd.flops *= 2.5;  // as the grid's attention backward rows count it
-  att_bwd.bytes *= 2;
+  const models::Op att_bwd =
+      models::attention_backward_of(named(ops::attention_op(att, 4), "attention", false));
   l.add(att_bwd, [=] {
     ops::attention_backward_cpu(att, *q, *k, *v, *o, *lse, *d_o, {*dq, *dk, *dv});
   });
@@ -279,8 +278,8 @@ Composite dp_composite(const LayerDims& d, int ranks) {
                      "ring",
                      ranks,
                      static_cast<double>(bytes),
-                     coll::busbw_factor(coll::CollectiveKind::allreduce, ranks),
-                     2.0 * (ranks - 1)};
+                     models::busbw_factor(models::CollectiveKind::all_reduce, ranks),
+                     models::ring_steps(models::CollectiveKind::all_reduce, ranks)};
     w.rows.push_back(ar);
     w.instance.run = step;
     w.ranks_on_host = ranks;

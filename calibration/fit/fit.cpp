@@ -61,11 +61,7 @@ std::string residual_note(const ParameterResidual& r) {
 }
 
 models::CollectiveKind collective_kind(const std::string& name) {
-  if (name == "all_reduce") return models::CollectiveKind::all_reduce;
-  if (name == "all_gather") return models::CollectiveKind::all_gather;
-  if (name == "reduce_scatter") return models::CollectiveKind::reduce_scatter;
-  if (name == "all_to_all") return models::CollectiveKind::all_to_all;
-  if (name == "send_recv") return models::CollectiveKind::send_recv;
+  if (const auto kind = models::collective_from_key(name)) return *kind;
   throw std::runtime_error(fmt::format("calibration rows: unknown collective '{}'", name));
 }
 

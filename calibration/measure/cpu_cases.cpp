@@ -310,10 +310,7 @@ Case attention_case(bool backward, std::int64_t heads, std::int64_t seq, std::in
   s.seq = seq;
   s.head_dim = head_dim;
   models::Op op = ops::attention_op(s, 4);
-  if (backward) {  // FlashAttention's backward: scores recomputed, 2.5x the forward's FLOPs
-    op.flops *= 2.5;
-    op.bytes *= 2;
-  }
+  if (backward) op = models::attention_backward_of(op);
   Case c;
   c.row = kernel_row(fmt::format("attention.{} heads={} seq={} head_dim={} causal",
                                  backward ? "bwd" : "fwd", heads, seq, head_dim),
@@ -490,10 +487,6 @@ struct CollectiveShape {
 };
 
 // The hops the cost model charges latency for (sim/cost/comm_cost: a ring's).
-double latency_steps(coll::CollectiveKind kind, int ranks) {
-  return kind == coll::CollectiveKind::allreduce ? 2.0 * (ranks - 1) : ranks - 1.0;
-}
-
 // Rank r's element i starts as r + 1 + i % 5 (small integers: sums are exact).
 float start_value(int rank, std::size_t i) {
   return static_cast<float>(rank + 1 + static_cast<int>(i % 5));
@@ -505,7 +498,7 @@ std::string verify(const coll::Schedule& s, std::vector<Floats>& buffers) {
     auto& b = buffers[static_cast<std::size_t>(r)];
     for (std::size_t i = 0; i < b.size(); ++i) b[i] = start_value(r, i);
   }
-  if (s.spec.kind == coll::CollectiveKind::alltoall) {
+  if (s.spec.kind == coll::CollectiveKind::all_to_all) {
     const std::size_t block = buffers[0].size() / (2 * static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) {  // input block j of rank r: 100 r + j
       for (int j = 0; j < n; ++j) {
@@ -541,14 +534,14 @@ std::string verify(const coll::Schedule& s, std::vector<Floats>& buffers) {
       };
       float want = 0;
       switch (s.spec.kind) {
-        case coll::CollectiveKind::allreduce:
+        case coll::CollectiveKind::all_reduce:
           for (int q = 0; q < n; ++q) want += start_value(q, i);
           break;
         case coll::CollectiveKind::reduce_scatter:
           if (chunk_owner() != r) continue;
           for (int q = 0; q < n; ++q) want += start_value(q, i);
           break;
-        case coll::CollectiveKind::allgather:
+        case coll::CollectiveKind::all_gather:
           want = start_value(chunk_owner(), i);
           break;
         default:
@@ -564,7 +557,7 @@ std::string verify(const coll::Schedule& s, std::vector<Floats>& buffers) {
 Case collective_case(const CollectiveShape& shape, int ranks, std::int64_t bytes) {
   coll::Schedule schedule;
   switch (shape.kind) {
-    case coll::CollectiveKind::allreduce:
+    case coll::CollectiveKind::all_reduce:
       schedule = std::string(shape.algorithm) == "tree"
                      ? coll::make_tree_allreduce(ranks, bytes, 1, 4)
                      : coll::make_ring_allreduce(ranks, bytes, 1, 4);
@@ -572,10 +565,10 @@ Case collective_case(const CollectiveShape& shape, int ranks, std::int64_t bytes
     case coll::CollectiveKind::reduce_scatter:
       schedule = coll::make_ring_reduce_scatter(ranks, bytes, 1, 4);
       break;
-    case coll::CollectiveKind::allgather:
+    case coll::CollectiveKind::all_gather:
       schedule = coll::make_ring_allgather(ranks, bytes, 1, 4);
       break;
-    case coll::CollectiveKind::alltoall:
+    case coll::CollectiveKind::all_to_all:
       schedule = coll::make_alltoall(ranks, bytes / ranks, 4);
       break;
     default:
@@ -592,8 +585,8 @@ Case collective_case(const CollectiveShape& shape, int ranks, std::int64_t bytes
                       shape.algorithm,
                       ranks,
                       static_cast<double>(bytes),
-                      coll::busbw_factor(shape.kind, ranks),
-                      latency_steps(shape.kind, ranks)};
+                      models::busbw_factor(shape.kind, ranks),
+                      models::ring_steps(shape.kind, ranks)};
   auto sched = std::make_shared<coll::Schedule>(std::move(schedule));
   c.prepare = [sched] {
     auto buffers = std::make_shared<std::vector<Floats>>();
@@ -678,12 +671,12 @@ std::vector<Case> cpu_cases(Grid grid) {
   cases.push_back(moe_case(true, 1024, 16, 512));
   cases.push_back(moe_case(true, 4096, 16, 256));
 
-  const CollectiveShape all_reduce{coll::CollectiveKind::allreduce, "all_reduce", "ring"};
-  const CollectiveShape tree{coll::CollectiveKind::allreduce, "all_reduce", "tree"};
+  const CollectiveShape all_reduce{coll::CollectiveKind::all_reduce, "all_reduce", "ring"};
+  const CollectiveShape tree{coll::CollectiveKind::all_reduce, "all_reduce", "tree"};
   const CollectiveShape reduce_scatter{coll::CollectiveKind::reduce_scatter, "reduce_scatter",
                                        "ring"};
-  const CollectiveShape all_gather{coll::CollectiveKind::allgather, "all_gather", "ring"};
-  const CollectiveShape all_to_all{coll::CollectiveKind::alltoall, "all_to_all", "pairwise"};
+  const CollectiveShape all_gather{coll::CollectiveKind::all_gather, "all_gather", "ring"};
+  const CollectiveShape all_to_all{coll::CollectiveKind::all_to_all, "all_to_all", "pairwise"};
   const std::vector<std::int64_t> sizes =
       full ? std::vector<std::int64_t>{1 << 12, 1 << 16, 1 << 20, 1 << 23, 1 << 26}
            : std::vector<std::int64_t>{1 << 12, 1 << 16, 1 << 20, 1 << 23};

@@ -237,10 +237,7 @@ Case attention_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int6
   s.seq = seq;
   s.head_dim = head_dim;
   models::Op op = ops::attention_op(s, sizeof(T));
-  if (backward) {
-    op.flops *= 2.5;
-    op.bytes *= 2;
-  }
+  if (backward) op = models::attention_backward_of(op);
   Case c;
   c.row = kernel_row(fmt::format("attention.{} heads={} seq={} head_dim={} causal {}",
                                  backward ? "bwd" : "fwd", heads, seq, head_dim, dtype_name<T>()),

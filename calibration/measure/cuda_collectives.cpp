@@ -19,9 +19,9 @@ namespace coll = myriad::collectives;
 // them out of the bus bandwidth curve.
 Case collective_case(coll::CollectiveKind kind, const char* name, int ranks, std::int64_t bytes,
                      const std::vector<int>& devices) {
-  coll::Schedule schedule = kind == coll::CollectiveKind::allreduce
+  coll::Schedule schedule = kind == coll::CollectiveKind::all_reduce
                                 ? coll::make_ring_allreduce(ranks, bytes, 1, 4)
-                            : kind == coll::CollectiveKind::allgather
+                            : kind == coll::CollectiveKind::all_gather
                                 ? coll::make_ring_allgather(ranks, bytes, 1, 4)
                                 : coll::make_ring_reduce_scatter(ranks, bytes, 1, 4);
   const bool one_gpu = devices.size() > 1 && devices[0] == devices[1];
@@ -39,8 +39,8 @@ Case collective_case(coll::CollectiveKind kind, const char* name, int ranks, std
                       algorithm,
                       ranks,
                       static_cast<double>(bytes),
-                      coll::busbw_factor(kind, ranks),
-                      kind == coll::CollectiveKind::allreduce ? 2.0 * (ranks - 1) : ranks - 1.0};
+                      models::busbw_factor(kind, ranks),
+                      models::ring_steps(kind, ranks)};
   auto sched = std::make_shared<coll::Schedule>(std::move(schedule));
   c.prepare = [sched, devices] {
     auto executor = std::make_shared<coll::NcclRanks>(devices);
@@ -90,11 +90,11 @@ void append_collective_cases(std::vector<Case>& cases) {
       for (const std::int64_t bytes : {std::int64_t{1} << 16, std::int64_t{1} << 22,
                                        std::int64_t{1} << 26, std::int64_t{1} << 30}) {
         cases.push_back(
-            collective_case(coll::CollectiveKind::allreduce, "all_reduce", ranks, bytes, devices));
+            collective_case(coll::CollectiveKind::all_reduce, "all_reduce", ranks, bytes, devices));
       }
       for (const std::int64_t bytes : {std::int64_t{1} << 22, std::int64_t{1} << 28}) {
         cases.push_back(
-            collective_case(coll::CollectiveKind::allgather, "all_gather", ranks, bytes, devices));
+            collective_case(coll::CollectiveKind::all_gather, "all_gather", ranks, bytes, devices));
         cases.push_back(collective_case(coll::CollectiveKind::reduce_scatter, "reduce_scatter",
                                         ranks, bytes, devices));
       }

@@ -65,7 +65,7 @@ Schedule make_alltoall(int nranks, std::int64_t bytes_per_pair, int elem_bytes) 
   require_ranks(kName, nranks);
   require_bytes(kName, bytes_per_pair, elem_bytes);
   CollectiveSpec spec;
-  spec.kind = CollectiveKind::alltoall;
+  spec.kind = CollectiveKind::all_to_all;
   spec.algorithm = Algorithm::pairwise;
   spec.nranks = nranks;
   spec.bytes = bytes_per_pair * nranks;
@@ -83,7 +83,7 @@ Schedule make_alltoallv(const Matrix& matrix, int elem_bytes) {
   const int n = static_cast<int>(matrix.size());
   checked_chunks("make_alltoallv", 2, n);
   CollectiveSpec spec;
-  spec.kind = CollectiveKind::alltoall;
+  spec.kind = CollectiveKind::all_to_all;
   spec.algorithm = Algorithm::pairwise;
   spec.nranks = n;
   spec.elem_bytes = elem_bytes;

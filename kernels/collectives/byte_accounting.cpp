@@ -33,26 +33,6 @@ std::int64_t total_bytes_sent(const Schedule& schedule) {
   return std::accumulate(sent.begin(), sent.end(), std::int64_t{0});
 }
 
-double busbw_factor(CollectiveKind kind, int nranks) {
-  if (nranks < 1) {
-    throw std::invalid_argument(
-        fmt::format("busbw_factor: nranks must be at least 1, got {}", nranks));
-  }
-  const double n = nranks;
-  switch (kind) {
-    case CollectiveKind::allreduce:
-      return 2 * (n - 1) / n;
-    case CollectiveKind::reduce_scatter:
-    case CollectiveKind::allgather:
-    case CollectiveKind::alltoall:
-      return (n - 1) / n;
-    case CollectiveKind::broadcast:
-    case CollectiveKind::sendrecv:
-      return 1;
-  }
-  return 1;
-}
-
 double algbw_Bps(std::int64_t bytes, double time_s) {
   if (!(time_s > 0)) {
     throw std::invalid_argument(fmt::format("algbw_Bps: time_s must be > 0, got {}", time_s));
@@ -63,7 +43,7 @@ double algbw_Bps(std::int64_t bytes, double time_s) {
 }
 
 double busbw_Bps(CollectiveKind kind, int nranks, std::int64_t bytes, double time_s) {
-  return algbw_Bps(bytes, time_s) * busbw_factor(kind, nranks);
+  return algbw_Bps(bytes, time_s) * models::busbw_factor(kind, nranks);
 }
 
 }  // namespace myriad::collectives

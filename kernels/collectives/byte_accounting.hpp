@@ -1,8 +1,7 @@
 // Bytes a schedule moves, and the bandwidths nccl-tests reports
 // (nccl-tests doc/PERFORMANCE.md): algbw = bytes / time, and busbw = algbw
 // times a factor that makes it comparable to the hardware's link bandwidth
-// whatever the rank count: 2(n-1)/n for all-reduce, (n-1)/n for
-// reduce-scatter, all-gather and all-to-all, 1 for broadcast and sendrecv.
+// whatever the rank count (models::busbw_factor).
 // `bytes` is nccl-tests' size, as CollectiveSpec::bytes records it.
 #pragma once
 
@@ -18,9 +17,7 @@ std::vector<std::int64_t> bytes_sent(const Schedule& schedule);
 std::vector<std::int64_t> bytes_received(const Schedule& schedule);
 std::int64_t total_bytes_sent(const Schedule& schedule);
 
-// Throws std::invalid_argument on nranks < 1.
-double busbw_factor(CollectiveKind kind, int nranks);
-// Throws std::invalid_argument unless time_s > 0 and bytes >= 0.
+// Throw std::invalid_argument unless time_s > 0, bytes >= 0 and nranks >= 1.
 double algbw_Bps(std::int64_t bytes, double time_s);
 double busbw_Bps(CollectiveKind kind, int nranks, std::int64_t bytes, double time_s);
 

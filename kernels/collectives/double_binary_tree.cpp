@@ -84,8 +84,8 @@ Schedule make_tree_allreduce(int nranks, std::int64_t bytes, int chunks_per_tree
   require_at_least_one(kName, "chunks_per_tree", chunks_per_tree);
   require_bytes(kName, bytes, elem_bytes);
   CollectiveSpec spec;
-  spec.kind = CollectiveKind::allreduce;
-  spec.algorithm = Algorithm::double_binary_tree;
+  spec.kind = CollectiveKind::all_reduce;
+  spec.algorithm = Algorithm::tree;
   spec.nranks = nranks;
   spec.bytes = bytes;
   spec.elem_bytes = elem_bytes;

@@ -50,7 +50,7 @@ Schedule make_hierarchical_allreduce(int nranks, int ranks_per_node, std::int64_
   }
   const int nodes = nranks / ranks_per_node;
   CollectiveSpec spec;
-  spec.kind = CollectiveKind::allreduce;
+  spec.kind = CollectiveKind::all_reduce;
   spec.algorithm = Algorithm::hierarchical;
   spec.nranks = nranks;
   spec.bytes = bytes;

@@ -49,16 +49,16 @@ void NcclRanks::Impl::run_reference(const Schedule& s) {
   const auto n = static_cast<int>(ranks.size());
   const std::int64_t bytes = s.layout(0).bytes();
   const std::int64_t shard =
-      s.spec.kind == CollectiveKind::allgather || s.spec.kind == CollectiveKind::reduce_scatter
+      s.spec.kind == CollectiveKind::all_gather || s.spec.kind == CollectiveKind::reduce_scatter
           ? equal_shard_bytes(s)
           : 0;
-  const std::int64_t block = s.spec.kind == CollectiveKind::alltoall ? equal_block_bytes(s) : 0;
+  const std::int64_t block = s.spec.kind == CollectiveKind::all_to_all ? equal_block_bytes(s) : 0;
   in_group([&] {
     for (int r = 0; r < n; ++r) {
       const Rank& k = ranks[static_cast<std::size_t>(r)];
       char* d = k.data.at(0);
       switch (s.spec.kind) {
-        case CollectiveKind::allreduce:
+        case CollectiveKind::all_reduce:
           MYRIAD_NCCL_CHECK(
               ncclAllReduce(d, d, floats(bytes), ncclFloat, ncclSum, k.comm, k.stream));
           break;
@@ -66,7 +66,7 @@ void NcclRanks::Impl::run_reference(const Schedule& s) {
           MYRIAD_NCCL_CHECK(
               ncclBroadcast(d, d, floats(bytes), ncclFloat, s.spec.root, k.comm, k.stream));
           break;
-        case CollectiveKind::allgather:
+        case CollectiveKind::all_gather:
           MYRIAD_NCCL_CHECK(
               ncclAllGather(d + r * shard, d, floats(shard), ncclFloat, k.comm, k.stream));
           break;
@@ -74,7 +74,7 @@ void NcclRanks::Impl::run_reference(const Schedule& s) {
           MYRIAD_NCCL_CHECK(ncclReduceScatter(d, d + r * shard, floats(shard), ncclFloat, ncclSum,
                                               k.comm, k.stream));
           break;
-        case CollectiveKind::alltoall:
+        case CollectiveKind::all_to_all:
           for (int j = 0; j < n; ++j) {
             MYRIAD_NCCL_CHECK(
                 ncclSend(d + j * block, floats(block), ncclFloat, j, k.comm, k.stream));
@@ -82,7 +82,7 @@ void NcclRanks::Impl::run_reference(const Schedule& s) {
                 ncclRecv(d + (n + j) * block, floats(block), ncclFloat, j, k.comm, k.stream));
           }
           break;
-        case CollectiveKind::sendrecv:
+        case CollectiveKind::send_recv:
           if (s.spec.root == s.spec.dst) break;  // the schedule moves nothing either
           if (r == s.spec.root) {
             MYRIAD_NCCL_CHECK(ncclSend(d, floats(bytes), ncclFloat, s.spec.dst, k.comm, k.stream));

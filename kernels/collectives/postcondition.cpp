@@ -15,17 +15,17 @@ struct Expectation {
 Expectation expected(const Schedule& s, int rank, int chunk) {
   const int n = s.nranks();
   switch (s.spec.kind) {
-    case CollectiveKind::allreduce:
+    case CollectiveKind::all_reduce:
       return {true, chunk, -1};
     case CollectiveKind::reduce_scatter:
       return {s.shard_of_chunk(chunk) == rank, chunk, -1};
-    case CollectiveKind::allgather:
+    case CollectiveKind::all_gather:
       return {true, chunk, s.shard_of_chunk(chunk)};
     case CollectiveKind::broadcast:
       return {true, chunk, s.spec.root};
-    case CollectiveKind::sendrecv:
+    case CollectiveKind::send_recv:
       return {rank == s.spec.dst, chunk, s.spec.root};
-    case CollectiveKind::alltoall:
+    case CollectiveKind::all_to_all:
       return {chunk >= n && s.layout(rank).size(chunk) > 0, rank, chunk - n};
   }
   return {};
@@ -36,15 +36,15 @@ bool starts_with(const Schedule& s, int rank, int chunk, int& origin) {
   const int n = s.nranks();
   origin = chunk;
   switch (s.spec.kind) {
-    case CollectiveKind::allreduce:
+    case CollectiveKind::all_reduce:
     case CollectiveKind::reduce_scatter:
       return true;
-    case CollectiveKind::allgather:
+    case CollectiveKind::all_gather:
       return s.shard_of_chunk(chunk) == rank;
     case CollectiveKind::broadcast:
-    case CollectiveKind::sendrecv:
+    case CollectiveKind::send_recv:
       return rank == s.spec.root;
-    case CollectiveKind::alltoall:
+    case CollectiveKind::all_to_all:
       return chunk < n;
   }
   return false;
@@ -78,7 +78,7 @@ std::vector<SymbolicBuffer> initial_state(const Schedule& schedule) {
   for (int r = 0; r < n; ++r) {
     SymbolicBuffer& buf = state.emplace_back(schedule.layout(r).nchunks(), n);
     const int owner = schedule.spec.kind == CollectiveKind::broadcast ||
-                              schedule.spec.kind == CollectiveKind::sendrecv
+                              schedule.spec.kind == CollectiveKind::send_recv
                           ? schedule.spec.root
                           : r;
     for (int c = 0; c < buf.nchunks(); ++c) {
@@ -103,8 +103,8 @@ CheckResult check_postcondition(const Schedule& schedule,
       result.ok = false;
       result.rank = r;
       result.message = fmt::format("{} ({}) does not hold: at the end, rank {} chunk {} {}",
-                                   to_string(schedule.spec.kind),
-                                   to_string(schedule.spec.algorithm), r, c, what);
+                                   models::collective_key(schedule.spec.kind),
+                                   models::algorithm_name(schedule.spec.algorithm), r, c, what);
       return result;
     }
   }

@@ -41,7 +41,7 @@ std::vector<Ring> channel_rings(int nranks, int channels) {
 }  // namespace
 
 Schedule make_ring_allreduce(int nranks, std::int64_t bytes, int channels, int elem_bytes) {
-  ScheduleBuilder builder = ring_builder("make_ring_allreduce", CollectiveKind::allreduce, nranks,
+  ScheduleBuilder builder = ring_builder("make_ring_allreduce", CollectiveKind::all_reduce, nranks,
                                          bytes, channels, elem_bytes);
   const std::vector<Ring> rings = channel_rings(nranks, channels);
   append_ring_reduce_scatter(builder, rings);
@@ -57,7 +57,7 @@ Schedule make_ring_reduce_scatter(int nranks, std::int64_t bytes, int channels, 
 }
 
 Schedule make_ring_allgather(int nranks, std::int64_t bytes, int channels, int elem_bytes) {
-  ScheduleBuilder builder = ring_builder("make_ring_allgather", CollectiveKind::allgather, nranks,
+  ScheduleBuilder builder = ring_builder("make_ring_allgather", CollectiveKind::all_gather, nranks,
                                          bytes, channels, elem_bytes);
   append_ring_allgather(builder, channel_rings(nranks, channels));
   return std::move(builder).finish();

@@ -4,42 +4,6 @@
 
 namespace myriad::collectives {
 
-std::string to_string(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::allreduce:
-      return "allreduce";
-    case CollectiveKind::reduce_scatter:
-      return "reduce_scatter";
-    case CollectiveKind::allgather:
-      return "allgather";
-    case CollectiveKind::alltoall:
-      return "alltoall";
-    case CollectiveKind::broadcast:
-      return "broadcast";
-    case CollectiveKind::sendrecv:
-      return "sendrecv";
-  }
-  return "unknown";
-}
-
-std::string to_string(Algorithm algorithm) {
-  switch (algorithm) {
-    case Algorithm::ring:
-      return "ring";
-    case Algorithm::double_binary_tree:
-      return "double_binary_tree";
-    case Algorithm::hierarchical:
-      return "hierarchical";
-    case Algorithm::pairwise:
-      return "pairwise";
-    case Algorithm::chain:
-      return "chain";
-    case Algorithm::direct:
-      return "direct";
-  }
-  return "unknown";
-}
-
 std::string to_string(StepKind kind) {
   switch (kind) {
     case StepKind::send:

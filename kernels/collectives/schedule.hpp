@@ -22,26 +22,13 @@
 #include <vector>
 
 #include "kernels/collectives/chunk_layout.hpp"
+#include "models/plan/collective.hpp"
 
 namespace myriad::collectives {
 
-enum class CollectiveKind : std::uint8_t {
-  allreduce,
-  reduce_scatter,
-  allgather,
-  alltoall,  // uniform and uneven (all-to-all-v) alike
-  broadcast,
-  sendrecv,
-};
-
-enum class Algorithm : std::uint8_t {
-  ring,                // NCCL's ring, `channels` rings over disjoint chunks
-  double_binary_tree,  // NCCL's two complementary binary trees
-  hierarchical,        // intra-node reduce-scatter, inter-node ring, intra-node all-gather
-  pairwise,            // all-to-all: at step k, rank r sends to r+k and receives from r-k
-  chain,               // pipelined chain from the root
-  direct,              // one message
-};
+// The collective and its algorithm, as every layer names them (models/plan/collective.hpp).
+using models::Algorithm;
+using models::CollectiveKind;
 
 enum class StepKind : std::uint8_t { send, recv, recv_reduce, copy };
 
@@ -59,7 +46,7 @@ struct Step {
 
 // What was asked for: the collective, its algorithm and parameters.
 struct CollectiveSpec {
-  CollectiveKind kind = CollectiveKind::allreduce;
+  CollectiveKind kind = CollectiveKind::all_reduce;
   Algorithm algorithm = Algorithm::ring;
   int nranks = 1;
   // nccl-tests' "size": the buffer for all-reduce and broadcast; the whole
@@ -90,15 +77,13 @@ struct Schedule {
   // Whether a recv must name the same chunks as the send it matches. All-to-all
   // sends block j of its input and receives into its output's block i.
   [[nodiscard]] bool recv_names_sent_chunks() const {
-    return spec.kind != CollectiveKind::alltoall;
+    return spec.kind != CollectiveKind::all_to_all;
   }
   // Reduce-scatter and all-gather: rank r's shard is the chunks
   // [r * channels, (r + 1) * channels), one per channel.
   [[nodiscard]] int shard_of_chunk(int chunk) const { return chunk / spec.channels; }
 };
 
-std::string to_string(CollectiveKind kind);
-std::string to_string(Algorithm algorithm);
 std::string to_string(StepKind kind);
 // "recv_reduce chunk 5 (1024 bytes) from rank 2 on channel 0": for messages.
 std::string describe(const Step& step);

@@ -37,4 +37,12 @@ Op make_elementwise(std::string_view name, double bytes, double flops) {
   return op;
 }
 
+Op attention_backward_of(const Op& forward) {
+  Op op = forward;
+  op.flops = 2.5 * forward.flops;
+  op.bytes = 2 * forward.bytes;
+  op.backward = true;
+  return op;
+}
+
 }  // namespace myriad::models

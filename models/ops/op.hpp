@@ -40,5 +40,9 @@ Op make_gemm(std::string_view name, double m, double n, double k, double batch, 
              bool fp8);
 // A memory-bound op that moves `bytes` and does `flops`.
 Op make_elementwise(std::string_view name, double bytes, double flops = 0);
+// The backward of a fused (FlashAttention-style) attention forward. The forward
+// does 2 matrix products (Q K^T, P V); the backward recomputes Q K^T and does 4
+// more (dV, dP, dQ, dK): 2.5x the forward's FLOPs, and twice its memory traffic.
+Op attention_backward_of(const Op& forward);
 
 }  // namespace myriad::models

@@ -1,21 +1,74 @@
 #include "models/plan/collective.hpp"
 
+#include <fmt/format.h>
+
+#include <array>
+#include <stdexcept>
+
 namespace myriad::models {
+namespace {
+
+struct KindNames {
+  CollectiveKind kind;
+  std::string_view name;
+  std::string_view key;
+};
+
+constexpr std::array<KindNames, 6> kKinds{{
+    {CollectiveKind::all_reduce, "all-reduce", "all_reduce"},
+    {CollectiveKind::all_gather, "all-gather", "all_gather"},
+    {CollectiveKind::reduce_scatter, "reduce-scatter", "reduce_scatter"},
+    {CollectiveKind::all_to_all, "all-to-all", "all_to_all"},
+    {CollectiveKind::broadcast, "broadcast", "broadcast"},
+    {CollectiveKind::send_recv, "send/recv", "send_recv"},
+}};
+
+constexpr std::array<std::pair<Algorithm, std::string_view>, 8> kAlgorithms{{
+    {Algorithm::none, "none"},
+    {Algorithm::ring, "ring"},
+    {Algorithm::nvls, "nvls"},
+    {Algorithm::tree, "tree"},
+    {Algorithm::hierarchical, "hierarchical"},
+    {Algorithm::pairwise, "pairwise"},
+    {Algorithm::chain, "chain"},
+    {Algorithm::p2p, "p2p"},
+}};
+
+}  // namespace
 
 std::string_view collective_name(CollectiveKind k) {
-  switch (k) {
-    case CollectiveKind::all_reduce:
-      return "all-reduce";
-    case CollectiveKind::all_gather:
-      return "all-gather";
-    case CollectiveKind::reduce_scatter:
-      return "reduce-scatter";
-    case CollectiveKind::all_to_all:
-      return "all-to-all";
-    case CollectiveKind::send_recv:
-      return "send/recv";
+  for (const auto& n : kKinds) {
+    if (n.kind == k) return n.name;
   }
   return "?";
+}
+
+std::string_view collective_key(CollectiveKind k) {
+  for (const auto& n : kKinds) {
+    if (n.kind == k) return n.key;
+  }
+  return "?";
+}
+
+std::optional<CollectiveKind> collective_from_key(std::string_view key) {
+  for (const auto& n : kKinds) {
+    if (n.key == key) return n.kind;
+  }
+  return std::nullopt;
+}
+
+std::string_view algorithm_name(Algorithm a) {
+  for (const auto& [algorithm, name] : kAlgorithms) {
+    if (algorithm == a) return name;
+  }
+  return "?";
+}
+
+std::optional<Algorithm> algorithm_from_name(std::string_view name) {
+  for (const auto& [algorithm, n] : kAlgorithms) {
+    if (n == name) return algorithm;
+  }
+  return std::nullopt;
 }
 
 std::string_view group_name(GroupKind g) {
@@ -32,6 +85,28 @@ std::string_view group_name(GroupKind g) {
       return "pp";
   }
   return "?";
+}
+
+double busbw_factor(CollectiveKind k, double n) {
+  if (!(n >= 1)) {
+    throw std::invalid_argument(fmt::format("busbw_factor: ranks must be at least 1, got {}", n));
+  }
+  switch (k) {
+    case CollectiveKind::all_reduce:
+      return 2 * (n - 1) / n;
+    case CollectiveKind::all_gather:
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::all_to_all:
+      return (n - 1) / n;
+    case CollectiveKind::broadcast:
+    case CollectiveKind::send_recv:
+      return 1;
+  }
+  return 1;
+}
+
+double ring_steps(CollectiveKind k, double n) {
+  return k == CollectiveKind::all_reduce ? 2 * (n - 1) : n - 1;
 }
 
 }  // namespace myriad::models

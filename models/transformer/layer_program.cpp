@@ -187,7 +187,7 @@ void parallel_block(Phase& p, const ModelSpec& m, const Dims& d, const ShardShap
 }
 
 // Backward of a forward phase: two GEMMs per GEMM (input and weight gradients),
-// attention backward at 2.5x its forward FLOPs (FlashAttention recomputes scores),
+// attention backward as FlashAttention runs it (attention_backward_of),
 // memory-bound ops moving twice their bytes, and mirrored collectives.
 Phase backward_of(const Phase& fwd) {
   Phase b;
@@ -207,10 +207,7 @@ Phase backward_of(const Phase& fwd) {
         break;
       }
       case OpClass::attention: {
-        Op a = op;
-        a.flops = 2.5 * op.flops;
-        a.bytes = 2 * op.bytes;
-        b.ops.push_back(a);
+        b.ops.push_back(attention_backward_of(op));
         break;
       }
       case OpClass::elementwise:

@@ -4,29 +4,8 @@
 #include <cmath>
 
 namespace myriad::sim {
-namespace {
-
+using models::Algorithm;
 using models::CollectiveKind;
-
-double ring_steps(CollectiveKind k, double n) {
-  return k == CollectiveKind::all_reduce ? 2 * (n - 1) : n - 1;
-}
-
-}  // namespace
-
-double busbw_factor(CollectiveKind k, double n) {
-  switch (k) {
-    case CollectiveKind::all_reduce:
-      return 2 * (n - 1) / n;
-    case CollectiveKind::all_gather:
-    case CollectiveKind::reduce_scatter:
-    case CollectiveKind::all_to_all:
-      return (n - 1) / n;
-    case CollectiveKind::send_recv:
-      return 1;
-  }
-  return 1;
-}
 
 double hop_latency(const scenario::ClusterSpec& c, int nodes) {
   const int tier = joining_tier(c, nodes);
@@ -61,9 +40,9 @@ CommCost intra_node(const models::Collective& c, double n, const scenario::Clust
   r.busbw_Bps = nvlink_busbw(p, c.kind, c.bytes);
   r.latency_s = ring_steps(c.kind, n) * cluster.nvlink_latency_s;
   r.bandwidth_s = busbw_factor(c.kind, n) * c.bytes / r.busbw_Bps;
-  r.algorithm = c.kind == CollectiveKind::all_to_all ? "pairwise" : "ring";
-  if (c.kind == CollectiveKind::all_reduce && p.all_reduce_nvls()) r.algorithm = "nvls";
-  if (c.kind == CollectiveKind::send_recv) r.algorithm = "p2p";
+  r.algorithm = c.kind == CollectiveKind::all_to_all ? Algorithm::pairwise : Algorithm::ring;
+  if (c.kind == CollectiveKind::all_reduce && p.all_reduce_nvls()) r.algorithm = Algorithm::nvls;
+  if (c.kind == CollectiveKind::send_recv) r.algorithm = Algorithm::p2p;
   return r;
 }
 
@@ -87,7 +66,7 @@ CommCost hierarchical_all_reduce(const models::Collective& c, const models::Grou
   const CommCost ag = intra_node(local, g.per_node, cluster, p);
   CommCost r;
   r.inter_node = true;
-  r.algorithm = "hierarchical";
+  r.algorithm = Algorithm::hierarchical;
   r.latency_s = rs.latency_s + across.latency_s + ag.latency_s;
   r.time_s = rs.latency_s + rs.bandwidth_s + across.time_s + ag.latency_s + ag.bandwidth_s;
   r.bandwidth_s = r.time_s - r.latency_s;
@@ -107,12 +86,12 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
   r.inter_node = true;
   switch (c.kind) {
     case CollectiveKind::send_recv:
-      r.algorithm = "p2p";
+      r.algorithm = Algorithm::p2p;
       r.busbw_Bps = nics_for_group(cluster, 1) * nic_Bps;  // every GPU of the node sends
       r.latency_s = hop;
       break;
     case CollectiveKind::all_to_all: {
-      r.algorithm = "pairwise";
+      r.algorithm = Algorithm::pairwise;
       const double per_rank_nic =
           nics * nic_Bps / g.per_node /
           largest_oversubscription_below(cluster, joining_tier(cluster, g.nodes));
@@ -127,14 +106,14 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
     default: {
       r.busbw_Bps = std::min(nics * nic_Bps, g.per_node > 1 ? nvlink : nics * nic_Bps);
       const double ring_latency = ring_steps(c.kind, n) * hop;
-      r.algorithm = "ring";
+      r.algorithm = Algorithm::ring;
       r.latency_s = ring_latency;
       if (c.kind == CollectiveKind::all_reduce) {
         // NCCL's double binary tree: log-depth latency, same bus bandwidth here.
         const double tree_latency =
             2 * (std::ceil(std::log2(g.nodes)) * hop + (g.per_node - 1) * cluster.nvlink_latency_s);
         if (tree_latency < ring_latency) {
-          r.algorithm = "tree";
+          r.algorithm = Algorithm::tree;
           r.latency_s = tree_latency;
         }
         if (g.per_node > 1) {

@@ -30,7 +30,7 @@ struct CommCost {
   double latency_s = 0;
   double bandwidth_s = 0;
   double busbw_Bps = 0;
-  std::string_view algorithm = "none";  // nvls, ring, tree, hierarchical, pairwise, p2p
+  models::Algorithm algorithm = models::Algorithm::none;
   bool inter_node = false;
 };
 
@@ -40,11 +40,6 @@ struct CommCost {
 CommCost collective_cost(const models::Collective& c, const models::GroupSpan& g,
                          const scenario::ClusterSpec& cluster, const DeviceProfile& profile,
                          double nic_slowdown = 1);
-
-// nccl-tests' bus bandwidth factor: bytes on the busiest link of a ring of n
-// ranks over the collective's size (2(n-1)/n for all-reduce, (n-1)/n for
-// all-gather, reduce-scatter and all-to-all, 1 for a transfer).
-double busbw_factor(models::CollectiveKind k, double n);
 
 // Bus bandwidth inside a node for a collective of `kind`: all-reduce by the
 // algorithm the hardware and profile give (NVLS or ring), everything else at the

@@ -45,7 +45,7 @@ struct Tag {
 //                 the node.
 // Every replica in one node: the collective never leaves it, priced whole.
 struct DpPhase {
-  std::string_view algorithm;
+  models::Algorithm algorithm = models::Algorithm::none;
   CommCost before;             // hierarchical: the reduce-scatter inside the node
   double edge_factor = 0;      // flow bytes per GPU byte, per data-parallel ring
   double extra_latency_s = 0;  // the schedule's latency beyond the flow's own hop
@@ -248,7 +248,7 @@ std::vector<DpPhase> lower_dp(const Plan& p, const scenario::Scenario& s,
     d.algorithm = cost.algorithm;
     if (p.dp == 1) {
       d.whole_s = cost.time_s;
-    } else if (cost.algorithm == "hierarchical") {
+    } else if (cost.algorithm == models::Algorithm::hierarchical) {
       const models::GroupSpan node{span.per_node, span.per_node, 1};
       models::Collective local = c;
       local.kind = models::CollectiveKind::reduce_scatter;

@@ -41,7 +41,7 @@ TEST_P(Bytes, RingAllreduceSendsTwiceAllButOneShardPerRank) {
           << "rank " << r << ", " << bytes << " bytes";
       // Within one element per chunk of the formula 2(n-1)/n * bytes.
       const double formula =
-          busbw_factor(CollectiveKind::allreduce, n()) * static_cast<double>(bytes);
+          busbw_factor(CollectiveKind::all_reduce, n()) * static_cast<double>(bytes);
       EXPECT_LE(std::abs(static_cast<double>(sent[static_cast<std::size_t>(r)]) - formula),
                 2.0 * channels);
     }
@@ -58,7 +58,8 @@ TEST_P(Bytes, EvenBuffersMatchTheFormulasExactlyOnEveryRank) {
   const int channels = n() >= 1024 ? 1 : 4;
   const std::int64_t bytes = std::int64_t{12} * n() * channels;  // divisible by n * channels
   const auto every_rank = [&](const Schedule& s, std::int64_t want) {
-    for (const std::int64_t b : bytes_sent(s)) ASSERT_EQ(b, want) << to_string(s.spec.kind);
+    for (const std::int64_t b : bytes_sent(s))
+      ASSERT_EQ(b, want) << std::string(models::collective_key(s.spec.kind));
   };
   every_rank(make_ring_allreduce(n(), bytes, channels), 2 * (n() - 1) * bytes / n());
   every_rank(make_ring_reduce_scatter(n(), bytes, channels), (n() - 1) * bytes / n());
@@ -107,21 +108,21 @@ INSTANTIATE_TEST_SUITE_P(Ranks, Bytes, ::testing::Values(1, 2, 3, 7, 8, 64, 1024
 
 TEST(Bandwidth, NcclTestsFactors) {
   // nccl-tests doc/PERFORMANCE.md.
-  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveKind::allreduce, 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveKind::all_reduce, 8), 2.0 * 7 / 8);
   EXPECT_DOUBLE_EQ(busbw_factor(CollectiveKind::reduce_scatter, 8), 7.0 / 8);
-  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveKind::allgather, 4), 3.0 / 4);
-  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveKind::alltoall, 2), 0.5);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveKind::all_gather, 4), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveKind::all_to_all, 2), 0.5);
   EXPECT_DOUBLE_EQ(busbw_factor(CollectiveKind::broadcast, 64), 1.0);
-  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveKind::sendrecv, 2), 1.0);
-  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveKind::allreduce, 1), 0.0);
-  EXPECT_THROW((void)busbw_factor(CollectiveKind::allreduce, 0), std::invalid_argument);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveKind::send_recv, 2), 1.0);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveKind::all_reduce, 1), 0.0);
+  EXPECT_THROW((void)busbw_factor(CollectiveKind::all_reduce, 0), std::invalid_argument);
 }
 
 TEST(Bandwidth, AlgbwAndBusbw) {
   // 1 GB all-reduced over 8 ranks in 10 ms: algbw 100 GB/s, busbw 175 GB/s.
   EXPECT_DOUBLE_EQ(algbw_Bps(1'000'000'000, 0.01), 100e9);
-  EXPECT_DOUBLE_EQ(busbw_Bps(CollectiveKind::allreduce, 8, 1'000'000'000, 0.01), 175e9);
-  EXPECT_DOUBLE_EQ(busbw_Bps(CollectiveKind::allgather, 8, 1'000'000'000, 0.01), 87.5e9);
+  EXPECT_DOUBLE_EQ(busbw_Bps(CollectiveKind::all_reduce, 8, 1'000'000'000, 0.01), 175e9);
+  EXPECT_DOUBLE_EQ(busbw_Bps(CollectiveKind::all_gather, 8, 1'000'000'000, 0.01), 87.5e9);
   EXPECT_THROW((void)algbw_Bps(1000, 0), std::invalid_argument);
   EXPECT_THROW((void)algbw_Bps(-1, 1), std::invalid_argument);
 }

@@ -40,7 +40,8 @@ std::vector<std::vector<std::int64_t>> moe_matrix(int n, std::int64_t bytes, uns
 
 void expect_passes(const Schedule& s) {
   const CheckResult result = check(s);
-  EXPECT_TRUE(result.ok) << to_string(s.spec.kind) << " (" << to_string(s.spec.algorithm) << "), "
+  EXPECT_TRUE(result.ok) << std::string(models::collective_key(s.spec.kind)) << " ("
+                         << std::string(models::algorithm_name(s.spec.algorithm)) << "), "
                          << s.nranks() << " ranks, " << s.spec.bytes
                          << " bytes: " << result.message;
   EXPECT_TRUE(result.message.empty());
@@ -195,7 +196,7 @@ TEST(CheckerRejects, AnIncompleteReduction) {
   // The second reduce-scatter step of rank 2 overwrites instead of adding.
   steps_of(s, 2)[3].kind = StepKind::recv;
   expect_rejected(s,
-                  "allreduce (ring) does not hold: at the end, rank 0 chunk 3 should hold the "
+                  "all_reduce (ring) does not hold: at the end, rank 0 chunk 3 should hold the "
                   "contributions of all 4 ranks, holds 3 of them {0, 1, 3} (rank 2 missing)");
 }
 
@@ -248,9 +249,10 @@ TEST(CheckerRejects, AllToAllBlocksInTheWrongPlace) {
   for (Step& step : steps_of(s, 1)) {
     if (step.kind == StepKind::recv) step.chunk = step.chunk == 3 ? 5 : 3;
   }
-  expect_rejected(s,
-                  "alltoall (pairwise) does not hold: at the end, rank 1 chunk 3 should hold rank "
-                  "0's data alone, holds the contributions of {2}");
+  expect_rejected(
+      s,
+      "all_to_all (pairwise) does not hold: at the end, rank 1 chunk 3 should hold rank "
+      "0's data alone, holds the contributions of {2}");
 }
 
 TEST(CheckerRejects, AnAllgatherThatNeverSendsAShard) {
@@ -258,7 +260,7 @@ TEST(CheckerRejects, AnAllgatherThatNeverSendsAShard) {
   // Rank 0 sends its own shard twice instead of forwarding rank 2's.
   steps_of(s, 0)[2].chunk = 0;
   steps_of(s, 1)[3].chunk = 0;
-  expect_rejected(s, "allgather (ring) does not hold: at the end, rank 1 chunk 2 holds no data");
+  expect_rejected(s, "all_gather (ring) does not hold: at the end, rank 1 chunk 2 holds no data");
 }
 
 }  // namespace

@@ -67,7 +67,7 @@ class Executor : public ::testing::TestWithParam<std::tuple<int, int>> {
     execute(s, b);
     for (int r = 0; r < n(); ++r) {
       ASSERT_EQ(b[static_cast<std::size_t>(r)], want)
-          << to_string(s.spec.algorithm) << ", rank " << r;
+          << std::string(models::algorithm_name(s.spec.algorithm)) << ", rank " << r;
     }
   }
 };

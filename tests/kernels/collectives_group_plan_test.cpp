@@ -60,7 +60,8 @@ TEST_P(GroupPlanRuns, SameBytesAsTheThreadExecutor) {
   const auto [n, elems] = GetParam();
   std::mt19937 gen(static_cast<unsigned>(n * 131 + elems));
   for (const Schedule& s : every_schedule(n, elems)) {
-    SCOPED_TRACE(to_string(s.spec.kind) + " by " + to_string(s.spec.algorithm));
+    SCOPED_TRACE(std::string(models::collective_key(s.spec.kind)) + " by " +
+                 std::string(models::algorithm_name(s.spec.algorithm)));
     Buffers want = random_buffers(s, gen);
     Buffers got = want;
     execute(s, want);
@@ -108,7 +109,7 @@ TEST(GroupPlan, StagesSendsThatAReceiveWouldOverwrite) {
   constexpr std::int64_t kBytes = 20;  // five floats
   spec.bytes = kBytes;
   spec.elem_bytes = kFloat;
-  spec.algorithm = Algorithm::direct;
+  spec.algorithm = Algorithm::p2p;
   Schedule s{spec, {ChunkLayout::even(kBytes, 1, kFloat)}, {}};
   for (int r = 0; r < 2; ++r) {
     s.steps.push_back({Step{StepKind::send, 1 - r, 0, 0, 1, -1, kBytes},

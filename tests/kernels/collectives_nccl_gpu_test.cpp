@@ -70,7 +70,7 @@ std::vector<int> devices_for(int n) {
 
 // NCCL has no all-to-all-v collective: the reference runs uniform all-to-alls only.
 bool nccl_has_collective(const Schedule& s) {
-  if (s.spec.kind != CollectiveKind::alltoall) return true;
+  if (s.spec.kind != CollectiveKind::all_to_all) return true;
   for (int r = 0; r < s.nranks(); ++r) {
     for (int c = 0; c < s.layout(r).nchunks(); ++c) {
       if (s.layout(r).size(c) != s.layout(0).size(0)) return false;
@@ -80,7 +80,8 @@ bool nccl_has_collective(const Schedule& s) {
 }
 
 void expect_same_as_threads(NcclRanks& ranks, const Schedule& s, std::mt19937& gen) {
-  SCOPED_TRACE(to_string(s.spec.kind) + " by " + to_string(s.spec.algorithm) + " on " +
+  SCOPED_TRACE(std::string(models::collective_key(s.spec.kind)) + " by " +
+               std::string(models::algorithm_name(s.spec.algorithm)) + " on " +
                std::to_string(s.nranks()) + " ranks");
   const Buffers input = random_buffers(s, gen);
   Buffers want = input;

@@ -94,7 +94,8 @@ TEST(RingSchedule, OneRankHasNothingToDo) {
         make_tree_allreduce(1, 7), make_hierarchical_allreduce(1, 1, 7), make_broadcast(1, 0, 7, 3),
         make_sendrecv(0, 0, 7)}) {
     ASSERT_EQ(s.steps.size(), 1U);
-    EXPECT_TRUE(s.steps[0].empty()) << to_string(s.spec.kind) << " " << to_string(s.spec.algorithm);
+    EXPECT_TRUE(s.steps[0].empty()) << std::string(models::collective_key(s.spec.kind)) << " "
+                                    << std::string(models::algorithm_name(s.spec.algorithm));
   }
   // All-to-all with one rank keeps its own block: one local copy.
   const Schedule a2a = make_alltoall(1, 7);

@@ -94,7 +94,7 @@ TEST(CommCost, IntraNodeAllReduceIsAlphaBetaAtMeasuredBusBandwidth) {
   const CommCost c = collective_cost(ar, {8, 8, 1}, cluster, a100());
   EXPECT_DOUBLE_EQ(c.busbw_Bps, 228.0e9);
   EXPECT_DOUBLE_EQ(c.time_s, 14 * cluster.nvlink_latency_s + 2.0 * 7 / 8 * 1073741824.0 / 228e9);
-  EXPECT_EQ(c.algorithm, "ring");
+  EXPECT_EQ(c.algorithm, models::Algorithm::ring);
 }
 
 TEST(CommCost, InterNodeBandwidthIsTheNicsTheGroupCanUse) {
@@ -108,7 +108,7 @@ TEST(CommCost, InterNodeBandwidthIsTheNicsTheGroupCanUse) {
   models::Collective ar = rs;
   ar.kind = models::CollectiveKind::all_reduce;
   ar.bytes = 1e4;
-  EXPECT_EQ(collective_cost(ar, {32, 1, 32}, cluster, a100()).algorithm, "tree");
+  EXPECT_EQ(collective_cost(ar, {32, 1, 32}, cluster, a100()).algorithm, models::Algorithm::tree);
 }
 
 TEST(CommCost, OversubscriptionSlowsAllToAllAcrossThePod) {

@@ -72,7 +72,8 @@ std::string step_report_text(const scenario::Scenario& s, const sim::DeviceProfi
               "lllrrrlrrr");
   for (const auto& c : r.collectives) {
     comms.add({c.name, c.kind, c.group, std::to_string(c.ranks), std::to_string(c.nodes),
-               fmt::format("{:.1f} MB", c.bytes / 1e6), std::string(c.cost.algorithm),
+               fmt::format("{:.1f} MB", c.bytes / 1e6),
+               std::string(models::algorithm_name(c.cost.algorithm)),
                fmt::format("{:.0f} GB/s", c.cost.busbw_Bps / 1e9), seconds(c.cost.time_s),
                fmt::format("{:.0f}", c.per_step)});
   }
@@ -101,7 +102,7 @@ nlohmann::json step_report_json(const scenario::Scenario& s, const sim::DevicePr
                            {"ranks", c.ranks},
                            {"nodes", c.nodes},
                            {"bytes", c.bytes},
-                           {"algorithm", c.cost.algorithm},
+                           {"algorithm", models::algorithm_name(c.cost.algorithm)},
                            {"busbw_Bps", c.cost.busbw_Bps},
                            {"time_s", c.cost.time_s},
                            {"per_step", c.per_step}});
