@@ -6,5 +6,5 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 scenario=${1:-"$root/scenarios/examples/gpt3-175b-megascale-12288.yaml"}
 "$root/tools/setup.sh"
-"$root/tools/build.sh" "$root/build" -- myriad
+"$root/tools/build.sh" "$root/build" -- myriad  # the configuration tools/test.sh uses
 exec "$root/build/tools/myriad" estimate "$scenario"

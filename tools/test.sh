@@ -12,7 +12,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 case "$mode" in
   normal)
-    "$root/tools/build.sh" "$root/build" -DMYRIAD_WERROR=ON -DMYRIAD_CUDA=AUTO
+    "$root/tools/build.sh" "$root/build"
     cd "$root/build"
     ctest --output-on-failure -j "$jobs"
     ;;
@@ -28,7 +28,7 @@ case "$mode" in
     "$root/tools/fuzz.sh" "${MYRIAD_FUZZ_SECONDS:-60}"
     ;;
   --lint)
-    "$root/tools/build.sh" "$root/build" -DMYRIAD_WERROR=ON -DMYRIAD_CUDA=AUTO
+    "$root/tools/build.sh" "$root/build"
     cd "$root"
     mapfile -t sources < <(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh')
     echo "lint: clang-format on ${#sources[@]} files"

@@ -22,6 +22,7 @@ namespace myriad::sim {
 namespace {
 
 using testing::a100;
+using testing::expect_same_result;
 using testing::kSanitizerSafe;
 using testing::kShipped;
 using testing::options;
@@ -364,6 +365,15 @@ TEST(StepEngine, ExpertAllToAllsCoupleTheStragglersOfAGroup) {
   std::cout << "Expectation: + " << expected * 1e3 << " ms\n"
             << "Actual:      + " << (slowed.step_time_s - healthy.step_time_s) * 1e3 << " ms\n";
   EXPECT_NEAR(slowed.step_time_s - healthy.step_time_s, expected, 0.01 * expected);
+}
+
+// Every replica simulated, with stragglers and expert flows: still bit for bit.
+TEST(StepEngine, SameStragglersSameResult) {
+  const scenario::Scenario s = mixtral_experts_across_nodes();
+  StepOptions both = options();
+  both.stragglers = std::vector<Straggler>{{0, 1.5, "test", scenario::Component::gpu},
+                                           {1, 2.0, "test", scenario::Component::link}};
+  expect_same_result(run_in_child(s, both, h100()), run_in_child(s, both, h100()));
 }
 
 // Llama 3 8B at 32K tokens with context parallelism 2 over tensor parallelism 8:

@@ -2,6 +2,8 @@
 // each simulation runs in a child process and sends back what the test needs.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,6 +80,20 @@ inline ChildResult run_in_child(const scenario::Scenario& s, const StepOptions& 
   int status = 0;
   waitpid(pid, &status, 0);
   return got == sizeof r ? r : ChildResult{};
+}
+
+// Bit for bit: the same scenario gives the same step, breakdown, critical path and
+// link loads, and a run that fails proves nothing.
+inline void expect_same_result(const ChildResult& a, const ChildResult& b) {
+  ASSERT_GT(a.step_time_s, 0) << "the first run failed";
+  ASSERT_GT(b.step_time_s, 0) << "the second run failed";
+  EXPECT_EQ(a.step_time_s, b.step_time_s);
+  EXPECT_EQ(a.compute_s, b.compute_s);
+  EXPECT_EQ(a.path_stage, b.path_stage);
+  EXPECT_EQ(a.path_replica, b.path_replica);
+  EXPECT_EQ(a.layer_flow_slices, b.layer_flow_slices);
+  EXPECT_EQ(a.most_utilized_link, b.most_utilized_link);
+  EXPECT_EQ(a.most_utilized_uplink, b.most_utilized_uplink);
 }
 
 // The simulated step time, or -1 when the child failed.

@@ -19,9 +19,11 @@ namespace myriad::sim {
 namespace {
 
 using testing::a100;
+using testing::expect_same_result;
 using testing::kSanitizerSafe;
 using testing::kShipped;
 using testing::options;
+using testing::run_in_child;
 using testing::simulate_in_child;
 
 scenario::Scenario selene() {
@@ -202,7 +204,7 @@ TEST(StepEngine, OverlappedCommunicationTakesItsShareOfCompute) {
 
 TEST(StepEngine, SameScenarioSameResult) {
   const auto s = selene();
-  EXPECT_EQ(simulate_in_child(s), simulate_in_child(s));
+  expect_same_result(run_in_child(s, options()), run_in_child(s, options()));
 }
 
 TEST(StepEngine, RunsOncePerProcess) {
