@@ -21,3 +21,15 @@ if(MYRIAD_SANITIZE)
   # SimGrid's raw contexts confuse ASan; sanitizer builds run its thread contexts.
   target_compile_definitions(myriad_options INTERFACE MYRIAD_SANITIZE=1)
 endif()
+
+if(MYRIAD_TSAN)
+  if(MYRIAD_SANITIZE)
+    message(FATAL_ERROR "MYRIAD_TSAN and MYRIAD_SANITIZE cannot be combined: build them apart")
+  endif()
+  set(_myriad_tsan -fsanitize=thread -fno-omit-frame-pointer)
+  # SimGrid's headers use atomic_thread_fence, which TSan cannot model; the step
+  # engine runs on one thread, so the warning (an error under -Werror) is moot.
+  target_compile_options(myriad_options INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:${_myriad_tsan} $<$<CXX_COMPILER_ID:GNU>:-Wno-tsan>>)
+  target_link_options(myriad_options INTERFACE ${_myriad_tsan})
+endif()

@@ -2,6 +2,8 @@
 # Sets up, builds and runs Myriad's whole test suite with ctest.
 #   tools/test.sh             warnings as errors, CUDA when nvcc is found, all tests
 #   tools/test.sh --sanitize  the same tests built with ASan and UBSan (host code, no CUDA)
+#   tools/test.sh --tsan      the threaded parts (thread executor, campaign's pool,
+#                             calibration, the campaign verb) under ThreadSanitizer
 #   tools/test.sh --fuzz      the libFuzzer harnesses (fuzz/), 60 s each, ASan and UBSan
 #   tools/test.sh --lint      clang-format and clang-tidy over the sources
 set -euo pipefail
@@ -24,6 +26,21 @@ case "$mode" in
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     ctest --output-on-failure -j "$jobs" --label-exclude "gpu|timing"
     ;;
+  --tsan)
+    # Only what runs threads: SimGrid's step engine is single-threaded by design.
+    tsan_tests=(myriad_collectives_tests myriad_campaign_tests myriad_calibration_tests)
+    "$root/tools/build.sh" "$root/build-tsan" -DMYRIAD_WERROR=ON -DMYRIAD_TSAN=ON \
+      -DMYRIAD_CUDA=OFF -DMYRIAD_BUILD_BENCHMARKS=OFF -- "${tsan_tests[@]}" myriad
+    export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
+    for t in "${tsan_tests[@]}"; do
+      echo "tsan: $t"
+      "$root/build-tsan/tests/$t" --gtest_brief=1
+    done
+    echo "tsan: myriad campaign, 4 threads"
+    "$root/build-tsan/tools/myriad" campaign --threads 4 \
+      "$root/scenarios/examples/llama3-405b-h100-16384-campaign.yaml" >/dev/null
+    echo "tsan: clean"
+    ;;
   --fuzz)
     "$root/tools/fuzz.sh" "${MYRIAD_FUZZ_SECONDS:-60}"
     ;;
@@ -41,7 +58,7 @@ case "$mode" in
     echo "lint: clean"
     ;;
   *)
-    echo "usage: tools/test.sh [--sanitize | --fuzz | --lint]" >&2
+    echo "usage: tools/test.sh [--sanitize | --tsan | --fuzz | --lint]" >&2
     exit 2
     ;;
 esac
