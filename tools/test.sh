@@ -5,7 +5,7 @@
 #   tools/test.sh --tsan      the threaded parts (thread executor, campaign's pool,
 #                             calibration, the campaign verb) under ThreadSanitizer
 #   tools/test.sh --fuzz      the libFuzzer harnesses (fuzz/), 60 s each, ASan and UBSan
-#   tools/test.sh --lint      clang-format and clang-tidy over the sources
+#   tools/test.sh --lint      the layering check, clang-format and clang-tidy over the sources
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-normal}
@@ -47,6 +47,7 @@ case "$mode" in
   --lint)
     "$root/tools/build.sh" "$root/build"
     cd "$root"
+    tools/check_layering.sh
     mapfile -t sources < <(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh')
     echo "lint: clang-format on ${#sources[@]} files"
     clang-format --dry-run -Werror "${sources[@]}"

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "sim/campaign/random_stream.hpp"
+#include "models/random/random_stream.hpp"
 
 namespace myriad::calibration {
 
@@ -18,7 +18,7 @@ Grid parse_grid(const std::string& name) {
 
 namespace {
 
-using sim::campaign::splitmix64;
+using random::splitmix64;
 
 void fill_range(float* out, std::size_t begin, std::size_t end, std::uint64_t key) {
   for (std::size_t i = begin; i < end; ++i) {

@@ -22,13 +22,15 @@
 #include <queue>
 #include <vector>
 
+#include "models/random/random_stream.hpp"
 #include "models/scenario/scenario.hpp"
-#include "sim/campaign/random_stream.hpp"
 #include "sim/campaign/resolved_policy.hpp"
 #include "sim/campaign/run_result.hpp"
 #include "sim/campaign/step_time_cache.hpp"
 
 namespace myriad::sim::campaign {
+
+using random::RandomStream;
 
 struct CampaignLimits {
   double horizon_s = 0;      // stop here at the latest

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "sim/campaign/random_stream.hpp"
+#include "models/random/random_stream.hpp"
 
 namespace myriad::sim {
 namespace {
@@ -24,7 +24,7 @@ std::vector<Straggler> draw_stragglers(const scenario::Scenario& s) {
   const auto& processes = s.faults.stragglers;
   if (processes.empty()) return slow;
   for (int node = 0; node < s.cluster.nodes(); ++node) {
-    campaign::RandomStream random(s.seed, kStreamBase + static_cast<std::uint64_t>(node));
+    random::RandomStream random(s.seed, kStreamBase + static_cast<std::uint64_t>(node));
     Straggler gpu{node, 1, "", scenario::Component::gpu};
     Straggler link{node, 1, "", scenario::Component::link};
     for (const auto& g : processes) {

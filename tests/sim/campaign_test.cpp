@@ -4,13 +4,15 @@
 
 #include <cmath>
 
+#include "models/random/random_stream.hpp"
 #include "models/scenario/loader.hpp"
 #include "sim/campaign/campaign_report.hpp"
-#include "sim/campaign/random_stream.hpp"
 #include "sim/campaign/resolved_policy.hpp"
 
 namespace myriad::sim::campaign {
 namespace {
+
+using random::RandomStream;
 
 const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
 

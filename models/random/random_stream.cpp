@@ -1,8 +1,8 @@
-#include "sim/campaign/random_stream.hpp"
+#include "models/random/random_stream.hpp"
 
 #include <cmath>
 
-namespace myriad::sim::campaign {
+namespace myriad::random {
 
 std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -26,4 +26,4 @@ double RandomStream::weibull(double shape, double mean) {
   return scale * std::pow(-std::log1p(-uniform()), 1.0 / shape);
 }
 
-}  // namespace myriad::sim::campaign
+}  // namespace myriad::random

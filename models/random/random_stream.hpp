@@ -1,12 +1,13 @@
-// The campaign's random draws: std::mt19937_64 and our own distribution code,
-// because std:: distributions differ between standard libraries and Myriad
-// promises the same output for the same seed everywhere.
+// Myriad's random draws (campaign failures, stragglers, calibration inputs):
+// std::mt19937_64 and our own distribution code, because std:: distributions
+// differ between standard libraries and Myriad promises the same output for the
+// same seed everywhere.
 #pragma once
 
 #include <cstdint>
 #include <random>
 
-namespace myriad::sim::campaign {
+namespace myriad::random {
 
 // SplitMix64 (Steele, Lea, Flood 2014): spreads nearby seeds over the state; also
 // the counter-based generator of the calibration grid's inputs.
@@ -28,4 +29,4 @@ class RandomStream {
   std::mt19937_64 engine_;
 };
 
-}  // namespace myriad::sim::campaign
+}  // namespace myriad::random
