@@ -45,4 +45,9 @@ Op attention_backward_of(const Op& forward) {
   return op;
 }
 
+std::string kernel_family(const Op& op) {
+  if (op.kernel.empty()) return std::string(op.name);
+  return std::string(op.kernel) + (op.backward ? ".bwd" : ".fwd");
+}
+
 }  // namespace myriad::models

@@ -4,6 +4,7 @@
 // plays it as an event.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace myriad::models {
@@ -26,6 +27,10 @@ struct GemmShape {
 
 struct Op {
   std::string_view name;  // static label: "qkv", "fc1.dgrad", "attention.bwd"
+  // The kernel a memory-bound op runs, as calibration names its family ("norm.rms",
+  // "activation.swiglu"), when it is not told by the name; its direction (".fwd",
+  // ".bwd") is added from `backward` (kernel_family).
+  std::string_view kernel;
   OpClass cls = OpClass::elementwise;
   double flops = 0;
   double bytes = 0;           // HBM traffic
@@ -44,5 +49,8 @@ Op make_elementwise(std::string_view name, double bytes, double flops = 0);
 // does 2 matrix products (Q K^T, P V); the backward recomputes Q K^T and does 4
 // more (dV, dP, dQ, dK): 2.5x the forward's FLOPs, and twice its memory traffic.
 Op attention_backward_of(const Op& forward);
+// The family a memory-bound op's efficiency is looked up under: its kernel and
+// direction ("norm.rms.bwd") when it names one, otherwise its name.
+std::string kernel_family(const Op& op);
 
 }  // namespace myriad::models

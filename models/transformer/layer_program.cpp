@@ -9,6 +9,7 @@ namespace {
 
 using scenario::Activation;
 using scenario::ModelSpec;
+using scenario::Norm;
 using scenario::Recompute;
 
 constexpr double kAct = 2;  // bytes of a bf16 activation
@@ -76,9 +77,31 @@ void tp_leave(Phase& p, std::string_view name, const Dims& d, const ShardShape& 
   p.comms.push_back({name, kind, GroupKind::tp, d.tokens * d.h * kAct});
 }
 
-Op norm(std::string_view name, const Dims& d) {
-  // Read the input, write the output; statistics are negligible.
-  return make_elementwise(name, 2 * d.norm_tokens * d.h * kAct, 8 * d.norm_tokens * d.h);
+// The kernel families calibration measures ("norm.rms.fwd", "activation.swiglu.bwd").
+std::string_view norm_kernel(const ModelSpec& m) {
+  return m.norm == Norm::rmsnorm ? "norm.rms" : "norm.layer";
+}
+
+std::string_view activation_kernel(const ModelSpec& m) {
+  switch (m.activation) {
+    case Activation::swiglu:
+      return "activation.swiglu";
+    case Activation::relu:
+      return "activation.relu";
+    case Activation::gelu:
+      break;
+  }
+  return "activation.gelu";
+}
+
+Op norm(std::string_view name, const ModelSpec& m, const Dims& d) {
+  // Read the input, write the output; statistics are negligible. RMSNorm skips
+  // the mean (and has no bias): fewer FLOPs for the same traffic.
+  const double flops_per_element = m.norm == Norm::rmsnorm ? 4 : 8;
+  Op op = make_elementwise(name, 2 * d.norm_tokens * d.h * kAct,
+                           flops_per_element * d.norm_tokens * d.h);
+  op.kernel = norm_kernel(m);
+  return op;
 }
 
 Op residual(std::string_view name, const Dims& d) {
@@ -121,7 +144,7 @@ void attention_core(Phase& p, const ModelSpec& m, const Dims& d, const ShardShap
 }
 
 void attention_block(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
-  p.ops.push_back(norm("norm.attention", d));
+  p.ops.push_back(norm("norm.attention", m, d));
   tp_enter(p, "tp.attention.in", d, sh);
   p.ops.push_back(gemm("qkv", d.tokens, (d.q_local + 2 * d.kv_local) * d.head_dim, d.h, sh));
   attention_core(p, m, d, sh);
@@ -130,15 +153,16 @@ void attention_block(Phase& p, const ModelSpec& m, const Dims& d, const ShardSha
   p.ops.push_back(residual("residual.attention", d));
 }
 
-void activation(Phase& p, double tokens, double f, double f_in) {
+void activation(Phase& p, const ModelSpec& m, double tokens, double f, double f_in) {
   p.ops.push_back(make_elementwise("activation", tokens * (f_in + f) * kAct, 8 * tokens * f));
+  p.ops.back().kernel = activation_kernel(m);
 }
 
-void dense_mlp(Phase& p, const Dims& d, const ShardShape& sh) {
-  p.ops.push_back(norm("norm.mlp", d));
+void dense_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
+  p.ops.push_back(norm("norm.mlp", m, d));
   tp_enter(p, "tp.mlp.in", d, sh);
   p.ops.push_back(gemm("fc1", d.tokens, d.f_in / d.tp, d.h, sh));
-  activation(p, d.tokens, d.f / d.tp, d.f_in / d.tp);
+  activation(p, m, d.tokens, d.f / d.tp, d.f_in / d.tp);
   p.ops.push_back(gemm("fc2", d.tokens, d.h, d.f / d.tp, sh));
   tp_leave(p, "tp.mlp.out", d, sh);
   p.ops.push_back(residual("residual.mlp", d));
@@ -147,7 +171,7 @@ void dense_mlp(Phase& p, const Dims& d, const ShardShape& sh) {
 // Experts: each rank holds experts / ep of them, each split over TP as the dense MLP is.
 void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
   const auto& moe = m.moe;
-  p.ops.push_back(norm("norm.mlp", d));
+  p.ops.push_back(norm("norm.mlp", m, d));
   tp_enter(p, "tp.mlp.in", d, sh);
   p.ops.push_back(gemm("router", d.tokens, moe.experts, d.h, sh));
   const double routed = d.tokens * moe.top_k * std::max(1.0, moe.capacity_factor);
@@ -161,7 +185,7 @@ void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
   const double fe = moe.expert_ffn_hidden;
   const double fe_in = m.activation == Activation::swiglu ? 2 * fe : fe;
   p.ops.push_back(gemm("expert.fc1", per_expert, fe_in / d.tp, d.h, sh, local_experts));
-  activation(p, routed, fe / d.tp, fe_in / d.tp);
+  activation(p, m, routed, fe / d.tp, fe_in / d.tp);
   p.ops.push_back(gemm("expert.fc2", per_expert, d.h, fe / d.tp, sh, local_experts));
   if (sh.ep > 1) {
     p.comms.push_back({"ep.combine", CollectiveKind::all_to_all, GroupKind::ep,
@@ -175,12 +199,12 @@ void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
 // Parallel block (GPT-J, PaLM, MegaScale): one norm and one gather feed attention
 // and MLP, whose input GEMMs fuse into one, as do their output GEMMs.
 void parallel_block(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
-  p.ops.push_back(norm("norm", d));
+  p.ops.push_back(norm("norm", m, d));
   tp_enter(p, "tp.block.in", d, sh);
   const double qkv_n = (d.q_local + 2 * d.kv_local) * d.head_dim;
   p.ops.push_back(gemm("qkv+fc1", d.tokens, qkv_n + d.f_in / d.tp, d.h, sh));
   attention_core(p, m, d, sh);
-  activation(p, d.tokens, d.f / d.tp, d.f_in / d.tp);
+  activation(p, m, d.tokens, d.f / d.tp, d.f_in / d.tp);
   p.ops.push_back(gemm("proj+fc2", d.tokens, d.h, d.q_local * d.head_dim + d.f / d.tp, sh));
   tp_leave(p, "tp.block.out", d, sh);
   p.ops.push_back(residual("residual", d));
@@ -216,6 +240,7 @@ Phase backward_of(const Phase& fwd) {
         // gradient: half as much traffic again as forward, unless the op says otherwise.
         b.ops.push_back(make_elementwise(
             op.name, op.backward_bytes > 0 ? op.backward_bytes : 1.5 * op.bytes, op.flops));
+        b.ops.back().kernel = op.kernel;
         break;
     }
     b.ops.back().backward = true;
@@ -261,7 +286,7 @@ LayerProgram transformer_layer(const ModelSpec& m, const ShardShape& sh) {
     if (m.is_moe()) {
       moe_mlp(lp.forward, m, d, sh);
     } else {
-      dense_mlp(lp.forward, d, sh);
+      dense_mlp(lp.forward, m, d, sh);
     }
   }
   if (sh.fp8) add_fp8_casts(lp.forward);
@@ -283,7 +308,7 @@ LayerProgram embedding(const ModelSpec& m, const ShardShape& sh) {
 LayerProgram lm_head_and_loss(const ModelSpec& m, const ShardShape& sh) {
   const Dims d = dims(m, sh);
   LayerProgram lp;
-  lp.forward.ops.push_back(norm("norm.final", d));
+  lp.forward.ops.push_back(norm("norm.final", m, d));
   tp_enter(lp.forward, "tp.head.in", d, sh);
   const double vocab_local = static_cast<double>(m.vocab) / sh.tp;
   lp.forward.ops.push_back(gemm("lm_head", d.tokens, vocab_local, d.h, sh));

@@ -27,7 +27,8 @@ ComputeCost compute_cost(const models::Op& op, const DeviceProfile& p) {
   const bool streaming =
       op.cls == models::OpClass::elementwise || op.cls == models::OpClass::optimizer;
   const double stream_Bps =
-      p.hbm_bw_Bps * (streaming ? memory_efficiency_of(p, op.name) : p.memory_efficiency);
+      p.hbm_bw_Bps *
+      (streaming ? memory_efficiency_of(p, models::kernel_family(op)) : p.memory_efficiency);
   const double memory_s = op.bytes / stream_Bps;
   ComputeCost c;
   double peak = p.bf16_flops;

@@ -131,7 +131,8 @@ DeviceProfile on_hardware(const DeviceProfile& profile, const scenario::GpuSpec&
 // all-reduce algorithm and why, and the ring's ceiling.
 std::string nvlink_algorithm_note(const DeviceProfile& p);
 
-// The streaming efficiency of a memory-bound op named `op_name`.
+// The streaming efficiency of memory-bound ops of a family (models::kernel_family):
+// the longest measured prefix of it, else the profile's memory_efficiency.
 double memory_efficiency_of(const DeviceProfile& profile, std::string_view op_name);
 
 // Reads and checks a profile; throws std::runtime_error naming the file, the key

@@ -11,6 +11,7 @@
 #include "calibration/fit/fit.hpp"
 #include "calibration/measure/rows.hpp"
 #include "calibration/measure/runner.hpp"
+#include "models/transformer/layer_program.hpp"
 #include "sim/cost/compute_cost.hpp"
 
 namespace myriad::calibration {
@@ -343,6 +344,50 @@ TEST(DeviceProfileFamilies, LongestMeasuredPrefixWins) {
   EXPECT_EQ(sim::memory_efficiency_of(p, "norm.attention"), 0.5);
   EXPECT_EQ(sim::memory_efficiency_of(p, "residual.mlp"), 0.9);
   EXPECT_EQ(sim::memory_efficiency_of(p, "normal"), 0.9);
+}
+
+// Expectation: a model with RMSNorm is priced with the RMSNorm kernels calibration
+// measured, forward and backward; one with LayerNorm with the LayerNorm ones.
+TEST(DeviceProfileFamilies, TheModelsNormIsTheKernelMeasured) {
+  sim::DeviceProfile p;
+  p.hbm_bw_Bps = 1e12;
+  p.bf16_flops = 1e18;  // memory-bound: only the traffic counts
+  p.kernel_overhead_s = 0;
+  p.memory_efficiency = 0.9;
+  p.memory_bound_efficiency = {{"norm.layer.fwd", 0.4},
+                               {"norm.layer.bwd", 0.5},
+                               {"norm.rms.fwd", 0.6},
+                               {"norm.rms.bwd", 0.8}};
+  const auto norm_times = [&](scenario::Norm norm) {
+    scenario::ModelSpec m;
+    m.layers = 1;
+    m.hidden = 1024;
+    m.heads = 8;
+    m.kv_heads = 8;
+    m.ffn_hidden = 4096;
+    m.vocab = 1000;
+    m.seq_length = 256;
+    m.norm = norm;
+    models::ShardShape sh;
+    sh.seq = 256;
+    const models::LayerProgram lp = models::transformer_layer(m, sh);
+    std::vector<double> seconds_per_byte;
+    for (const models::Phase* phase : {&lp.forward, &lp.backward}) {
+      for (const auto& op : phase->ops) {
+        if (op.name != "norm.attention") continue;
+        seconds_per_byte.push_back(sim::compute_cost(op, p).time_s / op.bytes);
+      }
+    }
+    return seconds_per_byte;
+  };
+  const auto layer = norm_times(scenario::Norm::layernorm);
+  const auto rms = norm_times(scenario::Norm::rmsnorm);
+  ASSERT_EQ(layer.size(), 2U);
+  ASSERT_EQ(rms.size(), 2U);
+  EXPECT_NEAR(layer[0] * 1e12, 1 / 0.4, 1e-9);
+  EXPECT_NEAR(layer[1] * 1e12, 1 / 0.5, 1e-9);
+  EXPECT_NEAR(rms[0] * 1e12, 1 / 0.6, 1e-9);
+  EXPECT_NEAR(rms[1] * 1e12, 1 / 0.8, 1e-9);
 }
 
 }  // namespace

@@ -121,6 +121,36 @@ TEST(LayerProgram, FusedCausalAttentionDoesHalfTheWork) {
   EXPECT_LT(attended_pairs(2048, 512), 2048.0 * 512);
 }
 
+// Expectation: norms and activations name the kernel the model runs, in the
+// families calibration measures, forward and backward ("norm.rms.bwd").
+TEST(LayerProgram, NormsAndActivationsNameTheirKernels) {
+  const auto families = [](const scenario::Scenario& sc) {
+    const LayerProgram lp = transformer_layer(sc.model, shard_shape(sc));
+    std::vector<std::string> out;
+    for (const Phase* phase : {&lp.forward, &lp.backward}) {
+      for (const auto& op : phase->ops) {
+        if (op.name.starts_with("norm") || op.name == "activation") {
+          out.push_back(kernel_family(op));
+        }
+      }
+    }
+    return out;
+  };
+  const auto gpt = families(korthikanti("gpt3-175b-megatron", 64, 8, 64, 1));
+  EXPECT_EQ(gpt,
+            (std::vector<std::string>{"norm.layer.fwd", "norm.layer.fwd", "activation.gelu.fwd",
+                                      "activation.gelu.bwd", "norm.layer.bwd", "norm.layer.bwd"}));
+  auto llama = korthikanti("gpt3-175b-megatron", 64, 8, 64, 1);
+  llama.model.norm = scenario::Norm::rmsnorm;
+  llama.model.activation = scenario::Activation::swiglu;
+  const auto rms = families(llama);
+  EXPECT_EQ(rms.front(), "norm.rms.fwd");
+  EXPECT_EQ(rms[2], "activation.swiglu.fwd");
+  EXPECT_EQ(rms.back(), "norm.rms.bwd");
+  // An op that names no kernel is looked up by its name.
+  EXPECT_EQ(kernel_family(make_elementwise("residual.mlp", 1)), "residual.mlp");
+}
+
 // Expectation: Korthikanti'22 eq. (per layer) sbh(34/t + 5as/(ht)) without recomputation
 // and with sequence parallelism, sbh * 34/t with selective recomputation, 2sbh/t full.
 TEST(Memory, ActivationsFollowKorthikanti) {
