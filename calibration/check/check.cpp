@@ -71,7 +71,7 @@ std::string beyond_measured(const CompositeWork& work, const RowsFile& rows) {
       label = backward ? "attention backward" : "attention forward";
     double largest = 0;
     for (const Row& r : rows.rows) {
-      if (r.kind != "kernel") continue;
+      if (r.kind != RowKind::kernel) continue;
       const bool same =
           compute ? r.op_class == cls && (cls == models::OpClass::gemm || r.backward == backward)
                   : r.family == family;
@@ -88,7 +88,7 @@ std::string beyond_measured(const CompositeWork& work, const RowsFile& rows) {
     }
   };
   for (const Row& r : work.rows) {
-    if (r.kind == "kernel") visit(r.op_class, r.family, r.backward, r.flops, r.bytes);
+    if (r.kind == RowKind::kernel) visit(r.op_class, r.family, r.backward, r.flops, r.bytes);
   }
   for (const models::Op& op : work.ops) {
     visit(op.cls, std::string(op.name), op.backward, op.flops,
@@ -112,7 +112,7 @@ CheckReport check_profile(const sim::DeviceProfile& profile, const FittedTerms& 
   report.profile = profile.file;
   if (rows) {
     for (const Row& r : rows->rows) {
-      if (r.kind == "ceiling" || r.times_s.empty()) continue;  // no times: the case errored
+      if (r.kind == RowKind::ceiling || r.times_s.empty()) continue;  // no times: the case errored
       report.rows.push_back({r.name, r.family, predict_row(r, profile, terms.latency_per_step_s),
                              r.best_s, r.check, ""});
     }

@@ -202,7 +202,7 @@ nlohmann::json dims_json(const LayerDims& d) {
 Row composite_row(std::string name, const LayerDims& d) {
   Row r;
   r.name = std::move(name);
-  r.kind = "composite";
+  r.kind = RowKind::composite;
   r.family = "composite";
   r.arguments = dims_json(d);
   return r;
@@ -271,11 +271,12 @@ Composite dp_composite(const LayerDims& d, int ranks) {
     }
     Row ar;
     ar.name = "dp all-reduce";
-    ar.kind = "collective";
+    ar.kind = RowKind::collective;
     ar.family = "all_reduce.ring";
     ar.bytes = static_cast<double>(bytes);
-    ar.collective = {"all_reduce",
-                     "ring",
+    ar.collective = {models::CollectiveKind::all_reduce,
+                     models::Algorithm::ring,
+                     false,
                      ranks,
                      static_cast<double>(bytes),
                      models::busbw_factor(models::CollectiveKind::all_reduce, ranks),

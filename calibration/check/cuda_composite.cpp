@@ -47,7 +47,7 @@ Composite layer_on_gpu(const LayerDims& d) {
   Composite c;
   c.row.name = fmt::format("layer fwd+bwd seq={} hidden={} heads={} ffn={} batch={} (cuda)", d.seq,
                            d.hidden, d.heads, d.ffn, d.batch);
-  c.row.kind = "composite";
+  c.row.kind = RowKind::composite;
   c.row.family = "composite";
   c.row.arguments = {{"batch", d.batch},   {"seq", d.seq},
                      {"hidden", d.hidden}, {"heads", d.heads},

@@ -29,13 +29,13 @@ json parameter(double value, const std::string& origin, const std::string& note)
 }
 
 bool is_streaming(const Row& r) {
-  return r.kind == "kernel" &&
+  return r.kind == RowKind::kernel &&
          (r.op_class == models::OpClass::elementwise || r.op_class == models::OpClass::optimizer);
 }
 
 const Row& ceiling(const RowsFile& f, const std::string& family) {
   for (const Row& r : f.rows) {
-    if (r.kind == "ceiling" && r.family == family) return r;
+    if (r.kind == RowKind::ceiling && r.family == family) return r;
   }
   throw std::runtime_error(fmt::format(
       "calibration rows have no '{}' ceiling row: measure with `myriad calibrate`", family));
@@ -60,21 +60,16 @@ std::string residual_note(const ParameterResidual& r) {
                      100 * r.max_error);
 }
 
-models::CollectiveKind collective_kind(const std::string& name) {
-  if (const auto kind = models::collective_from_key(name)) return *kind;
-  throw std::runtime_error(fmt::format("calibration rows: unknown collective '{}'", name));
-}
-
 }  // namespace
 
 double predict_row(const Row& row, const sim::DeviceProfile& profile, double latency_per_step_s) {
-  if (row.kind != "collective") return sim::compute_cost(row.op(), profile).time_s;
+  if (row.kind != RowKind::collective) return sim::compute_cost(row.op(), profile).time_s;
   scenario::ClusterSpec node;
   node.gpus_per_node = row.collective.ranks;
   node.gpus = row.collective.ranks;
   node.nvlink_latency_s = latency_per_step_s;
-  const models::Collective c{row.name, collective_kind(row.collective.collective),
-                             models::GroupKind::dp, row.collective.bytes};
+  const models::Collective c{row.name, row.collective.collective, models::GroupKind::dp,
+                             row.collective.bytes};
   return sim::collective_cost(c, {row.collective.ranks, row.collective.ranks, 1}, node, profile)
       .time_s;
 }
@@ -245,7 +240,7 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
   // GEMMs: efficiency and k_half by the cost model's own prediction.
   std::vector<const Row*> gemms;
   for (const Row& r : f.rows) {
-    if (r.kind == "kernel" && r.op_class == models::OpClass::gemm) gemms.push_back(&r);
+    if (r.kind == RowKind::kernel && r.op_class == models::OpClass::gemm) gemms.push_back(&r);
   }
   if (gemms.empty()) throw std::runtime_error("calibration rows have no GEMM kernels");
   const auto gemm_loss = [&](double eff, double k_half) {
@@ -298,7 +293,7 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
   for (const bool backward : {false, true}) {
     std::vector<const Row*> rows;
     for (const Row& r : f.rows) {
-      if (r.kind == "kernel" && r.op_class == models::OpClass::attention &&
+      if (r.kind == RowKind::kernel && r.op_class == models::OpClass::attention &&
           r.backward == backward) {
         rows.push_back(&r);
       }
@@ -331,8 +326,9 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
   for (const Row& r : f.rows) {
     // The profile has one bus bandwidth curve, for every collective: the all-reduce's
     // (data-parallel gradients); the others' errors are in `calibrate check`.
-    if (r.kind == "collective" && r.collective.collective == "all_reduce" &&
-        r.collective.algorithm == "ring") {
+    if (r.kind == RowKind::collective &&
+        r.collective.collective == models::CollectiveKind::all_reduce &&
+        r.collective.algorithm == models::Algorithm::ring && !r.collective.device_copy) {
       colls.push_back(&r);
       sizes.insert(r.collective.bytes);
     }
@@ -425,9 +421,9 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
   // alone.
   json host = nullptr;
   for (const Row& r : f.rows) {
-    if (r.kind != "ceiling" || r.family != "gemm.concurrent") continue;
+    if (r.kind != RowKind::ceiling || r.family != "gemm.concurrent") continue;
     const auto alone = std::find_if(f.rows.begin(), f.rows.end(), [&r](const Row& g) {
-      return g.kind != "collective" && g.family == "gemm" && g.gemm.m == r.gemm.m &&
+      return g.kind != RowKind::collective && g.family == "gemm" && g.gemm.m == r.gemm.m &&
              g.gemm.n == r.gemm.n && g.gemm.k == r.gemm.k &&
              g.arguments.value("layout", std::string{}) ==
                  r.arguments.value("layout", std::string{});

@@ -59,7 +59,7 @@ Row kernel_row(std::string name, std::string family, const models::Op& op, bool 
                nlohmann::json arguments) {
   Row r;
   r.name = std::move(name);
-  r.kind = "kernel";
+  r.kind = RowKind::kernel;
   r.family = std::move(family);
   r.op_class = op.cls;
   r.flops = op.flops;

@@ -66,7 +66,7 @@ Case gemm_case(ops::GemmLayout layout, std::int64_t m, std::int64_t n, std::int6
                   k),
       "gemm", ops::gemm_op(args, 4), false,
       {{"m", m}, {"n", n}, {"k", k}, {"layout", layout_name(layout)}, {"dtype", "fp32"}});
-  if (ceiling) c.row.kind = "ceiling";
+  if (ceiling) c.row.kind = RowKind::ceiling;
   c.prepare = [args] {
     auto a = std::make_shared<Floats>(random_floats(count(args.m, args.k), 1));
     auto b = std::make_shared<Floats>(random_floats(count(args.k, args.n), 2));
@@ -119,7 +119,7 @@ Case concurrent_gemm_case(int threads, std::int64_t m, std::int64_t n, std::int6
       fmt::format("gemm.nn.concurrent threads={} m={} n={} k={}", threads, m, n, k),
       "gemm.concurrent", ops::gemm_op(args, 4), false,
       {{"m", m}, {"n", n}, {"k", k}, {"layout", "nn"}, {"dtype", "fp32"}, {"threads", threads}});
-  c.row.kind = "ceiling";
+  c.row.kind = RowKind::ceiling;
   c.prepare = [args, threads] {
     struct Buffers {
       Floats a, b, out;
@@ -170,7 +170,7 @@ Case copy_case(std::int64_t floats, bool ceiling = false) {
   const models::Op op = models::make_elementwise("copy", 2.0 * 4.0 * static_cast<double>(floats));
   c.row = kernel_row(fmt::format("{}copy bytes={}", ceiling ? "ceiling." : "", 4 * floats), "copy",
                      op, false, {{"bytes", 4 * floats}});
-  if (ceiling) c.row.kind = "ceiling";
+  if (ceiling) c.row.kind = RowKind::ceiling;
   c.prepare = [floats] {
     auto src = std::make_shared<Floats>(random_floats(count(floats), 3));
     auto dst = std::make_shared<Floats>(count(floats), kNaN);
@@ -482,8 +482,7 @@ Case moe_case(bool permute, std::int64_t tokens, std::int64_t experts, std::int6
 
 struct CollectiveShape {
   coll::CollectiveKind kind;
-  const char* name;  // as the cost model calls it
-  const char* algorithm;
+  coll::Algorithm algorithm;
 };
 
 // The hops the cost model charges latency for (sim/cost/comm_cost: a ring's).
@@ -558,7 +557,7 @@ Case collective_case(const CollectiveShape& shape, int ranks, std::int64_t bytes
   coll::Schedule schedule;
   switch (shape.kind) {
     case coll::CollectiveKind::all_reduce:
-      schedule = std::string(shape.algorithm) == "tree"
+      schedule = shape.algorithm == coll::Algorithm::tree
                      ? coll::make_tree_allreduce(ranks, bytes, 1, 4)
                      : coll::make_ring_allreduce(ranks, bytes, 1, 4);
       break;
@@ -575,14 +574,17 @@ Case collective_case(const CollectiveShape& shape, int ranks, std::int64_t bytes
       throw std::logic_error("calibration: unsupported collective");
   }
   Case c;
-  c.row.name = fmt::format("{}.{} ranks={} bytes={}", shape.name, shape.algorithm, ranks, bytes);
-  c.row.kind = "collective";
-  c.row.family = fmt::format("{}.{}", shape.name, shape.algorithm);
+  const std::string family = fmt::format("{}.{}", models::collective_key(shape.kind),
+                                         models::algorithm_name(shape.algorithm));
+  c.row.name = fmt::format("{} ranks={} bytes={}", family, ranks, bytes);
+  c.row.kind = RowKind::collective;
+  c.row.family = family;
   c.row.bytes = static_cast<double>(bytes);
   c.row.arguments = {
       {"ranks", ranks}, {"bytes", bytes}, {"executor", "threads"}, {"dtype", "fp32"}};
-  c.row.collective = {shape.name,
+  c.row.collective = {shape.kind,
                       shape.algorithm,
+                      false,
                       ranks,
                       static_cast<double>(bytes),
                       models::busbw_factor(shape.kind, ranks),
@@ -671,12 +673,11 @@ std::vector<Case> cpu_cases(Grid grid) {
   cases.push_back(moe_case(true, 1024, 16, 512));
   cases.push_back(moe_case(true, 4096, 16, 256));
 
-  const CollectiveShape all_reduce{coll::CollectiveKind::all_reduce, "all_reduce", "ring"};
-  const CollectiveShape tree{coll::CollectiveKind::all_reduce, "all_reduce", "tree"};
-  const CollectiveShape reduce_scatter{coll::CollectiveKind::reduce_scatter, "reduce_scatter",
-                                       "ring"};
-  const CollectiveShape all_gather{coll::CollectiveKind::all_gather, "all_gather", "ring"};
-  const CollectiveShape all_to_all{coll::CollectiveKind::all_to_all, "all_to_all", "pairwise"};
+  const CollectiveShape all_reduce{coll::CollectiveKind::all_reduce, coll::Algorithm::ring};
+  const CollectiveShape tree{coll::CollectiveKind::all_reduce, coll::Algorithm::tree};
+  const CollectiveShape reduce_scatter{coll::CollectiveKind::reduce_scatter, coll::Algorithm::ring};
+  const CollectiveShape all_gather{coll::CollectiveKind::all_gather, coll::Algorithm::ring};
+  const CollectiveShape all_to_all{coll::CollectiveKind::all_to_all, coll::Algorithm::pairwise};
   const std::vector<std::int64_t> sizes =
       full ? std::vector<std::int64_t>{1 << 12, 1 << 16, 1 << 20, 1 << 23, 1 << 26}
            : std::vector<std::int64_t>{1 << 12, 1 << 16, 1 << 20, 1 << 23};

@@ -75,7 +75,7 @@ Case gemm_case(const Ctx& ctx, ops::GemmLayout layout, std::int64_t m, std::int6
                   m, n, k),
       "gemm", ops::gemm_op(args, 2), false,
       {{"m", m}, {"n", n}, {"k", k}, {"layout", layout_name(layout)}, {"dtype", "bf16"}});
-  if (ceiling) c.row.kind = "ceiling";
+  if (ceiling) c.row.kind = RowKind::ceiling;
   c.prepare = [ctx, args] {
     auto make = [](std::size_t elems, std::uint32_t seed) {
       std::vector<ops::Bf16> host = uniform_values<ops::Bf16>(elems, seed);
@@ -129,7 +129,7 @@ Case copy_case(const Ctx& ctx, std::int64_t bytes, bool ceiling) {
   c.row =
       kernel_row(fmt::format("{}copy bytes={} device-to-device", ceiling ? "ceiling." : "", bytes),
                  "copy", op, false, {{"bytes", bytes}});
-  if (ceiling) c.row.kind = "ceiling";
+  if (ceiling) c.row.kind = RowKind::ceiling;
   c.prepare = [ctx, bytes] {
     auto src = random_floats(count(bytes / 4), 3);
     auto dst = poisoned(count(bytes / 4));

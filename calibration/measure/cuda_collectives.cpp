@@ -28,15 +28,16 @@ Case collective_case(coll::CollectiveKind kind, const char* name, int ranks, std
   const std::string algorithm = one_gpu ? "ring.device_copy" : "ring";
   Case c;
   c.row.name = fmt::format("{}.{} ranks={} bytes={}", name, algorithm, ranks, bytes);
-  c.row.kind = "collective";
+  c.row.kind = RowKind::collective;
   c.row.family = fmt::format("{}.{}", name, algorithm);
   c.row.bytes = static_cast<double>(bytes);
   c.row.arguments = {{"ranks", ranks},
                      {"bytes", bytes},
                      {"executor", one_gpu ? "device copies on one GPU" : "nccl"},
                      {"dtype", "fp32"}};
-  c.row.collective = {name,
-                      algorithm,
+  c.row.collective = {kind,
+                      models::Algorithm::ring,
+                      one_gpu,
                       ranks,
                       static_cast<double>(bytes),
                       models::busbw_factor(kind, ranks),

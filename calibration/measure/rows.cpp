@@ -12,6 +12,14 @@ namespace myriad::calibration {
 namespace {
 
 constexpr const char* kFormat = "myriad-calibration-rows/2";
+constexpr std::string_view kDeviceCopy = ".device_copy";
+
+constexpr std::pair<RowKind, std::string_view> kRowKinds[] = {
+    {RowKind::ceiling, "ceiling"},
+    {RowKind::kernel, "kernel"},
+    {RowKind::collective, "collective"},
+    {RowKind::composite, "composite"},
+};
 
 const char* class_name(models::OpClass c) {
   switch (c) {
@@ -77,9 +85,12 @@ Row read_row(const nlohmann::json& j, const std::string& where,
   }
   RowReader in(j, where, problems);
   r.name = in.text("name");
-  r.kind = in.text("kind");
-  if (r.kind != "ceiling" && r.kind != "kernel" && r.kind != "collective") {
+  // Composites are judged by `calibrate check`; a rows file holds none.
+  const auto kind = row_kind_from_name(in.text("kind"));
+  if (!kind || *kind == RowKind::composite) {
     in.problem("kind", "ceiling, kernel or collective");
+  } else {
+    r.kind = *kind;
   }
   r.family = in.text("family");
   const std::string cls = in.text("op_class");
@@ -103,15 +114,31 @@ Row read_row(const nlohmann::json& j, const std::string& where,
     r.gemm = {in.number(g, "m", 1), in.number(g, "n", 1), in.number(g, "k", 1),
               in.number(g, "batch", 1)};
   }
-  if (r.kind == "collective") {
+  if (r.kind == RowKind::collective) {
     const nlohmann::json c = j.value("collective", nlohmann::json::object());
-    r.collective.collective = c.value("collective", std::string{});
-    r.collective.algorithm = c.value("algorithm", std::string{});
+    const auto collective = models::collective_from_key(c.value("collective", std::string{}));
+    if (collective) {
+      r.collective.collective = *collective;
+    } else {
+      in.problem("collective.collective",
+                 "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or send_recv");
+    }
+    std::string algorithm = c.value("algorithm", std::string{});
+    if (algorithm.ends_with(kDeviceCopy)) {
+      r.collective.device_copy = true;
+      algorithm.resize(algorithm.size() - kDeviceCopy.size());
+    }
+    if (const auto a = models::algorithm_from_name(algorithm); a && *a != models::Algorithm::none) {
+      r.collective.algorithm = *a;
+    } else {
+      in.problem("collective.algorithm",
+                 "an algorithm (ring, tree, pairwise, ...), with .device_copy when every rank "
+                 "ran on one device");
+    }
     r.collective.ranks = static_cast<int>(in.number(c, "ranks", 1));
     r.collective.bytes = in.number(c, "bytes");
     r.collective.busbw_factor = in.number(c, "busbw_factor");
     r.collective.steps = in.number(c, "steps");
-    if (r.collective.collective.empty()) in.problem("collective.collective", "a string");
   }
   r.check = in.text("check");
   // A case that raised an error has no times; its check says what the error was.
@@ -131,7 +158,26 @@ Row read_row(const nlohmann::json& j, const std::string& where,
   return r;
 }
 
+std::string algorithm_text(const CollectiveRun& c) {
+  return std::string(models::algorithm_name(c.algorithm)) +
+         (c.device_copy ? std::string(kDeviceCopy) : std::string{});
+}
+
 }  // namespace
+
+std::string_view row_kind_name(RowKind k) {
+  for (const auto& [kind, name] : kRowKinds) {
+    if (kind == k) return name;
+  }
+  return "?";
+}
+
+std::optional<RowKind> row_kind_from_name(std::string_view name) {
+  for (const auto& [kind, n] : kRowKinds) {
+    if (n == name) return kind;
+  }
+  return std::nullopt;
+}
 
 models::Op Row::op() const {
   models::Op op;
@@ -154,7 +200,7 @@ double median(std::vector<double> values) {
 nlohmann::json to_json(const RowsFile& file) {
   nlohmann::json rows = nlohmann::json::array();
   for (const Row& r : file.rows) {
-    nlohmann::json j = {{"name", r.name},           {"kind", r.kind},
+    nlohmann::json j = {{"name", r.name},           {"kind", row_kind_name(r.kind)},
                         {"family", r.family},       {"op_class", class_name(r.op_class)},
                         {"arguments", r.arguments}, {"flops", r.flops},
                         {"bytes", r.bytes},         {"backward", r.backward},
@@ -163,9 +209,9 @@ nlohmann::json to_json(const RowsFile& file) {
     if (r.op_class == models::OpClass::gemm) {
       j["gemm"] = {{"m", r.gemm.m}, {"n", r.gemm.n}, {"k", r.gemm.k}, {"batch", r.gemm.batch}};
     }
-    if (r.kind == "collective") {
-      j["collective"] = {{"collective", r.collective.collective},
-                         {"algorithm", r.collective.algorithm},
+    if (r.kind == RowKind::collective) {
+      j["collective"] = {{"collective", models::collective_key(r.collective.collective)},
+                         {"algorithm", algorithm_text(r.collective)},
                          {"ranks", r.collective.ranks},
                          {"bytes", r.collective.bytes},
                          {"busbw_factor", r.collective.busbw_factor},

@@ -25,16 +25,33 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/ops/op.hpp"
+#include "models/plan/collective.hpp"
 
 namespace myriad::calibration {
 
+enum class RowKind {
+  ceiling,     // the large copy and GEMM the others are judged against
+  kernel,      // a compute kernel
+  collective,  // a collective schedule run by an executor
+  composite,   // a layer or a step of several kernels (calibrate check only)
+};
+
+std::string_view row_kind_name(RowKind k);
+std::optional<RowKind> row_kind_from_name(std::string_view name);
+
 struct CollectiveRun {
-  std::string collective;  // all_reduce, all_gather, reduce_scatter
-  std::string algorithm;   // ring, tree, ...
+  // Written "all_reduce", "ring" (models::collective_key, algorithm_name).
+  models::CollectiveKind collective = models::CollectiveKind::all_reduce;
+  models::Algorithm algorithm = models::Algorithm::ring;
+  // Every rank on one device, its bytes moved by copies (written "ring.device_copy"):
+  // such rows measure no interconnect, so the fit leaves them out of the curve.
+  bool device_copy = false;
   int ranks = 0;
   double bytes = 0;         // nccl-tests "size"
   double busbw_factor = 0;  // nccl-tests' bus bandwidth factor
@@ -42,8 +59,8 @@ struct CollectiveRun {
 };
 
 struct Row {
-  std::string name;    // unique in a file: kernel and arguments, "gemm.nt m=256 n=768 k=256"
-  std::string kind;    // ceiling | kernel | collective
+  std::string name;  // unique in a file: kernel and arguments, "gemm.nt m=256 n=768 k=256"
+  RowKind kind = RowKind::kernel;
   std::string family;  // what the fit groups by: gemm, attention, norm, activation, ..., copy
   models::OpClass op_class = models::OpClass::elementwise;
   nlohmann::json arguments = nlohmann::json::object();

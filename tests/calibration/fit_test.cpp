@@ -44,7 +44,7 @@ constexpr double kLatency = 30e-6;
 Row kernel(const std::string& family, models::OpClass cls, double flops, double bytes) {
   Row r;
   r.name = family + " " + std::to_string(bytes) + " " + std::to_string(flops);
-  r.kind = "kernel";
+  r.kind = RowKind::kernel;
   r.family = family;
   r.op_class = cls;
   r.flops = flops;
@@ -63,10 +63,11 @@ Row gemm(double m, double n, double k) {
 Row all_reduce(int ranks, double bytes) {
   Row r;
   r.name = "all_reduce " + std::to_string(ranks) + " " + std::to_string(bytes);
-  r.kind = "collective";
+  r.kind = RowKind::collective;
   r.family = "all_reduce.ring";
   r.bytes = bytes;
-  r.collective = {"all_reduce", "ring", ranks, bytes, 2.0 * (ranks - 1) / ranks, 2.0 * (ranks - 1)};
+  r.collective = {models::CollectiveKind::all_reduce, models::Algorithm::ring, false, ranks, bytes,
+                  2.0 * (ranks - 1) / ranks,          2.0 * (ranks - 1)};
   r.check = "pass";
   return r;
 }
@@ -79,11 +80,11 @@ RowsFile synthetic() {
   f.date = "2026-11-29T00:00:00Z";
   f.environment = {{"cpu", "test CPU"}};
   Row copy = kernel("copy", models::OpClass::elementwise, 0, 1e9);
-  copy.kind = "ceiling";
+  copy.kind = RowKind::ceiling;
   copy.name = "ceiling.copy";
   f.rows.push_back(copy);
   Row big = gemm(4096, 4096, 4096);
-  big.kind = "ceiling";
+  big.kind = RowKind::ceiling;
   big.name = "ceiling.gemm";
   f.rows.push_back(big);
   for (double m : {64.0, 256.0, 1024.0}) {
@@ -109,7 +110,7 @@ RowsFile synthetic() {
   }
   for (Row& r : f.rows) {
     // The ceilings run at the peak and the datasheet bandwidth by construction.
-    double t = r.kind == "ceiling"
+    double t = r.kind == RowKind::ceiling
                    ? (r.family == "gemm" ? r.flops / p.bf16_flops : r.bytes / p.hbm_bw_Bps)
                    : predict_row(r, p, kLatency);
     r.times_s = {t, t, t};
@@ -207,7 +208,7 @@ TEST(CalibrationFit, EveryFittedRowIsPredictedBackExactly) {
   const FitResult fit = fit_profile(rows, {});
   const sim::DeviceProfile p = sim::parse_profile(fit.profile, "fitted");
   for (const Row& r : rows.rows) {
-    if (r.kind == "ceiling" || r.op_class == models::OpClass::gemm) continue;
+    if (r.kind == RowKind::ceiling || r.op_class == models::OpClass::gemm) continue;
     EXPECT_NEAR(predict_row(r, p, fit.latency_per_step_s) / r.best_s, 1, 1e-6) << r.name;
   }
 }
@@ -312,6 +313,60 @@ TEST(CalibrationRows, RoundTripThroughJson) {
     EXPECT_EQ(back.rows[i].best_s, rows.rows[i].best_s);
     EXPECT_EQ(back.rows[i].collective.steps, rows.rows[i].collective.steps);
     EXPECT_EQ(back.rows[i].gemm.k, rows.rows[i].gemm.k);
+    EXPECT_EQ(back.rows[i].kind, rows.rows[i].kind);
+    EXPECT_EQ(back.rows[i].collective.collective, rows.rows[i].collective.collective);
+    EXPECT_EQ(back.rows[i].collective.algorithm, rows.rows[i].collective.algorithm);
+  }
+}
+
+// Expectation: collectives copied between ranks on one device keep saying so
+// ("ring.device_copy"), and the fit leaves them out of the bus bandwidth curve.
+TEST(CalibrationRows, DeviceCopiesAreKeptApartFromTheInterconnect) {
+  RowsFile rows = synthetic();
+  const FitResult interconnect = fit_profile(rows, {});
+  for (Row& r : rows.rows) {
+    if (r.kind != RowKind::collective) continue;
+    r.collective.device_copy = true;
+    r.best_s *= 3;  // what the fit must not see
+  }
+  nlohmann::json j = to_json(rows);
+  bool written = false;
+  for (const auto& r : j["rows"]) {
+    if (r["kind"] == "collective") written = r["collective"]["algorithm"] == "ring.device_copy";
+  }
+  EXPECT_TRUE(written);
+  const RowsFile back = rows_from_json(j, "rows.json");
+  for (const Row& r : back.rows) {
+    if (r.kind == RowKind::collective) {
+      EXPECT_TRUE(r.collective.device_copy) << r.name;
+    }
+  }
+  try {
+    (void)fit_profile(back, {});
+    FAIL() << "fitted a bus bandwidth curve to device copies";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no all-reduce rows"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(interconnect.profile["nvlink_busbw"].empty());
+}
+
+TEST(CalibrationRows, UnknownCollectivesAndAlgorithmsAreNamed) {
+  nlohmann::json j = to_json(synthetic());
+  for (auto& r : j["rows"]) {
+    if (r["kind"] != "collective") continue;
+    r["collective"]["collective"] = "allreduce";
+    r["collective"]["algorithm"] = "rings";
+    break;
+  }
+  try {
+    (void)rows_from_json(j, "rows.json");
+    FAIL() << "accepted an unknown collective";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(".collective.collective: expected all_reduce, all_gather"), std::string::npos)
+        << m;
+    EXPECT_NE(m.find(".collective.algorithm: expected an algorithm (ring, tree"), std::string::npos)
+        << m;
   }
 }
 
