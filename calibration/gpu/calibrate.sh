@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6's loop on a GPU: measure the CUDA kernels and collectives, fit a
+# The calibration loop on a GPU: measure the CUDA kernels and collectives, fit a
 # profile whose datasheet peaks, tiles and network figures come from the
 # shipped profile of the same GPU (--base), predict the layer composites from it
 # and time them; then the achieved rates against the run's ceilings. Writes

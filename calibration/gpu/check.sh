@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5's check on a GPU: the `gpu` tests (the CUDA kernels against the CPU
+# The GPU correctness check: the `gpu` tests (the CUDA kernels against the CPU
 # backend, the NCCL executor against the thread executor, the device probe) and
 # the cuBLASLt loader finding the image's library. gtest's JSON for each lands
 # in $OUT (default gpu-out/). Kernel speed against the ceilings comes from the

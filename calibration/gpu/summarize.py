@@ -5,7 +5,7 @@
 
 For every row: TFLOP/s (GEMMs, attention) or GB/s (everything that streams
 memory), and that rate as a fraction of the run's ceiling (the large GEMM, the
-large device-to-device copy). Targets of issue 5 on an H200: memory-bound kernels
+large device-to-device copy). The kernels' targets on an H200: memory-bound kernels
 at >= 85% of the copy bandwidth at their largest size; attention forward >= 150
 TFLOP/s at sequence 4k, head dim 128, causal. Rows that miss say so.
 """
@@ -32,7 +32,7 @@ def main(argv):
     env = data["environment"]
     device = env.get("gpu") if data["backend"] == "cuda" else env.get("cpu")
     print(f"{data['backend']} backend on {device}, {data['date']}, commit {env.get('commit')}")
-    targets = data["backend"] == "cuda"  # issue 5's targets are for the H200
+    targets = data["backend"] == "cuda"  # the targets are for the H200
     print(f"ceilings: GEMM {flops(gemm_peak)} ({ceil['gemm']['name']}), "
           f"copy {copy_bw / 1e9:.1f} GB/s ({ceil['copy']['name']})\n")
     largest = {}

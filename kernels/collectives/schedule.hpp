@@ -1,8 +1,9 @@
 // A collective as data: for each rank, the ordered steps (send, receive,
 // receive-and-reduce, local copy) it performs on the chunks of its buffer.
 // One schedule is generated once and then run by every consumer: the symbolic
-// checker (checker.hpp), the thread executor (thread_executor.hpp), the step
-// simulator and the NCCL executor. Modelled on MSCCL's schedules.
+// checker (checker.hpp), the thread executor (thread_executor.hpp), the NCCL
+// executor, and sim/step/collective_lowering (which plays a schedule on SimGrid
+// to check the step engine's cheaper lowering). Modelled on MSCCL's schedules.
 //
 // Semantics every consumer shares:
 //  - steps of different ranks may run concurrently; the steps of one rank run

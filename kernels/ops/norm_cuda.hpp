@@ -1,7 +1,7 @@
 // LayerNorm and RMSNorm on the GPU, fp32 compute (fp32 or bf16 storage), forward and backward, same
-// formulas and saved statistics as norm.hpp's CPU backend. One block per row; dgamma and dbeta by a
-// second pass, one thread per column (deterministic, no atomics). Device pointers, enqueued on
-// `stream`.
+// formulas and saved statistics as norm.hpp's CPU backend. One block per row; dgamma and dbeta by
+// partial sums over chunks of rows, then a sum of the chunks per column in order (deterministic,
+// no atomics). Device pointers, enqueued on `stream`.
 #pragma once
 
 #include <cuda_runtime_api.h>

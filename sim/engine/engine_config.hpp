@@ -9,7 +9,7 @@ namespace myriad::sim {
 // Applies Myriad's SimGrid configuration. Call before the platform is built.
 //   network/model:CM02 and network/crosstraffic:0 make a ring's simulated time
 //     equal alpha-beta (the default LV08 multiplies latency by 13.01 and
-//     bandwidth by 0.97: +334% on a ring all-reduce, measured in SIMGRID.md);
+//     bandwidth by 0.97: +334% on a ring all-reduce, measured on SimGrid 3.32);
 //   network/TCP-gamma:0 removes a TCP window cap that slows fast links 13-16%;
 //   contexts/guard-size:0 lets more than ~32k actors start (vm.max_map_count);
 //   contexts/stack-size (KiB; default 8 MiB): actors play straight-line code a

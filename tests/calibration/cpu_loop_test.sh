@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CPU calibration loop end to end (issue 6): measure the small grid, fit a
+# The CPU calibration loop end to end (calibration/README.md): measure the small grid, fit a
 # profile, predict the composite workloads and time them; the mean composite
 # error must stay within 10%. Then the fitted profile is accepted, unchanged, by
 # `estimate` and `simulate`.
