@@ -12,14 +12,7 @@
 namespace myriad::sim {
 namespace {
 
-struct ScalarKey {
-  const char* key;
-  double DeviceProfile::*member;
-  double min;
-  double max;
-};
-
-constexpr ScalarKey kScalars[] = {
+constexpr ProfileScalar kScalars[] = {
     {"bf16_peak_flops", &DeviceProfile::bf16_flops, 1e9, 1e17},
     {"fp8_peak_flops", &DeviceProfile::fp8_flops, 0, 1e17},
     {"hbm_bandwidth_Bps", &DeviceProfile::hbm_bw_Bps, 1e9, 1e14},
@@ -37,13 +30,15 @@ constexpr ScalarKey kScalars[] = {
     {"overlap_compute_share", &DeviceProfile::overlap_compute_share, 0, 0.45},
     {"memory_reserved_bytes", &DeviceProfile::memory_reserved_bytes, 0, 1e12},
     {"memory_fragmentation", &DeviceProfile::memory_fragmentation, 0, 1},
+    // Only with an NVLS curve, which needs it (read_algorithm checks both ways): the
+    // ring's large-message bus bandwidth over the link rate.
+    {"nvlink_ring_busbw_fraction", &DeviceProfile::ring_busbw_fraction, 0.05, 1, false},
 };
 
 constexpr double kMaxBusbwOverLinkRate = 2;
 
-// Optional parameter, required by an NVLS curve: ring's large-message bus
-// bandwidth over the link rate.
-constexpr const char* kRingFraction = "nvlink_ring_busbw_fraction";
+constexpr const ProfileScalar& kRing = kScalars[std::size(kScalars) - 1];
+constexpr std::string_view kRingFraction = kRing.key;
 
 const char* const kOrigins[] = {"datasheet", "measured", "published", "assumption"};
 
@@ -142,7 +137,7 @@ void read_algorithm(const nlohmann::json& root, DeviceProfile& p,
     }
     p.busbw_nvls = *algo == "nvls";
   }
-  const auto it = p.parameters.find(kRingFraction);
+  const auto it = p.parameters.find(std::string(kRingFraction));
   if (!p.busbw_nvls) {
     if (it != p.parameters.end()) {
       problems.push_back(
@@ -158,9 +153,9 @@ void read_algorithm(const nlohmann::json& root, DeviceProfile& p,
         kRingFraction));
     return;
   }
-  if (!(it->second.value > 0.05 && it->second.value <= 1)) {
-    problems.push_back(fmt::format("parameters.{}: expected a value in (0.05, 1], found {}",
-                                   kRingFraction, it->second.value));
+  if (!(it->second.value > kRing.min && it->second.value <= kRing.max)) {
+    problems.push_back(fmt::format("parameters.{}: expected a value in ({}, {}], found {}",
+                                   kRingFraction, kRing.min, kRing.max, it->second.value));
   }
   p.ring_busbw_fraction = it->second.value;
 }
@@ -180,6 +175,15 @@ void price_curves(DeviceProfile& p, double link_Bps) {
 }
 
 }  // namespace
+
+std::span<const ProfileScalar> profile_scalars() { return kScalars; }
+
+std::string_view profile_key(double DeviceProfile::*member) {
+  for (const auto& s : kScalars) {
+    if (s.member == member) return s.key;
+  }
+  throw std::logic_error("profile_key: not a scalar parameter of a device profile");
+}
 
 double memory_efficiency_of(const DeviceProfile& profile, std::string_view op_name) {
   // The longest measured prefix: "norm.layer.bwd", then "norm.layer", then "norm".
@@ -220,15 +224,16 @@ DeviceProfile parse_profile(const nlohmann::json& root, const std::string& path)
   for (const auto& item : params.items()) {
     const std::string& key = item.key();
     const auto* known = std::find_if(std::begin(kScalars), std::end(kScalars),
-                                     [&](const ScalarKey& s) { return key == s.key; });
-    if (known == std::end(kScalars) && key != kRingFraction) {
+                                     [&](const ProfileScalar& s) { return key == s.key; });
+    if (known == std::end(kScalars)) {
       problems.push_back(fmt::format("parameters.{}: unknown parameter", key));
       continue;
     }
     read_parameter(item.value(), key, p, problems);
   }
   for (const auto& s : kScalars) {
-    const auto it = p.parameters.find(s.key);
+    if (!s.required) continue;
+    const auto it = p.parameters.find(std::string(s.key));
     if (it == p.parameters.end()) {
       problems.push_back(fmt::format("parameters.{}: missing", s.key));
       continue;

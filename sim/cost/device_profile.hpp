@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -120,6 +121,21 @@ struct DeviceProfile {
   // True when the hardware priced against is not the one the rates were achieved on.
   [[nodiscard]] bool borrowed() const { return hardware != device; }
 };
+
+// The scalar parameters of a profile: the key each is written under in its
+// "parameters" ({"gemm_efficiency": {"value": ..., "origin": ..., "note": ...}}),
+// the member it sets, and the range a valid profile keeps it in. The reader and
+// calibration's fit share this one table, so a key is spelled once.
+struct ProfileScalar {
+  std::string_view key;
+  double DeviceProfile::*member;
+  double min;
+  double max;
+  bool required = true;  // else only some profiles carry it
+};
+std::span<const ProfileScalar> profile_scalars();
+// The key `member` is written under; std::logic_error for a member that is not one.
+std::string_view profile_key(double DeviceProfile::*member);
 
 // The profile put on `gpu`: peaks, HBM and NVLink bandwidth (and SM count, where
 // the GPU gives one) are the GPU's; efficiencies stay, and the NVLink curve keeps

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -388,6 +389,20 @@ TEST(CalibrationRows, BadRowsAreNamedWithTheKey) {
         << m;
   }
   EXPECT_THROW((void)rows_from_json(nlohmann::json::object(), "x.json"), std::runtime_error);
+}
+
+// Expectation: the fit writes every parameter the profile reader requires, under
+// the reader's own keys, and nothing else.
+TEST(ProfileKeys, TheFitWritesWhatTheReaderReads) {
+  const FitResult fit = fit_profile(synthetic(), {});
+  std::set<std::string> written;
+  for (const auto& item : fit.profile["parameters"].items()) written.insert(item.key());
+  std::set<std::string> required;
+  for (const auto& scalar : sim::profile_scalars()) {
+    EXPECT_EQ(sim::profile_key(scalar.member), scalar.key);
+    if (scalar.required) required.insert(std::string(scalar.key));
+  }
+  EXPECT_EQ(written, required);
 }
 
 TEST(DeviceProfileFamilies, LongestMeasuredPrefixWins) {

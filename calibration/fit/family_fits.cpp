@@ -1,0 +1,448 @@
+#include "calibration/fit/family_fits.hpp"
+
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+#include "models/numeric/golden_section.hpp"
+#include "sim/cost/compute_cost.hpp"
+
+namespace myriad::calibration::fit_detail {
+
+using nlohmann::json;
+using sim::DeviceProfile;
+
+namespace {
+
+// The slowest kernels a profile can describe, as a fraction of the peak: a
+// simple CUDA attention ran at 0.1-0.2 % of an H200's bf16 peak (2026-11-30),
+// and a fit clamped at 1 % predicted it seven times too fast.
+constexpr double kMinEfficiency = 1e-4;
+
+std::string key(Member m) { return std::string(sim::profile_key(m)); }
+
+bool is_streaming(const Row& r) {
+  return r.kind == RowKind::kernel &&
+         (r.op_class == models::OpClass::elementwise || r.op_class == models::OpClass::optimizer);
+}
+
+const Row& ceiling(const RowsFile& f, const std::string& family) {
+  for (const Row& r : f.rows) {
+    if (r.kind == RowKind::ceiling && r.family == family) return r;
+  }
+  throw std::runtime_error(fmt::format(
+      "calibration rows have no '{}' ceiling row: measure with `myriad calibrate`", family));
+}
+
+// Relative errors of `predict` over `rows`: rms and max.
+template <typename Predict>
+ParameterResidual residual(const std::string& name, const std::vector<const Row*>& rows,
+                           Predict predict) {
+  ParameterResidual r{name, static_cast<int>(rows.size()), 0, 0};
+  for (const Row* row : rows) {
+    const double e = predict(*row) / row->best_s - 1;
+    r.rms_error += e * e;
+    r.max_error = std::max(r.max_error, std::abs(e));
+  }
+  if (!rows.empty()) r.rms_error = std::sqrt(r.rms_error / static_cast<double>(rows.size()));
+  return r;
+}
+
+// The residual of the profile fitted so far over `rows`, recorded.
+ParameterResidual record_residual(FitState& s, const std::string& name,
+                                  const std::vector<const Row*>& rows) {
+  auto res =
+      residual(name, rows, [&](const Row& r) { return sim::compute_cost(r.op(), s.model).time_s; });
+  s.result.residuals.push_back(res);
+  return res;
+}
+
+std::string residual_note(const ParameterResidual& r) {
+  return fmt::format("fitted to {} rows: rms error {:.1f}%, max {:.1f}%", r.rows, 100 * r.rms_error,
+                     100 * r.max_error);
+}
+
+std::vector<const Row*> kernels_of(const RowsFile& f, models::OpClass cls) {
+  std::vector<const Row*> rows;
+  for (const Row& r : f.rows) {
+    if (r.kind == RowKind::kernel && r.op_class == cls) rows.push_back(&r);
+  }
+  return rows;
+}
+
+}  // namespace
+
+void Parameters::set(Member m, double value, std::string_view origin, std::string_view note) {
+  params_[key(m)] = {{"value", value}, {"origin", origin}, {"note", note}};
+}
+
+void Parameters::copy(Member m, const nlohmann::json& base_profile) {
+  params_[key(m)] = base_profile.at("parameters").at(key(m));
+}
+
+void Parameters::from_base_or(Member m, const nlohmann::json& base_profile, double fallback,
+                              std::string_view note) {
+  if (base_profile.is_null()) {
+    set(m, fallback, "assumption", note);
+  } else {
+    copy(m, base_profile);
+  }
+}
+
+double Parameters::value(Member m) const { return params_.at(key(m)).at("value").get<double>(); }
+
+void fit_ceilings(FitState& s) {
+  const Row& copy = ceiling(s.rows, "copy");
+  const Row& big_gemm = ceiling(s.rows, "gemm");
+  auto& p = s.params;
+  if (!s.base.is_null()) {
+    p.copy(&DeviceProfile::bf16_flops, s.base);
+    p.copy(&DeviceProfile::hbm_bw_Bps, s.base);
+  } else {
+    p.set(&DeviceProfile::bf16_flops, big_gemm.flops / big_gemm.best_s, "measured",
+          fmt::format("rate of the ceiling GEMM ({}){}", big_gemm.name,
+                      s.cpu ? "; the CPU backend computes in fp32" : ""));
+    p.set(&DeviceProfile::hbm_bw_Bps, copy.bytes / copy.best_s, "measured",
+          fmt::format("rate of the ceiling copy ({})", copy.name));
+  }
+  for (const Member fp8 : {&DeviceProfile::fp8_flops, &DeviceProfile::gemm_fp8_efficiency}) {
+    if (s.cpu) {
+      p.set(fp8, 0, "measured", "the CPU backend has no fp8 GEMM");
+    } else {
+      p.from_base_or(fp8, s.base, 0, "");
+    }
+  }
+  p.set(&DeviceProfile::sustained_clock, 1, "measured",
+        "rates were measured under sustained load, so no further clock correction");
+  p.from_base_or(&DeviceProfile::nic_efficiency, s.base, 1,
+                 "not measured: the calibration loop measures no network");
+  p.from_base_or(&DeviceProfile::overlap_compute_share, s.base, 0,
+                 "not measured: the loop times no kernel beside a collective; compute beside "
+                 "communication runs at full rate");
+  p.from_base_or(&DeviceProfile::memory_reserved_bytes, s.base, 0,
+                 "not measured: the calibration loop does not measure memory");
+  p.from_base_or(&DeviceProfile::memory_fragmentation, s.base, 0,
+                 "not measured: the calibration loop does not measure memory");
+  if (s.cpu) {
+    p.set(&DeviceProfile::sms, 1, "assumption",
+          "the CPU backend runs a GEMM as one stream of work: no waves");
+  } else {
+    p.from_base_or(&DeviceProfile::sms, s.base, 1, "");
+  }
+
+  // What the families after this predict with: the base profile's, or the ceilings.
+  if (!s.base.is_null()) {
+    s.model = sim::parse_profile(s.base, s.base_path);
+  } else {
+    s.model.bf16_flops = p.value(&DeviceProfile::bf16_flops);
+    s.model.hbm_bw_Bps = p.value(&DeviceProfile::hbm_bw_Bps);
+    s.model.sms = p.value(&DeviceProfile::sms);
+    s.model.gemm_tiles = {{1, 1, 1}};
+  }
+  s.model.sustained_clock = 1;
+  s.model.memory_bound_efficiency.clear();
+}
+
+// Memory-bound kernels: t = bytes * a_family + overhead, by weighted least
+// squares (relative errors), one a per family and one overhead for all.
+json fit_memory_bound(FitState& s) {
+  std::vector<const Row*> streaming;
+  std::vector<std::string> families;
+  for (const Row& r : s.rows.rows) {
+    if (!is_streaming(r)) continue;
+    streaming.push_back(&r);
+    if (std::find(families.begin(), families.end(), r.family) == families.end()) {
+      families.push_back(r.family);
+    }
+  }
+  if (streaming.empty()) throw std::runtime_error("calibration rows have no memory-bound kernels");
+  const double hbm = s.params.value(&DeviceProfile::hbm_bw_Bps);
+  const auto nf = static_cast<Eigen::Index>(families.size());
+  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(streaming.size()), nf + 1);
+  Eigen::VectorXd t(static_cast<Eigen::Index>(streaming.size()));
+  for (std::size_t i = 0; i < streaming.size(); ++i) {
+    const Row& r = *streaming[i];
+    const auto row = static_cast<Eigen::Index>(i);
+    const auto fam = static_cast<Eigen::Index>(
+        std::find(families.begin(), families.end(), r.family) - families.begin());
+    a(row, fam) = r.bytes / r.best_s;  // weighted by 1 / t: relative errors
+    a(row, nf) = 1 / r.best_s;
+    t(row) = 1;
+  }
+  Eigen::VectorXd x = a.colPivHouseholderQr().solve(t);
+  double overhead = x(nf);
+  if (overhead < 0) {  // refit without an intercept
+    overhead = 0;
+    x.head(nf) = a.leftCols(nf).colPivHouseholderQr().solve(t);
+  }
+  DeviceProfile& model = s.model;
+  model.kernel_overhead_s = overhead;
+  for (Eigen::Index i = 0; i < nf; ++i) {
+    model.memory_bound_efficiency[families[static_cast<std::size_t>(i)]] = 1 / (x(i) * hbm);
+  }
+  model.memory_efficiency = model.memory_bound_efficiency.count("copy") != 0
+                                ? model.memory_bound_efficiency["copy"]
+                                : 1.0;
+  // Coarse families ("norm" over "norm.layer.fwd", "norm.rms.bwd", ...), for ops
+  // named less precisely than the kernels measured.
+  std::vector<std::string> coarse;
+  for (const auto& fam : families) {
+    const std::string head = fam.substr(0, fam.find('.'));
+    if (head != fam && std::find(coarse.begin(), coarse.end(), head) == coarse.end() &&
+        std::find(families.begin(), families.end(), head) == families.end()) {
+      coarse.push_back(head);
+    }
+  }
+  for (const auto& head : coarse) {
+    double num = 0;
+    double den = 0;
+    for (const Row* r : streaming) {
+      if (r->family.rfind(head + ".", 0) != 0) continue;
+      num += r->bytes * (r->best_s - overhead) / (r->best_s * r->best_s);
+      den += r->bytes * r->bytes / (r->best_s * r->best_s);
+    }
+    model.memory_bound_efficiency[head] = den / (num * hbm);  // 1 / (seconds per byte * hbm)
+  }
+  std::vector<std::string> all_families = families;
+  all_families.insert(all_families.end(), coarse.begin(), coarse.end());
+  json family_json = json::object();
+  for (const auto& fam : all_families) {
+    std::vector<const Row*> rows;
+    for (const Row* r : streaming) {
+      if (r->family == fam || r->family.rfind(fam + ".", 0) == 0) rows.push_back(r);
+    }
+    const auto res = residual("memory_bound_kernels." + fam, rows, [&](const Row& r) {
+      models::Op op = r.op();
+      op.name = fam;  // a coarse family is judged on every row below it
+      return sim::compute_cost(op, model).time_s;
+    });
+    s.result.residuals.push_back(res);
+    family_json[fam] = {
+        {"value", model.memory_bound_efficiency[fam]},
+        {"origin", "measured"},
+        {"note", fmt::format("fraction of {:.3g} GB/s; {}", hbm / 1e9, residual_note(res))}};
+  }
+  const auto all_streaming = record_residual(s, "kernel_overhead_s", streaming);
+  s.params.set(&DeviceProfile::kernel_overhead_s, overhead, "measured",
+               residual_note(all_streaming));
+  s.params.set(&DeviceProfile::memory_efficiency, std::min(1.0, model.memory_efficiency),
+               "measured",
+               "the plain copy's streaming efficiency; kernels of a measured family use their own");
+  return family_json;
+}
+
+// GEMMs: efficiency and k_half minimising the squared log error of the cost
+// model's own prediction.
+void fit_gemm(FitState& s) {
+  const std::vector<const Row*> gemms = kernels_of(s.rows, models::OpClass::gemm);
+  if (gemms.empty()) throw std::runtime_error("calibration rows have no GEMM kernels");
+  DeviceProfile& model = s.model;
+  const auto gemm_loss = [&](double eff, double k_half) {
+    model.gemm_efficiency = eff;
+    model.gemm_k_half = k_half;
+    double loss = 0;
+    for (const Row* r : gemms) {
+      const double e = std::log(sim::compute_cost(r->op(), model).time_s / r->best_s);
+      loss += e * e;
+    }
+    return loss;
+  };
+  const auto best_eff_at = [&](double k_half) {
+    return std::exp(
+        numeric::golden_section([&](double le) { return gemm_loss(std::exp(le), k_half); },
+                                std::log(kMinEfficiency), std::log(1.5)));
+  };
+  double best_loss = 1e300;
+  double best_eff = 1;
+  double best_k_half = 0;
+  for (double k_half = 0; k_half <= 4096; k_half = k_half < 1 ? 1 : k_half * 1.25) {
+    const double eff = best_eff_at(k_half);
+    const double loss = gemm_loss(eff, k_half);
+    if (loss < best_loss) {
+      best_loss = loss;
+      best_eff = eff;
+      best_k_half = k_half;
+    }
+  }
+  // Refine k_half between its grid neighbours, the efficiency re-fitted at each.
+  if (best_k_half >= 1) {
+    best_k_half = numeric::golden_section([&](double kh) { return gemm_loss(best_eff_at(kh), kh); },
+                                          best_k_half / 1.25, best_k_half * 1.25, 40);
+    best_eff = best_eff_at(best_k_half);
+  }
+  model.gemm_efficiency = std::min(1.0, best_eff);
+  model.gemm_k_half = best_k_half;
+  const auto res = record_residual(s, key(&DeviceProfile::gemm_efficiency), gemms);
+  s.params.set(&DeviceProfile::gemm_efficiency, model.gemm_efficiency, "measured",
+               fmt::format("of the peak, with gemm_k_half; {}", residual_note(res)));
+  s.params.set(&DeviceProfile::gemm_k_half, best_k_half, "measured", residual_note(res));
+}
+
+// Attention, forward and backward: t = flops / (peak * efficiency) + overhead,
+// least squares in relative error.
+void fit_attention(FitState& s) {
+  const double peak = s.params.value(&DeviceProfile::bf16_flops);
+  const double overhead = s.model.kernel_overhead_s;
+  for (const bool backward : {false, true}) {
+    std::vector<const Row*> rows = kernels_of(s.rows, models::OpClass::attention);
+    std::erase_if(rows, [&](const Row* r) { return r->backward != backward; });
+    if (rows.empty()) {
+      throw std::runtime_error(fmt::format("calibration rows have no attention {} kernels",
+                                           backward ? "backward" : "forward"));
+    }
+    double num = 0;
+    double den = 0;
+    for (const Row* r : rows) {
+      const double u = r->flops / peak;
+      num += u * (r->best_s - overhead) / (r->best_s * r->best_s);
+      den += u * u / (r->best_s * r->best_s);
+    }
+    const double eff = std::clamp(den / num, kMinEfficiency, 1.0);
+    const Member member = backward ? &DeviceProfile::attention_bwd_efficiency
+                                   : &DeviceProfile::attention_fwd_efficiency;
+    s.model.*member = eff;
+    const auto res = record_residual(s, key(member), rows);
+    s.params.set(
+        member, eff, "measured",
+        fmt::format("of the peak; {}{}", residual_note(res),
+                    eff != den / num ? fmt::format(" (clamped from {:.3g})", den / num) : ""));
+  }
+}
+
+// Collectives: t = steps * latency + factor * bytes / busbw(size), the latency
+// shared, one bus bandwidth per size, over the ring all-reduce rows: the
+// profile has one curve, the all-reduce's (data-parallel gradients); the other
+// collectives' errors are in `calibrate check`.
+CollectiveFit fit_collectives(FitState& s) {
+  std::vector<const Row*> colls;
+  std::set<double> sizes;
+  for (const Row& r : s.rows.rows) {
+    if (r.kind == RowKind::collective &&
+        r.collective.collective == models::CollectiveKind::all_reduce &&
+        r.collective.algorithm == models::Algorithm::ring && !r.collective.device_copy) {
+      colls.push_back(&r);
+      sizes.insert(r.collective.bytes);
+    }
+  }
+  if (colls.empty() && s.base.is_null()) {
+    throw std::runtime_error(
+        "calibration rows have no all-reduce rows: measure collectives, or give a base profile "
+        "(--base) whose bus bandwidth curve is kept");
+  }
+  CollectiveFit fit;
+  fit.note = "not measured: no collective rows; the bus bandwidth curve is the base profile's";
+  double latency = 0;
+  if (colls.empty()) {
+    fit.curve = s.base["nvlink_busbw"];
+  } else {
+    const std::vector<double> size_list(sizes.begin(), sizes.end());
+    double best_raw_busbw = 0;
+    for (const Row* r : colls) {
+      best_raw_busbw =
+          std::max(best_raw_busbw, r->collective.busbw_factor * r->collective.bytes / r->best_s);
+    }
+    // For a latency, each size's 1 / busbw has a closed form (weighted least
+    // squares, kept positive); the latency minimising the total error is searched.
+    const auto inverse_bandwidths = [&](double alpha) {
+      std::vector<double> inv(size_list.size(), 0);
+      for (std::size_t i = 0; i < size_list.size(); ++i) {
+        double num = 0;
+        double den = 0;
+        for (const Row* r : colls) {
+          if (r->collective.bytes != size_list[i]) continue;
+          const double fb = r->collective.busbw_factor * r->collective.bytes;
+          const double m = r->best_s;
+          num += fb * (m - r->collective.steps * alpha) / (m * m);
+          den += fb * fb / (m * m);
+        }
+        // Where latency explains the whole time the bandwidth term is negligible, not
+        // negative: no more than ten times the best bus bandwidth seen at any size.
+        inv[i] = std::max(num / den, 1 / (10 * best_raw_busbw));
+      }
+      return inv;
+    };
+    const auto collective_loss = [&](double alpha) {
+      const std::vector<double> inv = inverse_bandwidths(alpha);
+      double loss = 0;
+      for (const Row* r : colls) {
+        const auto i = static_cast<std::size_t>(
+            std::find(size_list.begin(), size_list.end(), r->collective.bytes) - size_list.begin());
+        const double predicted =
+            r->collective.steps * alpha + r->collective.busbw_factor * r->collective.bytes * inv[i];
+        const double e = predicted / r->best_s - 1;
+        loss += e * e;
+      }
+      return loss;
+    };
+    double shortest_step = 1e300;
+    for (const Row* r : colls)
+      shortest_step = std::min(shortest_step, r->best_s / r->collective.steps);
+    latency = numeric::golden_section(collective_loss, 0, shortest_step, 100);
+    const std::vector<double> inverse = inverse_bandwidths(latency);
+    s.model.nvlink_busbw.clear();
+    for (std::size_t i = 0; i < size_list.size(); ++i) {
+      s.model.nvlink_busbw.push_back({size_list[i], 1 / inverse[i]});
+      fit.curve.push_back({size_list[i], 1 / inverse[i]});
+    }
+    const auto res = residual("nvlink_busbw", colls,
+                              [&](const Row& r) { return predict_row(r, s.model, latency); });
+    s.result.residuals.push_back(res);
+    fit.note = fmt::format(
+        "collectives on the {} executor: latency per ring step and the bus bandwidth curve above; "
+        "{}",
+        s.cpu ? "thread" : "NCCL", residual_note(res));
+  }
+  s.result.latency_per_step_s = latency;
+  // The link rate the curve is relative to (what a scenario's nvlink_bandwidth scales).
+  if (!s.base.is_null()) {
+    s.params.copy(&DeviceProfile::nvlink_bw_Bps, s.base);
+  } else {
+    double fastest = 0;
+    for (const auto& point : fit.curve) fastest = std::max(fastest, point[1].get<double>());
+    s.params.set(&DeviceProfile::nvlink_bw_Bps, fastest, "measured",
+                 fmt::format("no link rate is known for the {} executor: the curve's fastest bus "
+                             "bandwidth stands for it",
+                             s.cpu ? "thread" : "NCCL"));
+  }
+  return fit;
+}
+
+// Ranks sharing this host (the CPU backend's threads): how much slower each
+// computes when they all do, from the concurrent GEMM against the same GEMM alone.
+json fit_host(FitState& s) {
+  json host = nullptr;
+  const auto& rows = s.rows.rows;
+  for (const Row& r : rows) {
+    if (r.kind != RowKind::ceiling || r.family != "gemm.concurrent") continue;
+    const auto alone = std::find_if(rows.begin(), rows.end(), [&r](const Row& g) {
+      return g.kind != RowKind::collective && g.family == "gemm" && g.gemm.m == r.gemm.m &&
+             g.gemm.n == r.gemm.n && g.gemm.k == r.gemm.k &&
+             g.arguments.value("layout", std::string{}) ==
+                 r.arguments.value("layout", std::string{});
+    });
+    if (alone == rows.end()) {
+      throw std::runtime_error(fmt::format(
+          "calibration rows: {} has no GEMM of its shape and layout run alone to compare with",
+          r.name));
+    }
+    const int threads = r.arguments.value("threads", 0);
+    if (threads < 2) {
+      throw std::runtime_error(
+          fmt::format("calibration rows: {}: arguments.threads: expected at least 2", r.name));
+    }
+    s.result.concurrent_threads = threads;
+    s.result.concurrent_slowdown = r.best_s / alone->best_s;
+    host = {{"concurrent_threads", threads},
+            {"concurrent_slowdown", s.result.concurrent_slowdown},
+            {"note", fmt::format("{} threads each running {} at once take {:.3g}x as long as one "
+                                 "alone (fastest samples of each)",
+                                 threads, alone->name, s.result.concurrent_slowdown)}};
+  }
+  return host;
+}
+
+}  // namespace myriad::calibration::fit_detail
