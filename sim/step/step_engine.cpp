@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "models/plan/pipeline_schedule.hpp"
@@ -18,6 +19,7 @@
 #include "sim/cost/comm_cost.hpp"
 #include "sim/cost/network_slowdown.hpp"
 #include "sim/engine/engine_config.hpp"
+#include "sim/step/step_lowering.hpp"
 #include "sim/topology/fat_tree_platform.hpp"
 
 namespace myriad::sim {
@@ -32,90 +34,23 @@ struct Tag {
   int micro_batch = 0;
 };
 
-// How one data-parallel collective is played, from the algorithm the analytic
-// engine picked for it (sim/cost/comm_cost.hpp):
-//   ring          one flow per ring edge between nodes, carrying the ring's
-//                 bytes; the other 2(n-1) - 1 (or n - 2) hops' latency added;
-//   tree          the same flows (the model gives NCCL's double binary tree the
-//                 ring's bus bandwidth), with the tree's log-depth latency;
-//   hierarchical  a reduce-scatter inside the node (NVLink, priced), the ring
-//                 across nodes of each node's shards as flows (a node's ranks
-//                 each carry 1/per_node of the data over their own NIC: together
-//                 the flat ring's edge bytes at n = nodes), an all-gather inside
-//                 the node.
-// Every replica in one node: the collective never leaves it, priced whole.
-struct DpPhase {
-  models::Algorithm algorithm = models::Algorithm::none;
-  CommCost before;             // hierarchical: the reduce-scatter inside the node
-  double edge_factor = 0;      // flow bytes per GPU byte, per data-parallel ring
-  double extra_latency_s = 0;  // the schedule's latency beyond the flow's own hop
-  CommCost after;              // hierarchical: the all-gather inside the node
-  double whole_s = 0;          // every replica in one node
-};
+// The lowering and what the actors change as they play it, owned by simulate_step.
+struct Plan : StepLowering {
+  explicit Plan(StepLowering lowering) : StepLowering(std::move(lowering)) {}
 
-// How the step engine plays one of a layer's collectives.
-enum class Play {
-  inside,        // priced inside the layer's time (inside a node, or overlapped)
-  expert_flows,  // an expert all-to-all between the nodes of its group
-  group_flows,   // a tp or cp collective between the nodes of one rank group
-};
-
-// Everything the actors share, owned by simulate_step.
-struct Plan {
-  int pp = 1;
-  int v = 1;
-  int m = 1;
-  // Actors per stage along data parallelism: the replicas, or with rank groups
-  // smaller than a node the nodes they fill (`per_node` replicas each, which run
-  // in lockstep: one actor plays them all, its traffic theirs together).
-  int dp = 1;
-  int dp_ranks = 1;               // data-parallel replicas: the collectives' ring length
-  int per_node = 1;               // replicas one actor plays
-  std::vector<int> chunk_layers;  // [stage]: layers of each of its chunks
-  StageCosts costs;
-  double pp_bytes_per_node = 0;  // one activation transfer of a rank group
-  // The latency every flow pays itself: every route crosses the hop of the tier
-  // joining the whole cluster (sim/topology/fat_tree_platform.hpp).
-  double route_latency_s = 0;
-  std::vector<DpPhase> dp_phases;  // [i]: how costs.dp_comms[i] is played
-  // How each of the layer's tp, cp and ep collectives is played (plan_layer_flows):
-  // inside the layer's time, or as flows; `layer_local` leaves the flows out.
-  std::vector<Play> forward_play;
-  std::vector<Play> backward_play;
-  bool layer_flows = false;  // any played as flows
-  PassTimes layer_local;
-  // An expert-parallel group spans `ep_actors` consecutive actors of a stage;
-  // each sends every other one `ep_flow_factor` times a collective's bytes.
-  int ep_actors = 1;
-  double ep_flow_factor = 0;
-  double ep_members = 1;                    // of one group on one actor (node)
-  std::vector<std::vector<int>> ep_ghosts;  // [row * pp + stage]: partners' mirrors
-  // A rank group spanning nodes: its NICs' rate, and a ghost at its second node.
-  double group_link_Bps = 0;
-  std::vector<int> group_ghosts;  // [row * pp + stage]
-  std::vector<int> ep_played;     // [row * pp + stage]: all-to-alls so far
-  int group_gpus = 1;             // GPUs acting together in one actor (tp x cp x per_node)
-  int dp_rings = 1;               // data-parallel rings through a node: one per tp x cp rank
-  bool overlap_pp = false;
-  bool overlap_dp = false;
-  double overlap_share = 0;  // of the compute rate, taken by communication beside compute
-  std::vector<Tag> tags;     // payloads: tags[chunk * m + micro_batch]
-  bool all_replicas = false;
-  // The replicas simulated, one row of actors each (rows index every table
-  // below): all of them, or replica 0 and those holding a straggler, each with
-  // its ring neighbours mirrored by ghosts.
-  std::vector<int> rows;
+  std::vector<Tag> tags;  // payloads: tags[chunk * m + micro_batch]
   std::unique_ptr<FatTreePlatform> platform;
   std::unique_ptr<LinkMonitor> monitor;
   std::vector<int> hosts;                    // platform host of [row * pp + stage]
   std::vector<int> ghosts;                   // [row * pp + stage]: ring neighbours' mirrors
-  std::vector<double> slowdown;              // [row * pp + stage]
+  std::vector<std::vector<int>> ep_ghosts;   // [row * pp + stage]: partners' mirrors
+  std::vector<int> group_ghosts;             // [row * pp + stage]: the rank group's second node
+  std::vector<int> ep_played;                // [row * pp + stage]: all-to-alls so far
   std::vector<TraceEvent> events;            // replica 0
   std::vector<std::vector<Span>> timelines;  // [row * pp + stage]
   std::vector<std::vector<double>> sent_at;  // [group][direction * v * m + chunk * m + mb]
   std::vector<double> wait_s;                // [row * pp + stage]
-  std::vector<std::vector<PipelineTask>> orders;
-  std::size_t flows = 0;  // one thread: SimGrid actors take turns
+  std::size_t flows = 0;                     // one thread: SimGrid actors take turns
 };
 
 // Index into a row-major table of `columns` columns.
@@ -234,89 +169,6 @@ void dp_collectives(Plan& p, int row, int stage, double share, bool gather) {
     dp_flows(p, row, stage, p.dp_rings * d.edge_factor * c.bytes * share, d.extra_latency_s);
     intra_node(d.after, share);
   }
-}
-
-// How each data-parallel collective is played (DpPhase).
-std::vector<DpPhase> lower_dp(const Plan& p, const scenario::Scenario& s,
-                              const DeviceProfile& profile) {
-  std::vector<DpPhase> phases;
-  const models::GroupSpan span = models::group_span(models::GroupKind::dp, s);
-  for (std::size_t i = 0; i < p.costs.dp_comms.size(); ++i) {
-    const models::Collective& c = p.costs.dp_comms[i];
-    const CommCost& cost = p.costs.dp_costs[i];
-    DpPhase d;
-    d.algorithm = cost.algorithm;
-    if (p.dp == 1) {
-      d.whole_s = cost.time_s;
-    } else if (cost.algorithm == models::Algorithm::hierarchical) {
-      const models::GroupSpan node{span.per_node, span.per_node, 1};
-      models::Collective local = c;
-      local.kind = models::CollectiveKind::reduce_scatter;
-      d.before = collective_cost(local, node, s.cluster, profile);
-      local.kind = models::CollectiveKind::all_gather;
-      d.after = collective_cost(local, node, s.cluster, profile);
-      models::Collective shard = c;
-      shard.bytes = c.bytes / span.per_node;
-      const CommCost across =
-          collective_cost(shard, {span.nodes, 1, span.nodes}, s.cluster, profile);
-      d.edge_factor = busbw_factor(c.kind, span.nodes);
-      d.extra_latency_s = std::max(0.0, across.latency_s - p.route_latency_s);
-    } else {  // ring or tree
-      d.edge_factor = busbw_factor(c.kind, p.dp_ranks);
-      d.extra_latency_s = std::max(0.0, cost.latency_s - p.route_latency_s);
-    }
-    phases.push_back(d);
-  }
-  return phases;
-}
-
-// How each of the layer's exposed collectives is played (Play):
-//   expert_flows  an expert all-to-all, when an expert-parallel group's ranks fill
-//                 whole actors of one node each (tp x cp no more than a node) and
-//                 more than one of them;
-//   group_flows   a tp or cp collective whose group spans nodes (a rank group of
-//                 several nodes, e.g. cp 2 at tp 8), between the rank group's host
-//                 and a ghost at its second node;
-//   inside        everything else, priced inside the layer's time.
-void plan_layer_flows(Plan& p, const scenario::Scenario& s, double node_Bps) {
-  const auto& par = s.parallelism;
-  const int gpn = s.cluster.gpus_per_node;
-  const int replicas = par.ep % par.cp == 0 ? par.ep / par.cp : 0;
-  const bool ep_ok = par.tp * par.cp <= gpn && replicas > 0 && replicas % p.per_node == 0 &&
-                     replicas / p.per_node >= 2 && p.dp % (replicas / p.per_node) == 0;
-  if (ep_ok) {
-    p.ep_actors = replicas / p.per_node;
-    p.ep_members = static_cast<double>(par.ep) / p.ep_actors;
-    // Every GPU of the actor is in one group; each sends members / ep of its
-    // bytes to each GPU of a partner actor's members.
-    p.ep_flow_factor = p.group_gpus * p.ep_members / par.ep;
-  }
-  p.group_link_Bps = node_Bps * std::max(1, p.group_gpus / gpn);
-  p.layer_local = p.costs.layer;
-  const auto play = [&](const std::vector<LayerCollective>& comms, double& local) {
-    std::vector<Play> out;
-    for (const auto& c : comms) {
-      const models::GroupKind g = c.collective.group;
-      Play how = Play::inside;
-      if (g == models::GroupKind::ep && ep_ok) how = Play::expert_flows;
-      if ((g == models::GroupKind::tp || g == models::GroupKind::cp) &&
-          models::group_span(g, s).nodes > 1) {
-        how = Play::group_flows;
-      }
-      if (how != Play::inside) {
-        local -= c.cost.time_s;
-        p.layer_flows = true;
-      }
-      out.push_back(how);
-    }
-    return out;
-  };
-  p.forward_play = play(p.costs.forward_comms, p.layer_local.forward);
-  p.backward_play = play(p.costs.backward_comms, p.layer_local.backward);
-  const auto experts = [](const std::vector<Play>& v) {
-    return std::find(v.begin(), v.end(), Play::expert_flows) != v.end();
-  };
-  if (!experts(p.forward_play) && !experts(p.backward_play)) p.ep_actors = 1;  // no ghosts
 }
 
 // Compute: an execution on the rank group's host, so that communication kernels
@@ -500,7 +352,7 @@ void play_stage(Plan& p, int row, int stage) {
     }
   }
   const std::size_t self = at(row, p.pp, stage);
-  const double slow = p.slowdown[self];
+  const double slow = p.places[self].slowdown;
   const double share = 1.0 / p.v;
   // Overlapped, data-parallel traffic goes bucket by bucket (exposed_dp, estimator.cpp):
   // the first chunk's first parameter bucket gathered before anything, its others beside
@@ -581,64 +433,18 @@ std::vector<BreakdownPart> breakdown(const Plan& p, double step_s) {
   return step_breakdown(p.timelines, p.pp, shares, step_s);
 }
 
-Plan make_plan(const scenario::Scenario& s, const DeviceProfile& profile) {
-  const auto& par = s.parallelism;
-  Plan p;
-  p.pp = par.pp;
-  p.v = par.virtual_stages;
-  p.m = par.micro_batches();
-  const int group = par.tp * par.cp;
-  p.per_node = group < s.cluster.gpus_per_node ? s.cluster.gpus_per_node / group : 1;
-  p.dp_ranks = par.dp;
-  p.dp = par.dp / p.per_node;
-  for (int stage = 0; stage < par.pp; ++stage) {
-    p.chunk_layers.push_back(models::stage_layers(s, stage) / par.virtual_stages);
-  }
-  p.costs = stage_costs(s, profile);
-  p.group_gpus = group * p.per_node;
-  p.dp_rings = group;
-  p.pp_bytes_per_node = p.costs.pp_bytes_per_gpu * p.group_gpus;
-  p.overlap_pp = s.overlap.pp;
-  p.overlap_dp = s.overlap.dp;
-  p.overlap_share = profile.overlap_compute_share;
-  p.route_latency_s = hop_latency(s.cluster, s.cluster.nodes());
-  p.dp_phases = lower_dp(p, s, profile);
-  plan_layer_flows(p, s, s.cluster.nics_per_node * s.cluster.nic_bw_Bps * profile.nic_efficiency);
-  p.tags.resize(at(p.v, p.m, 0));
-  for (int c = 0; c < p.v; ++c) {
-    for (int j = 0; j < p.m; ++j) p.tags[at(c, p.m, j)] = Tag{c, j};
-  }
-  for (int stage = 0; stage < p.pp; ++stage)
-    p.orders.push_back(models::pipeline_order(p.pp, p.v, p.m, stage));
-  return p;
-}
-
 // Hosts for the simulated rank groups (and ghosts), each where its first node sits:
 // rank groups are numbered replica-fastest (Megatron's order, dp before pp). A
 // ghost sits where the next replica would (latency is the same everywhere and,
 // without contention, so is bandwidth: where it sits does not change the result).
-void build_platform(Plan& p, const scenario::Scenario& s, const DeviceProfile& profile,
-                    const std::vector<Straggler>& stragglers) {
-  const int nodes_per_group = p.group_gpus / s.cluster.gpus_per_node;
-  const double node_Bps = s.cluster.nics_per_node * s.cluster.nic_bw_Bps * profile.nic_efficiency;
-  p.platform = std::make_unique<FatTreePlatform>(s.cluster, node_Bps, nodes_per_group);
-  // An actor's row stands for replicas row * per_node onwards (models/plan/placement).
-  const auto first_node = [&](int row, int stage) {
-    return models::first_node(s, {stage, row * p.per_node});
-  };
-  for (const int replica : p.rows) {
+void build_platform(Plan& p, const scenario::Scenario& s) {
+  p.platform = std::make_unique<FatTreePlatform>(s.cluster, p.node_Bps, p.nodes_per_group);
+  const auto first_node = [&](int row, int stage) { return p.first_node(s, row, stage); };
+  for (std::size_t row = 0; row < p.rows.size(); ++row) {
     for (int stage = 0; stage < p.pp; ++stage) {
-      const int node = first_node(replica, stage);
-      double slow = 1;
-      double link = 1;
-      for (const auto& g : stragglers) {
-        if (g.node < node || g.node >= node + nodes_per_group) continue;
-        double& factor = g.component == scenario::Component::link ? link : slow;
-        factor = std::max(factor, g.slowdown);
-      }
-      p.hosts.push_back(
-          p.platform->add_host(fmt::format("stage{}-replica{}", stage, replica), node, 1 / link));
-      p.slowdown.push_back(slow);
+      const ActorPlace& place = p.places[at(static_cast<int>(row), p.pp, stage)];
+      p.hosts.push_back(p.platform->add_host(fmt::format("stage{}-replica{}", stage, p.rows[row]),
+                                             place.node, 1 / place.link));
     }
   }
   if (!p.all_replicas) {
@@ -658,7 +464,7 @@ void build_platform(Plan& p, const scenario::Scenario& s, const DeviceProfile& p
       }
     }
   }
-  if (nodes_per_group > 1) {  // tp or cp traffic between the rank group's nodes
+  if (p.nodes_per_group > 1) {  // tp or cp traffic between the rank group's nodes
     for (const int replica : p.rows) {
       for (int stage = 0; stage < p.pp; ++stage) {
         p.group_ghosts.push_back(p.platform->add_host(
@@ -670,28 +476,7 @@ void build_platform(Plan& p, const scenario::Scenario& s, const DeviceProfile& p
   p.monitor = std::make_unique<LinkMonitor>(*p.platform);
 }
 
-// The replicas to simulate: every one when traffic can contend (or when asked);
-// else replica 0 and each replica holding a straggler, whose ring neighbours
-// ghosts mirror. In one data-parallel phase per collective a replica's ring
-// flows start when it arrives and its neighbours' data is already under way, so
-// each simulated replica lives its own step, and the slowest sets the step.
-std::vector<int> replicas_to_simulate(const Plan& p, const scenario::Scenario& s,
-                                      const std::vector<Straggler>& stragglers) {
-  std::vector<int> rows;
-  if (p.all_replicas) {
-    for (int r = 0; r < p.dp; ++r) rows.push_back(r);
-    return rows;
-  }
-  rows.push_back(0);
-  for (const auto& g : stragglers) {
-    const int replica = models::group_on_node(s, g.node).replica / p.per_node;
-    if (std::find(rows.begin(), rows.end(), replica) == rows.end()) rows.push_back(replica);
-  }
-  std::sort(rows.begin() + 1, rows.end());
-  return rows;
-}
-
-StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
+StepSimulation collect(Plan& p) {
   StepSimulation r;
   r.step_time_s = sg4::Engine::get_clock();
   require_finished(p.timelines, r.step_time_s);
@@ -709,7 +494,7 @@ StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
     const int row = static_cast<int>(g) / p.pp;
     r.groups.push_back({static_cast<int>(g) % p.pp,
                         p.rows[static_cast<std::size_t>(row)] * p.per_node, p.wait_s[g], finish,
-                        p.slowdown[g]});
+                        p.places[g].slowdown});
     if (finish > r.groups[last].finish_s) last = g;
   }
   r.wait_s.assign(p.wait_s.begin(), p.wait_s.begin() + p.pp);
@@ -720,7 +505,7 @@ StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
   }
   r.links = p.monitor->loads(r.step_time_s);
   r.events = std::move(p.events);
-  r.stragglers = std::move(stragglers);
+  r.stragglers = p.stragglers;
   return r;
 }
 
@@ -729,53 +514,30 @@ StepSimulation collect(Plan& p, std::vector<Straggler> stragglers) {
 StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& measured,
                              const StepOptions& options) {
   const DeviceProfile profile = on_hardware(measured, s.cluster.gpu);
-  const int group_gpus = s.parallelism.tp * s.parallelism.cp;
-  const int gpn = s.cluster.gpus_per_node;
-  if (group_gpus >= gpn ? group_gpus % gpn != 0 : gpn % group_gpus != 0) {
-    throw std::invalid_argument(fmt::format(
-        "the step engine needs each rank group (tp x cp = {}) to fill whole nodes of {} GPUs or "
-        "to divide a node; use `myriad estimate` for this scenario",
-        group_gpus, gpn));
-  }
-  if (group_gpus < gpn && s.parallelism.pp > 1 &&
-      s.parallelism.placement == scenario::Placement::tp_cp_pp_dp) {
-    throw std::invalid_argument(fmt::format(
-        "the step engine plays the {} rank groups (tp x cp = {}) of a node as replicas of one "
-        "stage, but parallelism.placement tp-cp-pp-dp puts a replica's stages there; use "
-        "tp-cp-dp-pp, or `myriad estimate` for this scenario",
-        gpn / group_gpus, group_gpus));
-  }
-  if (group_gpus < gpn && s.parallelism.dp % (gpn / group_gpus) != 0) {
-    throw std::invalid_argument(fmt::format(
-        "the step engine plays the {} rank groups (tp x cp = {}) of a node as replicas of one "
-        "stage: dp ({}) must be a multiple of {}; use `myriad estimate` for this scenario",
-        gpn / group_gpus, group_gpus, s.parallelism.dp, gpn / group_gpus));
-  }
-  // Refusing a scenario leaves the process's one engine unused.
+  std::vector<Straggler> stragglers = options.stragglers ? *options.stragglers : draw_stragglers(s);
+  // A scenario the engine cannot play is refused here, leaving the process's one
+  // engine unused.
+  Plan p(lower_step(s, profile, std::move(stragglers), options.all_replicas));
   static std::atomic<bool> ran{false};
   if (ran.exchange(true)) {
     throw std::logic_error("simulate_step: SimGrid runs one engine per process");
   }
-  std::vector<Straggler> stragglers = options.stragglers ? *options.stragglers : draw_stragglers(s);
-  Plan p = make_plan(s, profile);
-  // Expert all-to-alls couple the replicas of a group layer by layer, so a slow
-  // node slows its partners as it goes: with stragglers, simulate them all.
-  const bool coupled = p.ep_actors > 1 && !stragglers.empty();
-  p.all_replicas =
-      options.all_replicas || p.dp == 1 || oversubscribed_below_join(s.cluster) || coupled;
-  p.rows = replicas_to_simulate(p, s, stragglers);
   const int groups = p.pp * static_cast<int>(p.rows.size());
   p.wait_s.assign(static_cast<std::size_t>(groups), 0.0);
   p.timelines.resize(static_cast<std::size_t>(groups));
   p.ep_played.assign(static_cast<std::size_t>(groups), 0);
   p.sent_at.assign(static_cast<std::size_t>(groups), std::vector<double>(at(2, p.v * p.m, 0), 0.0));
+  p.tags.resize(at(p.v, p.m, 0));
+  for (int c = 0; c < p.v; ++c) {
+    for (int j = 0; j < p.m; ++j) p.tags[at(c, p.m, j)] = Tag{c, j};
+  }
 
   int argc = 1;
   char name[] = "myriad";
   char* argv[] = {name, nullptr};
   sg4::Engine engine(&argc, argv);
   apply_engine_config(options.sanitizer_safe, groups);
-  build_platform(p, s, profile, stragglers);
+  build_platform(p, s);
   for (int row = 0; row < static_cast<int>(p.rows.size()); ++row) {
     for (int stage = 0; stage < p.pp; ++stage) {
       sg4::Actor::create(fmt::format("stage-{}-replica-{}", stage, p.rows[row]),
@@ -784,7 +546,7 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
     }
   }
   engine.run();
-  return collect(p, std::move(stragglers));
+  return collect(p);
 }
 
 }  // namespace myriad::sim

@@ -1,4 +1,6 @@
-// The step engine: one training step played as events on SimGrid.
+// The step engine: one training step played as events on SimGrid. What is
+// played (actors, replicas simulated, how each collective is lowered) is decided
+// first, without SimGrid, by sim/step/step_lowering.hpp.
 //
 // Platform: the scenario's fat tree (sim/topology/fat_tree_platform.hpp): one
 // host per rank group, its nodes' NICs aggregated into one link (NICs x rate x

@@ -1,0 +1,205 @@
+#include "sim/step/step_lowering.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "models/plan/placement.hpp"
+#include "models/plan/step_plan.hpp"
+#include "sim/cost/network_slowdown.hpp"
+
+namespace myriad::sim {
+namespace {
+
+using Plan = StepLowering;
+
+// How each data-parallel collective is played (DpPhase).
+std::vector<DpPhase> lower_dp(const Plan& p, const scenario::Scenario& s,
+                              const DeviceProfile& profile) {
+  std::vector<DpPhase> phases;
+  const models::GroupSpan span = models::group_span(models::GroupKind::dp, s);
+  for (std::size_t i = 0; i < p.costs.dp_comms.size(); ++i) {
+    const models::Collective& c = p.costs.dp_comms[i];
+    const CommCost& cost = p.costs.dp_costs[i];
+    DpPhase d;
+    d.algorithm = cost.algorithm;
+    if (p.dp == 1) {
+      d.whole_s = cost.time_s;
+    } else if (cost.algorithm == models::Algorithm::hierarchical) {
+      const models::GroupSpan node{span.per_node, span.per_node, 1};
+      models::Collective local = c;
+      local.kind = models::CollectiveKind::reduce_scatter;
+      d.before = collective_cost(local, node, s.cluster, profile);
+      local.kind = models::CollectiveKind::all_gather;
+      d.after = collective_cost(local, node, s.cluster, profile);
+      models::Collective shard = c;
+      shard.bytes = c.bytes / span.per_node;
+      const CommCost across =
+          collective_cost(shard, {span.nodes, 1, span.nodes}, s.cluster, profile);
+      d.edge_factor = busbw_factor(c.kind, span.nodes);
+      d.extra_latency_s = std::max(0.0, across.latency_s - p.route_latency_s);
+    } else {  // ring or tree
+      d.edge_factor = busbw_factor(c.kind, p.dp_ranks);
+      d.extra_latency_s = std::max(0.0, cost.latency_s - p.route_latency_s);
+    }
+    phases.push_back(d);
+  }
+  return phases;
+}
+
+// How each of the layer's exposed collectives is played (Play):
+//   expert_flows  an expert all-to-all, when an expert-parallel group's ranks fill
+//                 whole actors of one node each (tp x cp no more than a node) and
+//                 more than one of them;
+//   group_flows   a tp or cp collective whose group spans nodes (a rank group of
+//                 several nodes, e.g. cp 2 at tp 8), between the rank group's host
+//                 and a ghost at its second node;
+//   inside        everything else, priced inside the layer's time.
+void plan_layer_flows(Plan& p, const scenario::Scenario& s, double node_Bps) {
+  const auto& par = s.parallelism;
+  const int gpn = s.cluster.gpus_per_node;
+  const int replicas = par.ep % par.cp == 0 ? par.ep / par.cp : 0;
+  const bool ep_ok = par.tp * par.cp <= gpn && replicas > 0 && replicas % p.per_node == 0 &&
+                     replicas / p.per_node >= 2 && p.dp % (replicas / p.per_node) == 0;
+  if (ep_ok) {
+    p.ep_actors = replicas / p.per_node;
+    p.ep_members = static_cast<double>(par.ep) / p.ep_actors;
+    // Every GPU of the actor is in one group; each sends members / ep of its
+    // bytes to each GPU of a partner actor's members.
+    p.ep_flow_factor = p.group_gpus * p.ep_members / par.ep;
+  }
+  p.group_link_Bps = node_Bps * std::max(1, p.group_gpus / gpn);
+  p.layer_local = p.costs.layer;
+  const auto play = [&](const std::vector<LayerCollective>& comms, double& local) {
+    std::vector<Play> out;
+    for (const auto& c : comms) {
+      const models::GroupKind g = c.collective.group;
+      Play how = Play::inside;
+      if (g == models::GroupKind::ep && ep_ok) how = Play::expert_flows;
+      if ((g == models::GroupKind::tp || g == models::GroupKind::cp) &&
+          models::group_span(g, s).nodes > 1) {
+        how = Play::group_flows;
+      }
+      if (how != Play::inside) {
+        local -= c.cost.time_s;
+        p.layer_flows = true;
+      }
+      out.push_back(how);
+    }
+    return out;
+  };
+  p.forward_play = play(p.costs.forward_comms, p.layer_local.forward);
+  p.backward_play = play(p.costs.backward_comms, p.layer_local.backward);
+  const auto experts = [](const std::vector<Play>& v) {
+    return std::find(v.begin(), v.end(), Play::expert_flows) != v.end();
+  };
+  if (!experts(p.forward_play) && !experts(p.backward_play)) p.ep_actors = 1;  // no ghosts
+}
+
+// The replicas to simulate: every one when traffic can contend (or when asked);
+// else replica 0 and each replica holding a straggler, whose ring neighbours
+// ghosts mirror. In one data-parallel phase per collective a replica's ring
+// flows start when it arrives and its neighbours' data is already under way, so
+// each simulated replica lives its own step, and the slowest sets the step.
+std::vector<int> replicas_to_simulate(const Plan& p, const scenario::Scenario& s,
+                                      const std::vector<Straggler>& stragglers) {
+  std::vector<int> rows;
+  if (p.all_replicas) {
+    for (int r = 0; r < p.dp; ++r) rows.push_back(r);
+    return rows;
+  }
+  rows.push_back(0);
+  for (const auto& g : stragglers) {
+    const int replica = models::group_on_node(s, g.node).replica / p.per_node;
+    if (std::find(rows.begin(), rows.end(), replica) == rows.end()) rows.push_back(replica);
+  }
+  std::sort(rows.begin() + 1, rows.end());
+  return rows;
+}
+
+// What the step engine cannot play yet, said before anything is built.
+void check_playable(const scenario::Scenario& s) {
+  const int group_gpus = s.parallelism.tp * s.parallelism.cp;
+  const int gpn = s.cluster.gpus_per_node;
+  if (group_gpus >= gpn ? group_gpus % gpn != 0 : gpn % group_gpus != 0) {
+    throw std::invalid_argument(fmt::format(
+        "the step engine needs each rank group (tp x cp = {}) to fill whole nodes of {} GPUs or "
+        "to divide a node; use `myriad estimate` for this scenario",
+        group_gpus, gpn));
+  }
+  if (group_gpus < gpn && s.parallelism.pp > 1 &&
+      s.parallelism.placement == scenario::Placement::tp_cp_pp_dp) {
+    throw std::invalid_argument(fmt::format(
+        "the step engine plays the {} rank groups (tp x cp = {}) of a node as replicas of one "
+        "stage, but parallelism.placement tp-cp-pp-dp puts a replica's stages there; use "
+        "tp-cp-dp-pp, or `myriad estimate` for this scenario",
+        gpn / group_gpus, group_gpus));
+  }
+  if (group_gpus < gpn && s.parallelism.dp % (gpn / group_gpus) != 0) {
+    throw std::invalid_argument(fmt::format(
+        "the step engine plays the {} rank groups (tp x cp = {}) of a node as replicas of one "
+        "stage: dp ({}) must be a multiple of {}; use `myriad estimate` for this scenario",
+        gpn / group_gpus, group_gpus, s.parallelism.dp, gpn / group_gpus));
+  }
+}
+
+}  // namespace
+
+int StepLowering::first_node(const scenario::Scenario& s, int actor, int stage) const {
+  return models::first_node(s, {stage, actor * per_node});
+}
+
+StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profile,
+                        std::vector<Straggler> stragglers, bool all_replicas) {
+  check_playable(s);
+  const auto& par = s.parallelism;
+  StepLowering p;
+  p.pp = par.pp;
+  p.v = par.virtual_stages;
+  p.m = par.micro_batches();
+  const int group = par.tp * par.cp;
+  const int gpn = s.cluster.gpus_per_node;
+  p.per_node = group < gpn ? gpn / group : 1;
+  p.dp_ranks = par.dp;
+  p.dp = par.dp / p.per_node;
+  for (int stage = 0; stage < par.pp; ++stage) {
+    p.chunk_layers.push_back(models::stage_layers(s, stage) / par.virtual_stages);
+  }
+  p.costs = stage_costs(s, profile);
+  p.group_gpus = group * p.per_node;
+  p.nodes_per_group = p.group_gpus / gpn;
+  p.dp_rings = group;
+  p.pp_bytes_per_node = p.costs.pp_bytes_per_gpu * p.group_gpus;
+  p.overlap_pp = s.overlap.pp;
+  p.overlap_dp = s.overlap.dp;
+  p.overlap_share = profile.overlap_compute_share;
+  p.route_latency_s = hop_latency(s.cluster, s.cluster.nodes());
+  p.node_Bps = s.cluster.nics_per_node * s.cluster.nic_bw_Bps * profile.nic_efficiency;
+  p.dp_phases = lower_dp(p, s, profile);
+  plan_layer_flows(p, s, p.node_Bps);
+  for (int stage = 0; stage < p.pp; ++stage) {
+    p.orders.push_back(models::pipeline_order(p.pp, p.v, p.m, stage));
+  }
+  // Expert all-to-alls couple the replicas of a group layer by layer, so a slow
+  // node slows its partners as it goes: with stragglers, simulate them all.
+  const bool coupled = p.ep_actors > 1 && !stragglers.empty();
+  p.all_replicas = all_replicas || p.dp == 1 || oversubscribed_below_join(s.cluster) || coupled;
+  p.rows = replicas_to_simulate(p, s, stragglers);
+  for (const int actor : p.rows) {
+    for (int stage = 0; stage < p.pp; ++stage) {
+      ActorPlace place;
+      place.node = p.first_node(s, actor, stage);
+      for (const auto& g : stragglers) {
+        if (g.node < place.node || g.node >= place.node + p.nodes_per_group) continue;
+        double& factor = g.component == scenario::Component::link ? place.link : place.slowdown;
+        factor = std::max(factor, g.slowdown);
+      }
+      p.places.push_back(place);
+    }
+  }
+  p.stragglers = std::move(stragglers);
+  return p;
+}
+
+}  // namespace myriad::sim

@@ -1,0 +1,122 @@
+// The step engine's lowering: a scenario turned into what its actors play,
+// decided once, before any event, and without SimGrid (so it is built and
+// tested alone). step_engine.cpp plays it on SimGrid.
+//
+// What it decides (step_engine.hpp says how each is then played):
+//   - the actors: one per pipeline stage and data-parallel actor, an actor being
+//     a replica or, with rank groups smaller than a node, the node's replicas
+//     of one stage, which run in lockstep;
+//   - the replicas simulated (rows): every one when traffic can contend or when
+//     asked; else replica 0 and each replica holding a straggler, their ring
+//     neighbours mirrored by ghosts;
+//   - how each data-parallel collective is played (DpPhase), from the algorithm
+//     the analytic engine picked for it;
+//   - how each of a layer's exposed tp, cp and ep collectives is played (Play);
+//   - each simulated rank group's node, and its GPU and link straggler factors.
+#pragma once
+
+#include <vector>
+
+#include "models/plan/collective.hpp"
+#include "models/plan/pipeline_schedule.hpp"
+#include "models/scenario/scenario.hpp"
+#include "sim/analytic/estimator.hpp"
+#include "sim/cost/comm_cost.hpp"
+#include "sim/cost/device_profile.hpp"
+#include "sim/step/stragglers.hpp"
+
+namespace myriad::sim {
+
+// How one data-parallel collective is played, from the algorithm the analytic
+// engine picked for it (sim/cost/comm_cost.hpp):
+//   ring          one flow per ring edge between nodes, carrying the ring's
+//                 bytes; the other 2(n-1) - 1 (or n - 2) hops' latency added;
+//   tree          the same flows (the model gives NCCL's double binary tree the
+//                 ring's bus bandwidth), with the tree's log-depth latency;
+//   hierarchical  a reduce-scatter inside the node (NVLink, priced), the ring
+//                 across nodes of each node's shards as flows (a node's ranks
+//                 each carry 1/per_node of the data over their own NIC: together
+//                 the flat ring's edge bytes at n = nodes), an all-gather inside
+//                 the node.
+// Every replica in one node: the collective never leaves it, priced whole.
+struct DpPhase {
+  models::Algorithm algorithm = models::Algorithm::none;
+  CommCost before;             // hierarchical: the reduce-scatter inside the node
+  double edge_factor = 0;      // flow bytes per GPU byte, per data-parallel ring
+  double extra_latency_s = 0;  // the schedule's latency beyond the flow's own hop
+  CommCost after;              // hierarchical: the all-gather inside the node
+  double whole_s = 0;          // every replica in one node
+};
+
+// How the step engine plays one of a layer's collectives.
+enum class Play {
+  inside,        // priced inside the layer's time (inside a node, or overlapped)
+  expert_flows,  // an expert all-to-all between the nodes of its group
+  group_flows,   // a tp or cp collective between the nodes of one rank group
+};
+
+// One simulated rank group (a row's actor at one stage): where it sits and how
+// its stragglers slow it.
+struct ActorPlace {
+  int node = 0;         // its first node
+  double slowdown = 1;  // GPU straggler factor: its compute takes this times as long
+  double link = 1;      // link straggler factor: its NICs' bandwidth divided by it
+};
+
+struct StepLowering {
+  int pp = 1;
+  int v = 1;
+  int m = 1;
+  // Actors per stage along data parallelism: the replicas, or with rank groups
+  // smaller than a node the nodes they fill (`per_node` replicas each, which run
+  // in lockstep: one actor plays them all, its traffic theirs together).
+  int dp = 1;
+  int dp_ranks = 1;               // data-parallel replicas: the collectives' ring length
+  int per_node = 1;               // replicas one actor plays
+  int nodes_per_group = 1;        // nodes one rank group spans (tp x cp over a node)
+  std::vector<int> chunk_layers;  // [stage]: layers of each of its chunks
+  StageCosts costs;
+  double pp_bytes_per_node = 0;  // one activation transfer of a rank group
+  double node_Bps = 0;           // a node's NICs together, at the profile's efficiency
+  // The latency every flow pays itself: every route crosses the hop of the tier
+  // joining the whole cluster (sim/topology/fat_tree_platform.hpp).
+  double route_latency_s = 0;
+  std::vector<DpPhase> dp_phases;  // [i]: how costs.dp_comms[i] is played
+  // How each of the layer's tp, cp and ep collectives is played: inside the
+  // layer's time, or as flows; `layer_local` leaves the flows out.
+  std::vector<Play> forward_play;
+  std::vector<Play> backward_play;
+  bool layer_flows = false;  // any played as flows
+  PassTimes layer_local;
+  // An expert-parallel group spans `ep_actors` consecutive actors of a stage;
+  // each sends every other one `ep_flow_factor` times a collective's bytes.
+  int ep_actors = 1;
+  double ep_flow_factor = 0;
+  double ep_members = 1;      // of one group on one actor (node)
+  double group_link_Bps = 0;  // a rank group spanning nodes: its NICs' rate
+  int group_gpus = 1;         // GPUs acting together in one actor (tp x cp x per_node)
+  int dp_rings = 1;           // data-parallel rings through a node: one per tp x cp rank
+  bool overlap_pp = false;
+  bool overlap_dp = false;
+  double overlap_share = 0;  // of the compute rate, taken by communication beside compute
+  std::vector<std::vector<models::PipelineTask>> orders;  // [stage]: Megatron's order
+  bool all_replicas = false;
+  // The replicas simulated, one row of actors each (rows index `places` and the
+  // engine's per-actor tables): all of them, or replica 0 and those holding a
+  // straggler, each with its ring neighbours mirrored by ghosts. Actor rows, to
+  // be exact: row r stands for replicas r * per_node onwards.
+  std::vector<int> rows;
+  std::vector<ActorPlace> places;  // [row * pp + stage]
+  std::vector<Straggler> stragglers;
+
+  // The first node of actor `actor` (a row's value) at `stage`.
+  [[nodiscard]] int first_node(const scenario::Scenario& s, int actor, int stage) const;
+};
+
+// Throws std::invalid_argument for scenarios the step engine cannot play (rank
+// groups that neither fill whole nodes nor divide one, or stages sharing a node).
+// `profile` is already on the scenario's hardware (on_hardware).
+StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profile,
+                        std::vector<Straggler> stragglers, bool all_replicas);
+
+}  // namespace myriad::sim
