@@ -79,7 +79,7 @@ Case gemm_case(const Ctx& ctx, ops::GemmLayout layout, std::int64_t m, std::int6
   c.prepare = [ctx, args] {
     auto make = [](std::size_t elems, std::uint32_t seed) {
       std::vector<ops::Bf16> host = uniform_values<ops::Bf16>(elems, seed);
-      auto d = std::make_shared<Device<ops::Bf16>>(elems);
+      auto d = std::make_shared<DeviceBuffer<ops::Bf16>>(elems);
       d->upload(host);
       return std::make_pair(d, std::move(host));
     };
@@ -89,7 +89,7 @@ Case gemm_case(const Ctx& ctx, ops::GemmLayout layout, std::int64_t m, std::int6
     const auto b = made_b.first;
     const auto& ha = made_a.second;
     const auto& hb = made_b.second;
-    auto out = std::make_shared<Device<ops::Bf16>>(count(args.m, args.n));
+    auto out = std::make_shared<DeviceBuffer<ops::Bf16>>(count(args.m, args.n));
     const auto run = [ctx, args, a, b, out] {
       ctx->gemm.run(args, a->get(), b->get(), out->get(), ctx->stream);
     };
@@ -288,7 +288,7 @@ Case optimizer_case(const Ctx& ctx, bool lion, std::int64_t n) {
     auto p = random_floats(count(n), 17);
     auto g = random_floats(count(n), 18);
     auto m = random_floats(count(n), 19);
-    auto v = std::make_shared<Device<float>>(count(n));
+    auto v = std::make_shared<DeviceBuffer<float>>(count(n));
     v->upload(std::vector<float>(count(n), 0.5F));
     std::function<void()> run;
     if (lion) {
@@ -317,7 +317,7 @@ Case quantize_case(const Ctx& ctx, std::int64_t rows, std::int64_t cols) {
                      {{"rows", rows}, {"cols", cols}, {"scaling", "per_token"}, {"group", 128}});
   c.prepare = [ctx, s] {
     auto x = random_floats(count(s.rows, s.cols), 20);
-    auto q = std::make_shared<Device<ops::Fp8E4M3>>(count(s.rows, s.cols));
+    auto q = std::make_shared<DeviceBuffer<ops::Fp8E4M3>>(count(s.rows, s.cols));
     auto scales = poisoned(static_cast<std::size_t>(ops::quant_scale_count(s)));
     const auto run = [=] {
       ops::quantize_fp8_cuda(s, x->get(), q->get(), scales->get(), ctx->stream);
@@ -333,7 +333,7 @@ Case reduce_case(const Ctx& ctx, std::int64_t n) {
                      {{"n", n}, {"dtype", "fp32"}});
   c.prepare = [ctx, n] {
     auto dst = random_floats(count(n), 21);
-    auto src = std::make_shared<Device<float>>(count(n));
+    auto src = std::make_shared<DeviceBuffer<float>>(count(n));
     src->upload(
         std::vector<float>(count(n), 0.0F));  // adding zeros: values stay put however often it runs
     const auto run = [=] {
@@ -357,10 +357,10 @@ Case permute_case(const Ctx& ctx, std::int64_t tokens, std::int64_t experts, std
                   {"hidden", hidden}});
   c.prepare = [ctx, s, hidden] {
     auto logits = random_floats(count(s.tokens, s.experts), 22);
-    auto expert = std::make_shared<Device<std::int32_t>>(count(s.tokens, s.top_k));
-    auto weight = std::make_shared<Device<float>>(count(s.tokens, s.top_k));
-    auto slot = std::make_shared<Device<std::int32_t>>(count(s.tokens, s.top_k));
-    auto load = std::make_shared<Device<std::int32_t>>(count(s.experts));
+    auto expert = std::make_shared<DeviceBuffer<std::int32_t>>(count(s.tokens, s.top_k));
+    auto weight = std::make_shared<DeviceBuffer<float>>(count(s.tokens, s.top_k));
+    auto slot = std::make_shared<DeviceBuffer<std::int32_t>>(count(s.tokens, s.top_k));
+    auto load = std::make_shared<DeviceBuffer<std::int32_t>>(count(s.experts));
     const ops::RoutingCuda routing{expert->get(), weight->get(), slot->get(), load->get()};
     ops::route_top_k_cuda(s, logits->get(), routing, ctx->stream);
     auto x = random_floats(count(s.tokens, hidden), 23);

@@ -1,4 +1,4 @@
-// Internal to calibration/, compiled only with CUDA: device buffers, the
+// Internal to calibration/, compiled only with CUDA: shared device buffers, the
 // stream and events every CUDA case shares, and the builders of the CUDA cases,
 // for the kernel grid (measure/cuda_backend.cpp), the collectives
 // (measure/cuda_collectives.cpp) and the layer composite (check/cuda_composite.cpp).
@@ -20,6 +20,7 @@
 
 #include "calibration/measure/cases.hpp"
 #include "kernels/device/cuda_check.hpp"
+#include "kernels/device/device_buffer.hpp"
 #include "kernels/ops/bf16.hpp"
 #include "kernels/ops/gemm_cuda.hpp"
 
@@ -27,47 +28,19 @@ namespace myriad::calibration::cuda_detail {
 
 namespace ops = kernels::ops;
 
-// A device allocation of n elements, freed with its last owner.
-template <typename T>
-class Device {
- public:
-  explicit Device(std::size_t n) : n_(n) {
-    void* p = nullptr;
-    MYRIAD_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(1, n) * sizeof(T)));
-    p_ = static_cast<T*>(p);
-  }
-  ~Device() { cudaFree(p_); }
-  Device(const Device&) = delete;
-  Device& operator=(const Device&) = delete;
-  Device(Device&&) = delete;
-  Device& operator=(Device&&) = delete;
-  [[nodiscard]] T* get() const { return p_; }
-  [[nodiscard]] std::size_t size() const { return n_; }
-  void upload(const std::vector<T>& host) const {
-    MYRIAD_CUDA_CHECK(cudaMemcpy(p_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  [[nodiscard]] std::vector<T> download() const {
-    std::vector<T> host(n_);
-    MYRIAD_CUDA_CHECK(cudaMemcpy(host.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
-    return host;
-  }
+using kernels::DeviceBuffer;
+using kernels::DeviceFill;
 
- private:
-  T* p_ = nullptr;
-  std::size_t n_ = 0;
-};
-
+// A device buffer shared by the closures of a case, freed with its last owner.
 template <typename T>
-using Buf = std::shared_ptr<Device<T>>;
+using Buf = std::shared_ptr<DeviceBuffer<T>>;
 
 inline std::size_t count(std::int64_t a, std::int64_t b = 1, std::int64_t c = 1) {
   return static_cast<std::size_t>(a) * static_cast<std::size_t>(b) * static_cast<std::size_t>(c);
 }
 
 inline Buf<float> random_floats(std::size_t n, std::uint32_t seed) {
-  auto d = std::make_shared<Device<float>>(n);
-  d->upload(uniform_floats(n, seed));
-  return d;
+  return std::make_shared<DeviceBuffer<float>>(uniform_floats(n, seed));
 }
 
 // Storage types: fp32, or bf16 (fp32 compute inside the kernel).
@@ -115,17 +88,13 @@ std::vector<T> uniform_values(std::size_t n, std::uint32_t seed) {
 
 template <typename T>
 Buf<T> random_values(std::size_t n, std::uint32_t seed) {
-  auto d = std::make_shared<Device<T>>(n);
-  d->upload(uniform_values<T>(n, seed));
-  return d;
+  return std::make_shared<DeviceBuffer<T>>(uniform_values<T>(n, seed));
 }
 
 // All bits set: a NaN in fp32 and in bf16, written by the device in no time.
 template <typename T>
 Buf<T> poisoned_values(std::size_t n) {
-  auto d = std::make_shared<Device<T>>(n);
-  MYRIAD_CUDA_CHECK(cudaMemset(d->get(), 0xFF, std::max<std::size_t>(1, n) * sizeof(T)));
-  return d;
+  return std::make_shared<DeviceBuffer<T>>(n, DeviceFill::poison);
 }
 
 template <typename T>

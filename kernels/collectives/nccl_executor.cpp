@@ -37,7 +37,10 @@ namespace {
 
 // Holds at least `bytes` of device memory in `region` (contents not kept when it grows).
 void reserve(DeviceBytes& region, int device, std::int64_t bytes) {
-  if (!region.allocated() || region.bytes() < bytes) region = DeviceBytes(device, bytes);
+  const auto want = static_cast<std::size_t>(std::max<std::int64_t>(bytes, 0));
+  if (!region.allocated() || region.bytes() < want) {
+    region = DeviceBytes(want, kernels::DeviceFill::none, device);
+  }
 }
 
 // Distinct devices: NCCL. One device for every rank: device copies. Else refused.
@@ -122,7 +125,7 @@ void NcclRanks::Impl::prepare(const Schedule& s, const GroupPlan* plan) {
 void NcclRanks::Impl::upload(const std::vector<std::vector<float>>& buffers) {
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     MYRIAD_CUDA_CHECK(cudaSetDevice(ranks[r].device));
-    MYRIAD_CUDA_CHECK(cudaMemcpy(ranks[r].data.at(0), buffers[r].data(),
+    MYRIAD_CUDA_CHECK(cudaMemcpy(ranks[r].data.get(), buffers[r].data(),
                                  buffers[r].size() * sizeof(float), cudaMemcpyHostToDevice));
     MYRIAD_CUDA_CHECK(cudaDeviceSynchronize());
   }
@@ -132,7 +135,7 @@ void NcclRanks::Impl::download(std::vector<std::vector<float>>& buffers) {
   synchronize();
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     MYRIAD_CUDA_CHECK(cudaSetDevice(ranks[r].device));
-    MYRIAD_CUDA_CHECK(cudaMemcpy(buffers[r].data(), ranks[r].data.at(0),
+    MYRIAD_CUDA_CHECK(cudaMemcpy(buffers[r].data(), ranks[r].data.get(),
                                  buffers[r].size() * sizeof(float), cudaMemcpyDeviceToHost));
   }
 }
@@ -148,7 +151,7 @@ void NcclRanks::Impl::synchronize() {
 void NcclRanks::Impl::clear() {
   for (const Rank& rank : ranks) {
     MYRIAD_CUDA_CHECK(cudaSetDevice(rank.device));
-    MYRIAD_CUDA_CHECK(cudaMemset(rank.data.at(0), 0, static_cast<std::size_t>(rank.data.bytes())));
+    MYRIAD_CUDA_CHECK(cudaMemset(rank.data.get(), 0, rank.data.bytes()));
     MYRIAD_CUDA_CHECK(cudaDeviceSynchronize());
   }
 }

@@ -9,12 +9,12 @@
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
-#include <utility>
 #include <vector>
 
 #include "kernels/collectives/group_plan.hpp"
 #include "kernels/collectives/nccl_executor.hpp"
 #include "kernels/device/cuda_check.hpp"
+#include "kernels/device/device_buffer.hpp"
 
 #define MYRIAD_NCCL_CHECK(call)                                                               \
   do {                                                                                        \
@@ -32,34 +32,8 @@ constexpr std::int64_t kFloat = 4;
 
 inline std::size_t floats(std::int64_t bytes) { return static_cast<std::size_t>(bytes / kFloat); }
 
-// Device memory of one rank, freed with its owner.
-class DeviceBytes {
- public:
-  DeviceBytes() = default;
-  DeviceBytes(int device, std::int64_t bytes) : bytes_(bytes) {
-    MYRIAD_CUDA_CHECK(cudaSetDevice(device));
-    MYRIAD_CUDA_CHECK(
-        cudaMalloc(&ptr_, static_cast<std::size_t>(std::max<std::int64_t>(bytes, 4))));
-  }
-  ~DeviceBytes() { (void)cudaFree(ptr_); }
-  DeviceBytes(DeviceBytes&& o) noexcept
-      : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-  DeviceBytes& operator=(DeviceBytes&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    std::swap(bytes_, o.bytes_);
-    return *this;
-  }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-
-  [[nodiscard]] bool allocated() const { return ptr_ != nullptr; }
-  [[nodiscard]] std::int64_t bytes() const { return bytes_; }
-  [[nodiscard]] char* at(std::int64_t offset) const { return static_cast<char*>(ptr_) + offset; }
-
- private:
-  void* ptr_ = nullptr;
-  std::int64_t bytes_ = 0;
-};
+// Device memory of one rank, counted in bytes, freed with its owner.
+using DeviceBytes = kernels::DeviceBuffer<char>;
 
 // One rank: its communicator, stream, timing events and three regions.
 struct Rank {
@@ -74,7 +48,7 @@ struct Rank {
   [[nodiscard]] char* at(const Place& p) const {
     const DeviceBytes& region =
         p.region == Region::data ? data : (p.region == Region::scratch ? scratch : staging);
-    return region.at(p.offset);
+    return region.byte_at(p.offset);
   }
 };
 

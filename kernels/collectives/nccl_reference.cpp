@@ -56,7 +56,7 @@ void NcclRanks::Impl::run_reference(const Schedule& s) {
   in_group([&] {
     for (int r = 0; r < n; ++r) {
       const Rank& k = ranks[static_cast<std::size_t>(r)];
-      char* d = k.data.at(0);
+      char* d = k.data.get();
       switch (s.spec.kind) {
         case CollectiveKind::all_reduce:
           MYRIAD_NCCL_CHECK(

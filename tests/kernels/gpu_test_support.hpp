@@ -1,6 +1,6 @@
-// Helpers for the CUDA backend tests (CUDA builds only): a device buffer that is
-// poisoned (all bits set: NaN for floats) on creation, and conversions between
-// fp32, bf16 and float64 for comparisons against the CPU backend.
+// Helpers for the CUDA backend tests (CUDA builds only): the device buffer
+// (kernels/device/device_buffer.hpp), whether a GPU is there, and conversions
+// between fp32, bf16 and float64 for comparisons against the CPU backend.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -9,41 +9,16 @@
 #include <vector>
 
 #include "kernels/device/cuda_check.hpp"
+#include "kernels/device/device_buffer.hpp"
 #include "kernels/device/device_query.hpp"
 #include "kernels/ops/bf16.hpp"
 #include "ops_test_support.hpp"
 
 namespace myriad::kernels::ops::testing {
 
-// A device buffer of n elements, filled with all-ones bits (NaN for floats) on creation.
-template <typename T>
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t n) : n_(n) {
-    MYRIAD_CUDA_CHECK(cudaMalloc(&ptr_, n * sizeof(T)));
-    MYRIAD_CUDA_CHECK(cudaMemset(ptr_, 0xFF, n * sizeof(T)));
-  }
-  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) {
-    MYRIAD_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  ~DeviceBuffer() { (void)cudaFree(ptr_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&&) = delete;
-  DeviceBuffer& operator=(DeviceBuffer&&) = delete;
-
-  T* get() { return static_cast<T*>(ptr_); }
-  [[nodiscard]] std::vector<T> download() const {
-    MYRIAD_CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<T> host(n_);
-    MYRIAD_CUDA_CHECK(cudaMemcpy(host.data(), ptr_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
-    return host;
-  }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t n_ = 0;
-};
+// Device buffers: the tests create their outputs poisoned (DeviceFill::poison:
+// all bits set, NaN for floats), so an element a kernel fails to write shows.
+using kernels::DeviceBuffer;
 
 inline bool have_gpu() { return !query_devices().devices.empty(); }
 

@@ -56,8 +56,9 @@ TEST(OpsGpu, NormsBf16MatchCpu) {
     std::vector<float> mean(r), rstd(r), dgamma(h), dbeta(h);
     layer_norm_forward_cpu(s, x, gamma, beta, y, mean, rstd);
     layer_norm_backward_cpu(s, dy, x, gamma, mean, rstd, dx, dgamma, dbeta);
-    DeviceBuffer<Bf16> gx(x), gdy(dy), gy(n), gdx(n);
-    DeviceBuffer<float> ggamma(gamma), gbeta(beta), gmean(r), grstd(r), gdgamma(h), gdbeta(h);
+    DeviceBuffer<Bf16> gx(x), gdy(dy), gy(n, DeviceFill::poison), gdx(n, DeviceFill::poison);
+    DeviceBuffer<float> ggamma(gamma), gbeta(beta), gmean(r, DeviceFill::poison),
+        grstd(r, DeviceFill::poison), gdgamma(h, DeviceFill::poison), gdbeta(h, DeviceFill::poison);
     layer_norm_forward_cuda(s, gx.get(), ggamma.get(), gbeta.get(), gy.get(), gmean.get(),
                             grstd.get(), nullptr);
     layer_norm_backward_cuda(s, gdy.get(), gx.get(), ggamma.get(), gmean.get(), grstd.get(),
@@ -69,8 +70,8 @@ TEST(OpsGpu, NormsBf16MatchCpu) {
     expect_close(gdbeta.download(), widen(dbeta), 1e-4, 1e-4, "layer norm dbeta");
     rms_norm_forward_cpu(s, x, gamma, y, rstd);
     rms_norm_backward_cpu(s, dy, x, gamma, rstd, dx, dgamma);
-    DeviceBuffer<Bf16> ry(n), rdx(n);
-    DeviceBuffer<float> rrstd(r), rdgamma(h);
+    DeviceBuffer<Bf16> ry(n, DeviceFill::poison), rdx(n, DeviceFill::poison);
+    DeviceBuffer<float> rrstd(r, DeviceFill::poison), rdgamma(h, DeviceFill::poison);
     rms_norm_forward_cuda(s, gx.get(), ggamma.get(), ry.get(), rrstd.get(), nullptr);
     rms_norm_backward_cuda(s, gdy.get(), gx.get(), ggamma.get(), rrstd.get(), rdx.get(),
                            rdgamma.get(), nullptr);
@@ -92,7 +93,9 @@ TEST(OpsGpu, ActivationsBf16MatchCpu) {
     gelu_backward_cpu(dy, x, dx);
     swiglu_forward_cpu(x, up, sy);
     swiglu_backward_cpu(dy, x, up, dg, du);
-    DeviceBuffer<Bf16> gx(x), gup(up), gdy(dy), o1(n), o2(n), o3(n), o4(n), o5(n);
+    DeviceBuffer<Bf16> gx(x), gup(up), gdy(dy), o1(n, DeviceFill::poison),
+        o2(n, DeviceFill::poison), o3(n, DeviceFill::poison), o4(n, DeviceFill::poison),
+        o5(n, DeviceFill::poison);
     const auto len = static_cast<std::int64_t>(n);
     gelu_forward_cuda(gx.get(), o1.get(), len, nullptr);
     gelu_backward_cuda(gdy.get(), gx.get(), o2.get(), len, nullptr);
@@ -119,8 +122,8 @@ TEST(OpsGpu, BiasGeluBf16MatchesCpu) {
     std::vector<float> dbias(c);
     bias_gelu_forward_cpu(rows, cols, x, bias, y);
     bias_gelu_backward_cpu(rows, cols, dy, x, bias, dx, dbias);
-    DeviceBuffer<Bf16> gx(x), gdy(dy), gy(n), gdx(n);
-    DeviceBuffer<float> gbias(bias), gdbias(c);
+    DeviceBuffer<Bf16> gx(x), gdy(dy), gy(n, DeviceFill::poison), gdx(n, DeviceFill::poison);
+    DeviceBuffer<float> gbias(bias), gdbias(c, DeviceFill::poison);
     bias_gelu_forward_cuda(gx.get(), gbias.get(), gy.get(), rows, cols, nullptr);
     bias_gelu_backward_cuda(gdy.get(), gx.get(), gbias.get(), gdx.get(), gdbias.get(), rows, cols,
                             nullptr);
@@ -148,8 +151,9 @@ TEST(OpsGpu, AttentionBf16MatchesCpu) {
     std::vector<float> lse(nl);
     attention_forward_cpu(s, q, k, v, o, lse);
     attention_backward_cpu(s, q, k, v, o, lse, dout, AttentionGradsBf16{dq, dk, dv});
-    DeviceBuffer<Bf16> gq(q), gk(k), gv(v), gdo(dout), go(nq), gdq(nq), gdk(nkv), gdv(nkv);
-    DeviceBuffer<float> glse(nl), gdelta(nl);
+    DeviceBuffer<Bf16> gq(q), gk(k), gv(v), gdo(dout), go(nq, DeviceFill::poison),
+        gdq(nq, DeviceFill::poison), gdk(nkv, DeviceFill::poison), gdv(nkv, DeviceFill::poison);
+    DeviceBuffer<float> glse(nl, DeviceFill::poison), gdelta(nl, DeviceFill::poison);
     attention_forward_cuda(s, gq.get(), gk.get(), gv.get(), go.get(), glse.get(), nullptr);
     // The backward reads the CPU's o, so that both sides start from the same bf16 values.
     DeviceBuffer<Bf16> go_cpu(o);

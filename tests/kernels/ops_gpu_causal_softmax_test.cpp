@@ -34,7 +34,7 @@ TEST(OpsGpu, CausalSoftmaxMatchesCpu) {
     std::vector<float> y(n), dx(n);
     causal_softmax_forward_cpu(s, x, y);
     causal_softmax_backward_cpu(s, dy, y, dx);
-    DeviceBuffer<float> gx(x), gdy(dy), gy(n), gdx(n);
+    DeviceBuffer<float> gx(x), gdy(dy), gy(n, DeviceFill::poison), gdx(n, DeviceFill::poison);
     causal_softmax_forward_cuda(s, gx.get(), gy.get(), nullptr);
     causal_softmax_backward_cuda(s, gdy.get(), gy.get(), gdx.get(), nullptr);
     expect_close(gy.download(), widen(y), 1e-7, 1e-5, "y");

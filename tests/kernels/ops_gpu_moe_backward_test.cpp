@@ -45,9 +45,12 @@ TEST(OpsGpu, MoeRoutingBackwardMatchesCpu) {
     permute_tokens_backward_cpu(s, r, hidden, dbuffer_in, dx);
     unpermute_tokens_backward_cpu(s, r, hidden, dy, buffer, dbuffer, dw);
 
-    DeviceBuffer<float> glogits(logits), gweight(choices), gdweight(dweight), gbuffer(buffer),
-        gdbuffer_in(dbuffer_in), gdy(dy), gdlogits(nlogits), gdx(nx), gdbuffer(nbuf), gdw(choices);
-    DeviceBuffer<std::int32_t> gexpert(choices), gslot(choices), gload(r.load.size());
+    DeviceBuffer<float> glogits(logits), gweight(choices, DeviceFill::poison), gdweight(dweight),
+        gbuffer(buffer), gdbuffer_in(dbuffer_in), gdy(dy), gdlogits(nlogits, DeviceFill::poison),
+        gdx(nx, DeviceFill::poison), gdbuffer(nbuf, DeviceFill::poison),
+        gdw(choices, DeviceFill::poison);
+    DeviceBuffer<std::int32_t> gexpert(choices, DeviceFill::poison),
+        gslot(choices, DeviceFill::poison), gload(r.load.size(), DeviceFill::poison);
     const RoutingCuda rc{gexpert.get(), gweight.get(), gslot.get(), gload.get()};
     route_top_k_cuda(s, glogits.get(), rc, nullptr);
     route_top_k_backward_cuda(s, rc, glogits.get(), gdweight.get(), gdlogits.get(), nullptr);

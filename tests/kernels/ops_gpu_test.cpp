@@ -57,7 +57,7 @@ TEST(OpsGpu, GemmBf16EveryLayoutMatchesCpu) {
       const auto b = random_bf16(rng, static_cast<std::size_t>(k * n));
       std::vector<Bf16> want(static_cast<std::size_t>(m * n));
       gemm_cpu(g, a, b, want);
-      DeviceBuffer<Bf16> da(a), db(b), dc(want.size());
+      DeviceBuffer<Bf16> da(a), db(b), dc(want.size(), DeviceFill::poison);
       gemm.run(g, da.get(), db.get(), dc.get(), nullptr);
       // Each side rounds its own fp32 sum to bf16 once: within one bf16 ulp of each other.
       expect_close(widen_bf16(dc.download()), widen(widen_bf16(want)),
@@ -78,7 +78,9 @@ TEST(OpsGpu, ActivationsMatchCpu) {
     gelu_backward_cpu(dy, x, dx);
     swiglu_forward_cpu(x, up, sy);
     swiglu_backward_cpu(dy, x, up, dg, du);
-    DeviceBuffer<float> dx_in(x), dup_in(up), ddy(dy), o1(n), o2(n), o3(n), o4(n), o5(n);
+    DeviceBuffer<float> dx_in(x), dup_in(up), ddy(dy), o1(n, DeviceFill::poison),
+        o2(n, DeviceFill::poison), o3(n, DeviceFill::poison), o4(n, DeviceFill::poison),
+        o5(n, DeviceFill::poison);
     const auto len = static_cast<std::int64_t>(n);
     gelu_forward_cuda(dx_in.get(), o1.get(), len, nullptr);
     gelu_backward_cuda(ddy.get(), dx_in.get(), o2.get(), len, nullptr);
@@ -103,7 +105,8 @@ TEST(OpsGpu, BiasGeluMatchesCpu) {
     std::vector<float> y(n), dx(n), dbias(bias.size());
     bias_gelu_forward_cpu(rows, cols, x, bias, y);
     bias_gelu_backward_cpu(rows, cols, dy, x, bias, dx, dbias);
-    DeviceBuffer<float> gx(x), gbias(bias), gdy(dy), gy(n), gdx(n), gdbias(bias.size());
+    DeviceBuffer<float> gx(x), gbias(bias), gdy(dy), gy(n, DeviceFill::poison),
+        gdx(n, DeviceFill::poison), gdbias(bias.size(), DeviceFill::poison);
     bias_gelu_forward_cuda(gx.get(), gbias.get(), gy.get(), rows, cols, nullptr);
     bias_gelu_backward_cuda(gdy.get(), gx.get(), gbias.get(), gdx.get(), gdbias.get(), rows, cols,
                             nullptr);
@@ -133,8 +136,9 @@ TEST(OpsGpu, AttentionForwardAndBackwardMatchCpu) {
     std::vector<float> o(nq), lse(nl), dq(nq), dk(nkv), dv(nkv);
     attention_forward_cpu(s, q, k, v, o, lse);
     attention_backward_cpu(s, q, k, v, o, lse, dout, AttentionGrads{dq, dk, dv});
-    DeviceBuffer<float> gq(q), gk(k), gv(v), gdo(dout), go(nq), glse(nl), gdq(nq), gdk(nkv),
-        gdv(nkv), gdelta(nl);
+    DeviceBuffer<float> gq(q), gk(k), gv(v), gdo(dout), go(nq, DeviceFill::poison),
+        glse(nl, DeviceFill::poison), gdq(nq, DeviceFill::poison), gdk(nkv, DeviceFill::poison),
+        gdv(nkv, DeviceFill::poison), gdelta(nl, DeviceFill::poison);
     attention_forward_cuda(s, gq.get(), gk.get(), gv.get(), go.get(), glse.get(), nullptr);
     attention_backward_cuda(s, gq.get(), gk.get(), gv.get(), go.get(), glse.get(), gdo.get(),
                             AttentionCudaGrads{gdq.get(), gdk.get(), gdv.get(), gdelta.get()},
@@ -162,8 +166,10 @@ TEST(OpsGpu, MoeRoutingMatchesCpu) {
     permute_tokens_cpu(s, want, hidden, x, buffer);
     unpermute_tokens_cpu(s, want, hidden, buffer, y);
     const std::size_t choices = want.expert.size();
-    DeviceBuffer<float> glogits(logits), gx(x), gweight(choices), gbuffer(nbuf), gy(x.size());
-    DeviceBuffer<std::int32_t> gexpert(choices), gslot(choices), gload(want.load.size());
+    DeviceBuffer<float> glogits(logits), gx(x), gweight(choices, DeviceFill::poison),
+        gbuffer(nbuf, DeviceFill::poison), gy(x.size(), DeviceFill::poison);
+    DeviceBuffer<std::int32_t> gexpert(choices, DeviceFill::poison),
+        gslot(choices, DeviceFill::poison), gload(want.load.size(), DeviceFill::poison);
     const RoutingCuda r{gexpert.get(), gweight.get(), gslot.get(), gload.get()};
     route_top_k_cuda(s, glogits.get(), r, nullptr);
     permute_tokens_cuda(s, r, hidden, gx.get(), gbuffer.get(), nullptr);
@@ -200,8 +206,9 @@ TEST(OpsGpu, NormsMatchCpu) {
     std::vector<float> y(n), mean(r), rstd(r), dx(n), dgamma(h), dbeta(h);
     layer_norm_forward_cpu(s, x, gamma, beta, y, mean, rstd);
     layer_norm_backward_cpu(s, dy, x, gamma, mean, rstd, dx, dgamma, dbeta);
-    DeviceBuffer<float> dx_in(x), dgam(gamma), dbet(beta), ddy(dy), gy(n), gmean(r), grstd(r),
-        gdx(n), gdgamma(h), gdbeta(h);
+    DeviceBuffer<float> dx_in(x), dgam(gamma), dbet(beta), ddy(dy), gy(n, DeviceFill::poison),
+        gmean(r, DeviceFill::poison), grstd(r, DeviceFill::poison), gdx(n, DeviceFill::poison),
+        gdgamma(h, DeviceFill::poison), gdbeta(h, DeviceFill::poison);
     layer_norm_forward_cuda(s, dx_in.get(), dgam.get(), dbet.get(), gy.get(), gmean.get(),
                             grstd.get(), nullptr);
     layer_norm_backward_cuda(s, ddy.get(), dx_in.get(), dgam.get(), gmean.get(), grstd.get(),
@@ -214,7 +221,8 @@ TEST(OpsGpu, NormsMatchCpu) {
     expect_close(gdbeta.download(), widen(dbeta), 1e-4, 1e-4, "layer norm dbeta");
     rms_norm_forward_cpu(s, x, gamma, y, rstd);
     rms_norm_backward_cpu(s, dy, x, gamma, rstd, dx, dgamma);
-    DeviceBuffer<float> ry(n), rrstd(r), rdx(n), rdgamma(h);
+    DeviceBuffer<float> ry(n, DeviceFill::poison), rrstd(r, DeviceFill::poison),
+        rdx(n, DeviceFill::poison), rdgamma(h, DeviceFill::poison);
     rms_norm_forward_cuda(s, dx_in.get(), dgam.get(), ry.get(), rrstd.get(), nullptr);
     rms_norm_backward_cuda(s, ddy.get(), dx_in.get(), dgam.get(), rrstd.get(), rdx.get(),
                            rdgamma.get(), nullptr);
@@ -264,8 +272,9 @@ TEST(OpsGpu, Fp8QuantizeIsBitIdenticalToCpu) {
       std::vector<float> back(n);
       quantize_fp8_cpu(s, x, q, scales);
       dequantize_fp8_cpu(s, q, scales, back);
-      DeviceBuffer<float> dx(x), dscales(scales.size()), dback(n);
-      DeviceBuffer<Fp8E4M3> dq(n);
+      DeviceBuffer<float> dx(x), dscales(scales.size(), DeviceFill::poison),
+          dback(n, DeviceFill::poison);
+      DeviceBuffer<Fp8E4M3> dq(n, DeviceFill::poison);
       quantize_fp8_cuda(s, dx.get(), dq.get(), dscales.get(), nullptr);
       dequantize_fp8_cuda(s, dq.get(), dscales.get(), dback.get(), nullptr);
       const auto gq = dq.download();
@@ -283,8 +292,8 @@ TEST(OpsGpu, Bf16QuantizeIsBitIdenticalToCpu) {
   const auto x = random_floats(rng, n, -50.0F, 50.0F);
   std::vector<Bf16> q(n);
   quantize_bf16_cpu(x, q);
-  DeviceBuffer<float> gx(x), gback(n);
-  DeviceBuffer<Bf16> gq(n);
+  DeviceBuffer<float> gx(x), gback(n, DeviceFill::poison);
+  DeviceBuffer<Bf16> gq(n, DeviceFill::poison);
   quantize_bf16_cuda(gx.get(), gq.get(), static_cast<std::int64_t>(n), nullptr);
   dequantize_bf16_cuda(gq.get(), gback.get(), static_cast<std::int64_t>(n), nullptr);
   const auto got = gq.download();
