@@ -334,6 +334,12 @@ void send_output(Plan& p, int row, int stage, const PipelineTask& t,
   const int dst = p.hosts[at(row, p.pp, to)];
   if (p.overlap_pp) {
     p.monitor->flow_started(p.hosts[self], dst, static_cast<double>(bytes));
+    // Forget the sends already received: SimGrid keeps every unfinished activity
+    // of an actor in a list it searches linearly when one of them ends.
+    std::erase_if(pending, [](const auto& sent) { return sent.second->test(); });
+    // Forget the sends already received: SimGrid keeps every unfinished activity
+    // of an actor in a list it searches linearly when one of them ends.
+    std::erase_if(pending, [](const auto& sent) { return sent.second->test(); });
     pending.emplace_back(dst, out->put_async(tag, bytes));
     ++p.flows;
     return;
@@ -536,7 +542,10 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
   char name[] = "myriad";
   char* argv[] = {name, nullptr};
   sg4::Engine engine(&argc, argv);
-  apply_engine_config(options.sanitizer_safe, groups);
+  // With data-parallel overlap each rank group starts helpers beside it: the
+  // parameter gathers (2) and, per chunk, the gradient reduction's three.
+  const int helpers = p.overlap_dp ? 2 + 3 * p.v : 0;
+  apply_engine_config(options.sanitizer_safe, groups * (1 + helpers));
   build_platform(p, s);
   for (int row = 0; row < static_cast<int>(p.rows.size()); ++row) {
     for (int stage = 0; stage < p.pp; ++stage) {
