@@ -321,8 +321,7 @@ void receive_input(Plan& p, int row, int stage, const PipelineTask& t) {
   record(p, row, stage, Activity::wait, start, "wait", from, sent);
 }
 
-void send_output(Plan& p, int row, int stage, const PipelineTask& t,
-                 std::vector<std::pair<int, sg4::CommPtr>>& pending) {
+void send_output(Plan& p, int row, int stage, const PipelineTask& t) {
   const int to = ((t.forward ? stage + 1 : stage - 1) + p.pp) % p.pp;
   sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox(t.forward ? "f" : "b", p.rows[row], to));
   Tag* tag = &p.tags[at(t.chunk, p.m, t.micro_batch)];
@@ -334,13 +333,10 @@ void send_output(Plan& p, int row, int stage, const PipelineTask& t,
   const int dst = p.hosts[at(row, p.pp, to)];
   if (p.overlap_pp) {
     p.monitor->flow_started(p.hosts[self], dst, static_cast<double>(bytes));
-    // Forget the sends already received: SimGrid keeps every unfinished activity
-    // of an actor in a list it searches linearly when one of them ends.
-    std::erase_if(pending, [](const auto& sent) { return sent.second->test(); });
-    // Forget the sends already received: SimGrid keeps every unfinished activity
-    // of an actor in a list it searches linearly when one of them ends.
-    std::erase_if(pending, [](const auto& sent) { return sent.second->test(); });
-    pending.emplace_back(dst, out->put_async(tag, bytes));
+    // Sent and let go: the next stage waits for it. (Kept to be waited for, each
+    // send stayed in SimGrid's list of the actor's activities, which it searches
+    // linearly at every completion.)
+    out->put_init(tag, bytes)->detach();
     ++p.flows;
     return;
   }
@@ -379,7 +375,6 @@ void play_stage(Plan& p, int row, int stage) {
       dp_collectives(p, row, stage, 1.0 - share, true);
     }));
   }
-  std::vector<std::pair<int, sg4::CommPtr>> pending;
   std::vector<int> backwards_left(static_cast<std::size_t>(p.v), p.m);
   for (const PipelineTask& t : p.orders[static_cast<std::size_t>(stage)]) {
     if (has_input(p, stage, t)) receive_input(p, row, stage, t);
@@ -410,7 +405,7 @@ void play_stage(Plan& p, int row, int stage) {
         record(p, row, stage, Activity::dp, wait, "parameter gather");
       }
     }
-    if (has_output(p, stage, t)) send_output(p, row, stage, t, pending);
+    if (has_output(p, stage, t)) send_output(p, row, stage, t);
     if (last_backward) {
       // The last bucket once the backward is done, after the others.
       overlapped.push_back(beside(p, "dp-reduce", [&p, row, stage, share, buckets, reduce_early] {
@@ -419,7 +414,6 @@ void play_stage(Plan& p, int row, int stage) {
       }));
     }
   }
-  for (auto& [dst, comm] : pending) comm->wait();
   const double tail = sg4::Engine::get_clock();
   for (const auto& actor : overlapped) actor->join();
   if (!p.overlap_dp) dp_collectives(p, row, stage, 1.0, false);
