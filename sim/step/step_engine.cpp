@@ -34,23 +34,35 @@ struct Tag {
   int micro_batch = 0;
 };
 
+// One simulated rank group (an actor): where it and its mirrors sit on the
+// platform, and what it has done so far.
+struct ActorState {
+  int host = -1;                // its platform host
+  int ghost = -1;               // its ring neighbour's mirror (one replica simulated)
+  std::vector<int> ep_ghosts;   // its expert-parallel partners' mirrors
+  int group_ghost = -1;         // its rank group's second node (groups spanning nodes)
+  int ep_played = 0;            // all-to-alls so far
+  std::vector<Span> timeline;   // what it did, in order
+  std::vector<double> sent_at;  // [direction * v * m + chunk * m + mb]: when each output left
+  double wait_s = 0;            // blocked on inputs and on blocking sends
+};
+
 // The lowering and what the actors change as they play it, owned by simulate_step.
 struct Plan : StepLowering {
   explicit Plan(StepLowering lowering) : StepLowering(std::move(lowering)) {}
 
+  [[nodiscard]] std::size_t index(int row, int stage) const {
+    return static_cast<std::size_t>(row) * static_cast<std::size_t>(pp) +
+           static_cast<std::size_t>(stage);
+  }
+  ActorState& actor(int row, int stage) { return actors[index(row, stage)]; }
+
   std::vector<Tag> tags;  // payloads: tags[chunk * m + micro_batch]
   std::unique_ptr<FatTreePlatform> platform;
   std::unique_ptr<LinkMonitor> monitor;
-  std::vector<int> hosts;                    // platform host of [row * pp + stage]
-  std::vector<int> ghosts;                   // [row * pp + stage]: ring neighbours' mirrors
-  std::vector<std::vector<int>> ep_ghosts;   // [row * pp + stage]: partners' mirrors
-  std::vector<int> group_ghosts;             // [row * pp + stage]: the rank group's second node
-  std::vector<int> ep_played;                // [row * pp + stage]: all-to-alls so far
-  std::vector<TraceEvent> events;            // replica 0
-  std::vector<std::vector<Span>> timelines;  // [row * pp + stage]
-  std::vector<std::vector<double>> sent_at;  // [group][direction * v * m + chunk * m + mb]
-  std::vector<double> wait_s;                // [row * pp + stage]
-  std::size_t flows = 0;                     // one thread: SimGrid actors take turns
+  std::vector<ActorState> actors;  // [row * pp + stage]
+  std::vector<TraceEvent> events;  // replica 0
+  std::size_t flows = 0;           // one thread: SimGrid actors take turns
 };
 
 // Index into a row-major table of `columns` columns.
@@ -95,7 +107,7 @@ bool has_output(const Plan& p, int stage, const PipelineTask& t) {
 void record(Plan& p, int row, int stage, Activity a, double start, const std::string& name,
             int from_group = -1, double sent = 0) {
   const double now = sg4::Engine::get_clock();
-  p.timelines[at(row, p.pp, stage)].push_back({start, now, a, from_group, sent});
+  p.actor(row, stage).timeline.push_back({start, now, a, from_group, sent});
   if (row == 0) p.events.push_back({stage, name, activity_name(a), start, now - start});
 }
 
@@ -123,19 +135,19 @@ void exchange_with_ghost(Plan& p, int self, int ghost, uint64_t bytes) {
 // Every replica simulated, a flow to the next one; else to and from ghosts.
 void dp_flows(Plan& p, int row, int stage, double flow_bytes, double extra_latency_s) {
   const auto bytes = static_cast<uint64_t>(flow_bytes);
-  const int self = p.hosts[at(row, p.pp, stage)];
+  const int self = p.actor(row, stage).host;
   if (p.all_replicas) {
     const int next = (row + 1) % p.dp;
     sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox("dp", next, stage));
     sg4::Mailbox* in = sg4::Mailbox::by_name(mailbox("dp", row, stage));
-    const int to = p.hosts[at(next, p.pp, stage)];
+    const int to = p.actor(next, stage).host;
     p.monitor->flow_started(self, to, static_cast<double>(bytes));
     sg4::CommPtr send = out->put_async(&p.tags[0], bytes);
     in->get<Tag>();
     send->wait();
     ++p.flows;
   } else {
-    exchange_with_ghost(p, self, p.ghosts[at(row, p.pp, stage)], bytes);
+    exchange_with_ghost(p, self, p.actor(row, stage).ghost, bytes);
   }
   sg4::this_actor::sleep_for(extra_latency_s);
 }
@@ -224,16 +236,16 @@ void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e) {
   const double before = std::max(0.0, e.cost.latency_s - p.route_latency_s) + inside;
   if (before > 0) sg4::this_actor::sleep_for(before);
   const auto bytes = static_cast<uint64_t>(p.ep_flow_factor * c.bytes);
-  const std::size_t self_index = at(row, p.pp, stage);
-  const int self = p.hosts[self_index];
+  ActorState& me = p.actor(row, stage);
+  const int self = me.host;
   std::vector<std::pair<int, sg4::CommPtr>> out;
   std::vector<std::pair<int, sg4::CommPtr>> in;
   if (p.all_replicas) {
-    const int parity = p.ep_played[self_index]++ % 2;
+    const int parity = me.ep_played++ % 2;
     const int first = row / p.ep_actors * p.ep_actors;
     for (int partner = first; partner < first + p.ep_actors; ++partner) {
       if (partner == row) continue;
-      const int to = p.hosts[at(partner, p.pp, stage)];
+      const int to = p.actor(partner, stage).host;
       p.monitor->flow_started(self, to, static_cast<double>(bytes));
       out.emplace_back(to, sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", partner, stage, parity))
                                ->put_async(&p.tags[0], bytes));
@@ -242,7 +254,7 @@ void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e) {
     for (int k = 1; k < p.ep_actors; ++k) mine->get<Tag>();
   } else {
     sg4::Host* a = p.platform->host(self);
-    for (const int ghost : p.ep_ghosts[self_index]) {
+    for (const int ghost : me.ep_ghosts) {
       sg4::Host* b = p.platform->host(ghost);
       p.monitor->flow_started(ghost, self, static_cast<double>(bytes));
       in.emplace_back(ghost, sg4::Comm::sendto_async(b, a, bytes));
@@ -272,8 +284,8 @@ void group_flows(Plan& p, int row, int stage, const LayerCollective& c) {
   const double start = sg4::Engine::get_clock();
   const double before = std::max(0.0, c.cost.latency_s - p.route_latency_s);
   if (before > 0) sg4::this_actor::sleep_for(before);
-  const std::size_t self_index = at(row, p.pp, stage);
-  exchange_with_ghost(p, p.hosts[self_index], p.group_ghosts[self_index],
+  const ActorState& me = p.actor(row, stage);
+  exchange_with_ghost(p, me.host, me.group_ghost,
                       static_cast<uint64_t>(c.cost.bandwidth_s * p.group_link_Bps));
   trace_layer_collective(p, row, stage, c.collective, start);
 }
@@ -315,9 +327,9 @@ void receive_input(Plan& p, int row, int stage, const PipelineTask& t) {
     throw std::logic_error("step engine: pipeline messages arrived out of order");
   }
   const auto from = static_cast<int>(at(row, p.pp, from_stage(p, stage, t)));
-  const double sent = p.sent_at[static_cast<std::size_t>(from)][at(
+  const double sent = p.actors[static_cast<std::size_t>(from)].sent_at[at(
       t.forward ? 0 : 1, p.v * p.m, static_cast<int>(at(expected, p.m, t.micro_batch)))];
-  p.wait_s[at(row, p.pp, stage)] += sg4::Engine::get_clock() - start;
+  p.actor(row, stage).wait_s += sg4::Engine::get_clock() - start;
   record(p, row, stage, Activity::wait, start, "wait", from, sent);
 }
 
@@ -327,12 +339,12 @@ void send_output(Plan& p, int row, int stage, const PipelineTask& t) {
   Tag* tag = &p.tags[at(t.chunk, p.m, t.micro_batch)];
   const auto bytes = static_cast<uint64_t>(p.pp_bytes_per_node);
   const double start = sg4::Engine::get_clock();
-  const std::size_t self = at(row, p.pp, stage);
-  p.sent_at[self][at(t.forward ? 0 : 1, p.v * p.m,
-                     static_cast<int>(at(t.chunk, p.m, t.micro_batch)))] = start;
-  const int dst = p.hosts[at(row, p.pp, to)];
+  ActorState& me = p.actor(row, stage);
+  me.sent_at[at(t.forward ? 0 : 1, p.v * p.m, static_cast<int>(at(t.chunk, p.m, t.micro_batch)))] =
+      start;
+  const int dst = p.actor(row, to).host;
   if (p.overlap_pp) {
-    p.monitor->flow_started(p.hosts[self], dst, static_cast<double>(bytes));
+    p.monitor->flow_started(me.host, dst, static_cast<double>(bytes));
     // Sent and let go: the next stage waits for it. (Kept to be waited for, each
     // send stayed in SimGrid's list of the actor's activities, which it searches
     // linearly at every completion.)
@@ -340,8 +352,8 @@ void send_output(Plan& p, int row, int stage, const PipelineTask& t) {
     ++p.flows;
     return;
   }
-  transfer(p, p.hosts[self], dst, out->put_init(tag, bytes)->start(), static_cast<double>(bytes));
-  p.wait_s[self] += sg4::Engine::get_clock() - start;
+  transfer(p, me.host, dst, out->put_init(tag, bytes)->start(), static_cast<double>(bytes));
+  me.wait_s += sg4::Engine::get_clock() - start;
   record(p, row, stage, Activity::pp, start, "send");
 }
 
@@ -434,13 +446,14 @@ void play_stage(Plan& p, int row, int stage) {
 }
 
 // The step broken down as `estimate` does (critical_path.hpp, step_breakdown).
-std::vector<BreakdownPart> breakdown(const Plan& p, double step_s) {
+std::vector<BreakdownPart> breakdown(const Plan& p, const std::vector<std::vector<Span>>& timelines,
+                                     double step_s) {
   std::vector<PassShares> shares;
   for (int stage = 0; stage < p.pp; ++stage) {
     const double layers = p.chunk_layers[static_cast<std::size_t>(stage)] * p.v;
     shares.push_back(pass_shares(p.costs, layers, stage == 0, stage == p.pp - 1));
   }
-  return step_breakdown(p.timelines, p.pp, shares, step_s);
+  return step_breakdown(timelines, p.pp, shares, step_s);
 }
 
 // Hosts for the simulated rank groups (and ghosts), each where its first node sits:
@@ -450,35 +463,38 @@ std::vector<BreakdownPart> breakdown(const Plan& p, double step_s) {
 void build_platform(Plan& p, const scenario::Scenario& s) {
   p.platform = std::make_unique<FatTreePlatform>(s.cluster, p.node_Bps, p.nodes_per_group);
   const auto first_node = [&](int row, int stage) { return p.first_node(s, row, stage); };
-  for (std::size_t row = 0; row < p.rows.size(); ++row) {
+  const int rows = static_cast<int>(p.rows.size());
+  for (int row = 0; row < rows; ++row) {
     for (int stage = 0; stage < p.pp; ++stage) {
-      const ActorPlace& place = p.places[at(static_cast<int>(row), p.pp, stage)];
-      p.hosts.push_back(p.platform->add_host(fmt::format("stage{}-replica{}", stage, p.rows[row]),
-                                             place.node, 1 / place.link));
+      const ActorPlace& place = p.places[p.index(row, stage)];
+      p.actor(row, stage).host = p.platform->add_host(
+          fmt::format("stage{}-replica{}", stage, p.rows[static_cast<std::size_t>(row)]),
+          place.node, 1 / place.link);
     }
   }
   if (!p.all_replicas) {
-    for (const int replica : p.rows) {
+    for (int row = 0; row < rows; ++row) {
+      const int replica = p.rows[static_cast<std::size_t>(row)];
       for (int stage = 0; stage < p.pp; ++stage) {
-        p.ghosts.push_back(p.platform->add_host(fmt::format("ghost-{}-{}", stage, replica),
-                                                first_node((replica + 1) % p.dp, stage)));
-        std::vector<int> partners;
+        ActorState& a = p.actor(row, stage);
+        a.ghost = p.platform->add_host(fmt::format("ghost-{}-{}", stage, replica),
+                                       first_node((replica + 1) % p.dp, stage));
         const int first = replica / p.ep_actors * p.ep_actors;
         for (int partner = first; p.ep_actors > 1 && partner < first + p.ep_actors; ++partner) {
           if (partner == replica) continue;
-          partners.push_back(
+          a.ep_ghosts.push_back(
               p.platform->add_host(fmt::format("ep-ghost-{}-{}-{}", stage, replica, partner),
                                    first_node(partner, stage)));
         }
-        p.ep_ghosts.push_back(std::move(partners));
       }
     }
   }
   if (p.nodes_per_group > 1) {  // tp or cp traffic between the rank group's nodes
-    for (const int replica : p.rows) {
+    for (int row = 0; row < rows; ++row) {
+      const int replica = p.rows[static_cast<std::size_t>(row)];
       for (int stage = 0; stage < p.pp; ++stage) {
-        p.group_ghosts.push_back(p.platform->add_host(
-            fmt::format("group-ghost-{}-{}", stage, replica), first_node(replica, stage) + 1));
+        p.actor(row, stage).group_ghost = p.platform->add_host(
+            fmt::format("group-ghost-{}-{}", stage, replica), first_node(replica, stage) + 1);
       }
     }
   }
@@ -489,27 +505,29 @@ void build_platform(Plan& p, const scenario::Scenario& s) {
 StepSimulation collect(Plan& p) {
   StepSimulation r;
   r.step_time_s = sg4::Engine::get_clock();
-  require_finished(p.timelines, r.step_time_s);
+  std::vector<std::vector<Span>> timelines;
+  for (ActorState& a : p.actors) timelines.push_back(std::move(a.timeline));
+  require_finished(timelines, r.step_time_s);
   r.all_replicas = p.all_replicas;
   r.replicas_per_actor = p.per_node;
   for (const int row : p.rows) r.replicas.push_back(row * p.per_node);
-  r.hosts = p.hosts.size() + p.ghosts.size();
-  for (const auto& partners : p.ep_ghosts) r.hosts += partners.size();
-  r.hosts += p.group_ghosts.size();
-  r.actors = p.hosts.size();
+  for (const ActorState& a : p.actors) {
+    r.hosts += 1 + (a.ghost >= 0 ? 1 : 0) + a.ep_ghosts.size() + (a.group_ghost >= 0 ? 1 : 0);
+  }
+  r.actors = p.actors.size();
   r.flows = p.flows;
   std::size_t last = 0;
-  for (std::size_t g = 0; g < p.timelines.size(); ++g) {
-    const double finish = p.timelines[g].empty() ? 0 : p.timelines[g].back().end_s;
+  for (std::size_t g = 0; g < timelines.size(); ++g) {
+    const double finish = timelines[g].empty() ? 0 : timelines[g].back().end_s;
     const int row = static_cast<int>(g) / p.pp;
     r.groups.push_back({static_cast<int>(g) % p.pp,
-                        p.rows[static_cast<std::size_t>(row)] * p.per_node, p.wait_s[g], finish,
-                        p.places[g].slowdown});
+                        p.rows[static_cast<std::size_t>(row)] * p.per_node, p.actors[g].wait_s,
+                        finish, p.places[g].slowdown});
     if (finish > r.groups[last].finish_s) last = g;
   }
-  r.wait_s.assign(p.wait_s.begin(), p.wait_s.begin() + p.pp);
-  r.breakdown = breakdown(p, r.step_time_s);
-  r.critical_path = critical_path(p.timelines, p.pp);
+  for (int stage = 0; stage < p.pp; ++stage) r.wait_s.push_back(p.actor(0, stage).wait_s);
+  r.breakdown = breakdown(p, timelines, r.step_time_s);
+  r.critical_path = critical_path(timelines, p.pp);
   for (auto& stop : r.critical_path.groups) {
     stop.replica = p.rows[static_cast<std::size_t>(stop.replica)] * p.per_node;  // row -> replica
   }
@@ -533,10 +551,8 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
     throw std::logic_error("simulate_step: SimGrid runs one engine per process");
   }
   const int groups = p.pp * static_cast<int>(p.rows.size());
-  p.wait_s.assign(static_cast<std::size_t>(groups), 0.0);
-  p.timelines.resize(static_cast<std::size_t>(groups));
-  p.ep_played.assign(static_cast<std::size_t>(groups), 0);
-  p.sent_at.assign(static_cast<std::size_t>(groups), std::vector<double>(at(2, p.v * p.m, 0), 0.0));
+  p.actors.resize(static_cast<std::size_t>(groups));
+  for (ActorState& a : p.actors) a.sent_at.assign(at(2, p.v * p.m, 0), 0.0);
   p.tags.resize(at(p.v, p.m, 0));
   for (int c = 0; c < p.v; ++c) {
     for (int j = 0; j < p.m; ++j) p.tags[at(c, p.m, j)] = Tag{c, j};
@@ -554,7 +570,7 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
   for (int row = 0; row < static_cast<int>(p.rows.size()); ++row) {
     for (int stage = 0; stage < p.pp; ++stage) {
       sg4::Actor::create(fmt::format("stage-{}-replica-{}", stage, p.rows[row]),
-                         p.platform->host(p.hosts[at(row, p.pp, stage)]),
+                         p.platform->host(p.actor(row, stage).host),
                          [&p, row, stage] { play_stage(p, row, stage); });
     }
   }
