@@ -6,7 +6,8 @@
 # (step and campaign are siblings: what both need lives below them, as the
 # random streams do in models/random). The build enforces the first rule for
 # headers through each library's include view (cmake/MyriadLayering.cmake);
-# this script states both rules in one place and runs without a build.
+# this script states both rules in one place and runs without a build. It also
+# keeps SimGrid behind the engines' implementations (no public header needs it).
 #   tools/check_layering.sh        prints each violation as file:line, exits 1 if any
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +53,15 @@ while IFS= read -r file; do
     sed -E 's/^([0-9]+):[[:space:]]*#[[:space:]]*include[[:space:]]+"([^"]+)".*/\1:\2/')
 done < <(git ls-files -- 'models/*' 'kernels/*' 'sim/*' 'calibration/*' 'tools/*' |
   grep -E '\.(hpp|cpp|h|cu|cuh)$')
+
+# SimGrid stays behind the engines' implementations: the files that may include
+# it (and the one header, the platform's, that the step engine's sources share).
+simgrid_allowed='^(sim/engine/[^/]+\.cpp|sim/step/[^/]+\.cpp|sim/topology/fat_tree_platform\.(hpp|cpp))$'
+while IFS=: read -r file line _; do
+  [[ $file =~ $simgrid_allowed ]] && continue
+  fail "$file:$line" "includes SimGrid; only the engines' sources and sim/topology may"
+done < <(git grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]+<(simgrid|xbt)' \
+  -- models kernels sim calibration tools || true)
 
 # Every part of sim must be listed above, so a new one is placed deliberately.
 for dir in sim/*/; do

@@ -12,18 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "sim/step/link_load.hpp"
 #include "sim/topology/fat_tree_platform.hpp"
 
 namespace myriad::sim {
-
-struct LinkLoad {
-  std::string name;  // "leaf-0.up"
-  std::string tier;  // "nic" or the tier it leaves
-  bool up = true;    // direction: towards the top tier
-  double bw_Bps = 0;
-  double bytes = 0;        // the bytes of the flows that crossed it
-  double utilization = 0;  // bytes over what the bandwidth carries in the step, 0..1
-};
 
 class LinkMonitor {
  public:

@@ -19,6 +19,7 @@
 #include "sim/cost/comm_cost.hpp"
 #include "sim/cost/network_slowdown.hpp"
 #include "sim/engine/engine_config.hpp"
+#include "sim/step/link_monitor.hpp"
 #include "sim/step/step_lowering.hpp"
 #include "sim/topology/fat_tree_platform.hpp"
 

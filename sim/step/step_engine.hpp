@@ -81,7 +81,7 @@
 #include "sim/analytic/estimator.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/step/critical_path.hpp"
-#include "sim/step/link_monitor.hpp"
+#include "sim/step/link_load.hpp"
 #include "sim/step/stragglers.hpp"
 
 namespace myriad::sim {
