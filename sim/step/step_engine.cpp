@@ -23,6 +23,8 @@
 #include "sim/step/step_lowering.hpp"
 #include "sim/topology/fat_tree_platform.hpp"
 
+XBT_LOG_NEW_DEFAULT_CATEGORY(myriad_step, "Myriad's step engine: stages, messages, collectives");
+
 namespace myriad::sim {
 namespace {
 
@@ -225,6 +227,9 @@ sg4::ActorPtr beside(const Plan& p, const std::string& name, const std::function
 // A slice of replica 0's trace inside its task's: a layer collective played as flows.
 void trace_layer_collective(Plan& p, int row, int stage, const models::Collective& c,
                             double start) {
+  XBT_DEBUG("stage %d replica %d: %s (%s) as flows, %.6g s", stage,
+            p.rows[static_cast<std::size_t>(row)] * p.per_node, std::string(c.name).c_str(),
+            std::string(models::group_name(c.group)).c_str(), sg4::Engine::get_clock() - start);
   if (row != 0) return;
   p.events.push_back({stage, std::string(c.name), std::string(models::group_name(c.group)), start,
                       sg4::Engine::get_clock() - start});
@@ -332,6 +337,9 @@ void receive_input(Plan& p, int row, int stage, const PipelineTask& t) {
       t.forward ? 0 : 1, p.v * p.m, static_cast<int>(at(expected, p.m, t.micro_batch)))];
   p.actor(row, stage).wait_s += sg4::Engine::get_clock() - start;
   record(p, row, stage, Activity::wait, start, "wait", from, sent);
+  XBT_DEBUG("stage %d replica %d: %s c%d mb%d in after %.6g s", stage,
+            p.rows[static_cast<std::size_t>(row)] * p.per_node, t.forward ? "fwd" : "bwd", t.chunk,
+            t.micro_batch, sg4::Engine::get_clock() - start);
 }
 
 void send_output(Plan& p, int row, int stage, const PipelineTask& t) {
@@ -444,6 +452,9 @@ void play_stage(Plan& p, int row, int stage) {
   const double opt = sg4::Engine::get_clock();
   compute_for(p, slow * p.costs.optimizer_s);
   record(p, row, stage, Activity::optimizer, opt, "optimizer");
+  XBT_VERB("stage %d replica %d: done at %.6g s, %.6g s waiting", stage,
+           p.rows[static_cast<std::size_t>(row)] * p.per_node, sg4::Engine::get_clock(),
+           p.actor(row, stage).wait_s);
 }
 
 // The step broken down as `estimate` does (critical_path.hpp, step_breakdown).
@@ -540,8 +551,16 @@ StepSimulation collect(Plan& p) {
 
 }  // namespace
 
+bool valid_step_log(const std::string& level) {
+  return level.empty() || level == "verbose" || level == "debug";
+}
+
 StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& measured,
                              const StepOptions& options) {
+  if (!valid_step_log(options.log)) {
+    throw std::invalid_argument(
+        fmt::format("step engine log '{}': expected verbose or debug", options.log));
+  }
   const DeviceProfile profile = on_hardware(measured, s.cluster.gpu);
   std::vector<Straggler> stragglers = options.stragglers ? *options.stragglers : draw_stragglers(s);
   // A scenario the engine cannot play is refused here, leaving the process's one
@@ -563,6 +582,9 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
   char name[] = "myriad";
   char* argv[] = {name, nullptr};
   sg4::Engine engine(&argc, argv);
+  if (!options.log.empty()) {
+    xbt_log_control_set(fmt::format("myriad_step.thres:{}", options.log).c_str());
+  }
   // With data-parallel overlap each rank group starts helpers beside it: the
   // parameter gathers (2) and, per chunk, the gradient reduction's three.
   const int helpers = p.overlap_dp ? 2 + 3 * p.v : 0;

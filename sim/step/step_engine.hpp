@@ -129,7 +129,14 @@ struct StepOptions {
   bool sanitizer_safe = false;  // SimGrid thread contexts (for ASan builds)
   // Slow nodes; by default drawn from the scenario's faults.stragglers and seed.
   std::optional<std::vector<Straggler>> stragglers;
+  // The step engine's log (SimGrid's XBT category myriad_step, on stderr): "" for
+  // none, else a threshold: "verbose" (each stage's end) or "debug" (every
+  // pipeline message and layer collective too).
+  std::string log;
 };
+
+// Whether `level` is a log threshold StepOptions::log takes.
+bool valid_step_log(const std::string& level);
 
 // Throws std::logic_error when called a second time in the same process, and
 // std::invalid_argument for scenarios it cannot play yet (stages sharing a node).

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/step/step_engine.hpp"
+
 namespace myriad::cli {
 namespace {
 
@@ -195,6 +197,17 @@ TEST(Cli, SimulateWritesEstimatesFieldsAndItsOwn) {
   // Replica 0 and those holding a straggler, four stages each.
   EXPECT_EQ(j["rank_groups"].size(), 4 * j["replicas_simulated"].size());
   EXPECT_GT(j["replicas_simulated"].size(), 1U);
+}
+
+// Expectation: the step engine's log takes verbose or debug; anything else is
+// refused before a simulation starts, naming what it takes.
+TEST(Cli, SimulateLogLevelsAreChecked) {
+  const Result r = run_cli({"simulate", "--log", "loud", kStragglers});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("--log: loud not in {verbose,debug}"), std::string::npos) << r.err;
+  EXPECT_TRUE(sim::valid_step_log("debug"));
+  EXPECT_TRUE(sim::valid_step_log(""));
+  EXPECT_FALSE(sim::valid_step_log("trace"));
 }
 
 // Expectation: the same scenario and seed give the same JSON, stragglers

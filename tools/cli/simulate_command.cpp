@@ -22,6 +22,7 @@ struct SimulateOptions {
   std::string json_file;
   std::string trace_file;
   bool all_replicas = false;
+  std::string log;
 };
 
 std::string replicas_text(const sim::StepSimulation& r) {
@@ -53,6 +54,7 @@ int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
   try {
     sim::StepOptions options;
     options.all_replicas = o.all_replicas;
+    options.log = o.log;
     simulated = sim::simulate_step(*s, *profile, options);
   } catch (const std::invalid_argument& e) {
     io.err << fmt::format("{}: error: {}\n", s->file, e.what());
@@ -95,6 +97,10 @@ Command add_simulate_command(CLI::App& app, Streams io, const Environment& env) 
                 "simulate every data-parallel replica, not one per stage and its mirrored ring "
                 "neighbours (same result without contention or stragglers, which turn it on; "
                 "slower)");
+  cmd->add_option("--log", options->log,
+                  "the step engine's log on stderr: verbose (each stage's end) or debug (every "
+                  "pipeline message and layer collective played as flows, too)")
+      ->check(CLI::IsMember({"verbose", "debug"}));
   return {cmd, [options, io, &env] { return run_simulate(*options, io, env); }};
 }
 
