@@ -1,0 +1,209 @@
+// The traffic the step engine's actors play: pipeline transfers' one flow,
+// data-parallel phases, expert all-to-alls and rank groups' collectives across
+// nodes, each with real partners (every replica simulated) or mirrored by ghosts.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/step/step_actors.hpp"
+
+XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(myriad_step);
+
+namespace myriad::sim::step_detail {
+namespace {
+
+// A flow out to a ghost and an equal one back in, at the same moment, waited for:
+// a neighbour (or the rank group's other node) mirrored.
+void exchange_with_ghost(Plan& p, int self, int ghost, uint64_t bytes) {
+  sg4::Host* a = p.platform->host(self);
+  sg4::Host* b = p.platform->host(ghost);
+  p.monitor->flow_started(ghost, self, static_cast<double>(bytes));
+  sg4::CommPtr in = sg4::Comm::sendto_async(b, a, bytes);
+  transfer(p, self, ghost, sg4::Comm::sendto_async(a, b, bytes), static_cast<double>(bytes));
+  in->wait();
+  ++p.flows;
+}
+
+// One phase of flows of a data-parallel collective over the actors of a stage,
+// `bytes` on each edge between neighbouring actors, then `extra_latency_s`.
+// Every replica simulated, a flow to the next one; else to and from ghosts.
+void dp_flows(Plan& p, int row, int stage, double flow_bytes, double extra_latency_s) {
+  const auto bytes = static_cast<uint64_t>(flow_bytes);
+  const int self = p.actor(row, stage).host;
+  if (p.all_replicas) {
+    const int next = (row + 1) % p.dp;
+    sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox("dp", next, stage));
+    sg4::Mailbox* in = sg4::Mailbox::by_name(mailbox("dp", row, stage));
+    const int to = p.actor(next, stage).host;
+    p.monitor->flow_started(self, to, static_cast<double>(bytes));
+    sg4::CommPtr send = out->put_async(&p.tags[0], bytes);
+    in->get<Tag>();
+    send->wait();
+    ++p.flows;
+  } else {
+    exchange_with_ghost(p, self, p.actor(row, stage).ghost, bytes);
+  }
+  sg4::this_actor::sleep_for(extra_latency_s);
+}
+
+// The part of an intra-node collective for `share` of the bytes: its latency
+// whole (each chunk's collective pays it), its bandwidth term in proportion.
+void intra_node(const CommCost& c, double share) {
+  const double t = c.latency_s + share * c.bandwidth_s;
+  if (t > 0) sg4::this_actor::sleep_for(t);
+}
+
+// A slice of replica 0's trace inside its task's: a layer collective played as flows.
+void trace_layer_collective(Plan& p, int row, int stage, const models::Collective& c,
+                            double start) {
+  XBT_DEBUG("stage %d replica %d: %s (%s) as flows, %.6g s", stage,
+            p.rows[static_cast<std::size_t>(row)] * p.per_node, std::string(c.name).c_str(),
+            std::string(models::group_name(c.group)).c_str(), sg4::Engine::get_clock() - start);
+  if (row != 0) return;
+  p.events.push_back({stage, std::string(c.name), std::string(models::group_name(c.group)), start,
+                      sg4::Engine::get_clock() - start});
+}
+
+}  // namespace
+
+// Keeps the span on the rank group's timeline and, for row 0 (replica 0), in the trace.
+void record(Plan& p, int row, int stage, Activity a, double start, const std::string& name,
+            int from_group, double sent) {
+  const double now = sg4::Engine::get_clock();
+  p.actor(row, stage).timeline.push_back({start, now, a, from_group, sent});
+  if (row == 0) p.events.push_back({stage, name, activity_name(a), start, now - start});
+}
+
+// One flow between two platform hosts, waited for; the monitor sees it.
+void transfer(Plan& p, int from, int to, const sg4::CommPtr& comm, double bytes) {
+  p.monitor->flow_started(from, to, bytes);
+  comm->wait();
+  ++p.flows;
+}
+
+// The data-parallel collectives of a fraction `share` of the stage's parameters,
+// each as its DpPhase says. There is a ring per tp x cp rank; with several
+// replicas per node, only its node-crossing edges carry traffic over the
+// network: one flow between neighbouring nodes' actors carries every ring's
+// edge (a ring's channels spread over the node's NICs, as NCCL's do, which is
+// the bandwidth of min(members per node, NICs) NICs the analytic engine gives
+// each ring).
+void dp_collectives(Plan& p, int row, int stage, double share, bool gather) {
+  if (share <= 0) return;
+  for (std::size_t i = 0; i < p.costs.dp_comms.size(); ++i) {
+    const auto& c = p.costs.dp_comms[i];
+    const bool is_gather = c.kind == models::CollectiveKind::all_gather;
+    if (is_gather != gather) continue;
+    const DpPhase& d = p.dp_phases[i];
+    if (p.dp == 1) {
+      if (d.whole_s > 0) sg4::this_actor::sleep_for(share * d.whole_s);
+      continue;
+    }
+    intra_node(d.before, share);
+    dp_flows(p, row, stage, p.dp_rings * d.edge_factor * c.bytes * share, d.extra_latency_s);
+    intra_node(d.after, share);
+  }
+}
+
+// Compute: an execution on the rank group's host, so that communication kernels
+// beside it can take their share of the host's rate; a sleep when they take none
+// (the same time, and half the cost: 62 s against 35 s for every replica of the
+// 12,288-GPU example).
+void compute_for(const Plan& p, double seconds) {
+  if (seconds <= 0) return;
+  if (p.overlap_share > 0) {
+    sg4::this_actor::execute(seconds * sg4::this_actor::get_host()->get_speed());
+  } else {
+    sg4::this_actor::sleep_for(seconds);
+  }
+}
+
+// Runs `work` beside the stage's own actor, on its host: traffic that overlaps.
+// Its kernels take the profile's overlap_compute_share of the host's rate while
+// it runs (SimGrid shares a host's rate max-min: compute beside gets the rest).
+sg4::ActorPtr beside(const Plan& p, const std::string& name, const std::function<void()>& work) {
+  const double share = p.overlap_share;
+  return sg4::Actor::create(name, sg4::this_actor::get_host(), [share, work] {
+    sg4::ExecPtr kernels;
+    if (share > 0) {
+      kernels = sg4::this_actor::exec_init(1e30);  // runs until cancelled
+      kernels->set_bound(share * sg4::this_actor::get_host()->get_speed());
+      kernels->start();
+    }
+    work();
+    if (kernels) kernels->cancel();
+  });
+}
+
+// One expert all-to-all between the actors of an expert-parallel group: its
+// latency beyond a flow's own hop and its part inside the node (NVLink) as the
+// analytic engine prices them, then a flow to and from every other actor of the
+// group at once (what leaves the node: the analytic engine's remote part, here
+// sharing the node's NICs and the tree with everything else). Every replica
+// simulated, real flows between the actors (mailboxes alternate by the
+// all-to-all's parity: a partner can be at most one ahead); else mirrored by a
+// ghost per partner.
+void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e) {
+  const models::Collective& c = e.collective;
+  const double start = sg4::Engine::get_clock();
+  const double inside = c.bytes * (p.ep_members - 1) / (p.ep_members * p.ep_actors) / e.nvlink_Bps;
+  const double before = std::max(0.0, e.cost.latency_s - p.route_latency_s) + inside;
+  if (before > 0) sg4::this_actor::sleep_for(before);
+  const auto bytes = static_cast<uint64_t>(p.ep_flow_factor * c.bytes);
+  ActorState& me = p.actor(row, stage);
+  const int self = me.host;
+  std::vector<std::pair<int, sg4::CommPtr>> out;
+  std::vector<std::pair<int, sg4::CommPtr>> in;
+  if (p.all_replicas) {
+    const int parity = me.ep_played++ % 2;
+    const int first = row / p.ep_actors * p.ep_actors;
+    for (int partner = first; partner < first + p.ep_actors; ++partner) {
+      if (partner == row) continue;
+      const int to = p.actor(partner, stage).host;
+      p.monitor->flow_started(self, to, static_cast<double>(bytes));
+      out.emplace_back(to, sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", partner, stage, parity))
+                               ->put_async(&p.tags[0], bytes));
+    }
+    sg4::Mailbox* mine = sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", row, stage, parity));
+    for (int k = 1; k < p.ep_actors; ++k) mine->get<Tag>();
+  } else {
+    sg4::Host* a = p.platform->host(self);
+    for (const int ghost : me.ep_ghosts) {
+      sg4::Host* b = p.platform->host(ghost);
+      p.monitor->flow_started(ghost, self, static_cast<double>(bytes));
+      in.emplace_back(ghost, sg4::Comm::sendto_async(b, a, bytes));
+      p.monitor->flow_started(self, ghost, static_cast<double>(bytes));
+      out.emplace_back(ghost, sg4::Comm::sendto_async(a, b, bytes));
+    }
+  }
+  for (auto& [to, comm] : out) {
+    comm->wait();
+    ++p.flows;
+  }
+  for (auto& [from, comm] : in) {
+    comm->wait();
+    ++p.flows;
+  }
+  trace_layer_collective(p, row, stage, c, start);
+}
+
+// A tp or cp collective between the nodes of one rank group: its latency beyond
+// a flow's own hop priced, then its bandwidth term as a flow out to and one in
+// from a ghost at the group's second node, sized to take that term at the rank
+// group's NIC rate (its ranks' ring edges leaving their nodes): without
+// contention the analytic time, with it a share of the group's NICs beside
+// pipeline and data-parallel traffic. Traffic between the group's own nodes
+// is taken to stay under their leaf.
+void group_flows(Plan& p, int row, int stage, const LayerCollective& c) {
+  const double start = sg4::Engine::get_clock();
+  const double before = std::max(0.0, c.cost.latency_s - p.route_latency_s);
+  if (before > 0) sg4::this_actor::sleep_for(before);
+  const ActorState& me = p.actor(row, stage);
+  exchange_with_ghost(p, me.host, me.group_ghost,
+                      static_cast<uint64_t>(c.cost.bandwidth_s * p.group_link_Bps));
+  trace_layer_collective(p, row, stage, c.collective, start);
+}
+
+}  // namespace myriad::sim::step_detail
