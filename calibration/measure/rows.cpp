@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/names/enum_names.hpp"
 #include "models/scenario/json_file.hpp"
 #include "models/scenario/text_file.hpp"
 
@@ -14,7 +15,7 @@ namespace {
 constexpr const char* kFormat = "myriad-calibration-rows/2";
 constexpr std::string_view kDeviceCopy = ".device_copy";
 
-constexpr std::pair<RowKind, std::string_view> kRowKinds[] = {
+constexpr models::EnumName<RowKind> kRowKinds[] = {
     {RowKind::ceiling, "ceiling"},
     {RowKind::kernel, "kernel"},
     {RowKind::collective, "collective"},
@@ -165,18 +166,10 @@ std::string algorithm_text(const CollectiveRun& c) {
 
 }  // namespace
 
-std::string_view row_kind_name(RowKind k) {
-  for (const auto& [kind, name] : kRowKinds) {
-    if (kind == k) return name;
-  }
-  return "?";
-}
+std::string_view row_kind_name(RowKind k) { return models::name_in(kRowKinds, k); }
 
 std::optional<RowKind> row_kind_from_name(std::string_view name) {
-  for (const auto& [kind, n] : kRowKinds) {
-    if (n == name) return kind;
-  }
-  return std::nullopt;
+  return models::value_in<RowKind>(kRowKinds, name);
 }
 
 models::Op Row::op() const {

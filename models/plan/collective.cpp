@@ -5,6 +5,8 @@
 #include <array>
 #include <stdexcept>
 
+#include "models/names/enum_names.hpp"
+
 namespace myriad::models {
 namespace {
 
@@ -23,7 +25,7 @@ constexpr std::array<KindNames, 6> kKinds{{
     {CollectiveKind::send_recv, "send/recv", "send_recv"},
 }};
 
-constexpr std::array<std::pair<Algorithm, std::string_view>, 8> kAlgorithms{{
+constexpr std::array<EnumName<Algorithm>, 8> kAlgorithms{{
     {Algorithm::none, "none"},
     {Algorithm::ring, "ring"},
     {Algorithm::nvls, "nvls"},
@@ -57,18 +59,10 @@ std::optional<CollectiveKind> collective_from_key(std::string_view key) {
   return std::nullopt;
 }
 
-std::string_view algorithm_name(Algorithm a) {
-  for (const auto& [algorithm, name] : kAlgorithms) {
-    if (algorithm == a) return name;
-  }
-  return "?";
-}
+std::string_view algorithm_name(Algorithm a) { return name_in(kAlgorithms, a); }
 
 std::optional<Algorithm> algorithm_from_name(std::string_view name) {
-  for (const auto& [algorithm, n] : kAlgorithms) {
-    if (n == name) return algorithm;
-  }
-  return std::nullopt;
+  return value_in<Algorithm>(kAlgorithms, name);
 }
 
 std::string_view group_name(GroupKind g) {
