@@ -2,7 +2,8 @@
 // schedules of kernels/collectives on the thread executor. Inputs are fresh
 // random numbers (a fixed seed per case, so runs are repeatable); outputs are
 // poisoned with NaN before the first run so that a kernel that stops writing
-// fails its check.
+// fails its check. Each check compares a sample of the outputs with a
+// double-precision reference (reference.hpp) and requires all of them finite.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "calibration/measure/cases.hpp"
+#include "calibration/measure/reference.hpp"
 #include "kernels/collectives/alltoall.hpp"
 #include "kernels/collectives/byte_accounting.hpp"
 #include "kernels/collectives/double_binary_tree.hpp"
@@ -45,18 +47,6 @@ std::size_t count(std::int64_t a, std::int64_t b = 1, std::int64_t c = 1) {
   return static_cast<std::size_t>(a) * static_cast<std::size_t>(b) * static_cast<std::size_t>(c);
 }
 
-// "pass" when every output is finite (poisoned outputs never written are NaN).
-std::string finite(std::initializer_list<const Floats*> outputs) {
-  for (const Floats* out : outputs) {
-    const auto bad =
-        std::find_if(out->begin(), out->end(), [](float x) { return !std::isfinite(x); });
-    if (bad != out->end()) {
-      return fmt::format("element {} of {} is not finite", bad - out->begin(), out->size());
-    }
-  }
-  return "pass";
-}
-
 Case gemm_case(ops::GemmLayout layout, std::int64_t m, std::int64_t n, std::int64_t k,
                bool ceiling = false) {
   const ops::GemmArguments args{m, n, k, layout};
@@ -75,28 +65,8 @@ Case gemm_case(ops::GemmLayout layout, std::int64_t m, std::int64_t n, std::int6
     inst.run = [=] { ops::gemm_cpu(args, *a, *b, *out); };
     inst.check = [=] {
       ops::gemm_cpu(args, *a, *b, *out);
-      // Spot-check corners and the middle against a double-precision dot product.
-      const std::int64_t is[] = {0, args.m / 2, args.m - 1};
-      const std::int64_t js[] = {0, args.n / 2, args.n - 1};
-      for (const std::int64_t i : is) {
-        for (const std::int64_t j : js) {
-          double want = 0;
-          double scale = 0;
-          for (std::int64_t p = 0; p < args.k; ++p) {
-            const float av = args.layout == ops::GemmLayout::tn ? (*a)[count(p, args.m) + count(i)]
-                                                                : (*a)[count(i, args.k) + count(p)];
-            const float bv = args.layout == ops::GemmLayout::nt ? (*b)[count(j, args.k) + count(p)]
-                                                                : (*b)[count(p, args.n) + count(j)];
-            want += static_cast<double>(av) * bv;
-            scale += std::abs(static_cast<double>(av) * bv);
-          }
-          const double got = (*out)[count(i, args.n) + count(j)];
-          if (!(std::abs(got - want) <= 1e-5 * scale + 1e-6)) {
-            return fmt::format("C[{}, {}] = {}, expected {}", i, j, got, want);
-          }
-        }
-      }
-      return finite({out.get()});
+      // Corners and the middle against a double-precision dot product.
+      return reference::gemm(args, *a, *b, *out);
     };
     return inst;
   };
@@ -147,16 +117,15 @@ Case concurrent_gemm_case(int threads, std::int64_t m, std::int64_t n, std::int6
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
     inst.check = [args, per_thread] {
-      // Every thread computed the same product of its own inputs as one thread would.
+      // Every thread computed the same product of its own inputs as one thread
+      // would, and that product is right.
       for (const Buffers& b : *per_thread) {
         Floats alone(b.out.size(), kNaN);
         ops::gemm_cpu(args, b.a, b.b, alone);
         if (alone != b.out)
           return std::string("a concurrent GEMM differs from the same GEMM alone");
-      }
-      for (const Buffers& b : *per_thread) {
-        std::string f = finite({&b.out});
-        if (f != "pass") return f;
+        std::string why = reference::gemm(args, b.a, b.b, b.out);
+        if (why != "pass") return why;
       }
       return std::string("pass");
     };
@@ -217,7 +186,8 @@ Case norm_case(bool rms, bool backward, std::int64_t rows, std::int64_t hidden) 
       inst.run = forward;
       inst.check = [=] {
         forward();
-        return finite({y.get(), rstd.get()});
+        return rms ? reference::rms_norm_forward(s, *x, *gamma, *y, *rstd)
+                   : reference::layer_norm_forward(s, *x, *gamma, *beta, *y, *mean, *rstd);
       };
       return inst;
     }
@@ -230,7 +200,8 @@ Case norm_case(bool rms, bool backward, std::int64_t rows, std::int64_t hidden) 
     };
     inst.check = [=] {
       inst.run();
-      return rms ? finite({dx.get(), dgamma.get()}) : finite({dx.get(), dgamma.get(), dbeta.get()});
+      return rms ? reference::rms_norm_backward(s, *dy, *x, *gamma, *dx, *dgamma)
+                 : reference::layer_norm_backward(s, *dy, *x, *gamma, *dx, *dgamma, *dbeta);
     };
     return inst;
   };
@@ -262,7 +233,11 @@ Case activation_case(bool swiglu, bool backward, std::int64_t n) {
     }
     inst.check = [=, run = inst.run] {
       run();
-      return swiglu && backward ? finite({y.get(), dup.get()}) : finite({y.get()});
+      if (swiglu) {  // the backward writes dgate into y
+        return backward ? reference::swiglu_backward(*dy, *x, *up, *y, *dup)
+                        : reference::swiglu_forward(*x, *up, *y);
+      }
+      return backward ? reference::gelu_backward(*dy, *x, *y) : reference::gelu_forward(*x, *y);
     };
     return inst;
   };
@@ -288,13 +263,13 @@ Case softmax_case(bool backward, std::int64_t matrices, std::int64_t seq) {
       inst.run = [=] { ops::causal_softmax_backward_cpu(s, *dy, *y, *dx); };
       inst.check = [=] {
         ops::causal_softmax_backward_cpu(s, *dy, *y, *dx);
-        return finite({dx.get()});
+        return reference::causal_softmax_backward(s, *dy, *y, *dx);
       };
     } else {
       inst.run = [=] { ops::causal_softmax_forward_cpu(s, *x, *y); };
       inst.check = [=] {
         ops::causal_softmax_forward_cpu(s, *x, *y);
-        return finite({y.get()});
+        return reference::causal_softmax_forward(s, *x, *y);
       };
     }
     return inst;
@@ -340,13 +315,13 @@ Case attention_case(bool backward, std::int64_t heads, std::int64_t seq, std::in
       };
       inst.check = [=, run = inst.run] {
         run();
-        return finite({dq.get(), dk.get(), dv.get()});
+        return reference::attention_backward(s, *q, *k, *v, *d_o, *dq, *dk, *dv);
       };
     } else {
       inst.run = [=] { ops::attention_forward_cpu(s, *q, *k, *v, *o, *lse); };
       inst.check = [=, run = inst.run] {
         run();
-        return finite({o.get(), lse.get()});
+        return reference::attention_forward(s, *q, *k, *v, *o, *lse);
       };
     }
     return inst;
@@ -366,21 +341,31 @@ Case optimizer_case(bool lion, std::int64_t n) {
     auto m = std::make_shared<Floats>(random_floats(count(n), 19));
     auto v = std::make_shared<Floats>(count(n), 0.5F);
     Instance inst;
+    // The check steps once more from a copy of the state, against one step of the reference.
     if (lion) {
       ops::LionArguments a;
       a.weight_decay = 0.1F;
       a.cautious_decay = true;
       inst.run = [=] { ops::lion_step_cpu(a, *p, *g, *m); };
+      inst.check = [=, run = inst.run] {
+        const Floats p0 = *p;
+        const Floats m0 = *m;
+        run();
+        return reference::lion_step(a, {p0, m0}, *g, {*p, *m});
+      };
     } else {
       ops::AdamWArguments a;
       a.weight_decay = 0.1F;
       a.cautious_decay = true;
       inst.run = [=] { ops::adamw_step_cpu(a, *p, *g, *m, *v); };
+      inst.check = [=, run = inst.run] {
+        const Floats p0 = *p;
+        const Floats m0 = *m;
+        const Floats v0 = *v;
+        run();
+        return reference::adamw_step(a, {p0, m0, v0}, *g, {*p, *m, *v});
+      };
     }
-    inst.check = [=, run = inst.run] {
-      run();
-      return finite({p.get(), m.get(), v.get()});
-    };
     return inst;
   };
   return c;
@@ -402,6 +387,10 @@ Case quantize_case(std::int64_t rows, std::int64_t cols) {
     inst.run = [=] { ops::quantize_fp8_cpu(s, *x, *q, *scales); };
     inst.check = [=] {
       ops::quantize_fp8_cpu(s, *x, *q, *scales);
+      // Scales and codes of sampled rows against the definition, then every element
+      // through the library's dequantize.
+      std::string why = reference::quantize_fp8(s, *x, *q, *scales);
+      if (why != "pass") return why;
       ops::dequantize_fp8_cpu(s, *q, *scales, *back);
       for (std::size_t i = 0; i < x->size(); ++i) {
         // E4M3 keeps 3 mantissa bits: within 1/16 relative, plus the group's scale floor.
@@ -461,16 +450,13 @@ Case moe_case(bool permute, std::int64_t tokens, std::int64_t experts, std::int6
       inst.run = [=] { ops::permute_tokens_cpu(s, *routing, hidden, *x, *buffer); };
       inst.check = [=] {
         ops::permute_tokens_cpu(s, *routing, hidden, *x, *buffer);
-        return finite({buffer.get()});
+        return reference::permute_tokens(s, *routing, hidden, *x, *buffer);
       };
     } else {
       inst.run = [=] { *routing = ops::route_top_k_cpu(s, *logits); };
       inst.check = [=] {
         *routing = ops::route_top_k_cpu(s, *logits);
-        for (const float w : routing->weight) {
-          if (!(w >= 0.0F && w <= 1.0F)) return fmt::format("routing weight {} outside [0, 1]", w);
-        }
-        return std::string("pass");
+        return reference::route_top_k(s, *logits, *routing);
       };
     }
     return inst;
