@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "calibration/fit/family_fits.hpp"
 #include "models/scenario/json_file.hpp"
@@ -29,14 +32,15 @@ namespace {
 
 // The rows the fit may use: those that passed their check; the others stop the
 // fit, or with leave_out_failed are named in the result.
-RowsFile passed_rows(const RowsFile& given, const FitOptions& options, FitResult& result) {
+RowsFile passed_rows(const RowsFile& given, const FitOptions& options,
+                     std::vector<std::string>& left_out) {
   RowsFile f = given;
   f.rows.clear();
   for (const Row& r : given.rows) {
     if (r.check == "pass") {
       f.rows.push_back(r);
     } else if (options.leave_out_failed) {
-      result.left_out.push_back(r.name);
+      left_out.push_back(r.name);
     } else {
       throw std::runtime_error(
           fmt::format("row '{}' failed its check ({}): a profile is not fitted to wrong results "
@@ -50,7 +54,7 @@ RowsFile passed_rows(const RowsFile& given, const FitOptions& options, FitResult
 }  // namespace
 
 FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
-  FitResult left_out;
+  std::vector<std::string> left_out;
   const RowsFile f = passed_rows(given, options, left_out);
   fit_detail::FitState s(f, f.backend == "cpu");
   if (options.base_profile) {
@@ -58,7 +62,7 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
     s.base_path = *options.base_profile;
     (void)sim::parse_profile(s.base, s.base_path);  // complete and valid
   }
-  s.result.left_out = left_out.left_out;
+  s.result.left_out = std::move(left_out);
 
   fit_detail::fit_ceilings(s);
   const json families = fit_detail::fit_memory_bound(s);

@@ -12,10 +12,8 @@
 namespace myriad::sim {
 namespace {
 
-using Plan = StepLowering;
-
 // How each data-parallel collective is played (DpPhase).
-std::vector<DpPhase> lower_dp(const Plan& p, const scenario::Scenario& s,
+std::vector<DpPhase> lower_dp(const StepLowering& p, const scenario::Scenario& s,
                               const DeviceProfile& profile) {
   std::vector<DpPhase> phases;
   const models::GroupSpan span = models::group_span(models::GroupKind::dp, s);
@@ -56,7 +54,7 @@ std::vector<DpPhase> lower_dp(const Plan& p, const scenario::Scenario& s,
 //                 several nodes, e.g. cp 2 at tp 8), between the rank group's host
 //                 and a ghost at its second node;
 //   inside        everything else, priced inside the layer's time.
-void plan_layer_flows(Plan& p, const scenario::Scenario& s, double node_Bps) {
+void plan_layer_flows(StepLowering& p, const scenario::Scenario& s, double node_Bps) {
   const auto& par = s.parallelism;
   const int gpn = s.cluster.gpus_per_node;
   const int replicas = par.ep % par.cp == 0 ? par.ep / par.cp : 0;
@@ -102,7 +100,7 @@ void plan_layer_flows(Plan& p, const scenario::Scenario& s, double node_Bps) {
 // ghosts mirror. In one data-parallel phase per collective a replica's ring
 // flows start when it arrives and its neighbours' data is already under way, so
 // each simulated replica lives its own step, and the slowest sets the step.
-std::vector<int> replicas_to_simulate(const Plan& p, const scenario::Scenario& s,
+std::vector<int> replicas_to_simulate(const StepLowering& p, const scenario::Scenario& s,
                                       const std::vector<Straggler>& stragglers) {
   std::vector<int> rows;
   if (p.all_replicas) {
