@@ -235,15 +235,17 @@ json fit_memory_bound(FitState& s) {
   return family_json;
 }
 
-// GEMMs: efficiency and k_half minimising the squared log error of the cost
-// model's own prediction.
+// GEMMs: efficiency, k_half and the fixed latency of a call minimising the
+// squared log error of the cost model's own prediction. Small GEMMs decide the
+// latency (a 1024^3 GEMM is mostly prologue and epilogue), deep ones k_half.
 void fit_gemm(FitState& s) {
   const std::vector<const Row*> gemms = kernels_of(s.rows, models::OpClass::gemm);
   if (gemms.empty()) throw std::runtime_error("calibration rows have no GEMM kernels");
   DeviceProfile& model = s.model;
-  const auto gemm_loss = [&](double eff, double k_half) {
+  const auto gemm_loss = [&](double eff, double k_half, double latency) {
     model.gemm_efficiency = eff;
     model.gemm_k_half = k_half;
+    model.gemm_latency_s = latency;
     double loss = 0;
     for (const Row* r : gemms) {
       const double e = std::log(sim::compute_cost(r->op(), model).time_s / r->best_s);
@@ -251,35 +253,62 @@ void fit_gemm(FitState& s) {
     }
     return loss;
   };
-  const auto best_eff_at = [&](double k_half) {
+  struct Fit {
+    double loss = 1e300, eff = 1, k_half = 0, latency = 0;
+  };
+  const auto best_eff_at = [&](double k_half, double latency) {
     return std::exp(
-        numeric::golden_section([&](double le) { return gemm_loss(std::exp(le), k_half); },
+        numeric::golden_section([&](double le) { return gemm_loss(std::exp(le), k_half, latency); },
                                 std::log(kMinEfficiency), std::log(1.5)));
   };
-  double best_loss = 1e300;
-  double best_eff = 1;
-  double best_k_half = 0;
-  for (double k_half = 0; k_half <= 4096; k_half = k_half < 1 ? 1 : k_half * 1.25) {
-    const double eff = best_eff_at(k_half);
-    const double loss = gemm_loss(eff, k_half);
-    if (loss < best_loss) {
-      best_loss = loss;
-      best_eff = eff;
-      best_k_half = k_half;
+  // The best efficiency and k_half for one latency: k_half on a grid, refined
+  // between its neighbours, the efficiency re-fitted at each.
+  const auto fit_at = [&](double latency) {
+    Fit best;
+    best.latency = latency;
+    for (double k_half = 0; k_half <= 4096; k_half = k_half < 1 ? 1 : k_half * 1.25) {
+      const double eff = best_eff_at(k_half, latency);
+      const double loss = gemm_loss(eff, k_half, latency);
+      if (loss < best.loss) best = {loss, eff, k_half, latency};
     }
+    if (best.k_half >= 1) {
+      best.k_half = numeric::golden_section(
+          [&](double kh) { return gemm_loss(best_eff_at(kh, latency), kh, latency); },
+          best.k_half / 1.25, best.k_half * 1.25, 40);
+      best.eff = best_eff_at(best.k_half, latency);
+      best.loss = gemm_loss(best.eff, best.k_half, latency);
+    }
+    return best;
+  };
+  // The latency on a grid up to the fastest GEMM's whole time, then refined.
+  double fastest = 1e300;
+  for (const Row* r : gemms) fastest = std::min(fastest, r->best_s);
+  const double overhead = model.kernel_overhead_s;
+  const double ceiling = std::max(0.0, fastest - overhead);
+  Fit best = fit_at(0);
+  constexpr int kLatencySteps = 16;
+  for (int i = 1; i <= kLatencySteps; ++i) {
+    const Fit f = fit_at(ceiling * i / (kLatencySteps + 1));
+    if (f.loss < best.loss) best = f;
   }
-  // Refine k_half between its grid neighbours, the efficiency re-fitted at each.
-  if (best_k_half >= 1) {
-    best_k_half = numeric::golden_section([&](double kh) { return gemm_loss(best_eff_at(kh), kh); },
-                                          best_k_half / 1.25, best_k_half * 1.25, 40);
-    best_eff = best_eff_at(best_k_half);
+  const double step = ceiling / (kLatencySteps + 1);
+  if (step > 0) {
+    const double latency = numeric::golden_section([&](double l) { return fit_at(l).loss; },
+                                                   std::max(0.0, best.latency - step),
+                                                   std::min(ceiling, best.latency + step), 30);
+    const Fit refined = fit_at(latency);
+    if (refined.loss < best.loss) best = refined;
   }
-  model.gemm_efficiency = std::min(1.0, best_eff);
-  model.gemm_k_half = best_k_half;
+  model.gemm_efficiency = std::min(1.0, best.eff);
+  model.gemm_k_half = best.k_half;
+  model.gemm_latency_s = best.latency;
   const auto res = record_residual(s, key(&DeviceProfile::gemm_efficiency), gemms);
-  s.params.set(&DeviceProfile::gemm_efficiency, model.gemm_efficiency, "measured",
-               fmt::format("of the peak, with gemm_k_half; {}", residual_note(res)));
-  s.params.set(&DeviceProfile::gemm_k_half, best_k_half, "measured", residual_note(res));
+  s.params.set(
+      &DeviceProfile::gemm_efficiency, model.gemm_efficiency, "measured",
+      fmt::format("of the peak, with gemm_k_half and gemm_latency_s; {}", residual_note(res)));
+  s.params.set(&DeviceProfile::gemm_k_half, best.k_half, "measured", residual_note(res));
+  s.params.set(&DeviceProfile::gemm_latency_s, best.latency, "measured",
+               fmt::format("beyond kernel_overhead_s; {}", residual_note(res)));
 }
 
 // Attention, forward and backward: t = flops / (peak * efficiency) + overhead,

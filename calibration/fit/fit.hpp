@@ -7,9 +7,10 @@
 //                 kernel: one efficiency per family ("norm.layer.bwd"), one
 //                 overhead for all; then one per coarse family ("norm") over all
 //                 its rows, for ops named less precisely (the model's).
-//   GEMM          gemm_efficiency and gemm_k_half minimising the squared log error
-//                 of the cost model's own prediction (sim/cost/compute_cost), so
-//                 the fit is what `estimate` will predict.
+//   GEMM          gemm_efficiency, gemm_k_half and gemm_latency_s (the fixed cost
+//                 of a call) minimising the squared log error of the cost
+//                 model's own prediction (sim/cost/compute_cost), so the fit is
+//                 what `estimate` will predict.
 //   attention     forward and backward efficiency, least squares.
 //   collectives   t = steps * latency + factor * bytes / busbw(size), latency
 //                 shared, one bus bandwidth per size (the profile's curve), by

@@ -61,6 +61,11 @@ void describe(const GemmArguments& g, MatmulDescriptors& d) {
 
 }  // namespace
 
+struct GemmCuda::Plan {
+  MatmulDescriptors d;
+  cublasLtMatmulAlgo_t algo{};
+};
+
 GemmCuda::GemmCuda(std::size_t workspace_bytes) : workspace_bytes_(workspace_bytes) {
   cublasLtHandle_t h = nullptr;
   MYRIAD_CUBLAS_CHECK(cublasLtCreate(&h));
@@ -75,6 +80,7 @@ GemmCuda::GemmCuda(std::size_t workspace_bytes) : workspace_bytes_(workspace_byt
 }
 
 GemmCuda::~GemmCuda() {
+  plans_.clear();
   if (workspace_ != nullptr) (void)cudaFree(workspace_);
   (void)cublasLtDestroy(lt(handle_));
 }
@@ -86,24 +92,34 @@ std::string GemmCuda::can_implement(const GemmArguments& args) {
   return {};
 }
 
+const GemmCuda::Plan& GemmCuda::plan(const GemmArguments& args) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  auto& slot = plans_[Shape{args.m, args.n, args.k, args.layout}];
+  if (slot != nullptr) return *slot;
+  auto p = std::make_unique<Plan>();
+  describe(args, p->d);
+  MYRIAD_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&p->d.pref));
+  MYRIAD_CUBLAS_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(p->d.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                           &workspace_bytes_, sizeof workspace_bytes_));
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  MYRIAD_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt(handle_), p->d.op, p->d.a, p->d.b, p->d.c,
+                                                     p->d.c, p->d.pref, 1, &heuristic, &found));
+  if (found == 0) throw CublasError("gemm_cuda: cuBLASLt found no algorithm for these arguments");
+  p->algo = heuristic.algo;
+  slot = std::move(p);
+  return *slot;
+}
+
 void GemmCuda::run(const GemmArguments& args, const Bf16* a, const Bf16* b, Bf16* c,
                    cudaStream_t stream) const {
   const std::string why = can_implement(args);
   if (!why.empty()) throw std::invalid_argument("gemm_cuda: " + why);
-  MatmulDescriptors d;
-  describe(args, d);
-  MYRIAD_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&d.pref));
-  MYRIAD_CUBLAS_CHECK(
-      cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                           &workspace_bytes_, sizeof workspace_bytes_));
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int found = 0;
-  MYRIAD_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt(handle_), d.op, d.a, d.b, d.c, d.c, d.pref,
-                                                     1, &heuristic, &found));
-  if (found == 0) throw CublasError("gemm_cuda: cuBLASLt found no algorithm for these arguments");
-  MYRIAD_CUBLAS_CHECK(cublasLtMatmul(lt(handle_), d.op, &args.alpha, b, d.a, a, d.b, &args.beta, c,
-                                     d.c, c, d.c, &heuristic.algo, workspace_, workspace_bytes_,
-                                     stream));
+  const Plan& p = plan(args);
+  MYRIAD_CUBLAS_CHECK(cublasLtMatmul(lt(handle_), p.d.op, &args.alpha, b, p.d.a, a, p.d.b,
+                                     &args.beta, c, p.d.c, c, p.d.c, &p.algo, workspace_,
+                                     workspace_bytes_, stream));
 }
 
 }  // namespace myriad::kernels::ops

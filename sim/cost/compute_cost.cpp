@@ -52,6 +52,7 @@ ComputeCost compute_cost(const models::Op& op, const DeviceProfile& p) {
   compute_s /= p.sustained_clock;
   c.memory_bound = memory_s >= compute_s;
   c.time_s = std::max(memory_s, compute_s) + p.kernel_overhead_s;
+  if (op.cls == models::OpClass::gemm) c.time_s += p.gemm_latency_s;
   c.efficiency = op.flops > 0 ? op.flops / (c.time_s * peak) : 0;
   return c;
 }

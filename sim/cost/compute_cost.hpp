@@ -2,7 +2,9 @@
 //   GEMM:      FLOPs / (peak * gemm_efficiency * wave * depth), where wave is the
 //              fraction of SMs the output tiles keep busy over all waves (for the
 //              best of the profile's tiles) and depth is k / (k + k_half); or
-//              bytes / sustained bandwidth if larger.
+//              bytes / sustained bandwidth if larger; plus gemm_latency_s, the
+//              fixed cost of a GEMM call (the library's prologue and epilogue,
+//              which dominate GEMMs of a few microseconds).
 //   attention: FLOPs / (peak * attention efficiency, forward or backward).
 //   others:    bytes / (HBM bandwidth * memory_efficiency), or the efficiency the
 //              profile measured for the op's family (memory_bound_kernels).

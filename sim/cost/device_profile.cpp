@@ -20,6 +20,7 @@ constexpr ProfileScalar kScalars[] = {
     {"gemm_efficiency", &DeviceProfile::gemm_efficiency, 1e-4, 1},
     {"gemm_fp8_efficiency", &DeviceProfile::gemm_fp8_efficiency, 0, 1},
     {"gemm_k_half", &DeviceProfile::gemm_k_half, 0, 1e6},
+    {"gemm_latency_s", &DeviceProfile::gemm_latency_s, 0, 1e-3},
     {"sms", &DeviceProfile::sms, 1, 1e4},
     {"attention_fwd_efficiency", &DeviceProfile::attention_fwd_efficiency, 1e-4, 1},
     {"attention_bwd_efficiency", &DeviceProfile::attention_bwd_efficiency, 1e-4, 1},

@@ -74,6 +74,7 @@ struct DeviceProfile {
   double gemm_efficiency = 0;        // sustained fraction of the bf16 peak on large GEMMs
   double gemm_fp8_efficiency = 0;    // sustained fraction of the fp8 peak on large GEMMs
   double gemm_k_half = 0;            // a GEMM of reduction depth k runs at k / (k + k_half) of it
+  double gemm_latency_s = 0;         // fixed time of a GEMM call beyond kernel_overhead_s
   double sms = 0;                    // streaming multiprocessors (wave quantization)
   std::vector<GemmTile> gemm_tiles;  // the library picks the best for each shape
   double attention_fwd_efficiency = 0;  // fused attention forward, fraction of the bf16 peak

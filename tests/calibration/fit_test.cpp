@@ -25,6 +25,7 @@ sim::DeviceProfile truth() {
   p.hbm_bw_Bps = 1e10;
   p.gemm_efficiency = 0.8;
   p.gemm_k_half = 50;
+  p.gemm_latency_s = 40e-6;
   p.sms = 1;
   p.gemm_tiles = {{1, 1, 1}};
   p.attention_fwd_efficiency = 0.2;
@@ -134,6 +135,7 @@ TEST(CalibrationFit, RecoversTheProfileItsRowsCameFrom) {
   EXPECT_LT(p.memory_bound_efficiency.at("norm"), 0.4);
   EXPECT_NEAR(p.gemm_efficiency, 0.8, 0.01);
   EXPECT_NEAR(p.gemm_k_half, 50, 1);
+  EXPECT_NEAR(p.gemm_latency_s, 40e-6, 1e-6);
   EXPECT_NEAR(p.attention_fwd_efficiency, 0.2, 1e-6);
   EXPECT_NEAR(p.attention_bwd_efficiency, 0.25, 1e-6);
   EXPECT_NEAR(fit.latency_per_step_s, kLatency, 1e-9);

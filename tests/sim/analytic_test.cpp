@@ -53,6 +53,24 @@ TEST(DeviceProfile, ProblemsAreListedWithTheirKeys) {
   std::filesystem::remove(path);
 }
 
+// Expectation: gemm_latency_s is paid once by every GEMM call and by nothing else,
+// so it decides a tiny GEMM's time and hardly moves a large one's.
+TEST(ComputeCost, GemmLatencyIsPaidByGemmsOnly) {
+  DeviceProfile p = a100();
+  const models::Op tiny = models::make_gemm("tiny", 64, 64, 64, 1, 2, false);
+  const models::Op big = models::make_gemm("big", 8192, 8192, 8192, 1, 2, false);
+  const models::Op copy = models::make_elementwise("copy", 1e6);
+  const double tiny_before = compute_cost(tiny, p).time_s;
+  const double big_before = compute_cost(big, p).time_s;
+  const double copy_before = compute_cost(copy, p).time_s;
+  p.gemm_latency_s = 10e-6;
+  EXPECT_DOUBLE_EQ(compute_cost(tiny, p).time_s, tiny_before + 10e-6);
+  EXPECT_DOUBLE_EQ(compute_cost(big, p).time_s, big_before + 10e-6);
+  EXPECT_GT(compute_cost(tiny, p).time_s, 2 * tiny_before);
+  EXPECT_LT(compute_cost(big, p).time_s, 1.01 * big_before);
+  EXPECT_DOUBLE_EQ(compute_cost(copy, p).time_s, copy_before);
+}
+
 // Expectation: a large square GEMM runs at the profile's efficiency and sustained
 // clock; a memory-bound op moves its bytes at the sustained bandwidth.
 TEST(ComputeCost, RooflineAtBothEnds) {
