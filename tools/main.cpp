@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   env.preset_path.emplace_back(MYRIAD_SCENARIO_DIR);
   env.profile_dir = MYRIAD_PROFILE_DIR;
   env.validation_dir = std::string(MYRIAD_SCENARIO_DIR) + "/validation";
+  env.in = &std::cin;
   const std::vector<std::string> args(argv + 1, argv + argc);
   return myriad::cli::run(args, std::cout, std::cerr, env);
 }

@@ -89,6 +89,15 @@ void ConfigNode::set(const std::string& key, Location key_where, ConfigNode valu
   entries_.push_back(Entry{key, std::move(key_where), std::move(value)});
 }
 
+void ConfigNode::relocate(const Location& where) {
+  where_ = where;
+  for (auto& e : entries_) {
+    e.key_where = where;
+    e.value.relocate(where);
+  }
+  for (auto& item : items_) item.relocate(where);
+}
+
 bool ConfigNode::erase(const std::string& key) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->key == key) {

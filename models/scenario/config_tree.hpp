@@ -56,6 +56,11 @@ class ConfigNode {
   // Lists.
   [[nodiscard]] const std::vector<ConfigNode>& items() const { return items_; }
   void push_back(ConfigNode item) { items_.push_back(std::move(item)); }
+  void replace_item(std::size_t i, ConfigNode item) { items_.at(i) = std::move(item); }
+
+  // Every value and key of the tree said to come from `where` (a value given
+  // on the command line rather than in a file).
+  void relocate(const Location& where);
 
  private:
   Kind kind_ = Kind::null;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "models/scenario/config_tree.hpp"
+#include "models/scenario/overrides.hpp"
 #include "models/scenario/scenario_checks.hpp"
 #include "models/scenario/scenario_schema.hpp"
 
@@ -141,6 +142,7 @@ Scenario build(ConfigNode root, const std::string& name, const LoadOptions& opti
   scenario.file = name;
   // A syntax error leaves nothing worth checking further.
   if (diagnostics.has_errors() && root.is_null()) throw ScenarioError(diagnostics);
+  apply_overrides(root, options.overrides, OverridePhase::presets, diagnostics);
   if (!root.is_map()) {
     diagnostics.error(root.where(), "",
                       fmt::format("a scenario must be a mapping of sections (cluster, model, "
@@ -150,6 +152,7 @@ Scenario build(ConfigNode root, const std::string& name, const LoadOptions& opti
   }
   const PresetLibrary library(options.preset_path);
   const bool presets_ok = resolve_scenario_presets(root, library, diagnostics);
+  apply_overrides(root, options.overrides, OverridePhase::values, diagnostics);
   // Without its preset a section lacks most keys: say so once, not once per key.
   ParseContext ctx{diagnostics, scenario.origins, !presets_ok};
   scenario_schema().parse(root, "", scenario, ctx);

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/scenario/config_tree.hpp"
@@ -15,7 +16,15 @@
 namespace myriad::scenario {
 
 struct LoadOptions {
+  LoadOptions() = default;
+  // NOLINTNEXTLINE(google-explicit-constructor): {{folders}} reads as the options
+  LoadOptions(std::vector<std::filesystem::path> presets, std::vector<std::string> sets = {})
+      : preset_path(std::move(presets)), overrides(std::move(sets)) {}
+
   std::vector<std::filesystem::path> preset_path;  // folders holding hardware/, clusters/, models/
+  // `key.path=value`, laid over the scenario in order before its presets are
+  // resolved (overrides.hpp): `--set` on the command line.
+  std::vector<std::string> overrides;
 };
 
 // Throws ScenarioError with every problem found; warnings ride on the result.

@@ -30,6 +30,18 @@ Result run_cli(const std::vector<std::string>& args) {
   return {code, out.str(), err.str()};
 }
 
+// Same, with `input` as standard input.
+Result run_cli_in(const std::vector<std::string>& args, const std::string& input) {
+  std::ostringstream out;
+  std::ostringstream err;
+  std::istringstream in(input);
+  Environment env{
+      {MYRIAD_SCENARIO_DIR}, MYRIAD_PROFILE_DIR, std::string(MYRIAD_SCENARIO_DIR) + "/validation"};
+  env.in = &in;
+  const int code = run(args, out, err, env);
+  return {code, out.str(), err.str()};
+}
+
 const std::string kDefault =
     std::string(MYRIAD_SCENARIO_DIR) + "/examples/gpt3-175b-megascale-12288.yaml";
 const std::string kMalformed = std::string(MYRIAD_TEST_DATA_DIR) + "/malformed";
@@ -42,6 +54,40 @@ TEST(Cli, CheckPrintsTheResolvedScenario) {
   EXPECT_NE(r.out.find("nic_bandwidth: 25000000000B/s  # 25 GB/s = 200 Gbps"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("dp: 192"), std::string::npos);
+}
+
+// Expectation: every scenario verb reads the scenario from stdin as `-` and takes
+// `--set`, which changes what it reports; a bad override is a usage error that
+// names it.
+TEST(Cli, EveryScenarioVerbTakesStdinAndSet) {
+  const std::string text =
+      "cluster: {preset: megascale-like, gpus: 256}\n"
+      "model: {preset: gpt3-175b-megascale}\n"
+      "parallelism: {tp: 8, pp: 8, virtual_stages: 2, global_batch: 768}\n"
+      "training: {tokens: 1B}\n";
+  const Result check = run_cli_in({"check", "-", "--set", "parallelism.pp=4"}, text);
+  EXPECT_EQ(check.code, kExitOk) << check.err;
+  EXPECT_NE(check.out.find("# <stdin>: valid"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("dp: 8"), std::string::npos) << check.out;
+  const Result plain = run_cli_in({"estimate", "-"}, text);
+  const Result faster =
+      run_cli_in({"estimate", "-", "--set", "cluster.gpu.bf16_peak=624TFLOP/s"}, text);
+  EXPECT_EQ(plain.code, kExitOk) << plain.err;
+  EXPECT_EQ(faster.code, kExitOk) << faster.err;
+  EXPECT_NE(plain.out, faster.out);
+  const Result campaign = run_cli_in({"campaign", "-", "--set", "training.tokens=2B"}, text);
+  EXPECT_EQ(campaign.code, kExitOk) << campaign.err;
+  const Result bad = run_cli({"estimate", kDefault, "--set", "parallelism.tp=banana"});
+  EXPECT_EQ(bad.code, kExitBadInput);
+  EXPECT_NE(bad.err.find("--set parallelism.tp: error: parallelism.tp: expected an integer"),
+            std::string::npos)
+      << bad.err;
+  const Result bad_simulate = run_cli_in({"simulate", "-", "--set", "parallelism.pp=x"}, text);
+  EXPECT_EQ(bad_simulate.code, kExitBadInput);
+  EXPECT_NE(bad_simulate.err.find("--set parallelism.pp"), std::string::npos) << bad_simulate.err;
+  const Result no_input = run_cli({"estimate", "-"});
+  EXPECT_EQ(no_input.code, kExitBadInput);
+  EXPECT_NE(no_input.err.find("<stdin>"), std::string::npos) << no_input.err;
 }
 
 TEST(Cli, CheckOriginsNoteWhereValuesCameFrom) {
@@ -174,6 +220,34 @@ nlohmann::json simulate_json(const std::string& scenario, const std::string& nam
   std::filesystem::remove(file);
   if (bytes != nullptr) *bytes = text.str();
   return nlohmann::json::parse(text.str());
+}
+
+// Expectation: simulate reads stdin and takes --set like the other verbs.
+TEST(Cli, SimulateTakesStdinAndSet) {
+  const std::string text =
+      "cluster: {preset: megascale-like, gpus: 256}\n"
+      "model: {preset: gpt3-175b-megascale}\n"
+      "parallelism: {tp: 8, pp: 8, virtual_stages: 2, global_batch: 768}\n";
+  const auto step_time = [&](const std::vector<std::string>& sets) {
+    const auto file = std::filesystem::temp_directory_path() /
+                      ("myriad_cli_stdin_" + std::to_string(getpid()) + ".json");
+    std::vector<std::string> args = {"simulate", "-", "--json", file.string()};
+    for (const auto& set : sets) args.insert(args.end(), {"--set", set});
+    const pid_t pid = fork();
+    if (pid == 0) _exit(run_cli_in(args, text).code);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == kExitOk);
+    std::ifstream in(file);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    std::filesystem::remove(file);
+    return j.is_object() ? j["step_time_s"].get<double>() : -1.0;
+  };
+  const double plain = step_time({});
+  const double faster = step_time({"cluster.gpu.bf16_peak=624TFLOP/s"});
+  EXPECT_GT(plain, 0);
+  EXPECT_GT(faster, 0);
+  EXPECT_LT(faster, 0.8 * plain);
 }
 
 const std::string kStragglers = std::string(MYRIAD_TEST_DATA_DIR) + "/simulate/stragglers-128.yaml";

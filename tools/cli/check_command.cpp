@@ -41,7 +41,7 @@ int run_check(const CheckOptions& o, Streams io, const Environment& env) {
   }
   if (!o.quiet) {
     io.out << fmt::format(
-        "# {}: valid{}\n# {}\n", o.scenario.scenario,
+        "# {}: valid{}\n# {}\n", scenario_name(o.scenario),
         s.warnings.empty() ? "" : fmt::format(" ({} warnings)", s.warnings.size()), summary(s));
     io.out << scenario::to_yaml(resolved, o.origins);
   }

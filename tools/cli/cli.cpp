@@ -15,10 +15,20 @@
 namespace myriad::cli {
 
 void add_scenario_options(CLI::App& cmd, ScenarioOptions& options) {
-  cmd.add_option("scenario", options.scenario, "scenario YAML file")->required();
+  cmd.add_option("scenario", options.scenario, "scenario YAML file, or - to read it from stdin")
+      ->required();
   cmd.add_option("--preset-path", options.preset_path,
                  "folder holding hardware/, clusters/ and models/ presets; searched before "
                  "MYRIAD_PRESET_PATH and the shipped scenarios/ (repeatable)");
+  cmd.add_option("--set", options.overrides,
+                 "KEY.PATH=VALUE: set one key of the scenario, read and checked as in the file "
+                 "(units, ranges); lists by index, e.g. cluster.network.tiers.0.oversubscription="
+                 "3:1 (repeatable, later wins)")
+      ->allow_extra_args(false);
+}
+
+std::string scenario_name(const ScenarioOptions& options) {
+  return options.scenario == "-" ? std::string("<stdin>") : options.scenario;
 }
 
 void add_profile_option(CLI::App& cmd, std::string& profile) {
@@ -33,14 +43,42 @@ std::vector<std::filesystem::path> preset_path(const ScenarioOptions& options,
   return out;
 }
 
+namespace {
+
+// All of standard input, refused past the size a scenario file may have.
+std::string read_stdin(std::istream& in) {
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > models::kMaxScenarioBytes) {
+      throw std::runtime_error(fmt::format("a scenario is at most {} MiB; standard input held more",
+                                           models::kMaxScenarioBytes >> 20));
+    }
+  }
+  if (in.bad()) throw std::runtime_error("standard input could not be read");
+  return text;
+}
+
+}  // namespace
+
 std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
                                                const Environment& env) {
   try {
-    scenario::Scenario s = scenario::load_scenario(options.scenario, {preset_path(options, env)});
+    const scenario::LoadOptions load{preset_path(options, env), options.overrides};
+    scenario::Scenario s = [&] {
+      if (options.scenario != "-") return scenario::load_scenario(options.scenario, load);
+      if (env.in == nullptr)
+        throw std::runtime_error("no standard input to read the scenario from");
+      return scenario::load_scenario_text(read_stdin(*env.in), scenario_name(options), load);
+    }();
     for (const auto& w : s.warnings) io.err << w.str() << '\n';
     return s;
   } catch (const scenario::ScenarioError& e) {
     io.err << e.what();
+    return std::nullopt;
+  } catch (const std::runtime_error& e) {  // stdin unreadable or too large
+    io.err << fmt::format("myriad: error: <stdin>: {}\n", e.what());
     return std::nullopt;
   }
 }

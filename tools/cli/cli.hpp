@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <iosfwd>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct Environment {
   std::vector<std::filesystem::path> preset_path;  // from MYRIAD_PRESET_PATH, then built-in
   std::filesystem::path profile_dir;               // device profiles: calibration/profiles
   std::filesystem::path validation_dir;            // validation suites: scenarios/validation
+  std::istream* in = nullptr;                      // standard input, for a scenario given as -
 };
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,

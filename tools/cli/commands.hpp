@@ -30,9 +30,13 @@ struct Command {
 
 // Options every scenario-reading verb shares.
 struct ScenarioOptions {
-  std::string scenario;
+  std::string scenario;  // a path, or "-" for standard input
   std::vector<std::string> preset_path;
+  std::vector<std::string> overrides;  // --set key.path=value, in order
 };
+
+// How messages name the scenario: its path, or <stdin>.
+std::string scenario_name(const ScenarioOptions& options);
 
 void add_scenario_options(CLI::App& cmd, ScenarioOptions& options);
 // --profile FILE, for verbs that price work with a device profile.
