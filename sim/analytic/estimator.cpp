@@ -31,12 +31,25 @@ class Pricer {
       : s_(s),
         p_(p),
         report_(report),
-        dp_network_(network_slowdown(s, GroupKind::dp)),
-        pp_network_(network_slowdown(s, GroupKind::pp)) {}
+        gather_network_(network_slowdown(s, Traffic::dp_gather)),
+        reduce_network_(network_slowdown(s, Traffic::dp_reduce)),
+        pp_network_(network_slowdown(s, Traffic::pp)) {}
 
   // What oversubscription does to the data-parallel rings and pipeline transfers.
-  [[nodiscard]] const NetworkSlowdown& network(GroupKind g) const {
-    return g == GroupKind::pp ? pp_network_ : dp_network_;
+  [[nodiscard]] const NetworkSlowdown& network(Traffic t) const {
+    return t == Traffic::pp                                  ? pp_network_
+           : t == Traffic::dp_gather || reductions_together_ ? gather_network_
+                                                             : reduce_network_;
+  }
+  // The stages reduce their gradients as they finish their last backward, one
+  // stage's backward pass after the next one's; a reduction that lasts longer than
+  // that meets the neighbours' on the network, like the gathers.
+  void set_reductions_together(bool together) { reductions_together_ = together; }
+  // The traffic a data-parallel or pipeline collective is: gathers at the start of
+  // the step, reductions at the end.
+  static Traffic traffic_of(const models::Collective& c) {
+    if (c.group == GroupKind::pp) return Traffic::pp;
+    return c.kind == models::CollectiveKind::all_gather ? Traffic::dp_gather : Traffic::dp_reduce;
   }
 
   // The compute rate communication takes while it overlaps compute.
@@ -73,7 +86,7 @@ class Pricer {
   CommCost price(const models::Collective& c, double runs_per_step) {
     const auto span = models::group_span(c.group, s_);
     const double slowdown =
-        c.group == GroupKind::dp || c.group == GroupKind::pp ? network(c.group).factor : 1.0;
+        c.group == GroupKind::dp || c.group == GroupKind::pp ? network(traffic_of(c)).factor : 1.0;
     const CommCost cost = collective_cost(c, span, s_.cluster, p_, slowdown);
     if (span.size > 1 && runs_per_step > 0) {
       auto it = std::find_if(report_.collectives.begin(), report_.collectives.end(),
@@ -113,8 +126,10 @@ class Pricer {
   const scenario::Scenario& s_;
   const DeviceProfile& p_;
   StepReport& report_;
-  NetworkSlowdown dp_network_;
+  NetworkSlowdown gather_network_;
+  NetworkSlowdown reduce_network_;
   NetworkSlowdown pp_network_;
+  bool reductions_together_ = false;
 };
 
 // What a stage spends per micro-batch, by kind.
@@ -286,9 +301,11 @@ std::vector<std::string> network_notes(const scenario::Scenario& s, const Pricer
   double worst = 1;
   for (const auto& tier : s.cluster.network.tiers) worst = std::max(worst, tier.oversubscription);
   if (worst <= 1 || s.cluster.nodes() <= 1) return notes;
-  for (const GroupKind g : {GroupKind::dp, GroupKind::pp}) {
-    const int degree = g == GroupKind::dp ? s.parallelism.dp : s.parallelism.pp;
-    const std::string note = describe(pricer.network(g), s, g);
+  const bool gathers = s.parallelism.zero > 0;  // parameters gathered only with ZeRO
+  for (const Traffic t : {Traffic::dp_gather, Traffic::dp_reduce, Traffic::pp}) {
+    const int degree = t == Traffic::pp ? s.parallelism.pp : s.parallelism.dp;
+    if (t == Traffic::dp_gather && !gathers) continue;
+    const std::string note = describe(pricer.network(t), s, t);
     if (degree > 1 && !note.empty()) notes.push_back(note);
   }
   if (notes.empty()) {
@@ -380,6 +397,15 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured) 
   // slowest stage is slower than the others, as the step engine plays it).
   const double bubble = (pp * mean - critical.total()) / v;
 
+  // Reductions overlapping across stages: when one outlasts the stagger between
+  // the stages' ends, a backward pass of one micro-batch and chunk. (Overlapped,
+  // they go bucket by bucket under the backward passes, spread over the cool-down.)
+  double reduce_alone = 0;
+  for (const auto& c : plan.dp_comms) {
+    if (c.kind != models::CollectiveKind::all_gather) reduce_alone += pricer.price(c, 0).time_s;
+  }
+  const double stagger = (critical.total() - critical.forward) / v;
+  pricer.set_reductions_together(pp > 1 && !s.overlap.dp && reduce_alone > stagger);
   double dp_gather = 0;
   double dp_reduce = 0;
   for (const auto& c : plan.dp_comms) {

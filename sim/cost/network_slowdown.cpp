@@ -11,10 +11,10 @@
 
 namespace myriad::sim {
 
-NetworkSlowdown network_slowdown(const scenario::Scenario& s, models::GroupKind group) {
+NetworkSlowdown network_slowdown(const scenario::Scenario& s, Traffic traffic) {
   NetworkSlowdown out;
   const auto& p = s.parallelism;
-  if (group != models::GroupKind::dp && group != models::GroupKind::pp) return out;
+  const bool pipeline = traffic == Traffic::pp;
   const auto& tiers = s.cluster.network.tiers;
   const int gpn = s.cluster.gpus_per_node;
   const int group_gpus = p.tp * p.cp;
@@ -25,21 +25,23 @@ NetworkSlowdown network_slowdown(const scenario::Scenario& s, models::GroupKind 
   for (std::size_t tier = 0; tier + 1 < tiers.size(); ++tier) {
     uplinks /= tiers[tier].oversubscription;
     const double nodes = std::max(1.0, std::floor(under[tier]));
-    // By subtree; for data-parallel rings, also by stage: the stages of a pipeline
-    // reduce their gradients at different times (the last stage first), so only
-    // one stage's rings send at once.
+    // By subtree; for gradient reductions and pipeline transfers also by stage:
+    // the stages reduce their gradients at different times (the last stage
+    // first), and a stage's transfers go out a forward pass after the previous
+    // stage's, so only one stage's send at once; every stage gathers its
+    // parameters at the start of the step.
     std::map<std::pair<long long, int>, double> leaving;
     for (int stage = 0; stage < p.pp; ++stage) {
       for (int replica = 0; replica < p.dp; ++replica) {
         models::RankGroup to{stage, (replica + 1) % p.dp};
-        if (group == models::GroupKind::pp) {
+        if (pipeline) {
           if (stage + 1 == p.pp) continue;
           to = {stage + 1, replica};
         }
         const auto from_tree =
             static_cast<long long>(models::first_node(s, {stage, replica}) / nodes);
         const auto to_tree = static_cast<long long>(models::first_node(s, to) / nodes);
-        const int when = group == models::GroupKind::dp ? stage : 0;
+        const int when = traffic == Traffic::dp_gather ? 0 : stage;
         if (from_tree != to_tree) leaving[{from_tree, when}] += weight;
       }
     }
@@ -60,14 +62,15 @@ bool oversubscribed_below_join(const scenario::ClusterSpec& c) {
   return false;
 }
 
-std::string describe(const NetworkSlowdown& n, const scenario::Scenario& s,
-                     models::GroupKind group) {
+std::string describe(const NetworkSlowdown& n, const scenario::Scenario& s, Traffic traffic) {
   if (n.tier < 0) return "";
   const auto& tier = s.cluster.network.tiers[static_cast<std::size_t>(n.tier)];
   return fmt::format(
       "{}: {:.0f} % of a {} subtree's NIC bandwidth leaves it at once, through uplinks of "
       "1/{:.3g} of it: {:.2f}x slower than the NICs",
-      group == models::GroupKind::pp ? "pipeline transfers" : "data-parallel rings",
+      traffic == Traffic::pp          ? "pipeline transfers"
+      : traffic == Traffic::dp_gather ? "data-parallel parameter gathers"
+                                      : "data-parallel gradient reductions",
       100 * n.leaving, tier.name.empty() ? fmt::format("tier-{}", n.tier) : tier.name,
       1 / n.uplinks, n.factor);
 }

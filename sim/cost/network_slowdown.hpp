@@ -5,10 +5,12 @@
 // oversubscription of that tier and the tiers below it (the uplinks a subtree
 // has, over its NICs): above 1, the uplinks are the bottleneck and every flow
 // leaving gets that much less than its NIC rate. The largest over tiers and
-// subtrees. A ring's edges rarely leave a subtree (one per ring and subtree), and
-// the stages' rings send at different times, so rings are rarely slowed;
-// pipeline transfers between stages placed side by side all leave together, and
-// are.
+// subtrees. A ring's edges rarely leave a subtree (one per ring and subtree);
+// the stages reduce their gradients at different times (the last stage first),
+// but gather their parameters together at the start of the step, so a subtree
+// holding the ends of two stages' rings carries both (a ring runs at its slowest
+// edge); a stage's pipeline transfers, one per replica, all leave together,
+// a forward pass after the previous stage's.
 #pragma once
 
 #include <string>
@@ -25,10 +27,14 @@ struct NetworkSlowdown {
   double uplinks = 1;  // and the subtree's uplink bandwidth over its NIC bandwidth
 };
 
-// For the data-parallel (ring neighbours) and pipeline (next stage) traffic of
-// the scenario's placement; other kinds: no slowdown (all-to-alls are priced on
-// their own, comm_cost.hpp).
-NetworkSlowdown network_slowdown(const scenario::Scenario& s, models::GroupKind group);
+// Which traffic: the data-parallel rings as the stages gather their parameters
+// (all stages at once) or reduce their gradients (one stage at a time), or the
+// pipeline transfers (to the next stage).
+enum class Traffic { dp_gather, dp_reduce, pp };
+
+// For the scenario's placement; other kinds: no slowdown (all-to-alls are priced
+// on their own, comm_cost.hpp).
+NetworkSlowdown network_slowdown(const scenario::Scenario& s, Traffic traffic);
 
 // Whether flows of a job on this cluster can slow each other: a tier below the
 // one that joins all its nodes hands its uplinks less than its NICs carry.
@@ -36,7 +42,6 @@ bool oversubscribed_below_join(const scenario::ClusterSpec& cluster);
 
 // "pipeline transfers: 100 % of a leaf's NIC bandwidth leaves it through 1/3 as
 // much uplink bandwidth: 3.00x slower": for reports; empty without slowdown.
-std::string describe(const NetworkSlowdown& n, const scenario::Scenario& s,
-                     models::GroupKind group);
+std::string describe(const NetworkSlowdown& n, const scenario::Scenario& s, Traffic traffic);
 
 }  // namespace myriad::sim

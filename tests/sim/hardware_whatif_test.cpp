@@ -296,17 +296,22 @@ namespace {
 // Expectation (network_slowdown): Llama 3 70B on 2,048 H100 of the llama3-like
 // cluster with its top-of-rack tier at 1:3 (24 of 32 ports down: 3 nodes a rack,
 // whose uplinks carry one node's NIC bandwidth). A stage's 64 replicas are 64
-// neighbouring nodes, so a ring edge in three leaves a rack: no slowdown. (The
-// rack holding nodes 63-65 also sees stage 1's ring leave, but the stages reduce
-// their gradients at different times.) A stage's pipeline transfers all go 64
-// nodes on: every node's leaves its rack, three times what the uplinks carry.
+// neighbouring nodes, so a ring edge in three leaves a rack: gradient reductions,
+// one stage at a time, are not slowed. The rack holding nodes 63-65 also sees
+// stage 1's ring leave: when every stage gathers its parameters at once, two
+// edges leave it, and stages 0-2's rings run at half their rate (the step engine
+// plays the same: see the agreement test). A stage's pipeline transfers all go
+// 64 nodes on: every node's leaves its rack, three times what the uplinks carry.
 TEST(NetworkSlowdown, RingsRarelyLeaveARackPipelineTransfersAllDo) {
   auto s = scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-70b-h100-2048.yaml", kShipped);
   s.cluster.network.tiers[0].oversubscription = 3;
-  const NetworkSlowdown dp = network_slowdown(s, models::GroupKind::dp);
-  const NetworkSlowdown pp = network_slowdown(s, models::GroupKind::pp);
-  EXPECT_NEAR(dp.factor, 1.0, 1e-12) << dp.leaving << " at tier " << dp.tier;
+  const NetworkSlowdown reduce = network_slowdown(s, Traffic::dp_reduce);
+  const NetworkSlowdown gather = network_slowdown(s, Traffic::dp_gather);
+  const NetworkSlowdown pp = network_slowdown(s, Traffic::pp);
+  EXPECT_NEAR(reduce.factor, 1.0, 1e-12) << reduce.leaving << " at tier " << reduce.tier;
+  EXPECT_NEAR(gather.factor, 2.0, 1e-12) << gather.leaving << " at tier " << gather.tier;
+  EXPECT_EQ(gather.tier, 0);
   EXPECT_NEAR(pp.factor, 3.0, 1e-12) << pp.leaving << " at tier " << pp.tier;
   EXPECT_EQ(pp.tier, 0);
 }

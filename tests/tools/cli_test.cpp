@@ -90,6 +90,18 @@ TEST(Cli, EveryScenarioVerbTakesStdinAndSet) {
   EXPECT_NE(no_input.err.find("<stdin>"), std::string::npos) << no_input.err;
 }
 
+// Expectation: an fp8 job priced with a profile that has no fp8 GEMM rate (the
+// A100's) is refused with the reason, not reported as an internal error.
+TEST(Cli, AnFp8JobNeedsAProfileWithAnFp8Rate) {
+  const Result r =
+      run_cli({"estimate", std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-70b-h100-2048.yaml",
+               "--profile", std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("training.precision: fp8 GEMMs cannot be priced"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+}
+
 TEST(Cli, CheckOriginsNoteWhereValuesCameFrom) {
   const Result r = run_cli({"check", "--origins", kDefault});
   EXPECT_EQ(r.code, kExitOk);

@@ -152,7 +152,16 @@ std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const
     }
   }
   try {
-    return sim::on_hardware(sim::load_profile(file), gpu);
+    sim::DeviceProfile profile = sim::on_hardware(sim::load_profile(file), gpu);
+    if (s.training.precision == scenario::Precision::fp8 && profile.gemm_fp8_efficiency <= 0) {
+      io.err << fmt::format(
+          "{}: error: training.precision: fp8 GEMMs cannot be priced with {}: its "
+          "gemm_fp8_efficiency is 0 ({} has no fp8 measurement); give a profile of an fp8 GPU "
+          "with --profile or cluster.gpu.profile\n",
+          s.file, profile.file, profile.device);
+      return std::nullopt;
+    }
+    return profile;
   } catch (const std::runtime_error& e) {
     io.err << "error: " << e.what() << '\n';
     return std::nullopt;
