@@ -2,7 +2,7 @@
 # Checks that includes follow the layering in ARCHITECTURE.md:
 #   models <- kernels <- sim <- calibration <- tools
 # and, inside sim, that each part reaches only the parts below it:
-#   cost, engine <- topology, analytic <- step;  cost, analytic <- campaign
+#   cost, engine <- topology, analytic <- step;  cost, analytic <- campaign, plan
 # (step and campaign are siblings: what both need lives below them, as the
 # random streams do in models/random). The build enforces the first rule for
 # headers through each library's include view (cmake/MyriadLayering.cmake);
@@ -21,6 +21,7 @@ declare -A sim_allowed=(
   [analytic]="cost"
   [step]="cost engine topology analytic"
   [campaign]="cost analytic"
+  [plan]="cost analytic"
 )
 
 status=0

@@ -32,7 +32,8 @@ struct ClusterSpec {
   int gpus_per_node = 8;
   double nvlink_latency_s = 0;
   int nics_per_node = 0;
-  double nic_bw_Bps = 0;  // per NIC and direction
+  double price_per_gpu_hour = 0;  // US dollars; 0 when not given
+  double nic_bw_Bps = 0;          // per NIC and direction
   double nic_latency_s = 0;
   NetworkSpec network;
 

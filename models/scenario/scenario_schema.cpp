@@ -83,6 +83,10 @@ Schema<ClusterSpec> make_cluster_schema() {
                 "bandwidth of one NIC per direction")
       .quantity("nic_latency", &ClusterSpec::nic_latency_s, Dimension::time, D::value("2us"),
                 "NIC and host software latency of one message")
+      .quantity("price_per_gpu_hour", &ClusterSpec::price_per_gpu_hour, Dimension::count,
+                D::value("0"),
+                "what one GPU-hour costs, in US dollars (0: not given); reports, sweeps and "
+                "plans turn GPU-hours into cost with it")
       .section("network", &ClusterSpec::network, make_network_schema(), D::required());
   return s;
 }

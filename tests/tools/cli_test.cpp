@@ -102,6 +102,93 @@ TEST(Cli, AnFp8JobNeedsAProfileWithAnFp8Rate) {
   EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
 }
 
+// Expectation: a sweep estimates every configuration of its axes, keeps invalid
+// ones as rows with their reason, marks the Pareto front among those that fit,
+// and writes the same rows as CSV and JSON Lines.
+TEST(Cli, SweepEstimatesEveryConfiguration) {
+  const std::string mixtral =
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml";
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string csv = (dir / ("myriad_sweep_" + std::to_string(getpid()) + ".csv")).string();
+  const std::string jsonl =
+      (dir / ("myriad_sweep_" + std::to_string(getpid()) + ".jsonl")).string();
+  const Result r = run_cli({"sweep", mixtral, "--vary", "parallelism.tp=1,2,3,4", "--vary",
+                            "parallelism.micro_batch=1..2", "--pareto", "step-time,memory", "--set",
+                            "cluster.price_per_gpu_hour=2.5", "--csv", csv, "--jsonl", jsonl});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("8 configurations of 2 axes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("invalid: parallelism.tp: tp (3) must divide heads (32)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("does not fit"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("6 valid, 4 fit in memory, 4 on the Pareto front"), std::string::npos)
+      << r.out;
+  std::ifstream csv_in(csv);
+  std::string line;
+  int lines = 0;
+  std::getline(csv_in, line);
+  EXPECT_EQ(line.rfind("parallelism.tp,parallelism.micro_batch,gpus,step_time_s", 0), 0U) << line;
+  while (std::getline(csv_in, line)) ++lines;
+  EXPECT_EQ(lines, 8);
+  std::ifstream jsonl_in(jsonl);
+  int fronts = 0;
+  int records = 0;
+  while (std::getline(jsonl_in, line)) {
+    const auto j = nlohmann::json::parse(line);
+    ++records;
+    if (j.contains("pareto") && j["pareto"].get<bool>()) {
+      ++fronts;
+      EXPECT_TRUE(j["fits"].get<bool>());
+      EXPECT_NEAR(j["cost_usd"].get<double>(), 2.5 * j["gpu_hours"].get<double>(), 1e-6);
+    }
+  }
+  EXPECT_EQ(records, 8);
+  EXPECT_EQ(fronts, 4);
+  std::filesystem::remove(csv);
+  std::filesystem::remove(jsonl);
+  // Each configuration equals the same estimate run on its own.
+  const Result one = run_cli({"estimate", mixtral, "--set", "parallelism.tp=2"});
+  const Result swept = run_cli({"sweep", mixtral, "--vary", "parallelism.tp=2"});
+  const auto at = one.out.find("step time");
+  ASSERT_NE(at, std::string::npos);
+  const std::string step = one.out.substr(at + 9, one.out.find('\n', at) - at - 9);
+  EXPECT_NE(swept.out.find(step.substr(step.find_first_not_of(' '))), std::string::npos)
+      << one.out << swept.out;
+}
+
+TEST(Cli, SweepRefusesBadAxesAndObjectives) {
+  const std::string mixtral =
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--vary", "parallelism.tp"}, "expected KEY=V1,V2"},
+      {{"--vary", "parallelism.tp=1,2", "--vary", "parallelism.pp=1", "--zip"},
+       "every axis needs as many values"},
+      {{"--pareto", "speed"}, "unknown objective 'speed'"},
+      {{"--pareto", "cost,days"}, "gives no price (cluster.price_per_gpu_hour)"},
+      {{"--vary", "cluster.gpus=1..1000", "--vary", "parallelism.tp=1..1000", "--max-configs",
+        "1000"},
+       "more than the limit of 1000"},
+  };
+  for (const auto& [args, want] : cases) {
+    std::vector<std::string> full = {"sweep", mixtral};
+    full.insert(full.end(), args.begin(), args.end());
+    const Result r = run_cli(full);
+    EXPECT_EQ(r.code, kExitBadInput) << want;
+    EXPECT_NE(r.err.find(want), std::string::npos) << want << "\n" << r.err;
+  }
+  // A broken base is reported once, as the scenario's problem.
+  const Result base =
+      run_cli({"sweep", mixtral, "--set", "parallelism.tp=0", "--vary", "parallelism.pp=1,2"});
+  EXPECT_EQ(base.code, kExitBadInput);
+  EXPECT_NE(base.err.find("--set parallelism.tp"), std::string::npos) << base.err;
+  // From standard input.
+  std::ifstream in(mixtral);
+  std::stringstream text;
+  text << in.rdbuf();
+  const Result piped = run_cli_in({"sweep", "-", "--vary", "parallelism.tp=2,4"}, text.str());
+  EXPECT_EQ(piped.code, kExitOk) << piped.err;
+  EXPECT_NE(piped.out.find("<stdin>: 2 configurations"), std::string::npos) << piped.out;
+}
+
 TEST(Cli, CheckOriginsNoteWhereValuesCameFrom) {
   const Result r = run_cli({"check", "--origins", kDefault});
   EXPECT_EQ(r.code, kExitOk);

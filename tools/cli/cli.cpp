@@ -52,33 +52,41 @@ std::string read_stdin(std::istream& in) {
   while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
     text.append(buffer, static_cast<std::size_t>(in.gcount()));
     if (text.size() > models::kMaxScenarioBytes) {
-      throw std::runtime_error(fmt::format("a scenario is at most {} MiB; standard input held more",
-                                           models::kMaxScenarioBytes >> 20));
+      throw std::runtime_error(
+          fmt::format("<stdin>: a scenario is at most {} MiB; standard input held more",
+                      models::kMaxScenarioBytes >> 20));
     }
   }
-  if (in.bad()) throw std::runtime_error("standard input could not be read");
+  if (in.bad()) throw std::runtime_error("<stdin>: standard input could not be read");
   return text;
 }
 
 }  // namespace
 
 std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
-                                               const Environment& env) {
+                                               const Environment& env, std::string* text) {
   try {
     const scenario::LoadOptions load{preset_path(options, env), options.overrides};
     scenario::Scenario s = [&] {
-      if (options.scenario != "-") return scenario::load_scenario(options.scenario, load);
-      if (env.in == nullptr)
-        throw std::runtime_error("no standard input to read the scenario from");
-      return scenario::load_scenario_text(read_stdin(*env.in), scenario_name(options), load);
+      if (options.scenario == "-") {
+        if (env.in == nullptr) {
+          throw std::runtime_error("<stdin>: no standard input to read the scenario from");
+        }
+        std::string input = read_stdin(*env.in);
+        if (text != nullptr) *text = input;
+        return scenario::load_scenario_text(input, scenario_name(options), load);
+      }
+      if (text == nullptr) return scenario::load_scenario(options.scenario, load);
+      *text = models::read_text_file(options.scenario, "scenario", models::kMaxScenarioBytes);
+      return scenario::load_scenario_text(*text, options.scenario, load);
     }();
     for (const auto& w : s.warnings) io.err << w.str() << '\n';
     return s;
   } catch (const scenario::ScenarioError& e) {
     io.err << e.what();
     return std::nullopt;
-  } catch (const std::runtime_error& e) {  // stdin unreadable or too large
-    io.err << fmt::format("myriad: error: <stdin>: {}\n", e.what());
+  } catch (const std::runtime_error& e) {  // unreadable, or too large
+    io.err << fmt::format("myriad: error: {}\n", e.what());
     return std::nullopt;
   }
 }
@@ -130,7 +138,8 @@ bool outputs_ok(std::string_view verb, const std::vector<OutputOption>& outputs,
 }
 
 std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const std::string& path,
-                                              Streams io, const Environment& env) {
+                                              Streams io, const Environment& env,
+                                              ProfileCache* cache) {
   std::string file = path;
   const scenario::GpuSpec& gpu = s.cluster.gpu;
   if (file.empty()) {
@@ -152,7 +161,11 @@ std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const
     }
   }
   try {
-    sim::DeviceProfile profile = sim::on_hardware(sim::load_profile(file), gpu);
+    const auto cached = cache != nullptr ? cache->find(file) : ProfileCache::iterator{};
+    const bool hit = cache != nullptr && cached != cache->end();
+    if (cache != nullptr && !hit) cache->emplace(file, sim::load_profile(file));
+    sim::DeviceProfile profile =
+        sim::on_hardware(cache != nullptr ? cache->at(file) : sim::load_profile(file), gpu);
     if (s.training.precision == scenario::Precision::fp8 && profile.gemm_fp8_efficiency <= 0) {
       io.err << fmt::format(
           "{}: error: training.precision: fp8 GEMMs cannot be priced with {}: its "
@@ -192,7 +205,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   for (Command c : {add_check_command(app, io, env), add_estimate_command(app, io, env),
                     add_simulate_command(app, io, env), add_campaign_command(app, io, env),
                     add_validate_command(app, io, env), add_calibrate_command(app, io, env),
-                    add_explain_command(app, io, env)}) {
+                    add_sweep_command(app, io, env), add_explain_command(app, io, env)}) {
     c.app->set_version_flag("--version", version_text,
                             "print the version, build and devices, then exit");
     actions[c.app] = std::move(c.action);

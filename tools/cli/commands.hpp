@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <optional>
 
 #include "models/scenario/scenario.hpp"
@@ -41,9 +42,10 @@ std::string scenario_name(const ScenarioOptions& options);
 void add_scenario_options(CLI::App& cmd, ScenarioOptions& options);
 // --profile FILE, for verbs that price work with a device profile.
 void add_profile_option(CLI::App& cmd, std::string& profile);
-// Loads the scenario, printing warnings, or every problem (then nothing returns).
+// Loads the scenario, printing warnings, or every problem (then nothing returns);
+// with `text`, also hands back the scenario's text as read (file or stdin).
 std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
-                                               const Environment& env);
+                                               const Environment& env, std::string* text = nullptr);
 // Writes `json` to `path` whole or not at all (models::write_file_atomically);
 // on failure says why for `verb` and returns false.
 bool write_json(const std::string& path, const nlohmann::json& json, std::string_view verb,
@@ -61,8 +63,11 @@ bool outputs_ok(std::string_view verb, const std::vector<OutputOption>& outputs,
 // The device profile for the scenario's GPU, put on that GPU (sim::on_hardware):
 // `path` when given, else the one cluster.gpu.profile names (by default the GPU's
 // hardware preset). Prints why when there is none.
+// Loaded device profiles by file, for verbs that price many scenarios.
+using ProfileCache = std::map<std::string, sim::DeviceProfile>;
 std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const std::string& path,
-                                              Streams io, const Environment& env);
+                                              Streams io, const Environment& env,
+                                              ProfileCache* cache = nullptr);
 // A check for a numeric option: finite and within [lo, hi] (CLI11's ranges let
 // NaN through and print the type's limits in full).
 CLI::Validator finite_range(double lo, double hi);
@@ -79,6 +84,7 @@ Command add_estimate_command(CLI::App& app, Streams io, const Environment& env);
 Command add_validate_command(CLI::App& app, Streams io, const Environment& env);
 Command add_simulate_command(CLI::App& app, Streams io, const Environment& env);
 Command add_explain_command(CLI::App& app, Streams io, const Environment& env);
+Command add_sweep_command(CLI::App& app, Streams io, const Environment& env);
 
 // "myriad 0.1.0 (commit ..., SimGrid 3.32, CUDA ...)".
 std::string version_text();

@@ -1,0 +1,205 @@
+#include "sim/plan/sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+namespace myriad::sim {
+namespace {
+
+constexpr std::size_t kMaxAxisValues = 100000;
+
+bool parse_number(const std::string& text, double& out) {
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, out);
+  return ec == std::errc{} && ptr == end && std::isfinite(out);
+}
+
+std::string number_text(double v) {
+  if (v == std::floor(v) && std::abs(v) < 1e15) return fmt::format("{:.0f}", v);
+  return fmt::format("{:g}", v);
+}
+
+// "A..B", "A..B:S" (arithmetic) or "A..B*F" (geometric); false when not a range.
+bool expand_range(const std::string& text, std::vector<std::string>& values) {
+  const std::size_t dots = text.find("..");
+  if (dots == std::string::npos) return false;
+  const std::string from_text = text.substr(0, dots);
+  std::string rest = text.substr(dots + 2);
+  char kind = '+';
+  double step = 1;
+  if (const std::size_t at = rest.find_first_of(":*"); at != std::string::npos) {
+    kind = rest[at] == ':' ? '+' : '*';
+    if (!parse_number(rest.substr(at + 1), step)) {
+      throw std::invalid_argument(
+          fmt::format("'{}': the step after '{}' must be a number", text, rest[at]));
+    }
+    rest = rest.substr(0, at);
+  }
+  double from = 0;
+  double to = 0;
+  if (!parse_number(from_text, from) || !parse_number(rest, to)) {
+    throw std::invalid_argument(fmt::format(
+        "'{}': a range is FROM..TO, FROM..TO:STEP or FROM..TO*FACTOR, with numbers", text));
+  }
+  if (to < from)
+    throw std::invalid_argument(fmt::format("'{}': the range ends before it starts", text));
+  if (kind == '+' && step <= 0) {
+    throw std::invalid_argument(fmt::format("'{}': the step must be above 0", text));
+  }
+  if (kind == '*' && (step <= 1 || from <= 0)) {
+    throw std::invalid_argument(
+        fmt::format("'{}': a geometric range needs a factor above 1 and a start above 0", text));
+  }
+  const double tolerance = 1e-9 * std::max(1.0, std::abs(to));
+  for (double v = from; v <= to + tolerance; v = kind == '+' ? v + step : v * step) {
+    if (values.size() >= kMaxAxisValues) {
+      throw std::invalid_argument(
+          fmt::format("'{}': more than {} values in one axis", text, kMaxAxisValues));
+    }
+    values.push_back(number_text(v));
+  }
+  return true;
+}
+
+}  // namespace
+
+SweepAxis parse_axis(const std::string& text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    throw std::invalid_argument(
+        fmt::format("--vary '{}': expected KEY=V1,V2,... or KEY=FROM..TO[:STEP|*FACTOR]", text));
+  }
+  SweepAxis axis{text.substr(0, eq), {}};
+  const std::string spec = text.substr(eq + 1);
+  try {
+    if (!expand_range(spec, axis.values)) {
+      std::size_t start = 0;
+      while (start <= spec.size()) {
+        const std::size_t comma = std::min(spec.find(',', start), spec.size());
+        std::string value = spec.substr(start, comma - start);
+        const auto first = value.find_first_not_of(' ');
+        const auto last = value.find_last_not_of(' ');
+        value = first == std::string::npos ? "" : value.substr(first, last - first + 1);
+        if (value.empty()) throw std::invalid_argument(fmt::format("'{}': an empty value", spec));
+        axis.values.push_back(value);
+        start = comma + 1;
+      }
+    }
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("--vary {}: {}", axis.key, e.what()));
+  }
+  return axis;
+}
+
+std::vector<std::vector<std::string>> expand_axes(const std::vector<SweepAxis>& axes, bool zip,
+                                                  std::size_t limit) {
+  std::set<std::string> keys;
+  for (const auto& a : axes) {
+    if (!keys.insert(a.key).second) {
+      throw std::invalid_argument(fmt::format("--vary {}: the key is varied twice", a.key));
+    }
+  }
+  std::vector<std::vector<std::string>> out;
+  if (axes.empty()) return {{}};
+  if (zip) {
+    for (const auto& a : axes) {
+      if (a.values.size() != axes.front().values.size()) {
+        throw std::invalid_argument(
+            fmt::format("--zip: every axis needs as many values; {} has {}, {} has {}",
+                        axes.front().key, axes.front().values.size(), a.key, a.values.size()));
+      }
+    }
+    for (std::size_t i = 0; i < axes.front().values.size(); ++i) {
+      std::vector<std::string> config;
+      config.reserve(axes.size());
+      for (const auto& a : axes) config.push_back(a.key + "=" + a.values[i]);
+      out.push_back(std::move(config));
+    }
+    return out;
+  }
+  double count = 1;
+  for (const auto& a : axes) count *= static_cast<double>(a.values.size());
+  if (count > static_cast<double>(limit)) {
+    throw std::invalid_argument(fmt::format(
+        "the axes span {:.0f} configurations, more than the limit of {} (--max-configs)", count,
+        limit));
+  }
+  std::vector<std::size_t> at(axes.size(), 0);
+  while (true) {
+    std::vector<std::string> config;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      config.push_back(axes[i].key + "=" + axes[i].values[at[i]]);
+    }
+    out.push_back(std::move(config));
+    // The last axis varies fastest.
+    std::size_t i = axes.size();
+    while (i > 0 && ++at[i - 1] == axes[i - 1].values.size()) at[--i] = 0;
+    if (i == 0) break;
+  }
+  return out;
+}
+
+const std::vector<Objective>& known_objectives() {
+  static const std::vector<Objective> objectives = {
+      {"days", false},      {"gpu-hours", false},   {"cost", false}, {"gpus", false},
+      {"step-time", false}, {"tokens-per-s", true}, {"mfu", true},   {"memory", false},
+  };
+  return objectives;
+}
+
+std::vector<Objective> parse_objectives(const std::string& text) {
+  std::vector<Objective> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string name = text.substr(start, comma - start);
+    const auto& known = known_objectives();
+    const auto it = std::find_if(known.begin(), known.end(),
+                                 [&](const Objective& o) { return o.name == name; });
+    if (it == known.end()) {
+      std::string list;
+      for (const auto& o : known) list += (list.empty() ? "" : ", ") + o.name;
+      throw std::invalid_argument(fmt::format("unknown objective '{}'; known: {}", name, list));
+    }
+    if (std::any_of(out.begin(), out.end(), [&](const Objective& o) { return o.name == name; })) {
+      throw std::invalid_argument(fmt::format("objective '{}' named twice", name));
+    }
+    out.push_back(*it);
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<bool> pareto_front(const std::vector<std::vector<double>>& points,
+                               const std::vector<Objective>& objectives,
+                               const std::vector<bool>& candidate) {
+  const std::size_t n = points.size();
+  std::vector<bool> front(n, false);
+  // a at least as good as b in every objective and better in one.
+  const auto dominates = [&](const std::vector<double>& a, const std::vector<double>& b) {
+    bool better = false;
+    for (std::size_t k = 0; k < objectives.size(); ++k) {
+      const double x = objectives[k].maximize ? -a[k] : a[k];
+      const double y = objectives[k].maximize ? -b[k] : b[k];
+      if (x > y) return false;
+      if (x < y) better = true;
+    }
+    return better;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!candidate[i]) continue;
+    bool dominated = false;
+    for (std::size_t j = 0; j < n && !dominated; ++j) {
+      dominated = j != i && candidate[j] && dominates(points[j], points[i]);
+    }
+    front[i] = !dominated;
+  }
+  return front;
+}
+
+}  // namespace myriad::sim

@@ -1,0 +1,91 @@
+// Sweep axes, their expansion and the Pareto front (sim/plan/sweep.hpp).
+#include "sim/plan/sweep.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace myriad::sim {
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    (void)parse_axis(text);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SweepAxis, ListsAndRanges) {
+  EXPECT_EQ(parse_axis("parallelism.tp=1, 2,4").values, (std::vector<std::string>{"1", "2", "4"}));
+  EXPECT_EQ(parse_axis("cluster.nic_bandwidth=200Gbps,400Gbps").values,
+            (std::vector<std::string>{"200Gbps", "400Gbps"}));
+  EXPECT_EQ(parse_axis("parallelism.micro_batch=1..4").values,
+            (std::vector<std::string>{"1", "2", "3", "4"}));
+  EXPECT_EQ(parse_axis("x=2..9:3").values, (std::vector<std::string>{"2", "5", "8"}));
+  EXPECT_EQ(parse_axis("cluster.gpus=1024..8192*2").values,
+            (std::vector<std::string>{"1024", "2048", "4096", "8192"}));
+  EXPECT_EQ(parse_axis("x=0.5..1:0.25").values, (std::vector<std::string>{"0.5", "0.75", "1"}));
+  EXPECT_EQ(parse_axis("x=3").key, "x");
+}
+
+TEST(SweepAxis, RefusesWhatItCannotRead) {
+  EXPECT_NE(error_of("parallelism.tp").find("expected KEY=V1,V2"), std::string::npos);
+  EXPECT_NE(error_of("=1,2").find("expected KEY="), std::string::npos);
+  EXPECT_NE(error_of("x=1,,2").find("an empty value"), std::string::npos);
+  EXPECT_NE(error_of("x=1..y").find("a range is FROM..TO"), std::string::npos);
+  EXPECT_NE(error_of("x=4..1").find("ends before it starts"), std::string::npos);
+  EXPECT_NE(error_of("x=1..4:0").find("step must be above 0"), std::string::npos);
+  EXPECT_NE(error_of("x=0..4*2").find("geometric range"), std::string::npos);
+  EXPECT_NE(error_of("x=1..1e9").find("more than 100000 values"), std::string::npos);
+}
+
+TEST(SweepAxes, CartesianLastFastestOrZipped) {
+  const std::vector<SweepAxis> axes = {{"a", {"1", "2"}}, {"b", {"x", "y"}}};
+  const auto product = expand_axes(axes, false, 100);
+  ASSERT_EQ(product.size(), 4U);
+  EXPECT_EQ(product[0], (std::vector<std::string>{"a=1", "b=x"}));
+  EXPECT_EQ(product[1], (std::vector<std::string>{"a=1", "b=y"}));
+  EXPECT_EQ(product[3], (std::vector<std::string>{"a=2", "b=y"}));
+  const auto zipped = expand_axes(axes, true, 100);
+  ASSERT_EQ(zipped.size(), 2U);
+  EXPECT_EQ(zipped[1], (std::vector<std::string>{"a=2", "b=y"}));
+  EXPECT_EQ(expand_axes({}, false, 1).size(), 1U);  // the scenario as it stands
+  EXPECT_THROW((void)expand_axes(axes, false, 3), std::invalid_argument);
+  EXPECT_THROW((void)expand_axes({{"a", {"1"}}, {"a", {"2"}}}, false, 10), std::invalid_argument);
+  EXPECT_THROW((void)expand_axes({{"a", {"1"}}, {"b", {"1", "2"}}}, true, 10),
+               std::invalid_argument);
+}
+
+TEST(SweepObjectives, KnownNamesAndDirections) {
+  const auto o = parse_objectives("days,tokens-per-s");
+  ASSERT_EQ(o.size(), 2U);
+  EXPECT_FALSE(o[0].maximize);
+  EXPECT_TRUE(o[1].maximize);
+  EXPECT_THROW((void)parse_objectives("days,speed"), std::invalid_argument);
+  EXPECT_THROW((void)parse_objectives("days,days"), std::invalid_argument);
+}
+
+// Expectation: with days (min) and tokens/s (max), a point is on the front when
+// nothing is at least as good on both and better on one; non-candidates neither
+// join nor dominate; equal points both stay.
+TEST(ParetoFront, NonDominatedCandidatesOnly) {
+  const auto objectives = parse_objectives("days,tokens-per-s");
+  const std::vector<std::vector<double>> points = {
+      {10, 100},  // front
+      {5, 50},    // front
+      {10, 90},   // dominated by the first
+      {1, 1000},  // would dominate everything, but is not a candidate
+      {5, 50},    // equal to the second: both stay
+      {20, 100},  // dominated by the first
+  };
+  const std::vector<bool> candidate = {true, true, true, false, true, true};
+  const auto front = pareto_front(points, objectives, candidate);
+  EXPECT_EQ(front, (std::vector<bool>{true, true, false, false, true, false}));
+}
+
+}  // namespace
+}  // namespace myriad::sim

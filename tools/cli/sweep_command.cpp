@@ -1,0 +1,342 @@
+// `myriad sweep SCENARIO --vary KEY=VALUES ...`: the analytic engine over every
+// configuration the axes span (sim/plan/sweep.hpp), as a table, CSV or JSON
+// Lines, with the Pareto front of the objectives asked for. A configuration the
+// scenario checks refuse is a row with its reason, not a failure of the sweep.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+
+#include "models/scenario/loader.hpp"
+#include "models/scenario/text_file.hpp"
+#include "sim/analytic/estimator.hpp"
+#include "sim/plan/sweep.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/report_table.hpp"
+
+namespace myriad::cli {
+namespace {
+
+struct SweepOptions {
+  ScenarioOptions scenario;
+  std::string profile;
+  std::vector<std::string> vary;
+  bool zip = false;
+  std::string pareto;
+  std::string csv_file;
+  std::string jsonl_file;
+  int max_configs = 100000;
+};
+
+// One configuration and what the analytic engine made of it.
+struct Row {
+  std::vector<std::string> values;  // one per axis, as given
+  std::string problem;              // why it has no result; empty when it has one
+  int gpus = 0;
+  double step_time_s = 0;
+  double mfu = 0;
+  double tokens_per_s = 0;
+  double days = 0;
+  double gpu_hours = 0;
+  double cost = std::numeric_limits<double>::quiet_NaN();  // without a price
+  double memory = 0;                                       // needed over usable
+  bool fits = false;
+  bool front = false;
+
+  [[nodiscard]] bool valid() const { return problem.empty(); }
+  [[nodiscard]] double objective(const std::string& which) const {
+    if (which == "days") return days;
+    if (which == "gpu-hours") return gpu_hours;
+    if (which == "cost") return cost;
+    if (which == "gpus") return gpus;
+    if (which == "step-time") return step_time_s;
+    if (which == "tokens-per-s") return tokens_per_s;
+    if (which == "mfu") return mfu;
+    return memory;  // "memory"
+  }
+};
+
+// The first line of a scenario error without its count header, for a table cell.
+std::string first_problem(const std::string& what) {
+  std::istringstream in(what);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line.find("problem") != std::string::npos) continue;
+    return line;
+  }
+  return what;
+}
+
+std::string value_after_equals(const std::string& setting) {
+  return setting.substr(setting.find('=') + 1);
+}
+
+Row evaluate(const std::string& text, const std::string& name,
+             const std::vector<std::string>& config, const SweepOptions& o, const Environment& env,
+             ProfileCache& cache) {
+  Row row;
+  for (const auto& setting : config) row.values.push_back(value_after_equals(setting));
+  std::vector<std::string> sets = o.scenario.overrides;
+  sets.insert(sets.end(), config.begin(), config.end());
+  scenario::Scenario s;
+  try {
+    s = scenario::load_scenario_text(text, name,
+                                     scenario::LoadOptions(preset_path(o.scenario, env), sets));
+  } catch (const scenario::ScenarioError& e) {
+    // The first error, by key: the file and line are the base scenario's, the same
+    // on every row.
+    for (const auto& d : e.diagnostics().all()) {
+      if (d.severity != scenario::Severity::error) continue;
+      row.problem = d.key.empty() ? d.message : d.key + ": " + d.message;
+      break;
+    }
+    if (row.problem.empty()) row.problem = first_problem(e.what());
+    return row;
+  }
+  std::ostringstream quiet;
+  std::ostringstream why;
+  const auto profile = profile_for(s, o.profile, {quiet, why}, env, &cache);
+  if (!profile) {
+    row.problem = first_problem(why.str());
+    return row;
+  }
+  const sim::StepReport r = sim::estimate(s, *profile);
+  row.gpus = s.cluster.gpus;
+  row.step_time_s = r.step_time_s;
+  row.mfu = r.mfu;
+  row.tokens_per_s = r.tokens_per_s;
+  row.days = r.days_to_target;
+  row.gpu_hours = r.days_to_target * 24 * s.cluster.gpus;
+  if (s.cluster.price_per_gpu_hour > 0) row.cost = row.gpu_hours * s.cluster.price_per_gpu_hour;
+  row.memory = r.memory_needed() / r.memory_usable();
+  row.fits = r.fits;
+  return row;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string number_or_empty(double v, const char* format) {
+  return std::isfinite(v) ? fmt::format(fmt::runtime(format), v) : std::string{};
+}
+
+std::string to_csv(const std::vector<sim::SweepAxis>& axes, const std::vector<Row>& rows) {
+  std::string out;
+  for (const auto& a : axes) out += csv_field(a.key) + ",";
+  out +=
+      "gpus,step_time_s,mfu,tokens_per_s,days,gpu_hours,cost_usd,memory_fraction,fits,"
+      "pareto,problem\n";
+  for (const auto& r : rows) {
+    for (const auto& v : r.values) out += csv_field(v) + ",";
+    if (r.valid()) {
+      out += fmt::format("{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g},{},{},\n", r.gpus,
+                         r.step_time_s, r.mfu, r.tokens_per_s, r.days, r.gpu_hours,
+                         number_or_empty(r.cost, "{:.9g}"), r.memory, r.fits, r.front);
+    } else {
+      out += ",,,,,,,,false,false," + csv_field(r.problem) + "\n";
+    }
+  }
+  return out;
+}
+
+std::string to_jsonl(const std::vector<sim::SweepAxis>& axes, const std::vector<Row>& rows) {
+  std::string out;
+  for (const auto& r : rows) {
+    nlohmann::ordered_json j;
+    nlohmann::ordered_json set = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < axes.size(); ++i) set[axes[i].key] = r.values[i];
+    j["set"] = set;
+    if (r.valid()) {
+      j["gpus"] = r.gpus;
+      j["step_time_s"] = r.step_time_s;
+      j["mfu"] = r.mfu;
+      j["tokens_per_s"] = r.tokens_per_s;
+      j["days"] = r.days;
+      j["gpu_hours"] = r.gpu_hours;
+      j["cost_usd"] =
+          std::isfinite(r.cost) ? nlohmann::ordered_json(r.cost) : nlohmann::ordered_json(nullptr);
+      j["memory_fraction"] = r.memory;
+      j["fits"] = r.fits;
+      j["pareto"] = r.front;
+    } else {
+      j["problem"] = r.problem;
+    }
+    out += j.dump() + "\n";
+  }
+  return out;
+}
+
+std::string to_table(const std::vector<sim::SweepAxis>& axes, const std::vector<Row>& rows,
+                     bool with_front) {
+  std::vector<std::string> headers;
+  std::string align;
+  for (const auto& a : axes) {
+    headers.push_back(a.key);
+    align += 'r';
+  }
+  const bool priced =
+      std::any_of(rows.begin(), rows.end(), [](const Row& r) { return std::isfinite(r.cost); });
+  for (const char* h : {"step time", "MFU", "tokens/s", "days", "GPU-hours"}) {
+    headers.emplace_back(h);
+    align += 'r';
+  }
+  if (priced) {
+    headers.emplace_back("cost");
+    align += 'r';
+  }
+  headers.emplace_back("memory");
+  align += 'r';
+  if (with_front) {
+    headers.emplace_back("front");
+    align += 'l';
+  }
+  headers.emplace_back("status");
+  align += 'l';
+  Table table(headers, align);
+  for (const auto& r : rows) {
+    std::vector<std::string> cells = r.values;
+    if (r.valid()) {
+      for (const std::string& c : {seconds(r.step_time_s), percent(r.mfu), si_count(r.tokens_per_s),
+                                   fmt::format("{:.1f}", r.days), si_count(r.gpu_hours)}) {
+        cells.push_back(c);
+      }
+      if (priced) cells.push_back(std::isfinite(r.cost) ? "$" + si_count(r.cost) : "-");
+      cells.push_back(percent(r.memory, 0));
+      if (with_front) cells.emplace_back(r.front ? "*" : "");
+      cells.emplace_back(r.fits ? "ok" : "does not fit");
+    } else {
+      for (std::size_t i = 0; i < 6 + (priced ? 1 : 0); ++i) cells.emplace_back("-");
+      if (with_front) cells.emplace_back("");
+      constexpr std::size_t kCell = 100;  // the CSV and JSON Lines carry it whole
+      cells.push_back("invalid: " + (r.problem.size() > kCell
+                                         ? r.problem.substr(0, kCell - 3) + "..."
+                                         : r.problem));
+    }
+    table.add(std::move(cells));
+  }
+  return table.str();
+}
+
+int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
+  if (!outputs_ok("sweep", {{"--csv", o.csv_file}, {"--jsonl", o.jsonl_file}},
+                  {o.scenario.scenario, o.profile}, io)) {
+    return kExitBadInput;
+  }
+  std::vector<sim::SweepAxis> axes;
+  std::vector<std::vector<std::string>> configs;
+  std::vector<sim::Objective> objectives;
+  try {
+    for (const auto& text : o.vary) axes.push_back(sim::parse_axis(text));
+    configs = sim::expand_axes(axes, o.zip, static_cast<std::size_t>(o.max_configs));
+    if (!o.pareto.empty()) objectives = sim::parse_objectives(o.pareto);
+  } catch (const std::invalid_argument& e) {
+    io.err << fmt::format("myriad sweep: error: {}\n", e.what());
+    return kExitBadInput;
+  }
+  // The scenario once, checked as it stands (with the --set overrides), so that a
+  // broken base is reported as such rather than as every row's problem.
+  std::string text;
+  if (!load_for_cli(o.scenario, io, env, &text)) return kExitBadInput;
+  ProfileCache cache;
+  std::vector<Row> rows;
+  rows.reserve(configs.size());
+  for (const auto& config : configs) {
+    rows.push_back(evaluate(text, scenario_name(o.scenario), config, o, env, cache));
+  }
+  std::vector<bool> candidate;
+  std::vector<std::vector<double>> points;
+  for (const auto& r : rows) {
+    candidate.push_back(r.valid() && r.fits);
+    std::vector<double> p;
+    p.reserve(objectives.size());
+    for (const auto& obj : objectives) p.push_back(r.objective(obj.name));
+    points.push_back(std::move(p));
+  }
+  if (std::any_of(objectives.begin(), objectives.end(),
+                  [](const sim::Objective& ob) { return ob.name == "cost"; })) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (candidate[i] && !std::isfinite(rows[i].cost)) {
+        io.err << "myriad sweep: error: --pareto cost: the scenario gives no price "
+                  "(cluster.price_per_gpu_hour); set one, e.g. --set "
+                  "cluster.price_per_gpu_hour=2.5\n";
+        return kExitBadInput;
+      }
+    }
+  }
+  if (!objectives.empty()) {
+    const std::vector<bool> front = sim::pareto_front(points, objectives, candidate);
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i].front = front[i];
+  }
+  try {
+    if (!o.csv_file.empty()) {
+      models::write_file_atomically(o.csv_file, to_csv(axes, rows), "the CSV table");
+    }
+    if (!o.jsonl_file.empty()) {
+      models::write_file_atomically(o.jsonl_file, to_jsonl(axes, rows), "the JSON Lines");
+    }
+  } catch (const std::runtime_error& e) {
+    io.err << fmt::format("myriad sweep: error: {}\n", e.what());
+    return kExitFailure;
+  }
+  const auto count = [&](auto pred) { return std::count_if(rows.begin(), rows.end(), pred); };
+  io.out << fmt::format(
+      "{}: {} configuration{} of {}\n\n", scenario_name(o.scenario), rows.size(),
+      rows.size() == 1 ? "" : "s",
+      axes.empty() ? std::string("the scenario as it stands")
+                   : fmt::format("{} {}{}", axes.size(), axes.size() == 1 ? "axis" : "axes",
+                                 o.zip ? ", zipped" : ""));
+  io.out << to_table(axes, rows, !objectives.empty());
+  std::string names;
+  for (const auto& ob : objectives) {
+    names += (names.empty() ? "" : ", ") + ob.name + (ob.maximize ? " (max)" : " (min)");
+  }
+  io.out << fmt::format(
+      "\n{} valid, {} fit in memory{}\n", count([](const Row& r) { return r.valid(); }),
+      count([](const Row& r) { return r.valid() && r.fits; }),
+      objectives.empty() ? std::string{}
+                         : fmt::format(", {} on the Pareto front of {} (marked *)",
+                                       count([](const Row& r) { return r.front; }), names));
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_sweep_command(CLI::App& app, Streams io, const Environment& env) {
+  auto options = std::make_shared<SweepOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep",
+      "Estimate every configuration that --vary axes span over a scenario: a table, CSV or JSON "
+      "Lines, and the Pareto front of chosen objectives.");
+  add_scenario_options(*cmd, options->scenario);
+  add_profile_option(*cmd, options->profile);
+  cmd->add_option("--vary", options->vary,
+                  "KEY=V1,V2,... or KEY=FROM..TO[:STEP] or KEY=FROM..TO*FACTOR: an axis over "
+                  "one scenario key, values read as in the file (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_flag("--zip", options->zip,
+                "advance every axis together (equal lengths) instead of their cartesian product");
+  std::string objective_names;
+  for (const auto& ob : sim::known_objectives()) {
+    objective_names += (objective_names.empty() ? "" : ", ") + ob.name;
+  }
+  cmd->add_option("--pareto", options->pareto,
+                  "OBJ,OBJ[,OBJ]: mark the configurations no other beats on all of these ("
+                  "from: " +
+                      objective_names + "); only valid ones that fit in memory count");
+  cmd->add_option("--csv", options->csv_file, "also write the rows as CSV");
+  cmd->add_option("--jsonl", options->jsonl_file, "also write the rows as JSON Lines");
+  cmd->add_option("--max-configs", options->max_configs,
+                  "refuse axes that span more configurations than this")
+      ->check(CLI::Range(1, 10000000));
+  return {cmd, [options, io, &env] { return run_sweep(*options, io, env); }};
+}
+
+}  // namespace myriad::cli
