@@ -200,21 +200,32 @@ void check_uneven_stages(const Checker& c) {
     c.error(key, fmt::format("uneven stages need pp >= 2, found pp {}", p.pp));
     return;
   }
-  if (p.virtual_stages > 1) {
-    c.error(key, fmt::format("uneven stages with interleaving (virtual_stages {}) are not "
-                             "modelled: give one or the other",
-                             p.virtual_stages));
-    return;
-  }
   const int fixed = (p.first_stage_layers > 0) + (p.last_stage_layers > 0);
   const int rest = layers - p.first_stage_layers - p.last_stage_layers;
   const int others = p.pp - fixed;
-  if (rest < 0 || (others == 0 && rest != 0) || (others > 0 && (rest <= 0 || rest % others != 0))) {
-    c.error(key,
-            fmt::format("layers ({}) less first_stage_layers ({}) and last_stage_layers ({}) "
-                        "leave {} for the other {} stage(s): expected a positive multiple of {}",
-                        layers, p.first_stage_layers, p.last_stage_layers, rest, others,
-                        std::max(others, 1)));
+  // With interleaving each stage's layers split evenly over its virtual stages
+  // (Megatron-LM's first/last-stage layer counts with a virtual pipeline).
+  const int v = p.virtual_stages;
+  if (rest < 0 || (others == 0 && rest != 0) ||
+      (others > 0 && (rest <= 0 || rest % (others * v) != 0))) {
+    c.error(key, fmt::format(
+                     "layers ({}) less first_stage_layers ({}) and last_stage_layers ({}) "
+                     "leave {} for the other {} stage(s): expected a positive multiple of {}{}",
+                     layers, p.first_stage_layers, p.last_stage_layers, rest, others,
+                     std::max(others, 1) * v,
+                     v > 1 ? fmt::format(" ({} stages x {} virtual stages)", std::max(others, 1), v)
+                           : std::string{}));
+    return;
+  }
+  for (const auto& [name, count] :
+       {std::pair{"parallelism.first_stage_layers", p.first_stage_layers},
+        std::pair{"parallelism.last_stage_layers", p.last_stage_layers}}) {
+    if (count > 0 && count % v != 0) {
+      c.error(name, fmt::format("{} layers do not split over {} virtual stages: with "
+                                "interleaving a stage's layers must be a multiple of "
+                                "virtual_stages",
+                                count, v));
+    }
   }
 }
 

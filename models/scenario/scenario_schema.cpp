@@ -156,7 +156,8 @@ Schema<ParallelSpec> make_parallel_schema() {
       .integer("last_stage_layers", &ParallelSpec::last_stage_layers, Range{0, 1 << 20},
                D::value("0"),
                "layers of the last pipeline stage, which also runs the LM head and loss; 0: an "
-               "even share; the stages between share the other layers evenly")
+               "even share; the stages between share the other layers evenly (with "
+               "interleaving, every stage's layers a multiple of virtual_stages)")
       .choice("schedule", &ParallelSpec::schedule,
               {{"1f1b", Schedule::one_f_one_b}, {"interleaved", Schedule::interleaved}},
               D::derived("= interleaved when virtual_stages > 1, else 1f1b"), "pipeline schedule")

@@ -74,13 +74,18 @@ TEST(StepEngine, AgreesWithTheAnalyticEngineWithinOnePercent) {
   auto uneven = llama8b_tp2(32, 4, true);
   uneven.parallelism.first_stage_layers = 6;
   uneven.parallelism.last_stage_layers = 6;
+  // And interleaved: 3 + 5 + 5 + 3 layers a chunk on 2 virtual stages.
+  auto uneven_interleaved = uneven;
+  uneven_interleaved.parallelism.virtual_stages = 2;
+  uneven_interleaved.parallelism.schedule = scenario::Schedule::interleaved;
   std::vector<scenario::Scenario> cases = {selene(),
                                            mixtral(),
                                            llama8b_tp2(8, 1, false),
                                            llama8b_tp2(32, 2, false),
                                            llama8b_tp2(32, 2, true),
                                            pipes,
-                                           uneven};
+                                           uneven,
+                                           uneven_interleaved};
   // Thread contexts (sanitizer builds) are some 40 times slower: the small case only.
   if (!kSanitizerSafe) {
     cases.push_back(megascale_256(false));
