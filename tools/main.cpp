@@ -1,4 +1,6 @@
 // The `myriad` command. The only place that reads the process environment.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
   env.profile_dir = MYRIAD_PROFILE_DIR;
   env.validation_dir = std::string(MYRIAD_SCENARIO_DIR) + "/validation";
   env.in = &std::cin;
+  env.terminal = isatty(STDERR_FILENO) != 0;
   const std::vector<std::string> args(argv + 1, argv + argc);
   return myriad::cli::run(args, std::cout, std::cerr, env);
 }

@@ -189,6 +189,68 @@ TEST(Cli, SweepRefusesBadAxesAndObjectives) {
   EXPECT_NE(piped.out.find("<stdin>: 2 configurations"), std::string::npos) << piped.out;
 }
 
+// Expectation: plan searches the layouts of the scenario's model on its cluster,
+// says how many candidates it pruned and why, lists the best by the objective
+// with the engine that priced them, and prints the overrides that reproduce the
+// best one; estimate on those overrides gives its step time.
+TEST(Cli, PlanRanksLayoutsAndReproducesTheBest) {
+  const std::string text =
+      "cluster: {preset: llama3-like, gpus: 64, price_per_gpu_hour: 2}\n"
+      "model: {preset: llama3-8b, seq_length: 4096}\n"
+      "parallelism: {tp: 8, pp: 2, global_batch: 128}\n"
+      "overlap: {tp: true, pp: true, dp: true}\n"
+      "training: {tokens: 100B}\n";
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto file = dir / ("myriad_plan_" + std::to_string(getpid()) + ".yaml");
+  const std::string csv = (dir / ("myriad_plan_" + std::to_string(getpid()) + ".csv")).string();
+  std::ofstream(file) << text;
+  const Result r =
+      run_cli({"plan", file.string(), "--objective", "cost", "--top", "3", "--csv", csv});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  for (const char* want : {"candidates in", "pruned by the scenario checks", "pruned by",
+                           "Best 3 by cost (min)", "estimate", "--set parallelism.tp="}) {
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  }
+  const auto at = r.out.find("myriad simulate ");
+  ASSERT_NE(at, std::string::npos);
+  std::istringstream line(r.out.substr(at, r.out.find('\n', at) - at));
+  std::string word;
+  line >> word >> word;  // myriad simulate
+  std::vector<std::string> again = {"estimate"};
+  while (line >> word) again.push_back(word);
+  const Result best = run_cli(again);
+  ASSERT_EQ(best.code, kExitOk) << best.err;
+  // Its step time is the first row's.
+  const auto step_at = best.out.find("step time");
+  ASSERT_NE(step_at, std::string::npos);
+  std::string step = best.out.substr(step_at + 9, best.out.find('\n', step_at) - step_at - 9);
+  step = step.substr(step.find_first_not_of(' '));
+  const auto first_row = r.out.find("\n  1  ");
+  ASSERT_NE(first_row, std::string::npos) << r.out;
+  EXPECT_NE(r.out.substr(first_row, r.out.find('\n', first_row + 1) - first_row).find(step),
+            std::string::npos)
+      << step << "\n"
+      << r.out;
+  std::ifstream csv_in(csv);
+  std::string header;
+  std::string first;
+  std::getline(csv_in, header);
+  std::getline(csv_in, first);
+  EXPECT_EQ(header.rfind("rank,tp,sp,pp,virtual_stages", 0), 0U) << header;
+  EXPECT_EQ(first.rfind("1,", 0), 0U) << first;
+  std::filesystem::remove(file);
+  std::filesystem::remove(csv);
+  const Result no_price = run_cli({"plan", kDefault, "--objective", "cost"});
+  EXPECT_EQ(no_price.code, kExitBadInput);
+  EXPECT_NE(no_price.err.find("gives no price"), std::string::npos) << no_price.err;
+  const Result bad = run_cli({"plan", kDefault, "--objective", "speed"});
+  EXPECT_EQ(bad.code, kExitBadInput);
+  EXPECT_NE(bad.err.find("unknown objective 'speed'"), std::string::npos) << bad.err;
+  const Result batch = run_cli({"plan", kDefault, "--global-batch", "x"});
+  EXPECT_EQ(batch.code, kExitBadInput);
+  EXPECT_NE(batch.err.find("--global-batch"), std::string::npos) << batch.err;
+}
+
 TEST(Cli, CheckOriginsNoteWhereValuesCameFrom) {
   const Result r = run_cli({"check", "--origins", kDefault});
   EXPECT_EQ(r.code, kExitOk);

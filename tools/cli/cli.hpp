@@ -20,6 +20,7 @@ struct Environment {
   std::filesystem::path profile_dir;               // device profiles: calibration/profiles
   std::filesystem::path validation_dir;            // validation suites: scenarios/validation
   std::istream* in = nullptr;                      // standard input, for a scenario given as -
+  bool terminal = false;  // standard error is a terminal: long work may draw its progress
 };
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,

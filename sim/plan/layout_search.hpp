@@ -1,0 +1,77 @@
+// The layout search behind `myriad plan`: the scenario's model, cluster and
+// token target fixed, every combination of the parallelism keys in a search
+// space is checked as a scenario would be (derive, then the scenario checks),
+// pruned with its reason when invalid, estimated by the analytic engine when
+// not, held to a memory headroom, and ranked by an objective. Only the best K
+// are kept, so memory stays flat in the number of candidates.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/scenario/scenario.hpp"
+#include "sim/cost/device_profile.hpp"
+#include "sim/plan/sweep.hpp"
+
+namespace myriad::sim {
+
+// The values each parallelism key takes; the scenario's own value where a list is empty.
+struct SearchSpace {
+  std::vector<int> tp, pp, virtual_stages, cp, ep, micro_batch, zero, global_batch;
+  std::vector<scenario::Recompute> recompute;
+  std::vector<scenario::Placement> placement;
+};
+
+// A space worth searching for this scenario: tp in powers of two up to a node,
+// pp in powers of two up to the layers (at most 64), 1 to 8 virtual stages, cp
+// 1, 2, 4 (1 for sequences under 8k tokens), ep over the powers of two that
+// divide the experts (MoE only), micro-batches 1, 2, 4, 8, ZeRO 0 to 3, every
+// recomputation and both placements; the scenario's global batch.
+SearchSpace default_space(const scenario::Scenario& s);
+
+// Candidates the space spans (before any pruning).
+std::size_t candidate_count(const SearchSpace& space);
+
+// One layout the engine estimated.
+struct PlannedLayout {
+  std::size_t index = 0;  // in the enumeration order (ties rank by it)
+  scenario::ParallelSpec parallelism;
+  double step_time_s = 0;
+  double mfu = 0;
+  double tokens_per_s = 0;
+  double days = 0;
+  double gpu_hours = 0;
+  double cost = 0;    // US dollars; 0 without a price
+  double memory = 0;  // needed over usable
+  [[nodiscard]] double objective(const std::string& name) const;
+};
+
+struct PlanResult {
+  std::size_t candidates = 0;   // enumerated
+  std::size_t pruned = 0;       // refused by the scenario checks
+  std::size_t over_memory = 0;  // valid, but above the headroom
+  std::size_t evaluated = 0;    // estimated (valid)
+  // Pruned candidates by the key their first problem names, with one message.
+  std::map<std::string, std::pair<std::size_t, std::string>> pruned_by;
+  std::vector<PlannedLayout> top;  // best first, at most K, within the headroom
+};
+
+struct PlanOptions {
+  Objective objective{"days", false};
+  std::size_t top = 10;
+  double headroom = 0.9;  // memory needed at most this fraction of what is usable
+  // Called every `progress_every` candidates with the count so far (may be empty).
+  std::function<void(std::size_t)> progress;
+  std::size_t progress_every = 10000;
+};
+
+PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& profile,
+                          const SearchSpace& space, const PlanOptions& options);
+
+// The overrides that turn the base scenario into a layout: `--set` arguments.
+std::vector<std::string> layout_overrides(const scenario::ParallelSpec& p);
+
+}  // namespace myriad::sim
