@@ -1,6 +1,8 @@
 // How a job is split over the GPUs, and which communication overlaps compute.
 #pragma once
 
+#include "models/names/enum_names.hpp"
+
 namespace myriad::scenario {
 
 enum class Schedule { one_f_one_b, interleaved };
@@ -11,6 +13,12 @@ enum class Placement {
   tp_cp_dp_pp,  // Megatron-LM's: a stage's replicas side by side
   tp_cp_pp_dp,  // a replica's stages side by side (pipelines inside a pod)
 };
+
+// How the scenario spells them (the schema, reports, `--set` lines).
+inline constexpr models::EnumName<Recompute> kRecomputeNames[] = {
+    {Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}};
+inline constexpr models::EnumName<Placement> kPlacementNames[] = {
+    {Placement::tp_cp_dp_pp, "tp-cp-dp-pp"}, {Placement::tp_cp_pp_dp, "tp-cp-pp-dp"}};
 
 struct ParallelSpec {
   int tp = 1;              // tensor parallel

@@ -3,6 +3,15 @@
 namespace myriad::scenario {
 namespace {
 
+// A choice's options from an enum's name table.
+template <typename Enum, std::size_t N>
+std::vector<std::pair<std::string, Enum>> choices(const models::EnumName<Enum> (&table)[N]) {
+  std::vector<std::pair<std::string, Enum>> out;
+  out.reserve(N);
+  for (const auto& [value, name] : table) out.emplace_back(std::string(name), value);
+  return out;
+}
+
 using D = Default;
 using Range = Schema<ClusterSpec>::IntRange;
 
@@ -172,15 +181,10 @@ Schema<ParallelSpec> make_parallel_schema() {
                "sequences per micro-batch")
       .integer("global_batch", &ParallelSpec::global_batch, kPositive, D::required(),
                "sequences per optimizer step")
-      .choice("recompute", &ParallelSpec::recompute,
-              {{"none", Recompute::none},
-               {"selective", Recompute::selective},
-               {"full", Recompute::full}},
-              D::value("none"),
+      .choice("recompute", &ParallelSpec::recompute, choices(kRecomputeNames), D::value("none"),
               "activation recomputation: selective recomputes attention's core, full whole "
               "layers")
-      .choice("placement", &ParallelSpec::placement,
-              {{"tp-cp-dp-pp", Placement::tp_cp_dp_pp}, {"tp-cp-pp-dp", Placement::tp_cp_pp_dp}},
+      .choice("placement", &ParallelSpec::placement, choices(kPlacementNames),
               D::value("tp-cp-dp-pp"),
               "the order ranks are laid out in, fastest first, nodes taking consecutive ranks: "
               "Megatron-LM's (a stage's replicas side by side) or with a replica's pipeline "

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "models/scenario/scenario_checks.hpp"
 #include "sim/analytic/estimator.hpp"
@@ -17,22 +18,6 @@ std::vector<int> powers_of_two(int up_to) {
   return out;
 }
 
-const char* recompute_name(scenario::Recompute r) {
-  switch (r) {
-    case scenario::Recompute::none:
-      return "none";
-    case scenario::Recompute::selective:
-      return "selective";
-    case scenario::Recompute::full:
-      return "full";
-  }
-  return "none";
-}
-
-const char* placement_name(scenario::Placement p) {
-  return p == scenario::Placement::tp_cp_pp_dp ? "tp-cp-pp-dp" : "tp-cp-dp-pp";
-}
-
 template <class T>
 std::vector<T> or_base(const std::vector<T>& values, T base) {
   return values.empty() ? std::vector<T>{base} : values;
@@ -41,23 +26,39 @@ std::vector<T> or_base(const std::vector<T>& values, T base) {
 // Better first; ties by enumeration order, so the result does not depend on
 // anything but the space.
 bool better(const PlannedLayout& a, const PlannedLayout& b, const Objective& o) {
-  const double x = a.objective(o.name);
-  const double y = b.objective(o.name);
+  const double x = a.metrics.objective(o.name);
+  const double y = b.metrics.objective(o.name);
   if (x != y) return o.maximize ? x > y : x < y;
   return a.index < b.index;
 }
 
 }  // namespace
 
-double PlannedLayout::objective(const std::string& name) const {
-  if (name == "days") return days;
+double LayoutMetrics::objective(const std::string& name) const {
   if (name == "gpu-hours") return gpu_hours;
   if (name == "cost") return cost;
+  if (name == "gpus") return gpus;
   if (name == "step-time") return step_time_s;
   if (name == "tokens-per-s") return tokens_per_s;
   if (name == "mfu") return mfu;
   if (name == "memory") return memory;
   return days;
+}
+
+LayoutMetrics metrics_of(const scenario::Scenario& s, const StepReport& r) {
+  LayoutMetrics m;
+  m.gpus = s.cluster.gpus;
+  m.step_time_s = r.step_time_s;
+  m.mfu = r.mfu;
+  m.tokens_per_s = r.tokens_per_s;
+  m.days = r.days_to_target;
+  m.gpu_hours = r.days_to_target * 24 * s.cluster.gpus;
+  m.cost = s.cluster.price_per_gpu_hour > 0 ? m.gpu_hours * s.cluster.price_per_gpu_hour
+                                            : std::numeric_limits<double>::quiet_NaN();
+  m.memory = r.memory_usable() > 0 ? r.memory_needed() / r.memory_usable()
+                                   : std::numeric_limits<double>::infinity();
+  m.fits = r.fits;
+  return m;
 }
 
 SearchSpace default_space(const scenario::Scenario& s) {
@@ -162,18 +163,9 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& p
                         continue;
                       }
                       ++result.evaluated;
-                      const StepReport r = estimate(s, profile);
-                      PlannedLayout l;
-                      l.index = index;
-                      l.parallelism = s.parallelism;
-                      l.step_time_s = r.step_time_s;
-                      l.mfu = r.mfu;
-                      l.tokens_per_s = r.tokens_per_s;
-                      l.days = r.days_to_target;
-                      l.gpu_hours = r.days_to_target * 24 * s.cluster.gpus;
-                      l.cost = l.gpu_hours * s.cluster.price_per_gpu_hour;
-                      l.memory = r.memory_needed() / r.memory_usable();
-                      if (!(r.memory_usable() > 0) || l.memory > options.headroom) {
+                      const PlannedLayout l{index, s.parallelism,
+                                            metrics_of(s, estimate(s, profile))};
+                      if (!(l.metrics.memory <= options.headroom)) {
                         ++result.over_memory;
                         continue;
                       }
@@ -202,8 +194,10 @@ std::vector<std::string> layout_overrides(const scenario::ParallelSpec& p) {
       fmt::format("parallelism.micro_batch={}", p.micro_batch),
       fmt::format("parallelism.global_batch={}", p.global_batch),
       fmt::format("parallelism.zero={}", p.zero),
-      fmt::format("parallelism.recompute={}", recompute_name(p.recompute)),
-      fmt::format("parallelism.placement={}", placement_name(p.placement)),
+      fmt::format("parallelism.recompute={}",
+                  models::name_in(scenario::kRecomputeNames, p.recompute)),
+      fmt::format("parallelism.placement={}",
+                  models::name_in(scenario::kPlacementNames, p.placement)),
   };
 }
 

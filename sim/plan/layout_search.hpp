@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "models/scenario/scenario.hpp"
+#include "sim/analytic/estimator.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/plan/sweep.hpp"
 
@@ -35,18 +36,27 @@ SearchSpace default_space(const scenario::Scenario& s);
 // Candidates the space spans (before any pruning).
 std::size_t candidate_count(const SearchSpace& space);
 
+// What planning ranks a configuration by, from the analytic engine's report.
+struct LayoutMetrics {
+  int gpus = 0;
+  double step_time_s = 0;
+  double mfu = 0;
+  double tokens_per_s = 0;
+  double days = 0;       // to training.tokens
+  double gpu_hours = 0;  // days x 24 x GPUs
+  double cost = 0;       // US dollars at cluster.price_per_gpu_hour; NaN without a price
+  double memory = 0;     // needed over usable
+  bool fits = false;     // needed within usable
+  // The value of an objective (known_objectives) by its name.
+  [[nodiscard]] double objective(const std::string& name) const;
+};
+LayoutMetrics metrics_of(const scenario::Scenario& s, const StepReport& r);
+
 // One layout the engine estimated.
 struct PlannedLayout {
   std::size_t index = 0;  // in the enumeration order (ties rank by it)
   scenario::ParallelSpec parallelism;
-  double step_time_s = 0;
-  double mfu = 0;
-  double tokens_per_s = 0;
-  double days = 0;
-  double gpu_hours = 0;
-  double cost = 0;    // US dollars; 0 without a price
-  double memory = 0;  // needed over usable
-  [[nodiscard]] double objective(const std::string& name) const;
+  LayoutMetrics metrics;
 };
 
 struct PlanResult {

@@ -48,8 +48,8 @@ TEST(LayoutSearch, EveryCandidateIsPrunedOrEstimated) {
   EXPECT_GT(r.pruned_by.count("parallelism.schedule"), 0U);
   ASSERT_EQ(r.top.size(), 5U);
   for (std::size_t i = 1; i < r.top.size(); ++i) {
-    EXPECT_LE(r.top[i - 1].days, r.top[i].days);
-    EXPECT_LE(r.top[i].memory, options.headroom);
+    EXPECT_LE(r.top[i - 1].metrics.days, r.top[i].metrics.days);
+    EXPECT_LE(r.top[i].metrics.memory, options.headroom);
   }
 }
 
@@ -66,7 +66,7 @@ TEST(LayoutSearch, TheBestIsWhatEstimateGivesForIt) {
   const auto again = scenario::load_scenario_text(
       kLlama8b, "plan.yaml",
       scenario::LoadOptions({MYRIAD_SCENARIO_DIR}, layout_overrides(a.top.front().parallelism)));
-  EXPECT_DOUBLE_EQ(estimate(again, h100()).step_time_s, a.top.front().step_time_s);
+  EXPECT_DOUBLE_EQ(estimate(again, h100()).step_time_s, a.top.front().metrics.step_time_s);
   const PlanResult b = search_layouts(s, h100(), space, options);
   ASSERT_EQ(b.top.size(), a.top.size());
   for (std::size_t i = 0; i < a.top.size(); ++i) EXPECT_EQ(a.top[i].index, b.top[i].index);

@@ -32,15 +32,7 @@ std::string layout_text(const sim::PlannedLayout& l) {
   const auto& p = l.parallelism;
   return fmt::format("{},{},{},{},{},{},{},{},{},{},{}", p.tp, p.sp, p.pp, p.virtual_stages, p.cp,
                      p.ep, p.dp, p.micro_batch, p.global_batch, p.zero,
-                     p.recompute == scenario::Recompute::none        ? "none"
-                     : p.recompute == scenario::Recompute::selective ? "selective"
-                                                                     : "full");
-}
-
-const char* recompute_text(scenario::Recompute r) {
-  return r == scenario::Recompute::none        ? "none"
-         : r == scenario::Recompute::selective ? "selective"
-                                               : "full";
+                     models::name_in(scenario::kRecomputeNames, p.recompute));
 }
 
 int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
@@ -155,15 +147,15 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
         std::to_string(p.dp),
         std::to_string(p.micro_batch),
         std::to_string(p.zero),
-        recompute_text(p.recompute),
-        p.placement == scenario::Placement::tp_cp_pp_dp ? "tp-cp-pp-dp" : "tp-cp-dp-pp",
-        seconds(l.step_time_s),
-        percent(l.mfu),
-        si_count(l.tokens_per_s),
-        fmt::format("{:.1f}", l.days),
-        si_count(l.gpu_hours)};
-    if (priced) row.push_back("$" + si_count(l.cost));
-    row.push_back(percent(l.memory, 0));
+        std::string(models::name_in(scenario::kRecomputeNames, p.recompute)),
+        std::string(models::name_in(scenario::kPlacementNames, p.placement)),
+        seconds(l.metrics.step_time_s),
+        percent(l.metrics.mfu),
+        si_count(l.metrics.tokens_per_s),
+        fmt::format("{:.1f}", l.metrics.days),
+        si_count(l.metrics.gpu_hours)};
+    if (priced) row.push_back("$" + si_count(l.metrics.cost));
+    row.push_back(percent(l.metrics.memory, 0));
     row.emplace_back("estimate");
     table.add(std::move(row));
   }
@@ -183,9 +175,10 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
         "step_time_s,mfu,tokens_per_s,days,gpu_hours,cost_usd,memory_fraction\n";
     rank = 0;
     for (const auto& l : r.top) {
+      const sim::LayoutMetrics& m = l.metrics;
       csv += fmt::format("{},{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g}\n", ++rank,
-                         layout_text(l), l.step_time_s, l.mfu, l.tokens_per_s, l.days, l.gpu_hours,
-                         priced ? fmt::format("{:.9g}", l.cost) : std::string{}, l.memory);
+                         layout_text(l), m.step_time_s, m.mfu, m.tokens_per_s, m.days, m.gpu_hours,
+                         priced ? fmt::format("{:.9g}", m.cost) : std::string{}, m.memory);
     }
     try {
       models::write_file_atomically(o.csv_file, csv, "the CSV table");

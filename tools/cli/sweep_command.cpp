@@ -14,6 +14,7 @@
 #include "models/scenario/loader.hpp"
 #include "models/scenario/text_file.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/plan/layout_search.hpp"
 #include "sim/plan/sweep.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/report_table.hpp"
@@ -36,28 +37,10 @@ struct SweepOptions {
 struct Row {
   std::vector<std::string> values;  // one per axis, as given
   std::string problem;              // why it has no result; empty when it has one
-  int gpus = 0;
-  double step_time_s = 0;
-  double mfu = 0;
-  double tokens_per_s = 0;
-  double days = 0;
-  double gpu_hours = 0;
-  double cost = std::numeric_limits<double>::quiet_NaN();  // without a price
-  double memory = 0;                                       // needed over usable
-  bool fits = false;
+  sim::LayoutMetrics m;
   bool front = false;
 
   [[nodiscard]] bool valid() const { return problem.empty(); }
-  [[nodiscard]] double objective(const std::string& which) const {
-    if (which == "days") return days;
-    if (which == "gpu-hours") return gpu_hours;
-    if (which == "cost") return cost;
-    if (which == "gpus") return gpus;
-    if (which == "step-time") return step_time_s;
-    if (which == "tokens-per-s") return tokens_per_s;
-    if (which == "mfu") return mfu;
-    return memory;  // "memory"
-  }
 };
 
 // The first line of a scenario error without its count header, for a table cell.
@@ -104,16 +87,7 @@ Row evaluate(const std::string& text, const std::string& name,
     row.problem = first_problem(why.str());
     return row;
   }
-  const sim::StepReport r = sim::estimate(s, *profile);
-  row.gpus = s.cluster.gpus;
-  row.step_time_s = r.step_time_s;
-  row.mfu = r.mfu;
-  row.tokens_per_s = r.tokens_per_s;
-  row.days = r.days_to_target;
-  row.gpu_hours = r.days_to_target * 24 * s.cluster.gpus;
-  if (s.cluster.price_per_gpu_hour > 0) row.cost = row.gpu_hours * s.cluster.price_per_gpu_hour;
-  row.memory = r.memory_needed() / r.memory_usable();
-  row.fits = r.fits;
+  row.m = sim::metrics_of(s, sim::estimate(s, *profile));
   return row;
 }
 
@@ -137,9 +111,9 @@ std::string to_csv(const std::vector<sim::SweepAxis>& axes, const std::vector<Ro
   for (const auto& r : rows) {
     for (const auto& v : r.values) out += csv_field(v) + ",";
     if (r.valid()) {
-      out += fmt::format("{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g},{},{},\n", r.gpus,
-                         r.step_time_s, r.mfu, r.tokens_per_s, r.days, r.gpu_hours,
-                         number_or_empty(r.cost, "{:.9g}"), r.memory, r.fits, r.front);
+      out += fmt::format("{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g},{},{},\n", r.m.gpus,
+                         r.m.step_time_s, r.m.mfu, r.m.tokens_per_s, r.m.days, r.m.gpu_hours,
+                         number_or_empty(r.m.cost, "{:.9g}"), r.m.memory, r.m.fits, r.front);
     } else {
       out += ",,,,,,,,false,false," + csv_field(r.problem) + "\n";
     }
@@ -155,16 +129,16 @@ std::string to_jsonl(const std::vector<sim::SweepAxis>& axes, const std::vector<
     for (std::size_t i = 0; i < axes.size(); ++i) set[axes[i].key] = r.values[i];
     j["set"] = set;
     if (r.valid()) {
-      j["gpus"] = r.gpus;
-      j["step_time_s"] = r.step_time_s;
-      j["mfu"] = r.mfu;
-      j["tokens_per_s"] = r.tokens_per_s;
-      j["days"] = r.days;
-      j["gpu_hours"] = r.gpu_hours;
-      j["cost_usd"] =
-          std::isfinite(r.cost) ? nlohmann::ordered_json(r.cost) : nlohmann::ordered_json(nullptr);
-      j["memory_fraction"] = r.memory;
-      j["fits"] = r.fits;
+      j["gpus"] = r.m.gpus;
+      j["step_time_s"] = r.m.step_time_s;
+      j["mfu"] = r.m.mfu;
+      j["tokens_per_s"] = r.m.tokens_per_s;
+      j["days"] = r.m.days;
+      j["gpu_hours"] = r.m.gpu_hours;
+      j["cost_usd"] = std::isfinite(r.m.cost) ? nlohmann::ordered_json(r.m.cost)
+                                              : nlohmann::ordered_json(nullptr);
+      j["memory_fraction"] = r.m.memory;
+      j["fits"] = r.m.fits;
       j["pareto"] = r.front;
     } else {
       j["problem"] = r.problem;
@@ -183,7 +157,7 @@ std::string to_table(const std::vector<sim::SweepAxis>& axes, const std::vector<
     align += 'r';
   }
   const bool priced =
-      std::any_of(rows.begin(), rows.end(), [](const Row& r) { return std::isfinite(r.cost); });
+      std::any_of(rows.begin(), rows.end(), [](const Row& r) { return std::isfinite(r.m.cost); });
   for (const char* h : {"step time", "MFU", "tokens/s", "days", "GPU-hours"}) {
     headers.emplace_back(h);
     align += 'r';
@@ -204,14 +178,15 @@ std::string to_table(const std::vector<sim::SweepAxis>& axes, const std::vector<
   for (const auto& r : rows) {
     std::vector<std::string> cells = r.values;
     if (r.valid()) {
-      for (const std::string& c : {seconds(r.step_time_s), percent(r.mfu), si_count(r.tokens_per_s),
-                                   fmt::format("{:.1f}", r.days), si_count(r.gpu_hours)}) {
+      for (const std::string& c :
+           {seconds(r.m.step_time_s), percent(r.m.mfu), si_count(r.m.tokens_per_s),
+            fmt::format("{:.1f}", r.m.days), si_count(r.m.gpu_hours)}) {
         cells.push_back(c);
       }
-      if (priced) cells.push_back(std::isfinite(r.cost) ? "$" + si_count(r.cost) : "-");
-      cells.push_back(percent(r.memory, 0));
+      if (priced) cells.push_back(std::isfinite(r.m.cost) ? "$" + si_count(r.m.cost) : "-");
+      cells.push_back(percent(r.m.memory, 0));
       if (with_front) cells.emplace_back(r.front ? "*" : "");
-      cells.emplace_back(r.fits ? "ok" : "does not fit");
+      cells.emplace_back(r.m.fits ? "ok" : "does not fit");
     } else {
       for (std::size_t i = 0; i < 6 + (priced ? 1 : 0); ++i) cells.emplace_back("-");
       if (with_front) cells.emplace_back("");
@@ -254,16 +229,16 @@ int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
   std::vector<bool> candidate;
   std::vector<std::vector<double>> points;
   for (const auto& r : rows) {
-    candidate.push_back(r.valid() && r.fits);
+    candidate.push_back(r.valid() && r.m.fits);
     std::vector<double> p;
     p.reserve(objectives.size());
-    for (const auto& obj : objectives) p.push_back(r.objective(obj.name));
+    for (const auto& obj : objectives) p.push_back(r.m.objective(obj.name));
     points.push_back(std::move(p));
   }
   if (std::any_of(objectives.begin(), objectives.end(),
                   [](const sim::Objective& ob) { return ob.name == "cost"; })) {
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      if (candidate[i] && !std::isfinite(rows[i].cost)) {
+      if (candidate[i] && !std::isfinite(rows[i].m.cost)) {
         io.err << "myriad sweep: error: --pareto cost: the scenario gives no price "
                   "(cluster.price_per_gpu_hour); set one, e.g. --set "
                   "cluster.price_per_gpu_hour=2.5\n";
@@ -300,7 +275,7 @@ int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
   }
   io.out << fmt::format(
       "\n{} valid, {} fit in memory{}\n", count([](const Row& r) { return r.valid(); }),
-      count([](const Row& r) { return r.valid() && r.fits; }),
+      count([](const Row& r) { return r.valid() && r.m.fits; }),
       objectives.empty() ? std::string{}
                          : fmt::format(", {} on the Pareto front of {} (marked *)",
                                        count([](const Row& r) { return r.front; }), names));
