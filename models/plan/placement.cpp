@@ -27,15 +27,35 @@ Strides strides(const scenario::Scenario& s) {
 }
 
 // The span of ranks member(0), ..., member(size - 1) on nodes of `gpn` GPUs.
+// Members in increasing order (every group's are, in both placements) are
+// counted node by node without allocating; others through a map.
 template <typename Member>
 GroupSpan span(int size, int gpn, Member member) {
-  std::map<long long, int> per_node;
-  for (int i = 0; i < size; ++i) ++per_node[member(i) / gpn];
   GroupSpan g;
   g.size = size;
+  g.nodes = 0;
+  g.per_node = 1;
+  long long node = -1;
+  int count = 0;
+  bool increasing = true;
+  long long last = -1;
+  for (int i = 0; i < size && increasing; ++i) {
+    const long long rank = member(i);
+    increasing = rank > last;
+    last = rank;
+    if (rank / gpn != node) {
+      node = rank / gpn;
+      ++g.nodes;
+      count = 0;
+    }
+    g.per_node = std::max(g.per_node, ++count);
+  }
+  if (increasing) return g;
+  std::map<long long, int> per_node;
+  for (int i = 0; i < size; ++i) ++per_node[member(i) / gpn];
   g.nodes = static_cast<int>(per_node.size());
   g.per_node = 1;
-  for (const auto& [node, count] : per_node) g.per_node = std::max(g.per_node, count);
+  for (const auto& [n, c] : per_node) g.per_node = std::max(g.per_node, c);
   return g;
 }
 

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "models/plan/placement.hpp"
@@ -27,10 +29,12 @@ struct PhaseTime {
 
 class Pricer {
  public:
-  Pricer(const scenario::Scenario& s, const DeviceProfile& p, StepReport& report)
+  Pricer(const scenario::Scenario& s, const DeviceProfile& p, StepReport& report,
+         bool tables = true)
       : s_(s),
         p_(p),
         report_(report),
+        tables_(tables),
         gather_network_(network_slowdown(s, Traffic::dp_gather)),
         reduce_network_(network_slowdown(s, Traffic::dp_reduce)),
         pp_network_(network_slowdown(s, Traffic::pp)) {}
@@ -84,11 +88,11 @@ class Pricer {
   }
 
   CommCost price(const models::Collective& c, double runs_per_step) {
-    const auto span = models::group_span(c.group, s_);
+    const models::GroupSpan& span = span_of(c.group);
     const double slowdown =
         c.group == GroupKind::dp || c.group == GroupKind::pp ? network(traffic_of(c)).factor : 1.0;
     const CommCost cost = collective_cost(c, span, s_.cluster, p_, slowdown);
-    if (span.size > 1 && runs_per_step > 0) {
+    if (tables_ && span.size > 1 && runs_per_step > 0) {
       auto it = std::find_if(report_.collectives.begin(), report_.collectives.end(),
                              [&](const PricedCollective& pc) { return pc.name == c.name; });
       if (it == report_.collectives.end()) {
@@ -104,7 +108,7 @@ class Pricer {
 
  private:
   void record(const models::Op& op, const ComputeCost& cost, double runs_per_step) {
-    if (runs_per_step <= 0) return;
+    if (!tables_ || runs_per_step <= 0) return;
     std::string name(op.name);
     if (op.backward) name += ".bwd";
     auto it = std::find_if(report_.ops.begin(), report_.ops.end(),
@@ -126,6 +130,14 @@ class Pricer {
   const scenario::Scenario& s_;
   const DeviceProfile& p_;
   StepReport& report_;
+  bool tables_;  // record every op and collective in the report
+  // Each group's span, computed once per estimate.
+  std::array<std::optional<models::GroupSpan>, 5> spans_;
+  const models::GroupSpan& span_of(GroupKind g) {
+    auto& slot = spans_[static_cast<std::size_t>(g)];
+    if (!slot) slot = models::group_span(g, s_);
+    return *slot;
+  }
   NetworkSlowdown gather_network_;
   NetworkSlowdown reduce_network_;
   NetworkSlowdown pp_network_;
@@ -354,11 +366,15 @@ StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& measure
   return c;
 }
 
-StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured) {
-  const DeviceProfile profile = on_hardware(measured, s.cluster.gpu);
+StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, Detail detail) {
+  // A profile already on this GPU (a search's) is used as it is, not copied.
+  std::optional<DeviceProfile> placed;
+  const DeviceProfile& profile = is_on_hardware(measured, s.cluster.gpu)
+                                     ? measured
+                                     : placed.emplace(on_hardware(measured, s.cluster.gpu));
   StepReport r;
   const models::StepPlan plan = models::plan_step(s);
-  Pricer pricer(s, profile, r);
+  Pricer pricer(s, profile, r, detail == Detail::full);
   const double m = plan.micro_batches;
   const double v = plan.virtual_stages;
   const double pp = plan.pp;
@@ -452,7 +468,7 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured) 
   r.memory_capacity = s.cluster.gpu.hbm_bytes;
   r.memory_reserved = profile.memory_reserved_bytes;
   r.fits = r.memory_needed() <= r.memory_usable();
-  r.network_notes = network_notes(s, pricer);
+  if (detail == Detail::full) r.network_notes = network_notes(s, pricer);
   // Inputs are bounded so that every term is finite; a non-finite figure is a bug.
   for (const double figure : {r.step_time_s, r.mfu, r.tokens_per_s, r.memory_needed()}) {
     if (!std::isfinite(figure) || figure < 0) {

@@ -82,9 +82,15 @@ struct StepReport {
   std::vector<PricedOp> ops;  // by total time, longest first
 };
 
+// How much a report holds: everything, or only what ranks a layout (step time
+// and its breakdown, MFU, tokens/s, days, memory) for searches that estimate
+// many layouts and print a few: no op or collective tables, no network notes.
+enum class Detail { full, summary };
+
 // The profile's rates are put on the scenario's GPU first (on_hardware): the
 // hardware priced is always the scenario's.
-StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile);
+StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile,
+                    Detail detail = Detail::full);
 
 // Above this fraction of usable memory a job is at risk (allocator spikes,
 // a longer sequence, a new library version): reports warn.

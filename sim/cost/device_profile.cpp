@@ -288,6 +288,12 @@ DeviceProfile on_hardware(const DeviceProfile& profile, const scenario::GpuSpec&
   return p;
 }
 
+bool is_on_hardware(const DeviceProfile& p, const scenario::GpuSpec& gpu) {
+  return p.hardware == gpu.name && p.bf16_flops == gpu.bf16_flops && p.fp8_flops == gpu.fp8_flops &&
+         p.hbm_bw_Bps == gpu.hbm_bw_Bps && p.nvlink_bw_Bps == gpu.nvlink_bw_Bps &&
+         p.sms == (gpu.sms > 0 ? gpu.sms : p.reference.sms) && p.nvls == gpu.nvls;
+}
+
 std::string nvlink_algorithm_note(const DeviceProfile& p) {
   if (p.all_reduce_nvls()) {
     return fmt::format(

@@ -3,18 +3,75 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <map>
 
 #include "models/plan/placement.hpp"
 #include "sim/cost/comm_cost.hpp"
 
 namespace myriad::sim {
 
+namespace {
+
+// Everything network_slowdown reads, for its memo: a layout search asks about the
+// same placement for every micro-batch size, ZeRO stage and recomputation.
+struct SlowdownKey {
+  Traffic traffic = Traffic::pp;
+  int tp = 0, cp = 0, pp = 0, dp = 0;
+  scenario::Placement placement = scenario::Placement::tp_cp_dp_pp;
+  int gpus = 0, gpus_per_node = 0, nics_per_node = 0;
+  double nic_bw_Bps = 0;
+  bool rail_optimized = false;
+  std::array<std::array<double, 3>, 4> tiers{};  // radix, oversubscription, port bandwidth
+  std::size_t tier_count = 0;
+  bool operator==(const SlowdownKey&) const = default;
+};
+
+NetworkSlowdown compute_slowdown(const scenario::Scenario& s, Traffic traffic);
+
+}  // namespace
+
 NetworkSlowdown network_slowdown(const scenario::Scenario& s, Traffic traffic) {
+  const auto& tiers = s.cluster.network.tiers;
+  if (tiers.size() > 4) return compute_slowdown(s, traffic);
+  const auto& p = s.parallelism;
+  SlowdownKey key{traffic,
+                  p.tp,
+                  p.cp,
+                  p.pp,
+                  p.dp,
+                  p.placement,
+                  s.cluster.gpus,
+                  s.cluster.gpus_per_node,
+                  s.cluster.nics_per_node,
+                  s.cluster.nic_bw_Bps,
+                  s.cluster.network.rail_optimized};
+  key.tier_count = tiers.size();
+  for (std::size_t i = 0; i < tiers.size(); ++i) {
+    key.tiers[i] = {static_cast<double>(tiers[i].radix), tiers[i].oversubscription,
+                    tiers[i].port_bw_Bps};
+  }
+  // A pure function of the key, remembered per thread (the last few asked).
+  constexpr std::size_t kMemo = 32;
+  thread_local std::vector<std::pair<SlowdownKey, NetworkSlowdown>> memo;
+  for (const auto& [k, v] : memo) {
+    if (k == key) return v;
+  }
+  const NetworkSlowdown out = compute_slowdown(s, traffic);
+  if (memo.size() == kMemo) memo.erase(memo.begin());
+  memo.emplace_back(key, out);
+  return out;
+}
+
+namespace {
+
+NetworkSlowdown compute_slowdown(const scenario::Scenario& s, Traffic traffic) {
   NetworkSlowdown out;
   const auto& p = s.parallelism;
   const bool pipeline = traffic == Traffic::pp;
+  // No tier below the one that joins the job hands its uplinks less than its NICs
+  // carry: nothing can bind.
+  if (!oversubscribed_below_join(s.cluster)) return out;
   const auto& tiers = s.cluster.network.tiers;
   const int gpn = s.cluster.gpus_per_node;
   const int group_gpus = p.tp * p.cp;
@@ -30,7 +87,20 @@ NetworkSlowdown network_slowdown(const scenario::Scenario& s, Traffic traffic) {
     // first), and a stage's transfers go out a forward pass after the previous
     // stage's, so only one stage's send at once; every stage gathers its
     // parameters at the start of the step.
-    std::map<std::pair<long long, int>, double> leaving;
+    // Bandwidth leaving each subtree (by index), counted over one stage or all.
+    const auto trees = static_cast<std::size_t>(s.cluster.nodes() / nodes) + 2;
+    std::vector<double> leaving(trees, 0.0);
+    std::vector<std::size_t> touched;
+    const auto settle = [&] {
+      for (const std::size_t tree : touched) {
+        if (leaving[tree] == 0) continue;
+        const double share = std::min(1.0, leaving[tree] / nodes);
+        const double factor = share / uplinks;
+        if (factor > out.factor) out = {factor, static_cast<int>(tier), share, uplinks};
+        leaving[tree] = 0;
+      }
+      touched.clear();
+    };
     for (int stage = 0; stage < p.pp; ++stage) {
       for (int replica = 0; replica < p.dp; ++replica) {
         models::RankGroup to{stage, (replica + 1) % p.dp};
@@ -39,20 +109,20 @@ NetworkSlowdown network_slowdown(const scenario::Scenario& s, Traffic traffic) {
           to = {stage + 1, replica};
         }
         const auto from_tree =
-            static_cast<long long>(models::first_node(s, {stage, replica}) / nodes);
-        const auto to_tree = static_cast<long long>(models::first_node(s, to) / nodes);
-        const int when = traffic == Traffic::dp_gather ? 0 : stage;
-        if (from_tree != to_tree) leaving[{from_tree, when}] += weight;
+            static_cast<std::size_t>(models::first_node(s, {stage, replica}) / nodes);
+        const auto to_tree = static_cast<std::size_t>(models::first_node(s, to) / nodes);
+        if (from_tree == to_tree) continue;
+        if (leaving[from_tree] == 0) touched.push_back(from_tree);
+        leaving[from_tree] += weight;
       }
+      if (traffic != Traffic::dp_gather) settle();
     }
-    for (const auto& [tree, bandwidth] : leaving) {
-      const double share = std::min(1.0, bandwidth / nodes);
-      const double factor = share / uplinks;
-      if (factor > out.factor) out = {factor, static_cast<int>(tier), share, uplinks};
-    }
+    settle();
   }
   return out;
 }
+
+}  // namespace
 
 bool oversubscribed_below_join(const scenario::ClusterSpec& c) {
   const int top = joining_tier(c, c.nodes());

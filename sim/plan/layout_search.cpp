@@ -94,8 +94,10 @@ std::size_t candidate_count(const SearchSpace& space) {
   return n;
 }
 
-PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& profile,
+PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& measured,
                           const SearchSpace& space, const PlanOptions& options) {
+  // Put on the scenario's GPU once, not once per candidate.
+  const DeviceProfile profile = on_hardware(measured, base.cluster.gpu);
   const auto& p0 = base.parallelism;
   const auto tps = or_base(space.tp, p0.tp);
   const auto pps = or_base(space.pp, p0.pp);
@@ -164,7 +166,7 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& p
                       }
                       ++result.evaluated;
                       const PlannedLayout l{index, s.parallelism,
-                                            metrics_of(s, estimate(s, profile))};
+                                            metrics_of(s, estimate(s, profile, Detail::summary))};
                       if (!(l.metrics.memory <= options.headroom)) {
                         ++result.over_memory;
                         continue;

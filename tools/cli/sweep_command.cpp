@@ -87,7 +87,7 @@ Row evaluate(const std::string& text, const std::string& name,
     row.problem = first_problem(why.str());
     return row;
   }
-  row.m = sim::metrics_of(s, sim::estimate(s, *profile));
+  row.m = sim::metrics_of(s, sim::estimate(s, *profile, sim::Detail::summary));
   return row;
 }
 
