@@ -171,6 +171,14 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
                         ++result.over_memory;
                         continue;
                       }
+                      const auto same = std::find_if(kept.begin(), kept.end(), [&](const auto& k) {
+                        return k.metrics.step_time_s == l.metrics.step_time_s &&
+                               k.metrics.memory == l.metrics.memory;
+                      });
+                      if (same != kept.end()) {
+                        ++same->alike;
+                        continue;
+                      }
                       if (kept.size() < options.top) {
                         kept.push_back(l);
                         std::push_heap(kept.begin(), kept.end(), worse_first);

@@ -57,6 +57,9 @@ struct PlannedLayout {
   std::size_t index = 0;  // in the enumeration order (ties rank by it)
   scenario::ParallelSpec parallelism;
   LayoutMetrics metrics;
+  // Later layouts with exactly this step time and memory (a placement or a
+  // recomputation that changes nothing here), folded into this one.
+  std::size_t alike = 0;
 };
 
 struct PlanResult {
@@ -66,7 +69,7 @@ struct PlanResult {
   std::size_t evaluated = 0;    // estimated (valid)
   // Pruned candidates by the key their first problem names, with one message.
   std::map<std::string, std::pair<std::size_t, std::string>> pruned_by;
-  std::vector<PlannedLayout> top;  // best first, at most K, within the headroom
+  std::vector<PlannedLayout> top;  // best first, at most K, within the headroom, alike folded
 };
 
 struct PlanOptions {

@@ -47,6 +47,15 @@ TEST(LayoutSearch, EveryCandidateIsPrunedOrEstimated) {
   EXPECT_GT(r.pruned_by.count("parallelism.tp"), 0U);
   EXPECT_GT(r.pruned_by.count("parallelism.schedule"), 0U);
   ASSERT_EQ(r.top.size(), 5U);
+  // Placements (and recomputations) that change nothing are folded: no two rows
+  // alike, and the best stands for its twins.
+  EXPECT_GT(r.top.front().alike, 0U);
+  for (std::size_t i = 0; i < r.top.size(); ++i) {
+    for (std::size_t j = i + 1; j < r.top.size(); ++j) {
+      EXPECT_FALSE(r.top[i].metrics.step_time_s == r.top[j].metrics.step_time_s &&
+                   r.top[i].metrics.memory == r.top[j].metrics.memory);
+    }
+  }
   for (std::size_t i = 1; i < r.top.size(); ++i) {
     EXPECT_LE(r.top[i - 1].metrics.days, r.top[i].metrics.days);
     EXPECT_LE(r.top[i].metrics.memory, options.headroom);

@@ -131,8 +131,9 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     align += 'r';
   }
   headers.emplace_back("memory");
+  headers.emplace_back("alike");
   headers.emplace_back("engine");
-  align += "rl";
+  align += "rrl";
   Table table(headers, align);
   int rank = 0;
   for (const auto& l : r.top) {
@@ -156,12 +157,15 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
         si_count(l.metrics.gpu_hours)};
     if (priced) row.push_back("$" + si_count(l.metrics.cost));
     row.push_back(percent(l.metrics.memory, 0));
+    row.push_back(l.alike > 0 ? fmt::format("+{}", l.alike) : std::string{});
     row.emplace_back("estimate");
     table.add(std::move(row));
   }
-  io.out << fmt::format("\nBest {} by {} ({}), within {:.0f} % of usable memory:\n", r.top.size(),
-                        options.objective.name, options.objective.maximize ? "max" : "min",
-                        100 * options.headroom)
+  io.out << fmt::format(
+                "\nBest {} by {} ({}), within {:.0f} % of usable memory (alike: later layouts "
+                "with the same step time and memory, folded into the row):\n",
+                r.top.size(), options.objective.name, options.objective.maximize ? "max" : "min",
+                100 * options.headroom)
          << table.str();
   std::string sets;
   for (const auto& set : sim::layout_overrides(r.top.front().parallelism)) sets += " --set " + set;
