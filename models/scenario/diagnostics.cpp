@@ -28,6 +28,13 @@ void Diagnostics::warning(Location where, std::string key, std::string message) 
   items_.push_back({Severity::warning, std::move(where), std::move(key), std::move(message)});
 }
 
+const Diagnostic* Diagnostics::first_error() const {
+  for (const auto& d : items_) {
+    if (d.severity == Severity::error) return &d;
+  }
+  return nullptr;
+}
+
 std::string Diagnostics::str() const {
   std::string out;
   std::size_t shown = 0;

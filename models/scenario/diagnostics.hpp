@@ -30,6 +30,8 @@ class Diagnostics {
   [[nodiscard]] bool has_errors() const { return errors_ > 0; }
   [[nodiscard]] int error_count() const { return errors_; }
   [[nodiscard]] const std::vector<Diagnostic>& all() const { return items_; }
+  // The first error found; null when there is none.
+  [[nodiscard]] const Diagnostic* first_error() const;
   // One line per diagnostic, errors and warnings in the order found; past
   // kMaxShown, a count of the rest.
   [[nodiscard]] std::string str() const;

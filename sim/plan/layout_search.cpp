@@ -156,12 +156,9 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
                       scenario::check(s, where, d);
                       if (d.has_errors()) {
                         ++result.pruned;
-                        for (const auto& diag : d.all()) {
-                          if (diag.severity != scenario::Severity::error) continue;
-                          auto& [count, example] = result.pruned_by[diag.key];
-                          if (count++ == 0) example = diag.message;
-                          break;
-                        }
+                        const scenario::Diagnostic& first = *d.first_error();
+                        auto& [count, example] = result.pruned_by[first.key];
+                        if (count++ == 0) example = first.message;
                         continue;
                       }
                       ++result.evaluated;

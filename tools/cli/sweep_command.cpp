@@ -72,12 +72,10 @@ Row evaluate(const std::string& text, const std::string& name,
   } catch (const scenario::ScenarioError& e) {
     // The first error, by key: the file and line are the base scenario's, the same
     // on every row.
-    for (const auto& d : e.diagnostics().all()) {
-      if (d.severity != scenario::Severity::error) continue;
-      row.problem = d.key.empty() ? d.message : d.key + ": " + d.message;
-      break;
-    }
-    if (row.problem.empty()) row.problem = first_problem(e.what());
+    const scenario::Diagnostic* d = e.diagnostics().first_error();
+    row.problem = d == nullptr     ? first_problem(e.what())
+                  : d->key.empty() ? d->message
+                                   : d->key + ": " + d->message;
     return row;
   }
   std::ostringstream quiet;
