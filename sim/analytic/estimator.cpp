@@ -268,44 +268,51 @@ std::vector<LayerCollective> layer_collectives(std::initializer_list<const model
   return out;
 }
 
-// What hides data-parallel traffic (overlap.dp), per micro-batch on the first stage.
+// What hides data-parallel traffic (overlap.dp): the first stage's schedule, which
+// starts the step and ends it.
 struct DpWindows {
-  double forward = 0;   // one chunk's forward
-  double backward = 0;  // one chunk's backward (and recomputation)
-  double rest = 0;      // where the other chunks' traffic hides: the pipeline's fill, or its drain
-  double buckets = 1;   // gradient buckets per chunk
+  double forward = 0;        // one chunk's forward of one micro-batch
+  double backward = 0;       // one chunk's backward (and recomputation) of one micro-batch
+  double gather_stride = 0;  // from one chunk's first forward to the next's
+  double reduce_stride = 0;  // from one chunk's last backward to the previous chunk's
+  double buckets = 1;        // gradient buckets per chunk
+  double stages = 1;         // pipeline stages
 };
 
-// Exposed data-parallel time with overlap, as Megatron-LM overlaps it (for
-// any schedule). Gradients are reduced bucket by bucket as the last micro-batch's
-// backward makes them: a chunk's reduction starts when its first bucket is ready,
-// after 1/b of the backward, and its last bucket is reduced after the backward
-// ends. Parameters are gathered bucket by bucket ahead of the first forward: the
-// first bucket before it starts, the rest beside it. The first (last) chunk's
-// traffic has only its own forward (backward) to hide behind; with interleaving,
-// the other chunks' hides in the pipeline's fill (drain) window, taken as half the
-// bubble or half a micro-batch. Hidden traffic's kernels take `share` of the
-// compute rate beside them.
-// Known gap: the step engine plays the interleaved schedule's cool-down, where
-// the other chunks' last backwards end (v - 1) p chunk-backwards before the step
-// does, and hides more of their traffic (the 12,288-GPU MegaScale example: 81 ms
-// exposed against 488 ms here, the step 5.2 % shorter). Taking that window here
-// too makes the engines agree but the MegaScale Table 2 suite leave its bounds
-// (-11.5 % at 8,192 GPUs): both engines lack something that slows jobs at that
-// scale, and this window stays until that is found.
+// Exposed data-parallel time with overlap, as Megatron-LM overlaps it (for any
+// schedule), on one link that carries one collective after another.
+// Parameters are gathered chunk by chunk from the step's start: chunk 0's first
+// bucket before anything, its others beside its first forward; chunk k's before
+// its first forward, k strides in. Gradients are reduced chunk by chunk as the
+// last micro-batch's backwards make them: chunk k's (k > 0) once its last
+// backward ends, k strides before the last; chunk 0's bucket by bucket from the
+// end of its backward's first bucket, its last bucket after the backward. What
+// the step waits for is exposed; the rest hides beside compute, whose kernels
+// lose `share` of their rate to it. Every stage reduces beside its own last
+// backward, and the last micro-batch's backward passes through them all in turn:
+// that slowdown is paid once a stage (the step engine plays the same schedule).
 double exposed_dp(double gather, double reduce, double v, const DpWindows& w, double share) {
   const double b = w.buckets;
+  const int chunks = std::max(1, static_cast<int>(std::lround(v)));
   const double gather_c = gather / v;
   const double reduce_c = reduce / v;
-  const double first_gather = gather_c / b + std::max(0.0, gather_c * (1 - 1 / b) - w.forward);
-  const double last_reduce =
-      std::max(w.backward / b + reduce_c * (1 - 1 / b), w.backward) + reduce_c / b - w.backward;
-  // The other chunks' gathers hide in the fill, their reductions in the drain.
-  const double others = (gather + reduce) * (v - 1) / v;
-  const double others_hidden =
-      std::min(gather * (v - 1) / v, w.rest) + std::min(reduce * (v - 1) / v, w.rest);
-  const double hidden = gather_c - first_gather + reduce_c - last_reduce + others_hidden;
-  return first_gather + last_reduce + (others - others_hidden) + share * hidden;
+  // Gathers: stalls of the forward pass, from the step's start.
+  double stall = gather_c / b + std::max(0.0, gather_c * (1 - 1 / b) - w.forward);
+  double link = gather_c;  // when the link is done with the chunks asked for so far
+  for (int k = 1; k < chunks; ++k) {
+    link += gather_c;
+    stall = std::max(stall, link - k * w.gather_stride);
+  }
+  // Reductions: from the end of the last backward (time 0) to the last bucket's end.
+  double queue = -std::numeric_limits<double>::infinity();
+  for (int k = chunks - 1; k >= 1; --k) queue = std::max(queue, -k * w.reduce_stride) + reduce_c;
+  const double early_start = std::max(queue, -w.backward + w.backward / b);
+  const double early = early_start + reduce_c * (1 - 1 / b);
+  const double beside_last_backward = std::max(0.0, std::min(early, 0.0) - early_start);
+  const double reduce_end = std::max(early, 0.0) + reduce_c / b;
+  const double exposed = stall + reduce_end;
+  const double hidden = std::max(0.0, gather + reduce - exposed);
+  return exposed + share * (hidden + (w.stages - 1) * beside_last_backward);
 }
 
 std::vector<std::string> network_notes(const scenario::Scenario& s, const Pricer& pricer) {
@@ -433,8 +440,18 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
     // The first stage starts the step and ends it: its first chunk's first forward
     // waits for its parameters, its first chunk's last backward makes the last gradients.
     const double passes = first.total() - first.pp;  // forward and backward, as tasks run
-    const DpWindows w{first.forward / v, (passes - first.forward) / v,
-                      std::max(bubble / 2, critical.total() / 2), dp_buckets_per_chunk(plan)};
+    // Chunk by chunk, p passes apart (the interleaved schedule's groups of p
+    // micro-batches); the first stage's idle time is in its cool-down, among the
+    // backwards Megatron-LM leaves for it: 2 (p - 1) + (v - 1) p of them.
+    const double forward = first.forward / v;
+    const double backward = (passes - first.forward) / v;
+    const double cool_down = std::min(m * v, 2 * (pp - 1) + (v - 1) * pp);
+    const DpWindows w{forward,
+                      backward,
+                      pp * forward,
+                      pp * (backward + (cool_down > 0 ? bubble / cool_down : 0)),
+                      dp_buckets_per_chunk(plan),
+                      pp};
     dp_exposed = exposed_dp(dp_gather, dp_reduce, v, w, profile.overlap_compute_share);
   }
   const double opt = optimizer_time(s, plan, profile);

@@ -24,7 +24,8 @@ struct FreeParameter {
 
 // The A100 profile's assumptions that move every row: sustained clock fraction,
 // attention efficiency (forward; backward keeps its ratio to it), the GEMM
-// reduction-depth constant and the per-kernel overhead.
+// reduction-depth constant, the per-kernel overhead and the share of compute that
+// communication beside it takes.
 const std::vector<FreeParameter>& free_parameters();
 
 struct ParameterFit {
@@ -32,8 +33,10 @@ struct ParameterFit {
   double mean_abs_rel_error = 0;  // over the rows fitted to, pooled
 };
 
-// Minimizes the pooled mean |relative error| over the suites' rows, by
-// coordinate descent with golden-section searches from `base`'s values.
+// Minimizes the pooled mean |relative error| over the suites' rows, each suite
+// kept within its bounds where the parameters allow (an excess beyond a bound
+// weighs ten times the mean), by coordinate descent with golden-section searches
+// from `base`'s values.
 ParameterFit fit_parameters(const std::vector<const Suite*>& suites, const DeviceProfile& base);
 
 struct HeldOutSuite {

@@ -41,7 +41,7 @@ constexpr double kMaxBusbwOverLinkRate = 2;
 constexpr const ProfileScalar& kRing = kScalars[std::size(kScalars) - 1];
 constexpr std::string_view kRingFraction = kRing.key;
 
-const char* const kOrigins[] = {"datasheet", "measured", "published", "assumption"};
+const char* const kOrigins[] = {"datasheet", "measured", "published", "fitted", "assumption"};
 
 void read_parameter(const nlohmann::json& j, const std::string& key, DeviceProfile& p,
                     std::vector<std::string>& problems) {
@@ -58,7 +58,7 @@ void read_parameter(const nlohmann::json& j, const std::string& key, DeviceProfi
   if (std::find(std::begin(kOrigins), std::end(kOrigins), param.origin) == std::end(kOrigins)) {
     problems.push_back(
         fmt::format("parameters.{}.origin: expected datasheet, measured, "
-                    "published or assumption, found '{}'",
+                    "published, fitted or assumption, found '{}'",
                     key, param.origin));
   }
   p.parameters[key] = param;

@@ -2,8 +2,9 @@
 // Profiles are JSON files under calibration/profiles/ (ARCHITECTURE.md
 // principle 5: calibrated constants are data). Every parameter records its
 // origin: "datasheet", "measured" (by Myriad's calibration), "published" (a
-// measurement someone published, with its source) or "assumption" (an
-// engineering estimate awaiting measurement).
+// measurement someone published, with its source), "fitted" (to the published
+// tables of scenarios/validation, with how) or "assumption" (an engineering
+// estimate awaiting measurement).
 //
 // A profile holds achieved rates relative to the hardware they were achieved
 // on: efficiencies over peaks, and the NVLink bus bandwidth curve over the link

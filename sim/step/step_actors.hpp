@@ -39,6 +39,7 @@ struct ActorState {
   std::vector<Span> timeline;   // what it did, in order
   std::vector<double> sent_at;  // [direction * v * m + chunk * m + mb]: when each output left
   double wait_s = 0;            // blocked on inputs and on blocking sends
+  sg4::MutexPtr dp_stream;      // its data-parallel communicator: one collective at a time
 };
 
 // The lowering and what the actors change as they play it, owned by simulate_step.
@@ -78,8 +79,11 @@ void transfer(Plan& p, int from, int to, const sg4::CommPtr& comm, double bytes)
 void dp_collectives(Plan& p, int row, int stage, double share, bool gather);
 // Compute for `seconds` on the actor's host.
 void compute_for(const Plan& p, double seconds);
+// dp_collectives beside compute, in turn on the rank's data-parallel communicator;
+// their kernels take the profile's overlap_compute_share of the host's rate.
+void dp_beside_compute(Plan& p, int row, int stage, double share, bool gather);
 // Runs `work` beside the stage's own actor, on its host: traffic that overlaps.
-sg4::ActorPtr beside(const Plan& p, const std::string& name, const std::function<void()>& work);
+sg4::ActorPtr beside(const std::string& name, const std::function<void()>& work);
 // A layer's expert all-to-all, and a tp or cp collective between a rank group's nodes.
 void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e);
 void group_flows(Plan& p, int row, int stage, const LayerCollective& c);

@@ -152,7 +152,7 @@ void play_stage(Plan& p, int row, int stage) {
   int overlapped = 0;
   const auto overlap = [&](const char* name, const std::function<void()>& work) {
     ++overlapped;
-    (void)beside(p, name, [work, overlapped_done] {
+    (void)beside(name, [work, overlapped_done] {
       work();
       overlapped_done->release();
     });
@@ -163,12 +163,12 @@ void play_stage(Plan& p, int row, int stage) {
     record(p, row, stage, Activity::dp, gather, "parameter gather");
   }
   sg4::ActorPtr first_chunk_gather =
-      buckets <= 1 ? nullptr : beside(p, "dp-gather", [&p, row, stage, share, buckets] {
-        dp_collectives(p, row, stage, share * (1 - 1 / buckets), true);
+      buckets <= 1 ? nullptr : beside("dp-gather", [&p, row, stage, share, buckets] {
+        dp_beside_compute(p, row, stage, share * (1 - 1 / buckets), true);
       });
   if (p.overlap_dp && p.v > 1) {
     overlap("dp-gather",
-            [&p, row, stage, share] { dp_collectives(p, row, stage, 1.0 - share, true); });
+            [&p, row, stage, share] { dp_beside_compute(p, row, stage, 1.0 - share, true); });
   }
   std::vector<int> backwards_left(static_cast<std::size_t>(p.v), p.m);
   for (const PipelineTask& t : p.orders[static_cast<std::size_t>(stage)]) {
@@ -183,9 +183,7 @@ void play_stage(Plan& p, int row, int stage) {
       reduce_early = sg4::Actor::create(
           "dp-reduce", sg4::this_actor::get_host(), [&p, row, stage, share, buckets, first_bucket] {
             sg4::this_actor::sleep_for(first_bucket);
-            beside(p, "dp-reduce", [&p, row, stage, share, buckets] {
-              dp_collectives(p, row, stage, share * (1 - 1 / buckets), false);
-            })->join();
+            dp_beside_compute(p, row, stage, share * (1 - 1 / buckets), false);
           });
     }
     const double start = sg4::Engine::get_clock();
@@ -205,7 +203,7 @@ void play_stage(Plan& p, int row, int stage) {
       // The last bucket once the backward is done, after the others.
       overlap("dp-reduce", [&p, row, stage, share, buckets, reduce_early] {
         reduce_early->join();
-        dp_collectives(p, row, stage, share / buckets, false);
+        dp_beside_compute(p, row, stage, share / buckets, false);
       });
     }
   }

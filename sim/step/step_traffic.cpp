@@ -120,21 +120,28 @@ void compute_for(const Plan& p, double seconds) {
   }
 }
 
-// Runs `work` beside the stage's own actor, on its host: traffic that overlaps.
-// Its kernels take the profile's overlap_compute_share of the host's rate while
-// it runs (SimGrid shares a host's rate max-min: compute beside gets the rest).
-sg4::ActorPtr beside(const Plan& p, const std::string& name, const std::function<void()>& work) {
-  const double share = p.overlap_share;
-  return sg4::Actor::create(name, sg4::this_actor::get_host(), [share, work] {
-    sg4::ExecPtr kernels;
-    if (share > 0) {
-      kernels = sg4::this_actor::exec_init(1e30);  // runs until cancelled
-      kernels->set_bound(share * sg4::this_actor::get_host()->get_speed());
-      kernels->start();
-    }
-    work();
-    if (kernels) kernels->cancel();
-  });
+// NCCL runs one communicator's collectives in order, on one stream: a rank's
+// overlapped data-parallel collectives wait for each other, and while one runs
+// its kernels take the profile's overlap_compute_share of the host's rate
+// (SimGrid shares a host's rate max-min: compute beside gets the rest). Run at
+// once, two would take two shares, and one waiting for another would take its
+// share doing nothing.
+void dp_beside_compute(Plan& p, int row, int stage, double share, bool gather) {
+  ActorState& me = p.actor(row, stage);
+  if (!me.dp_stream) me.dp_stream = sg4::Mutex::create();
+  const std::scoped_lock stream(*me.dp_stream);
+  sg4::ExecPtr kernels;
+  if (p.overlap_share > 0) {
+    kernels = sg4::this_actor::exec_init(1e30);  // runs until cancelled
+    kernels->set_bound(p.overlap_share * sg4::this_actor::get_host()->get_speed());
+    kernels->start();
+  }
+  dp_collectives(p, row, stage, share, gather);
+  if (kernels) kernels->cancel();
+}
+
+sg4::ActorPtr beside(const std::string& name, const std::function<void()>& work) {
+  return sg4::Actor::create(name, sg4::this_actor::get_host(), work);
 }
 
 // One expert all-to-all between the actors of an expert-parallel group: its

@@ -594,7 +594,8 @@ TEST(Cli, ExplainListsPresetsAndProfiles) {
   }
   const Result profiles = run_cli({"explain", "profiles"});
   EXPECT_EQ(profiles.code, kExitOk) << profiles.err;
-  EXPECT_NE(profiles.out.find("3 published, 9 assumed"), std::string::npos) << profiles.out;
+  EXPECT_NE(profiles.out.find("3 published, 1 fitted, 8 assumed"), std::string::npos)
+      << profiles.out;
   EXPECT_EQ(profiles.out.find("unreadable"), std::string::npos) << profiles.out;
 }
 
