@@ -89,7 +89,10 @@ CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& pr
                             const CampaignOptions& options) {
   if (options.seeds < 1) throw std::invalid_argument("a campaign needs at least one seed");
   CampaignReport report;
-  StepTimeCache probe(s, profile);
+  if (!(options.step_scale > 0) || !std::isfinite(options.step_scale)) {
+    throw std::invalid_argument("a campaign's step scale must be positive");
+  }
+  StepTimeCache probe(s, profile, options.step_scale);
   report.job_nodes = probe.job_nodes();
   report.healthy_step_s = probe.step_time_s(probe.job_nodes());
   report.tokens_per_step = probe.tokens_per_step();
@@ -113,7 +116,7 @@ CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& pr
   const std::size_t seeds = static_cast<std::size_t>(options.seeds);
   const std::size_t jobs = report.policies.size() * seeds;
   run_jobs(
-      jobs, options.threads, [&] { return StepTimeCache(s, profile); },
+      jobs, options.threads, [&] { return StepTimeCache(s, profile, options.step_scale); },
       [&](StepTimeCache& cache, std::size_t j) {
         PolicyReport& p = report.policies[j / seeds];
         CampaignLimits own = limits;

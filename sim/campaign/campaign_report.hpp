@@ -23,6 +23,9 @@ struct CampaignOptions {
   int seeds = 8;
   int threads = 1;  // seeds run in parallel on this many threads
   bool event_log = false;
+  // Multiplies the analytic engine's step times: the step engine's healthy step
+  // over the analytic engine's, where the caller simulated it (plan --rescore).
+  double step_scale = 1;
 };
 
 struct Interval {

@@ -4,8 +4,9 @@
 
 namespace myriad::sim::campaign {
 
-StepTimeCache::StepTimeCache(const scenario::Scenario& s, const DeviceProfile& profile)
-    : scenario_(s), profile_(profile) {
+StepTimeCache::StepTimeCache(const scenario::Scenario& s, const DeviceProfile& profile,
+                             double scale)
+    : scenario_(s), profile_(profile), scale_(scale) {
   const auto& p = s.parallelism;
   tokens_per_step_ = static_cast<double>(p.global_batch) * s.model.seq_length;
   job_nodes_ = s.cluster.gpus / s.cluster.gpus_per_node;
@@ -28,7 +29,7 @@ double StepTimeCache::step_time_s(int nodes) {
   if (dp > 0) {
     s.parallelism.dp = dp;
     s.cluster.gpus = dp * replica_gpus;
-    t = estimate(s, profile_).step_time_s;
+    t = scale_ * estimate(s, profile_).step_time_s;
   }
   cache_.emplace(nodes, t);
   return t;

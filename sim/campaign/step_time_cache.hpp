@@ -14,7 +14,9 @@ namespace myriad::sim::campaign {
 
 class StepTimeCache {
  public:
-  StepTimeCache(const scenario::Scenario& s, const DeviceProfile& profile);
+  // `scale` multiplies every step time: the step engine's healthy step over the
+  // analytic engine's, where a caller has both (plan --rescore step,campaign).
+  StepTimeCache(const scenario::Scenario& s, const DeviceProfile& profile, double scale = 1);
 
   // Seconds per step on `nodes` nodes; 0 when no data-parallel degree fits.
   double step_time_s(int nodes);
@@ -27,6 +29,7 @@ class StepTimeCache {
  private:
   const scenario::Scenario& scenario_;
   const DeviceProfile& profile_;
+  double scale_ = 1;
   double tokens_per_step_ = 0;
   int job_nodes_ = 0;
   int min_nodes_ = 1;

@@ -117,8 +117,6 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
   };
   std::vector<PlannedLayout> kept;
   scenario::Scenario s = base;
-  // Keys the search sets or derives afresh for every candidate.
-  for (const char* key : {"parallelism.dp", "parallelism.schedule"}) s.origins.erase(key);
   const scenario::Location where{base.file, 0, 0};
   for (int tp : tps)
     for (int pp : pps)
@@ -134,8 +132,7 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
                       if (options.progress && result.candidates % options.progress_every == 0) {
                         options.progress(result.candidates);
                       }
-                      scenario::ParallelSpec& p = s.parallelism;
-                      p = p0;
+                      scenario::ParallelSpec p = p0;
                       p.tp = tp;
                       p.sp = tp > 1;
                       p.pp = pp;
@@ -149,9 +146,7 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
                       p.global_batch = batch;
                       p.recompute = recompute;
                       p.placement = placement;
-                      s.origins.erase("parallelism.dp");
-                      s.origins.erase("parallelism.schedule");
-                      scenario::derive(s);
+                      apply_layout(s, p);
                       scenario::Diagnostics d;
                       scenario::check(s, where, d);
                       if (d.has_errors()) {
@@ -188,6 +183,14 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
   std::sort(kept.begin(), kept.end(), worse_first);
   result.top = std::move(kept);
   return result;
+}
+
+void apply_layout(scenario::Scenario& s, const scenario::ParallelSpec& p) {
+  s.parallelism = p;
+  // Derived afresh: a layout's dp and schedule follow from its other keys.
+  s.origins.erase("parallelism.dp");
+  s.origins.erase("parallelism.schedule");
+  scenario::derive(s);
 }
 
 std::vector<std::string> layout_overrides(const scenario::ParallelSpec& p) {

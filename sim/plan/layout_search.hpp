@@ -84,6 +84,10 @@ struct PlanOptions {
 PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& profile,
                           const SearchSpace& space, const PlanOptions& options);
 
+// Puts a layout on a scenario: its parallelism, with the degrees and schedule
+// derived afresh (scenario::derive). The scenario checks are the caller's.
+void apply_layout(scenario::Scenario& s, const scenario::ParallelSpec& p);
+
 // The overrides that turn the base scenario into a layout: `--set` arguments.
 std::vector<std::string> layout_overrides(const scenario::ParallelSpec& p);
 

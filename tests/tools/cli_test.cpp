@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -249,6 +250,76 @@ TEST(Cli, PlanRanksLayoutsAndReproducesTheBest) {
   const Result batch = run_cli({"plan", kDefault, "--global-batch", "x"});
   EXPECT_EQ(batch.code, kExitBadInput);
   EXPECT_NE(batch.err.find("--global-batch"), std::string::npos) << batch.err;
+}
+
+// Expectation: --rescore plays the best K on the step engine (each in a child
+// process) and over days on the campaign engine, ranks them again, and says which
+// engine gave each figure; the step engine's figure is what `simulate` gives for
+// the layout the plan prints.
+TEST(Cli, PlanRescoresTheBestByTheStepAndCampaignEngines) {
+  const std::string text =
+      "cluster: {preset: llama3-like, gpus: 64}\n"
+      "model: {preset: llama3-8b, seq_length: 4096}\n"
+      "parallelism: {tp: 8, pp: 2, global_batch: 128}\n"
+      "overlap: {tp: true, pp: true, dp: true}\n"
+      "training: {tokens: 100B}\n";
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto file = dir / ("myriad_rescore_" + std::to_string(getpid()) + ".yaml");
+  const auto csv = (dir / ("myriad_rescore_" + std::to_string(getpid()) + ".csv")).string();
+  const auto json = (dir / ("myriad_rescore_" + std::to_string(getpid()) + ".json")).string();
+  std::ofstream(file) << text;
+  const Result r = run_cli({"plan", file.string(), "--top", "3", "--rescore", "step,campaign",
+                            "--seeds", "2", "--csv", csv});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  for (const char* want : {"est. #", "vs estimate", "ETTR", "campaign on step", "over 2 seeds"}) {
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  }
+  std::ifstream in(csv);
+  std::string header_line;
+  std::string first_line;
+  std::getline(in, header_line);
+  std::getline(in, first_line);
+  const auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(cell);
+    return cells;
+  };
+  const auto header = split(header_line);
+  const auto first = split(first_line);
+  const auto column = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    return it == header.end() || static_cast<std::size_t>(it - header.begin()) >= first.size()
+               ? std::string{}
+               : first[static_cast<std::size_t>(it - header.begin())];
+  };
+  ASSERT_EQ(column("engine"), "campaign on step") << first_line;
+  const double simulated = std::stod(column("simulated_step_time_s"));
+  const double estimated = std::stod(column("estimated_step_time_s"));
+  EXPECT_NEAR(simulated / estimated, 1.0, 0.05);
+  const double ettr = std::stod(column("ettr"));
+  EXPECT_GT(ettr, 0.5);
+  EXPECT_LE(ettr, 1.0);
+  // The days are the campaign's, at least the healthy days at the simulated step.
+  const double days = std::stod(column("days"));
+  EXPECT_GT(days, 100e9 / (128.0 * 4096) * simulated / 86400 * 0.999);
+  // `simulate` of the printed layout gives the step engine's figure.
+  const auto at = r.out.find("myriad simulate ");
+  ASSERT_NE(at, std::string::npos);
+  std::istringstream line(r.out.substr(at, r.out.find('\n', at) - at));
+  std::string word;
+  line >> word >> word;
+  std::vector<std::string> again = {"simulate", "--json", json};
+  while (line >> word) again.push_back(word);
+  const Result sim = run_cli(again);
+  ASSERT_EQ(sim.code, kExitOk) << sim.err;
+  std::ifstream json_in(json);
+  const auto j = nlohmann::json::parse(json_in);
+  EXPECT_NEAR(j["step_time_s"].get<double>() / simulated, 1.0, 1e-8);
+  for (const auto& f : {file.string(), csv, json}) std::filesystem::remove(f);
+  const Result bad = run_cli({"plan", kDefault, "--rescore", "guess"});
+  EXPECT_EQ(bad.code, kExitBadInput);
+  EXPECT_NE(bad.err.find("--rescore"), std::string::npos) << bad.err;
 }
 
 TEST(Cli, CheckOriginsNoteWhereValuesCameFrom) {

@@ -4,14 +4,19 @@
 // reproduces the best one for `estimate`, `simulate` or `campaign`.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
+#include <thread>
 
 #include "models/scenario/text_file.hpp"
+#include "sim/campaign/campaign_report.hpp"
 #include "sim/plan/layout_search.hpp"
 #include "sim/plan/sweep.hpp"
+#include "sim/step/step_in_child.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/report_table.hpp"
 
@@ -26,7 +31,79 @@ struct PlanCliOptions {
   double headroom = 0.9;
   std::string global_batch;
   std::string csv_file;
+  std::vector<std::string> rescore;  // step, campaign
+  int seeds = 8;
 };
+
+// A layout of the best K, re-scored by the slower engines: the step engine
+// (contention, stragglers) and the campaign engine (days under the scenario's
+// failures and policies, on the step engine's step where it ran).
+struct Rescored {
+  sim::PlannedLayout layout;  // its metrics: the most faithful engine's figures
+  int estimate_rank = 0;
+  double estimated_step_s = 0;
+  std::optional<double> simulated_step_s;
+  std::string step_error;
+  std::optional<sim::campaign::Interval> days;  // campaign: wall-clock days to the target
+  std::optional<sim::campaign::Interval> ettr;
+  bool reached = true;  // every seed reached the token target
+  std::string engine = "estimate";
+
+  Rescored(const sim::PlannedLayout& l, int rank)
+      : layout(l), estimate_rank(rank), estimated_step_s(l.metrics.step_time_s) {}
+};
+
+// The campaign's first policy set re-scores a layout; the others are for `campaign`.
+Rescored rescore(const scenario::Scenario& base, const sim::DeviceProfile& profile,
+                 const sim::PlannedLayout& l, int rank, const PlanCliOptions& o) {
+  Rescored r(l, rank);
+  scenario::Scenario s = base;
+  sim::apply_layout(s, l.parallelism);
+  const bool step = std::find(o.rescore.begin(), o.rescore.end(), "step") != o.rescore.end();
+  const bool campaign =
+      std::find(o.rescore.begin(), o.rescore.end(), "campaign") != o.rescore.end();
+  double scale = 1;
+  sim::LayoutMetrics& m = r.layout.metrics;
+  if (step) {
+    const sim::ChildStep sim = sim::simulate_step_in_child(s, profile);
+    if (sim.ok && sim.step_time_s > 0) {
+      r.simulated_step_s = sim.step_time_s;
+      scale = sim.step_time_s / m.step_time_s;
+      m.step_time_s = sim.step_time_s;
+      m.tokens_per_s /= scale;
+      m.mfu /= scale;
+      m.days *= scale;
+      m.gpu_hours *= scale;
+      m.cost *= scale;
+      r.engine = "step";
+    } else {
+      r.step_error = sim.error;
+    }
+  }
+  if (campaign && !s.policies.empty()) {
+    sim::campaign::CampaignOptions options;
+    options.seeds = o.seeds;
+    options.threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    options.step_scale = scale;
+    const auto report = sim::campaign::run_campaign(s, profile, options);
+    const auto& p = report.policies.front();
+    const int gpus_per_node = s.cluster.gpus_per_node;
+    r.days = p.over_seeds([](const auto& run) { return run.wall_s / 86400; });
+    r.ettr = p.over_seeds([](const auto& run) { return run.ettr(); });
+    for (const auto& run : p.runs) r.reached = r.reached && run.reached_target;
+    const double gpu_hours = p.over_seeds([gpus_per_node](const auto& run) {
+                                return run.wall_s / 3600 * run.nodes_in_service * gpus_per_node;
+                              }).mean;
+    m.days = r.days->mean;
+    m.tokens_per_s = p.over_seeds([](const auto& run) {
+                        return run.wall_s > 0 ? run.tokens / run.wall_s : 0;
+                      }).mean;
+    m.cost = s.cluster.price_per_gpu_hour > 0 ? gpu_hours * s.cluster.price_per_gpu_hour : m.cost;
+    m.gpu_hours = gpu_hours;
+    r.engine = r.simulated_step_s ? "campaign on step" : "campaign";
+  }
+  return r;
+}
 
 std::string layout_text(const sim::PlannedLayout& l) {
   const auto& p = l.parallelism;
@@ -121,11 +198,53 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     io.out << "\nNo layout fits: loosen --headroom, add GPUs or give another global batch.\n";
     return kExitOk;
   }
+  std::vector<Rescored> best;
+  for (const auto& l : r.top) {
+    if (o.rescore.empty()) {
+      best.emplace_back(l, static_cast<int>(best.size()) + 1);
+      continue;
+    }
+    if (env.terminal) {
+      io.err << fmt::format("\rplan: re-scoring {} of {} by the {}", best.size() + 1, r.top.size(),
+                            fmt::join(o.rescore, " and "))
+             << std::flush;
+    }
+    best.push_back(rescore(*s, *profile, l, static_cast<int>(best.size()) + 1, o));
+  }
+  if (env.terminal && !o.rescore.empty()) io.err << "\r\033[K" << std::flush;
+  // Ranked again by the most faithful figures; ties keep the estimate's order.
+  std::stable_sort(best.begin(), best.end(), [&](const Rescored& a, const Rescored& b) {
+    const double x = a.layout.metrics.objective(options.objective.name);
+    const double y = b.layout.metrics.objective(options.objective.name);
+    return options.objective.maximize ? x > y : x < y;
+  });
+  const bool rescored = !o.rescore.empty();
+  const bool simulated = std::any_of(
+      best.begin(), best.end(), [](const Rescored& x) { return x.simulated_step_s.has_value(); });
+  const bool campaigned =
+      std::any_of(best.begin(), best.end(), [](const Rescored& x) { return x.days.has_value(); });
   const bool priced = s->cluster.price_per_gpu_hour > 0;
-  std::vector<std::string> headers = {
-      "#",    "tp",        "pp",        "v",         "cp",  "ep",       "dp",   "mb",
-      "ZeRO", "recompute", "placement", "step time", "MFU", "tokens/s", "days", "GPU-hours"};
-  std::string align = "rrrrrrrrrllrrrrr";
+  std::vector<std::string> headers = {"#"};
+  std::string align = "r";
+  if (rescored) {
+    headers.emplace_back("est. #");
+    align += 'r';
+  }
+  for (const char* h :
+       {"tp", "pp", "v", "cp", "ep", "dp", "mb", "ZeRO", "recompute", "placement", "step time"}) {
+    headers.emplace_back(h);
+  }
+  align += "rrrrrrrrllr";
+  if (simulated) {
+    headers.emplace_back("vs estimate");
+    align += 'r';
+  }
+  for (const char* h : {"MFU", "tokens/s", "days", "GPU-hours"}) headers.emplace_back(h);
+  align += "rrrr";
+  if (campaigned) {
+    headers.emplace_back("ETTR");
+    align += 'r';
+  }
   if (priced) {
     headers.emplace_back("cost");
     align += 'r';
@@ -136,39 +255,64 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
   align += "rrl";
   Table table(headers, align);
   int rank = 0;
-  for (const auto& l : r.top) {
+  for (const auto& b : best) {
+    const auto& l = b.layout;
     const auto& p = l.parallelism;
-    std::vector<std::string> row = {
-        std::to_string(++rank),
-        std::to_string(p.tp),
-        std::to_string(p.pp),
-        std::to_string(p.virtual_stages),
-        std::to_string(p.cp),
-        std::to_string(p.ep),
-        std::to_string(p.dp),
-        std::to_string(p.micro_batch),
-        std::to_string(p.zero),
-        std::string(models::name_in(scenario::kRecomputeNames, p.recompute)),
-        std::string(models::name_in(scenario::kPlacementNames, p.placement)),
-        seconds(l.metrics.step_time_s),
-        percent(l.metrics.mfu),
-        si_count(l.metrics.tokens_per_s),
-        fmt::format("{:.1f}", l.metrics.days),
-        si_count(l.metrics.gpu_hours)};
+    std::vector<std::string> row = {std::to_string(++rank)};
+    if (rescored) row.push_back(std::to_string(b.estimate_rank));
+    for (std::string cell :
+         {std::to_string(p.tp), std::to_string(p.pp), std::to_string(p.virtual_stages),
+          std::to_string(p.cp), std::to_string(p.ep), std::to_string(p.dp),
+          std::to_string(p.micro_batch), std::to_string(p.zero),
+          std::string(models::name_in(scenario::kRecomputeNames, p.recompute)),
+          std::string(models::name_in(scenario::kPlacementNames, p.placement)),
+          seconds(l.metrics.step_time_s)}) {
+      row.push_back(std::move(cell));
+    }
+    if (simulated) {
+      row.push_back(
+          b.simulated_step_s
+              ? fmt::format("{:+.1f} %", 100 * (*b.simulated_step_s / b.estimated_step_s - 1))
+              : std::string("-"));
+    }
+    row.push_back(percent(l.metrics.mfu));
+    row.push_back(si_count(l.metrics.tokens_per_s));
+    row.push_back(b.days ? fmt::format("{:.1f} ± {:.1f}{}", b.days->mean, b.days->half_width,
+                                       b.reached ? "" : " (not reached)")
+                         : fmt::format("{:.1f}", l.metrics.days));
+    row.push_back(si_count(l.metrics.gpu_hours));
+    if (campaigned) row.push_back(b.ettr ? fmt::format("{:.3f}", b.ettr->mean) : std::string("-"));
     if (priced) row.push_back("$" + si_count(l.metrics.cost));
     row.push_back(percent(l.metrics.memory, 0));
     row.push_back(l.alike > 0 ? fmt::format("+{}", l.alike) : std::string{});
-    row.emplace_back("estimate");
+    row.push_back(b.engine);
     table.add(std::move(row));
   }
   io.out << fmt::format(
                 "\nBest {} by {} ({}), within {:.0f} % of usable memory (alike: later layouts "
                 "with the same step time and memory, folded into the row):\n",
-                r.top.size(), options.objective.name, options.objective.maximize ? "max" : "min",
+                best.size(), options.objective.name, options.objective.maximize ? "max" : "min",
                 100 * options.headroom)
          << table.str();
+  if (rescored) {
+    io.out << fmt::format(
+        "engine: which gave the row's figures. estimate: the analytic engine; step: the step "
+        "engine's step time (SimGrid: contention, stragglers), the other figures scaled by it; "
+        "campaign: days, tokens/s (goodput), GPU-hours (job and spares) and cost over {} seeds "
+        "of the scenario's first policy set ({}), mean ± 95 % interval; est. #: the rank by "
+        "the estimate.\n",
+        o.seeds, s->policies.empty() ? std::string("none") : s->policies.front().name);
+    for (const auto& b : best) {
+      if (!b.step_error.empty()) {
+        io.out << fmt::format("  est. #{}: the step engine could not play it: {}\n",
+                              b.estimate_rank, b.step_error);
+      }
+    }
+  }
   std::string sets;
-  for (const auto& set : sim::layout_overrides(r.top.front().parallelism)) sets += " --set " + set;
+  for (const auto& set : sim::layout_overrides(best.front().layout.parallelism)) {
+    sets += " --set " + set;
+  }
   io.out << fmt::format(
       "\nThe best, to check under contention and stragglers, or over days with failures:\n"
       "  myriad simulate {}{}\n",
@@ -176,13 +320,21 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
   if (!o.csv_file.empty()) {
     std::string csv =
         "rank,tp,sp,pp,virtual_stages,cp,ep,dp,micro_batch,global_batch,zero,recompute,"
-        "step_time_s,mfu,tokens_per_s,days,gpu_hours,cost_usd,memory_fraction\n";
+        "step_time_s,mfu,tokens_per_s,days,gpu_hours,cost_usd,memory_fraction,engine,"
+        "estimate_rank,estimated_step_time_s,simulated_step_time_s,days_ci95,ettr\n";
     rank = 0;
-    for (const auto& l : r.top) {
-      const sim::LayoutMetrics& m = l.metrics;
-      csv += fmt::format("{},{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g}\n", ++rank,
-                         layout_text(l), m.step_time_s, m.mfu, m.tokens_per_s, m.days, m.gpu_hours,
-                         priced ? fmt::format("{:.9g}", m.cost) : std::string{}, m.memory);
+    const auto optional = [](const std::optional<double>& x) {
+      return x ? fmt::format("{:.9g}", *x) : std::string{};
+    };
+    for (const auto& b : best) {
+      const sim::LayoutMetrics& m = b.layout.metrics;
+      csv +=
+          fmt::format("{},{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g},{},{},{:.9g},{},{},{}\n",
+                      ++rank, layout_text(b.layout), m.step_time_s, m.mfu, m.tokens_per_s, m.days,
+                      m.gpu_hours, priced ? fmt::format("{:.9g}", m.cost) : std::string{}, m.memory,
+                      b.engine, b.estimate_rank, b.estimated_step_s, optional(b.simulated_step_s),
+                      b.days ? optional(b.days->half_width) : std::string{},
+                      b.ettr ? optional(b.ettr->mean) : std::string{});
     }
     try {
       models::write_file_atomically(o.csv_file, csv, "the CSV table");
@@ -216,6 +368,15 @@ Command add_plan_command(CLI::App& app, Streams io, const Environment& env) {
                   "global batches to search, as a list or range (1024,2048 or 512..4096*2); "
                   "default: the scenario's");
   cmd->add_option("--csv", options->csv_file, "also write the best layouts as CSV");
+  cmd->add_option("--rescore", options->rescore,
+                  "re-score the best layouts by slower engines and rank them again: step "
+                  "(the step engine: contention, stragglers), campaign (days under the "
+                  "scenario's failures and first policy set; on the step engine's step with "
+                  "step), or both")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"step", "campaign"}));
+  cmd->add_option("--seeds", options->seeds, "campaign seeds per layout (default 8)")
+      ->check(CLI::Range(1, 1000));
   return {cmd, [options, io, &env] { return run_plan(*options, io, env); }};
 }
 
