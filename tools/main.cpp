@@ -8,8 +8,8 @@
 
 #include "tools/cli/cli.hpp"
 
-#if !defined(MYRIAD_SCENARIO_DIR) || !defined(MYRIAD_PROFILE_DIR)
-#error "MYRIAD_SCENARIO_DIR and MYRIAD_PROFILE_DIR must name the shipped data folders"
+#if !defined(MYRIAD_SCENARIO_DIR) || !defined(MYRIAD_PROFILE_DIR) || !defined(MYRIAD_REPORT_DIR)
+#error "MYRIAD_SCENARIO_DIR, MYRIAD_PROFILE_DIR and MYRIAD_REPORT_DIR must name the shipped data folders"
 #endif
 
 int main(int argc, char** argv) {
@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   env.preset_path.emplace_back(MYRIAD_SCENARIO_DIR);
   env.profile_dir = MYRIAD_PROFILE_DIR;
   env.validation_dir = std::string(MYRIAD_SCENARIO_DIR) + "/validation";
+  env.report_dir = MYRIAD_REPORT_DIR;
   env.in = &std::cin;
   env.terminal = isatty(STDERR_FILENO) != 0;
   const std::vector<std::string> args(argv + 1, argv + argc);

@@ -9,7 +9,10 @@ packages=(
   nlohmann-json3-dev libgtest-dev libbenchmark-dev
   clang-format clang-tidy ccache python3
   clang libclang-rt-dev
+  chromium
 )
+# Node.js with npm, for the HTML report's packages: Debian's unless one is there.
+command -v npm >/dev/null || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -25,4 +28,14 @@ if ((${#missing[@]} > 0)); then
   fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The HTML report's npm packages (Vega and Vega-Lite, inlined in reports;
+# playwright-core, for its browser test), at the versions package-lock.json pins.
+root=$(cd "$(dirname "$0")/.." && pwd)
+report="$root/tools/report"
+if ! cmp -s "$report/package-lock.json" "$report/node_modules/.myriad-installed-lock" 2>/dev/null; then
+  echo "setup: installing the HTML report's npm packages into $report/node_modules" >&2
+  (cd "$report" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$report/package-lock.json" "$report/node_modules/.myriad-installed-lock"
 fi

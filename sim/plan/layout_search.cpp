@@ -159,6 +159,7 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
                       ++result.evaluated;
                       const PlannedLayout l{index, s.parallelism,
                                             metrics_of(s, estimate(s, profile, Detail::summary))};
+                      if (options.on_evaluated) options.on_evaluated(index, s.parallelism);
                       if (!(l.metrics.memory <= options.headroom)) {
                         ++result.over_memory;
                         continue;

@@ -79,6 +79,9 @@ struct PlanOptions {
   // Called every `progress_every` candidates with the count so far (may be empty).
   std::function<void(std::size_t)> progress;
   std::size_t progress_every = 10000;
+  // Called for every layout estimated (valid, within the headroom or not), with
+  // its index in the enumeration (may be empty).
+  std::function<void(std::size_t, const scenario::ParallelSpec&)> on_evaluated;
 };
 
 PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& profile,

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "sim/step/step_engine.hpp"
@@ -25,8 +26,10 @@ struct Result {
 Result run_cli(const std::vector<std::string>& args) {
   std::ostringstream out;
   std::ostringstream err;
-  const Environment env{
-      {MYRIAD_SCENARIO_DIR}, MYRIAD_PROFILE_DIR, std::string(MYRIAD_SCENARIO_DIR) + "/validation"};
+  const Environment env{{MYRIAD_SCENARIO_DIR},
+                        MYRIAD_PROFILE_DIR,
+                        std::string(MYRIAD_SCENARIO_DIR) + "/validation",
+                        MYRIAD_REPORT_DIR};
   const int code = run(args, out, err, env);
   return {code, out.str(), err.str()};
 }
@@ -36,8 +39,10 @@ Result run_cli_in(const std::vector<std::string>& args, const std::string& input
   std::ostringstream out;
   std::ostringstream err;
   std::istringstream in(input);
-  Environment env{
-      {MYRIAD_SCENARIO_DIR}, MYRIAD_PROFILE_DIR, std::string(MYRIAD_SCENARIO_DIR) + "/validation"};
+  Environment env{{MYRIAD_SCENARIO_DIR},
+                  MYRIAD_PROFILE_DIR,
+                  std::string(MYRIAD_SCENARIO_DIR) + "/validation",
+                  MYRIAD_REPORT_DIR};
   env.in = &in;
   const int code = run(args, out, err, env);
   return {code, out.str(), err.str()};
@@ -320,6 +325,62 @@ TEST(Cli, PlanRescoresTheBestByTheStepAndCampaignEngines) {
   const Result bad = run_cli({"plan", kDefault, "--rescore", "guess"});
   EXPECT_EQ(bad.code, kExitBadInput);
   EXPECT_NE(bad.err.find("--rescore"), std::string::npos) << bad.err;
+}
+
+// Expectation: --report writes one self-contained page (Vega, Vega-Lite, the
+// script and the data inlined; nothing loaded from elsewhere) whose data has a row
+// per configuration; without the npm packages it fails and says how to install them.
+TEST(Cli, ReportsAreSelfContainedPages) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string page = (dir / ("myriad_report_" + std::to_string(getpid()) + ".html")).string();
+  const std::vector<std::string> sweep = {"sweep",    kDefault,
+                                          "--vary",   "parallelism.pp=4,8,16",
+                                          "--vary",   "parallelism.virtual_stages=1,2",
+                                          "--pareto", "days,memory",
+                                          "--report", page};
+  const auto run_with = [](const std::vector<std::string>& args, const std::string& report_dir) {
+    std::ostringstream out;
+    std::ostringstream err;
+    Environment env{{MYRIAD_SCENARIO_DIR},
+                    MYRIAD_PROFILE_DIR,
+                    std::string(MYRIAD_SCENARIO_DIR) + "/validation",
+                    MYRIAD_REPORT_DIR};
+    env.report_dir = report_dir;
+    const int code = run(args, out, err, env);
+    return Result{code, out.str(), err.str()};
+  };
+  const Result missing = run_with(sweep, (dir / "myriad-no-report-assets").string());
+  EXPECT_EQ(missing.code, kExitFailure);
+  EXPECT_NE(missing.err.find("run tools/setup.sh"), std::string::npos) << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(page));
+  if (!std::filesystem::exists(std::string(MYRIAD_REPORT_DIR) +
+                               "/node_modules/vega-lite/build/vega-lite.min.js")) {
+    GTEST_SKIP() << "the report's npm packages are not installed (tools/setup.sh)";
+  }
+  const Result r = run_with(sweep, MYRIAD_REPORT_DIR);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(html.rfind("<!doctype html>", 0), 0U);
+  EXPECT_EQ(html.find("<script src"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  const std::string open = "<script id=\"myriad-data\" type=\"application/json\">";
+  const auto at = html.find(open);
+  ASSERT_NE(at, std::string::npos);
+  const auto end = html.find("</script>", at);
+  const auto data = nlohmann::json::parse(html.substr(at + open.size(), end - at - open.size()));
+  EXPECT_EQ(data["kind"], "configurations");
+  EXPECT_EQ(data["rows"].size(), 6U);
+  EXPECT_EQ(data["front"]["keys"], nlohmann::json({"days", "memory"}));
+  std::size_t drawn = 0;
+  for (const auto& row : data["rows"]) {
+    if (!row.contains("m")) continue;
+    ++drawn;
+    EXPECT_GT(row["m"]["step_time_s"].get<double>(), 0);
+    EXPECT_TRUE(row["breakdown"].contains("compute"));
+  }
+  EXPECT_GE(drawn, 1U);
+  std::filesystem::remove(page);
 }
 
 TEST(Cli, CheckOriginsNoteWhereValuesCameFrom) {

@@ -25,8 +25,10 @@ struct Result {
 Result run_cli(const std::vector<std::string>& args, std::ostream* out_stream = nullptr) {
   std::ostringstream out;
   std::ostringstream err;
-  const Environment env{
-      {MYRIAD_SCENARIO_DIR}, MYRIAD_PROFILE_DIR, std::string(MYRIAD_SCENARIO_DIR) + "/validation"};
+  const Environment env{{MYRIAD_SCENARIO_DIR},
+                        MYRIAD_PROFILE_DIR,
+                        std::string(MYRIAD_SCENARIO_DIR) + "/validation",
+                        MYRIAD_REPORT_DIR};
   const int code = run(args, out_stream != nullptr ? *out_stream : out, err, env);
   return {code, out.str(), err.str()};
 }

@@ -28,6 +28,7 @@ struct CampaignCliOptions {
   std::string profile;
   std::string json_file;
   std::string events_file;
+  std::string report_file;
   double days = 0;
   std::string tokens;
   int seeds = 8;
@@ -151,6 +152,44 @@ nlohmann::json report_json(const scenario::Scenario& s, const CampaignReport& re
           {"warnings", sim::campaign::campaign_warnings(report)}};
 }
 
+// The campaign report's data (tools/report/html_report.hpp): ETTR, days and
+// goodput by policy with their 95 % intervals, hours lost by cause.
+nlohmann::json html_data(const scenario::Scenario& s, const CampaignReport& report,
+                         const std::string& name, int seeds) {
+  const auto interval = [](const Interval& x) {
+    return nlohmann::json{{"mean", x.mean}, {"half_width", x.half_width}};
+  };
+  nlohmann::json policies = nlohmann::json::array();
+  for (const auto& p : report.policies) {
+    nlohmann::json lost = nlohmann::json::object();
+    for (std::size_t c = 1; c < sim::campaign::kCauses; ++c) {
+      lost[sim::campaign::kCauseNames[c]] =
+          interval(p.over_seeds([c](const RunResult& r) { return r.seconds_by_cause[c] / 3600; }));
+    }
+    policies.push_back(
+        {{"name", p.name},
+         {"ettr", interval(p.over_seeds([](const RunResult& r) { return r.ettr(); }))},
+         {"days", interval(p.over_seeds([](const RunResult& r) { return r.wall_s / 86400; }))},
+         {"goodput", interval(p.over_seeds([](const RunResult& r) {
+            return r.wall_s > 0 ? r.tokens / r.wall_s : 0;
+          }))},
+         {"lost_hours", lost}});
+  }
+  nlohmann::json notes = nlohmann::json::array();
+  for (const auto& w : sim::campaign::campaign_warnings(report)) notes.push_back(w);
+  return {{"kind", "campaign"},
+          {"title", fmt::format("myriad campaign {}", name)},
+          {"subtitle",
+           fmt::format("{}: {} nodes, healthy step {:.4g} s, {}; {} seeds, mean and 95 % interval",
+                       s.name.empty() ? name : s.name, report.job_nodes, report.healthy_step_s,
+                       report.target_tokens > 0
+                           ? fmt::format("until {} tokens", si_count(report.target_tokens))
+                           : fmt::format("for {:.1f} days", report.horizon_s / 86400),
+                       seeds)},
+          {"policies", policies},
+          {"notes", notes}};
+}
+
 bool write_events(const std::string& path, const CampaignReport& report, Streams io) {
   std::string text;
   for (const auto& p : report.policies) {
@@ -167,8 +206,10 @@ bool write_events(const std::string& path, const CampaignReport& report, Streams
 }
 
 int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env) {
-  if (!outputs_ok("campaign", {{"--json", o.json_file}, {"--events", o.events_file}},
-                  {o.scenario.scenario, o.profile}, io)) {
+  if (!outputs_ok(
+          "campaign",
+          {{"--json", o.json_file}, {"--events", o.events_file}, {"--report", o.report_file}},
+          {o.scenario.scenario, o.profile}, io)) {
     return kExitBadInput;
   }
   const auto s = load_for_cli(o.scenario, io, env);
@@ -200,6 +241,11 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
     return kExitFailure;
   }
   if (!o.events_file.empty() && !write_events(o.events_file, report, io)) return kExitFailure;
+  if (!o.report_file.empty() &&
+      !write_html_report(o.report_file, html_data(*s, report, scenario_name(o.scenario), o.seeds),
+                         "campaign", io, env)) {
+    return kExitFailure;
+  }
   io.out << report_text(*s, report, o.seeds);
   for (const auto& w : sim::campaign::campaign_warnings(report)) {
     io.err << "campaign: warning: " << w << "\n";
@@ -230,6 +276,9 @@ Command add_campaign_command(CLI::App& app, Streams io, const Environment& env) 
   cmd->add_option("--json", options->json_file, "also write the report as JSON");
   cmd->add_option("--events", options->events_file,
                   "write the event log of seed index 0 of each policy set to this file");
+  cmd->add_option("--report", options->report_file,
+                  "also write an HTML report: effective training time ratio, days and goodput "
+                  "by policy with their 95 % intervals, hours lost by cause; works offline");
   return {cmd, [options, io, &env] { return run_campaign(*options, io, env); }};
 }
 

@@ -11,6 +11,7 @@
 #include "models/scenario/loader.hpp"
 #include "models/scenario/text_file.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/report/html_report.hpp"
 
 namespace myriad::cli {
 
@@ -98,6 +99,17 @@ bool write_json(const std::string& path, const nlohmann::json& json, std::string
     return true;
   } catch (const std::runtime_error& e) {
     io.err << fmt::format("myriad {}: error: {}\n", verb, e.what());
+    return false;
+  }
+}
+
+bool write_html_report(const std::string& path, const nlohmann::json& data, std::string_view verb,
+                       Streams io, const Environment& env) {
+  try {
+    models::write_file_atomically(path, report::html_page(data, env.report_dir), "the HTML report");
+    return true;
+  } catch (const std::exception& e) {
+    io.err << fmt::format("myriad {}: error: --report: {}\n", verb, e.what());
     return false;
   }
 }

@@ -19,7 +19,8 @@ struct Environment {
   std::vector<std::filesystem::path> preset_path;  // from MYRIAD_PRESET_PATH, then built-in
   std::filesystem::path profile_dir;               // device profiles: calibration/profiles
   std::filesystem::path validation_dir;            // validation suites: scenarios/validation
-  std::istream* in = nullptr;                      // standard input, for a scenario given as -
+  std::filesystem::path report_dir;  // the HTML report's script and its npm packages: tools/report
+  std::istream* in = nullptr;        // standard input, for a scenario given as -
   bool terminal = false;  // standard error is a terminal: long work may draw its progress
 };
 

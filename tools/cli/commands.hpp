@@ -50,6 +50,10 @@ std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, S
 // on failure says why for `verb` and returns false.
 bool write_json(const std::string& path, const nlohmann::json& json, std::string_view verb,
                 Streams io);
+// Writes the HTML report of `data` (tools/report/html_report.hpp) whole or not at
+// all; on failure (a missing npm package, an unwritable path) tells why.
+bool write_html_report(const std::string& path, const nlohmann::json& data, std::string_view verb,
+                       Streams io, const Environment& env);
 // An output option and the path it names (empty: not given).
 struct OutputOption {
   std::string_view flag;

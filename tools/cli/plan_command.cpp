@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "sim/plan/sweep.hpp"
 #include "sim/step/step_in_child.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/configuration_report.hpp"
 #include "tools/cli/report_table.hpp"
 
 namespace myriad::cli {
@@ -33,6 +35,34 @@ struct PlanCliOptions {
   std::string csv_file;
   std::vector<std::string> rescore;  // step, campaign
   int seeds = 8;
+  std::string report_file;
+};
+
+// The layouts a report draws: every one estimated, thinned evenly (every other
+// one dropped, then every fourth kept, ...) beyond this many, so that memory
+// stays flat and the browser draws quickly.
+constexpr std::size_t kMostReportLayouts = 10000;
+
+class LayoutSample {
+ public:
+  void add(std::size_t index, const scenario::ParallelSpec& p) {
+    if (seen_++ % stride_ != 0) return;
+    if (kept_.size() == kMostReportLayouts) {
+      std::vector<std::pair<std::size_t, scenario::ParallelSpec>> half;
+      for (std::size_t i = 0; i < kept_.size(); i += 2) half.push_back(kept_[i]);
+      kept_ = std::move(half);
+      stride_ *= 2;
+      if ((seen_ - 1) % stride_ != 0) return;
+    }
+    kept_.emplace_back(index, p);
+  }
+  [[nodiscard]] const auto& kept() const { return kept_; }
+  [[nodiscard]] std::size_t seen() const { return seen_; }
+
+ private:
+  std::vector<std::pair<std::size_t, scenario::ParallelSpec>> kept_;
+  std::size_t seen_ = 0;
+  std::size_t stride_ = 1;
 };
 
 // A layout of the best K, re-scored by the slower engines: the step engine
@@ -112,8 +142,100 @@ std::string layout_text(const sim::PlannedLayout& l) {
                      models::name_in(scenario::kRecomputeNames, p.recompute));
 }
 
+bool write_report(const PlanCliOptions& o, const scenario::Scenario& base,
+                  const sim::DeviceProfile& profile, const sim::PlanOptions& options,
+                  const sim::PlanResult& r, const LayoutSample& sample,
+                  const std::vector<Rescored>& best, Streams io, const Environment& env) {
+  std::vector<std::pair<std::size_t, scenario::ParallelSpec>> layouts = sample.kept();
+  std::map<std::size_t, int> rank_of;
+  for (std::size_t i = 0; i < best.size(); ++i) {
+    rank_of[best[i].layout.index] = static_cast<int>(i) + 1;
+    const bool drawn = std::any_of(layouts.begin(), layouts.end(),
+                                   [&](const auto& l) { return l.first == best[i].layout.index; });
+    if (!drawn) layouts.emplace_back(best[i].layout.index, best[i].layout.parallelism);
+  }
+  std::sort(layouts.begin(), layouts.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  struct Evaluated {
+    scenario::Scenario s;
+    sim::StepReport report;
+    sim::LayoutMetrics m;
+  };
+  std::vector<Evaluated> evaluated;
+  evaluated.reserve(layouts.size());
+  std::vector<std::vector<double>> points;
+  std::vector<bool> candidate;
+  for (const auto& [index, p] : layouts) {
+    Evaluated e{base, {}, {}};
+    sim::apply_layout(e.s, p);
+    e.report = sim::estimate(e.s, profile, sim::Detail::summary);
+    e.m = sim::metrics_of(e.s, e.report);
+    points.push_back({e.m.objective(options.objective.name), e.m.memory});
+    candidate.push_back(e.m.memory <= options.headroom);
+    evaluated.push_back(std::move(e));
+  }
+  const std::vector<bool> front =
+      sim::pareto_front(points, {options.objective, {"memory", false}}, candidate);
+  std::string command = "myriad estimate " + o.scenario.scenario;
+  for (const auto& set : o.scenario.overrides) command += " --set " + set;
+  ConfigurationReport report(
+      fmt::format("myriad plan {}", scenario_name(o.scenario)),
+      fmt::format("{} x {}: {} candidate layouts, {} pruned, {} estimated; the analytic engine's "
+                  "figures",
+                  base.cluster.gpus, base.cluster.gpu.name, r.candidates, r.pruned, r.evaluated),
+      base, command,
+      {{"tp", "tp"},
+       {"pp", "pp"},
+       {"virtual_stages", "v"},
+       {"cp", "cp"},
+       {"ep", "ep"},
+       {"dp", "dp"},
+       {"micro_batch", "micro-batch"},
+       {"zero", "ZeRO"},
+       {"recompute", "recompute"},
+       {"placement", "placement"},
+       {"global_batch", "global batch"}});
+  report.set_objective(options.objective);
+  report.set_front({metric_key(options.objective.name), "memory"},
+                   fmt::format("Diamonds: the Pareto front of {} and memory among the layouts "
+                               "within {:.0f} % of usable memory (--headroom).",
+                               options.objective.name, 100 * options.headroom));
+  for (std::size_t i = 0; i < layouts.size(); ++i) {
+    const auto& p = layouts[i].second;
+    const nlohmann::json params = {
+        {"tp", p.tp},
+        {"pp", p.pp},
+        {"virtual_stages", p.virtual_stages},
+        {"cp", p.cp},
+        {"ep", p.ep},
+        {"dp", p.dp},
+        {"micro_batch", p.micro_batch},
+        {"zero", p.zero},
+        {"recompute", std::string(models::name_in(scenario::kRecomputeNames, p.recompute))},
+        {"placement", std::string(models::name_in(scenario::kPlacementNames, p.placement))},
+        {"global_batch", p.global_batch}};
+    const auto rank = rank_of.find(layouts[i].first);
+    report.add(params, evaluated[i].s, evaluated[i].report, evaluated[i].m,
+               sim::layout_overrides(p), front[i], rank == rank_of.end() ? 0 : rank->second);
+  }
+  if (sample.seen() > sample.kept().size()) {
+    report.add_note(
+        fmt::format("{} of the {} layouts estimated are drawn, evenly spaced in the "
+                    "search's order, and the best {}.",
+                    sample.kept().size(), sample.seen(), best.size()));
+  }
+  report.add_note(fmt::format(
+      "# in the table: the rank of the best {} by {}{}.", best.size(), options.objective.name,
+      o.rescore.empty() ? std::string{}
+                        : fmt::format(" after re-scoring by the {} (the points keep the "
+                                      "analytic engine's figures)",
+                                      fmt::join(o.rescore, " and "))));
+  return write_html_report(o.report_file, report.data(), "plan", io, env);
+}
+
 int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
-  if (!outputs_ok("plan", {{"--csv", o.csv_file}}, {o.scenario.scenario, o.profile}, io)) {
+  if (!outputs_ok("plan", {{"--csv", o.csv_file}, {"--report", o.report_file}},
+                  {o.scenario.scenario, o.profile}, io)) {
     return kExitBadInput;
   }
   sim::PlanOptions options;
@@ -163,6 +285,12 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     };
   }
   const auto start = std::chrono::steady_clock::now();
+  LayoutSample sample;
+  if (!o.report_file.empty()) {
+    options.on_evaluated = [&sample](std::size_t index, const scenario::ParallelSpec& p) {
+      sample.add(index, p);
+    };
+  }
   const sim::PlanResult r = sim::search_layouts(*s, *profile, space, options);
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -343,6 +471,9 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
       return kExitFailure;
     }
   }
+  if (!o.report_file.empty() && !write_report(o, *s, *profile, options, r, sample, best, io, env)) {
+    return kExitFailure;
+  }
   return kExitOk;
 }
 
@@ -377,6 +508,11 @@ Command add_plan_command(CLI::App& app, Streams io, const Environment& env) {
       ->check(CLI::IsMember({"step", "campaign"}));
   cmd->add_option("--seeds", options->seeds, "campaign seeds per layout (default 8)")
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--report", options->report_file,
+                  "also write an HTML report: the layouts estimated in an interactive "
+                  "scatterplot (axes, colour, brushing, a click for the breakdown, memory and "
+                  "scenario), the Pareto front of the objective and memory, the objective "
+                  "against each parameter; works offline");
   return {cmd, [options, io, &env] { return run_plan(*options, io, env); }};
 }
 

@@ -21,6 +21,7 @@ struct SimulateOptions {
   std::string profile;
   std::string json_file;
   std::string trace_file;
+  std::string report_file;
   bool all_replicas = false;
   std::string log;
 };
@@ -39,8 +40,39 @@ std::string replicas_text(const sim::StepSimulation& r) {
                      list, per_actor);
 }
 
+// The step report's data (tools/report/html_report.hpp): the breakdown by engine
+// and each stage's waiting.
+nlohmann::json report_data(const scenario::Scenario& s, const sim::StepReport& analytic,
+                           const sim::StepReport& simulated_report,
+                           const sim::StepSimulation& simulated, const std::string& name) {
+  nlohmann::json parts = nlohmann::json::array();
+  for (const auto& [engine, r] :
+       {std::pair<const char*, const sim::StepReport*>{"estimate", &analytic},
+        {"simulate", &simulated_report}}) {
+    for (const auto& part : r->breakdown) {
+      parts.push_back({{"engine", engine}, {"part", part.name}, {"seconds", part.seconds}});
+    }
+  }
+  nlohmann::json wait = nlohmann::json::array();
+  for (std::size_t i = 0; i < simulated.wait_s.size(); ++i) {
+    wait.push_back({{"stage", i}, {"seconds", simulated.wait_s[i]}});
+  }
+  return {{"kind", "step"},
+          {"title", fmt::format("myriad simulate {}", name)},
+          {"subtitle",
+           fmt::format("{}: step {:.4g} s simulated, {:.4g} s estimated ({:+.2f} %)",
+                       s.name.empty() ? name : s.name, simulated.step_time_s, analytic.step_time_s,
+                       100 * (simulated.step_time_s / analytic.step_time_s - 1))},
+          {"breakdown", parts},
+          {"wait", wait},
+          {"notes",
+           {"The simulated breakdown is the timeline of the rank group that computes the most; "
+            "the estimate's, the analytic engine's critical stage."}}};
+}
+
 int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
-  if (!outputs_ok("simulate", {{"--json", o.json_file}, {"--trace", o.trace_file}},
+  if (!outputs_ok("simulate",
+                  {{"--json", o.json_file}, {"--trace", o.trace_file}, {"--report", o.report_file}},
                   {o.scenario.scenario, o.profile}, io)) {
     return kExitBadInput;
   }
@@ -76,6 +108,12 @@ int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
     j.update(simulation_json(*s, analytic, simulated));
     if (!write_json(o.json_file, j, "simulate", io)) return kExitFailure;
   }
+  if (!o.report_file.empty() &&
+      !write_html_report(o.report_file,
+                         report_data(*s, analytic, report, simulated, scenario_name(o.scenario)),
+                         "simulate", io, env)) {
+    return kExitFailure;
+  }
   return kExitOk;
 }
 
@@ -93,6 +131,9 @@ Command add_simulate_command(CLI::App& app, Streams io, const Environment& env) 
                   "also write the result as JSON: estimate's fields, then the simulation's");
   cmd->add_option("--trace", options->trace_file,
                   "write a Chrome/Perfetto trace: one track per stage of replica 0");
+  cmd->add_option("--report", options->report_file,
+                  "also write an HTML report: the step's breakdown by engine and each stage's "
+                  "waiting; works offline");
   cmd->add_flag("--all-replicas", options->all_replicas,
                 "simulate every data-parallel replica, not one per stage and its mirrored ring "
                 "neighbours (same result without contention or stragglers, which turn it on; "

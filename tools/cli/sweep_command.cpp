@@ -17,6 +17,7 @@
 #include "sim/plan/layout_search.hpp"
 #include "sim/plan/sweep.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/configuration_report.hpp"
 #include "tools/cli/report_table.hpp"
 
 namespace myriad::cli {
@@ -30,8 +31,12 @@ struct SweepOptions {
   std::string pareto;
   std::string csv_file;
   std::string jsonl_file;
+  std::string report_file;
   int max_configs = 100000;
 };
+
+// Beyond this many configurations a report is refused: a browser draws them slowly.
+constexpr std::size_t kMostReportRows = 20000;
 
 // One configuration and what the analytic engine made of it.
 struct Row {
@@ -39,6 +44,8 @@ struct Row {
   std::string problem;              // why it has no result; empty when it has one
   sim::LayoutMetrics m;
   bool front = false;
+  // Kept for the HTML report only: the scenario and the engine's report.
+  std::shared_ptr<const std::pair<scenario::Scenario, sim::StepReport>> kept;
 
   [[nodiscard]] bool valid() const { return problem.empty(); }
 };
@@ -60,7 +67,7 @@ std::string value_after_equals(const std::string& setting) {
 
 Row evaluate(const std::string& text, const std::string& name,
              const std::vector<std::string>& config, const SweepOptions& o, const Environment& env,
-             ProfileCache& cache) {
+             ProfileCache& cache, bool keep) {
   Row row;
   for (const auto& setting : config) row.values.push_back(value_after_equals(setting));
   std::vector<std::string> sets = o.scenario.overrides;
@@ -85,7 +92,9 @@ Row evaluate(const std::string& text, const std::string& name,
     row.problem = first_problem(why.str());
     return row;
   }
-  row.m = sim::metrics_of(s, sim::estimate(s, *profile, sim::Detail::summary));
+  const sim::StepReport r = sim::estimate(s, *profile, sim::Detail::summary);
+  row.m = sim::metrics_of(s, r);
+  if (keep) row.kept = std::make_shared<const std::pair<scenario::Scenario, sim::StepReport>>(s, r);
   return row;
 }
 
@@ -198,8 +207,71 @@ std::string to_table(const std::vector<sim::SweepAxis>& axes, const std::vector<
   return table.str();
 }
 
+// A number where the text is one (for the report's axes), else the text.
+nlohmann::json axis_value(const std::string& text) {
+  std::size_t used = 0;
+  try {
+    const double v = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  return text;
+}
+
+bool write_report(const SweepOptions& o, const std::vector<sim::SweepAxis>& axes,
+                  const std::vector<Row>& rows, const std::vector<sim::Objective>& objectives,
+                  const scenario::Scenario& base, Streams io, const Environment& env) {
+  std::vector<ReportColumn> columns;
+  columns.reserve(axes.size());
+  for (const auto& a : axes) columns.push_back({a.key, a.key});
+  std::string command = "myriad estimate " + o.scenario.scenario;
+  for (const auto& set : o.scenario.overrides) command += " --set " + set;
+  ConfigurationReport report(
+      fmt::format("myriad sweep {}", scenario_name(o.scenario)),
+      fmt::format("{} configurations over {}; the analytic engine's figures", rows.size(),
+                  axes.empty() ? std::string("the scenario as it stands")
+                               : fmt::format("{}", fmt::join(o.vary, ", "))),
+      base, command, columns);
+  if (!objectives.empty()) {
+    report.set_objective(objectives.front());
+    std::vector<std::string> keys;
+    keys.reserve(objectives.size());
+    std::string names;
+    for (const auto& ob : objectives) {
+      names += (names.empty() ? "" : ", ") + ob.name;
+      keys.push_back(metric_key(ob.name));
+    }
+    report.set_front(keys, fmt::format("Diamonds: the Pareto front of {} (--pareto), among the "
+                                       "configurations that fit in memory.",
+                                       names));
+  }
+  std::size_t invalid = 0;
+  for (const Row& r : rows) {
+    nlohmann::json params = nlohmann::json::object();
+    std::vector<std::string> sets;
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      params[axes[a].key] = axis_value(r.values[a]);
+      sets.push_back(axes[a].key + "=" + r.values[a]);
+    }
+    if (r.valid() && r.kept) {
+      report.add(params, r.kept->first, r.kept->second, r.m, sets, r.front);
+    } else {
+      ++invalid;
+      report.add_invalid(params, r.problem);
+    }
+  }
+  if (invalid > 0) {
+    report.add_note(
+        fmt::format("{} configurations are invalid and not drawn (the CSV and the "
+                    "table say why).",
+                    invalid));
+  }
+  return write_html_report(o.report_file, report.data(), "sweep", io, env);
+}
+
 int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
-  if (!outputs_ok("sweep", {{"--csv", o.csv_file}, {"--jsonl", o.jsonl_file}},
+  if (!outputs_ok("sweep",
+                  {{"--csv", o.csv_file}, {"--jsonl", o.jsonl_file}, {"--report", o.report_file}},
                   {o.scenario.scenario, o.profile}, io)) {
     return kExitBadInput;
   }
@@ -216,13 +288,22 @@ int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
   }
   // The scenario once, checked as it stands (with the --set overrides), so that a
   // broken base is reported as such rather than as every row's problem.
+  if (!o.report_file.empty() && configs.size() > kMostReportRows) {
+    io.err << fmt::format(
+        "myriad sweep: error: --report: {} configurations; a report draws at most {} (narrow "
+        "the axes, or use --csv)\n",
+        configs.size(), kMostReportRows);
+    return kExitBadInput;
+  }
   std::string text;
-  if (!load_for_cli(o.scenario, io, env, &text)) return kExitBadInput;
+  const auto base = load_for_cli(o.scenario, io, env, &text);
+  if (!base) return kExitBadInput;
+  const bool keep = !o.report_file.empty();
   ProfileCache cache;
   std::vector<Row> rows;
   rows.reserve(configs.size());
   for (const auto& config : configs) {
-    rows.push_back(evaluate(text, scenario_name(o.scenario), config, o, env, cache));
+    rows.push_back(evaluate(text, scenario_name(o.scenario), config, o, env, cache, keep));
   }
   std::vector<bool> candidate;
   std::vector<std::vector<double>> points;
@@ -259,6 +340,7 @@ int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
     io.err << fmt::format("myriad sweep: error: {}\n", e.what());
     return kExitFailure;
   }
+  if (keep && !write_report(o, axes, rows, objectives, *base, io, env)) return kExitFailure;
   const auto count = [&](auto pred) { return std::count_if(rows.begin(), rows.end(), pred); };
   io.out << fmt::format(
       "{}: {} configuration{} of {}\n\n", scenario_name(o.scenario), rows.size(),
@@ -306,6 +388,10 @@ Command add_sweep_command(CLI::App& app, Streams io, const Environment& env) {
                       objective_names + "); only valid ones that fit in memory count");
   cmd->add_option("--csv", options->csv_file, "also write the rows as CSV");
   cmd->add_option("--jsonl", options->jsonl_file, "also write the rows as JSON Lines");
+  cmd->add_option("--report", options->report_file,
+                  "also write an HTML report: every configuration in an interactive scatterplot "
+                  "(axes, colour, brushing, a click for its breakdown, memory and scenario), the "
+                  "Pareto front, the objective against each axis; works offline");
   cmd->add_option("--max-configs", options->max_configs,
                   "refuse axes that span more configurations than this")
       ->check(CLI::Range(1, 10000000));

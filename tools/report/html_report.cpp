@@ -1,0 +1,93 @@
+#include "tools/report/html_report.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace myriad::report {
+namespace {
+
+std::string read_asset(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    throw std::runtime_error(fmt::format(
+        "the HTML report needs {}, which is not there: run tools/setup.sh (it installs the "
+        "report's npm packages, Vega and Vega-Lite, into {})",
+        file.string(), (file.parent_path().parent_path().parent_path()).string()));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Replaces every `from` in `text` by `to`.
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// Script and style text must not close its element early. In JSON any </ may be
+// <\/; in code only where it would close the element (in a string, the same text).
+std::string json_safe(const std::string& text) { return replaced(text, "</", "<\\/"); }
+std::string code_safe(const std::string& text) {
+  return replaced(replaced(text, "</script", "<\\/script"), "</style", "<\\/style");
+}
+
+std::string escape_html(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string html_page(const nlohmann::json& data, const std::filesystem::path& dir) {
+  if (!data.is_object() || !data.contains("kind")) {
+    throw std::invalid_argument("an HTML report's data needs a kind");
+  }
+  const auto modules = dir / "node_modules";
+  const std::string vega = read_asset(modules / "vega" / "build" / "vega.min.js");
+  const std::string vega_lite = read_asset(modules / "vega-lite" / "build" / "vega-lite.min.js");
+  const std::string script = read_asset(dir / "report.js");
+  const std::string style = read_asset(dir / "report.css");
+  const std::string title = data.value("title", std::string("Myriad report"));
+  // JSON's \/ is a /: the data stays valid JSON inside its script element.
+  const std::string json =
+      json_safe(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  std::string page;
+  page.reserve(vega.size() + vega_lite.size() + script.size() + json.size() + 4096);
+  page += "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  page += fmt::format("<title>{}</title>\n", escape_html(title));
+  page +=
+      "<meta name=\"generator\" content=\"myriad\">\n<style>\n" + code_safe(style) + "\n</style>\n";
+  page += "<script>\n" + code_safe(vega) + "\n</script>\n";
+  page += "<script>\n" + code_safe(vega_lite) + "\n</script>\n";
+  page += "<script id=\"myriad-data\" type=\"application/json\">" + json + "</script>\n";
+  page += "</head>\n<body>\n<div id=\"app\"></div>\n<script>\n" + code_safe(script) +
+          "\n</script>\n</body>\n</html>\n";
+  return page;
+}
+
+}  // namespace myriad::report
