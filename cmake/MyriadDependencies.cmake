@@ -15,3 +15,21 @@ if(MYRIAD_BUILD_TESTS)
 endif()
 # Google Benchmark times the calibration microbenchmarks, so it is always needed.
 find_package(benchmark REQUIRED)
+
+# MPI (OpenMPI from Debian) lets `mpirun -n N myriad plan|sweep` split a search
+# among processes. Optional: AUTO uses it when found; the sanitizer and fuzzing
+# builds leave it out (the MPI library's own allocations are not ours to check).
+set(MYRIAD_MPI AUTO CACHE STRING "Build with MPI for plan and sweep across processes: AUTO, ON or OFF")
+set_property(CACHE MYRIAD_MPI PROPERTY STRINGS AUTO ON OFF)
+set(MYRIAD_HAVE_MPI OFF)
+if(NOT MYRIAD_MPI STREQUAL "OFF" AND NOT MYRIAD_SANITIZE AND NOT MYRIAD_TSAN AND NOT MYRIAD_FUZZ)
+  if(MYRIAD_MPI STREQUAL "ON")
+    find_package(MPI REQUIRED COMPONENTS CXX)
+  else()
+    find_package(MPI QUIET COMPONENTS CXX)
+  endif()
+  if(MPI_CXX_FOUND)
+    set(MYRIAD_HAVE_MPI ON)
+  endif()
+endif()
+message(STATUS "Myriad: MPI ${MYRIAD_HAVE_MPI}")

@@ -10,6 +10,7 @@ packages=(
   clang-format clang-tidy ccache python3
   clang libclang-rt-dev
   chromium
+  libopenmpi-dev openmpi-bin
 )
 # Node.js with npm, for the HTML report's packages: Debian's unless one is there.
 command -v npm >/dev/null || packages+=(nodejs npm)

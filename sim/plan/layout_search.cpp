@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "models/scenario/scenario_checks.hpp"
 #include "sim/analytic/estimator.hpp"
@@ -83,6 +84,59 @@ SearchSpace default_space(const scenario::Scenario& s) {
   return space;
 }
 
+namespace {
+
+// The space's lists, each the scenario's own value where the space leaves it empty.
+struct Lists {
+  std::vector<int> tp, pp, v, cp, ep, mb, zero, batch;
+  std::vector<scenario::Recompute> recompute;
+  std::vector<scenario::Placement> placement;
+
+  Lists(const SearchSpace& space, const scenario::ParallelSpec& p0)
+      : tp(or_base(space.tp, p0.tp)),
+        pp(or_base(space.pp, p0.pp)),
+        v(or_base(space.virtual_stages, p0.virtual_stages)),
+        cp(or_base(space.cp, p0.cp)),
+        ep(or_base(space.ep, p0.ep)),
+        mb(or_base(space.micro_batch, p0.micro_batch)),
+        zero(or_base(space.zero, p0.zero)),
+        batch(or_base(space.global_batch, p0.global_batch)),
+        recompute(or_base(space.recompute, p0.recompute)),
+        placement(or_base(space.placement, p0.placement)) {}
+
+  [[nodiscard]] std::size_t size() const {
+    return tp.size() * pp.size() * v.size() * cp.size() * ep.size() * mb.size() * zero.size() *
+           batch.size() * recompute.size() * placement.size();
+  }
+
+  // Candidate `index` of the enumeration: tp outermost, placement innermost.
+  [[nodiscard]] scenario::ParallelSpec at(const scenario::ParallelSpec& p0,
+                                          std::size_t index) const {
+    const auto next = [&index](const auto& list) {
+      const auto& value = list[index % list.size()];
+      index /= list.size();
+      return value;
+    };
+    scenario::ParallelSpec p = p0;
+    p.placement = next(placement);
+    p.recompute = next(recompute);
+    p.global_batch = next(batch);
+    p.zero = next(zero);
+    p.micro_batch = next(mb);
+    p.ep = next(ep);
+    p.cp = next(cp);
+    p.virtual_stages = next(v);
+    p.pp = next(pp);
+    p.tp = next(tp);
+    p.sp = p.tp > 1;
+    p.first_stage_layers = 0;
+    p.last_stage_layers = 0;
+    return p;
+  }
+};
+
+}  // namespace
+
 std::size_t candidate_count(const SearchSpace& space) {
   std::size_t n = 1;
   for (std::size_t size :
@@ -94,21 +148,21 @@ std::size_t candidate_count(const SearchSpace& space) {
   return n;
 }
 
+scenario::ParallelSpec layout_at(const scenario::ParallelSpec& base, const SearchSpace& space,
+                                 std::size_t index) {
+  return Lists(space, base).at(base, index);
+}
+
 PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& measured,
                           const SearchSpace& space, const PlanOptions& options) {
+  if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards) {
+    throw std::invalid_argument("search_layouts: the shard must be in [0, shards)");
+  }
   // Put on the scenario's GPU once, not once per candidate.
   const DeviceProfile profile = on_hardware(measured, base.cluster.gpu);
-  const auto& p0 = base.parallelism;
-  const auto tps = or_base(space.tp, p0.tp);
-  const auto pps = or_base(space.pp, p0.pp);
-  const auto vs = or_base(space.virtual_stages, p0.virtual_stages);
-  const auto cps = or_base(space.cp, p0.cp);
-  const auto eps = or_base(space.ep, p0.ep);
-  const auto mbs = or_base(space.micro_batch, p0.micro_batch);
-  const auto zeros = or_base(space.zero, p0.zero);
-  const auto batches = or_base(space.global_batch, p0.global_batch);
-  const auto recomputes = or_base(space.recompute, p0.recompute);
-  const auto placements = or_base(space.placement, p0.placement);
+  const Lists lists(space, base.parallelism);
+  const std::size_t total = lists.size();
+  const auto shards = static_cast<std::size_t>(options.shards);
 
   PlanResult result;
   // The layouts kept: a heap whose top is the worst of them.
@@ -118,72 +172,167 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
   std::vector<PlannedLayout> kept;
   scenario::Scenario s = base;
   const scenario::Location where{base.file, 0, 0};
-  for (int tp : tps)
-    for (int pp : pps)
-      for (int v : vs)
-        for (int cp : cps)
-          for (int ep : eps)
-            for (int mb : mbs)
-              for (int zero : zeros)
-                for (int batch : batches)
-                  for (auto recompute : recomputes)
-                    for (auto placement : placements) {
-                      const std::size_t index = result.candidates++;
-                      if (options.progress && result.candidates % options.progress_every == 0) {
-                        options.progress(result.candidates);
-                      }
-                      scenario::ParallelSpec p = p0;
-                      p.tp = tp;
-                      p.sp = tp > 1;
-                      p.pp = pp;
-                      p.virtual_stages = v;
-                      p.first_stage_layers = 0;
-                      p.last_stage_layers = 0;
-                      p.cp = cp;
-                      p.ep = ep;
-                      p.micro_batch = mb;
-                      p.zero = zero;
-                      p.global_batch = batch;
-                      p.recompute = recompute;
-                      p.placement = placement;
-                      apply_layout(s, p);
-                      scenario::Diagnostics d;
-                      scenario::check(s, where, d);
-                      if (d.has_errors()) {
-                        ++result.pruned;
-                        const scenario::Diagnostic& first = *d.first_error();
-                        auto& [count, example] = result.pruned_by[first.key];
-                        if (count++ == 0) example = first.message;
-                        continue;
-                      }
-                      ++result.evaluated;
-                      const PlannedLayout l{index, s.parallelism,
-                                            metrics_of(s, estimate(s, profile, Detail::summary))};
-                      if (options.on_evaluated) options.on_evaluated(index, s.parallelism);
-                      if (!(l.metrics.memory <= options.headroom)) {
-                        ++result.over_memory;
-                        continue;
-                      }
-                      const auto same = std::find_if(kept.begin(), kept.end(), [&](const auto& k) {
-                        return k.metrics.step_time_s == l.metrics.step_time_s &&
-                               k.metrics.memory == l.metrics.memory;
-                      });
-                      if (same != kept.end()) {
-                        ++same->alike;
-                        continue;
-                      }
-                      if (kept.size() < options.top) {
-                        kept.push_back(l);
-                        std::push_heap(kept.begin(), kept.end(), worse_first);
-                      } else if (options.top > 0 && better(l, kept.front(), options.objective)) {
-                        std::pop_heap(kept.begin(), kept.end(), worse_first);
-                        kept.back() = l;
-                        std::push_heap(kept.begin(), kept.end(), worse_first);
-                      }
-                    }
+  for (std::size_t index = static_cast<std::size_t>(options.shard); index < total;
+       index += shards) {
+    ++result.candidates;
+    if (options.progress && result.candidates % options.progress_every == 0) {
+      options.progress(result.candidates);
+    }
+    apply_layout(s, lists.at(base.parallelism, index));
+    scenario::Diagnostics d;
+    scenario::check(s, where, d);
+    if (d.has_errors()) {
+      ++result.pruned;
+      const scenario::Diagnostic& first = *d.first_error();
+      PrunedBy& by = result.pruned_by[first.key];
+      if (by.count++ == 0) {
+        by.example = first.message;
+        by.first = index;
+      }
+      continue;
+    }
+    ++result.evaluated;
+    PlannedLayout l{index, s.parallelism, metrics_of(s, estimate(s, profile, Detail::summary))};
+    if (options.on_evaluated) options.on_evaluated(index, s.parallelism);
+    if (!(l.metrics.memory <= options.headroom)) {
+      ++result.over_memory;
+      continue;
+    }
+    // Alike: the same step time and memory as a layout kept, so the same objective
+    // and a later index: folded into it. (Order-free: the layouts kept at the end
+    // are the best K of the distinct (step time, memory) groups, each its group's
+    // first, with the rest of its group counted.)
+    const auto same = std::find_if(kept.begin(), kept.end(), [&](const auto& k) {
+      return k.metrics.step_time_s == l.metrics.step_time_s && k.metrics.memory == l.metrics.memory;
+    });
+    if (same != kept.end()) {
+      ++same->alike;
+      continue;
+    }
+    if (kept.size() < options.top) {
+      kept.push_back(l);
+      std::push_heap(kept.begin(), kept.end(), worse_first);
+    } else if (options.top > 0 && better(l, kept.front(), options.objective)) {
+      std::pop_heap(kept.begin(), kept.end(), worse_first);
+      kept.back() = l;
+      std::push_heap(kept.begin(), kept.end(), worse_first);
+    }
+  }
   std::sort(kept.begin(), kept.end(), worse_first);
   result.top = std::move(kept);
   return result;
+}
+
+namespace {
+
+nlohmann::json number(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+double number_of(const nlohmann::json& j) {
+  return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace
+
+nlohmann::json metrics_to_json(const LayoutMetrics& m) {
+  return {{"gpus", m.gpus},         {"step_time_s", number(m.step_time_s)},
+          {"mfu", number(m.mfu)},   {"tokens_per_s", number(m.tokens_per_s)},
+          {"days", number(m.days)}, {"gpu_hours", number(m.gpu_hours)},
+          {"cost", number(m.cost)}, {"memory", number(m.memory)},
+          {"fits", m.fits}};
+}
+
+LayoutMetrics metrics_from_json(const nlohmann::json& j) {
+  LayoutMetrics m;
+  m.gpus = j.at("gpus").get<int>();
+  m.step_time_s = number_of(j.at("step_time_s"));
+  m.mfu = number_of(j.at("mfu"));
+  m.tokens_per_s = number_of(j.at("tokens_per_s"));
+  m.days = number_of(j.at("days"));
+  m.gpu_hours = number_of(j.at("gpu_hours"));
+  m.cost = number_of(j.at("cost"));
+  m.memory = number_of(j.at("memory"));
+  m.fits = j.at("fits").get<bool>();
+  return m;
+}
+
+nlohmann::json plan_to_json(const PlanResult& r) {
+  nlohmann::json pruned = nlohmann::json::object();
+  for (const auto& [key, by] : r.pruned_by) {
+    pruned[key] = {{"count", by.count}, {"example", by.example}, {"first", by.first}};
+  }
+  nlohmann::json top = nlohmann::json::array();
+  for (const PlannedLayout& l : r.top) {
+    top.push_back(
+        {{"index", l.index}, {"alike", l.alike}, {"metrics", metrics_to_json(l.metrics)}});
+  }
+  return {{"candidates", r.candidates}, {"pruned", r.pruned},  {"over_memory", r.over_memory},
+          {"evaluated", r.evaluated},   {"pruned_by", pruned}, {"top", top}};
+}
+
+PlanResult plan_from_json(const nlohmann::json& j, const scenario::Scenario& base,
+                          const SearchSpace& space) {
+  PlanResult r;
+  r.candidates = j.at("candidates").get<std::size_t>();
+  r.pruned = j.at("pruned").get<std::size_t>();
+  r.over_memory = j.at("over_memory").get<std::size_t>();
+  r.evaluated = j.at("evaluated").get<std::size_t>();
+  for (const auto& [key, by] : j.at("pruned_by").items()) {
+    r.pruned_by[key] = {by.at("count").get<std::size_t>(), by.at("example").get<std::string>(),
+                        by.at("first").get<std::size_t>()};
+  }
+  scenario::Scenario s = base;
+  for (const auto& t : j.at("top")) {
+    PlannedLayout l;
+    l.index = t.at("index").get<std::size_t>();
+    l.alike = t.at("alike").get<std::size_t>();
+    apply_layout(s, layout_at(base.parallelism, space, l.index));
+    l.parallelism = s.parallelism;
+    l.metrics = metrics_from_json(t.at("metrics"));
+    r.top.push_back(l);
+  }
+  return r;
+}
+
+PlanResult merge_plans(const std::vector<PlanResult>& shards, const PlanOptions& options) {
+  PlanResult out;
+  std::vector<PlannedLayout> groups;
+  for (const PlanResult& r : shards) {
+    out.candidates += r.candidates;
+    out.pruned += r.pruned;
+    out.over_memory += r.over_memory;
+    out.evaluated += r.evaluated;
+    for (const auto& [key, by] : r.pruned_by) {
+      PrunedBy& merged = out.pruned_by[key];
+      if (merged.count == 0 || by.first < merged.first) {
+        merged.example = by.example;
+        merged.first = by.first;
+      }
+      merged.count += by.count;
+    }
+    // A group the best K hold has every shard's members of it in that shard's
+    // best K (a shard with K better groups would put K better ones ahead of it).
+    for (const PlannedLayout& l : r.top) {
+      const auto same = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+        return g.metrics.step_time_s == l.metrics.step_time_s &&
+               g.metrics.memory == l.metrics.memory;
+      });
+      if (same == groups.end()) {
+        groups.push_back(l);
+      } else {
+        const std::size_t alike = same->alike + l.alike + 1;
+        if (l.index < same->index) *same = l;
+        same->alike = alike;
+      }
+    }
+  }
+  std::sort(groups.begin(), groups.end(), [&](const PlannedLayout& a, const PlannedLayout& b) {
+    return better(a, b, options.objective);
+  });
+  if (groups.size() > options.top) groups.resize(options.top);
+  out.top = std::move(groups);
+  return out;
 }
 
 void apply_layout(scenario::Scenario& s, const scenario::ParallelSpec& p) {

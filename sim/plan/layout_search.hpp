@@ -6,6 +6,8 @@
 // are kept, so memory stays flat in the number of candidates.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -62,13 +64,20 @@ struct PlannedLayout {
   std::size_t alike = 0;
 };
 
+// Candidates the scenario checks refused for one key.
+struct PrunedBy {
+  std::size_t count = 0;
+  std::string example;    // the first one's message
+  std::size_t first = 0;  // the first one's index
+};
+
 struct PlanResult {
   std::size_t candidates = 0;   // enumerated
   std::size_t pruned = 0;       // refused by the scenario checks
   std::size_t over_memory = 0;  // valid, but above the headroom
   std::size_t evaluated = 0;    // estimated (valid)
   // Pruned candidates by the key their first problem names, with one message.
-  std::map<std::string, std::pair<std::size_t, std::string>> pruned_by;
+  std::map<std::string, PrunedBy> pruned_by;
   std::vector<PlannedLayout> top;  // best first, at most K, within the headroom, alike folded
 };
 
@@ -82,10 +91,35 @@ struct PlanOptions {
   // Called for every layout estimated (valid, within the headroom or not), with
   // its index in the enumeration (may be empty).
   std::function<void(std::size_t, const scenario::ParallelSpec&)> on_evaluated;
+  // This search's share of the candidates: those whose index is `shard` modulo
+  // `shards` (one process of several, merged with merge_plans).
+  int shard = 0;
+  int shards = 1;
 };
 
 PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& profile,
                           const SearchSpace& space, const PlanOptions& options);
+
+// The searches of every shard as one: the same as the search of all candidates
+// at once (counts, first examples, best K, alike counts).
+PlanResult merge_plans(const std::vector<PlanResult>& shards, const PlanOptions& options);
+
+// A layout's figures as JSON and back, exactly (NaN and infinities as null, read
+// back as NaN).
+nlohmann::json metrics_to_json(const LayoutMetrics& m);
+LayoutMetrics metrics_from_json(const nlohmann::json& j);
+
+// A shard's result as JSON, to send to the process that merges (MPI), and back:
+// the best layouts by index and figures, rebuilt on `base` from `space`. The
+// figures round-trip exactly.
+nlohmann::json plan_to_json(const PlanResult& r);
+PlanResult plan_from_json(const nlohmann::json& j, const scenario::Scenario& base,
+                          const SearchSpace& space);
+
+// Candidate `index` of the space's enumeration (tp outermost, placement
+// innermost), before apply_layout derives it.
+scenario::ParallelSpec layout_at(const scenario::ParallelSpec& base, const SearchSpace& space,
+                                 std::size_t index);
 
 // Puts a layout on a scenario: its parallelism, with the degrees and schedule
 // derived afresh (scenario::derive). The scenario checks are the caller's.

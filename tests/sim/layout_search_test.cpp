@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "models/scenario/loader.hpp"
@@ -41,7 +42,7 @@ TEST(LayoutSearch, EveryCandidateIsPrunedOrEstimated) {
   EXPECT_EQ(r.candidates, candidate_count(space));
   EXPECT_EQ(r.candidates, r.pruned + r.evaluated);
   std::size_t by_reason = 0;
-  for (const auto& [key, entry] : r.pruned_by) by_reason += entry.first;
+  for (const auto& [key, by] : r.pruned_by) by_reason += by.count;
   EXPECT_EQ(by_reason, r.pruned);
   // pp 3: 64 GPUs are no multiple of tp * 3; v 2 at pp 1: no interleaving.
   EXPECT_GT(r.pruned_by.count("parallelism.tp"), 0U);
@@ -97,6 +98,87 @@ TEST(LayoutSearch, HeadroomIsAConstraint) {
   const PlanResult r = search_layouts(s, h100(), small_space(s), tight);
   EXPECT_TRUE(r.top.empty());
   EXPECT_EQ(r.over_memory, r.evaluated);
+}
+
+}  // namespace
+}  // namespace myriad::sim
+
+namespace myriad::sim {
+namespace {
+
+void expect_same_plan(const PlanResult& a, const PlanResult& b) {
+  EXPECT_EQ(a.candidates, b.candidates);
+  EXPECT_EQ(a.pruned, b.pruned);
+  EXPECT_EQ(a.evaluated, b.evaluated);
+  EXPECT_EQ(a.over_memory, b.over_memory);
+  ASSERT_EQ(a.pruned_by.size(), b.pruned_by.size());
+  for (const auto& [key, by] : a.pruned_by) {
+    ASSERT_EQ(b.pruned_by.count(key), 1U) << key;
+    EXPECT_EQ(by.count, b.pruned_by.at(key).count) << key;
+    EXPECT_EQ(by.first, b.pruned_by.at(key).first) << key;
+    EXPECT_EQ(by.example, b.pruned_by.at(key).example) << key;
+  }
+  ASSERT_EQ(a.top.size(), b.top.size());
+  for (std::size_t i = 0; i < a.top.size(); ++i) {
+    EXPECT_EQ(a.top[i].index, b.top[i].index) << i;
+    EXPECT_EQ(a.top[i].alike, b.top[i].alike) << i;
+    EXPECT_EQ(a.top[i].metrics.step_time_s, b.top[i].metrics.step_time_s) << i;
+    EXPECT_EQ(a.top[i].metrics.days, b.top[i].metrics.days) << i;
+    EXPECT_EQ(a.top[i].parallelism.tp, b.top[i].parallelism.tp) << i;
+    EXPECT_EQ(a.top[i].parallelism.dp, b.top[i].parallelism.dp) << i;
+    EXPECT_EQ(a.top[i].parallelism.zero, b.top[i].parallelism.zero) << i;
+  }
+}
+
+// Expectation: the candidates split among shards (as mpirun's ranks split them),
+// each shard's result sent as JSON and merged, give the search of them all at
+// once: counts, first examples, the best K, their alike counts.
+TEST(LayoutSearch, ShardsMergedAreTheWholeSearch) {
+  const auto s = scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  const SearchSpace space = small_space(s);
+  PlanOptions options;
+  options.top = 6;
+  const PlanResult whole = search_layouts(s, h100(), space, options);
+  ASSERT_GT(whole.top.front().alike, 0U);
+  for (const int shards : {2, 3, 7}) {
+    std::vector<PlanResult> parts;
+    for (int shard = 0; shard < shards; ++shard) {
+      PlanOptions mine = options;
+      mine.shard = shard;
+      mine.shards = shards;
+      const PlanResult part = search_layouts(s, h100(), space, mine);
+      parts.push_back(plan_from_json(nlohmann::json::parse(plan_to_json(part).dump()), s, space));
+    }
+    SCOPED_TRACE(shards);
+    expect_same_plan(merge_plans(parts, options), whole);
+  }
+}
+
+// Expectation: layout_at(index) is the layout the search evaluated at that index.
+TEST(LayoutSearch, LayoutAtDecodesTheEnumeration) {
+  const auto s = scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  const SearchSpace space = small_space(s);
+  PlanOptions options;
+  std::size_t checked = 0;
+  options.on_evaluated = [&](std::size_t index, const scenario::ParallelSpec& p) {
+    scenario::Scenario again = s;
+    apply_layout(again, layout_at(s.parallelism, space, index));
+    EXPECT_EQ(again.parallelism.tp, p.tp);
+    EXPECT_EQ(again.parallelism.pp, p.pp);
+    EXPECT_EQ(again.parallelism.virtual_stages, p.virtual_stages);
+    EXPECT_EQ(again.parallelism.dp, p.dp);
+    EXPECT_EQ(again.parallelism.zero, p.zero);
+    EXPECT_EQ(again.parallelism.recompute, p.recompute);
+    EXPECT_EQ(again.parallelism.placement, p.placement);
+    ++checked;
+  };
+  const PlanResult r = search_layouts(s, h100(), space, options);
+  EXPECT_EQ(checked, r.evaluated);
+  EXPECT_GT(checked, 10U);
+  PlanOptions bad;
+  bad.shard = 2;
+  bad.shards = 2;
+  EXPECT_THROW((void)search_layouts(s, h100(), space, bad), std::invalid_argument);
 }
 
 }  // namespace

@@ -45,22 +45,33 @@ constexpr std::size_t kMostReportLayouts = 10000;
 
 class LayoutSample {
  public:
-  void add(std::size_t index, const scenario::ParallelSpec& p) {
+  void add(std::size_t index) {
     if (seen_++ % stride_ != 0) return;
     if (kept_.size() == kMostReportLayouts) {
-      std::vector<std::pair<std::size_t, scenario::ParallelSpec>> half;
-      for (std::size_t i = 0; i < kept_.size(); i += 2) half.push_back(kept_[i]);
-      kept_ = std::move(half);
-      stride_ *= 2;
+      thin();
       if ((seen_ - 1) % stride_ != 0) return;
     }
-    kept_.emplace_back(index, p);
+    kept_.push_back(index);
   }
-  [[nodiscard]] const auto& kept() const { return kept_; }
+  // Another process's sample (mpirun): the union, thinned evenly to the most.
+  void absorb(const std::vector<std::size_t>& kept, std::size_t seen) {
+    kept_.insert(kept_.end(), kept.begin(), kept.end());
+    std::sort(kept_.begin(), kept_.end());
+    seen_ += seen;
+    while (kept_.size() > kMostReportLayouts) thin();
+  }
+  [[nodiscard]] const std::vector<std::size_t>& kept() const { return kept_; }
   [[nodiscard]] std::size_t seen() const { return seen_; }
 
  private:
-  std::vector<std::pair<std::size_t, scenario::ParallelSpec>> kept_;
+  void thin() {
+    std::vector<std::size_t> half;
+    for (std::size_t i = 0; i < kept_.size(); i += 2) half.push_back(kept_[i]);
+    kept_ = std::move(half);
+    stride_ *= 2;
+  }
+
+  std::vector<std::size_t> kept_;
   std::size_t seen_ = 0;
   std::size_t stride_ = 1;
 };
@@ -143,10 +154,14 @@ std::string layout_text(const sim::PlannedLayout& l) {
 }
 
 bool write_report(const PlanCliOptions& o, const scenario::Scenario& base,
-                  const sim::DeviceProfile& profile, const sim::PlanOptions& options,
-                  const sim::PlanResult& r, const LayoutSample& sample,
-                  const std::vector<Rescored>& best, Streams io, const Environment& env) {
-  std::vector<std::pair<std::size_t, scenario::ParallelSpec>> layouts = sample.kept();
+                  const sim::DeviceProfile& profile, const sim::SearchSpace& space,
+                  const sim::PlanOptions& options, const sim::PlanResult& r,
+                  const LayoutSample& sample, const std::vector<Rescored>& best, Streams io,
+                  const Environment& env) {
+  std::vector<std::pair<std::size_t, scenario::ParallelSpec>> layouts;
+  for (const std::size_t index : sample.kept()) {
+    layouts.emplace_back(index, sim::layout_at(base.parallelism, space, index));
+  }
   std::map<std::size_t, int> rank_of;
   for (std::size_t i = 0; i < best.size(); ++i) {
     rank_of[best[i].layout.index] = static_cast<int>(i) + 1;
@@ -276,8 +291,11 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
   }
   options.top = static_cast<std::size_t>(o.top);
   options.headroom = o.headroom;
-  const std::size_t total = sim::candidate_count(space);
-  if (env.terminal) {
+  // This process's share of the candidates (all of them without mpirun).
+  const auto ranks = static_cast<std::size_t>(env.world.size);
+  const auto own = static_cast<std::size_t>(env.world.rank);
+  const std::size_t total = (sim::candidate_count(space) + ranks - 1 - own) / ranks;
+  if (env.terminal && own == 0) {
     options.progress = [&io, total](std::size_t done) {
       io.err << fmt::format("\rplan: {} of {} candidates ({:.0f} %)", done, total,
                             100.0 * static_cast<double>(done) / static_cast<double>(total))
@@ -287,11 +305,31 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
   const auto start = std::chrono::steady_clock::now();
   LayoutSample sample;
   if (!o.report_file.empty()) {
-    options.on_evaluated = [&sample](std::size_t index, const scenario::ParallelSpec& p) {
-      sample.add(index, p);
+    options.on_evaluated = [&sample](std::size_t index, const scenario::ParallelSpec&) {
+      sample.add(index);
     };
   }
-  const sim::PlanResult r = sim::search_layouts(*s, *profile, space, options);
+  // Under mpirun each rank searches its share; rank 0 merges and goes on alone.
+  const World& world = env.world;
+  options.shard = world.rank;
+  options.shards = world.size;
+  sim::PlanResult r = sim::search_layouts(*s, *profile, space, options);
+  if (world.size > 1) {
+    nlohmann::json mine = sim::plan_to_json(r);
+    mine["sample"] = sample.kept();
+    mine["seen"] = sample.seen();
+    const std::vector<std::string> parts = world.gather(mine.dump());
+    if (world.rank != 0) return kExitOk;
+    std::vector<sim::PlanResult> shards;
+    LayoutSample all;
+    for (const std::string& text : parts) {
+      const auto j = nlohmann::json::parse(text);
+      shards.push_back(sim::plan_from_json(j, *s, space));
+      all.absorb(j.at("sample").get<std::vector<std::size_t>>(), j.at("seen").get<std::size_t>());
+    }
+    r = sim::merge_plans(shards, options);
+    sample = std::move(all);
+  }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (env.terminal && total >= options.progress_every) io.err << "\r\033[K" << std::flush;
@@ -317,8 +355,8 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
       100 * options.headroom);
   if (!r.pruned_by.empty()) {
     Table why({"pruned by", "candidates", "for example"}, "lrl");
-    for (const auto& [key, entry] : r.pruned_by) {
-      why.add({key.empty() ? "(scenario)" : key, std::to_string(entry.first), entry.second});
+    for (const auto& [key, by] : r.pruned_by) {
+      why.add({key.empty() ? "(scenario)" : key, std::to_string(by.count), by.example});
     }
     io.out << "\n" << why.str();
   }
@@ -358,11 +396,15 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     headers.emplace_back("est. #");
     align += 'r';
   }
-  for (const char* h :
-       {"tp", "pp", "v", "cp", "ep", "dp", "mb", "ZeRO", "recompute", "placement", "step time"}) {
-    headers.emplace_back(h);
+  const bool batches = space.global_batch.size() > 1;
+  for (const char* h : {"tp", "pp", "v", "cp", "ep", "dp", "mb"}) headers.emplace_back(h);
+  align += "rrrrrrr";
+  if (batches) {
+    headers.emplace_back("batch");
+    align += 'r';
   }
-  align += "rrrrrrrrllr";
+  for (const char* h : {"ZeRO", "recompute", "placement", "step time"}) headers.emplace_back(h);
+  align += "rllr";
   if (simulated) {
     headers.emplace_back("vs estimate");
     align += 'r';
@@ -388,13 +430,14 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     const auto& p = l.parallelism;
     std::vector<std::string> row = {std::to_string(++rank)};
     if (rescored) row.push_back(std::to_string(b.estimate_rank));
-    for (std::string cell :
-         {std::to_string(p.tp), std::to_string(p.pp), std::to_string(p.virtual_stages),
-          std::to_string(p.cp), std::to_string(p.ep), std::to_string(p.dp),
-          std::to_string(p.micro_batch), std::to_string(p.zero),
-          std::string(models::name_in(scenario::kRecomputeNames, p.recompute)),
-          std::string(models::name_in(scenario::kPlacementNames, p.placement)),
-          seconds(l.metrics.step_time_s)}) {
+    for (const int n : {p.tp, p.pp, p.virtual_stages, p.cp, p.ep, p.dp, p.micro_batch}) {
+      row.push_back(std::to_string(n));
+    }
+    if (batches) row.push_back(std::to_string(p.global_batch));
+    for (std::string cell : {std::to_string(p.zero),
+                             std::string(models::name_in(scenario::kRecomputeNames, p.recompute)),
+                             std::string(models::name_in(scenario::kPlacementNames, p.placement)),
+                             seconds(l.metrics.step_time_s)}) {
       row.push_back(std::move(cell));
     }
     if (simulated) {
@@ -471,7 +514,8 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
       return kExitFailure;
     }
   }
-  if (!o.report_file.empty() && !write_report(o, *s, *profile, options, r, sample, best, io, env)) {
+  if (!o.report_file.empty() &&
+      !write_report(o, *s, *profile, space, options, r, sample, best, io, env)) {
     return kExitFailure;
   }
   return kExitOk;

@@ -300,10 +300,39 @@ int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
   if (!base) return kExitBadInput;
   const bool keep = !o.report_file.empty();
   ProfileCache cache;
-  std::vector<Row> rows;
-  rows.reserve(configs.size());
-  for (const auto& config : configs) {
-    rows.push_back(evaluate(text, scenario_name(o.scenario), config, o, env, cache, keep));
+  // Under mpirun each rank evaluates every size-th configuration; rank 0 gathers
+  // them and goes on alone.
+  const World& world = env.world;
+  std::vector<Row> rows(configs.size());
+  for (std::size_t i = static_cast<std::size_t>(world.rank); i < configs.size();
+       i += static_cast<std::size_t>(world.size)) {
+    rows[i] = evaluate(text, scenario_name(o.scenario), configs[i], o, env, cache, keep);
+  }
+  if (world.size > 1) {
+    nlohmann::json mine = nlohmann::json::array();
+    for (std::size_t i = static_cast<std::size_t>(world.rank); i < configs.size();
+         i += static_cast<std::size_t>(world.size)) {
+      mine.push_back(rows[i].valid()
+                         ? nlohmann::json{{"i", i}, {"m", sim::metrics_to_json(rows[i].m)}}
+                         : nlohmann::json{{"i", i}, {"problem", rows[i].problem}});
+    }
+    const std::vector<std::string> parts = world.gather(mine.dump());
+    if (world.rank != 0) return kExitOk;
+    for (std::size_t r = 1; r < parts.size(); ++r) {
+      for (const auto& j : nlohmann::json::parse(parts[r])) {
+        const auto i = j.at("i").get<std::size_t>();
+        Row& row = rows.at(i);
+        for (const auto& setting : configs[i]) row.values.push_back(value_after_equals(setting));
+        if (j.contains("problem")) {
+          row.problem = j.at("problem").get<std::string>();
+        } else {
+          row.m = sim::metrics_from_json(j.at("m"));
+          // The report wants the scenario and the engine's report: evaluated again here.
+          if (keep)
+            row = evaluate(text, scenario_name(o.scenario), configs[i], o, env, cache, true);
+        }
+      }
+    }
   }
   std::vector<bool> candidate;
   std::vector<std::vector<double>> points;
