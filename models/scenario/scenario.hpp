@@ -10,6 +10,7 @@
 #include "models/scenario/parallel_spec.hpp"
 #include "models/scenario/reliability_spec.hpp"
 #include "models/scenario/schema.hpp"
+#include "models/scenario/sweep_spec.hpp"
 #include "models/scenario/training_spec.hpp"
 
 namespace myriad::scenario {
@@ -25,6 +26,7 @@ struct Scenario {
   TrainingSpec training;
   FaultsSpec faults;
   std::vector<PolicySpec> policies;  // one or more, compared side by side
+  SweepSpec sweep;                   // what `myriad sweep` varies (it alone reads it)
   std::uint64_t seed = 0;
 
   Origins origins;  // where each value came from, by dotted key

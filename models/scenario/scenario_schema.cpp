@@ -231,6 +231,28 @@ Schema<TrainingSpec> make_training_schema() {
   return s;
 }
 
+Schema<SweepAxisSpec> make_sweep_axis_schema() {
+  Schema<SweepAxisSpec> s("One axis of a sweep: a key and its values.");
+  s.text("key", &SweepAxisSpec::key, D::required(),
+         "the scenario key the axis varies, such as parallelism.tp or cluster.gpus")
+      .text("values", &SweepAxisSpec::values, D::required(),
+            "its values as `myriad sweep --vary` takes them: a list (4,8), an arithmetic range "
+            "(1..4:2) or a geometric one (1024..8192*2)");
+  return s;
+}
+
+Schema<SweepSpec> make_sweep_schema() {
+  Schema<SweepSpec> s(
+      "What `myriad sweep` varies over this scenario, when the command line gives no --vary; "
+      "the other verbs ignore it.");
+  s.section_list("axes", &SweepSpec::axes, make_sweep_axis_schema(), D::none())
+      .boolean("zip", &SweepSpec::zip, D::value("false"),
+               "advance every axis together (equal lengths) instead of their cartesian product")
+      .text("pareto", &SweepSpec::pareto, D::none(),
+            "the objectives of the Pareto front, as --pareto takes them: days,cost");
+  return s;
+}
+
 Schema<Scenario> make_scenario_schema() {
   Schema<Scenario> s("A training job on a cluster.");
   s.text("name", &Scenario::name, D::none(), "a label for reports")
@@ -243,6 +265,7 @@ Schema<Scenario> make_scenario_schema() {
       .section("faults", &Scenario::faults, faults_schema())
       .section_list("policies", &Scenario::policies, policy_schema(),
                     D::derived("one policy set of defaults"))
+      .section("sweep", &Scenario::sweep, make_sweep_schema())
       .integer64("seed", &Scenario::seed, D::value("1"),
                  "seed of every random process; same seed, same results");
   return s;

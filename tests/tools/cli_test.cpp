@@ -383,6 +383,43 @@ TEST(Cli, ReportsAreSelfContainedPages) {
   std::filesystem::remove(page);
 }
 
+// Expectation: a scenario's sweep section gives the axes when --vary does not;
+// --vary replaces them; its bad values are errors located in the file.
+TEST(Cli, SweepTakesItsAxesFromTheScenario) {
+  const std::string text =
+      "cluster: {preset: llama3-like, gpus: 64}\n"
+      "model: {preset: llama3-8b, seq_length: 4096}\n"
+      "parallelism: {tp: 8, pp: 2, global_batch: 128}\n"
+      "training: {tokens: 100B}\n"
+      "sweep:\n"
+      "  axes:\n"
+      "    - {key: parallelism.pp, values: \"1,2,4\"}\n"
+      "    - {key: parallelism.zero, values: \"0..3\"}\n"
+      "  pareto: days,memory\n";
+  const Result r = run_cli_in({"sweep", "-"}, text);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("12 configurations of 2 axes (the scenario's sweep section)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("on the Pareto front of days (min), memory (min)"), std::string::npos)
+      << r.out;
+  const Result replaced = run_cli_in({"sweep", "-", "--vary", "parallelism.pp=1,2"}, text);
+  ASSERT_EQ(replaced.code, kExitOk) << replaced.err;
+  EXPECT_NE(replaced.out.find("2 configurations of 1 axis\n"), std::string::npos) << replaced.out;
+  std::string bad = text;
+  bad.replace(bad.find("0..3"), 4, "0..x");
+  const Result wrong = run_cli_in({"sweep", "-"}, bad);
+  EXPECT_EQ(wrong.code, kExitBadInput);
+  EXPECT_NE(wrong.err.find("<stdin>:8:"), std::string::npos) << wrong.err;
+  EXPECT_NE(wrong.err.find("sweep.axes[1].values: parallelism.zero: '0..x'"), std::string::npos)
+      << wrong.err;
+  std::string unknown = text;
+  unknown.replace(unknown.find("  pareto"), 8, "  paretto");
+  const Result typo = run_cli_in({"check", "-"}, unknown);
+  EXPECT_EQ(typo.code, kExitBadInput);
+  EXPECT_NE(typo.err.find("paretto"), std::string::npos) << typo.err;
+}
+
 TEST(Cli, CheckOriginsNoteWhereValuesCameFrom) {
   const Result r = run_cli({"check", "--origins", kDefault});
   EXPECT_EQ(r.code, kExitOk);

@@ -275,19 +275,43 @@ int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
                   {o.scenario.scenario, o.profile}, io)) {
     return kExitBadInput;
   }
+  // The scenario once, checked as it stands (with the --set overrides), so that a
+  // broken base is reported as such rather than as every row's problem.
+  std::string text;
+  const auto base = load_for_cli(o.scenario, io, env, &text);
+  if (!base) return kExitBadInput;
+  // The axes: --vary's, else the scenario's sweep section (whose zip and pareto
+  // the command line's override).
+  SweepOptions resolved = o;
+  const bool from_scenario = o.vary.empty() && !base->sweep.axes.empty();
+  if (from_scenario) {
+    for (const auto& axis : base->sweep.axes) resolved.vary.push_back(axis.key + "=" + axis.values);
+    resolved.zip = o.zip || base->sweep.zip;
+  }
+  if (o.pareto.empty()) resolved.pareto = base->sweep.pareto;
   std::vector<sim::SweepAxis> axes;
   std::vector<std::vector<std::string>> configs;
   std::vector<sim::Objective> objectives;
   try {
-    for (const auto& text : o.vary) axes.push_back(sim::parse_axis(text));
-    configs = sim::expand_axes(axes, o.zip, static_cast<std::size_t>(o.max_configs));
-    if (!o.pareto.empty()) objectives = sim::parse_objectives(o.pareto);
+    for (std::size_t i = 0; i < resolved.vary.size(); ++i) {
+      try {
+        axes.push_back(sim::parse_axis(resolved.vary[i]));
+      } catch (const std::invalid_argument& e) {
+        if (!from_scenario) throw;
+        const std::string key = fmt::format("sweep.axes[{}].values", i);
+        const auto at = base->origins.find(key);
+        std::string why = e.what();
+        if (why.rfind("--vary ", 0) == 0) why.erase(0, 7);  // the section's, not --vary's
+        throw std::invalid_argument(fmt::format(
+            "{}: {}: {}", at == base->origins.end() ? base->file : at->second.str(), key, why));
+      }
+    }
+    configs = sim::expand_axes(axes, resolved.zip, static_cast<std::size_t>(resolved.max_configs));
+    if (!resolved.pareto.empty()) objectives = sim::parse_objectives(resolved.pareto);
   } catch (const std::invalid_argument& e) {
     io.err << fmt::format("myriad sweep: error: {}\n", e.what());
     return kExitBadInput;
   }
-  // The scenario once, checked as it stands (with the --set overrides), so that a
-  // broken base is reported as such rather than as every row's problem.
   if (!o.report_file.empty() && configs.size() > kMostReportRows) {
     io.err << fmt::format(
         "myriad sweep: error: --report: {} configurations; a report draws at most {} (narrow "
@@ -295,9 +319,6 @@ int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
         configs.size(), kMostReportRows);
     return kExitBadInput;
   }
-  std::string text;
-  const auto base = load_for_cli(o.scenario, io, env, &text);
-  if (!base) return kExitBadInput;
   const bool keep = !o.report_file.empty();
   ProfileCache cache;
   // Under mpirun each rank evaluates every size-th configuration; rank 0 gathers
@@ -369,14 +390,15 @@ int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
     io.err << fmt::format("myriad sweep: error: {}\n", e.what());
     return kExitFailure;
   }
-  if (keep && !write_report(o, axes, rows, objectives, *base, io, env)) return kExitFailure;
+  if (keep && !write_report(resolved, axes, rows, objectives, *base, io, env)) return kExitFailure;
   const auto count = [&](auto pred) { return std::count_if(rows.begin(), rows.end(), pred); };
   io.out << fmt::format(
       "{}: {} configuration{} of {}\n\n", scenario_name(o.scenario), rows.size(),
       rows.size() == 1 ? "" : "s",
       axes.empty() ? std::string("the scenario as it stands")
-                   : fmt::format("{} {}{}", axes.size(), axes.size() == 1 ? "axis" : "axes",
-                                 o.zip ? ", zipped" : ""));
+                   : fmt::format("{} {}{}{}", axes.size(), axes.size() == 1 ? "axis" : "axes",
+                                 resolved.zip ? ", zipped" : "",
+                                 from_scenario ? " (the scenario's sweep section)" : ""));
   io.out << to_table(axes, rows, !objectives.empty());
   std::string names;
   for (const auto& ob : objectives) {
@@ -403,7 +425,8 @@ Command add_sweep_command(CLI::App& app, Streams io, const Environment& env) {
   add_profile_option(*cmd, options->profile);
   cmd->add_option("--vary", options->vary,
                   "KEY=V1,V2,... or KEY=FROM..TO[:STEP] or KEY=FROM..TO*FACTOR: an axis over "
-                  "one scenario key, values read as in the file (repeatable)")
+                  "one scenario key, values read as in the file (repeatable; default: the "
+                  "scenario's sweep section)")
       ->allow_extra_args(false);
   cmd->add_flag("--zip", options->zip,
                 "advance every axis together (equal lengths) instead of their cartesian product");
