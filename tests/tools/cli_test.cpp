@@ -420,6 +420,20 @@ TEST(Cli, SweepTakesItsAxesFromTheScenario) {
   EXPECT_NE(typo.err.find("paretto"), std::string::npos) << typo.err;
 }
 
+// Expectation: the line that reproduces the best layout keeps the user's own
+// overrides: the layout is the best on the scenario they changed.
+TEST(Cli, PlanReproducesTheBestWithTheUsersOverrides) {
+  const std::string example =
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/megatron-175b-selene-64.yaml";
+  const Result r =
+      run_cli({"plan", example, "--set", "cluster.gpu=H200", "--top", "1", "--global-batch", "64"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const auto at = r.out.find("myriad simulate ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+  EXPECT_LT(line.find("--set cluster.gpu=H200"), line.find("--set parallelism.tp="));
+}
+
 TEST(Cli, CheckOriginsNoteWhereValuesCameFrom) {
   const Result r = run_cli({"check", "--origins", kDefault});
   EXPECT_EQ(r.code, kExitOk);

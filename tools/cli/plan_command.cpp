@@ -480,9 +480,15 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
       }
     }
   }
+  // The user's own overrides first: the layout is the best on that scenario.
   std::string sets;
+  for (const auto& set : o.scenario.overrides) sets += " --set " + set;
   for (const auto& set : sim::layout_overrides(best.front().layout.parallelism)) {
     sets += " --set " + set;
+  }
+  if (s->training.precision == scenario::Precision::fp8) {
+    io.out << "MFU: model FLOPs over the bf16 peak, as estimate reports it; this job's GEMMs run "
+              "in fp8 (estimate also gives MFU against the fp8 peak).\n";
   }
   io.out << fmt::format(
       "\nThe best, to check under contention and stragglers, or over days with failures:\n"

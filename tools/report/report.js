@@ -164,18 +164,24 @@
       state.selected = selected.length;
       count.textContent = `${selected.length} of ${values.length} selected`;
       listing.innerHTML = "";
-      listing.appendChild(el("h2", { text: `Best selected by ${labels[objective]} (${data.objective.maximize ? "max" : "min"})` }));
+      listing.appendChild(
+        el("h2", {
+          text: `Best selected by ${labels[objective]} (${data.objective.maximize ? "max" : "min"}), those that fit in memory first`,
+        }),
+      );
       const keys = [...params.map((p) => p.key), ...metrics.map((m) => m.key)];
-      const head = el("tr", {}, [el("th", { text: "#" }), ...keys.map((k) => el("th", { text: labels[k] }))]);
+      const head = el("tr", {}, [el("th", { text: "rank" }), ...keys.map((k) => el("th", { text: labels[k] }))]);
+      // Those that fit in memory first.
+      const order = (a, b) => (a.fits === b.fits ? better(a, b) : a.fits ? -1 : 1);
       const body = el(
         "tbody",
         {},
         [...selected]
-          .sort(better)
+          .sort(order)
           .slice(0, 20)
           .map((v) =>
             el("tr", { "data-id": String(v.id), onclick: () => showDetails(v.id) }, [
-              el("td", { text: v.rank ? String(v.rank) : String(v.id) }),
+              el("td", { text: v.rank ? String(v.rank) : "" }),
               ...keys.map((k) => el("td", { text: fmt(v[k], k) })),
             ]),
           ),
