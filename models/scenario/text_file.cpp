@@ -76,9 +76,6 @@ std::string output_problem(const std::string& path, const std::vector<std::strin
   return "";
 }
 
-namespace {
-
-// Writes all of `content` to `fd`; false with errno set when it cannot.
 bool write_all(int fd, std::string_view content) {
   std::size_t done = 0;
   while (done < content.size()) {
@@ -92,8 +89,6 @@ bool write_all(int fd, std::string_view content) {
   }
   return true;
 }
-
-}  // namespace
 
 void write_file_atomically(const std::string& path, std::string_view content,
                            std::string_view what) {

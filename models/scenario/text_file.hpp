@@ -31,6 +31,10 @@ std::string output_problem(const std::string& path, const std::vector<std::strin
 void write_file_atomically(const std::string& path, std::string_view content,
                            std::string_view what);
 
+// Writes all of `content` to `fd`, through interruptions and short writes;
+// false with errno set when it cannot.
+bool write_all(int fd, std::string_view content);
+
 // `text` with control bytes (terminal escapes, NUL, ...) written as \xNN, so
 // that input echoed in a message cannot drive the terminal or cut it short.
 std::string printable(std::string_view text);

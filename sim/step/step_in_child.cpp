@@ -8,6 +8,9 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <string_view>
+
+#include "models/scenario/text_file.hpp"
 
 namespace myriad::sim {
 namespace {
@@ -28,18 +31,6 @@ bool read_all(int fd, void* buffer, std::size_t size) {
     if (got <= 0) return false;
     at += got;
     size -= static_cast<std::size_t>(got);
-  }
-  return true;
-}
-
-bool write_all(int fd, const void* buffer, std::size_t size) {
-  const auto* at = static_cast<const char*>(buffer);
-  while (size > 0) {
-    const ssize_t put = write(fd, at, size);
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) return false;
-    at += put;
-    size -= static_cast<std::size_t>(put);
   }
   return true;
 }
@@ -67,7 +58,8 @@ ChildStep simulate_step_in_child(const scenario::Scenario& s, const DeviceProfil
     } catch (const std::exception& e) {
       std::strncpy(m.error, e.what(), sizeof m.error - 1);
     }
-    _exit(write_all(fds[1], &m, sizeof m) ? 0 : 1);
+    const std::string_view bytes(reinterpret_cast<const char*>(&m), sizeof m);
+    _exit(models::write_all(fds[1], bytes) ? 0 : 1);
   }
   close(fds[1]);
   Message m;
