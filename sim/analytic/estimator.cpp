@@ -276,7 +276,7 @@ struct DpWindows {
   double gather_stride = 0;  // from one chunk's first forward to the next's
   double reduce_stride = 0;  // from one chunk's last backward to the previous chunk's
   double buckets = 1;        // gradient buckets per chunk
-  double stages = 1;         // pipeline stages
+  double stages = 1;         // pipeline stages as slow as the slowest
 };
 
 // Exposed data-parallel time with overlap, as Megatron-LM overlaps it (for any
@@ -296,23 +296,46 @@ double exposed_dp(double gather, double reduce, double v, const DpWindows& w, do
   const int chunks = std::max(1, static_cast<int>(std::lround(v)));
   const double gather_c = gather / v;
   const double reduce_c = reduce / v;
-  // Gathers: stalls of the forward pass, from the step's start.
-  double stall = gather_c / b + std::max(0.0, gather_c * (1 - 1 / b) - w.forward);
+  const double stretch = share / (1 - share);  // what compute beside loses, per second
+  // Gathers: stalls of the forward pass, from the step's start. Beside the first
+  // forward, the rest of chunk 0's: the forward slowed while they run, and what it
+  // loses hidden when they outlast it.
+  const double first_rest = gather_c * (1 - 1 / b);
+  double stall = gather_c / b + std::max(first_rest, w.forward + share * first_rest) - w.forward;
   double link = gather_c;  // when the link is done with the chunks asked for so far
   for (int k = 1; k < chunks; ++k) {
     link += gather_c;
     stall = std::max(stall, link - k * w.gather_stride);
   }
-  // Reductions: from the end of the last backward (time 0) to the last bucket's end.
+  // The other chunks' gathers beside the forwards that follow.
+  const double gathers_beside = std::max(0.0, link - gather_c - (stall - gather_c / b));
+  // Reductions, chunk by chunk from the last: chunk k's last backward ends k strides
+  // before the end of the last backward (time 0); its buckets but the last are
+  // reduced from the end of that backward's first bucket, its last after it, one
+  // collective after another on the link. A reduction beside a last backward slows
+  // it, on every stage, and the last micro-batch's backward passes through each
+  // stage's last backward of the chunk in turn: that slowdown is paid once a stage.
+  // Beside the backwards that follow (chunks k > 0), it slows them; beside nothing
+  // (the first stage's last backward done, its link still busy), it costs nothing.
   double queue = -std::numeric_limits<double>::infinity();
-  for (int k = chunks - 1; k >= 1; --k) queue = std::max(queue, -k * w.reduce_stride) + reduce_c;
-  const double early_start = std::max(queue, -w.backward + w.backward / b);
-  const double early = early_start + reduce_c * (1 - 1 / b);
-  const double beside_last_backward = std::max(0.0, std::min(early, 0.0) - early_start);
-  const double reduce_end = std::max(early, 0.0) + reduce_c / b;
-  const double exposed = stall + reduce_end;
-  const double hidden = std::max(0.0, gather + reduce - exposed);
-  return exposed + share * (hidden + (w.stages - 1) * beside_last_backward);
+  double slowed = 0;  // critical compute lost to reductions beside it
+  double beside_last = 0;
+  for (int k = chunks - 1; k >= 0; --k) {
+    const double end = -k * w.reduce_stride;
+    const double start = std::max(queue, end - w.backward + w.backward / b);
+    const double early = start + reduce_c * (1 - 1 / b);
+    const double beside = std::max(0.0, std::min(early, end) - start);
+    queue = std::max(early, end) + reduce_c / b;
+    if (k > 0) {
+      slowed += w.stages * stretch * beside + share * std::max(0.0, std::min(queue, 0.0) - end);
+    } else {
+      slowed += (w.stages - 1) * stretch * beside;
+      beside_last = beside;
+    }
+  }
+  // The first stage's own last backward, slowed, ends after its reductions or before.
+  const double tail = std::max(queue, stretch * beside_last);
+  return stall + share * gathers_beside + slowed + tail;
 }
 
 std::vector<std::string> network_notes(const scenario::Scenario& s, const Pricer& pricer) {
@@ -446,12 +469,17 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
     const double forward = first.forward / v;
     const double backward = (passes - first.forward) / v;
     const double cool_down = std::min(m * v, 2 * (pp - 1) + (v - 1) * pp);
+    // The stages as slow as the slowest pass the last micro-batch's backward on at
+    // once; a faster one has slack that absorbs a slowdown.
+    int alike = pp > 2 ? plan.pp - 2 : 0;
+    if (plan.first_stage_layers == critical_layers) ++alike;
+    if (pp > 1 && plan.last_stage_layers == critical_layers) ++alike;
     const DpWindows w{forward,
                       backward,
                       pp * forward,
                       pp * (backward + (cool_down > 0 ? bubble / cool_down : 0)),
                       dp_buckets_per_chunk(plan),
-                      pp};
+                      static_cast<double>(std::max(1, alike))};
     dp_exposed = exposed_dp(dp_gather, dp_reduce, v, w, profile.overlap_compute_share);
   }
   const double opt = optimizer_time(s, plan, profile);

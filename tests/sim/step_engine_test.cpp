@@ -95,7 +95,8 @@ TEST(StepEngine, AgreesWithTheAnalyticEngineWithinOnePercent) {
     const double analytic = estimate(s, a100()).step_time_s;
     const double simulated = simulate_in_child(s);
     ASSERT_GT(simulated, 0) << s.file;
-    EXPECT_NEAR(simulated / analytic, 1.0, 0.01) << s.name << " " << s.file;
+    EXPECT_NEAR(simulated / analytic, 1.0, 0.01)
+        << s.name << " " << s.file << " (case " << &s - cases.data() << ")";
   }
 }
 
