@@ -58,6 +58,8 @@ struct Plan : StepLowering {
   std::vector<ActorState> actors;  // [row * pp + stage]
   std::vector<TraceEvent> events;  // replica 0
   std::size_t flows = 0;           // one thread: SimGrid actors take turns
+  // [stage], every replica simulated: a ring's phase ends for all its members at once
+  std::vector<sg4::BarrierPtr> dp_ring_done;
 };
 
 // Index into a row-major table of `columns` columns.

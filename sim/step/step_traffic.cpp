@@ -45,6 +45,14 @@ void dp_flows(Plan& p, int row, int stage, double flow_bytes, double extra_laten
   } else {
     exchange_with_ghost(p, self, p.actor(row, stage).ghost, bytes);
   }
+  // A ring moves every chunk across every edge: its members finish together, at the
+  // pace of its slowest edge (one crossing an oversubscribed uplink, a straggler's),
+  // not each when its own two edges are done. (One replica simulated for several,
+  // the slowest of those simulated stands for the ring's.)
+  if (p.dp_ring_done.empty()) p.dp_ring_done.resize(static_cast<std::size_t>(p.pp));
+  auto& done = p.dp_ring_done[static_cast<std::size_t>(stage)];
+  if (!done) done = sg4::Barrier::create(static_cast<unsigned>(p.rows.size()));
+  done->wait();
   sg4::this_actor::sleep_for(extra_latency_s);
 }
 
