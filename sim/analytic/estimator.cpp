@@ -451,7 +451,7 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
     if (c.kind != models::CollectiveKind::all_gather) reduce_alone += pricer.price(c, 0).time_s;
   }
   const double stagger = (critical.total() - critical.forward) / v;
-  pricer.set_reductions_together(pp > 1 && !s.overlap.dp && reduce_alone > stagger);
+  pricer.set_reductions_together(pp > 1 && reduce_alone > stagger);
   double dp_gather = 0;
   double dp_reduce = 0;
   for (const auto& c : plan.dp_comms) {

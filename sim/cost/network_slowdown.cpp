@@ -86,34 +86,52 @@ NetworkSlowdown compute_slowdown(const scenario::Scenario& s, Traffic traffic) {
     // the stages reduce their gradients at different times (the last stage
     // first), and a stage's transfers go out a forward pass after the previous
     // stage's, so only one stage's send at once; every stage gathers its
-    // parameters at the start of the step.
-    // Bandwidth leaving each subtree (by index), counted over one stage or all.
+    // parameters at the start of the step. A stage's replicas send at once only
+    // while they keep step: those whose transfers (forward or backward) leave a
+    // subtree wait longer than those whose stay, and the two drift apart within a
+    // few micro-batches; each kind sends at once with its own.
+    // Bandwidth leaving each subtree (by index and kind), counted over one stage or all.
+    constexpr std::size_t kKinds = 4;  // a pipeline replica's: forward leaves, backward leaves
     const auto trees = static_cast<std::size_t>(s.cluster.nodes() / nodes) + 2;
-    std::vector<double> leaving(trees, 0.0);
+    std::vector<double> leaving(trees * kKinds, 0.0);
     std::vector<std::size_t> touched;
     const auto settle = [&] {
-      for (const std::size_t tree : touched) {
-        if (leaving[tree] == 0) continue;
-        const double share = std::min(1.0, leaving[tree] / nodes);
+      for (const std::size_t slot : touched) {
+        if (leaving[slot] == 0) continue;
+        const double share = std::min(1.0, leaving[slot] / nodes);
         const double factor = share / uplinks;
         if (factor > out.factor) out = {factor, static_cast<int>(tier), share, uplinks};
-        leaving[tree] = 0;
+        leaving[slot] = 0;
       }
       touched.clear();
     };
+    const auto tree_of = [&](models::RankGroup g) {
+      return static_cast<std::size_t>(models::first_node(s, g) / nodes);
+    };
+    const auto leave = [&](std::size_t from_tree, std::size_t kind) {
+      const std::size_t slot = from_tree * kKinds + kind;
+      if (leaving[slot] == 0) touched.push_back(slot);
+      leaving[slot] += weight;
+    };
     for (int stage = 0; stage < p.pp; ++stage) {
-      for (int replica = 0; replica < p.dp; ++replica) {
-        models::RankGroup to{stage, (replica + 1) % p.dp};
-        if (pipeline) {
-          if (stage + 1 == p.pp) continue;
-          to = {stage + 1, replica};
+      if (pipeline) {
+        for (const int direction : {1, -1}) {
+          if (stage + direction < 0 || stage + direction >= p.pp) continue;
+          for (int replica = 0; replica < p.dp; ++replica) {
+            const std::size_t from = tree_of({stage, replica});
+            const bool forward = stage + 1 < p.pp && tree_of({stage + 1, replica}) != from;
+            const bool backward = stage > 0 && tree_of({stage - 1, replica}) != from;
+            if (direction == 1 ? forward : backward) {
+              leave(from, (forward ? 1 : 0) + (backward ? 2 : 0));
+            }
+          }
+          settle();
         }
-        const auto from_tree =
-            static_cast<std::size_t>(models::first_node(s, {stage, replica}) / nodes);
-        const auto to_tree = static_cast<std::size_t>(models::first_node(s, to) / nodes);
-        if (from_tree == to_tree) continue;
-        if (leaving[from_tree] == 0) touched.push_back(from_tree);
-        leaving[from_tree] += weight;
+        continue;
+      }
+      for (int replica = 0; replica < p.dp; ++replica) {
+        const std::size_t from = tree_of({stage, replica});
+        if (tree_of({stage, (replica + 1) % p.dp}) != from) leave(from, 0);
       }
       if (traffic != Traffic::dp_gather) settle();
     }

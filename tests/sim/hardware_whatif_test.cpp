@@ -316,5 +316,23 @@ TEST(NetworkSlowdown, RingsRarelyLeaveARackPipelineTransfersAllDo) {
   EXPECT_EQ(pp.tier, 0);
 }
 
+// Expectation: a stage's replicas send together only while they keep step. In the
+// pods example with racks at 3:1 (pods of 84 nodes, stages of 56), stage 2 fills
+// pod 1 and its forward transfers all leave it, but only half of its backward
+// transfers do: the halves drift apart, so 28 nodes' transfers leave at once, not
+// 56. The pod's uplinks carry 1/21 of its 84 nodes' NICs: 28/84 x 21 = 7 times
+// slower (the step engine's sends there take 7 times the NIC time), not 14.
+TEST(NetworkSlowdown, ReplicasWhoseTransfersDifferDriftApart) {
+  auto s = scenario::load_scenario(
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-70b-h100-3584-pods-1to7.yaml", kShipped);
+  const NetworkSlowdown shipped = network_slowdown(s, Traffic::pp);
+  EXPECT_NEAR(shipped.factor, 7.0, 1e-9);  // a stage a pod: every transfer leaves
+  s.cluster.network.tiers[0].oversubscription = 3;
+  const NetworkSlowdown racks = network_slowdown(s, Traffic::pp);
+  EXPECT_NEAR(racks.factor, 7.0, 1e-9) << racks.leaving << " at tier " << racks.tier;
+  EXPECT_NEAR(racks.leaving, 1.0 / 3, 1e-9);
+  EXPECT_EQ(racks.tier, 1);
+}
+
 }  // namespace
 }  // namespace myriad::sim

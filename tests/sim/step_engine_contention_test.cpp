@@ -515,4 +515,24 @@ TEST(StepEngine, ARingEndsForAllItsMembersAtOnce) {
   EXPECT_NEAR(simulated / analytic, 1.0, 0.015);
 }
 
+// Expectation: overlapped or not, a stage's gradient reduction that outlasts the
+// stagger between the stages' last backwards meets its neighbours' on the network.
+// Llama 3 405B on 16,384 GPUs with racks at 3:1: a reduction takes 292 ms, a
+// backward 177 ms, and where two stages share a rack both rings leave it; with
+// every ring at its slowest edge, the neighbours' reductions slow each other in
+// turn, to twice their time. The analytic engine priced them alone when
+// overlapped (2.75 % fast); now the engines agree within 1.5 %.
+TEST(StepEngine, OverlappedReductionsThatOutlastTheStaggerMeetTheirNeighbours) {
+  if (kSanitizerSafe) GTEST_SKIP() << "every replica is simulated: slow with thread contexts";
+  scenario::Scenario s = scenario::load_scenario(
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-405b-h100-16384-campaign.yaml",
+      kShipped);
+  ASSERT_TRUE(s.overlap.dp);
+  s.cluster.network.tiers.front().oversubscription = 3;
+  const double analytic = estimate(s, h100()).step_time_s;
+  const double simulated = simulate_in_child(s, false, h100());
+  ASSERT_GT(simulated, 0);
+  EXPECT_NEAR(simulated / analytic, 1.0, 0.015);
+}
+
 }  // namespace myriad::sim
