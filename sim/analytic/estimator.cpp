@@ -291,7 +291,16 @@ struct DpWindows {
 // lose `share` of their rate to it. Every stage reduces beside its own last
 // backward, and the last micro-batch's backward passes through them all in turn:
 // that slowdown is paid once a stage (the step engine plays the same schedule).
-double exposed_dp(double gather, double reduce, double v, const DpWindows& w, double share) {
+// What data-parallel traffic costs the step: the time it waits for the link, and
+// the compute that traffic beside it slows, on the stage that ends the step
+// (compute) and on the others, reaching it as waits (bubble).
+struct DpCost {
+  double exposed = 0;
+  double compute = 0;
+  double bubble = 0;
+};
+
+DpCost exposed_dp(double gather, double reduce, double v, const DpWindows& w, double share) {
   const double b = w.buckets;
   const int chunks = std::max(1, static_cast<int>(std::lround(v)));
   const double gather_c = gather / v;
@@ -318,7 +327,8 @@ double exposed_dp(double gather, double reduce, double v, const DpWindows& w, do
   // Beside the backwards that follow (chunks k > 0), it slows them; beside nothing
   // (the first stage's last backward done, its link still busy), it costs nothing.
   double queue = -std::numeric_limits<double>::infinity();
-  double slowed = 0;  // critical compute lost to reductions beside it
+  DpCost cost;
+  cost.compute = share * gathers_beside;
   double beside_last = 0;
   for (int k = chunks - 1; k >= 0; --k) {
     const double end = -k * w.reduce_stride;
@@ -326,16 +336,17 @@ double exposed_dp(double gather, double reduce, double v, const DpWindows& w, do
     const double early = start + reduce_c * (1 - 1 / b);
     const double beside = std::max(0.0, std::min(early, end) - start);
     queue = std::max(early, end) + reduce_c / b;
+    cost.bubble += (w.stages - 1) * stretch * beside;
     if (k > 0) {
-      slowed += w.stages * stretch * beside + share * std::max(0.0, std::min(queue, 0.0) - end);
+      cost.compute += stretch * beside + share * std::max(0.0, std::min(queue, 0.0) - end);
     } else {
-      slowed += (w.stages - 1) * stretch * beside;
       beside_last = beside;
     }
   }
   // The first stage's own last backward, slowed, ends after its reductions or before.
-  const double tail = std::max(queue, stretch * beside_last);
-  return stall + share * gathers_beside + slowed + tail;
+  cost.exposed = stall + queue;
+  cost.compute += std::max(0.0, stretch * beside_last - queue);
+  return cost;
 }
 
 std::vector<std::string> network_notes(const scenario::Scenario& s, const Pricer& pricer) {
@@ -458,7 +469,7 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
     const double t = pricer.price(c, 1).time_s;
     (c.kind == models::CollectiveKind::all_gather ? dp_gather : dp_reduce) += t;
   }
-  double dp_exposed = dp_gather + dp_reduce;
+  DpCost dp{dp_gather + dp_reduce};
   if (s.overlap.dp) {
     // The first stage starts the step and ends it: its first chunk's first forward
     // waits for its parameters, its first chunk's last backward makes the last gradients.
@@ -480,17 +491,20 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
                       pp * (backward + (cool_down > 0 ? bubble / cool_down : 0)),
                       dp_buckets_per_chunk(plan),
                       static_cast<double>(std::max(1, alike))};
-    dp_exposed = exposed_dp(dp_gather, dp_reduce, v, w, profile.overlap_compute_share);
+    dp = exposed_dp(dp_gather, dp_reduce, v, w, profile.overlap_compute_share);
   }
   const double opt = optimizer_time(s, plan, profile);
 
-  r.breakdown = {{"compute", m * critical.compute},
+  // Compute slowed by data-parallel traffic beside it counts as compute (the first
+  // stage's) and as bubble (the others', which it waits for), as the step engine's
+  // critical path sees it.
+  r.breakdown = {{"compute", m * critical.compute + dp.compute},
                  {"tp", m * critical.tp},
                  {"cp", m * critical.cp},
                  {"ep", m * critical.ep},
                  {"pp", m * critical.pp},
-                 {"bubble", bubble},
-                 {"dp", dp_exposed},
+                 {"bubble", bubble + dp.bubble},
+                 {"dp", dp.exposed},
                  {"optimizer", opt}};
   for (const auto& part : r.breakdown) r.step_time_s += part.seconds;
 

@@ -34,6 +34,8 @@ inline StepOptions options(bool all_replicas = false) {
 struct ChildResult {
   double step_time_s = -1;  // -1: the child failed
   double compute_s = 0;     // passes of the busiest rank group: compute and exposed tp, cp, ep
+  double bubble_s = 0;      // the breakdown's pipeline bubble
+  double dp_s = 0;          // and its exposed data-parallel communication
   int path_stage = -1;      // the rank group longest on the critical path
   int path_replica = -1;
   int layer_flow_slices = 0;        // trace slices of tp, cp and ep collectives played as flows
@@ -55,6 +57,8 @@ inline ChildResult run_in_child(const scenario::Scenario& s, const StepOptions& 
       for (const auto& part : sim.breakdown) {
         if (part.name == "compute" || part.name == "tp" || part.name == "cp" || part.name == "ep")
           r.compute_s += part.seconds;
+        if (part.name == "bubble") r.bubble_s = part.seconds;
+        if (part.name == "dp") r.dp_s = part.seconds;
       }
       for (const auto& l : sim.links) {
         r.most_utilized_link = std::max(r.most_utilized_link, l.utilization);
@@ -89,6 +93,8 @@ inline void expect_same_result(const ChildResult& a, const ChildResult& b) {
   ASSERT_GT(b.step_time_s, 0) << "the second run failed";
   EXPECT_EQ(a.step_time_s, b.step_time_s);
   EXPECT_EQ(a.compute_s, b.compute_s);
+  EXPECT_EQ(a.bubble_s, b.bubble_s);
+  EXPECT_EQ(a.dp_s, b.dp_s);
   EXPECT_EQ(a.path_stage, b.path_stage);
   EXPECT_EQ(a.path_replica, b.path_replica);
   EXPECT_EQ(a.layer_flow_slices, b.layer_flow_slices);
