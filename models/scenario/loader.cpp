@@ -27,6 +27,13 @@ class PresetResolver {
   // preset would have given, and errors about missing keys would be noise.
   [[nodiscard]] bool failed() const { return failed_; }
 
+  // The preset named by the scalar `name` (the key `key_path` in messages), resolved.
+  ConfigNode named(PresetKind kind, const ConfigNode& name, const std::string& key_path) {
+    ConfigNode section = load(kind, name.text(), name, key_path);
+    resolve_children(section, kind, key_path);
+    return section;
+  }
+
   // Replaces `section` by its preset (recursively) with the section's own keys laid over it.
   // `path` is the section's dotted key, for messages.
   void resolve(ConfigNode& section, PresetKind kind, const std::string& path) {
@@ -136,6 +143,26 @@ bool resolve_scenario_presets(ConfigNode& root, const PresetLibrary& library,
   return !resolver.failed();
 }
 
+// training.growth.from names a model preset: read it, as `model:` would be, into
+// the growth spec. Returns false when it could not be.
+bool resolve_growth_model(const ConfigNode& root, Scenario& scenario, const PresetLibrary& library,
+                          Diagnostics& diagnostics) {
+  const ConfigNode* training = root.find("training");
+  const ConfigNode* growth = training != nullptr ? training->find("growth") : nullptr;
+  const ConfigNode* from = growth != nullptr ? growth->find("from") : nullptr;
+  if (from == nullptr || !from->is_scalar()) return true;
+  const std::string path = "training.growth.from";
+  PresetResolver resolver(library, diagnostics);
+  const ConfigNode section = resolver.named(PresetKind::models, *from, path);
+  if (resolver.failed()) return false;
+  Origins origins;
+  ParseContext ctx{diagnostics, origins};
+  ModelSpec& model = scenario.training.growth.model;
+  if (!model_schema().parse(section, path, model, ctx)) return false;
+  derive_model(model, path, origins);
+  return true;
+}
+
 Scenario build(ConfigNode root, const std::string& name, const LoadOptions& options,
                Diagnostics& diagnostics) {
   Scenario scenario;
@@ -156,6 +183,9 @@ Scenario build(ConfigNode root, const std::string& name, const LoadOptions& opti
   // Without its preset a section lacks most keys: say so once, not once per key.
   ParseContext ctx{diagnostics, scenario.origins, !presets_ok};
   scenario_schema().parse(root, "", scenario, ctx);
+  if (presets_ok && !diagnostics.has_errors()) {
+    resolve_growth_model(root, scenario, library, diagnostics);
+  }
   // Derivations and cross-checks need well-formed values: only run them on those.
   if (!diagnostics.has_errors()) {
     derive(scenario);

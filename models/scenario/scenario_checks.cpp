@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "models/scenario/reliability_checks.hpp"
 
@@ -291,12 +292,40 @@ void check_context_and_experts(const Checker& c) {
   }
 }
 
+constexpr std::array<const char*, 4> kGrowthKeys = {"from", "tokens", "saved_fraction", "source"};
+
 void check_training_and_overlap(const Checker& c) {
   const Scenario& s = c.s();
   if (s.training.precision == Precision::fp8 && s.cluster.gpu.fp8_flops <= 0) {
     c.error("training.precision",
             fmt::format("fp8 needs fp8 tensor cores, and {} has none (gpu.fp8_peak is 0)",
                         s.cluster.gpu.name));
+  }
+  const GrowthSpec& g = s.training.growth;
+  const bool growth = std::any_of(kGrowthKeys.begin(), kGrowthKeys.end(), [&](const char* key) {
+    return given(s, fmt::format("training.growth.{}", key));
+  });
+  if (growth) {
+    for (const char* key : kGrowthKeys) {
+      const std::string path = fmt::format("training.growth.{}", key);
+      if (!given(s, path)) {
+        c.error(path,
+                "missing: a growth what-if needs from, tokens, saved_fraction and source "
+                "(where the saved fraction comes from)");
+      }
+    }
+    if (given(s, "training.growth.tokens") && !(g.tokens > 0)) {
+      c.error("training.growth.tokens", "expected the small model's training tokens, above 0");
+    }
+    if (given(s, "training.growth.saved_fraction") && !(g.saved_fraction < 1)) {
+      c.error("training.growth.saved_fraction",
+              "expected below 1: growing saves part of the model's own training, not all of it");
+    }
+    if (given(s, "training.growth.source") &&
+        g.source.find_first_not_of(" \t") == std::string::npos) {
+      c.error("training.growth.source",
+              "expected where the saved fraction comes from, found nothing");
+    }
   }
   const ParallelSpec& p = s.parallelism;
   const auto no_effect = [&](bool on, int degree, const char* key, const char* what) {
@@ -314,20 +343,22 @@ void check_training_and_overlap(const Checker& c) {
 
 }  // namespace
 
-void derive(Scenario& s) {
-  ModelSpec& m = s.model;
-  if (!given(s, "model.kv_heads")) {
-    m.kv_heads = m.heads;
-    set_derived(s, "model.kv_heads");
-  }
-  if (!given(s, "model.ffn_hidden")) {
+void derive_model(ModelSpec& m, const std::string& path, Origins& origins) {
+  const auto derived = [&](const std::string& key) {
+    const std::string full = path + "." + key;
+    if (origins.find(full) != origins.end()) return false;
+    origins[full] = derived_location();
+    return true;
+  };
+  if (derived("kv_heads")) m.kv_heads = m.heads;
+  if (derived("ffn_hidden")) {
     m.ffn_hidden = m.activation == Activation::swiglu ? (8 * m.hidden / 3) / 64 * 64 : 4 * m.hidden;
-    set_derived(s, "model.ffn_hidden");
   }
-  if (m.is_moe() && !given(s, "model.moe.expert_ffn_hidden")) {
-    m.moe.expert_ffn_hidden = m.ffn_hidden;
-    set_derived(s, "model.moe.expert_ffn_hidden");
-  }
+  if (m.is_moe() && derived("moe.expert_ffn_hidden")) m.moe.expert_ffn_hidden = m.ffn_hidden;
+}
+
+void derive(Scenario& s) {
+  derive_model(s.model, "model", s.origins);
   GpuSpec& gpu = s.cluster.gpu;
   if (!given(s, "cluster.gpu.profile") && !gpu.preset.empty()) {
     gpu.profile = gpu.preset;

@@ -210,6 +210,23 @@ Schema<OverlapSpec> make_overlap_schema() {
   return s;
 }
 
+Schema<GrowthSpec> make_growth_schema() {
+  Schema<GrowthSpec> s(
+      "A what-if: the model grown from a smaller one trained first (multi-linear operator "
+      "growth, Mango). Days, GPU-hours and cost then include the small model's training and "
+      "only (1 - saved_fraction) of the model's own; all four keys or none.");
+  s.text("from", &GrowthSpec::from, D::none(),
+         "the small model grown from: a model preset (see `myriad explain presets`)")
+      .quantity("tokens", &GrowthSpec::tokens, Dimension::count, D::none(),
+                "tokens the small model is trained on before growing")
+      .quantity("saved_fraction", &GrowthSpec::saved_fraction, Dimension::fraction, D::none(),
+                "share of the model's own training compute that growing saves to reach the same "
+                "loss, below 1")
+      .text("source", &GrowthSpec::source, D::none(),
+            "where saved_fraction comes from: a paper and its figure, or a run of one's own");
+  return s;
+}
+
 Schema<TrainingSpec> make_training_schema() {
   Schema<TrainingSpec> s("What the job trains for and how.");
   s.quantity("tokens", &TrainingSpec::tokens, Dimension::count, D::value("300B"),
@@ -227,7 +244,8 @@ Schema<TrainingSpec> make_training_schema() {
       .boolean("fused_kernels", &TrainingSpec::fused_kernels, D::value("true"),
                "FlashAttention (no score matrix in memory, causal work only) and fused "
                "norm and activation kernels; false for unfused attention as Megatron-LM ran "
-               "it before FlashAttention");
+               "it before FlashAttention")
+      .section("growth", &TrainingSpec::growth, make_growth_schema());
   return s;
 }
 

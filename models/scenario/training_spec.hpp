@@ -2,16 +2,33 @@
 // in what precision.
 #pragma once
 
+#include <string>
+
+#include "models/scenario/model_spec.hpp"
+
 namespace myriad::scenario {
 
 enum class Optimizer { adam, adamw, lamb, lion, sgd };
 enum class Precision { bf16, fp16, fp8 };
+
+// Growing the model from a smaller one trained first (multi-linear operator growth,
+// Mango, and its kin): the grown model reaches the same loss with `saved_fraction`
+// less of its own training compute, after `tokens` of the small model's training.
+struct GrowthSpec {
+  std::string from;           // the small model: a model preset's name; empty without growth
+  double tokens = 0;          // the small model's training
+  double saved_fraction = 0;  // of the large model's training compute, to the same loss
+  std::string source;         // where saved_fraction comes from (a paper, a run of one's own)
+  ModelSpec model;            // `from`, resolved and derived by the loader
+  [[nodiscard]] bool given() const { return !from.empty(); }
+};
 
 struct TrainingSpec {
   double tokens = 0;  // tokens to train on
   Optimizer optimizer = Optimizer::adamw;
   Precision precision = Precision::bf16;
   bool fused_kernels = true;  // FlashAttention and fused norm/activation kernels
+  GrowthSpec growth;
 };
 
 }  // namespace myriad::scenario

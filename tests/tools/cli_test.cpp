@@ -547,6 +547,89 @@ TEST(Cli, EstimatePrintsTheReportAndWritesJson) {
   std::filesystem::remove(file);
 }
 
+// Expectation: training.growth reaches every verb that counts days. `estimate`
+// adds the small model's training to (1 - F) of the model's own and says where F
+// comes from; `sweep` over F and `plan` show days with growth; `campaign` runs
+// both phases and the job without growth on the same seeds, and the saving is the
+// difference.
+TEST(Cli, GrowthAddsTheSmallModelsTrainingEverywhere) {
+  const std::string text =
+      "cluster: {preset: llama3-like, gpus: 256}\n"
+      "model: {preset: llama3-70b}\n"
+      "parallelism: {tp: 8, sp: true, pp: 4, virtual_stages: 5, zero: 1, global_batch: 256}\n"
+      "overlap: {tp: true, pp: true, dp: true}\n"
+      "training:\n"
+      "  tokens: 1T\n"
+      "  growth: {from: llama3-8b, tokens: 100B, saved_fraction: 0.3, source: a test}\n"
+      "policies: [{name: spares, hot_spares: 2}]\n";
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string tag = std::to_string(getpid());
+  const auto file = dir / ("myriad_growth_" + tag + ".yaml");
+  std::ofstream(file) << text;
+  const auto read = [](const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream t;
+    t << in.rdbuf();
+    std::filesystem::remove(p);
+    return t.str();
+  };
+
+  const auto json = dir / ("myriad_growth_" + tag + ".json");
+  const Result e = run_cli({"estimate", file.string(), "--json", json.string()});
+  ASSERT_EQ(e.code, kExitOk) << e.err;
+  EXPECT_NE(e.out.find("growth (what-if): grown from llama3-8b, saving 30 %"), std::string::npos)
+      << e.out;
+  EXPECT_NE(e.out.find("source of the saving: a test"), std::string::npos);
+  const auto j = nlohmann::json::parse(read(json));
+  const auto& g = j.at("growth");
+  const double small = g.at("small").at("metrics").at("days").get<double>();
+  const double own = g.at("without_growth").at("days").get<double>();
+  EXPECT_GT(small, 0);
+  EXPECT_DOUBLE_EQ(own, j.at("days_to_target").get<double>());
+  EXPECT_NEAR(g.at("grown").at("days").get<double>(), small + 0.7 * own, 1e-9 * own);
+  EXPECT_NEAR(g.at("saved_days").get<double>(), 0.3 * own - small, 1e-9 * own);
+
+  const std::string csv = (dir / ("myriad_growth_" + tag + ".csv")).string();
+  const Result sw = run_cli(
+      {"sweep", file.string(), "--vary", "training.growth.saved_fraction=0,0.3", "--csv", csv});
+  ASSERT_EQ(sw.code, kExitOk) << sw.err;
+  std::istringstream rows(read(csv));
+  std::string header, at_0, at_03;
+  std::getline(rows, header);
+  std::getline(rows, at_0);
+  std::getline(rows, at_03);
+  const auto days_of = [&](const std::string& row) {
+    std::vector<std::string> h, cells;
+    std::istringstream a(header), b(row);
+    for (std::string x; std::getline(a, x, ',');) h.push_back(x);
+    for (std::string x; std::getline(b, x, ',');) cells.push_back(x);
+    const auto col = std::find(h.begin(), h.end(), "days") - h.begin();
+    return std::stod(cells.at(static_cast<std::size_t>(col)));
+  };
+  EXPECT_NEAR(days_of(at_0), own + small, 1e-3 * own);
+  EXPECT_NEAR(days_of(at_03), 0.7 * own + small, 1e-3 * own);
+
+  const Result p = run_cli({"plan", file.string(), "--top", "2"});
+  ASSERT_EQ(p.code, kExitOk) << p.err;
+  EXPECT_NE(p.out.find("growth (what-if): grown from llama3-8b"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("days, GPU-hours and cost below include it"), std::string::npos);
+
+  const Result c = run_cli(
+      {"campaign", file.string(), "--seeds", "2", "--threads", "1", "--json", json.string()});
+  ASSERT_EQ(c.code, kExitOk) << c.err;
+  EXPECT_NE(c.out.find("saved (paired by seed)"), std::string::npos) << c.out;
+  const auto cj = nlohmann::json::parse(read(json));
+  const auto& cg = cj.at("growth");
+  EXPECT_DOUBLE_EQ(cg.at("grown_tokens").get<double>(), 0.7e12);
+  EXPECT_DOUBLE_EQ(cg.at("small_tokens").get<double>(), 100e9);
+  const auto& spares = cg.at("policies").at("spares");
+  const auto mean = [&](const char* key) { return spares.at(key).at("mean").get<double>(); };
+  EXPECT_NEAR(mean("total_days"), mean("small_days") + mean("grown_days"), 1e-9 * own);
+  EXPECT_NEAR(mean("saved_days"), mean("without_growth_days") - mean("total_days"), 1e-9 * own);
+  EXPECT_GT(mean("saved_days"), 0);
+  std::filesystem::remove(file);
+}
+
 // `simulate` in a child process (SimGrid runs one engine per process); the
 // JSON it wrote (and, in `bytes`, the file as written), or null when it failed.
 nlohmann::json simulate_json(const std::string& scenario, const std::string& name,

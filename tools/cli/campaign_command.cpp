@@ -6,12 +6,16 @@
 #include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
+#include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "models/scenario/text_file.hpp"
 #include "models/scenario/units.hpp"
 #include "sim/campaign/campaign_report.hpp"
+#include "sim/plan/growth.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/report_table.hpp"
 
@@ -205,6 +209,78 @@ bool write_events(const std::string& path, const CampaignReport& report, Streams
   }
 }
 
+// Each policy's days, seed by seed: the small model's training, then the grown
+// model's; in all; without growth; and what growth saves (paired by seed).
+struct GrowthDays {
+  Interval small, grown, total, without, saved;
+};
+
+GrowthDays growth_days(const PolicyReport& small, const PolicyReport& grown,
+                       const PolicyReport& without) {
+  std::vector<double> a, b, total, c, saved;
+  for (std::size_t i = 0; i < grown.runs.size(); ++i) {
+    a.push_back(small.runs[i].wall_s / 86400);
+    b.push_back(grown.runs[i].wall_s / 86400);
+    total.push_back(a.back() + b.back());
+    c.push_back(without.runs[i].wall_s / 86400);
+    saved.push_back(c.back() - total.back());
+  }
+  using sim::campaign::summarize;
+  return {summarize(a), summarize(b), summarize(total), summarize(c), summarize(saved)};
+}
+
+std::string growth_text(const sim::GrowthPhase& g, const CampaignReport& small,
+                        const CampaignReport& grown, const CampaignReport& without) {
+  std::string out = fmt::format("growth (what-if): {}\n", sim::describe_growth(g));
+  std::vector<std::string> headers = {"days, mean ± 95% interval"};
+  std::string align = "l";
+  for (const auto& p : grown.policies) {
+    headers.push_back(p.name);
+    align += "r";
+  }
+  Table t(headers, align);
+  std::vector<GrowthDays> days;
+  for (std::size_t i = 0; i < grown.policies.size(); ++i) {
+    days.push_back(growth_days(small.policies[i], grown.policies[i], without.policies[i]));
+  }
+  const auto add = [&](const std::string& label, Interval GrowthDays::*field) {
+    std::vector<std::string> row = {label};
+    for (const auto& d : days) row.push_back(shown(d.*field, 1));
+    t.add(row);
+  };
+  add(fmt::format("{}, {} tokens", g.from, si_count(small.target_tokens)), &GrowthDays::small);
+  add(fmt::format("the model, {} tokens", si_count(grown.target_tokens)), &GrowthDays::grown);
+  t.add_rule();
+  add("in all, grown", &GrowthDays::total);
+  add(fmt::format("without growth, {} tokens", si_count(without.target_tokens)),
+      &GrowthDays::without);
+  add("saved (paired by seed)", &GrowthDays::saved);
+  return out + t.str();
+}
+
+nlohmann::json growth_json(const sim::GrowthPhase& g, const CampaignReport& small,
+                           const CampaignReport& grown, const CampaignReport& without) {
+  nlohmann::json policies = nlohmann::json::object();
+  const auto interval = [](const Interval& x) {
+    return nlohmann::json{{"mean", x.mean}, {"half_width", x.half_width}};
+  };
+  for (std::size_t i = 0; i < grown.policies.size(); ++i) {
+    const GrowthDays d = growth_days(small.policies[i], grown.policies[i], without.policies[i]);
+    policies[grown.policies[i].name] = {{"small_days", interval(d.small)},
+                                        {"grown_days", interval(d.grown)},
+                                        {"total_days", interval(d.total)},
+                                        {"without_growth_days", interval(d.without)},
+                                        {"saved_days", interval(d.saved)}};
+  }
+  return {{"from", g.from},
+          {"small_tokens", small.target_tokens},
+          {"grown_tokens", grown.target_tokens},
+          {"without_growth_tokens", without.target_tokens},
+          {"saved_fraction", g.saved_fraction},
+          {"source", g.source},
+          {"policies", policies}};
+}
+
 int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env) {
   if (!outputs_ok(
           "campaign",
@@ -236,8 +312,32 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
                         ? o.threads
                         : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   options.event_log = !o.events_file.empty();
+  // Growth (training.growth): the model trains on (1 - saved fraction) of its tokens
+  // after the small model's training, each phase a campaign of its own; beside them,
+  // the campaign without growth, on the same seeds.
+  std::optional<sim::GrowthPhase> growth;
+  std::optional<CampaignReport> small;
+  std::optional<CampaignReport> without;
+  if (s->training.growth.given() && options.days == 0) {
+    try {
+      growth = sim::growth_phase(*s, *profile);
+    } catch (const std::invalid_argument& e) {
+      io.err << fmt::format("myriad campaign: error: {}: {}\n", scenario_name(o.scenario),
+                            e.what());
+      return kExitBadInput;
+    }
+    const double tokens = options.tokens > 0 ? options.tokens : s->training.tokens;
+    without = sim::campaign::run_campaign(*s, *profile, options);
+    sim::campaign::CampaignOptions first = options;
+    first.tokens = growth->small.training.tokens;
+    first.event_log = false;
+    small = sim::campaign::run_campaign(growth->small, *profile, first);
+    options.tokens = (1 - growth->saved_fraction) * tokens;
+  }
   const CampaignReport report = sim::campaign::run_campaign(*s, *profile, options);
-  if (!o.json_file.empty() && !write_json(o.json_file, report_json(*s, report), "campaign", io)) {
+  nlohmann::json json_report = report_json(*s, report);
+  if (growth) json_report["growth"] = growth_json(*growth, *small, report, *without);
+  if (!o.json_file.empty() && !write_json(o.json_file, json_report, "campaign", io)) {
     return kExitFailure;
   }
   if (!o.events_file.empty() && !write_events(o.events_file, report, io)) return kExitFailure;
@@ -247,8 +347,18 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
     return kExitFailure;
   }
   io.out << report_text(*s, report, o.seeds);
+  if (growth) io.out << "\n" << growth_text(*growth, *small, report, *without);
+  if (s->training.growth.given() && !growth) {
+    io.out << "\n  growth (training.growth) is not applied to a campaign of fixed duration "
+              "(--days)\n";
+  }
   for (const auto& w : sim::campaign::campaign_warnings(report)) {
     io.err << "campaign: warning: " << w << "\n";
+  }
+  if (small) {
+    for (const auto& w : sim::campaign::campaign_warnings(*small)) {
+      io.err << "campaign: warning: the small model's training: " << w << "\n";
+    }
   }
   return kExitOk;
 }

@@ -4,10 +4,13 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
+#include <stdexcept>
 
 #include "models/scenario/loader.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/plan/growth.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/step_report.hpp"
 
@@ -29,11 +32,22 @@ int run_estimate(const EstimateOptions& o, Streams io, const Environment& env) {
   const auto profile = profile_for(*s, o.profile, io, env);
   if (!profile) return kExitBadInput;
   const sim::StepReport r = sim::estimate(*s, *profile);
+  std::optional<sim::GrowthPhase> growth;
+  if (s->training.growth.given()) {
+    try {
+      growth = sim::growth_phase(*s, *profile);
+    } catch (const std::invalid_argument& e) {
+      io.err << fmt::format("error: {}: {}\n", o.scenario.scenario, e.what());
+      return kExitBadInput;
+    }
+  }
   if (!o.json_file.empty()) {
-    if (!write_json(o.json_file, step_report_json(*s, *profile, r), "estimate", io))
-      return kExitFailure;
+    nlohmann::json j = step_report_json(*s, *profile, r);
+    if (growth) j["growth"] = growth_json(*s, *growth, r);
+    if (!write_json(o.json_file, j, "estimate", io)) return kExitFailure;
   }
   io.out << step_report_text(*s, *profile, r);
+  if (growth) io.out << "\n" << growth_text(*s, *growth, r);
   return kExitOk;
 }
 

@@ -15,6 +15,7 @@
 
 #include "models/scenario/text_file.hpp"
 #include "sim/campaign/campaign_report.hpp"
+#include "sim/plan/growth.hpp"
 #include "sim/plan/layout_search.hpp"
 #include "sim/plan/sweep.hpp"
 #include "sim/step/step_in_child.hpp"
@@ -156,8 +157,8 @@ std::string layout_text(const sim::PlannedLayout& l) {
 bool write_report(const PlanCliOptions& o, const scenario::Scenario& base,
                   const sim::DeviceProfile& profile, const sim::SearchSpace& space,
                   const sim::PlanOptions& options, const sim::PlanResult& r,
-                  const LayoutSample& sample, const std::vector<Rescored>& best, Streams io,
-                  const Environment& env) {
+                  const LayoutSample& sample, const std::vector<Rescored>& best,
+                  const sim::GrowthPhase* growth, Streams io, const Environment& env) {
   std::vector<std::pair<std::size_t, scenario::ParallelSpec>> layouts;
   for (const std::size_t index : sample.kept()) {
     layouts.emplace_back(index, sim::layout_at(base.parallelism, space, index));
@@ -185,6 +186,7 @@ bool write_report(const PlanCliOptions& o, const scenario::Scenario& base,
     sim::apply_layout(e.s, p);
     e.report = sim::estimate(e.s, profile, sim::Detail::summary);
     e.m = sim::metrics_of(e.s, e.report);
+    if (growth != nullptr) e.m = sim::with_growth(e.m, *growth);
     points.push_back({e.m.objective(options.objective.name), e.m.memory});
     candidate.push_back(e.m.memory <= options.headroom);
     evaluated.push_back(std::move(e));
@@ -384,6 +386,28 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     const double y = b.layout.metrics.objective(options.objective.name);
     return options.objective.maximize ? x > y : x < y;
   });
+  // Growth (training.growth): every layout's days, GPU-hours and cost with the small
+  // model's training added and the model's own shortened (the order stays).
+  std::optional<sim::GrowthPhase> growth;
+  if (s->training.growth.given()) {
+    try {
+      growth = sim::growth_phase(*s, *profile);
+    } catch (const std::invalid_argument& e) {
+      io.err << fmt::format("myriad plan: error: {}: {}\n", scenario_name(o.scenario), e.what());
+      return kExitBadInput;
+    }
+    const double rest = 1 - growth->saved_fraction;
+    for (auto& b : best) {
+      b.layout.metrics = sim::with_growth(b.layout.metrics, *growth);
+      if (b.days)
+        b.days = sim::campaign::Interval{growth->metrics.days + rest * b.days->mean,
+                                         rest * b.days->half_width};
+    }
+    io.out << fmt::format(
+        "\n  growth (what-if): {};\n  days, GPU-hours and cost below include it (the small "
+        "model's training by the analytic engine, the rest by the row's engine)\n",
+        sim::describe_growth(*growth));
+  }
   const bool rescored = !o.rescore.empty();
   const bool simulated = std::any_of(
       best.begin(), best.end(), [](const Rescored& x) { return x.simulated_step_s.has_value(); });
@@ -520,8 +544,8 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
       return kExitFailure;
     }
   }
-  if (!o.report_file.empty() &&
-      !write_report(o, *s, *profile, space, options, r, sample, best, io, env)) {
+  if (!o.report_file.empty() && !write_report(o, *s, *profile, space, options, r, sample, best,
+                                              growth ? &*growth : nullptr, io, env)) {
     return kExitFailure;
   }
   return kExitOk;

@@ -17,6 +17,77 @@ std::string describe_breakdown_part(const std::string& name) {
 
 }  // namespace
 
+std::string growth_text(const scenario::Scenario& s, const sim::GrowthPhase& g,
+                        const sim::StepReport& r) {
+  const sim::LayoutMetrics own = sim::metrics_of(s, r);
+  const sim::LayoutMetrics grown = sim::with_growth(own, g);
+  const bool priced = s.cluster.price_per_gpu_hour > 0;
+  const auto& p = g.small.parallelism;
+  std::string out = fmt::format(
+      "growth (what-if): grown from {}, saving {} of the model's own training\n  (source of "
+      "the saving: {})\n",
+      g.from, percent(g.saved_fraction, 0), g.source);
+  std::vector<std::string> headers = {"", "days", "GPU-hours"};
+  if (priced) headers.emplace_back("cost");
+  Table t(headers, "lrrr");
+  const auto row = [&](const std::string& what, const sim::LayoutMetrics& m) {
+    std::vector<std::string> cells = {what, fmt::format("{:.1f}", m.days), si_count(m.gpu_hours)};
+    if (priced) cells.push_back(fmt::format("${}", si_count(m.cost)));
+    t.add(cells);
+  };
+  row(fmt::format("{}, {} tokens ({}, fastest of {} layouts)", g.from,
+                  si_count(g.small.training.tokens), sim::layout_text(p), g.layouts),
+      g.metrics);
+  sim::LayoutMetrics rest = own;
+  rest.days = grown.days - g.metrics.days;
+  rest.gpu_hours = grown.gpu_hours - g.metrics.gpu_hours;
+  rest.cost = grown.cost - g.metrics.cost;
+  row(fmt::format("{}, {} of {} tokens", s.model.preset.empty() ? "the model" : s.model.preset,
+                  percent(1 - g.saved_fraction, 0), si_count(s.training.tokens)),
+      rest);
+  t.add_rule();
+  row("in all, grown", grown);
+  row("without growth", own);
+  sim::LayoutMetrics saved = own;
+  saved.days = own.days - grown.days;
+  saved.gpu_hours = own.gpu_hours - grown.gpu_hours;
+  saved.cost = own.cost - grown.cost;
+  row(fmt::format("saved ({} of the time)", percent(saved.days / own.days)), saved);
+  out += t.str();
+  if (saved.days < 0) {
+    out +=
+        "  growing costs more than it saves here: the small model's training outweighs the "
+        "saving\n";
+  }
+  return out;
+}
+
+nlohmann::json growth_json(const scenario::Scenario& s, const sim::GrowthPhase& g,
+                           const sim::StepReport& r) {
+  const sim::LayoutMetrics own = sim::metrics_of(s, r);
+  const sim::LayoutMetrics grown = sim::with_growth(own, g);
+  const auto& p = g.small.parallelism;
+  return {{"from", g.from},
+          {"saved_fraction", g.saved_fraction},
+          {"source", g.source},
+          {"small",
+           {{"tokens", g.small.training.tokens},
+            {"layout",
+             {{"tp", p.tp},
+              {"pp", p.pp},
+              {"virtual_stages", p.virtual_stages},
+              {"cp", p.cp},
+              {"dp", p.dp},
+              {"micro_batch", p.micro_batch},
+              {"zero", p.zero}}},
+            {"layouts_searched", g.layouts},
+            {"metrics", sim::metrics_to_json(g.metrics)}}},
+          {"grown", sim::metrics_to_json(grown)},
+          {"without_growth", sim::metrics_to_json(own)},
+          {"saved_days", own.days - grown.days},
+          {"saved_gpu_hours", own.gpu_hours - grown.gpu_hours}};
+}
+
 std::string step_report_text(const scenario::Scenario& s, const sim::DeviceProfile& profile,
                              const sim::StepReport& r) {
   const auto& p = s.parallelism;

@@ -10,6 +10,7 @@
 #include "models/scenario/scenario.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/cost/device_profile.hpp"
+#include "sim/plan/growth.hpp"
 
 namespace myriad::cli {
 
@@ -19,6 +20,14 @@ std::string step_report_text(const scenario::Scenario& s, const sim::DeviceProfi
 
 // The same as JSON: scenario, profile, step_time_s, mfu, hfu, tokens_per_s,
 // days_to_target, model_flops_per_step, breakdown, memory, collectives.
+// The growth what-if (training.growth) beside the estimate: the small model's
+// training, the model's shortened one, both in all and what growing saves, as a
+// table and as JSON.
+std::string growth_text(const scenario::Scenario& s, const sim::GrowthPhase& g,
+                        const sim::StepReport& r);
+nlohmann::json growth_json(const scenario::Scenario& s, const sim::GrowthPhase& g,
+                           const sim::StepReport& r);
+
 nlohmann::json step_report_json(const scenario::Scenario& s, const sim::DeviceProfile& profile,
                                 const sim::StepReport& r);
 

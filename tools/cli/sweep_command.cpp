@@ -14,6 +14,7 @@
 #include "models/scenario/loader.hpp"
 #include "models/scenario/text_file.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/plan/growth.hpp"
 #include "sim/plan/layout_search.hpp"
 #include "sim/plan/sweep.hpp"
 #include "tools/cli/commands.hpp"
@@ -94,6 +95,15 @@ Row evaluate(const std::string& text, const std::string& name,
   }
   const sim::StepReport r = sim::estimate(s, *profile, sim::Detail::summary);
   row.m = sim::metrics_of(s, r);
+  if (s.training.growth.given()) {
+    // Days, GPU-hours and cost with the small model's training (growth_phase).
+    try {
+      row.m = sim::with_growth(row.m, sim::growth_phase(s, *profile));
+    } catch (const std::invalid_argument& e) {
+      row.problem = e.what();
+      return row;
+    }
+  }
   if (keep) row.kept = std::make_shared<const std::pair<scenario::Scenario, sim::StepReport>>(s, r);
   return row;
 }
