@@ -5,8 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <functional>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include "models/plan/placement.hpp"
 #include "models/transformer/model_stats.hpp"
@@ -37,7 +41,9 @@ class Pricer {
         tables_(tables),
         gather_network_(network_slowdown(s, Traffic::dp_gather)),
         reduce_network_(network_slowdown(s, Traffic::dp_reduce)),
-        pp_network_(network_slowdown(s, Traffic::pp)) {}
+        pp_network_(network_slowdown(s, Traffic::pp)) {
+    if (tables_) report_.ops.reserve(64);
+  }
 
   // What oversubscription does to the data-parallel rings and pipeline transfers.
   [[nodiscard]] const NetworkSlowdown& network(Traffic t) const {
@@ -109,15 +115,32 @@ class Pricer {
  private:
   void record(const models::Op& op, const ComputeCost& cost, double runs_per_step) {
     if (!tables_ || runs_per_step <= 0) return;
-    std::string name(op.name);
-    if (op.backward) name += ".bwd";
-    auto it = std::find_if(report_.ops.begin(), report_.ops.end(),
-                           [&](const PricedOp& po) { return po.name == name; });
-    if (it == report_.ops.end()) {
-      report_.ops.push_back(
-          {name, std::string(models::op_class_name(op.cls)), 0, 0, cost.memory_bound, 0});
-      it = report_.ops.end() - 1;
+    // Named "qkv" or "qkv.bwd": matched without building the name (once a layer a pass).
+    // Found by a small hash table of the ops recorded so far (name and direction).
+    constexpr std::string_view kBackward = ".bwd";
+    const std::string_view base = op.name;
+    const auto same = [&](const PricedOp& po) {
+      const std::string_view n = po.name;
+      return op.backward ? n.size() == base.size() + kBackward.size() && n.starts_with(base) &&
+                               n.ends_with(kBackward)
+                         : n == base;
+    };
+    std::size_t slot = (std::hash<std::string_view>{}(base) * 2 + (op.backward ? 1 : 0)) %
+                       op_slots_.size();
+    while (op_slots_[slot] != 0 && !same(report_.ops[op_slots_[slot] - 1])) {
+      slot = (slot + 1) % op_slots_.size();
     }
+    if (op_slots_[slot] == 0) {
+      if (report_.ops.size() + 1 >= op_slots_.size()) {
+        throw std::logic_error("estimate: more distinct ops than the op table holds");
+      }
+      std::string name(base);
+      if (op.backward) name += kBackward;
+      report_.ops.push_back({std::move(name), std::string(models::op_class_name(op.cls)), 0, 0,
+                             cost.memory_bound, 0});
+      op_slots_[slot] = static_cast<std::uint16_t>(report_.ops.size());
+    }
+    const auto it = report_.ops.begin() + (op_slots_[slot] - 1);
     // Several ops may share a name (a GEMM's two backward GEMMs): keep totals.
     const double total = it->time_s * it->per_step + cost.time_s * runs_per_step;
     const double flops =
@@ -131,6 +154,7 @@ class Pricer {
   const DeviceProfile& p_;
   StepReport& report_;
   bool tables_;  // record every op and collective in the report
+  std::array<std::uint16_t, 256> op_slots_{};  // report_.ops index + 1 by hash; 0: empty
   // Each group's span, computed once per estimate.
   std::array<std::optional<models::GroupSpan>, 5> spans_;
   const models::GroupSpan& span_of(GroupKind g) {
@@ -519,9 +543,16 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
   r.tokens_per_s =
       static_cast<double>(s.parallelism.global_batch) * s.model.seq_length / r.step_time_s;
   r.days_to_target = s.training.tokens / r.tokens_per_s / 86400;
-  std::sort(r.ops.begin(), r.ops.end(), [](const PricedOp& a, const PricedOp& b) {
-    return a.time_s * a.per_step > b.time_s * b.per_step;
+  // Largest total first; sorted by index, then moved once (each op holds two strings).
+  std::vector<std::size_t> order(r.ops.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return r.ops[a].time_s * r.ops[a].per_step > r.ops[b].time_s * r.ops[b].per_step;
   });
+  std::vector<PricedOp> sorted;
+  sorted.reserve(r.ops.size());
+  for (const std::size_t i : order) sorted.push_back(std::move(r.ops[i]));
+  r.ops = std::move(sorted);
   r.memory = models::memory_per_gpu(s, plan);
   r.memory_fragmentation = r.memory.total() * profile.memory_fragmentation;
   r.memory_capacity = s.cluster.gpu.hbm_bytes;

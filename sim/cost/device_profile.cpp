@@ -188,13 +188,13 @@ std::string_view profile_key(double DeviceProfile::*member) {
 
 double memory_efficiency_of(const DeviceProfile& profile, std::string_view op_name) {
   // The longest measured prefix: "norm.layer.bwd", then "norm.layer", then "norm".
-  std::string family(op_name);
+  std::string_view family = op_name;
   while (!family.empty()) {
     const auto it = profile.memory_bound_efficiency.find(family);
     if (it != profile.memory_bound_efficiency.end()) return it->second;
     const auto dot = family.rfind('.');
-    if (dot == std::string::npos) break;
-    family.resize(dot);
+    if (dot == std::string_view::npos) break;
+    family = family.substr(0, dot);
   }
   return profile.memory_efficiency;
 }

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -116,7 +117,7 @@ struct DeviceProfile {
   // measured. Families are dotted names ("norm", "norm.layer", "norm.layer.bwd");
   // an op takes the longest family its name starts with, else memory_efficiency.
   // Above 1 where a kernel's working set stays in cache (CPUs).
-  std::map<std::string, double> memory_bound_efficiency;
+  std::map<std::string, double, std::less<>> memory_bound_efficiency;  // looked up by view
 
   std::map<std::string, ProfileParameter> parameters;  // everything, with origins
 
