@@ -14,37 +14,57 @@ XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(myriad_step);
 namespace myriad::sim::step_detail {
 namespace {
 
-// A flow out to a ghost and an equal one back in, at the same moment, waited for:
-// a neighbour (or the rank group's other node) mirrored.
-void exchange_with_ghost(Plan& p, int self, int ghost, uint64_t bytes) {
+// Whom an actor's flows of one collective go to and come from: the partners
+// themselves, every replica simulated (a message to the mailbox each reads, and
+// one from each in the actor's own), or ghosts mirroring them (a flow out to each
+// and an equal one back, at once). Each traffic mode names its peers; `exchange`
+// plays them either way.
+struct Peers {
+  std::vector<std::pair<int, sg4::Mailbox*>> real;  // a partner's host and the mailbox it reads
+  sg4::Mailbox* inbox = nullptr;                    // where the real partners' messages arrive
+  std::vector<int> ghosts;                          // the mirrored partners' hosts
+};
+
+// `bytes` to every peer and as much from each, all at once; returns when all are in.
+void exchange(Plan& p, int self, const Peers& peers, uint64_t bytes) {
+  const auto size = static_cast<double>(bytes);
   sg4::Host* a = p.platform->host(self);
-  sg4::Host* b = p.platform->host(ghost);
-  p.monitor->flow_started(ghost, self, static_cast<double>(bytes));
-  sg4::CommPtr in = sg4::Comm::sendto_async(b, a, bytes);
-  transfer(p, self, ghost, sg4::Comm::sendto_async(a, b, bytes), static_cast<double>(bytes));
-  in->wait();
-  ++p.flows;
+  std::vector<sg4::CommPtr> out;
+  std::vector<sg4::CommPtr> in;
+  for (const auto& [to, box] : peers.real) {
+    p.monitor->flow_started(self, to, size);
+    out.push_back(box->put_async(&p.tags[0], bytes));
+  }
+  for (const int ghost : peers.ghosts) {
+    sg4::Host* b = p.platform->host(ghost);
+    p.monitor->flow_started(ghost, self, size);
+    in.push_back(sg4::Comm::sendto_async(b, a, bytes));
+    p.monitor->flow_started(self, ghost, size);
+    out.push_back(sg4::Comm::sendto_async(a, b, bytes));
+  }
+  for (std::size_t k = 0; k < peers.real.size(); ++k) peers.inbox->get<Tag>();
+  for (const auto& comms : {&out, &in}) {
+    for (const auto& comm : *comms) {
+      comm->wait();
+      ++p.flows;
+    }
+  }
 }
 
 // One phase of flows of a data-parallel collective over the actors of a stage,
 // `bytes` on each edge between neighbouring actors, then `extra_latency_s`.
 // Every replica simulated, a flow to the next one; else to and from ghosts.
 void dp_flows(Plan& p, int row, int stage, double flow_bytes, double extra_latency_s) {
-  const auto bytes = static_cast<uint64_t>(flow_bytes);
-  const int self = p.actor(row, stage).host;
+  Peers peers;
   if (p.all_replicas) {
     const int next = (row + 1) % p.dp;
-    sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox("dp", next, stage));
-    sg4::Mailbox* in = sg4::Mailbox::by_name(mailbox("dp", row, stage));
-    const int to = p.actor(next, stage).host;
-    p.monitor->flow_started(self, to, static_cast<double>(bytes));
-    sg4::CommPtr send = out->put_async(&p.tags[0], bytes);
-    in->get<Tag>();
-    send->wait();
-    ++p.flows;
+    peers.real.emplace_back(p.actor(next, stage).host,
+                            sg4::Mailbox::by_name(mailbox("dp", next, stage)));
+    peers.inbox = sg4::Mailbox::by_name(mailbox("dp", row, stage));
   } else {
-    exchange_with_ghost(p, self, p.actor(row, stage).ghost, bytes);
+    peers.ghosts.push_back(p.actor(row, stage).ghost);
   }
+  exchange(p, p.actor(row, stage).host, peers, static_cast<uint64_t>(flow_bytes));
   // A ring moves every chunk across every edge: its members finish together, at the
   // pace of its slowest edge (one crossing an oversubscribed uplink, a straggler's),
   // not each when its own two edges are done. (One replica simulated for several,
@@ -159,48 +179,29 @@ sg4::ActorPtr beside(const std::string& name, const std::function<void()>& work)
 // sharing the node's NICs and the tree with everything else). Every replica
 // simulated, real flows between the actors (mailboxes alternate by the
 // all-to-all's parity: a partner can be at most one ahead); else mirrored by a
-// ghost per partner.
+// ghost per partner (Peers).
 void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e) {
   const models::Collective& c = e.collective;
   const double start = sg4::Engine::get_clock();
   const double inside = c.bytes * (p.ep_members - 1) / (p.ep_members * p.ep_actors) / e.nvlink_Bps;
   const double before = std::max(0.0, e.cost.latency_s - p.route_latency_s) + inside;
   if (before > 0) sg4::this_actor::sleep_for(before);
-  const auto bytes = static_cast<uint64_t>(p.ep_flow_factor * c.bytes);
   ActorState& me = p.actor(row, stage);
-  const int self = me.host;
-  std::vector<std::pair<int, sg4::CommPtr>> out;
-  std::vector<std::pair<int, sg4::CommPtr>> in;
+  Peers peers;
   if (p.all_replicas) {
     const int parity = me.ep_played++ % 2;
     const int first = row / p.ep_actors * p.ep_actors;
     for (int partner = first; partner < first + p.ep_actors; ++partner) {
       if (partner == row) continue;
-      const int to = p.actor(partner, stage).host;
-      p.monitor->flow_started(self, to, static_cast<double>(bytes));
-      out.emplace_back(to, sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", partner, stage, parity))
-                               ->put_async(&p.tags[0], bytes));
+      peers.real.emplace_back(
+          p.actor(partner, stage).host,
+          sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", partner, stage, parity)));
     }
-    sg4::Mailbox* mine = sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", row, stage, parity));
-    for (int k = 1; k < p.ep_actors; ++k) mine->get<Tag>();
+    peers.inbox = sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", row, stage, parity));
   } else {
-    sg4::Host* a = p.platform->host(self);
-    for (const int ghost : me.ep_ghosts) {
-      sg4::Host* b = p.platform->host(ghost);
-      p.monitor->flow_started(ghost, self, static_cast<double>(bytes));
-      in.emplace_back(ghost, sg4::Comm::sendto_async(b, a, bytes));
-      p.monitor->flow_started(self, ghost, static_cast<double>(bytes));
-      out.emplace_back(ghost, sg4::Comm::sendto_async(a, b, bytes));
-    }
+    peers.ghosts = me.ep_ghosts;
   }
-  for (auto& [to, comm] : out) {
-    comm->wait();
-    ++p.flows;
-  }
-  for (auto& [from, comm] : in) {
-    comm->wait();
-    ++p.flows;
-  }
+  exchange(p, me.host, peers, static_cast<uint64_t>(p.ep_flow_factor * c.bytes));
   trace_layer_collective(p, row, stage, c, start);
 }
 
@@ -216,8 +217,8 @@ void group_flows(Plan& p, int row, int stage, const LayerCollective& c) {
   const double before = std::max(0.0, c.cost.latency_s - p.route_latency_s);
   if (before > 0) sg4::this_actor::sleep_for(before);
   const ActorState& me = p.actor(row, stage);
-  exchange_with_ghost(p, me.host, me.group_ghost,
-                      static_cast<uint64_t>(c.cost.bandwidth_s * p.group_link_Bps));
+  exchange(p, me.host, Peers{{}, nullptr, {me.group_ghost}},
+           static_cast<uint64_t>(c.cost.bandwidth_s * p.group_link_Bps));
   trace_layer_collective(p, row, stage, c.collective, start);
 }
 
