@@ -547,6 +547,32 @@ TEST(Cli, EstimatePrintsTheReportAndWritesJson) {
   std::filesystem::remove(file);
 }
 
+// Expectation: a base scenario that is valid only with the axes' values (here a
+// growth what-if whose saved fraction the axis gives) sweeps as its first
+// configuration; one broken elsewhere is refused with its own errors.
+TEST(Cli, SweepTakesABaseCompletedByItsAxes) {
+  const std::string text =
+      "cluster: {preset: llama3-like, gpus: 64}\n"
+      "model: {preset: llama3-8b, seq_length: 4096}\n"
+      "parallelism: {tp: 8, pp: 2, global_batch: 128}\n"
+      "training: {tokens: 100B, growth: {from: llama3-8b, tokens: 10B, source: x}}\n";
+  const Result missing = run_cli_in({"sweep", "-"}, text);
+  EXPECT_EQ(missing.code, kExitBadInput);
+  EXPECT_NE(missing.err.find("training.growth.saved_fraction: missing"), std::string::npos)
+      << missing.err;
+  // From itself it does not grow (llama3-8b is not smaller than llama3-8b): each
+  // row says so, and the sweep runs.
+  const Result r =
+      run_cli_in({"sweep", "-", "--vary", "training.growth.saved_fraction=0.1,0.2"}, text);
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("not fewer than the model's"), std::string::npos) << r.out;
+  const Result broken = run_cli_in(
+      {"sweep", "-", "--set", "parallelism.tp=3", "--vary", "training.growth.saved_fraction=0.1"},
+      text);
+  EXPECT_EQ(broken.code, kExitBadInput);
+  EXPECT_NE(broken.err.find("parallelism.tp"), std::string::npos) << broken.err;
+}
+
 // Expectation: training.growth reaches every verb that counts days. `estimate`
 // adds the small model's training to (1 - F) of the model's own and says where F
 // comes from; `sweep` over F and `plan` show days with growth; `campaign` runs

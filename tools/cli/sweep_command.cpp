@@ -286,9 +286,30 @@ int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
     return kExitBadInput;
   }
   // The scenario once, checked as it stands (with the --set overrides), so that a
-  // broken base is reported as such rather than as every row's problem.
+  // broken base is reported as such rather than as every row's problem; or, when
+  // it is valid only with the axes' values (a key the axes set is missing, or
+  // invalid as written), as the first configuration.
   std::string text;
-  const auto base = load_for_cli(o.scenario, io, env, &text);
+  std::ostringstream base_out;
+  std::ostringstream base_err;
+  auto base = load_for_cli(o.scenario, {base_out, base_err}, env, &text);
+  if (!base && !o.vary.empty() && !text.empty()) {
+    std::vector<std::string> sets = o.scenario.overrides;
+    try {
+      for (const auto& v : o.vary) {
+        const sim::SweepAxis axis = sim::parse_axis(v);
+        if (!axis.values.empty()) sets.push_back(axis.key + "=" + axis.values.front());
+      }
+      scenario::Scenario first =
+          scenario::load_scenario_text(text, scenario_name(o.scenario),
+                                       scenario::LoadOptions(preset_path(o.scenario, env), sets));
+      base = std::move(first);
+      base_err.str("");
+    } catch (const std::exception&) {
+      // The base's own errors are the ones to show.
+    }
+  }
+  io.err << base_err.str();
   if (!base) return kExitBadInput;
   // The axes: --vary's, else the scenario's sweep section (whose zip and pareto
   // the command line's override).
