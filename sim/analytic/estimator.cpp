@@ -125,8 +125,8 @@ class Pricer {
                                n.ends_with(kBackward)
                          : n == base;
     };
-    std::size_t slot = (std::hash<std::string_view>{}(base) * 2 + (op.backward ? 1 : 0)) %
-                       op_slots_.size();
+    std::size_t slot =
+        (std::hash<std::string_view>{}(base)*2 + (op.backward ? 1 : 0)) % op_slots_.size();
     while (op_slots_[slot] != 0 && !same(report_.ops[op_slots_[slot] - 1])) {
       slot = (slot + 1) % op_slots_.size();
     }
@@ -153,7 +153,7 @@ class Pricer {
   const scenario::Scenario& s_;
   const DeviceProfile& p_;
   StepReport& report_;
-  bool tables_;  // record every op and collective in the report
+  bool tables_;                                // record every op and collective in the report
   std::array<std::uint16_t, 256> op_slots_{};  // report_.ops index + 1 by hash; 0: empty
   // Each group's span, computed once per estimate.
   std::array<std::optional<models::GroupSpan>, 5> spans_;
