@@ -87,7 +87,12 @@ bool read_quantity(const ConfigNode& node, Dimension d, const std::string& path,
 
 bool read_text(const ConfigNode& node, const std::string& path, ParseContext& ctx,
                std::string& out) {
-  if (!expect_scalar(node, "text", path, ctx)) return false;
+  // YAML reads `a: b` as a mapping and `a, b` in brackets as a list: a text holding
+  // them must be quoted, in a file as on the command line.
+  if (!expect_scalar(node, "text (quote one that holds ': ' or starts with '[' or '{')", path,
+                     ctx)) {
+    return false;
+  }
   out = node.text();
   return true;
 }
