@@ -31,10 +31,16 @@ struct Tag {
 // One simulated rank group (an actor): where it and its mirrors sit on the
 // platform, and what it has done so far.
 struct ActorState {
-  int host = -1;                // its platform host
-  int ghost = -1;               // its ring neighbour's mirror (one replica simulated)
-  std::vector<int> ep_ghosts;   // its expert-parallel partners' mirrors
-  int group_ghost = -1;         // its rank group's second node (groups spanning nodes)
+  int host = -1;               // its platform host
+  int ghost = -1;              // its ring neighbour's mirror (one replica simulated)
+  std::vector<int> ep_ghosts;  // its expert-parallel partners' mirrors
+  int group_ghost = -1;        // its rank group's second node (groups spanning nodes)
+  // Every replica or class simulated: its ring edges' ports (class mode: the
+  // edges inside the class, of its weight less one, and the edge to the next
+  // class, of weight 1; else its host), and its readiness for its predecessor's.
+  int ring_self = -1;
+  int ring_out = -1;
+  sg4::SemaphorePtr ring_ready;
   int ep_played = 0;            // all-to-alls so far
   std::vector<Span> timeline;   // what it did, in order
   std::vector<double> sent_at;  // [direction * v * m + chunk * m + mb]: when each output left

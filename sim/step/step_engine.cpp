@@ -110,7 +110,8 @@ void send_output(Plan& p, int row, int stage, const PipelineTask& t) {
   const int to = ((t.forward ? stage + 1 : stage - 1) + p.pp) % p.pp;
   sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox(t.forward ? "f" : "b", p.rows[row], to));
   Tag* tag = &p.tags[at(t.chunk, p.m, t.micro_batch)];
-  const auto bytes = static_cast<uint64_t>(p.pp_bytes_per_node);
+  const auto bytes =
+      static_cast<uint64_t>(p.pp_bytes_per_node * p.weights[static_cast<std::size_t>(row)]);
   const double start = sg4::Engine::get_clock();
   ActorState& me = p.actor(row, stage);
   me.sent_at[at(t.forward ? 0 : 1, p.v * p.m, static_cast<int>(at(t.chunk, p.m, t.micro_batch)))] =
@@ -235,15 +236,22 @@ std::vector<BreakdownPart> breakdown(const Plan& p, const std::vector<std::vecto
 // ghost sits where the next replica would (latency is the same everywhere and,
 // without contention, so is bandwidth: where it sits does not change the result).
 void build_platform(Plan& p, const scenario::Scenario& s) {
-  p.platform = std::make_unique<FatTreePlatform>(s.cluster, p.node_Bps, p.nodes_per_group);
+  p.platform =
+      std::make_unique<FatTreePlatform>(s.cluster, p.node_Bps, p.nodes_per_group, p.classes);
   const auto first_node = [&](int row, int stage) { return p.first_node(s, row, stage); };
   const int rows = static_cast<int>(p.rows.size());
   for (int row = 0; row < rows; ++row) {
+    const int weight = p.weights[static_cast<std::size_t>(row)];
     for (int stage = 0; stage < p.pp; ++stage) {
       const ActorPlace& place = p.places[p.index(row, stage)];
-      p.actor(row, stage).host = p.platform->add_host(
-          fmt::format("stage{}-replica{}", stage, p.rows[static_cast<std::size_t>(row)]),
-          place.node, 1 / place.link);
+      const std::string name =
+          fmt::format("stage{}-replica{}", stage, p.rows[static_cast<std::size_t>(row)]);
+      ActorState& a = p.actor(row, stage);
+      a.host = p.platform->add_host(name, place.node, 1 / place.link, weight);
+      a.ring_ready = sg4::Semaphore::create(0);
+      a.ring_out = weight == 1 ? a.host : p.platform->add_port(name + ".ring", a.host, 1);
+      // Its own port, not ring_out's: a port's latency link bounds its flows together.
+      if (weight > 1) a.ring_self = p.platform->add_port(name + ".class", a.host, weight - 1);
     }
   }
   if (!p.all_replicas) {
@@ -268,7 +276,8 @@ void build_platform(Plan& p, const scenario::Scenario& s) {
       const int replica = p.rows[static_cast<std::size_t>(row)];
       for (int stage = 0; stage < p.pp; ++stage) {
         p.actor(row, stage).group_ghost = p.platform->add_host(
-            fmt::format("group-ghost-{}-{}", stage, replica), first_node(replica, stage) + 1);
+            fmt::format("group-ghost-{}-{}", stage, replica), first_node(replica, stage) + 1, 1,
+            p.weights[static_cast<std::size_t>(row)]);
       }
     }
   }
@@ -285,6 +294,8 @@ StepSimulation collect(Plan& p) {
   r.all_replicas = p.all_replicas;
   r.replicas_per_actor = p.per_node;
   for (const int row : p.rows) r.replicas.push_back(row * p.per_node);
+  r.classes = p.classes;
+  for (const int w : p.weights) r.class_sizes.push_back(w * p.per_node);
   for (const ActorState& a : p.actors) {
     r.hosts += 1 + (a.ghost >= 0 ? 1 : 0) + a.ep_ghosts.size() + (a.group_ghost >= 0 ? 1 : 0);
   }
@@ -350,7 +361,7 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
   // With data-parallel overlap each rank group starts helpers beside it: the
   // parameter gathers (2) and, per chunk, the gradient reduction's three.
   const int helpers = p.overlap_dp ? 2 + 3 * p.v : 0;
-  apply_engine_config(options.sanitizer_safe, groups * (1 + helpers));
+  apply_engine_config(options.sanitizer_safe, groups * (1 + helpers), options.exact_sharing);
   build_platform(p, s);
   for (int row = 0; row < static_cast<int>(p.rows.size()); ++row) {
     for (int stage = 0; stage < p.pp; ++stage) {

@@ -107,8 +107,13 @@ struct RankGroupTime {
 
 struct StepSimulation {
   double step_time_s = 0;
-  bool all_replicas = false;   // every replica simulated (else some, neighbours mirrored)
-  std::vector<int> replicas;   // the replicas simulated (the first of each actor's)
+  bool all_replicas = false;  // every replica simulated (else some, neighbours mirrored)
+  std::vector<int> replicas;  // the replicas simulated (the first of each actor's)
+  // Classes of replicas played as one (traffic that can contend): replicas[i]
+  // stands for class_sizes[i] replicas from it on; outside classes all 1 (x the
+  // replicas per actor).
+  bool classes = false;
+  std::vector<int> class_sizes;
   int replicas_per_actor = 1;  // more than 1 with rank groups smaller than a node
   std::vector<TraceEvent> events;
   std::vector<double> wait_s;         // per stage: time replica 0 waited on inputs and sends
@@ -127,6 +132,7 @@ struct StepSimulation {
 struct StepOptions {
   bool all_replicas = false;    // simulate every data-parallel replica
   bool sanitizer_safe = false;  // SimGrid thread contexts (for ASan builds)
+  bool exact_sharing = false;   // SimGrid's full updates (engine_config.hpp): for proofs
   // Slow nodes; by default drawn from the scenario's faults.stragglers and seed.
   std::optional<std::vector<Straggler>> stragglers;
   // The step engine's log (SimGrid's XBT category myriad_step, on stderr): "" for

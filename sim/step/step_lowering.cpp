@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "models/plan/placement.hpp"
@@ -95,11 +96,12 @@ void plan_layer_flows(StepLowering& p, const scenario::Scenario& s, double node_
   if (!experts(p.forward_play) && !experts(p.backward_play)) p.ep_actors = 1;  // no ghosts
 }
 
-// The replicas to simulate: every one when traffic can contend (or when asked);
-// else replica 0 and each replica holding a straggler, whose ring neighbours
-// ghosts mirror. In one data-parallel phase per collective a replica's ring
-// flows start when it arrives and its neighbours' data is already under way, so
-// each simulated replica lives its own step, and the slowest sets the step.
+// The replicas to simulate: every one when asked; else replica 0 and each
+// replica holding a straggler, whose ring neighbours ghosts mirror. In one
+// data-parallel phase per collective a replica's ring flows start when it
+// arrives and its neighbours' data is already under way, so each simulated
+// replica lives its own step, and the slowest sets the step. (Traffic that can
+// contend takes replica_classes instead.)
 std::vector<int> replicas_to_simulate(const StepLowering& p, const scenario::Scenario& s,
                                       const std::vector<Straggler>& stragglers) {
   std::vector<int> rows;
@@ -115,6 +117,54 @@ std::vector<int> replicas_to_simulate(const StepLowering& p, const scenario::Sce
   std::sort(rows.begin() + 1, rows.end());
   return rows;
 }
+
+}  // namespace
+
+std::vector<ReplicaClass> replica_classes(const StepLowering& p, const scenario::Scenario& s,
+                                          const std::vector<Straggler>& stragglers) {
+  const std::vector<double> under = subtree_nodes(s.cluster);
+  // Whether two actors of a stage sit under different subtrees of a tier below the top.
+  const auto apart = [&](int stage, int a, int b) {
+    const int na = p.first_node(s, a, stage);
+    const int nb = p.first_node(s, b, stage);
+    for (std::size_t t = 0; t + 1 < under.size(); ++t) {
+      if (std::floor(na / under[t]) != std::floor(nb / under[t])) return true;
+    }
+    return false;
+  };
+  std::vector<bool> starts(static_cast<std::size_t>(p.dp) + 1, false);
+  std::vector<bool> alone(static_cast<std::size_t>(p.dp), false);
+  const auto single = [&](int r) {
+    r = (r % p.dp + p.dp) % p.dp;
+    alone[static_cast<std::size_t>(r)] = true;
+    starts[static_cast<std::size_t>(r)] = true;
+    starts[static_cast<std::size_t>(r) + 1] = true;
+  };
+  starts[0] = true;
+  for (int stage = 0; stage < p.pp; ++stage) {
+    for (int r = 0; r < p.dp; ++r) {
+      const int next = (r + 1) % p.dp;
+      if (!apart(stage, r, next)) continue;
+      // A ring edge leaving the subtree: both ends differ from their neighbours.
+      single(r);
+      single(next);
+    }
+  }
+  for (const auto& g : stragglers) {
+    const int replica = models::group_on_node(s, g.node).replica / p.per_node;
+    for (int r = replica - 1; r <= replica + 1; ++r) single(r);
+  }
+  std::vector<ReplicaClass> classes;
+  for (int r = 0; r < p.dp; ++r) {
+    if (starts[static_cast<std::size_t>(r)]) {
+      classes.push_back({r, 0});
+    }
+    ++classes.back().size;
+  }
+  return classes;
+}
+
+namespace {
 
 // What the step engine cannot play yet, said before anything is built.
 void check_playable(const scenario::Scenario& s) {
@@ -182,8 +232,22 @@ StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profil
   // Expert all-to-alls couple the replicas of a group layer by layer, so a slow
   // node slows its partners as it goes: with stragglers, simulate them all.
   const bool coupled = p.ep_actors > 1 && !stragglers.empty();
-  p.all_replicas = all_replicas || p.dp == 1 || oversubscribed_below_join(s.cluster) || coupled;
-  p.rows = replicas_to_simulate(p, s, stragglers);
+  const bool contended = oversubscribed_below_join(s.cluster);
+  p.all_replicas = all_replicas || p.dp == 1 || contended || coupled;
+  // Contention couples every replica through the shared uplinks, but replicas
+  // under the same subtrees at every stage share them alike: one per class,
+  // its traffic weighted (expert all-to-alls, whose partners differ by member,
+  // are left to every replica).
+  p.classes = !all_replicas && p.dp > 1 && contended && p.ep_actors == 1;
+  if (p.classes) {
+    for (const ReplicaClass& c : replica_classes(p, s, stragglers)) {
+      p.rows.push_back(c.first);
+      p.weights.push_back(c.size);
+    }
+  } else {
+    p.rows = replicas_to_simulate(p, s, stragglers);
+    p.weights.assign(p.rows.size(), 1);
+  }
   for (const int actor : p.rows) {
     for (int stage = 0; stage < p.pp; ++stage) {
       ActorPlace place;

@@ -6,9 +6,10 @@
 //   - the actors: one per pipeline stage and data-parallel actor, an actor being
 //     a replica or, with rank groups smaller than a node, the node's replicas
 //     of one stage, which run in lockstep;
-//   - the replicas simulated (rows): every one when traffic can contend or when
-//     asked; else replica 0 and each replica holding a straggler, their ring
-//     neighbours mirrored by ghosts;
+//   - the replicas simulated (rows): every one when asked; when traffic can
+//     contend, one per class of replicas that share every uplink alike, its
+//     traffic weighted by the class's size (replica_classes); else replica 0 and
+//     each replica holding a straggler, their ring neighbours mirrored by ghosts;
 //   - how each data-parallel collective is played (DpPhase), from the algorithm
 //     the analytic engine picked for it;
 //   - how each of a layer's exposed tp, cp and ep collectives is played (Play);
@@ -63,6 +64,12 @@ struct ActorPlace {
   double link = 1;      // link straggler factor: its NICs' bandwidth divided by it
 };
 
+// Consecutive replicas (actors) that live the same step under contention.
+struct ReplicaClass {
+  int first = 0;  // its first actor
+  int size = 0;   // actors in it
+};
+
 struct StepLowering {
   int pp = 1;
   int v = 1;
@@ -106,12 +113,31 @@ struct StepLowering {
   // straggler, each with its ring neighbours mirrored by ghosts. Actor rows, to
   // be exact: row r stands for replicas r * per_node onwards.
   std::vector<int> rows;
+  // Class mode (contention): each row is a class of `weights[row]` consecutive
+  // actors, played as one: its host's NICs are theirs together, its flows carry
+  // their bytes together and take as many shares of every link they cross
+  // (sim/topology/fat_tree_platform.hpp, weighted hosts). Outside class mode
+  // every weight is 1.
+  bool classes = false;
+  std::vector<int> weights;        // [row]
   std::vector<ActorPlace> places;  // [row * pp + stage]
   std::vector<Straggler> stragglers;
 
   // The first node of actor `actor` (a row's value) at `stage`.
   [[nodiscard]] int first_node(const scenario::Scenario& s, int actor, int stage) const;
 };
+
+// The classes of actors (data-parallel positions) that share every uplink alike
+// when traffic can contend: runs of consecutive actors under the same subtrees
+// of every tier below the top at every stage. An actor stands alone where its
+// ring edge to the next actor or from the previous one leaves a subtree (its NIC
+// carries a flow the others' do not), and so do an actor holding a straggler
+// and its two ring neighbours (which exchange with it). Within a class every
+// member sends and receives the same flows over the same links at the same
+// times, so max-min fairness gives them the same rates: one member played with
+// the class's weight is every member played. `p` needs pp, dp and per_node.
+std::vector<ReplicaClass> replica_classes(const StepLowering& p, const scenario::Scenario& s,
+                                          const std::vector<Straggler>& stragglers);
 
 // Throws std::invalid_argument for scenarios the step engine cannot play (rank
 // groups that neither fill whole nodes nor divide one, or stages sharing a node).

@@ -51,20 +51,43 @@ void exchange(Plan& p, int self, const Peers& peers, uint64_t bytes) {
   }
 }
 
+// A flow of `weight` members' traffic from `from` to `to` (ports whose links
+// bound it to their members' NIC rate); not waited for.
+sg4::CommPtr weighted_flow(Plan& p, int from, int to, double bytes, int weight) {
+  p.monitor->flow_started(from, to, bytes * weight);
+  return sg4::Comm::sendto_async(p.platform->host(from), p.platform->host(to),
+                                 static_cast<uint64_t>(bytes * weight));
+}
+
+// Every replica (or class) simulated: a ring phase's flows, each member's edge
+// to the next starting once both are in the phase (NCCL's kernels meet), the
+// edges inside a class as one flow of their weight from the class to itself.
+void ring_flows(Plan& p, int row, int stage, double bytes) {
+  ActorState& me = p.actor(row, stage);
+  const int next = (row + 1) % static_cast<int>(p.rows.size());
+  ActorState& to = p.actor(next, stage);
+  me.ring_ready->release();  // the predecessor's edge to this one may start
+  std::vector<sg4::CommPtr> flows;
+  const int weight = p.weights[static_cast<std::size_t>(row)];
+  if (weight > 1) flows.push_back(weighted_flow(p, me.ring_self, me.ring_self, bytes, weight - 1));
+  to.ring_ready->acquire();
+  flows.push_back(weighted_flow(p, me.ring_out, to.ring_out, bytes, 1));
+  for (const auto& f : flows) {
+    f->wait();
+    ++p.flows;
+  }
+}
+
 // One phase of flows of a data-parallel collective over the actors of a stage,
 // `bytes` on each edge between neighbouring actors, then `extra_latency_s`.
-// Every replica simulated, a flow to the next one; else to and from ghosts.
+// Every replica (or class) simulated, a flow to the next one; else to and from ghosts.
 void dp_flows(Plan& p, int row, int stage, double flow_bytes, double extra_latency_s) {
-  Peers peers;
   if (p.all_replicas) {
-    const int next = (row + 1) % p.dp;
-    peers.real.emplace_back(p.actor(next, stage).host,
-                            sg4::Mailbox::by_name(mailbox("dp", next, stage)));
-    peers.inbox = sg4::Mailbox::by_name(mailbox("dp", row, stage));
+    ring_flows(p, row, stage, flow_bytes);
   } else {
-    peers.ghosts.push_back(p.actor(row, stage).ghost);
+    exchange(p, p.actor(row, stage).host, Peers{{}, nullptr, {p.actor(row, stage).ghost}},
+             static_cast<uint64_t>(flow_bytes));
   }
-  exchange(p, p.actor(row, stage).host, peers, static_cast<uint64_t>(flow_bytes));
   // A ring moves every chunk across every edge: its members finish together, at the
   // pace of its slowest edge (one crossing an oversubscribed uplink, a straggler's),
   // not each when its own two edges are done. (One replica simulated for several,
@@ -218,7 +241,8 @@ void group_flows(Plan& p, int row, int stage, const LayerCollective& c) {
   if (before > 0) sg4::this_actor::sleep_for(before);
   const ActorState& me = p.actor(row, stage);
   exchange(p, me.host, Peers{{}, nullptr, {me.group_ghost}},
-           static_cast<uint64_t>(c.cost.bandwidth_s * p.group_link_Bps));
+           static_cast<uint64_t>(c.cost.bandwidth_s * p.group_link_Bps *
+                                 p.weights[static_cast<std::size_t>(row)]));
   trace_layer_collective(p, row, stage, c.collective, start);
 }
 

@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <unordered_set>
+#include <vector>
+
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 
 #include "sim/cost/comm_cost.hpp"
 
@@ -11,6 +15,8 @@ namespace myriad::sim {
 namespace {
 
 namespace sg4 = simgrid::s4u;
+
+constexpr double kNeverBinds = 1e18;  // B/s
 
 sg4::LinkInRoute upward(const sg4::SplitDuplexLink* link) {
   return {link, sg4::LinkInRoute::Direction::UP};
@@ -36,10 +42,12 @@ simgrid::kernel::routing::NetPoint* gateway_of(sg4::NetZone* zone, const std::st
 }  // namespace
 
 FatTreePlatform::FatTreePlatform(const scenario::ClusterSpec& cluster, double node_Bps,
-                                 int nodes_per_host)
+                                 int nodes_per_host, bool weighted)
     : cluster_(cluster),
       node_Bps_(node_Bps),
       nodes_per_host_(nodes_per_host),
+      weighted_(weighted),
+      latency_s_(hop_latency(cluster, cluster.nodes())),
       under_(subtree_nodes(cluster)) {
   if (cluster_.network.tiers.empty()) {
     throw std::invalid_argument("the step engine needs at least one tier of switches");
@@ -83,22 +91,60 @@ FatTreePlatform::Zone& FatTreePlatform::zone_of(int tier, int node) {
   return zones_.emplace(key, z).first->second;
 }
 
-int FatTreePlatform::add_host(const std::string& name, int first_node, double bw_factor) {
+int FatTreePlatform::add_host(const std::string& name, int first_node, double bw_factor,
+                              int weight) {
   sg4::NetZone* leaf = zone_of(0, first_node).zone;
   sg4::Host* host = leaf->create_host(name, 1e9)->seal();
-  const double bw = node_Bps_ * nodes_per_host_ * bw_factor;
+  const double bw = node_Bps_ * nodes_per_host_ * bw_factor * weight;
   sg4::SplitDuplexLink* link = leaf->create_split_duplex_link(name + ".nic", bw);
-  link->set_latency(hop_latency(cluster_, cluster_.nodes()) / 2)->seal();
-  leaf->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {upward(link)}, true);
-  hosts_.push_back({host, first_node, static_cast<int>(links_.size())});
+  link->set_latency(weighted_ ? 0 : latency_s_ / 2)->seal();
+  std::vector<sg4::LinkInRoute> up{upward(link)};
+  if (weighted_) up.insert(up.begin(), upward(latency_link(leaf, name, weight, kNeverBinds)));
+  leaf->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, up, true);
+  hosts_.push_back({host, first_node, static_cast<int>(links_.size()), link, bw / weight});
   links_.push_back({name + ".nic", "nic", link->get_link_up(), link->get_link_down(), bw});
   return static_cast<int>(hosts_.size()) - 1;
+}
+
+int FatTreePlatform::add_port(const std::string& name, int host, int weight) {
+  if (!weighted_) throw std::logic_error("FatTreePlatform: ports need a weighted platform");
+  const PlacedHost of = hosts_.at(static_cast<std::size_t>(host));
+  sg4::NetZone* leaf = zone_of(0, of.node).zone;
+  sg4::Host* port = leaf->create_host(name, 1e9)->seal();
+  leaf->add_route(
+      port->get_netpoint(), nullptr, nullptr, nullptr,
+      {upward(latency_link(leaf, name, weight, weight * of.member_Bps)), upward(of.nic)}, true);
+  hosts_.push_back({port, of.node, of.link, of.nic, of.member_Bps});
+  return static_cast<int>(hosts_.size()) - 1;
+}
+
+// Split-duplex, so that a route from a port to itself (a class's ring edges
+// between its own members) crosses it twice. A port's flows carry `weight`
+// members' traffic, each at most its NICs' rate: the link's bandwidth bounds
+// them so (SimGrid 3.32 ignores a rate set on a host-to-host flow).
+sg4::SplitDuplexLink* FatTreePlatform::latency_link(sg4::NetZone* zone, const std::string& name,
+                                                    int weight, double bw_Bps) const {
+  sg4::SplitDuplexLink* link = zone->create_split_duplex_link(name + ".latency", bw_Bps);
+  link->set_latency(latency_s_ / 2 / weight)->seal();
+  return link;
 }
 
 void FatTreePlatform::seal() {
   // Children before parents: the map holds lower tiers first, the root last
   // (a zone seals its children too, gateway zones included).
   for (auto& [key, z] : zones_) z.zone->seal();
+  if (!weighted_) return;
+  // Every flow's delay is the hop's, whatever shares its route's latency gave it.
+  const double latency = latency_s_;
+  zones_.at({static_cast<int>(under_.size()) - 1, 0L})
+      .zone->get_network_model()
+      ->set_lat_factor_cb([latency](double /*size*/, const sg4::Host* /*src*/,
+                                    const sg4::Host* /*dst*/, const std::vector<sg4::Link*>& links,
+                                    const std::unordered_set<sg4::NetZone*>& /*zones*/) {
+        double route = 0;
+        for (const sg4::Link* l : links) route += l->get_latency();
+        return route > 0 ? latency / route : 1.0;
+      });
 }
 
 std::vector<LinkCrossing> FatTreePlatform::route(int from, int to) const {

@@ -25,6 +25,16 @@
 // the latency: TCP's round-trip unfairness), while an RDMA fabric shares per
 // flow. Equal latencies give equal shares, and keep the step time of a
 // non-blocking fabric identical to the star this replaced.
+//
+// Weighted platforms (the step engine's classes of replicas): a host may stand
+// for `weight` rank groups that live the same step, its NIC link theirs
+// together, and its flows carry their traffic together. Such a flow must take
+// `weight` shares of every link it crosses, so its route's latency, which is
+// its sharing penalty, is 1/weight of the others': each host's latency sits on
+// a link of its own (L / 2 / weight), and a latency factor restores every
+// flow's delay to the hop's L. Flows of another weight from the same NICs (a
+// class's ring edge to the next class, weight 1) leave from a port: a host of
+// its own latency on the same NIC link.
 #pragma once
 
 #include <simgrid/s4u.hpp>
@@ -56,15 +66,21 @@ struct LinkCrossing {
 class FatTreePlatform {
  public:
   // node_Bps: one node's NICs together, at the profile's efficiency.
-  FatTreePlatform(const scenario::ClusterSpec& cluster, double node_Bps, int nodes_per_host);
+  FatTreePlatform(const scenario::ClusterSpec& cluster, double node_Bps, int nodes_per_host,
+                  bool weighted = false);
   FatTreePlatform(const FatTreePlatform&) = delete;
   FatTreePlatform& operator=(const FatTreePlatform&) = delete;
   ~FatTreePlatform() = default;
 
   // A host for the rank group whose first node is `first_node`, its link at
   // `bw_factor` of its NICs' bandwidth (a degraded link); returns its index.
-  int add_host(const std::string& name, int first_node, double bw_factor = 1);
-  // Seals every zone; no host may be added after.
+  // On a weighted platform the host stands for `weight` such rank groups.
+  int add_host(const std::string& name, int first_node, double bw_factor = 1, int weight = 1);
+  // Weighted platforms: a host on the NIC link of host `host` whose flows take
+  // `weight` shares; returns its index.
+  int add_port(const std::string& name, int host, int weight);
+  // Seals every zone (on a weighted platform, sets the latency factor); no
+  // host may be added after.
   void seal();
 
   [[nodiscard]] simgrid::s4u::Host* host(int index) const { return hosts_[index].host; }
@@ -81,8 +97,13 @@ class FatTreePlatform {
   struct PlacedHost {
     simgrid::s4u::Host* host = nullptr;
     int node = 0;
-    int link = 0;
+    int link = 0;  // its NIC link, index into links_
+    simgrid::s4u::SplitDuplexLink* nic = nullptr;
+    double member_Bps = 0;  // one of the rank groups it stands for: its NICs' rate
   };
+  // Weighted platforms: a host's own latency link, for flows of `weight` shares.
+  simgrid::s4u::SplitDuplexLink* latency_link(simgrid::s4u::NetZone* zone, const std::string& name,
+                                              int weight, double bw_Bps) const;
   // The zone of tier `tier`'s subtree that holds `node`, created with its ancestors.
   Zone& zone_of(int tier, int node);
   [[nodiscard]] long subtree(int tier, int node) const;
@@ -90,6 +111,8 @@ class FatTreePlatform {
   scenario::ClusterSpec cluster_;
   double node_Bps_ = 0;
   int nodes_per_host_ = 1;
+  bool weighted_ = false;
+  double latency_s_ = 0;                        // every route's
   std::vector<double> under_;                   // per tier: nodes under one subtree
   std::vector<double> uplink_Bps_;              // per tier below the top: one subtree's uplink
   std::map<std::pair<int, long>, Zone> zones_;  // (tier, subtree) -> zone; top is (top, 0)

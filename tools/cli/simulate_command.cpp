@@ -32,6 +32,14 @@ std::string replicas_text(const sim::StepSimulation& r) {
           ? ""
           : fmt::format(" ({} replicas per actor: their rank groups share a node)",
                         r.replicas_per_actor);
+  if (r.classes) {
+    int replicas = 0;
+    for (const int size : r.class_sizes) replicas += size;
+    return fmt::format(
+        "every replica, as {} classes of replicas that share the network alike (one played for "
+        "each, its traffic weighted) for {}{}",
+        r.replicas.size(), replicas, per_actor);
+  }
   if (r.all_replicas) return "every replica" + per_actor;
   if (r.replicas.size() == 1) return "one replica per stage, ring neighbours mirrored" + per_actor;
   std::string list;

@@ -212,6 +212,8 @@ nlohmann::json simulation_json(const scenario::Scenario& s, const sim::StepRepor
           {"relative_difference", (r.step_time_s - analytic.step_time_s) / analytic.step_time_s},
           {"all_replicas", r.all_replicas},
           {"replicas_simulated", r.replicas},
+          {"replica_classes", r.classes},
+          {"class_sizes", r.class_sizes},
           {"replicas_per_actor", r.replicas_per_actor},
           {"hosts", r.hosts},
           {"actors", r.actors},

@@ -1,0 +1,123 @@
+// Classes of replicas (sim/step/step_lowering.hpp, replica_classes): where
+// traffic can contend, one replica played per class with its traffic weighted
+// gives the step of every replica played.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "models/plan/placement.hpp"
+#include "models/scenario/loader.hpp"
+#include "sim/step/step_lowering.hpp"
+#include "tests/sim/step_engine_support.hpp"
+
+namespace myriad::sim {
+namespace {
+
+using testing::a100;
+using testing::kSanitizerSafe;
+using testing::kShipped;
+using testing::run_in_child;
+
+// Full updates: SimGrid's lazy ones leave rounding noise of 1e-5 between
+// replicas alike (sim/engine/engine_config.hpp).
+StepOptions options(bool all_replicas) {
+  StepOptions o = testing::options(all_replicas);
+  o.exact_sharing = true;
+  return o;
+}
+
+// 160 nodes of 8 GPUs: tp 8, pp 8, so dp 20 and stage s on nodes 20 s .. 20 s + 19;
+// leaves of 48 nodes at 1:3 (64 ports at the NICs' 200 Gb/s: 48 down).
+scenario::Scenario straddling() {
+  return scenario::load_scenario_text(R"(
+cluster:
+  preset: megascale-like
+  gpus: 1280
+  network:
+    rail_optimized: true
+    tiers:
+      - {name: leaf, radix: 64, port_bandwidth: 200Gbps, oversubscription: "1:3", latency: 600ns}
+      - {name: spine, radix: 64, port_bandwidth: 200Gbps, latency: 600ns}
+model: {preset: gpt3-175b-megascale, parallel_block: true}
+parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 6, zero: 2, global_batch: 160, recompute: selective}
+overlap: {tp: true, pp: true, dp: true}
+)",
+                                      "step_classes_test.yaml", kShipped);
+}
+
+std::vector<ReplicaClass> classes_of(const scenario::Scenario& s,
+                                     const std::vector<Straggler>& stragglers = {}) {
+  const StepLowering p = lower_step(s, a100(), stragglers, false);
+  EXPECT_TRUE(p.classes);
+  std::vector<ReplicaClass> out;
+  for (std::size_t i = 0; i < p.rows.size(); ++i) out.push_back({p.rows[i], p.weights[i]});
+  return out;
+}
+
+std::vector<int> sizes(const std::vector<ReplicaClass>& classes) {
+  std::vector<int> out;
+  for (const auto& c : classes) out.push_back(c.size);
+  return out;
+}
+
+// Expectation, from the placement: leaves end at nodes 48, 96 and 144, inside
+// stage 2 (nodes 40-59: between replicas 7 and 8), stage 4 (80-99: 15 | 16) and
+// stage 7 (140-159: 3 | 4); at stage 2 the ring's wrap, 19 -> 0, leaves a leaf too.
+// The ends of those edges stand alone, the runs between them are classes.
+TEST(ReplicaClasses, RunsBetweenTheRingEdgesThatLeaveASubtree) {
+  const auto s = straddling();
+  ASSERT_EQ(s.parallelism.dp, 20);
+  EXPECT_EQ(models::first_node(s, {2, 8}), 48);
+  EXPECT_EQ(sizes(classes_of(s)), (std::vector<int>{1, 2, 1, 1, 2, 1, 1, 6, 1, 1, 2, 1}));
+}
+
+// Expectation: a straggler's replica and its ring neighbours stand alone.
+TEST(ReplicaClasses, AStragglerAndItsRingNeighboursStandAlone) {
+  const auto s = straddling();
+  const int node = models::first_node(s, {5, 11});
+  const auto classes = classes_of(s, {{node, 1.2, "test", scenario::Component::gpu}});
+  EXPECT_EQ(sizes(classes), (std::vector<int>{1, 2, 1, 1, 2, 1, 1, 1, 1, 1, 1, 2, 1, 1, 2, 1}));
+  EXPECT_EQ(classes[9].first, 11);
+}
+
+// Expectation: without contention, or when every replica is asked for, no classes.
+TEST(ReplicaClasses, OnlyWhereTrafficCanContend) {
+  auto s = straddling();
+  EXPECT_FALSE(lower_step(s, a100(), {}, true).classes);
+  s.cluster.network.tiers.front().oversubscription = 1;
+  EXPECT_FALSE(lower_step(s, a100(), {}, false).classes);
+}
+
+// Expectation: one replica per class, its flows weighted, is every replica played
+// (the same max-min shares): the same step to 1e-6.
+TEST(StepEngine, ClassesOfReplicasStandForEveryReplica) {
+  if (kSanitizerSafe) GTEST_SKIP() << "every replica is simulated: slow with thread contexts";
+  const auto s = straddling();
+  const auto classes = run_in_child(s, options(false));
+  const auto every = run_in_child(s, options(true));
+  ASSERT_GT(classes.step_time_s, 0);
+  EXPECT_NEAR(classes.step_time_s / every.step_time_s, 1.0, 1e-6);
+  EXPECT_NEAR(classes.most_utilized_uplink, every.most_utilized_uplink, 1e-6);
+}
+
+// Expectation: likewise with a slow GPU and a slow link.
+TEST(StepEngine, ClassesOfReplicasStandForEveryReplicaWithStragglers) {
+  if (kSanitizerSafe) GTEST_SKIP() << "every replica is simulated: slow with thread contexts";
+  const auto s = straddling();
+  for (const auto component : {scenario::Component::gpu, scenario::Component::link}) {
+    StepOptions some = options(false);
+    some.stragglers =
+        std::vector<Straggler>{{models::first_node(s, {5, 11}), 1.3, "test", component}};
+    StepOptions every = some;
+    every.all_replicas = true;
+    const auto classes = run_in_child(s, some);
+    const auto all = run_in_child(s, every);
+    ASSERT_GT(classes.step_time_s, 0);
+    EXPECT_NEAR(classes.step_time_s / all.step_time_s, 1.0, 1e-6)
+        << (component == scenario::Component::gpu ? "gpu" : "link");
+  }
+}
+
+}  // namespace
+}  // namespace myriad::sim
