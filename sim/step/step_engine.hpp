@@ -43,11 +43,19 @@
 // stragglers, replica 0 and each replica holding one are simulated, each
 // mirrored so: a data-parallel phase starts for a replica when it arrives (its
 // neighbours' data is already under way), so each lives its own step and the
-// slowest sets it (a test holds this to every replica simulated). Every
-// replica is simulated, whatever the option, when traffic can contend (a tier
-// below the one joining the whole job is oversubscribed), and when expert
-// all-to-alls between nodes are flows and nodes straggle (the all-to-alls
-// couple a group's replicas layer by layer: a slow node slows its partners).
+// slowest sets it (a test holds this to every replica simulated). When
+// traffic can contend (a tier below the one joining the whole job is
+// oversubscribed) every replica is played, as classes (step_lowering.hpp,
+// replica_classes): replicas under the same subtrees at every stage share every
+// uplink alike, so one is played per class, its host's NICs the class's
+// together and its flows carrying the class's bytes with as many max-min
+// shares (fat_tree_platform.hpp, weighted platforms); a ring phase's edges
+// inside the class are one flow from the class to itself, its edge to the next
+// class one flow of weight 1 (a test holds classes to every replica played,
+// to 1e-6, with and without stragglers). Each replica is played when expert
+// all-to-alls between nodes are flows under contention or with stragglers (the
+// all-to-alls couple a group's replicas layer by layer: a slow node slows its
+// partners).
 //
 // Rank groups smaller than a node (tp x cp dividing it, e.g. Mixtral's tp 2 on
 // 8-GPU nodes): the node's rank groups are consecutive replicas of one stage

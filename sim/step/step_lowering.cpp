@@ -244,10 +244,12 @@ StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profil
       p.rows.push_back(c.first);
       p.weights.push_back(c.size);
     }
-  } else {
-    p.rows = replicas_to_simulate(p, s, stragglers);
-    p.weights.assign(p.rows.size(), 1);
   }
+  // Every replica alone (each one's ring edge leaves its subtree): played as
+  // every replica, on the plain platform (no latency links to pay for).
+  if (p.classes && static_cast<int>(p.rows.size()) == p.dp) p.classes = false;
+  if (p.rows.empty()) p.rows = replicas_to_simulate(p, s, stragglers);
+  p.weights.resize(p.rows.size(), 1);
   for (const int actor : p.rows) {
     for (int stage = 0; stage < p.pp; ++stage) {
       ActorPlace place;

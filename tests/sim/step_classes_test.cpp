@@ -90,15 +90,27 @@ TEST(ReplicaClasses, OnlyWhereTrafficCanContend) {
 }
 
 // Expectation: one replica per class, its flows weighted, is every replica played
-// (the same max-min shares): the same step to 1e-6.
+// (the same max-min shares): the same step to 1e-6. Also with rank groups of two
+// nodes (cp 2: a class's context-parallel flows to its groups' second nodes).
 TEST(StepEngine, ClassesOfReplicasStandForEveryReplica) {
   if (kSanitizerSafe) GTEST_SKIP() << "every replica is simulated: slow with thread contexts";
-  const auto s = straddling();
-  const auto classes = run_in_child(s, options(false));
-  const auto every = run_in_child(s, options(true));
-  ASSERT_GT(classes.step_time_s, 0);
-  EXPECT_NEAR(classes.step_time_s / every.step_time_s, 1.0, 1e-6);
-  EXPECT_NEAR(classes.most_utilized_uplink, every.most_utilized_uplink, 1e-6);
+  auto s = straddling();
+  auto two_nodes = s;
+  two_nodes.parallelism.cp = 2;
+  two_nodes.parallelism.pp = 4;
+  two_nodes.parallelism.dp = 20;
+  two_nodes.overlap.tp = false;
+  for (const auto& scenario : {s, two_nodes}) {
+    const auto lowered = lower_step(scenario, a100(), {}, false);
+    ASSERT_TRUE(lowered.classes);
+    ASSERT_LT(lowered.rows.size(), static_cast<std::size_t>(scenario.parallelism.dp));
+    const auto classes = run_in_child(scenario, options(false));
+    const auto every = run_in_child(scenario, options(true));
+    ASSERT_GT(classes.step_time_s, 0);
+    EXPECT_NEAR(classes.step_time_s / every.step_time_s, 1.0, 1e-6)
+        << "cp " << scenario.parallelism.cp;
+    EXPECT_NEAR(classes.most_utilized_uplink, every.most_utilized_uplink, 1e-6);
+  }
 }
 
 // Expectation: likewise with a slow GPU and a slow link.
