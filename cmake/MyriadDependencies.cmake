@@ -1,20 +1,16 @@
 # Every dependency comes from Debian's packages (see tools/setup.sh); nothing is
-# downloaded at build time.
+# downloaded at build time. What models and kernels need is found here; SimGrid
+# (sim/), Google Benchmark (calibration/, the benchmarks) and CLI11 (tools/) by
+# the folders that use them, so that MYRIAD_SIMULATOR=OFF needs none of them.
 
-find_package(PkgConfig REQUIRED)
 find_package(fmt REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
-find_package(CLI11 REQUIRED)
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)
-# SimGrid ships no CMake configuration: pkg-config it is.
-pkg_check_modules(SIMGRID REQUIRED IMPORTED_TARGET simgrid>=3.32)
 
 if(MYRIAD_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
-# Google Benchmark times the calibration microbenchmarks, so it is always needed.
-find_package(benchmark REQUIRED)
 
 # MPI (OpenMPI from Debian) lets `mpirun -n N myriad plan|sweep` split a search
 # among processes. Optional: AUTO uses it when found; the sanitizer and fuzzing
@@ -22,7 +18,7 @@ find_package(benchmark REQUIRED)
 set(MYRIAD_MPI AUTO CACHE STRING "Build with MPI for plan and sweep across processes: AUTO, ON or OFF")
 set_property(CACHE MYRIAD_MPI PROPERTY STRINGS AUTO ON OFF)
 set(MYRIAD_HAVE_MPI OFF)
-if(NOT MYRIAD_MPI STREQUAL "OFF" AND NOT MYRIAD_SANITIZE AND NOT MYRIAD_TSAN AND NOT MYRIAD_FUZZ)
+if(MYRIAD_SIMULATOR AND NOT MYRIAD_MPI STREQUAL "OFF" AND NOT MYRIAD_SANITIZE AND NOT MYRIAD_TSAN AND NOT MYRIAD_FUZZ)
   if(MYRIAD_MPI STREQUAL "ON")
     find_package(MPI REQUIRED COMPONENTS CXX)
   else()

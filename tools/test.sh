@@ -5,7 +5,8 @@
 #   tools/test.sh --tsan      the threaded parts (thread executor, campaign's pool,
 #                             calibration, the campaign verb) under ThreadSanitizer
 #   tools/test.sh --fuzz      the libFuzzer harnesses (fuzz/), 60 s each, ASan and UBSan
-#   tools/test.sh --lint      the layering check, clang-format and clang-tidy over the sources
+#   tools/test.sh --lint      the layering check, the models and kernels built alone,
+#                             clang-format and clang-tidy over the sources
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-normal}
@@ -49,6 +50,15 @@ case "$mode" in
     "$root/tools/build.sh" "$root/build"
     cd "$root"
     tools/check_layering.sh
+    # The models and kernels alone (MYRIAD_SIMULATOR=OFF) configure without looking
+    # SimGrid, CLI11 or Google Benchmark up, and build.
+    "$root/tools/build.sh" "$root/build-core" -DMYRIAD_WERROR=ON -DMYRIAD_SIMULATOR=OFF \
+      -DMYRIAD_CUDA=OFF >/dev/null
+    if grep -Eq '^(SIMGRID_[A-Z_]*|CLI11_DIR|benchmark_DIR):' "$root/build-core/CMakeCache.txt"; then
+      echo "lint: MYRIAD_SIMULATOR=OFF looked up a simulator dependency" >&2
+      exit 1
+    fi
+    echo "lint: models and kernels build alone"
     mapfile -t sources < <(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh')
     echo "lint: clang-format on ${#sources[@]} files"
     clang-format --dry-run -Werror "${sources[@]}"
