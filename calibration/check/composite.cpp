@@ -210,25 +210,6 @@ Row composite_row(std::string name, const LayerDims& d) {
 
 }  // namespace
 
-Composite layer_composite(const LayerDims& d) {
-  Composite c;
-  c.row = composite_row(fmt::format("layer fwd+bwd seq={} hidden={} heads={} ffn={} batch={}",
-                                    d.seq, d.hidden, d.heads, d.ffn, d.batch),
-                        d);
-  c.build = [d] {
-    auto layer = std::make_shared<LayerRun>(make_layer(d, 1));
-    CompositeWork w;
-    w.ops = layer->ops;
-    w.instance.run = [layer] { layer->run(); };
-    w.instance.check = [layer] {
-      layer->run();
-      return finite(layer->outputs);
-    };
-    return w;
-  };
-  return c;
-}
-
 Composite dp_composite(const LayerDims& d, int ranks) {
   Composite c;
   c.row = composite_row(fmt::format("dp step ranks={} seq={} hidden={} heads={} ffn={}", ranks,
@@ -308,11 +289,40 @@ Case timing_case(const Composite& c) {
 
 std::vector<models::Op> layer_ops(const LayerDims& d) { return make_layer(d, 1).ops; }
 
+namespace {
+
+// A model of the given sizes for a layer-program composite.
+scenario::ModelSpec program_model(std::int64_t hidden, int heads, int kv_heads, std::int64_t ffn,
+                                  bool llama) {
+  scenario::ModelSpec m;
+  m.hidden = static_cast<int>(hidden);
+  m.heads = heads;
+  m.kv_heads = kv_heads;
+  m.ffn_hidden = static_cast<int>(ffn);
+  m.norm = llama ? scenario::Norm::rmsnorm : scenario::Norm::layernorm;
+  m.activation = llama ? scenario::Activation::swiglu : scenario::Activation::gelu;
+  return m;
+}
+
+models::ShardShape one_rank(double batch, double seq) {
+  models::ShardShape sh;
+  sh.micro_batch = batch;
+  sh.seq = seq;
+  return sh;
+}
+
+}  // namespace
+
+// GPT-like (LayerNorm, GeLU, multi-head) and Llama-like (RMSNorm, SwiGLU,
+// grouped-query) layers from the model's program; the hand-written layer's
+// gradients for the dp step.
 std::vector<Composite> cpu_composites(Grid grid) {
   std::vector<Composite> c;
-  c.push_back(layer_composite({1, 256, 384, 6, 1536}));
-  c.push_back(layer_composite({2, 192, 512, 8, 1408}));
-  if (grid == Grid::full) c.push_back(layer_composite({1, 512, 768, 12, 3072}));
+  c.push_back(program_composite(program_model(384, 6, 6, 1536, false), one_rank(1, 256)));
+  c.push_back(program_composite(program_model(512, 8, 2, 1408, true), one_rank(2, 192)));
+  if (grid == Grid::full) {
+    c.push_back(program_composite(program_model(768, 12, 12, 3072, false), one_rank(1, 512)));
+  }
   c.push_back(dp_composite({1, 256, 256, 4, 1024}, 2));
   return c;
 }

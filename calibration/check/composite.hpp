@@ -1,12 +1,15 @@
 // Composite workloads for `myriad calibrate check`: built from the same kernels
 // the grid measured, at sizes the grid did not, then predicted by the cost
 // models from a fitted profile and timed for real.
-//   layer  one transformer layer's forward and backward on one rank: norms,
-//          the QKV/projection/MLP GEMMs with their data and weight gradients,
-//          flash attention, GeLU, residual adds (fp32 on the CPU);
-//   dp     that layer on each of `ranks` threads at once, then a ring
-//          all-reduce of its gradients on the thread executor;
-//   cuda   the layer's CUDA kernels in order, on one GPU.
+//   program  the layer the model describes (models/transformer/layer_program):
+//            each op of one rank's forward and backward run by the CPU kernel of
+//            its family, predicted from the model's own op descriptors (at fp32:
+//            twice the model's bf16 traffic), so that a change to the model
+//            changes what the check runs and predicts;
+//   dp       a layer written out by hand (LayerNorm, GeLU, its tensors passed
+//            from op to op) on each of `ranks` threads at once, then a ring
+//            all-reduce of its weight gradients on the thread executor (fp32);
+//   cuda     the hand-written layer's CUDA kernels in order, on one GPU.
 // The prediction sums the cost model's time of every op descriptor (and of the
 // collective, with the fitted transport latency): what the analytic engine does.
 // Ranks that compute at once on one host (the dp step's threads) each take the
@@ -19,6 +22,8 @@
 #include <vector>
 
 #include "calibration/measure/cases.hpp"
+#include "models/scenario/model_spec.hpp"
+#include "models/transformer/layer_program.hpp"
 #include "sim/cost/device_profile.hpp"
 
 namespace myriad::calibration {
@@ -59,10 +64,16 @@ struct Composite {
 // The composite as a case of the runner: each pass builds it afresh.
 Case timing_case(const Composite& c);
 
-// The layer's op descriptors alone (no buffers): for tests against models/.
+// The dp step's hand-written layer, its op descriptors alone (no buffers): for
+// tests against models/.
 std::vector<models::Op> layer_ops(const LayerDims& d);
 
-Composite layer_composite(const LayerDims& d);
+// The model's layer program as a composite (see above). Throws
+// std::invalid_argument for a shard it cannot run on one rank (tp, cp or ep > 1,
+// unfused attention, fp8, recomputation) or an op without a CPU kernel (MoE's).
+Composite program_composite(const scenario::ModelSpec& m, const models::ShardShape& sh);
+// Its predicted ops: the layer program's forward and backward at fp32.
+std::vector<models::Op> program_ops(const scenario::ModelSpec& m, const models::ShardShape& sh);
 Composite dp_composite(const LayerDims& d, int ranks);
 std::vector<Composite> cpu_composites(Grid grid);
 // The layer on the GPU: the CUDA kernels of the grid in the layer's order (bf16

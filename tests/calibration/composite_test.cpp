@@ -2,6 +2,10 @@
 // FLOPs are those of models/transformer's layer program for the same shape.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 #include "calibration/check/composite.hpp"
 #include "calibration/measure/cases.hpp"
 #include "models/transformer/layer_program.hpp"
@@ -46,7 +50,7 @@ TEST(CompositeLayer, RunsChecksAndIsPriced) {
   p.attention_bwd_efficiency = 0.5;
   p.memory_efficiency = 1;
   p.nvlink_busbw = {{1, 1e9}};
-  for (const Composite& c : {layer_composite(d), dp_composite(d, 3)}) {
+  for (const Composite& c : {dp_composite(d, 3)}) {
     const CompositeWork w = c.build();
     EXPECT_EQ(w.instance.check(), "pass") << c.row.name;
     const double predicted = predict_composite(w, p, {1e-5, 3, 1.0});
@@ -60,6 +64,88 @@ TEST(CompositeLayer, RunsChecksAndIsPriced) {
   EXPECT_EQ(dp.rows[0].collective.bytes, 4.0 * (4 * 64 * 64 + 2 * 64 * 96 + 4 * 64));
 }
 
+// Expectation: the layer-program composite predicts the model's own ops, at fp32
+// (twice the bf16 traffic), so that a change to the model shows in the check.
+TEST(ProgramComposite, PredictsTheModelsOwnOps) {
+  scenario::ModelSpec m;
+  m.hidden = 128;
+  m.heads = 4;
+  m.kv_heads = 2;
+  m.ffn_hidden = 320;
+  m.norm = scenario::Norm::rmsnorm;
+  m.activation = scenario::Activation::swiglu;
+  models::ShardShape sh;
+  sh.micro_batch = 2;
+  sh.seq = 64;
+  const models::LayerProgram layer = models::transformer_layer(m, sh);
+  std::vector<models::Op> model = layer.forward.ops;
+  model.insert(model.end(), layer.backward.ops.begin(), layer.backward.ops.end());
+  const std::vector<models::Op> ops = program_ops(m, sh);
+  ASSERT_EQ(ops.size(), model.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    EXPECT_EQ(models::kernel_family(ops[i]), models::kernel_family(model[i])) << i;
+    EXPECT_EQ(ops[i].flops, model[i].flops) << ops[i].name;
+    EXPECT_EQ(ops[i].bytes, 2 * model[i].bytes) << ops[i].name;
+  }
+  EXPECT_EQ(models::kernel_family(ops.front()), "norm.rms.fwd");
+  m.norm = scenario::Norm::layernorm;
+  EXPECT_EQ(models::kernel_family(program_ops(m, sh).front()), "norm.layer.fwd");
+}
+
+// Expectation: it runs every op (finite outputs) and is priced above its FLOPs'
+// time at peak.
+TEST(ProgramComposite, RunsChecksAndIsPriced) {
+  for (const bool llama : {false, true}) {
+    scenario::ModelSpec m;
+    m.hidden = 64;
+    m.heads = 4;
+    m.kv_heads = llama ? 2 : 4;
+    m.ffn_hidden = 96;
+    m.norm = llama ? scenario::Norm::rmsnorm : scenario::Norm::layernorm;
+    m.activation = llama ? scenario::Activation::swiglu : scenario::Activation::gelu;
+    models::ShardShape sh;
+    sh.micro_batch = 1;
+    sh.seq = 32;
+    const Composite c = program_composite(m, sh);
+    const CompositeWork w = c.build();
+    EXPECT_EQ(w.instance.check(), "pass") << c.row.name;
+    sim::DeviceProfile p;
+    p.bf16_flops = 1e10;
+    p.hbm_bw_Bps = 1e10;
+    p.gemm_efficiency = 1;
+    p.sms = 1;
+    p.gemm_tiles = {{1, 1, 1}};
+    p.attention_fwd_efficiency = 0.5;
+    p.attention_bwd_efficiency = 0.5;
+    p.memory_efficiency = 1;
+    double flops = 0;
+    for (const auto& op : w.ops) flops += op.flops;
+    EXPECT_GT(predict_composite(w, p, {1e-5, 1, 1.0}), flops / 1e10) << c.row.name;
+  }
+}
+
+// Expectation: what one rank's CPU kernels cannot run is refused, saying why.
+TEST(ProgramComposite, RefusesWhatOneRanksKernelsCannotRun) {
+  scenario::ModelSpec m;
+  m.hidden = 64;
+  m.heads = 4;
+  m.kv_heads = 4;
+  m.ffn_hidden = 96;
+  models::ShardShape sh;
+  sh.seq = 32;
+  sh.tp = 2;
+  EXPECT_THROW(program_composite(m, sh), std::invalid_argument);
+  sh.tp = 1;
+  m.moe.experts = 4;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn_hidden = 32;
+  try {
+    (void)program_composite(m, sh);
+    ADD_FAILURE() << "an MoE layer has no CPU kernel for its router";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("has no CPU kernel"), std::string::npos) << e.what();
+  }
+}
 }  // namespace
 }  // namespace myriad::calibration
 
