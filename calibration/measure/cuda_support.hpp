@@ -110,6 +110,30 @@ std::string finite_values(const Buf<T>& d) {
 
 inline Buf<float> poisoned(std::size_t n) { return poisoned_values<float>(n); }
 
+// What the reference checks (measure/reference.hpp) read: a device buffer's
+// values, and random_values' host copy, as floats (bf16 widens exactly).
+template <typename T>
+std::vector<float> host_floats(const Buf<T>& d) {
+  const std::vector<T> host = d->download();
+  std::vector<float> out(host.size());
+  std::transform(host.begin(), host.end(), out.begin(), [](T x) { return to_float(x); });
+  return out;
+}
+
+template <typename T>
+std::vector<float> uniform_as_floats(std::size_t n, std::uint32_t seed) {
+  const std::vector<T> values = uniform_values<T>(n, seed);
+  std::vector<float> out(n);
+  std::transform(values.begin(), values.end(), out.begin(), [](T x) { return to_float(x); });
+  return out;
+}
+
+// The reference checks' relative tolerance for outputs stored as T.
+template <typename T>
+constexpr double storage_tolerance() {
+  return std::is_same_v<T, float> ? 1e-4 : 1e-2;
+}
+
 // Shared by every case: the stream, the events and the cuBLASLt handle.
 struct Context {
   cudaStream_t stream = nullptr;

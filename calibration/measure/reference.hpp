@@ -41,8 +41,23 @@ using Span = std::span<const float>;
 // also about `spread` evenly spaced indices. Sorted, without repeats.
 std::vector<std::int64_t> sample(std::int64_t n, std::int64_t spread = 2);
 
-// Whether |got - want| <= rel * scale + 1e-6.
+// Whether |got - want| <= rel * scale + 1e-6 (rel at least the tolerance in scope).
 bool within(double got, double want, double scale, double rel = 1e-4);
+
+// Loosens every check to a relative tolerance of at least `rel` while it lives,
+// on this thread: bf16 storage rounds each stored value by up to 2^-8 (the CUDA
+// cases' bf16 rows check at 1e-2, kBf16Tolerance).
+class Tolerance {
+ public:
+  explicit Tolerance(double rel);
+  ~Tolerance();
+  Tolerance(const Tolerance&) = delete;
+  Tolerance& operator=(const Tolerance&) = delete;
+
+ private:
+  double outer_;
+};
+inline constexpr double kBf16Tolerance = 1e-2;
 // "WHERE = GOT, expected WANT".
 std::string mismatch(std::string_view where, double got, double want);
 

@@ -15,6 +15,7 @@
 #include "calibration/measure/reference.hpp"
 #include "kernels/ops/activation.hpp"
 #include "kernels/ops/attention.hpp"
+#include "kernels/ops/bf16.hpp"
 #include "kernels/ops/causal_softmax.hpp"
 #include "kernels/ops/gemm.hpp"
 #include "kernels/ops/moe_router.hpp"
@@ -62,6 +63,75 @@ TEST(CalibrationReference, EverySmallGridCpuCasePassesItsCheck) {
     inst.run();
     EXPECT_EQ(inst.check(), "pass") << c.row.name;
   }
+}
+
+// Expectation: the CUDA cases' bf16 rows check at kBf16Tolerance. The CPU's bf16
+// kernels (fp32 compute, every stored value rounded once, as the CUDA ones) pass
+// there; a value 5 % off does not; and the scope ends with the check's default.
+TEST(CalibrationReference, Bf16StoragePassesAtItsToleranceAndAWrongValueDoesNot) {
+  const ops::NormShape s{24, 256};
+  const auto n = static_cast<std::size_t>(s.rows * s.hidden);
+  std::vector<ops::Bf16> x(n);
+  const Floats drawn = inputs(n, 31);
+  std::transform(drawn.begin(), drawn.end(), x.begin(),
+                 [](float v) { return ops::Bf16::from_float(v); });
+  Floats xf(n);
+  std::transform(x.begin(), x.end(), xf.begin(), [](ops::Bf16 v) { return v.to_float(); });
+  const Floats gamma = inputs(static_cast<std::size_t>(s.hidden), 32);
+  const Floats beta = inputs(static_cast<std::size_t>(s.hidden), 33);
+  std::vector<ops::Bf16> y(n);
+  Floats mean(static_cast<std::size_t>(s.rows));
+  Floats rstd(static_cast<std::size_t>(s.rows));
+  ops::layer_norm_forward_cpu(s, x, gamma, beta, y, mean, rstd);
+  Floats yf(n);
+  std::transform(y.begin(), y.end(), yf.begin(), [](ops::Bf16 v) { return v.to_float(); });
+  {
+    const reference::Tolerance storage(reference::kBf16Tolerance);
+    EXPECT_EQ(reference::layer_norm_forward(s, xf, gamma, beta, yf, mean, rstd), "pass");
+    Floats wrong = yf;
+    wrong[n / 2] *= 1.05F;
+    wrong[n / 2] += 0.05F;
+    EXPECT_NE(reference::layer_norm_forward(s, xf, gamma, beta, wrong, mean, rstd), "pass");
+  }
+  EXPECT_NE(reference::layer_norm_forward(s, xf, gamma, beta, yf, mean, rstd), "pass")
+      << "bf16 rounding should fail the fp32 tolerance once the scope has ended";
+
+  // Attention, forward and backward, bf16 storage.
+  ops::AttentionShape a;
+  a.batch = 1;
+  a.q_heads = 4;
+  a.kv_heads = 2;
+  a.seq = 48;
+  a.head_dim = 32;
+  const auto q_n = static_cast<std::size_t>(a.q_heads * a.seq * a.head_dim);
+  const auto kv_n = static_cast<std::size_t>(a.kv_heads * a.seq * a.head_dim);
+  const auto bf16 = [](const Floats& f) {
+    std::vector<ops::Bf16> out(f.size());
+    std::transform(f.begin(), f.end(), out.begin(),
+                   [](float v) { return ops::Bf16::from_float(v); });
+    return out;
+  };
+  const auto widen = [](const std::vector<ops::Bf16>& b) {
+    Floats out(b.size());
+    std::transform(b.begin(), b.end(), out.begin(), [](ops::Bf16 v) { return v.to_float(); });
+    return out;
+  };
+  const auto q = bf16(inputs(q_n, 41));
+  const auto k = bf16(inputs(kv_n, 42));
+  const auto v = bf16(inputs(kv_n, 43));
+  const auto d_o = bf16(inputs(q_n, 44));
+  std::vector<ops::Bf16> o(q_n);
+  Floats lse(static_cast<std::size_t>(a.q_heads * a.seq));
+  ops::attention_forward_cpu(a, q, k, v, o, lse);
+  std::vector<ops::Bf16> dq(q_n);
+  std::vector<ops::Bf16> dk(kv_n);
+  std::vector<ops::Bf16> dv(kv_n);
+  ops::attention_backward_cpu(a, q, k, v, o, lse, d_o, {dq, dk, dv});
+  const reference::Tolerance storage(reference::kBf16Tolerance);
+  EXPECT_EQ(reference::attention_forward(a, widen(q), widen(k), widen(v), widen(o), lse), "pass");
+  EXPECT_EQ(reference::attention_backward(a, widen(q), widen(k), widen(v), widen(d_o), widen(dq),
+                                          widen(dk), widen(dv)),
+            "pass");
 }
 
 TEST(CalibrationReference, GemmReportsAWrongElement) {
