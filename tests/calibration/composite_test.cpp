@@ -21,6 +21,21 @@ double tensor_flops(const std::vector<models::Op>& ops) {
   return f;
 }
 
+// Round rates: 10 GFLOP/s, 10 GB/s, every efficiency 1 (attention 0.5).
+sim::DeviceProfile toy_profile() {
+  sim::DeviceProfile p;
+  p.bf16_flops = 1e10;
+  p.hbm_bw_Bps = 1e10;
+  p.gemm_efficiency = 1;
+  p.sms = 1;
+  p.gemm_tiles = {{1, 1, 1}};
+  p.attention_fwd_efficiency = 0.5;
+  p.attention_bwd_efficiency = 0.5;
+  p.memory_efficiency = 1;
+  p.nvlink_busbw = {{1, 1e9}};
+  return p;
+}
+
 TEST(CompositeLayer, DoesTheWorkOfTheModelsLayerProgram) {
   const LayerDims d{2, 96, 128, 4, 320};
   scenario::ModelSpec m;
@@ -40,16 +55,7 @@ TEST(CompositeLayer, DoesTheWorkOfTheModelsLayerProgram) {
 TEST(CompositeLayer, RunsChecksAndIsPriced) {
   const LayerDims d{1, 32, 64, 2, 96};
   EXPECT_EQ(layer_ops(d).size(), 24U);  // 10 forward kernels, 14 backward
-  sim::DeviceProfile p;
-  p.bf16_flops = 1e10;
-  p.hbm_bw_Bps = 1e10;
-  p.gemm_efficiency = 1;
-  p.sms = 1;
-  p.gemm_tiles = {{1, 1, 1}};
-  p.attention_fwd_efficiency = 0.5;
-  p.attention_bwd_efficiency = 0.5;
-  p.memory_efficiency = 1;
-  p.nvlink_busbw = {{1, 1e9}};
+  const sim::DeviceProfile p = toy_profile();
   for (const Composite& c : {dp_composite(d, 3)}) {
     const CompositeWork w = c.build();
     EXPECT_EQ(w.instance.check(), "pass") << c.row.name;
@@ -109,15 +115,7 @@ TEST(ProgramComposite, RunsChecksAndIsPriced) {
     const Composite c = program_composite(m, sh);
     const CompositeWork w = c.build();
     EXPECT_EQ(w.instance.check(), "pass") << c.row.name;
-    sim::DeviceProfile p;
-    p.bf16_flops = 1e10;
-    p.hbm_bw_Bps = 1e10;
-    p.gemm_efficiency = 1;
-    p.sms = 1;
-    p.gemm_tiles = {{1, 1, 1}};
-    p.attention_fwd_efficiency = 0.5;
-    p.attention_bwd_efficiency = 0.5;
-    p.memory_efficiency = 1;
+    const sim::DeviceProfile p = toy_profile();
     double flops = 0;
     for (const auto& op : w.ops) flops += op.flops;
     EXPECT_GT(predict_composite(w, p, {1e-5, 1, 1.0}), flops / 1e10) << c.row.name;
