@@ -4,9 +4,9 @@
 // entries against a double-precision dot product on the host; norms,
 // activations and attention, forward and backward, against the CPU cases'
 // references (measure/reference.hpp: sampled, in double precision, at a relative
-// tolerance of 1e-2 for bf16 storage); the reduction for values left exactly as
-// drawn; the optimizer step, fp8 quantization and token permutation for finite
-// values only.
+// tolerance of 1e-2 for bf16 storage); one optimizer step from the state found
+// and the fp8 quantization against them too; the reduction for values left
+// exactly as drawn; the token permutation for finite values only.
 #include "calibration/check/composite.hpp"
 #include "calibration/measure/cases.hpp"
 #include "calibration/measure/cuda_support.hpp"
@@ -343,11 +343,20 @@ Case optimizer_case(const Ctx& ctx, bool lion, std::int64_t n) {
     auto v = std::make_shared<DeviceBuffer<float>>(count(n));
     v->upload(std::vector<float>(count(n), 0.5F));
     std::function<void()> run;
+    std::function<std::string()> check;  // one step from the state found, against the reference
+    const std::vector<float> hg = uniform_floats(count(n), 18);
     if (lion) {
       ops::LionArguments a;
       a.weight_decay = 0.1F;
       a.cautious_decay = true;
       run = [=] { ops::lion_step_cuda(a, p->get(), g->get(), m->get(), n, ctx->stream); };
+      check = [=] {
+        const std::vector<float> p0 = p->download();
+        const std::vector<float> m0 = m->download();
+        run();
+        ctx->sync();
+        return reference::lion_step(a, {p0, m0}, hg, {p->download(), m->download()});
+      };
     } else {
       ops::AdamWArguments a;
       a.weight_decay = 0.1F;
@@ -355,8 +364,19 @@ Case optimizer_case(const Ctx& ctx, bool lion, std::int64_t n) {
       run = [=] {
         ops::adamw_step_cuda(a, p->get(), g->get(), m->get(), v->get(), n, ctx->stream);
       };
+      check = [=] {
+        const std::vector<float> p0 = p->download();
+        const std::vector<float> m0 = m->download();
+        const std::vector<float> v0 = v->download();
+        run();
+        ctx->sync();
+        return reference::adamw_step(a, {p0, m0, v0}, hg,
+                                     {p->download(), m->download(), v->download()});
+      };
     }
-    return device_instance(ctx, run, [p] { return finite(p->download()); });
+    Instance inst = device_instance(ctx, run, [] { return std::string("pass"); });
+    inst.check = check;
+    return inst;
   };
   return c;
 }
@@ -374,7 +394,10 @@ Case quantize_case(const Ctx& ctx, std::int64_t rows, std::int64_t cols) {
     const auto run = [=] {
       ops::quantize_fp8_cuda(s, x->get(), q->get(), scales->get(), ctx->stream);
     };
-    return device_instance(ctx, run, [scales] { return finite(scales->download()); });
+    return device_instance(ctx, run, [s, q, scales] {
+      const std::vector<float> hx = uniform_floats(count(s.rows, s.cols), 20);
+      return reference::quantize_fp8(s, hx, q->download(), scales->download());
+    });
   };
   return c;
 }
