@@ -8,7 +8,7 @@
 
 namespace myriad::sim {
 
-void apply_engine_config(bool sanitizer_safe, int rank_groups, bool exact_sharing) {
+void apply_engine_config(bool sanitizer_safe, int rank_groups) {
   // Myriad reports what it sets; SimGrid's own notices of each change are noise.
   xbt_log_control_set("xbt_cfg.thres:warning");
   simgrid::s4u::Engine::set_config("network/model:CM02");
@@ -18,10 +18,8 @@ void apply_engine_config(bool sanitizer_safe, int rank_groups, bool exact_sharin
   simgrid::s4u::Engine::set_config(rank_groups > kSmallStackActors ? "contexts/stack-size:128"
                                                                    : "contexts/stack-size:1024");
   if (sanitizer_safe) simgrid::s4u::Engine::set_config("contexts/factory:thread");
-  if (exact_sharing) {
-    simgrid::s4u::Engine::set_config("network/optim:Full");
-    simgrid::s4u::Engine::set_config("cpu/optim:Full");
-  }
+  simgrid::s4u::Engine::set_config("network/optim:Full");
+  simgrid::s4u::Engine::set_config("cpu/optim:Full");
 }
 
 std::string simgrid_version() {

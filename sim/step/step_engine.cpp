@@ -361,7 +361,7 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
   // With data-parallel overlap each rank group starts helpers beside it: the
   // parameter gathers (2) and, per chunk, the gradient reduction's three.
   const int helpers = p.overlap_dp ? 2 + 3 * p.v : 0;
-  apply_engine_config(options.sanitizer_safe, groups * (1 + helpers), options.exact_sharing);
+  apply_engine_config(options.sanitizer_safe, groups * (1 + helpers));
   build_platform(p, s);
   for (int row = 0; row < static_cast<int>(p.rows.size()); ++row) {
     for (int stage = 0; stage < p.pp; ++stage) {

@@ -140,7 +140,6 @@ struct StepSimulation {
 struct StepOptions {
   bool all_replicas = false;    // simulate every data-parallel replica
   bool sanitizer_safe = false;  // SimGrid thread contexts (for ASan builds)
-  bool exact_sharing = false;   // SimGrid's full updates (engine_config.hpp): for proofs
   // Slow nodes; by default drawn from the scenario's faults.stragglers and seed.
   std::optional<std::vector<Straggler>> stragglers;
   // The step engine's log (SimGrid's XBT category myriad_step, on stderr): "" for

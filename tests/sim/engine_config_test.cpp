@@ -18,6 +18,9 @@ TEST(EngineConfig, SelectsTheNetworkModelThatMatchesAlphaBeta) {
   EXPECT_EQ(simgrid::config::get_value<double>("network/TCP-gamma"), 0.0);
   EXPECT_EQ(simgrid::config::get_value<int>("contexts/guard-size"), 0);
   EXPECT_EQ(simgrid::config::get_value<int>("contexts/stack-size"), 1024);
+  // Full updates: identical flows get identical shares (engine_config.hpp).
+  EXPECT_EQ(simgrid::config::get_value<std::string>("network/optim"), "Full");
+  EXPECT_EQ(simgrid::config::get_value<std::string>("cpu/optim"), "Full");
 }
 
 TEST(EngineConfig, ReportsTheSimGridVersion) {

@@ -17,15 +17,8 @@ namespace {
 using testing::a100;
 using testing::kSanitizerSafe;
 using testing::kShipped;
+using testing::options;
 using testing::run_in_child;
-
-// Full updates: SimGrid's lazy ones leave rounding noise of 1e-5 between
-// replicas alike (sim/engine/engine_config.hpp).
-StepOptions options(bool all_replicas) {
-  StepOptions o = testing::options(all_replicas);
-  o.exact_sharing = true;
-  return o;
-}
 
 // 160 nodes of 8 GPUs: tp 8, pp 8, so dp 20 and stage s on nodes 20 s .. 20 s + 19;
 // leaves of 48 nodes at 1:3 (64 ports at the NICs' 200 Gb/s: 48 down).
