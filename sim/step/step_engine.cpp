@@ -245,7 +245,11 @@ void build_platform(Plan& p, const scenario::Scenario& s) {
     for (int stage = 0; stage < p.pp; ++stage) {
       const ActorPlace& place = p.places[p.index(row, stage)];
       const std::string name =
-          fmt::format("stage{}-replica{}", stage, p.rows[static_cast<std::size_t>(row)]);
+          weight == 1
+              ? fmt::format("stage{}-replica{}", stage, p.rows[static_cast<std::size_t>(row)])
+              // a class: its link reports are its members' NICs together
+              : fmt::format("stage{}-replicas{}-{}", stage, p.rows[static_cast<std::size_t>(row)],
+                            p.rows[static_cast<std::size_t>(row)] + weight - 1);
       ActorState& a = p.actor(row, stage);
       a.host = p.platform->add_host(name, place.node, 1 / place.link, weight);
       a.ring_ready = sg4::Semaphore::create(0);
