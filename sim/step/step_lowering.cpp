@@ -133,10 +133,8 @@ std::vector<ReplicaClass> replica_classes(const StepLowering& p, const scenario:
     return false;
   };
   std::vector<bool> starts(static_cast<std::size_t>(p.dp) + 1, false);
-  std::vector<bool> alone(static_cast<std::size_t>(p.dp), false);
   const auto single = [&](int r) {
     r = (r % p.dp + p.dp) % p.dp;
-    alone[static_cast<std::size_t>(r)] = true;
     starts[static_cast<std::size_t>(r)] = true;
     starts[static_cast<std::size_t>(r) + 1] = true;
   };

@@ -70,16 +70,23 @@ TEST(CompositeLayer, RunsChecksAndIsPriced) {
   EXPECT_EQ(dp.rows[0].collective.bytes, 4.0 * (4 * 64 * 64 + 2 * 64 * 96 + 4 * 64));
 }
 
+// A small model of the given sizes: GPT-like (LayerNorm, GeLU) or Llama-like
+// (RMSNorm, SwiGLU).
+scenario::ModelSpec small_model(int hidden, int heads, int kv_heads, int ffn, bool llama) {
+  scenario::ModelSpec m;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = kv_heads;
+  m.ffn_hidden = ffn;
+  m.norm = llama ? scenario::Norm::rmsnorm : scenario::Norm::layernorm;
+  m.activation = llama ? scenario::Activation::swiglu : scenario::Activation::gelu;
+  return m;
+}
+
 // Expectation: the layer-program composite predicts the model's own ops, at fp32
 // (twice the bf16 traffic), so that a change to the model shows in the check.
 TEST(ProgramComposite, PredictsTheModelsOwnOps) {
-  scenario::ModelSpec m;
-  m.hidden = 128;
-  m.heads = 4;
-  m.kv_heads = 2;
-  m.ffn_hidden = 320;
-  m.norm = scenario::Norm::rmsnorm;
-  m.activation = scenario::Activation::swiglu;
+  scenario::ModelSpec m = small_model(128, 4, 2, 320, true);
   models::ShardShape sh;
   sh.micro_batch = 2;
   sh.seq = 64;
@@ -102,13 +109,7 @@ TEST(ProgramComposite, PredictsTheModelsOwnOps) {
 // time at peak.
 TEST(ProgramComposite, RunsChecksAndIsPriced) {
   for (const bool llama : {false, true}) {
-    scenario::ModelSpec m;
-    m.hidden = 64;
-    m.heads = 4;
-    m.kv_heads = llama ? 2 : 4;
-    m.ffn_hidden = 96;
-    m.norm = llama ? scenario::Norm::rmsnorm : scenario::Norm::layernorm;
-    m.activation = llama ? scenario::Activation::swiglu : scenario::Activation::gelu;
+    const scenario::ModelSpec m = small_model(64, 4, llama ? 2 : 4, 96, llama);
     models::ShardShape sh;
     sh.micro_batch = 1;
     sh.seq = 32;
@@ -124,11 +125,7 @@ TEST(ProgramComposite, RunsChecksAndIsPriced) {
 
 // Expectation: what one rank's CPU kernels cannot run is refused, saying why.
 TEST(ProgramComposite, RefusesWhatOneRanksKernelsCannotRun) {
-  scenario::ModelSpec m;
-  m.hidden = 64;
-  m.heads = 4;
-  m.kv_heads = 4;
-  m.ffn_hidden = 96;
+  scenario::ModelSpec m = small_model(64, 4, 4, 96, false);
   models::ShardShape sh;
   sh.seq = 32;
   sh.tp = 2;
