@@ -25,6 +25,8 @@ struct GemmShape {
   double batch = 1;
 };
 
+enum class SparseKernel { none, two_four, unstructured };
+
 struct Op {
   std::string_view name;  // static label: "qkv", "fc1.dgrad", "attention.bwd"
   // The kernel a memory-bound op runs, as calibration names its family ("norm.rms",
@@ -38,6 +40,10 @@ struct Op {
   bool fp8 = false;           // runs on fp8 tensor cores
   bool backward = false;      // part of the backward pass
   double backward_bytes = 0;  // memory-bound ops: traffic of their backward, when known
+  // GEMMs on pruned weights: 2:4 on sparse tensor cores, or unstructured on a sparse
+  // kernel keeping `kept` of the work (the profile's sparse_gemm_efficiency prices both).
+  SparseKernel sparse = SparseKernel::none;
+  double kept = 1;
 };
 
 // A GEMM op: 2*m*n*k FLOPs per batch entry; reads A and B, writes C in `elem` bytes each.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/transformer/moe_routing.hpp"
+
 namespace myriad::models {
 
 std::string MemoryBreakdown::dominant() const {
@@ -24,13 +26,19 @@ double layer_activation_bytes(const scenario::Scenario& s) {
   const bool swiglu = m.activation == scenario::Activation::swiglu;
   double f = m.ffn_hidden;
   double routed = 1;
+  double shared = 0;  // shared experts' activations per token
   if (m.is_moe()) {
     f = m.moe.expert_ffn_hidden;
-    routed = m.moe.top_k * std::max(1.0, m.moe.capacity_factor);
+    // Token copies the busiest expert-parallel rank holds per token routed: top_k
+    // evenly, more under skew, capacity_factor * top_k padded.
+    routed = moe_load(m.moe, p.ep).busiest_slots;
+    const double fs = static_cast<double>(m.moe.shared_experts) * m.moe.shared_expert_ffn_hidden;
+    shared = 2 * (swiglu ? 2 * fs : fs) + 2 * fs;
   }
   const double f_in = swiglu ? 2 * f : f;
   const double replicated = 10 * h;
-  const double split = 4 * h + 4 * kv + routed * (2 * f_in + 2 * f + (m.is_moe() ? 2 * h : 0));
+  const double split =
+      4 * h + 4 * kv + shared + routed * (2 * f_in + 2 * f + (m.is_moe() ? 2 * h : 0));
   double per_token = (sp ? replicated / t : replicated) + split / t;
   if (!s.training.fused_kernels && p.recompute == scenario::Recompute::none) {
     per_token += 5.0 * m.heads * m.seq_length / t;
@@ -40,16 +48,24 @@ double layer_activation_bytes(const scenario::Scenario& s) {
 
 MemoryBreakdown memory_per_gpu(const scenario::Scenario& s, const StepPlan& plan) {
   const auto& p = s.parallelism;
-  const double dp = p.dp;
-  const auto states = [&](double params) {
+  // ZeRO shards dense parameters over the dp * cp ranks holding copies of them and
+  // experts over the expert data-parallel ranks (Megatron-LM's distributed optimizer).
+  const auto states = [&](double params, double layers) {
+    const double expert = layers * plan.expert_params_per_layer;
+    const double dense = params - expert;
+    const double trained = expert * plan.expert_trained;
+    const auto shard = [&](int stage, double group) { return p.zero >= stage ? group : 1.0; };
+    const double ddp = plan.dense_dp;
+    const double edp = plan.expert_dp;
     MemoryBreakdown b;
-    b.weights = params * 2 / (p.zero >= 3 ? dp : 1);
-    b.gradients = params * 4 / (p.zero >= 2 ? dp : 1);
-    b.optimizer = params * optimizer_bytes_per_param(s.training.optimizer) / (p.zero >= 1 ? dp : 1);
+    b.weights = dense * 2 / shard(3, ddp) + expert * plan.expert_weight_bytes / shard(3, edp);
+    b.gradients = dense * 4 / shard(2, ddp) + trained * 4 / shard(2, edp);
+    const double opt = optimizer_bytes_per_param(s.training.optimizer);
+    b.optimizer = dense * opt / shard(1, ddp) + trained * opt / shard(1, edp);
     return b;
   };
-  MemoryBreakdown first = states(plan.params_first_stage);
-  MemoryBreakdown last = states(plan.params_last_stage);
+  MemoryBreakdown first = states(plan.params_first_stage, plan.first_stage_layers);
+  MemoryBreakdown last = states(plan.params_last_stage, plan.last_stage_layers);
   const double per_layer = layer_activation_bytes(s);
   const double m = plan.micro_batches;
   const double pp = p.pp;
@@ -73,7 +89,7 @@ MemoryBreakdown memory_per_gpu(const scenario::Scenario& s, const StepPlan& plan
   }
   MemoryBreakdown most = first.total() >= last.total() ? first : last;
   if (p.pp > 2) {  // the second stage: the most in flight of the stages between
-    MemoryBreakdown second = states(plan.params_middle_stage);
+    MemoryBreakdown second = states(plan.params_middle_stage, plan.layers_per_stage);
     second.activations = plan.layers_per_stage * per_layer * in_flight(1);
     if (second.total() > most.total()) most = second;
   }

@@ -21,22 +21,51 @@ double optimizer_bytes_per_param(scenario::Optimizer o) {
 
 namespace {
 
-// Parameters of one layer held by one rank: attention and dense MLP split over
-// TP; experts split over EP, and each over TP.
-double layer_params_per_rank(const scenario::ModelSpec& m, int tp, int ep) {
-  const ParamCounts p = param_counts(m);
-  double mlp = p.mlp / tp;
-  if (m.is_moe()) mlp = (p.mlp - m.hidden * m.moe.experts) / (ep * tp) + m.hidden * m.moe.experts;
-  return p.attention / tp + mlp + p.norms;
+// Parameters of one layer held by one rank: attention, the router and shared
+// experts split over TP (shared experts over the experts' TP); routed experts
+// split over EP, and each over the experts' TP.
+double expert_params_per_rank(const scenario::ModelSpec& m, int ep, int etp) {
+  if (!m.is_moe()) return 0;
+  const double expert = (m.activation == scenario::Activation::swiglu ? 3.0 : 2.0) * m.hidden *
+                        m.moe.expert_ffn_hidden;
+  return expert * m.moe.active_experts() / (static_cast<double>(ep) * etp);
 }
+
+double layer_params_per_rank(const scenario::ModelSpec& m, int tp, int ep, int etp) {
+  const ParamCounts p = param_counts(m);
+  if (!m.is_moe()) return p.attention / tp + p.mlp / tp + p.norms;
+  const double routed = expert_params_per_rank(m, ep, etp);
+  const double router = static_cast<double>(m.hidden) * m.moe.active_experts();
+  const double shared = p.mlp - router - routed * ep * etp;  // shared experts
+  return p.attention / tp + router + shared / etp + routed + p.norms;
+}
+
+// Gradient bytes per parameter on the wire: fp32 unless compressed to bf16.
+double gradient_wire_bytes(const scenario::Scenario& s) {
+  return s.training.gradient_precision == scenario::WirePrecision::fp32 ? 4 : 2;
+}
+
+// A ring over n ranks moves 2 (n - 1) / n of the data per rank (all-reduce), or
+// (n - 1) / n (reduce-scatter, all-gather): relative to one over dp ranks.
+double ring_share(double n, double dp) { return dp > 1 ? ((n - 1) / n) / ((dp - 1) / dp) : 0; }
 
 void plan_dp(const scenario::Scenario& s, StepPlan& plan) {
   if (plan.dp == 1) return;
+  // The data-parallel rings carry, per rank, what crosses the replicas: dense
+  // gradients after the cp ranks holding copies of them reduce-scatter among
+  // themselves over NVLink (a 1/cp shard each; that NVLink step is not priced:
+  // under 0.2 % of the step in the MoE suite), and expert gradients over the
+  // expert data-parallel ranks, scaled to the dp ring's share.
+  const double expert = plan.expert_params_at_max;
+  const double dense = plan.params_max - expert;
+  const double cp = s.parallelism.cp;
+  const double equivalent =
+      dense / cp + expert * plan.expert_trained * ring_share(plan.expert_dp, plan.dp);
   // Megatron-LM accumulates and reduces the gradients of bf16 models in fp32, those
-  // of fp16 and fp8 models in 16 bits; parameters are gathered in 16 bits.
-  const double grad_bytes = s.training.precision == scenario::Precision::bf16 ? 4 : 2;
-  const double grads = plan.params_max * grad_bytes;
-  const double params = plan.params_max * 2;
+  // of fp16 and fp8 models in 16 bits (training.gradient_precision); parameters are
+  // gathered in 16 bits.
+  const double grads = equivalent * gradient_wire_bytes(s);
+  const double params = equivalent * 2;
   if (s.parallelism.zero == 0) {
     plan.dp_comms.push_back({"dp.grads", CollectiveKind::all_reduce, GroupKind::dp, grads});
     return;
@@ -80,7 +109,24 @@ StepPlan plan_step(const scenario::Scenario& s) {
   const double activation = plan.shard.tokens() * m.hidden * 2 / p.tp;
   plan.pp_transfer = {"pp.activations", CollectiveKind::send_recv, GroupKind::pp, activation};
 
-  const double per_layer = layer_params_per_rank(m, p.tp, p.ep);
+  const int etp = p.etp > 0 ? p.etp : p.tp;
+  const double per_layer = layer_params_per_rank(m, p.tp, p.ep, etp);
+  plan.expert_params_per_layer = expert_params_per_rank(m, p.ep, etp);
+  plan.dense_dp = p.dp * p.cp;
+  plan.expert_dp = std::max(1, p.tp * p.cp * p.dp / (p.ep * etp));
+  const auto& prune = m.moe.prune;
+  const bool stored_sparse =
+      prune.pattern == scenario::Sparsity::two_four ||
+      (prune.pattern == scenario::Sparsity::unstructured && prune.sparse_kernel);
+  if (stored_sparse) {
+    // 2:4: two bf16 values and two 2-bit indices per four weights; unstructured:
+    // a bf16 value and a 16-bit index per weight kept. Zeroed weights are frozen:
+    // no gradients or optimizer states.
+    plan.expert_weight_bytes = prune.pattern == scenario::Sparsity::two_four
+                                   ? 2 * 0.5 + 0.125
+                                   : std::min(2.0, 4 * (1 - prune.sparsity));
+    plan.expert_trained = 1 - prune.sparsity;
+  }
   const double vocab_rows = static_cast<double>(m.vocab) * m.hidden / p.tp;
   plan.params_first_stage = plan.first_stage_layers * per_layer + vocab_rows;
   const bool own_head = !m.tied_embeddings || p.pp > 1;
@@ -92,6 +138,10 @@ StepPlan plan_step(const scenario::Scenario& s) {
   if (p.pp > 2) plan.params_middle_stage = plan.layers_per_stage * per_layer;
   plan.params_max =
       std::max({plan.params_first_stage, plan.params_last_stage, plan.params_middle_stage});
+  const int max_layers = plan.params_max == plan.params_first_stage  ? plan.first_stage_layers
+                         : plan.params_max == plan.params_last_stage ? plan.last_stage_layers
+                                                                     : plan.layers_per_stage;
+  plan.expert_params_at_max = (p.pp == 1 ? m.layers : max_layers) * plan.expert_params_per_layer;
   plan_dp(s, plan);
   return plan;
 }

@@ -31,6 +31,16 @@ struct StepPlan {
   double params_last_stage = 0;
   double params_middle_stage = 0;  // of a stage between them (0 with fewer than 3 stages)
   double params_max = 0;
+  // Of those, the experts' (per layer, on one rank) and how the two kinds reduce
+  // their gradients: dense parameters over the dp * cp ranks holding copies of
+  // them, experts over the expert data-parallel ranks, tp * cp * dp / (etp * ep).
+  double expert_params_per_layer = 0;
+  double expert_weight_bytes = 2;  // per parameter: 2 dense, less stored 2:4 or sparse
+  double expert_trained = 1;       // share of expert parameters with gradients and states
+  int dense_dp = 1;                // dp * cp
+  int expert_dp = 1;               // tp * cp * dp / (etp * ep)
+  // Expert parameters on the stage holding params_max.
+  double expert_params_at_max = 0;
 };
 
 StepPlan plan_step(const scenario::Scenario& s);

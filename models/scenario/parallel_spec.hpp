@@ -34,6 +34,7 @@ struct ParallelSpec {
   int zero = 0;          // ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 + parameters
   int cp = 1;            // context parallel
   int ep = 1;            // expert parallel
+  int etp = 0;           // tensor parallel of the experts: 1 or tp (0 until derived: tp)
   int micro_batch = 1;   // sequences per micro-batch
   int global_batch = 0;  // sequences per step
   Recompute recompute = Recompute::none;
@@ -52,7 +53,10 @@ struct ParallelSpec {
 struct OverlapSpec {
   bool tp = false;  // tensor-parallel collectives chunked and overlapped with GEMMs
   bool cp = false;  // context-parallel collectives likewise
-  bool ep = false;  // expert-parallel all-to-alls likewise
+  bool ep = false;  // expert-parallel all-to-alls likewise (inter-operator: chunks interleaved)
+  // Intra-operator: tile-level fused communication and GEMM (tp and ep collectives
+  // adjacent to a GEMM stream tile by tile inside it).
+  bool fused = false;
   bool pp = false;  // pipeline send/recv asynchronous to compute
   bool dp = false;  // gradient reduce-scatter in backward, parameter all-gather prefetch
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "models/scenario/reliability_checks.hpp"
 
@@ -92,6 +93,88 @@ void check_cluster(const Checker& c) {
   }
 }
 
+// Keys that only mean something with another key's value are errors when set to
+// anything but their default without it: nothing given is silently ignored (and a
+// resolved scenario, which writes every default, loads back).
+void check_moe_routing(const Checker& c) {
+  const MoeSpec& moe = c.s().model.moe;
+  if (moe.experts == 0) {
+    if (moe.shared_experts > 0 || moe.capacity_factor > 0 || moe.skew != RouterSkew::uniform ||
+        moe.dispatch != MoeDispatch::automatic || moe.prune.any() || !moe.histogram.empty()) {
+      c.error("model.moe", "MoE keys set but the model has no experts (moe.experts is 0)");
+    }
+    return;
+  }
+  if (moe.skew != RouterSkew::zipf && moe.zipf_exponent != 1) {
+    c.error("model.moe.zipf_exponent", "set, but moe.skew is not zipf");
+  }
+  if (moe.skew == RouterSkew::zipf && !(moe.zipf_exponent > 0 && moe.zipf_exponent <= 10)) {
+    c.error("model.moe.zipf_exponent",
+            fmt::format("expected above 0 and up to 10, found {:g}", moe.zipf_exponent));
+  }
+  const bool histogram = moe.skew == RouterSkew::histogram;
+  if (!histogram && !moe.histogram.empty()) {
+    c.error("model.moe.histogram", "given, but moe.skew is not histogram");
+  }
+  if (!histogram) return;
+  const auto experts = static_cast<std::size_t>(moe.active_experts());
+  if (moe.histogram.size() != experts) {
+    c.error("model.moe.histogram",
+            fmt::format("expected one share per expert ({}{}), found {}", experts,
+                        moe.prune.experts > 0 ? ", after pruning" : "", moe.histogram.size()));
+    return;
+  }
+  double sum = 0;
+  for (const double share : moe.histogram) {
+    if (!(share >= 0) || !std::isfinite(share)) {
+      c.error("model.moe.histogram",
+              fmt::format("shares must be finite and at least 0, found {:g}", share));
+      return;
+    }
+    sum += share;
+  }
+  if (!(sum > 0)) c.error("model.moe.histogram", "the shares add up to 0: no token is routed");
+}
+
+void check_prune(const Checker& c) {
+  const MoeSpec& moe = c.s().model.moe;
+  const PruneSpec& prune = moe.prune;
+  if (prune.experts >= moe.experts && moe.experts > 0) {
+    c.error("model.moe.prune.experts",
+            fmt::format("pruning {} of {} experts leaves none", prune.experts, moe.experts));
+  }
+  switch (prune.pattern) {
+    case Sparsity::none:
+      if (prune.sparsity != 0) {
+        c.error("model.moe.prune.sparsity",
+                "set, but prune.pattern is none: say unstructured or 2:4");
+      }
+      if (prune.sparse_kernel) {
+        c.error("model.moe.prune.sparse_kernel", "set, but prune.pattern is none");
+      }
+      break;
+    case Sparsity::unstructured:
+      if (!(prune.sparsity > 0 && prune.sparsity < 1)) {
+        c.error("model.moe.prune.sparsity",
+                fmt::format("expected a fraction above 0 and below 1 for unstructured "
+                            "sparsity, found {:g}",
+                            prune.sparsity));
+      }
+      break;
+    case Sparsity::two_four:
+      if (prune.sparsity != 0.5) {
+        c.error("model.moe.prune.sparsity",
+                fmt::format("2:4 sparsity zeroes exactly half the weights; found {:g}",
+                            prune.sparsity));
+      }
+      if (prune.sparse_kernel) {
+        c.error("model.moe.prune.sparse_kernel",
+                "2:4 always runs on sparse tensor cores; the key is for unstructured sparsity");
+      }
+      break;
+  }
+}
+
 void check_model(const Checker& c) {
   const ModelSpec& m = c.s().model;
   if (m.hidden % m.heads != 0) {
@@ -123,10 +206,12 @@ void check_model(const Checker& c) {
                         "found {:g}",
                         m.moe.experts, m.moe.capacity_factor));
   }
-  if (m.is_moe() && m.moe.top_k > m.moe.experts) {
+  if (m.is_moe() && m.moe.top_k > m.moe.active_experts()) {
     c.error("model.moe.top_k", fmt::format("a token cannot be routed to {} of {} experts",
-                                           m.moe.top_k, m.moe.experts));
+                                           m.moe.top_k, m.moe.active_experts()));
   }
+  check_moe_routing(c);
+  check_prune(c);
 }
 
 void check_tensor_parallel(const Checker& c) {
@@ -283,12 +368,33 @@ void check_context_and_experts(const Checker& c) {
     c.error("parallelism.ep",
             fmt::format("ep ({}) must divide the number of experts ({})", p.ep, m.moe.experts));
   }
+  if (p.etp != 1 && p.etp != p.tp) {
+    c.error("parallelism.etp",
+            fmt::format("expected 1 or tp ({}): experts split like the dense MLP or whole, found "
+                        "{}",
+                        p.tp, p.etp));
+    return;
+  }
+  if (p.etp != p.tp && !m.is_moe()) {
+    c.error("parallelism.etp", "given, but the model has no experts");
+    return;
+  }
+  if (p.etp == 1 && p.tp > 1 && !p.sp) {
+    c.error("parallelism.etp",
+            "etp 1 with tp > 1 needs sequence parallelism (parallelism.sp: true): the experts "
+            "take the tokens the tp ranks hold by sequence");
+  }
+  if (m.is_moe() && m.moe.active_experts() % p.ep != 0) {
+    c.error("parallelism.ep", fmt::format("ep ({}) must divide the experts left after pruning ({})",
+                                          p.ep, m.moe.active_experts()));
+  }
   const long long pool = static_cast<long long>(p.tp) * p.cp * p.dp;
-  if (p.dp > 0 && pool % p.ep != 0) {
+  const long long expert_group = static_cast<long long>(p.ep) * p.etp;
+  if (p.dp > 0 && pool % expert_group != 0) {
     c.error("parallelism.ep",
-            fmt::format("ep ({}) must divide tp * cp * dp = {}: expert-parallel ranks are drawn "
-                        "from a stage's tensor, context and data-parallel ranks",
-                        p.ep, pool));
+            fmt::format("ep * etp ({} * {}) must divide tp * cp * dp = {}: expert-parallel ranks "
+                        "are drawn from a stage's tensor, context and data-parallel ranks",
+                        p.ep, p.etp, pool));
   }
 }
 
@@ -339,6 +445,12 @@ void check_training_and_overlap(const Checker& c) {
   no_effect(s.overlap.ep, p.ep, "overlap.ep", "ep");
   no_effect(s.overlap.pp, p.pp, "overlap.pp", "pp");
   no_effect(s.overlap.dp, p.dp, "overlap.dp", "dp");
+  if (s.overlap.fused && p.tp == 1 && p.ep == 1) {
+    c.warning("overlap.fused", "fusing communication with GEMMs has no effect with tp = ep = 1");
+  }
+  if (s.training.all_to_all_precision != WirePrecision::bf16 && p.ep == 1) {
+    c.warning("training.all_to_all_precision", "no expert all-to-all to compress with ep = 1");
+  }
 }
 
 }  // namespace
@@ -355,6 +467,12 @@ void derive_model(ModelSpec& m, const std::string& path, Origins& origins) {
     m.ffn_hidden = m.activation == Activation::swiglu ? (8 * m.hidden / 3) / 64 * 64 : 4 * m.hidden;
   }
   if (m.is_moe() && derived("moe.expert_ffn_hidden")) m.moe.expert_ffn_hidden = m.ffn_hidden;
+  if (derived("moe.shared_expert_ffn_hidden")) {
+    m.moe.shared_expert_ffn_hidden = m.moe.expert_ffn_hidden;
+  }
+  if (derived("moe.prune.sparsity")) {
+    m.moe.prune.sparsity = m.moe.prune.pattern == Sparsity::two_four ? 0.5 : 0;
+  }
 }
 
 void derive(Scenario& s) {
@@ -368,6 +486,15 @@ void derive(Scenario& s) {
   if (!given(s, "parallelism.schedule")) {
     p.schedule = p.virtual_stages > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
     set_derived(s, "parallelism.schedule");
+  }
+  if (!given(s, "parallelism.etp")) {
+    p.etp = p.tp;
+    set_derived(s, "parallelism.etp");
+  }
+  if (!given(s, "training.gradient_precision")) {
+    s.training.gradient_precision =
+        s.training.precision == Precision::bf16 ? WirePrecision::fp32 : WirePrecision::bf16;
+    set_derived(s, "training.gradient_precision");
   }
   if (!given(s, "parallelism.dp")) {
     const int model_parallel = p.tp * p.pp * p.cp;

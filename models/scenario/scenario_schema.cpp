@@ -100,6 +100,29 @@ Schema<ClusterSpec> make_cluster_schema() {
   return s;
 }
 
+Schema<PruneSpec> make_prune_schema() {
+  Schema<PruneSpec> s(
+      "A pruning what-if on the experts (MoE-Pruner and its kin): whole experts removed, or "
+      "each remaining expert's weights sparsified. Memory and expert GEMM time follow; the "
+      "all-to-alls carry the same tokens.");
+  s.integer("experts", &PruneSpec::experts, Range{0, 1 << 20}, D::value("0"),
+            "experts removed from every MoE layer (their tokens go to the others)")
+      .quantity("sparsity", &PruneSpec::sparsity, Dimension::fraction, D::derived("= 0.5 for 2:4"),
+                "fraction of each remaining expert's weights zeroed")
+      .choice("pattern", &PruneSpec::pattern,
+              {{"none", Sparsity::none},
+               {"unstructured", Sparsity::unstructured},
+               {"2:4", Sparsity::two_four}},
+              D::value("none"),
+              "where the zeros fall: unstructured (any weight, as MoE-Pruner guided by router "
+              "weights) or 2:4 (two of every four, run on sparse tensor cores)")
+      .boolean("sparse_kernel", &PruneSpec::sparse_kernel, D::value("false"),
+               "unstructured sparsity runs on a sparse GEMM kernel (at the profile's "
+               "sparse_gemm_efficiency of the dense work kept) and weights are stored "
+               "compressed; false: dense kernels and dense storage");
+  return s;
+}
+
 Schema<MoeSpec> make_moe_schema() {
   Schema<MoeSpec> s("Mixture of experts in every layer's MLP; leave out for a dense model.");
   s.integer("experts", &MoeSpec::experts, Range{0, 1 << 20}, D::value("0"),
@@ -107,9 +130,41 @@ Schema<MoeSpec> make_moe_schema() {
       .integer("top_k", &MoeSpec::top_k, Range{1, 1 << 10}, D::value("1"),
                "experts each token is routed to")
       .integer("expert_ffn_hidden", &MoeSpec::expert_ffn_hidden, kPositive,
-               D::derived("= model.ffn_hidden"), "FFN hidden size of one expert")
-      .quantity("capacity_factor", &MoeSpec::capacity_factor, Dimension::count, D::value("1"),
-                "tokens an expert accepts relative to an even share; 0 for no limit (dropless)");
+               D::derived("= model.ffn_hidden"),
+               "FFN hidden size of one expert (fine-grained experts: many small ones)")
+      .integer("shared_experts", &MoeSpec::shared_experts, Range{0, 1 << 10}, D::value("0"),
+               "experts every token goes through besides its top_k (DeepSeek-style), split "
+               "over the expert tensor-parallel ranks like the dense MLP")
+      .integer("shared_expert_ffn_hidden", &MoeSpec::shared_expert_ffn_hidden, kPositive,
+               D::derived("= expert_ffn_hidden"), "FFN hidden size of one shared expert")
+      .quantity("capacity_factor", &MoeSpec::capacity_factor, Dimension::count, D::value("0"),
+                "tokens an expert accepts relative to an even share; the rest are dropped and "
+                "every expert's input is padded to it (Megatron-LM's "
+                "--moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity); 0: "
+                "dropless, every routed token computed")
+      .choice("skew", &MoeSpec::skew,
+              {{"uniform", RouterSkew::uniform},
+               {"zipf", RouterSkew::zipf},
+               {"histogram", RouterSkew::histogram}},
+              D::value("uniform"),
+              "how the router spreads tokens over the experts: evenly, Zipf-distributed over "
+              "expert index (experts placed in index order, so the hottest share a rank), or a "
+              "measured histogram; the most loaded expert-parallel rank sets the layer's time "
+              "and the all-to-all-v sizes")
+      .quantity("zipf_exponent", &MoeSpec::zipf_exponent, Dimension::count, D::value("1"),
+                "skew: zipf: expert e (from 0) gets a share proportional to 1 / (e + 1)^this")
+      .number_list("histogram", &MoeSpec::histogram, D::none(),
+                   "skew: histogram: each expert's share of the routed tokens, in expert order "
+                   "(normalized to sum to 1)")
+      .choice("dispatch", &MoeSpec::dispatch,
+              {{"auto", MoeDispatch::automatic},
+               {"all-to-all", MoeDispatch::all_to_all},
+               {"all-gather", MoeDispatch::all_gather}},
+              D::value("auto"),
+              "how tokens reach the expert-parallel ranks: all-to-all of each token to its "
+              "experts' ranks, or all-gather of every token and reduce-scatter of the outputs "
+              "(cheaper when top_k is large next to ep); auto picks the fewer bytes")
+      .section("prune", &MoeSpec::prune, make_prune_schema());
   return s;
 }
 
@@ -176,7 +231,12 @@ Schema<ParallelSpec> make_parallel_schema() {
                "ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 also parameters")
       .integer("cp", &ParallelSpec::cp, kPositive, D::value("1"), "context-parallel degree")
       .integer("ep", &ParallelSpec::ep, kPositive, D::value("1"),
-               "expert-parallel degree, drawn from the tp * cp * dp ranks of a stage")
+               "expert-parallel degree, drawn from the tp * cp * dp ranks of a stage (after "
+               "etp: expert tensor-parallel ranks innermost, then expert-parallel, then expert "
+               "data-parallel, as Megatron-LM)")
+      .integer("etp", &ParallelSpec::etp, kPositive, D::derived("= tp"),
+               "tensor-parallel degree of the experts: tp (each expert split like the dense "
+               "MLP) or 1 (whole experts, tokens split over the tp ranks by sequence; needs sp)")
       .integer("micro_batch", &ParallelSpec::micro_batch, kPositive, D::value("1"),
                "sequences per micro-batch")
       .integer("global_batch", &ParallelSpec::global_batch, kPositive, D::required(),
@@ -200,8 +260,12 @@ Schema<OverlapSpec> make_overlap_schema() {
                "context-parallel collectives (key/value all-gathers, their gradients' "
                "reduce-scatters) overlapped with the GEMMs")
       .boolean("ep", &OverlapSpec::ep, D::value("false"),
-               "expert-parallel all-to-alls overlapped with the GEMMs (micro-batch or chunk "
-               "interleaving)")
+               "expert-parallel all-to-alls overlapped with the GEMMs (inter-operator: micro-batch "
+               "or chunk interleaving)")
+      .boolean("fused", &OverlapSpec::fused, D::value("false"),
+               "intra-operator overlap: tp and ep collectives fused with the GEMM beside them, "
+               "tile by tile (Flux, Comet, MegaScale-MoE): only one tile's share stays exposed, "
+               "with or without the inter-operator keys")
       .boolean("pp", &OverlapSpec::pp, D::value("false"),
                "pipeline sends and receives asynchronous to compute")
       .boolean("dp", &OverlapSpec::dp, D::value("false"),
@@ -245,6 +309,15 @@ Schema<TrainingSpec> make_training_schema() {
                "FlashAttention (no score matrix in memory, causal work only) and fused "
                "norm and activation kernels; false for unfused attention as Megatron-LM ran "
                "it before FlashAttention")
+      .choice("all_to_all_precision", &TrainingSpec::all_to_all_precision,
+              {{"bf16", WirePrecision::bf16}, {"fp8", WirePrecision::fp8}}, D::value("bf16"),
+              "what expert all-to-alls carry: fp8 halves their bytes for a quantize kernel "
+              "before and a dequantize after (communication compression)")
+      .choice("gradient_precision", &TrainingSpec::gradient_precision,
+              {{"fp32", WirePrecision::fp32}, {"bf16", WirePrecision::bf16}},
+              D::derived("= fp32 for bf16, bf16 for fp16 and fp8"),
+              "what data-parallel gradient reductions carry: bf16 halves a bf16 model's "
+              "(MegaScale-MoE's compression)")
       .section("growth", &TrainingSpec::growth, make_growth_schema());
   return s;
 }

@@ -85,6 +85,26 @@ bool read_quantity(const ConfigNode& node, Dimension d, const std::string& path,
   return true;
 }
 
+bool read_numbers(const ConfigNode& node, const std::string& path, ParseContext& ctx,
+                  std::vector<double>& out) {
+  if (!node.is_list()) {
+    ctx.diagnostics.error(
+        node.where(), path,
+        "expected a list of numbers, such as [0.4, 0.3, 0.3], found " + node.describe());
+    return false;
+  }
+  out.clear();
+  bool ok = true;
+  for (std::size_t i = 0; i < node.items().size(); ++i) {
+    double v = 0;
+    const bool read = read_quantity(node.items()[i], Dimension::count,
+                                    path + "[" + std::to_string(i) + "]", ctx, v);
+    ok = read && ok;
+    out.push_back(v);
+  }
+  return ok;
+}
+
 bool read_text(const ConfigNode& node, const std::string& path, ParseContext& ctx,
                std::string& out) {
   // YAML reads `a: b` as a mapping and `a, b` in brackets as a list: a text holding

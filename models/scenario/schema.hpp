@@ -78,6 +78,8 @@ bool read_quantity(const ConfigNode& node, Dimension d, const std::string& path,
                    double& out);
 bool read_text(const ConfigNode& node, const std::string& path, ParseContext& ctx,
                std::string& out);
+bool read_numbers(const ConfigNode& node, const std::string& path, ParseContext& ctx,
+                  std::vector<double>& out);
 bool read_choice(const ConfigNode& node, const std::vector<std::string>& names,
                  const std::string& path, ParseContext& ctx, std::size_t& index);
 
@@ -167,6 +169,25 @@ class Schema {
         },
         [member](const T& t) {
           return std::tuple{t.*member, std::string{}, nlohmann::json(t.*member)};
+        });
+    return *this;
+  }
+
+  // A list of plain numbers, such as a histogram: `[0.3, 0.2, 0.5]`.
+  Schema& number_list(std::string key, std::vector<double> T::*member, Default def,
+                      std::string help) {
+    FieldDoc doc{std::move(key), "list of numbers", "", def.text, std::move(help)};
+    add_scalar(
+        doc, def,
+        [member](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
+          return schema_detail::read_numbers(n, p, c, t.*member);
+        },
+        [member](const T& t) {
+          std::string text = "[";
+          for (std::size_t i = 0; i < (t.*member).size(); ++i) {
+            text += (i > 0 ? ", " : "") + format_exact((t.*member)[i], Dimension::count);
+          }
+          return std::tuple{text + "]", std::string{}, nlohmann::json(t.*member)};
         });
     return *this;
   }

@@ -10,6 +10,8 @@ namespace myriad::scenario {
 
 enum class Optimizer { adam, adamw, lamb, lion, sgd };
 enum class Precision { bf16, fp16, fp8 };
+// What a collective carries on the wire (communication compression).
+enum class WirePrecision { fp32, bf16, fp8 };
 
 // Growing the model from a smaller one trained first (multi-linear operator growth,
 // Mango, and its kin): the grown model reaches the same loss with `saved_fraction`
@@ -28,6 +30,11 @@ struct TrainingSpec {
   Optimizer optimizer = Optimizer::adamw;
   Precision precision = Precision::bf16;
   bool fused_kernels = true;  // FlashAttention and fused norm/activation kernels
+  // Expert all-to-alls: bf16, or fp8 (quantized before, dequantized after).
+  WirePrecision all_to_all_precision = WirePrecision::bf16;
+  // Data-parallel gradient reduction: fp32 for bf16 models (Megatron-LM), else
+  // 16 bits; bf16 halves the traffic of a bf16 model (MegaScale-MoE).
+  WirePrecision gradient_precision = WirePrecision::fp32;
   GrowthSpec growth;
 };
 

@@ -4,6 +4,8 @@
 #include <string_view>
 #include <vector>
 
+#include "models/transformer/moe_routing.hpp"
+
 namespace myriad::models {
 namespace {
 
@@ -168,31 +170,91 @@ void dense_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh
   p.ops.push_back(residual("residual.mlp", d));
 }
 
-// Experts: each rank holds experts / ep of them, each split over TP as the dense MLP is.
+// Bytes an element of an expert all-to-all takes on the wire: bf16, or fp8 with
+// one fp32 scale per 128 elements.
+double a2a_element_bytes(const ShardShape& sh) { return sh.a2a_fp8 ? 1 + 4.0 / 128 : kAct; }
+
+// An expert GEMM on pruned weights runs sparse: 2:4 on sparse tensor cores, or
+// unstructured on a sparse kernel when one is given (else as dense).
+void prune_gemm(Op& op, const scenario::PruneSpec& prune) {
+  if (prune.pattern == scenario::Sparsity::two_four) {
+    op.sparse = SparseKernel::two_four;
+  } else if (prune.pattern == scenario::Sparsity::unstructured && prune.sparse_kernel) {
+    op.sparse = SparseKernel::unstructured;
+    op.kept = 1 - prune.sparsity;
+  }
+}
+
+// Experts. With etp = tp each rank holds experts / ep of them, each split over the
+// tp ranks as the dense MLP is, and routes the tokens the tp group gathered; with
+// etp = 1 (tp > 1, sequence parallel) whole experts take the tokens each tp rank
+// holds by sequence. Tokens reach the expert-parallel ranks by all-to-all (each to
+// its top_k experts' ranks) or by all-gather of every token with a reduce-scatter
+// of the outputs, whichever moves fewer bytes unless the scenario says. The most
+// loaded rank (router skew, capacity padding) sets the experts' time and the
+// all-to-all-v's size.
 void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
   const auto& moe = m.moe;
+  const int etp = sh.expert_tp();
+  const bool gathered = etp == sh.tp;  // experts split like the dense MLP
   p.ops.push_back(norm("norm.mlp", m, d));
-  tp_enter(p, "tp.mlp.in", d, sh);
-  p.ops.push_back(gemm("router", d.tokens, moe.experts, d.h, sh));
-  const double routed = d.tokens * moe.top_k * std::max(1.0, moe.capacity_factor);
-  p.ops.push_back(make_elementwise("permute", 2 * routed * d.h * kAct));
-  if (sh.ep > 1) {
-    p.comms.push_back({"ep.dispatch", CollectiveKind::all_to_all, GroupKind::ep,
-                       d.tokens * moe.top_k * d.h * kAct});
+  if (gathered) tp_enter(p, "tp.mlp.in", d, sh);
+  const double tokens = gathered ? d.tokens : d.tokens / sh.tp;  // routed by this rank
+  const int experts = moe.active_experts();
+  p.ops.push_back(gemm("router", tokens, experts, d.h, sh));
+  // Softmax and top-k over fp32 logits: read and write them, and the routing map.
+  p.ops.push_back(make_elementwise("router.topk", 3 * tokens * experts * 4, 8 * tokens * experts));
+  if (moe.shared_experts > 0) {
+    const double fs = static_cast<double>(moe.shared_experts) * moe.shared_expert_ffn_hidden;
+    const double fs_in = m.activation == Activation::swiglu ? 2 * fs : fs;
+    p.ops.push_back(gemm("shared.fc1", tokens, fs_in / etp, d.h, sh));
+    activation(p, m, tokens, fs / etp, fs_in / etp);
+    p.ops.push_back(gemm("shared.fc2", tokens, d.h, fs / etp, sh));
   }
-  const double local_experts = static_cast<double>(moe.experts) / sh.ep;
-  const double per_expert = routed * sh.ep / moe.experts;
+  const MoeLoad load = moe_load(moe, sh.ep);
+  const double slots = tokens * load.busiest_slots;  // token copies the busiest rank computes
+  const double sent = tokens * moe.top_k;            // token copies this rank sends
+  p.ops.push_back(make_elementwise("permute", 2 * sent * d.h * kAct));
+  // Dispatch and combine: all-to-all of the busiest rank's slots (what it receives;
+  // what each sends is no more under an even spread of tokens over ranks), or
+  // all-gather of every token of the group and reduce-scatter back.
+  const double a2a_bytes = std::max(slots, sent) * d.h * a2a_element_bytes(sh);
+  const double gather_bytes = tokens * sh.ep * d.h * kAct;
+  const bool by_gather =
+      moe.dispatch == scenario::MoeDispatch::all_gather ||
+      (moe.dispatch == scenario::MoeDispatch::automatic && gather_bytes < a2a_bytes);
+  if (sh.ep > 1) {
+    if (by_gather) {
+      p.comms.push_back({"ep.dispatch", CollectiveKind::all_gather, GroupKind::ep, gather_bytes});
+    } else {
+      if (sh.a2a_fp8) {  // quantize: read bf16, write fp8 and scales
+        p.ops.push_back(make_elementwise("ep.quantize", sent * d.h * (kAct + 1)));
+      }
+      p.comms.push_back({"ep.dispatch", CollectiveKind::all_to_all, GroupKind::ep, a2a_bytes});
+      if (sh.a2a_fp8) p.ops.push_back(make_elementwise("ep.dequantize", slots * d.h * (kAct + 1)));
+    }
+  }
+  const double local_experts = static_cast<double>(experts) / sh.ep;
+  const double per_expert = slots / local_experts;
   const double fe = moe.expert_ffn_hidden;
   const double fe_in = m.activation == Activation::swiglu ? 2 * fe : fe;
-  p.ops.push_back(gemm("expert.fc1", per_expert, fe_in / d.tp, d.h, sh, local_experts));
-  activation(p, m, routed, fe / d.tp, fe_in / d.tp);
-  p.ops.push_back(gemm("expert.fc2", per_expert, d.h, fe / d.tp, sh, local_experts));
+  p.ops.push_back(gemm("expert.fc1", per_expert, fe_in / etp, d.h, sh, local_experts));
+  prune_gemm(p.ops.back(), moe.prune);
+  activation(p, m, slots, fe / etp, fe_in / etp);
+  p.ops.push_back(gemm("expert.fc2", per_expert, d.h, fe / etp, sh, local_experts));
+  prune_gemm(p.ops.back(), moe.prune);
   if (sh.ep > 1) {
-    p.comms.push_back({"ep.combine", CollectiveKind::all_to_all, GroupKind::ep,
-                       d.tokens * moe.top_k * d.h * kAct});
+    if (by_gather) {
+      p.comms.push_back(
+          {"ep.combine", CollectiveKind::reduce_scatter, GroupKind::ep, gather_bytes});
+    } else {
+      if (sh.a2a_fp8) p.ops.push_back(make_elementwise("ep.quantize", slots * d.h * (kAct + 1)));
+      p.comms.push_back({"ep.combine", CollectiveKind::all_to_all, GroupKind::ep, a2a_bytes});
+      if (sh.a2a_fp8) p.ops.push_back(make_elementwise("ep.dequantize", sent * d.h * (kAct + 1)));
+    }
   }
-  p.ops.push_back(make_elementwise("unpermute", 2 * routed * d.h * kAct));
-  tp_leave(p, "tp.mlp.out", d, sh);
+  p.ops.push_back(make_elementwise("unpermute", 2 * sent * d.h * kAct));
+  if (gathered) tp_leave(p, "tp.mlp.out", d, sh);
   p.ops.push_back(residual("residual.mlp", d));
 }
 
@@ -227,6 +289,8 @@ Phase backward_of(const Phase& fwd) {
           b.ops.back().backward = true;
         }
         b.ops.push_back(make_gemm(op.name, g.m, g.k, g.n, g.batch, elem, op.fp8));  // dgrad
+        b.ops.back().sparse = op.sparse;  // through the pruned weights; wgrad is dense
+        b.ops.back().kept = op.kept;
         b.ops.push_back(make_gemm(op.name, g.k, g.n, g.m, g.batch, elem, op.fp8));  // wgrad
         break;
       }
@@ -334,6 +398,8 @@ ShardShape shard_shape(const scenario::Scenario& s) {
   sh.sp = s.parallelism.sp && s.parallelism.tp > 1;
   sh.cp = s.parallelism.cp;
   sh.ep = s.parallelism.ep;
+  sh.etp = s.parallelism.etp;
+  sh.a2a_fp8 = s.training.all_to_all_precision == scenario::WirePrecision::fp8;
   sh.fused = s.training.fused_kernels;
   sh.fp8 = s.training.precision == scenario::Precision::fp8;
   sh.recompute = s.parallelism.recompute;

@@ -30,10 +30,13 @@ struct ShardShape {
   bool sp = false;
   int cp = 1;
   int ep = 1;
-  bool fused = true;  // flash attention and fused norm/activation kernels
-  bool fp8 = false;   // GEMMs on fp8 tensor cores
+  int etp = 0;           // tensor parallel of the experts: 0 or tp (split like the dense MLP), or 1
+  bool a2a_fp8 = false;  // expert all-to-alls carry fp8
+  bool fused = true;     // flash attention and fused norm/activation kernels
+  bool fp8 = false;      // GEMMs on fp8 tensor cores
   scenario::Recompute recompute = scenario::Recompute::none;
 
+  [[nodiscard]] int expert_tp() const { return etp > 0 ? etp : tp; }
   [[nodiscard]] double tokens() const { return micro_batch * seq / cp; }  // per rank, before SP
 };
 

@@ -25,8 +25,11 @@ ParamCounts param_counts(const scenario::ModelSpec& m) {
   p.attention = h * (h + 2 * m.kv_heads * head_dim) + h * h;
   if (m.is_moe()) {
     const double expert = mlp_params(h, m.moe.expert_ffn_hidden, m.activation);
-    p.mlp = m.moe.experts * expert + h * m.moe.experts;
-    p.mlp_active = m.moe.top_k * expert + h * m.moe.experts;
+    const double shared =
+        m.moe.shared_experts * mlp_params(h, m.moe.shared_expert_ffn_hidden, m.activation);
+    const double experts = m.moe.active_experts();
+    p.mlp = experts * expert + shared + h * experts;
+    p.mlp_active = m.moe.top_k * expert + shared + h * experts;
   } else {
     p.mlp = mlp_params(h, m.ffn_hidden, m.activation);
     p.mlp_active = p.mlp;
@@ -75,7 +78,15 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
       extra = m.layers * layer_forward;
       break;
   }
-  return model_flops_per_step(s) + extra * tokens;
+  // Experts padded to a capacity compute capacity_factor * top_k token copies each,
+  // forward and backward, whatever the router sent (drops below it, padding above).
+  double padding = 0;
+  if (m.is_moe() && m.moe.capacity_factor > 0) {
+    const double expert = 2 * mlp_params(m.hidden, m.moe.expert_ffn_hidden, m.activation);
+    padding = 3 * m.layers * expert * m.moe.top_k * (m.moe.capacity_factor - 1);
+    if (s.parallelism.recompute == scenario::Recompute::full) padding *= 4.0 / 3;
+  }
+  return model_flops_per_step(s) + (extra + padding) * tokens;
 }
 
 }  // namespace myriad::models

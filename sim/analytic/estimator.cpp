@@ -188,35 +188,57 @@ struct StageTime {
   }
 };
 
-// Which layer collectives the scenario overlaps with the GEMMs.
+// Which layer collectives the scenario overlaps with the GEMMs: chunk by chunk
+// (inter-operator) or fused into them tile by tile (intra-operator: tp and ep
+// collectives, which sit beside a GEMM).
 struct LayerOverlap {
   bool tp = false;
   bool cp = false;
   bool ep = false;
+  bool fused = false;
+  double fused_exposed = 0;  // share of a fused collective left exposed
 
-  explicit LayerOverlap(const scenario::OverlapSpec& o) : tp(o.tp), cp(o.cp), ep(o.ep) {}
+  LayerOverlap(const scenario::OverlapSpec& o, const DeviceProfile& p)
+      : tp(o.tp), cp(o.cp), ep(o.ep), fused(o.fused), fused_exposed(p.fused_overlap_exposed) {}
+  [[nodiscard]] bool fuses(GroupKind g) const {
+    return fused && (g == GroupKind::tp || g == GroupKind::ep);
+  }
   [[nodiscard]] bool of(GroupKind g) const {
-    return (g == GroupKind::tp && tp) || (g == GroupKind::cp && cp) || (g == GroupKind::ep && ep);
+    return fuses(g) || (g == GroupKind::tp && tp) || (g == GroupKind::cp && cp) ||
+           (g == GroupKind::ep && ep);
   }
 };
 
 // The exposed tp, cp and ep time of a phase. The overlapped collectives share the
-// phase's GEMMs as cover: together, what the GEMMs cannot hide (at least a quarter:
-// chunked pipelining's fill and drain) stays exposed, shared out in proportion,
-// plus what hiding the rest costs the GEMMs: the collectives' kernels take `share`
-// of the compute rate while they run.
+// phase's GEMMs as cover: together, what the GEMMs cannot hide stays exposed,
+// shared out in proportion, and no less than chunked pipelining's fill and drain
+// (a quarter of a chunked collective) and a fused one's first or last tile (the
+// profile's fused_overlap_exposed); plus what hiding the rest costs the GEMMs: the
+// collectives' kernels take `share` of the compute rate while they run.
 PhaseTime exposed(const PhaseTime& t, const LayerOverlap& overlap, double share) {
-  const double hideable =
-      (overlap.tp ? t.tp : 0) + (overlap.cp ? t.cp : 0) + (overlap.ep ? t.ep : 0);
+  double chunked = 0;
+  double fused = 0;
+  const auto add = [&](GroupKind g, double time) {
+    if (overlap.fuses(g)) {
+      fused += time;
+    } else if (overlap.of(g)) {
+      chunked += time;
+    }
+  };
+  add(GroupKind::tp, t.tp);
+  add(GroupKind::cp, t.cp);
+  add(GroupKind::ep, t.ep);
+  const double hideable = chunked + fused;
   double kept = 1;  // fraction of an overlapped collective left exposed, with the cost of hiding
   if (hideable > 0) {
-    const double out = std::max(hideable / 4, hideable - t.gemm);
+    const double floor = chunked / 4 + fused * overlap.fused_exposed;
+    const double out = std::max(floor, hideable - t.gemm);
     kept = (out + share * (hideable - out)) / hideable;
   }
   PhaseTime e = t;
-  e.tp = overlap.tp ? t.tp * kept : t.tp;
-  e.cp = overlap.cp ? t.cp * kept : t.cp;
-  e.ep = overlap.ep ? t.ep * kept : t.ep;
+  e.tp = overlap.of(GroupKind::tp) ? t.tp * kept : t.tp;
+  e.cp = overlap.of(GroupKind::cp) ? t.cp * kept : t.cp;
+  e.ep = overlap.of(GroupKind::ep) ? t.ep * kept : t.ep;
   return e;
 }
 
@@ -399,6 +421,27 @@ std::vector<std::string> network_notes(const scenario::Scenario& s, const Pricer
   return notes;
 }
 
+// A what-if that needs a profile parameter the profile does not give stops here.
+void require_parameters(const scenario::Scenario& s, const DeviceProfile& p) {
+  const auto& prune = s.model.moe.prune;
+  const bool sparse = s.model.is_moe() &&
+                      (prune.pattern == scenario::Sparsity::two_four ||
+                       (prune.pattern == scenario::Sparsity::unstructured && prune.sparse_kernel));
+  if (sparse && !(p.sparse_gemm_efficiency > 0)) {
+    throw std::runtime_error(fmt::format(
+        "{}: model.moe.prune runs sparse GEMMs, but the device profile {} gives no "
+        "sparse_gemm_efficiency (parameters.sparse_gemm_efficiency: a sparse GEMM's rate on the "
+        "work it keeps relative to a dense one's)",
+        s.file, p.file));
+  }
+  if (s.overlap.fused && !p.parameters.contains("fused_overlap_exposed")) {
+    throw std::runtime_error(fmt::format(
+        "{}: overlap.fused is set, but the device profile {} gives no fused_overlap_exposed "
+        "(parameters.fused_overlap_exposed: the share of a fused collective left exposed)",
+        s.file, p.file));
+  }
+}
+
 }  // namespace
 
 double dp_buckets_per_chunk(const models::StepPlan& plan) {
@@ -408,11 +451,12 @@ double dp_buckets_per_chunk(const models::StepPlan& plan) {
 
 StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& measured) {
   const DeviceProfile profile = on_hardware(measured, s.cluster.gpu);
+  require_parameters(s, profile);
   StepReport scratch;
   Pricer pricer(s, profile, scratch);
   const models::StepPlan plan = models::plan_step(s);
   StageCosts c;
-  const LayerOverlap overlap(s.overlap);
+  const LayerOverlap overlap(s.overlap, profile);
   c.layer = pass_times(plan.layer, pricer, overlap);
   // Overlapped collectives stay inside the layer's time.
   c.forward_comms = layer_collectives({&plan.layer.forward}, pricer, profile, overlap);
@@ -437,13 +481,14 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
   const DeviceProfile& profile = is_on_hardware(measured, s.cluster.gpu)
                                      ? measured
                                      : placed.emplace(on_hardware(measured, s.cluster.gpu));
+  require_parameters(s, profile);
   StepReport r;
   const models::StepPlan plan = models::plan_step(s);
   Pricer pricer(s, profile, r, detail == Detail::full);
   const double m = plan.micro_batches;
   const double v = plan.virtual_stages;
   const double pp = plan.pp;
-  const LayerOverlap layer_overlap(s.overlap);
+  const LayerOverlap layer_overlap(s.overlap, profile);
 
   // Stages differ by their layer counts (uneven stages), the embedding and the head.
   const StageTime layer = program_time(plan.layer, pricer, layer_overlap, 0);

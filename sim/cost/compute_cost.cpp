@@ -39,6 +39,13 @@ ComputeCost compute_cost(const models::Op& op, const DeviceProfile& p) {
       peak = op.fp8 ? p.fp8_flops : p.bf16_flops;
       const double depth = op.gemm.k / (op.gemm.k + p.gemm_k_half);
       compute_s = op.flops / (peak * base * wave_efficiency(op.gemm, p) * depth);
+      // Pruned weights: 2:4 at twice the dense peak, unstructured on the work kept,
+      // both at the profile's sparse-kernel efficiency relative to dense GEMMs.
+      if (op.sparse == models::SparseKernel::two_four) {
+        compute_s /= 2 * p.sparse_gemm_efficiency;
+      } else if (op.sparse == models::SparseKernel::unstructured) {
+        compute_s *= op.kept / p.sparse_gemm_efficiency;
+      }
       break;
     }
     case models::OpClass::attention:

@@ -31,6 +31,9 @@ constexpr ProfileScalar kScalars[] = {
     {"overlap_compute_share", &DeviceProfile::overlap_compute_share, 0, 0.45},
     {"memory_reserved_bytes", &DeviceProfile::memory_reserved_bytes, 0, 1e12},
     {"memory_fragmentation", &DeviceProfile::memory_fragmentation, 0, 1},
+    // Optional: only scenarios that prune experts or fuse communication read them.
+    {"sparse_gemm_efficiency", &DeviceProfile::sparse_gemm_efficiency, 0.05, 1, false},
+    {"fused_overlap_exposed", &DeviceProfile::fused_overlap_exposed, 0, 1, false},
     // Only with an NVLS curve, which needs it (read_algorithm checks both ways): the
     // ring's large-message bus bandwidth over the link rate.
     {"nvlink_ring_busbw_fraction", &DeviceProfile::ring_busbw_fraction, 0.05, 1, false},

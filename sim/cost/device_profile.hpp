@@ -107,6 +107,12 @@ struct DeviceProfile {
   // Fraction of the compute rate communication kernels take while they overlap
   // compute (NCCL's channels occupy SMs): compute beside them runs at 1 - this.
   double overlap_compute_share = 0;
+  // A sparse GEMM's rate on the work it keeps, relative to a dense GEMM's on the same
+  // shape (2:4 runs at twice the dense peak times this); 0 where the profile gives none.
+  double sparse_gemm_efficiency = 0;
+  // Intra-operator (tile-level fused) overlap: the share of a fused collective that
+  // stays exposed (its first or last tiles' worth, before or after the GEMM).
+  double fused_overlap_exposed = 0;
   // Memory a training process cannot use for the model: the CUDA context, library
   // workspaces and NCCL's buffers (bytes), and the caching allocator's
   // fragmentation (a fraction added to what the model allocates).

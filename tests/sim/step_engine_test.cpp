@@ -108,6 +108,9 @@ scenario::Scenario mixtral_all_reduce(int gpus, int nics, double nic_Bps) {
   s.cluster.nics_per_node = nics;
   s.cluster.nic_bw_Bps = nic_Bps;
   s.parallelism.dp = gpus / s.parallelism.tp;
+  // Every expert on every replica: their gradients, most of the model's, reduce
+  // over all of dp (with ep 8 they would over dp / 8 of them, or none on 16 GPUs).
+  s.parallelism.ep = 1;
   s.parallelism.zero = 0;
   s.parallelism.global_batch = s.parallelism.dp;
   s.overlap.dp = false;
