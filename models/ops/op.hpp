@@ -44,6 +44,7 @@ struct Op {
   // kernel keeping `kept` of the work (the profile's sparse_gemm_efficiency prices both).
   SparseKernel sparse = SparseKernel::none;
   double kept = 1;
+  bool grouped = false;  // one grouped GEMM over the local experts (priced apart from dense)
 };
 
 // A GEMM op: 2*m*n*k FLOPs per batch entry; reads A and B, writes C in `elem` bytes each.

@@ -73,8 +73,16 @@ GroupSpan group_span(GroupKind group, const scenario::Scenario& s) {
       return along(p.tp, st.tp);
     case GroupKind::cp:
       return along(p.cp, st.cp);
-    case GroupKind::ep:  // cp ranks first, then dp
-      return span(p.ep, gpn, [&](int i) { return i % p.cp * st.cp + i / p.cp * st.dp; });
+    case GroupKind::ep: {
+      // Megatron-LM's expert groups: a stage's tp * cp * dp ranks in order (tp
+      // fastest, then cp, then dp) cut into etp ranks, ep of those, expert dp.
+      const long long block = static_cast<long long>(p.tp) * p.cp;
+      const long long etp = p.etp > 0 ? p.etp : p.tp;
+      return span(p.ep, gpn, [&](int i) {
+        const long long q = i * etp;
+        return q % block + q / block * st.dp;
+      });
+    }
     case GroupKind::dp:
       return along(p.dp, st.dp);
     case GroupKind::pp:

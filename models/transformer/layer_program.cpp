@@ -174,9 +174,11 @@ void dense_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh
 // one fp32 scale per 128 elements.
 double a2a_element_bytes(const ShardShape& sh) { return sh.a2a_fp8 ? 1 + 4.0 / 128 : kAct; }
 
-// An expert GEMM on pruned weights runs sparse: 2:4 on sparse tensor cores, or
+// An expert GEMM is one grouped GEMM over the rank's experts. On pruned weights it
+// runs sparse: 2:4 on sparse tensor cores, or
 // unstructured on a sparse kernel when one is given (else as dense).
 void prune_gemm(Op& op, const scenario::PruneSpec& prune) {
+  op.grouped = true;
   if (prune.pattern == scenario::Sparsity::two_four) {
     op.sparse = SparseKernel::two_four;
   } else if (prune.pattern == scenario::Sparsity::unstructured && prune.sparse_kernel) {
@@ -291,7 +293,9 @@ Phase backward_of(const Phase& fwd) {
         b.ops.push_back(make_gemm(op.name, g.m, g.k, g.n, g.batch, elem, op.fp8));  // dgrad
         b.ops.back().sparse = op.sparse;  // through the pruned weights; wgrad is dense
         b.ops.back().kept = op.kept;
+        b.ops.back().grouped = op.grouped;
         b.ops.push_back(make_gemm(op.name, g.k, g.n, g.m, g.batch, elem, op.fp8));  // wgrad
+        b.ops.back().grouped = op.grouped;
         break;
       }
       case OpClass::attention: {

@@ -201,7 +201,7 @@ struct LayerOverlap {
   LayerOverlap(const scenario::OverlapSpec& o, const DeviceProfile& p)
       : tp(o.tp), cp(o.cp), ep(o.ep), fused(o.fused), fused_exposed(p.fused_overlap_exposed) {}
   [[nodiscard]] bool fuses(GroupKind g) const {
-    return fused && (g == GroupKind::tp || g == GroupKind::ep);
+    return fused && (g == GroupKind::tp || g == GroupKind::cp || g == GroupKind::ep);
   }
   [[nodiscard]] bool of(GroupKind g) const {
     return fuses(g) || (g == GroupKind::tp && tp) || (g == GroupKind::cp && cp) ||

@@ -17,7 +17,8 @@ using scenario::Diagnostics;
 const std::vector<std::string> kSuiteKeys = {"name",   "title",  "source", "notes",
                                              "metric", "bounds", "base",   "cases"};
 const std::vector<std::string> kCaseKeys = {"case", "published", "scenario", "note"};
-const std::vector<std::string> kMetrics = {"iteration_time_s", "mfu", "tflops_per_gpu"};
+const std::vector<std::string> kMetrics = {"iteration_time_s", "mfu", "tflops_per_gpu",
+                                           "normalized_throughput"};
 
 void check_keys(const ConfigNode& node, const std::vector<std::string>& known,
                 const std::string& path, Diagnostics& d) {
@@ -84,6 +85,12 @@ bool load_case(const ConfigNode& base, const ConfigNode& c, const std::string& m
     d.error(c.where(), path + ".published", "this suite compares mfu: publish an mfu");
     return false;
   }
+  if ((metric == "normalized_throughput") != (published.metric == "normalized_throughput")) {
+    d.error(c.where(), path + ".published",
+            "a normalized_throughput suite publishes normalized_throughput in every case, and "
+            "only such a suite does");
+    return false;
+  }
   out.published_metric = published.metric;
   out.published_value = published.value;
   const ConfigNode* own = c.find("scenario");
@@ -92,8 +99,9 @@ bool load_case(const ConfigNode& base, const ConfigNode& c, const std::string& m
   return true;
 }
 
+// `reference_s`: the first case's predicted step time (normalized_throughput).
 ValidationRow predict(const SuiteCase& c, const std::string& metric,
-                      const ProfileLookup& profile_for) {
+                      const ProfileLookup& profile_for, double reference_s) {
   ValidationRow row;
   row.name = c.name;
   row.note = c.note;
@@ -102,6 +110,9 @@ ValidationRow predict(const SuiteCase& c, const std::string& metric,
   const StepReport r = estimate(s, profile_for(s));
   if (metric == "mfu") {
     row.predicted = r.mfu;
+    row.published = c.published_value;
+  } else if (metric == "normalized_throughput") {
+    row.predicted = reference_s > 0 ? reference_s / r.step_time_s : 1;
     row.published = c.published_value;
   } else {
     row.predicted = r.step_time_s;
@@ -134,9 +145,12 @@ Suite load_suite(const std::string& path, const scenario::LoadOptions& options) 
   suite.title = text(root, "title");
   suite.source = text(root, "source");
   suite.metric = text(root, "metric");
-  if (suite.metric != "iteration_time_s" && suite.metric != "mfu") {
+  if (suite.metric != "iteration_time_s" && suite.metric != "mfu" &&
+      suite.metric != "normalized_throughput") {
     d.error(root.where(), "metric",
-            "expected iteration_time_s or mfu, found '" + suite.metric + "'");
+            "expected iteration_time_s, mfu or normalized_throughput (each case's throughput "
+            "over the first case's), found '" +
+                suite.metric + "'");
   }
   const ConfigNode* bounds = root.find("bounds");
   if (bounds == nullptr || !bounds->is_map()) {
@@ -176,8 +190,13 @@ ValidationResult evaluate(const Suite& suite, const ProfileLookup& profile_for) 
   ValidationResult result;
   static_cast<SuiteHeader&>(result) = suite;
   double sum = 0;
+  double reference_s = 0;
+  if (suite.metric == "normalized_throughput" && !suite.cases.empty()) {
+    const scenario::Scenario& first = suite.cases.front().scenario;
+    reference_s = estimate(first, profile_for(first), Detail::summary).step_time_s;
+  }
   for (const SuiteCase& c : suite.cases) {
-    ValidationRow row = predict(c, suite.metric, profile_for);
+    ValidationRow row = predict(c, suite.metric, profile_for, reference_s);
     if (!(row.published > 0)) continue;
     sum += std::fabs(row.rel_error);
     result.max_abs_rel_error = std::max(result.max_abs_rel_error, std::fabs(row.rel_error));

@@ -3,11 +3,13 @@
 //
 // A suite is a YAML file (scenarios/validation/*.yaml):
 //   name, title, source, notes        text; the source lines of the published table
-//   metric                            iteration_time_s or mfu: what the rows compare
+//   metric                            iteration_time_s, mfu or normalized_throughput
+//                                     (the first case's step time over each case's, as
+//                                     ablation tables give it): what the rows compare
 //   bounds: {mean_abs_rel_error, max_abs_rel_error}   what ctest holds the suite to
 //   base                              scenario keys every case shares
 //   cases: - case: NAME
-//            published: {iteration_time_s | mfu | tflops_per_gpu: number}
+//            published: {iteration_time_s | mfu | tflops_per_gpu | normalized_throughput: number}
 //            scenario: keys laid over base (presets allowed)
 //            note: text (assumptions behind the row)
 // A published tflops_per_gpu (SC'21, which counts recomputation) becomes an

@@ -39,6 +39,7 @@ ComputeCost compute_cost(const models::Op& op, const DeviceProfile& p) {
       peak = op.fp8 ? p.fp8_flops : p.bf16_flops;
       const double depth = op.gemm.k / (op.gemm.k + p.gemm_k_half);
       compute_s = op.flops / (peak * base * wave_efficiency(op.gemm, p) * depth);
+      if (op.grouped && p.grouped_gemm_efficiency > 0) compute_s /= p.grouped_gemm_efficiency;
       // Pruned weights: 2:4 at twice the dense peak, unstructured on the work kept,
       // both at the profile's sparse-kernel efficiency relative to dense GEMMs.
       if (op.sparse == models::SparseKernel::two_four) {

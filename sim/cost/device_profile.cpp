@@ -33,6 +33,7 @@ constexpr ProfileScalar kScalars[] = {
     {"memory_fragmentation", &DeviceProfile::memory_fragmentation, 0, 1},
     // Optional: only scenarios that prune experts or fuse communication read them.
     {"sparse_gemm_efficiency", &DeviceProfile::sparse_gemm_efficiency, 0.05, 1, false},
+    {"grouped_gemm_efficiency", &DeviceProfile::grouped_gemm_efficiency, 0.05, 1, false},
     {"fused_overlap_exposed", &DeviceProfile::fused_overlap_exposed, 0, 1, false},
     // Only with an NVLS curve, which needs it (read_algorithm checks both ways): the
     // ring's large-message bus bandwidth over the link rate.
@@ -236,10 +237,10 @@ DeviceProfile parse_profile(const nlohmann::json& root, const std::string& path)
     read_parameter(item.value(), key, p, problems);
   }
   for (const auto& s : kScalars) {
-    if (!s.required) continue;
+    if (&s == &kRing) continue;  // read_algorithm reads it with the curve it belongs to
     const auto it = p.parameters.find(std::string(s.key));
     if (it == p.parameters.end()) {
-      problems.push_back(fmt::format("parameters.{}: missing", s.key));
+      if (s.required) problems.push_back(fmt::format("parameters.{}: missing", s.key));
       continue;
     }
     const double v = it->second.value;

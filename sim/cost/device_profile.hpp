@@ -110,6 +110,10 @@ struct DeviceProfile {
   // A sparse GEMM's rate on the work it keeps, relative to a dense GEMM's on the same
   // shape (2:4 runs at twice the dense peak times this); 0 where the profile gives none.
   double sparse_gemm_efficiency = 0;
+  // The experts' grouped GEMMs (one kernel over a rank's experts, with their
+  // routing metadata) relative to a dense GEMM of one expert's shape; 0 where the
+  // profile gives none (priced as dense).
+  double grouped_gemm_efficiency = 0;
   // Intra-operator (tile-level fused) overlap: the share of a fused collective that
   // stays exposed (its first or last tiles' worth, before or after the GEMM).
   double fused_overlap_exposed = 0;

@@ -2,6 +2,7 @@
 // suite out to see how the fit predicts it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "models/scenario/loader.hpp"
@@ -51,9 +52,16 @@ TEST(LeaveOneOut, FitRecoversTheParameterRowsWereMadeWith) {
 // all suites is no worse than the shipped profile's values it starts from.
 TEST(LeaveOneOut, EveryShippedSuiteIsPredictedByTheOthers) {
   std::vector<Suite> suites;
+  // The A100 profile is fitted on the tables measured on A100s; the MoE suites ran on
+  // H800s, whose profile's fitted parameter is their own.
   for (const auto& e :
        std::filesystem::directory_iterator(std::string(MYRIAD_SCENARIO_DIR) + "/validation")) {
-    if (e.path().extension() == ".yaml") suites.push_back(load_suite(e.path().string(), kShipped));
+    if (e.path().extension() != ".yaml") continue;
+    Suite suite = load_suite(e.path().string(), kShipped);
+    const bool a100_rows = std::all_of(
+        suite.cases.begin(), suite.cases.end(),
+        [](const SuiteCase& c) { return c.scenario.cluster.gpu.profile == "A100-80GB"; });
+    if (a100_rows) suites.push_back(std::move(suite));
   }
   ASSERT_GE(suites.size(), 4U);
   const auto held = leave_one_suite_out(suites, a100());

@@ -795,7 +795,7 @@ TEST(Cli, ValidateReportsEverySuiteAndWritesJson) {
   EXPECT_EQ(r.code, kExitOk) << r.err;
   std::ifstream in(file);
   const auto j = nlohmann::json::parse(in);
-  ASSERT_EQ(j["suites"].size(), 4u);
+  ASSERT_EQ(j["suites"].size(), 6u);
   for (const auto& suite : j["suites"]) {
     EXPECT_TRUE(suite.contains("mean_abs_rel_error"));
     EXPECT_TRUE(suite.contains("max_abs_rel_error"));
@@ -886,7 +886,7 @@ TEST(Cli, ExplainListsPresetsAndProfiles) {
   }
   const Result profiles = run_cli({"explain", "profiles"});
   EXPECT_EQ(profiles.code, kExitOk) << profiles.err;
-  EXPECT_NE(profiles.out.find("3 published, 1 fitted, 10 assumed"), std::string::npos)
+  EXPECT_NE(profiles.out.find("3 published, 1 fitted, 11 assumed"), std::string::npos)
       << profiles.out;
   EXPECT_EQ(profiles.out.find("unreadable"), std::string::npos) << profiles.out;
 }

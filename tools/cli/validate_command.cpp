@@ -55,7 +55,9 @@ std::vector<std::string> suite_files(const ValidateOptions& o, const Environment
 }
 
 std::string format_value(const std::string& metric, double v) {
-  return metric == "mfu" ? percent(v) : seconds(v);
+  if (metric == "mfu") return percent(v);
+  if (metric == "normalized_throughput") return fmt::format("{:.3f}x", v);
+  return seconds(v);
 }
 
 void print_result(const sim::ValidationResult& r, std::ostream& out) {
