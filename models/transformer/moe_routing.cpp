@@ -49,6 +49,7 @@ MoeLoad moe_load(const scenario::MoeSpec& moe, int ep) {
       }
     }
     load.busiest_slots = std::max(load.busiest_slots, rank);
+    load.rank_slots.push_back(rank);
     total += rank;
   }
   load.mean_slots = total / ep;

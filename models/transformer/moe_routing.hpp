@@ -15,7 +15,8 @@ struct MoeLoad {
   // capacity_factor * top_k on every rank with a capacity (inputs padded to it).
   double busiest_slots = 0;
   double mean_slots = 0;
-  double dropped = 0;  // fraction of routed slots beyond an expert's capacity
+  double dropped = 0;              // fraction of routed slots beyond an expert's capacity
+  std::vector<double> rank_slots;  // each rank's, in order
   [[nodiscard]] double imbalance() const { return mean_slots > 0 ? busiest_slots / mean_slots : 1; }
 };
 

@@ -300,14 +300,19 @@ ExposedComm exposed_comm(const models::LayerProgram& lp, Pricer& pricer,
   return c;
 }
 
-// The layer's tp, cp and ep collectives that are not overlapped, in order.
+// The layer's tp, cp and ep collectives that are not overlapped (`overlapped`
+// false), or its overlapped expert all-to-alls (true), in order.
 std::vector<LayerCollective> layer_collectives(std::initializer_list<const models::Phase*> phases,
                                                Pricer& pricer, const DeviceProfile& profile,
-                                               const LayerOverlap& overlap) {
+                                               const LayerOverlap& overlap,
+                                               bool overlapped = false) {
   std::vector<LayerCollective> out;
   for (const auto* phase : phases) {
     for (const auto& c : phase->comms) {
-      if (c.group == GroupKind::dp || c.group == GroupKind::pp || overlap.of(c.group)) continue;
+      if (c.group == GroupKind::dp || c.group == GroupKind::pp) continue;
+      if (overlapped ? !(c.group == GroupKind::ep && overlap.of(c.group)) : overlap.of(c.group)) {
+        continue;
+      }
       out.push_back({c, pricer.price(c, 0), nvlink_busbw(profile, c.kind, c.bytes)});
     }
   }
@@ -462,6 +467,9 @@ StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& measure
   c.forward_comms = layer_collectives({&plan.layer.forward}, pricer, profile, overlap);
   c.backward_comms =
       layer_collectives({&plan.layer.backward, &plan.layer.recompute}, pricer, profile, overlap);
+  c.forward_beside = layer_collectives({&plan.layer.forward}, pricer, profile, overlap, true);
+  c.backward_beside = layer_collectives({&plan.layer.backward, &plan.layer.recompute}, pricer,
+                                        profile, overlap, true);
   c.embedding = pass_times(plan.embedding, pricer, overlap);
   c.head = pass_times(plan.head, pricer, overlap);
   c.layer_comm = exposed_comm(plan.layer, pricer, overlap);

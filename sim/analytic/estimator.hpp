@@ -131,6 +131,10 @@ struct StageCosts {
   // takes their time out. Overlapped, they stay inside `layer` and these are empty.
   std::vector<LayerCollective> forward_comms;
   std::vector<LayerCollective> backward_comms;
+  // The overlapped expert all-to-alls, whole: their exposed part is inside `layer`;
+  // the step engine runs those between nodes as flows beside the layer's compute.
+  std::vector<LayerCollective> forward_beside;
+  std::vector<LayerCollective> backward_beside;
   PassTimes embedding;
   PassTimes head;
   ExposedComm layer_comm;  // of `layer`'s forward and backward

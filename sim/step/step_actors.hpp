@@ -93,7 +93,7 @@ void dp_beside_compute(Plan& p, int row, int stage, double share, bool gather);
 // Runs `work` beside the stage's own actor, on its host: traffic that overlaps.
 sg4::ActorPtr beside(const std::string& name, const std::function<void()>& work);
 // A layer's expert all-to-all, and a tp or cp collective between a rank group's nodes.
-void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e);
+void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e, bool beside = false);
 void group_flows(Plan& p, int row, int stage, const LayerCollective& c);
 
 }  // namespace myriad::sim::step_detail

@@ -70,8 +70,18 @@ void run_task(Plan& p, int row, int stage, const PipelineTask& t, double slow) {
   compute_for(p, slow * ends_time(p, stage, t));
   const auto& comms = t.forward ? p.costs.forward_comms : p.costs.backward_comms;
   const auto& plays = t.forward ? p.forward_play : p.backward_play;
+  const auto& overlapped = t.forward ? p.costs.forward_beside : p.costs.backward_beside;
   for (int l = 0; l < p.chunk_layers[static_cast<std::size_t>(stage)]; ++l) {
+    // Overlapped expert all-to-alls between nodes: one after another beside the
+    // layer's compute, which ends when they have.
+    sg4::ActorPtr experts;
+    if (p.experts_beside && !overlapped.empty()) {
+      experts = beside("experts", [&p, row, stage, &overlapped] {
+        for (const auto& e : overlapped) expert_all_to_all(p, row, stage, e, true);
+      });
+    }
     compute_for(p, slow * (t.forward ? p.layer_local.forward : p.layer_local.backward));
+    if (experts) experts->join();
     for (std::size_t i = 0; i < comms.size(); ++i) {
       if (plays[i] == Play::expert_flows) expert_all_to_all(p, row, stage, comms[i]);
       if (plays[i] == Play::group_flows) group_flows(p, row, stage, comms[i]);

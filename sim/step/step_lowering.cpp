@@ -8,6 +8,7 @@
 
 #include "models/plan/placement.hpp"
 #include "models/plan/step_plan.hpp"
+#include "models/transformer/moe_routing.hpp"
 #include "sim/cost/network_slowdown.hpp"
 
 namespace myriad::sim {
@@ -50,23 +51,42 @@ std::vector<DpPhase> lower_dp(const StepLowering& p, const scenario::Scenario& s
 // How each of the layer's exposed collectives is played (Play):
 //   expert_flows  an expert all-to-all, when an expert-parallel group's ranks fill
 //                 whole actors of one node each (tp x cp no more than a node) and
-//                 more than one of them;
+//                 more than one of them: its members (Megatron-LM's order, etp
+//                 ranks innermost) span ep * etp / (tp * cp) replicas;
 //   group_flows   a tp or cp collective whose group spans nodes (a rank group of
 //                 several nodes, e.g. cp 2 at tp 8), between the rank group's host
 //                 and a ghost at its second node;
 //   inside        everything else, priced inside the layer's time.
+// Overlapped expert all-to-alls between nodes are played too, beside the layer's
+// compute (experts_beside): their time stays inside the layer's.
 void plan_layer_flows(StepLowering& p, const scenario::Scenario& s, double node_Bps) {
   const auto& par = s.parallelism;
   const int gpn = s.cluster.gpus_per_node;
-  const int replicas = par.ep % par.cp == 0 ? par.ep / par.cp : 0;
-  const bool ep_ok = par.tp * par.cp <= gpn && replicas > 0 && replicas % p.per_node == 0 &&
-                     replicas / p.per_node >= 2 && p.dp % (replicas / p.per_node) == 0;
+  const long long group_ranks = static_cast<long long>(par.ep) * (par.etp > 0 ? par.etp : par.tp);
+  const long long block = static_cast<long long>(par.tp) * par.cp;
+  const int replicas = group_ranks % block == 0 ? static_cast<int>(group_ranks / block) : 0;
+  const bool ep_ok = par.ep > 1 && par.tp * par.cp <= gpn && replicas > 0 &&
+                     replicas % p.per_node == 0 && replicas / p.per_node >= 2 &&
+                     p.dp % (replicas / p.per_node) == 0;
   if (ep_ok) {
     p.ep_actors = replicas / p.per_node;
     p.ep_members = static_cast<double>(par.ep) / p.ep_actors;
     // Every GPU of the actor is in one group; each sends members / ep of its
     // bytes to each GPU of a partner actor's members.
     p.ep_flow_factor = p.group_gpus * p.ep_members / par.ep;
+    // Members in order over the actors, experts in order over the members.
+    const models::MoeLoad load = models::moe_load(s.model.moe, par.ep);
+    const auto members = static_cast<std::size_t>(p.ep_members);
+    double busiest = 0;
+    for (int a = 0; a < p.ep_actors; ++a) {
+      double received = 0;
+      for (std::size_t m = 0; m < members; ++m) {
+        received += load.rank_slots[static_cast<std::size_t>(a) * members + m];
+      }
+      p.ep_receive_share.push_back(received);
+      busiest = std::max(busiest, received);
+    }
+    for (double& share : p.ep_receive_share) share = busiest > 0 ? share / busiest : 1;
   }
   p.group_link_Bps = node_Bps * std::max(1, p.group_gpus / gpn);
   p.layer_local = p.costs.layer;
@@ -90,10 +110,14 @@ void plan_layer_flows(StepLowering& p, const scenario::Scenario& s, double node_
   };
   p.forward_play = play(p.costs.forward_comms, p.layer_local.forward);
   p.backward_play = play(p.costs.backward_comms, p.layer_local.backward);
+  p.experts_beside = ep_ok && (!p.costs.forward_beside.empty() || !p.costs.backward_beside.empty());
+  if (p.experts_beside) p.layer_flows = true;
   const auto experts = [](const std::vector<Play>& v) {
     return std::find(v.begin(), v.end(), Play::expert_flows) != v.end();
   };
-  if (!experts(p.forward_play) && !experts(p.backward_play)) p.ep_actors = 1;  // no ghosts
+  if (!experts(p.forward_play) && !experts(p.backward_play) && !p.experts_beside) {
+    p.ep_actors = 1;  // no ghosts
+  }
 }
 
 // The replicas to simulate: every one when asked; else replica 0 and each

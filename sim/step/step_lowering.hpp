@@ -93,12 +93,18 @@ struct StepLowering {
   // layer's time, or as flows; `layer_local` leaves the flows out.
   std::vector<Play> forward_play;
   std::vector<Play> backward_play;
+  // Overlapped expert all-to-alls between nodes (costs.forward_beside, ...): flows
+  // started with the layer's compute, which the layer waits for at its end.
+  bool experts_beside = false;
   bool layer_flows = false;  // any played as flows
   PassTimes layer_local;
   // An expert-parallel group spans `ep_actors` consecutive actors of a stage;
   // each sends every other one `ep_flow_factor` times a collective's bytes.
   int ep_actors = 1;
   double ep_flow_factor = 0;
+  // Router skew: each actor of a group's share of what it receives, relative to
+  // the busiest one's (which the collective's bytes are priced at): all 1 when even.
+  std::vector<double> ep_receive_share;
   double ep_members = 1;      // of one group on one actor (node)
   double group_link_Bps = 0;  // a rank group spanning nodes: its NICs' rate
   int group_gpus = 1;         // GPUs acting together in one actor (tp x cp x per_node)

@@ -25,30 +25,42 @@ struct Peers {
   std::vector<int> ghosts;                          // the mirrored partners' hosts
 };
 
-// `bytes` to every peer and as much from each, all at once; returns when all are in.
-void exchange(Plan& p, int self, const Peers& peers, uint64_t bytes) {
-  const auto size = static_cast<double>(bytes);
+// `out[k]` bytes to the k-th peer (real partners, then ghosts) and, from each
+// ghost, `in` bytes back (a real partner sends its own), all at once; returns when
+// all are in.
+void exchange(Plan& p, int self, const Peers& peers, const std::vector<double>& out_bytes,
+              double in_bytes) {
   sg4::Host* a = p.platform->host(self);
   std::vector<sg4::CommPtr> out;
   std::vector<sg4::CommPtr> in;
+  std::size_t k = 0;
   for (const auto& [to, box] : peers.real) {
+    const double size = out_bytes[k++];
     p.monitor->flow_started(self, to, size);
-    out.push_back(box->put_async(&p.tags[0], bytes));
+    out.push_back(box->put_async(&p.tags[0], static_cast<uint64_t>(size)));
   }
   for (const int ghost : peers.ghosts) {
+    const double size = out_bytes[k++];
     sg4::Host* b = p.platform->host(ghost);
-    p.monitor->flow_started(ghost, self, size);
-    in.push_back(sg4::Comm::sendto_async(b, a, bytes));
+    p.monitor->flow_started(ghost, self, in_bytes);
+    in.push_back(sg4::Comm::sendto_async(b, a, static_cast<uint64_t>(in_bytes)));
     p.monitor->flow_started(self, ghost, size);
-    out.push_back(sg4::Comm::sendto_async(a, b, bytes));
+    out.push_back(sg4::Comm::sendto_async(a, b, static_cast<uint64_t>(size)));
   }
-  for (std::size_t k = 0; k < peers.real.size(); ++k) peers.inbox->get<Tag>();
+  for (std::size_t r = 0; r < peers.real.size(); ++r) peers.inbox->get<Tag>();
   for (const auto& comms : {&out, &in}) {
     for (const auto& comm : *comms) {
       comm->wait();
       ++p.flows;
     }
   }
+}
+
+// `bytes` to every peer and as much from each.
+void exchange(Plan& p, int self, const Peers& peers, uint64_t bytes) {
+  const auto size = static_cast<double>(bytes);
+  exchange(p, self, peers, std::vector<double>(peers.real.size() + peers.ghosts.size(), size),
+           size);
 }
 
 // A flow of `weight` members' traffic from `from` to `to` (ports whose links
@@ -203,17 +215,31 @@ sg4::ActorPtr beside(const std::string& name, const std::function<void()>& work)
 // simulated, real flows between the actors (mailboxes alternate by the
 // all-to-all's parity: a partner can be at most one ahead); else mirrored by a
 // ghost per partner (Peers).
-void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e) {
+// Under router skew the flows to a partner carry its share of what the busiest
+// actor receives (ep_receive_share), and a ghost sends this actor its own share.
+// `beside`: an overlapped all-to-all run beside the layer's compute, whose
+// latency and NVLink part are inside the layer's time already.
+void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e, bool beside) {
   const models::Collective& c = e.collective;
   const double start = sg4::Engine::get_clock();
-  const double inside = c.bytes * (p.ep_members - 1) / (p.ep_members * p.ep_actors) / e.nvlink_Bps;
-  const double before = std::max(0.0, e.cost.latency_s - p.route_latency_s) + inside;
-  if (before > 0) sg4::this_actor::sleep_for(before);
+  if (!beside) {
+    const double inside =
+        c.bytes * (p.ep_members - 1) / (p.ep_members * p.ep_actors) / e.nvlink_Bps;
+    const double before = std::max(0.0, e.cost.latency_s - p.route_latency_s) + inside;
+    if (before > 0) sg4::this_actor::sleep_for(before);
+  }
   ActorState& me = p.actor(row, stage);
+  const int replica = p.rows[static_cast<std::size_t>(row)];
+  const int first = (p.all_replicas ? row : replica) / p.ep_actors * p.ep_actors;
+  const int self = (p.all_replicas ? row : replica) - first;
   Peers peers;
+  std::vector<double> out;
+  const double bytes = p.ep_flow_factor * c.bytes;
+  for (int k = 0; k < p.ep_actors; ++k) {
+    if (k != self) out.push_back(bytes * p.ep_receive_share[static_cast<std::size_t>(k)]);
+  }
   if (p.all_replicas) {
     const int parity = me.ep_played++ % 2;
-    const int first = row / p.ep_actors * p.ep_actors;
     for (int partner = first; partner < first + p.ep_actors; ++partner) {
       if (partner == row) continue;
       peers.real.emplace_back(
@@ -224,8 +250,8 @@ void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e) {
   } else {
     peers.ghosts = me.ep_ghosts;
   }
-  exchange(p, me.host, peers, static_cast<uint64_t>(p.ep_flow_factor * c.bytes));
-  trace_layer_collective(p, row, stage, c, start);
+  exchange(p, me.host, peers, out, bytes * p.ep_receive_share[static_cast<std::size_t>(self)]);
+  if (!beside) trace_layer_collective(p, row, stage, c, start);
 }
 
 // A tp or cp collective between the nodes of one rank group: its latency beyond
