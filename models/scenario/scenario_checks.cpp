@@ -145,12 +145,13 @@ void check_prune(const Checker& c) {
   }
   switch (prune.pattern) {
     case Sparsity::none:
+      // Warnings, not errors: a sweep of the pattern keeps one sparsity for every row.
       if (prune.sparsity != 0) {
-        c.error("model.moe.prune.sparsity",
-                "set, but prune.pattern is none: say unstructured or 2:4");
+        c.warning("model.moe.prune.sparsity",
+                  "has no effect while prune.pattern is none (say unstructured or 2:4)");
       }
       if (prune.sparse_kernel) {
-        c.error("model.moe.prune.sparse_kernel", "set, but prune.pattern is none");
+        c.warning("model.moe.prune.sparse_kernel", "has no effect while prune.pattern is none");
       }
       break;
     case Sparsity::unstructured:

@@ -14,6 +14,7 @@
 
 #include "models/plan/placement.hpp"
 #include "models/transformer/model_stats.hpp"
+#include "models/transformer/moe_routing.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/network_slowdown.hpp"
 
@@ -612,6 +613,20 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
   r.memory_reserved = profile.memory_reserved_bytes;
   r.fits = r.memory_needed() <= r.memory_usable();
   if (detail == Detail::full) r.network_notes = network_notes(s, pricer);
+  if (s.model.is_moe()) {
+    const models::MoeLoad load = models::moe_load(s.model.moe, s.parallelism.ep);
+    r.moe.present = true;
+    r.moe.imbalance = load.imbalance();
+    r.moe.dropped = load.dropped;
+    const double routed = s.model.moe.top_k * (1 - load.dropped);
+    r.moe.padded = load.mean_slots > 0 ? std::max(0.0, 1 - routed / load.mean_slots) : 0;
+    for (const auto& c : plan.layer.forward.comms) {
+      if (c.name == "ep.dispatch") {
+        r.moe.dispatch = std::string(models::collective_name(c.kind));
+        r.moe.dispatch_inside_node = models::group_span(GroupKind::ep, s).nodes == 1;
+      }
+    }
+  }
   // Inputs are bounded so that every term is finite; a non-finite figure is a bug.
   for (const double figure : {r.step_time_s, r.mfu, r.tokens_per_s, r.memory_needed()}) {
     if (!std::isfinite(figure) || figure < 0) {

@@ -59,6 +59,16 @@ struct PricedOp {
   double per_step = 0;  // runs per step
 };
 
+// What the router and the expert layout do to a step, for reports.
+struct MoeSummary {
+  bool present = false;  // the model has experts
+  double imbalance = 1;  // the busiest expert-parallel rank's slots over the mean
+  double dropped = 0;    // share of routed token copies beyond capacity
+  double padded = 0;     // share of computed slots that are padding
+  std::string dispatch;  // "all-to-all", "all-gather", or "" without ep
+  bool dispatch_inside_node = true;
+};
+
 struct StepReport {
   double step_time_s = 0;
   double mfu = 0;      // model FLOPs over peak bf16 FLOP/s of all GPUs
@@ -78,6 +88,7 @@ struct StepReport {
   bool fits = true;  // what is needed fits in what is usable
   // What the fat tree's oversubscription does to the job's traffic, in words.
   std::vector<std::string> network_notes;
+  MoeSummary moe;
   std::vector<PricedCollective> collectives;
   std::vector<PricedOp> ops;  // by total time, longest first
 };

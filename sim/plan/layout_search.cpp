@@ -1,6 +1,7 @@
 #include "sim/plan/layout_search.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -75,6 +76,7 @@ SearchSpace default_space(const scenario::Scenario& s) {
       if (s.model.moe.experts % e == 0) space.ep.push_back(e);
     }
   }
+  if (s.model.is_moe()) space.etp = {0, 1};
   space.micro_batch = {1, 2, 4, 8};
   space.zero = {0, 1, 2, 3};
   space.global_batch = {s.parallelism.global_batch};
@@ -88,30 +90,38 @@ namespace {
 
 // The space's lists, each the scenario's own value where the space leaves it empty.
 struct Lists {
-  std::vector<int> tp, pp, v, cp, ep, mb, zero, batch;
+  std::vector<int> tp, pp, v, cp, ep, etp, mb, zero, batch;
   std::vector<scenario::Recompute> recompute;
   std::vector<scenario::Placement> placement;
+  std::vector<scenario::PruneSpec> prune;
 
-  Lists(const SearchSpace& space, const scenario::ParallelSpec& p0)
+  Lists(const SearchSpace& space, const scenario::ParallelSpec& p0,
+        const scenario::PruneSpec& prune0)
       : tp(or_base(space.tp, p0.tp)),
         pp(or_base(space.pp, p0.pp)),
         v(or_base(space.virtual_stages, p0.virtual_stages)),
         cp(or_base(space.cp, p0.cp)),
         ep(or_base(space.ep, p0.ep)),
+        etp(or_base(space.etp, p0.etp == p0.tp ? 0 : p0.etp)),
         mb(or_base(space.micro_batch, p0.micro_batch)),
         zero(or_base(space.zero, p0.zero)),
         batch(or_base(space.global_batch, p0.global_batch)),
         recompute(or_base(space.recompute, p0.recompute)),
-        placement(or_base(space.placement, p0.placement)) {}
+        placement(or_base(space.placement, p0.placement)),
+        prune(or_base(space.prune, prune0)) {}
 
-  [[nodiscard]] std::size_t size() const {
-    return tp.size() * pp.size() * v.size() * cp.size() * ep.size() * mb.size() * zero.size() *
-           batch.size() * recompute.size() * placement.size();
+  // Layouts per pruning variant.
+  [[nodiscard]] std::size_t layouts() const {
+    return tp.size() * pp.size() * v.size() * cp.size() * ep.size() * etp.size() * mb.size() *
+           zero.size() * batch.size() * recompute.size() * placement.size();
   }
+  [[nodiscard]] std::size_t size() const { return layouts() * prune.size(); }
 
-  // Candidate `index` of the enumeration: tp outermost, placement innermost.
+  // Candidate `index` of the enumeration: the pruning variant outermost, then tp,
+  // placement innermost.
   [[nodiscard]] scenario::ParallelSpec at(const scenario::ParallelSpec& p0,
                                           std::size_t index) const {
+    index %= layouts();
     const auto next = [&index](const auto& list) {
       const auto& value = list[index % list.size()];
       index /= list.size();
@@ -123,26 +133,90 @@ struct Lists {
     p.global_batch = next(batch);
     p.zero = next(zero);
     p.micro_batch = next(mb);
+    const int expert_tp = next(etp);
     p.ep = next(ep);
     p.cp = next(cp);
     p.virtual_stages = next(v);
     p.pp = next(pp);
     p.tp = next(tp);
     p.sp = p.tp > 1;
+    p.etp = expert_tp == 0 ? p.tp : expert_tp;
     p.first_stage_layers = 0;
     p.last_stage_layers = 0;
     return p;
+  }
+  [[nodiscard]] const scenario::PruneSpec& prune_at(std::size_t index) const {
+    return prune[index / layouts()];
   }
 };
 
 }  // namespace
 
+std::string prune_text(const scenario::PruneSpec& p) {
+  std::vector<std::string> parts;
+  if (p.experts > 0) parts.push_back(fmt::format("experts {}", p.experts));
+  if (p.pattern == scenario::Sparsity::two_four) parts.emplace_back("2:4");
+  if (p.pattern == scenario::Sparsity::unstructured) {
+    parts.push_back(fmt::format("unstructured {:g} %{}", 100 * p.sparsity,
+                                p.sparse_kernel ? " (sparse kernel)" : ""));
+  }
+  return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, " + "));
+}
+
+scenario::PruneSpec parse_prune(const std::string& text) {
+  scenario::PruneSpec p;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('+', start), text.size());
+    const std::string part = text.substr(start, end - start);
+    const std::size_t eq = part.find('=');
+    const std::string name = part.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : part.substr(eq + 1);
+    const auto number = [&](double lo, double hi) {
+      std::size_t used = 0;
+      double v = 0;
+      try {
+        v = std::stod(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != value.size() || !(v >= lo && v <= hi)) {
+        throw std::invalid_argument(
+            fmt::format("'{}': expected {}=NUMBER in [{:g}, {:g}]", part, name, lo, hi));
+      }
+      return v;
+    };
+    if (part == "none") {
+    } else if (part == "2:4") {
+      p.pattern = scenario::Sparsity::two_four;
+      p.sparsity = 0.5;
+    } else if (name == "unstructured" || name == "unstructured-kernel") {
+      p.pattern = scenario::Sparsity::unstructured;
+      p.sparsity = number(0.01, 0.99);
+      p.sparse_kernel = name == "unstructured-kernel";
+    } else if (name == "experts") {
+      const double n = number(1, 1 << 20);
+      if (n != std::floor(n)) {
+        throw std::invalid_argument(fmt::format("'{}': experts=N takes a whole number", part));
+      }
+      p.experts = static_cast<int>(n);
+    } else {
+      throw std::invalid_argument(fmt::format(
+          "'{}': expected none, 2:4, unstructured=F, unstructured-kernel=F or experts=N, "
+          "joined by '+'",
+          part));
+    }
+    start = end + 1;
+  }
+  return p;
+}
+
 std::size_t candidate_count(const SearchSpace& space) {
   std::size_t n = 1;
-  for (std::size_t size :
-       {space.tp.size(), space.pp.size(), space.virtual_stages.size(), space.cp.size(),
-        space.ep.size(), space.micro_batch.size(), space.zero.size(), space.global_batch.size(),
-        space.recompute.size(), space.placement.size()}) {
+  for (std::size_t size : {space.tp.size(), space.pp.size(), space.virtual_stages.size(),
+                           space.cp.size(), space.ep.size(), space.etp.size(),
+                           space.micro_batch.size(), space.zero.size(), space.global_batch.size(),
+                           space.recompute.size(), space.placement.size(), space.prune.size()}) {
     n *= std::max<std::size_t>(size, 1);
   }
   return n;
@@ -150,7 +224,12 @@ std::size_t candidate_count(const SearchSpace& space) {
 
 scenario::ParallelSpec layout_at(const scenario::ParallelSpec& base, const SearchSpace& space,
                                  std::size_t index) {
-  return Lists(space, base).at(base, index);
+  return Lists(space, base, {}).at(base, index);
+}
+
+scenario::PruneSpec prune_at(const scenario::Scenario& base, const SearchSpace& space,
+                             std::size_t index) {
+  return Lists(space, base.parallelism, base.model.moe.prune).prune_at(index);
 }
 
 PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& measured,
@@ -160,7 +239,7 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
   }
   // Put on the scenario's GPU once, not once per candidate.
   const DeviceProfile profile = on_hardware(measured, base.cluster.gpu);
-  const Lists lists(space, base.parallelism);
+  const Lists lists(space, base.parallelism, base.model.moe.prune);
   const std::size_t total = lists.size();
   const auto shards = static_cast<std::size_t>(options.shards);
 
@@ -179,6 +258,7 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
       options.progress(result.candidates);
     }
     apply_layout(s, lists.at(base.parallelism, index));
+    s.model.moe.prune = lists.prune_at(index);
     scenario::Diagnostics d;
     scenario::check(s, where, d);
     if (d.has_errors()) {
@@ -192,7 +272,8 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
       continue;
     }
     ++result.evaluated;
-    PlannedLayout l{index, s.parallelism, metrics_of(s, estimate(s, profile, Detail::summary))};
+    PlannedLayout l{index, s.parallelism, s.model.moe.prune,
+                    metrics_of(s, estimate(s, profile, Detail::summary))};
     if (options.on_evaluated) options.on_evaluated(index, s.parallelism);
     if (!(l.metrics.memory <= options.headroom)) {
       ++result.over_memory;
@@ -289,6 +370,7 @@ PlanResult plan_from_json(const nlohmann::json& j, const scenario::Scenario& bas
     l.alike = t.at("alike").get<std::size_t>();
     apply_layout(s, layout_at(base.parallelism, space, l.index));
     l.parallelism = s.parallelism;
+    l.prune = prune_at(base, space, l.index);
     l.metrics = metrics_from_json(t.at("metrics"));
     r.top.push_back(l);
   }
@@ -343,6 +425,29 @@ void apply_layout(scenario::Scenario& s, const scenario::ParallelSpec& p) {
   scenario::derive(s);
 }
 
+void apply_planned(scenario::Scenario& s, const PlannedLayout& l) {
+  apply_layout(s, l.parallelism);
+  s.model.moe.prune = l.prune;
+}
+
+std::vector<std::string> prune_overrides(const scenario::PruneSpec& p) {
+  std::vector<std::string> out = {fmt::format("model.moe.prune.experts={}", p.experts)};
+  switch (p.pattern) {
+    case scenario::Sparsity::none:
+      out.emplace_back("model.moe.prune.pattern=none");
+      break;
+    case scenario::Sparsity::two_four:
+      out.emplace_back("model.moe.prune.pattern=2:4");
+      break;
+    case scenario::Sparsity::unstructured:
+      out.emplace_back("model.moe.prune.pattern=unstructured");
+      out.push_back(fmt::format("model.moe.prune.sparse_kernel={}", p.sparse_kernel));
+      break;
+  }
+  out.push_back(fmt::format("model.moe.prune.sparsity={}", p.sparsity));
+  return out;
+}
+
 std::vector<std::string> layout_overrides(const scenario::ParallelSpec& p) {
   return {
       fmt::format("parallelism.tp={}", p.tp),
@@ -351,6 +456,7 @@ std::vector<std::string> layout_overrides(const scenario::ParallelSpec& p) {
       fmt::format("parallelism.virtual_stages={}", p.virtual_stages),
       fmt::format("parallelism.cp={}", p.cp),
       fmt::format("parallelism.ep={}", p.ep),
+      fmt::format("parallelism.etp={}", p.etp),
       fmt::format("parallelism.micro_batch={}", p.micro_batch),
       fmt::format("parallelism.global_batch={}", p.global_batch),
       fmt::format("parallelism.zero={}", p.zero),

@@ -24,9 +24,18 @@ namespace myriad::sim {
 // The values each parallelism key takes; the scenario's own value where a list is empty.
 struct SearchSpace {
   std::vector<int> tp, pp, virtual_stages, cp, ep, micro_batch, zero, global_batch;
+  std::vector<int> etp;  // the experts' tensor parallelism: 0 for = tp, or 1
   std::vector<scenario::Recompute> recompute;
   std::vector<scenario::Placement> placement;
+  // What-if axis on the model: expert pruning variants (the scenario's own when empty).
+  std::vector<scenario::PruneSpec> prune;
 };
+
+// A pruning variant in words: "none", "2:4", "experts 8 + unstructured 50 %".
+std::string prune_text(const scenario::PruneSpec& p);
+// Reads one: none | 2:4 | unstructured=F | unstructured-kernel=F | experts=N, joined by '+'
+// ("experts=8+2:4"); std::invalid_argument saying what was expected.
+scenario::PruneSpec parse_prune(const std::string& text);
 
 // A space worth searching for this scenario: tp in powers of two up to a node,
 // pp in powers of two up to the layers (at most 64), 1 to 8 virtual stages, cp
@@ -58,6 +67,7 @@ LayoutMetrics metrics_of(const scenario::Scenario& s, const StepReport& r);
 struct PlannedLayout {
   std::size_t index = 0;  // in the enumeration order (ties rank by it)
   scenario::ParallelSpec parallelism;
+  scenario::PruneSpec prune;  // the model's expert pruning (a what-if axis)
   LayoutMetrics metrics;
   // Later layouts with exactly this step time and memory (a placement or a
   // recomputation that changes nothing here), folded into this one.
@@ -127,5 +137,12 @@ void apply_layout(scenario::Scenario& s, const scenario::ParallelSpec& p);
 
 // The overrides that turn the base scenario into a layout: `--set` arguments.
 std::vector<std::string> layout_overrides(const scenario::ParallelSpec& p);
+// The --set lines of a pruning variant (model.moe.prune.*).
+std::vector<std::string> prune_overrides(const scenario::PruneSpec& p);
+// The pruning variant of candidate `index`.
+scenario::PruneSpec prune_at(const scenario::Scenario& base, const SearchSpace& space,
+                             std::size_t index);
+// A planned layout's scenario: `base` with its parallelism and pruning.
+void apply_planned(scenario::Scenario& s, const PlannedLayout& l);
 
 }  // namespace myriad::sim

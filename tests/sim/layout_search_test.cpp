@@ -183,3 +183,66 @@ TEST(LayoutSearch, LayoutAtDecodesTheEnumeration) {
 
 }  // namespace
 }  // namespace myriad::sim
+
+namespace myriad::sim {
+namespace {
+
+// Expectation: pruning variants read as `--prune` gives them; anything else is an
+// error saying what was expected.
+TEST(LayoutSearch, PruningVariantsParse) {
+  const scenario::PruneSpec both = parse_prune("experts=8+2:4");
+  EXPECT_EQ(both.experts, 8);
+  EXPECT_EQ(both.pattern, scenario::Sparsity::two_four);
+  EXPECT_DOUBLE_EQ(both.sparsity, 0.5);
+  EXPECT_EQ(prune_text(both), "experts 8 + 2:4");
+  const scenario::PruneSpec kernel = parse_prune("unstructured-kernel=0.7");
+  EXPECT_TRUE(kernel.sparse_kernel);
+  EXPECT_DOUBLE_EQ(kernel.sparsity, 0.7);
+  EXPECT_EQ(prune_text(parse_prune("none")), "none");
+  for (const char* bad : {"bogus", "unstructured=1.5", "experts=2.5", "experts=", "2:4+x"}) {
+    EXPECT_THROW((void)parse_prune(bad), std::invalid_argument) << bad;
+  }
+}
+
+// Expectation: a MoE search spans the experts' tp (tp or 1) and the pruning
+// variants given, each layout carrying its own; the best under 2:4 is faster
+// than the best unpruned, and each is what `estimate` gives for it.
+TEST(LayoutSearch, SearchesExpertTensorParallelismAndPruning) {
+  const auto s = scenario::load_scenario_text(
+      "cluster: {preset: llama3-like, gpus: 64}\n"
+      "model: {preset: mixtral-8x7b, seq_length: 4096}\n"
+      "parallelism: {tp: 2, sp: true, ep: 8, zero: 1, global_batch: 256}\n",
+      "plan.yaml", kShipped);
+  SearchSpace space = default_space(s);
+  EXPECT_EQ(space.etp, (std::vector<int>{0, 1}));
+  space.pp = {1};
+  space.virtual_stages = {1};
+  space.recompute = {scenario::Recompute::full};
+  space.placement = {scenario::Placement::tp_cp_dp_pp};
+  const std::size_t unpruned = candidate_count(space);
+  space.prune = {parse_prune("none"), parse_prune("2:4")};
+  EXPECT_EQ(candidate_count(space), 2 * unpruned);
+  PlanOptions options;
+  options.top = 1000;
+  const PlanResult r = search_layouts(s, h100(), space, options);
+  ASSERT_FALSE(r.top.empty());
+  const auto best_of = [&](scenario::Sparsity pattern) {
+    return std::find_if(r.top.begin(), r.top.end(),
+                        [&](const PlannedLayout& l) { return l.prune.pattern == pattern; });
+  };
+  const auto sparse = best_of(scenario::Sparsity::two_four);
+  const auto dense = best_of(scenario::Sparsity::none);
+  ASSERT_NE(sparse, r.top.end());
+  ASSERT_NE(dense, r.top.end());
+  EXPECT_LT(sparse->metrics.step_time_s, dense->metrics.step_time_s);
+  bool whole_experts = false;
+  for (const auto& l : r.top) whole_experts |= l.parallelism.etp == 1 && l.parallelism.tp > 1;
+  EXPECT_TRUE(whole_experts) << "etp 1 beside tp > 1 should be among the layouts";
+  scenario::Scenario again = s;
+  apply_planned(again, *sparse);
+  EXPECT_DOUBLE_EQ(estimate(again, h100(), Detail::summary).step_time_s,
+                   sparse->metrics.step_time_s);
+}
+
+}  // namespace
+}  // namespace myriad::sim

@@ -33,6 +33,7 @@ struct PlanCliOptions {
   int top = 10;
   double headroom = 0.9;
   std::string global_batch;
+  std::string prune;  // pruning variants, comma-separated
   std::string csv_file;
   std::vector<std::string> rescore;  // step, campaign
   int seeds = 8;
@@ -100,7 +101,7 @@ Rescored rescore(const scenario::Scenario& base, const sim::DeviceProfile& profi
                  const sim::PlannedLayout& l, int rank, const PlanCliOptions& o) {
   Rescored r(l, rank);
   scenario::Scenario s = base;
-  sim::apply_layout(s, l.parallelism);
+  sim::apply_planned(s, l);
   const bool step = std::find(o.rescore.begin(), o.rescore.end(), "step") != o.rescore.end();
   const bool campaign =
       std::find(o.rescore.begin(), o.rescore.end(), "campaign") != o.rescore.end();
@@ -163,6 +164,7 @@ bool write_report(const PlanCliOptions& o, const scenario::Scenario& base,
   for (const std::size_t index : sample.kept()) {
     layouts.emplace_back(index, sim::layout_at(base.parallelism, space, index));
   }
+  const bool moe = base.model.is_moe();
   std::map<std::size_t, int> rank_of;
   for (std::size_t i = 0; i < best.size(); ++i) {
     rank_of[best[i].layout.index] = static_cast<int>(i) + 1;
@@ -183,7 +185,7 @@ bool write_report(const PlanCliOptions& o, const scenario::Scenario& base,
   std::vector<bool> candidate;
   for (const auto& [index, p] : layouts) {
     Evaluated e{base, {}, {}};
-    sim::apply_layout(e.s, p);
+    sim::apply_planned(e.s, {index, p, sim::prune_at(base, space, index), {}});
     e.report = sim::estimate(e.s, profile, sim::Detail::summary);
     e.m = sim::metrics_of(e.s, e.report);
     if (growth != nullptr) e.m = sim::with_growth(e.m, *growth);
@@ -206,6 +208,8 @@ bool write_report(const PlanCliOptions& o, const scenario::Scenario& base,
        {"virtual_stages", "v"},
        {"cp", "cp"},
        {"ep", "ep"},
+       {"etp", "etp"},
+       {"pruning", "pruning"},
        {"dp", "dp"},
        {"micro_batch", "micro-batch"},
        {"zero", "ZeRO"},
@@ -219,7 +223,7 @@ bool write_report(const PlanCliOptions& o, const scenario::Scenario& base,
                                options.objective.name, 100 * options.headroom));
   for (std::size_t i = 0; i < layouts.size(); ++i) {
     const auto& p = layouts[i].second;
-    const nlohmann::json params = {
+    nlohmann::json params = {
         {"tp", p.tp},
         {"pp", p.pp},
         {"virtual_stages", p.virtual_stages},
@@ -231,6 +235,10 @@ bool write_report(const PlanCliOptions& o, const scenario::Scenario& base,
         {"recompute", std::string(models::name_in(scenario::kRecomputeNames, p.recompute))},
         {"placement", std::string(models::name_in(scenario::kPlacementNames, p.placement))},
         {"global_batch", p.global_batch}};
+    if (moe) {
+      params["etp"] = p.etp;
+      params["pruning"] = sim::prune_text(sim::prune_at(base, space, layouts[i].first));
+    }
     const auto rank = rank_of.find(layouts[i].first);
     report.add(params, evaluated[i].s, evaluated[i].report, evaluated[i].m,
                sim::layout_overrides(p), front[i], rank == rank_of.end() ? 0 : rank->second);
@@ -291,6 +299,17 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     }
     batch_origin = "--global-batch";
   }
+  if (!o.prune.empty()) {
+    try {
+      if (!s->model.is_moe()) throw std::invalid_argument("the model has no experts to prune");
+      for (const auto& v : sim::parse_axis("model.moe.prune=" + o.prune).values) {
+        space.prune.push_back(sim::parse_prune(v));
+      }
+    } catch (const std::exception& e) {
+      io.err << fmt::format("myriad plan: error: --prune: {}\n", e.what());
+      return kExitBadInput;
+    }
+  }
   options.top = static_cast<std::size_t>(o.top);
   options.headroom = o.headroom;
   // This process's share of the candidates (all of them without mpirun).
@@ -341,14 +360,21 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
                         s->cluster.gpu.name, s->model.layers, s->model.seq_length,
                         fmt::join(space.global_batch, ", "), batch_origin);
   io.out << profile_line(*profile);
+  std::string experts;
+  if (!space.etp.empty()) experts += " x etp {tp, 1}";
+  if (!space.prune.empty()) {
+    std::vector<std::string> names;
+    for (const auto& v : space.prune) names.push_back(sim::prune_text(v));
+    experts += fmt::format(" x pruning {{{}}}", fmt::join(names, ", "));
+  }
   io.out << fmt::format(
-      "\n  searched: tp {{{}}} x pp {{{}}} x v {{{}}} x cp {{{}}} x ep {{{}}} x micro-batch {{{}}} "
-      "x "
+      "\n  searched: tp {{{}}} x pp {{{}}} x v {{{}}} x cp {{{}}} x ep {{{}}}{} x micro-batch "
+      "{{{}}} x "
       "ZeRO {{{}}} x recompute {{none, selective, full}} x placement {{tp-cp-dp-pp, "
       "tp-cp-pp-dp}}; dp = GPUs / (tp pp cp); sp with tp; overlap as the scenario has it\n",
       fmt::join(space.tp, ", "), fmt::join(space.pp, ", "), fmt::join(space.virtual_stages, ", "),
-      fmt::join(space.cp, ", "), fmt::join(space.ep, ", "), fmt::join(space.micro_batch, ", "),
-      fmt::join(space.zero, ", "));
+      fmt::join(space.cp, ", "), fmt::join(space.ep, ", "), experts,
+      fmt::join(space.micro_batch, ", "), fmt::join(space.zero, ", "));
   io.out << fmt::format(
       "  {} candidates in {:.2f} s ({:.0f}/s): {} pruned by the scenario checks, {} estimated "
       "({:.0f}/s), {} above {:.0f} % of usable memory\n",
@@ -421,8 +447,20 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     align += 'r';
   }
   const bool batches = space.global_batch.size() > 1;
-  for (const char* h : {"tp", "pp", "v", "cp", "ep", "dp", "mb"}) headers.emplace_back(h);
-  align += "rrrrrrr";
+  const bool experts_tp = !space.etp.empty();
+  const bool pruning = space.prune.size() > 1;
+  for (const char* h : {"tp", "pp", "v", "cp", "ep"}) headers.emplace_back(h);
+  align += "rrrrr";
+  if (experts_tp) {
+    headers.emplace_back("etp");
+    align += 'r';
+  }
+  for (const char* h : {"dp", "mb"}) headers.emplace_back(h);
+  align += "rr";
+  if (pruning) {
+    headers.emplace_back("pruning");
+    align += 'l';
+  }
   if (batches) {
     headers.emplace_back("batch");
     align += 'r';
@@ -454,9 +492,12 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     const auto& p = l.parallelism;
     std::vector<std::string> row = {std::to_string(++rank)};
     if (rescored) row.push_back(std::to_string(b.estimate_rank));
-    for (const int n : {p.tp, p.pp, p.virtual_stages, p.cp, p.ep, p.dp, p.micro_batch}) {
+    for (const int n : {p.tp, p.pp, p.virtual_stages, p.cp, p.ep}) {
       row.push_back(std::to_string(n));
     }
+    if (experts_tp) row.push_back(std::to_string(p.etp));
+    for (const int n : {p.dp, p.micro_batch}) row.push_back(std::to_string(n));
+    if (pruning) row.push_back(sim::prune_text(l.prune));
     if (batches) row.push_back(std::to_string(p.global_batch));
     for (std::string cell : {std::to_string(p.zero),
                              std::string(models::name_in(scenario::kRecomputeNames, p.recompute)),
@@ -510,6 +551,11 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
   for (const auto& set : sim::layout_overrides(best.front().layout.parallelism)) {
     sets += " --set " + set;
   }
+  if (!space.prune.empty()) {
+    for (const auto& set : sim::prune_overrides(best.front().layout.prune)) {
+      sets += " --set " + set;
+    }
+  }
   if (s->training.precision == scenario::Precision::fp8) {
     io.out << "MFU: model FLOPs over the bf16 peak, as estimate reports it; this job's GEMMs run "
               "in fp8 (estimate also gives MFU against the fp8 peak).\n";
@@ -522,20 +568,21 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     std::string csv =
         "rank,tp,sp,pp,virtual_stages,cp,ep,dp,micro_batch,global_batch,zero,recompute,"
         "step_time_s,mfu,tokens_per_s,days,gpu_hours,cost_usd,memory_fraction,engine,"
-        "estimate_rank,estimated_step_time_s,simulated_step_time_s,days_ci95,ettr\n";
+        "estimate_rank,estimated_step_time_s,simulated_step_time_s,days_ci95,ettr,etp,pruning\n";
     rank = 0;
     const auto optional = [](const std::optional<double>& x) {
       return x ? fmt::format("{:.9g}", *x) : std::string{};
     };
     for (const auto& b : best) {
       const sim::LayoutMetrics& m = b.layout.metrics;
-      csv +=
-          fmt::format("{},{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g},{},{},{:.9g},{},{},{}\n",
-                      ++rank, layout_text(b.layout), m.step_time_s, m.mfu, m.tokens_per_s, m.days,
-                      m.gpu_hours, priced ? fmt::format("{:.9g}", m.cost) : std::string{}, m.memory,
-                      b.engine, b.estimate_rank, b.estimated_step_s, optional(b.simulated_step_s),
-                      b.days ? optional(b.days->half_width) : std::string{},
-                      b.ettr ? optional(b.ettr->mean) : std::string{});
+      csv += fmt::format(
+          "{},{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g},{},{},{:.9g},{},{},{},{},{}\n",
+          ++rank, layout_text(b.layout), m.step_time_s, m.mfu, m.tokens_per_s, m.days, m.gpu_hours,
+          priced ? fmt::format("{:.9g}", m.cost) : std::string{}, m.memory, b.engine,
+          b.estimate_rank, b.estimated_step_s, optional(b.simulated_step_s),
+          b.days ? optional(b.days->half_width) : std::string{},
+          b.ettr ? optional(b.ettr->mean) : std::string{}, b.layout.parallelism.etp,
+          sim::prune_text(b.layout.prune));
     }
     try {
       models::write_file_atomically(o.csv_file, csv, "the CSV table");
@@ -572,6 +619,10 @@ Command add_plan_command(CLI::App& app, Streams io, const Environment& env) {
   cmd->add_option("--global-batch", options->global_batch,
                   "global batches to search, as a list or range (1024,2048 or 512..4096*2); "
                   "default: the scenario's");
+  cmd->add_option("--prune", options->prune,
+                  "expert pruning variants to search beside the layouts (MoE), comma-separated: "
+                  "none, 2:4, unstructured=F (dense kernels), unstructured-kernel=F (a sparse "
+                  "kernel), experts=N, joined by '+' (experts=8+2:4); default: the scenario's");
   cmd->add_option("--csv", options->csv_file, "also write the best layouts as CSV");
   cmd->add_option("--rescore", options->rescore,
                   "re-score the best layouts by slower engines and rank them again: step "

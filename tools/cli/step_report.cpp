@@ -15,6 +15,43 @@ std::string describe_breakdown_part(const std::string& name) {
   return "exposed " + name + " communication";
 }
 
+// "experts: 32 of FFN 14336, top-3 ..., ep 8 (etp 1) inside the node; ...".
+std::string moe_line(const scenario::Scenario& s, const sim::MoeSummary& m) {
+  const auto& moe = s.model.moe;
+  const auto& p = s.parallelism;
+  std::string line = fmt::format("  experts: {} of FFN {}, top-{}", moe.active_experts(),
+                                 moe.expert_ffn_hidden, moe.top_k);
+  if (moe.shared_experts > 0) line += fmt::format(" + {} shared", moe.shared_experts);
+  if (moe.prune.experts > 0) line += fmt::format(" ({} pruned)", moe.prune.experts);
+  if (moe.prune.pattern == scenario::Sparsity::two_four) line += ", weights 2:4 sparse";
+  if (moe.prune.pattern == scenario::Sparsity::unstructured) {
+    line += fmt::format(", weights {:.0f} % zero{}", 100 * moe.prune.sparsity,
+                        moe.prune.sparse_kernel ? " (sparse kernel)" : " (dense kernels)");
+  }
+  line += moe.capacity_factor > 0
+              ? fmt::format(
+                    ", capacity {:g} (padded: {:.1f} % of slots padding, {:.1f} % of "
+                    "routed tokens dropped)",
+                    moe.capacity_factor, 100 * m.padded, 100 * m.dropped)
+              : ", dropless";
+  line += fmt::format("; ep {} (etp {})", p.ep, p.etp);
+  if (!m.dispatch.empty()) {
+    line += fmt::format(" by {}{}{}", m.dispatch,
+                        s.training.all_to_all_precision == scenario::WirePrecision::fp8 &&
+                                m.dispatch == "all-to-all"
+                            ? " in fp8"
+                            : "",
+                        m.dispatch_inside_node ? " inside the node" : " across nodes");
+  }
+  line += fmt::format("; busiest expert rank {:.2f}x the mean", m.imbalance);
+  if (moe.skew != scenario::RouterSkew::uniform) {
+    line += moe.skew == scenario::RouterSkew::zipf
+                ? fmt::format(" (Zipf {:g} router skew)", moe.zipf_exponent)
+                : std::string(" (measured histogram)");
+  }
+  return line;
+}
+
 }  // namespace
 
 std::string growth_text(const scenario::Scenario& s, const sim::GrowthPhase& g,
@@ -97,6 +134,7 @@ std::string step_report_text(const scenario::Scenario& s, const sim::DeviceProfi
       s.cluster.gpus, s.cluster.gpu.name, p.tp, p.sp ? " (sp)" : "", p.pp,
       p.virtual_stages > 1 ? fmt::format(" (v {})", p.virtual_stages) : "", p.cp, p.ep, p.dp,
       p.micro_batches(), p.micro_batch, s.model.seq_length);
+  if (r.moe.present) out += moe_line(s, r.moe) + "\n";
   out += profile_line(profile) + "\n";
   Table headline({"", ""}, "lr");
   headline.add({"step time", seconds(r.step_time_s)});
@@ -178,33 +216,40 @@ nlohmann::json step_report_json(const scenario::Scenario& s, const sim::DevicePr
                            {"time_s", c.cost.time_s},
                            {"per_step", c.per_step}});
   }
-  return {{"scenario", s.file},
-          {"profile", profile.file},
-          {"profile_device", profile.device},
-          {"profile_borrowed", profile.borrowed()},
-          {"nvlink_algorithm", sim::nvlink_algorithm_note(profile)},
-          {"step_time_s", r.step_time_s},
-          {"mfu", r.mfu},
-          {"hfu", r.hfu},
-          {"mfu_fp8_peak", r.mfu_fp8},
-          {"tokens_per_s", r.tokens_per_s},
-          {"days_to_target", r.days_to_target},
-          {"model_flops_per_step", r.model_flops},
-          {"breakdown", breakdown},
-          {"memory_per_gpu_bytes", r.memory.total()},
-          {"memory",
-           {{"weights", r.memory.weights},
-            {"gradients", r.memory.gradients},
-            {"optimizer", r.memory.optimizer},
-            {"activations", r.memory.activations},
-            {"fragmentation", r.memory_fragmentation},
-            {"needed", r.memory_needed()},
-            {"capacity", r.memory_capacity},
-            {"reserved", r.memory_reserved},
-            {"usable", r.memory_usable()},
-            {"fits", r.fits}}},
-          {"network_notes", r.network_notes},
-          {"collectives", collectives}};
+  return {
+      {"scenario", s.file},
+      {"profile", profile.file},
+      {"profile_device", profile.device},
+      {"profile_borrowed", profile.borrowed()},
+      {"nvlink_algorithm", sim::nvlink_algorithm_note(profile)},
+      {"step_time_s", r.step_time_s},
+      {"mfu", r.mfu},
+      {"hfu", r.hfu},
+      {"mfu_fp8_peak", r.mfu_fp8},
+      {"tokens_per_s", r.tokens_per_s},
+      {"days_to_target", r.days_to_target},
+      {"model_flops_per_step", r.model_flops},
+      {"breakdown", breakdown},
+      {"memory_per_gpu_bytes", r.memory.total()},
+      {"memory",
+       {{"weights", r.memory.weights},
+        {"gradients", r.memory.gradients},
+        {"optimizer", r.memory.optimizer},
+        {"activations", r.memory.activations},
+        {"fragmentation", r.memory_fragmentation},
+        {"needed", r.memory_needed()},
+        {"capacity", r.memory_capacity},
+        {"reserved", r.memory_reserved},
+        {"usable", r.memory_usable()},
+        {"fits", r.fits}}},
+      {"network_notes", r.network_notes},
+      {"moe", r.moe.present ? nlohmann::json{{"imbalance", r.moe.imbalance},
+                                             {"dropped", r.moe.dropped},
+                                             {"padded", r.moe.padded},
+                                             {"dispatch", r.moe.dispatch},
+                                             {"dispatch_inside_node", r.moe.dispatch_inside_node}}
+                            : nlohmann::json(nullptr)},
+      {"collectives", collectives}};
 }
 
 }  // namespace myriad::cli
