@@ -229,6 +229,7 @@ nlohmann::json step_report_json(const scenario::Scenario& s, const sim::DevicePr
       {"tokens_per_s", r.tokens_per_s},
       {"days_to_target", r.days_to_target},
       {"model_flops_per_step", r.model_flops},
+      {"hardware_flops_per_step", r.hardware_flops},
       {"breakdown", breakdown},
       {"memory_per_gpu_bytes", r.memory.total()},
       {"memory",

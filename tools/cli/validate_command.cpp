@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 
 #include "sim/analytic/leave_one_out.hpp"
 #include "sim/analytic/validation_suite.hpp"
@@ -178,22 +179,37 @@ int run_validate(const ValidateOptions& o, Streams io, const Environment& env) {
   if (missing_profile) return kExitBadInput;
   nlohmann::json json = to_json(results);
   if (o.leave_one_out) {
-    if (profiles.size() != 1 || suites.size() < 2) {
+    // One fit per device profile, over the suites whose rows all take it.
+    std::map<std::string, std::vector<const sim::Suite*>> by_profile;
+    for (const auto& suite : suites) {
+      std::set<std::string> names;
+      for (const auto& c : suite.cases) names.insert(c.scenario.cluster.gpu.profile);
+      if (names.size() == 1) by_profile[*names.begin()].push_back(&suite);
+    }
+    nlohmann::json held_json = nlohmann::json::array();
+    int fitted = 0;
+    for (const auto& [name, group] : by_profile) {
+      if (group.size() < 2) continue;
+      const sim::DeviceProfile& base = profiles.at(name);
+      io.err << "profile " << name << ": fitting " << sim::free_parameters().size()
+             << " parameters, " << group.size() + 1 << " times...\n";
+      std::vector<sim::Suite> own;
+      own.reserve(group.size());
+      for (const sim::Suite* suite : group) own.push_back(*suite);
+      const auto held = sim::leave_one_suite_out(own, base);
+      io.out << fmt::format("\nprofile {} ({} suites):\n", name, group.size());
+      io.out << leave_one_out_text(held, sim::fit_parameters(group, base));
+      for (const auto& h : leave_one_out_json(held)) held_json.push_back(h);
+      ++fitted;
+    }
+    if (fitted == 0) {
       io.err << fmt::format(
-          "myriad validate: error: --leave-one-out fits one device profile over two or more "
-          "suites; these {} suite(s) take {} profile(s)\n",
-          suites.size(), profiles.size());
+          "myriad validate: error: --leave-one-out fits a device profile over two or more "
+          "suites that take it; none of these {} suite(s) share one\n",
+          suites.size());
       return kExitBadInput;
     }
-    const sim::DeviceProfile& base = profiles.begin()->second;
-    io.err << "fitting " << sim::free_parameters().size() << " parameters, " << suites.size() + 1
-           << " times...\n";
-    const auto held = sim::leave_one_suite_out(suites, base);
-    std::vector<const sim::Suite*> all;
-    all.reserve(suites.size());
-    for (const auto& suite : suites) all.push_back(&suite);
-    io.out << leave_one_out_text(held, sim::fit_parameters(all, base));
-    json["leave_one_out"] = leave_one_out_json(held);
+    json["leave_one_out"] = held_json;
   }
   if (!o.json_file.empty()) {
     if (!write_json(o.json_file, json, "validate", io)) return kExitFailure;
