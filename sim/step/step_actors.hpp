@@ -40,6 +40,8 @@ struct ActorState {
   // class, of weight 1; else its host), and its readiness for its predecessor's.
   int ring_self = -1;
   int ring_out = -1;
+  // A class's expert all-to-alls between its own members: a port of their pairs' weight.
+  int ep_self = -1;
   sg4::SemaphorePtr ring_ready;
   int ep_played = 0;            // all-to-alls so far
   std::vector<Span> timeline;   // what it did, in order

@@ -266,6 +266,10 @@ void build_platform(Plan& p, const scenario::Scenario& s) {
       a.ring_out = weight == 1 ? a.host : p.platform->add_port(name + ".ring", a.host, 1);
       // Its own port, not ring_out's: a port's latency link bounds its flows together.
       if (weight > 1) a.ring_self = p.platform->add_port(name + ".class", a.host, weight - 1);
+      // A class of whole expert groups: each member's all-to-all pairs with the others.
+      if (weight > 1 && p.ep_actors > 1) {
+        a.ep_self = p.platform->add_port(name + ".ep", a.host, weight * (p.ep_actors - 1));
+      }
     }
   }
   if (!p.all_replicas) {

@@ -176,6 +176,18 @@ std::vector<ReplicaClass> replica_classes(const StepLowering& p, const scenario:
     const int replica = models::group_on_node(s, g.node).replica / p.per_node;
     for (int r = replica - 1; r <= replica + 1; ++r) single(r);
   }
+  // Expert all-to-alls run inside groups of ep_actors consecutive replicas: a class
+  // holds whole groups (their all-to-alls one flow from the class to itself), and a
+  // group a boundary would cut has every member alone (real flows between them).
+  if (p.ep_actors > 1) {
+    const int a = p.ep_actors;
+    for (int g = 0; g < p.dp; g += a) {
+      bool cut = false;
+      for (int r = g + 1; r < g + a; ++r) cut = cut || starts[static_cast<std::size_t>(r)];
+      if (!cut) continue;
+      for (int r = g; r < g + a; ++r) single(r);
+    }
+  }
   std::vector<ReplicaClass> classes;
   for (int r = 0; r < p.dp; ++r) {
     if (starts[static_cast<std::size_t>(r)]) {
@@ -258,9 +270,9 @@ StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profil
   p.all_replicas = all_replicas || p.dp == 1 || contended || coupled;
   // Contention couples every replica through the shared uplinks, but replicas
   // under the same subtrees at every stage share them alike: one per class,
-  // its traffic weighted (expert all-to-alls, whose partners differ by member,
-  // are left to every replica).
-  p.classes = !all_replicas && p.dp > 1 && contended && p.ep_actors == 1;
+  // its traffic weighted (expert groups whole inside a class, or every member
+  // alone: replica_classes).
+  p.classes = !all_replicas && p.dp > 1 && contended;
   if (p.classes) {
     for (const ReplicaClass& c : replica_classes(p, s, stragglers)) {
       p.rows.push_back(c.first);
@@ -272,6 +284,12 @@ StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profil
   if (p.classes && static_cast<int>(p.rows.size()) == p.dp) p.classes = false;
   if (p.rows.empty()) p.rows = replicas_to_simulate(p, s, stragglers);
   p.weights.resize(p.rows.size(), 1);
+  if (p.all_replicas || p.classes) {
+    p.row_of.assign(static_cast<std::size_t>(p.dp), -1);
+    for (std::size_t row = 0; row < p.rows.size(); ++row) {
+      p.row_of[static_cast<std::size_t>(p.rows[row])] = static_cast<int>(row);
+    }
+  }
   for (const int actor : p.rows) {
     for (int stage = 0; stage < p.pp; ++stage) {
       ActorPlace place;

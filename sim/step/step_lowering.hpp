@@ -119,6 +119,8 @@ struct StepLowering {
   // straggler, each with its ring neighbours mirrored by ghosts. Actor rows, to
   // be exact: row r stands for replicas r * per_node onwards.
   std::vector<int> rows;
+  // Every replica or class simulated: the row a replica leads (-1 inside a class).
+  std::vector<int> row_of;
   // Class mode (contention): each row is a class of `weights[row]` consecutive
   // actors, played as one: its host's NICs are theirs together, its flows carry
   // their bytes together and take as many shares of every link they cross

@@ -229,24 +229,35 @@ void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e, bo
     if (before > 0) sg4::this_actor::sleep_for(before);
   }
   ActorState& me = p.actor(row, stage);
+  const double bytes = p.ep_flow_factor * c.bytes;
+  const int weight = p.weights[static_cast<std::size_t>(row)];
+  if (weight > 1) {
+    // A class of whole groups: every member's flow to each partner in its group,
+    // as one flow of that many pairs from the class to itself, each at the busiest
+    // receiver's size (as the analytic engine prices the all-to-all).
+    weighted_flow(p, me.ep_self, me.ep_self, bytes, weight * (p.ep_actors - 1))->wait();
+    ++p.flows;
+    if (!beside) trace_layer_collective(p, row, stage, c, start);
+    return;
+  }
   const int replica = p.rows[static_cast<std::size_t>(row)];
-  const int first = (p.all_replicas ? row : replica) / p.ep_actors * p.ep_actors;
-  const int self = (p.all_replicas ? row : replica) - first;
+  const int first = replica / p.ep_actors * p.ep_actors;
+  const int self = replica - first;
   Peers peers;
   std::vector<double> out;
-  const double bytes = p.ep_flow_factor * c.bytes;
   for (int k = 0; k < p.ep_actors; ++k) {
     if (k != self) out.push_back(bytes * p.ep_receive_share[static_cast<std::size_t>(k)]);
   }
-  if (p.all_replicas) {
+  if (p.all_replicas) {  // every partner a row of its own (replica_classes keeps groups whole)
     const int parity = me.ep_played++ % 2;
     for (int partner = first; partner < first + p.ep_actors; ++partner) {
-      if (partner == row) continue;
+      if (partner == replica) continue;
+      const int partner_row = p.row_of[static_cast<std::size_t>(partner)];
       peers.real.emplace_back(
-          p.actor(partner, stage).host,
+          p.actor(partner_row, stage).host,
           sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", partner, stage, parity)));
     }
-    peers.inbox = sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", row, stage, parity));
+    peers.inbox = sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", replica, stage, parity));
   } else {
     peers.ghosts = me.ep_ghosts;
   }

@@ -109,6 +109,54 @@ TEST(StepEngine, ClassesOfReplicasStandForEveryReplica) {
   }
 }
 
+// Mixtral 8x7B on the same cluster: tp 8, pp 8, dp 20; experts over 2 replicas
+// each (ep 2, etp 8), so expert groups are replicas 0-1, 2-3, ... and their
+// all-to-alls cross nodes.
+scenario::Scenario experts_straddling() {
+  auto s = straddling();
+  auto moe = scenario::load_scenario_text(R"(
+cluster: {preset: megascale-like, gpus: 1280}
+model: {preset: mixtral-8x7b, seq_length: 4096}
+parallelism: {tp: 8, sp: true, pp: 8, ep: 2, zero: 1, global_batch: 160}
+overlap: {pp: true, dp: true}
+)",
+                                          "step_classes_test.yaml", kShipped);
+  moe.cluster = s.cluster;
+  return moe;
+}
+
+// Expectation: a class holds whole expert groups, and a group a class boundary
+// would cut has every member alone. The straddling cluster's ring edges leaving
+// a leaf (7 | 8, 15 | 16, 3 | 4 and the wrap 19 | 0) single out both their ends,
+// so groups 0-1, 2-3, 4-5, 6-7, 8-9, 14-15, 16-17 and 18-19 stand alone, and
+// 10-13 is one class of two whole groups.
+TEST(ReplicaClasses, ExpertGroupsStayWhole) {
+  const auto s = experts_straddling();
+  const StepLowering p = lower_step(s, a100(), {}, false);
+  ASSERT_TRUE(p.classes);
+  ASSERT_EQ(p.ep_actors, 2);
+  std::vector<int> expected(20, 1);
+  expected.erase(expected.begin() + 10, expected.begin() + 14);
+  expected.insert(expected.begin() + 10, 4);
+  EXPECT_EQ(p.weights, expected);
+  EXPECT_EQ(p.rows[10], 10);
+}
+
+// Expectation: expert all-to-alls inside a class as one weighted flow, between
+// singletons as real flows: the same step as every replica played, to 1e-6.
+TEST(StepEngine, ClassesOfExpertGroupsStandForEveryReplica) {
+  const auto s = experts_straddling();
+  if (kSanitizerSafe) {
+    ASSERT_GT(run_in_child(s, options(false)).step_time_s, 0);
+    GTEST_SKIP() << "every replica one by one: slow with thread contexts";
+  }
+  const auto classes = run_in_child(s, options(false));
+  const auto every = run_in_child(s, options(true));
+  ASSERT_GT(classes.step_time_s, 0);
+  EXPECT_NEAR(classes.step_time_s / every.step_time_s, 1.0, 1e-6);
+  EXPECT_NEAR(classes.most_utilized_uplink, every.most_utilized_uplink, 1e-6);
+}
+
 // Expectation: likewise with a slow GPU and a slow link.
 TEST(StepEngine, ClassesOfReplicasStandForEveryReplicaWithStragglers) {
   if (kSanitizerSafe) GTEST_SKIP() << "every replica is simulated: slow with thread contexts";
