@@ -419,7 +419,7 @@ std::vector<std::string> network_notes(const scenario::Scenario& s, const Pricer
         "pipeline transfers (too few of their flows leave a subtree at once)",
         worst));
   }
-  if (s.model.is_moe() && s.parallelism.ep > 1) {
+  if (s.model.is_moe() && s.parallelism.ep > 1 && models::group_span(GroupKind::ep, s).nodes > 1) {
     notes.push_back(
         "expert all-to-alls leaving the node: divided by the largest oversubscription below the "
         "tier that joins the group");

@@ -89,6 +89,7 @@ void plan_layer_flows(StepLowering& p, const scenario::Scenario& s, double node_
     for (double& share : p.ep_receive_share) share = busiest > 0 ? share / busiest : 1;
   }
   p.group_link_Bps = node_Bps * std::max(1, p.group_gpus / gpn);
+  p.actor_Bps = node_Bps * p.group_gpus / gpn;
   p.layer_local = p.costs.layer;
   const auto play = [&](const std::vector<LayerCollective>& comms, double& local) {
     std::vector<Play> out;

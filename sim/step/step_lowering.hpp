@@ -107,6 +107,7 @@ struct StepLowering {
   std::vector<double> ep_receive_share;
   double ep_members = 1;      // of one group on one actor (node)
   double group_link_Bps = 0;  // a rank group spanning nodes: its NICs' rate
+  double actor_Bps = 0;       // an actor's NICs together (its share of a node's, or more)
   int group_gpus = 1;         // GPUs acting together in one actor (tp x cp x per_node)
   int dp_rings = 1;           // data-parallel rings through a node: one per tp x cp rank
   bool overlap_pp = false;

@@ -229,7 +229,17 @@ void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e, bo
     if (before > 0) sg4::this_actor::sleep_for(before);
   }
   ActorState& me = p.actor(row, stage);
-  const double bytes = p.ep_flow_factor * c.bytes;
+  // An all-to-all: each GPU's bytes / ep to each partner GPU. An all-gather or
+  // reduce-scatter dispatch (top_k large next to ep): flows sized to take the
+  // analytic engine's remote part at the actor's NIC rate, alike for every partner.
+  const bool pairwise = c.kind == models::CollectiveKind::all_to_all;
+  const double inside = c.bytes * (p.ep_members - 1) / (p.ep_members * p.ep_actors) / e.nvlink_Bps;
+  const double bytes =
+      pairwise ? p.ep_flow_factor * c.bytes
+               : std::max(0.0, e.cost.bandwidth_s - inside) * p.actor_Bps / (p.ep_actors - 1);
+  const auto share = [&](int k) {
+    return pairwise ? p.ep_receive_share[static_cast<std::size_t>(k)] : 1.0;
+  };
   const int weight = p.weights[static_cast<std::size_t>(row)];
   if (weight > 1) {
     // A class of whole groups: every member's flow to each partner in its group,
@@ -246,7 +256,7 @@ void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e, bo
   Peers peers;
   std::vector<double> out;
   for (int k = 0; k < p.ep_actors; ++k) {
-    if (k != self) out.push_back(bytes * p.ep_receive_share[static_cast<std::size_t>(k)]);
+    if (k != self) out.push_back(bytes * share(k));
   }
   if (p.all_replicas) {  // every partner a row of its own (replica_classes keeps groups whole)
     const int parity = me.ep_played++ % 2;
@@ -261,7 +271,7 @@ void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e, bo
   } else {
     peers.ghosts = me.ep_ghosts;
   }
-  exchange(p, me.host, peers, out, bytes * p.ep_receive_share[static_cast<std::size_t>(self)]);
+  exchange(p, me.host, peers, out, bytes * share(self));
   if (!beside) trace_layer_collective(p, row, stage, c, start);
 }
 
