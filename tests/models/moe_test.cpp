@@ -136,7 +136,8 @@ TEST(MoeProgram, ExpertTensorParallelChoosesTokensAndGroup) {
   EXPECT_EQ(group_span(GroupKind::ep, whole).nodes, 1);
   auto split = whole;
   split.parallelism.etp = 8;
-  EXPECT_DOUBLE_EQ(find_op(plan_step(split).layer.forward, "router")->gemm.m, 8192);
+  const StepPlan split_plan = plan_step(split);
+  EXPECT_DOUBLE_EQ(find_op(split_plan.layer.forward, "router")->gemm.m, 8192);
   EXPECT_EQ(group_span(GroupKind::ep, split).nodes, 8);
 }
 
@@ -145,22 +146,23 @@ TEST(MoeProgram, ExpertTensorParallelChoosesTokensAndGroup) {
 // reduce-scatter; all-to-all is kept when asked for.
 TEST(MoeProgram, DispatchByAllGatherWhenTopKExceedsEp) {
   const auto s = moe352("cp: 8, ep: 2, etp: 1", "top_k: 8");
-  const Collective* d = find_comm(plan_step(s).layer.forward, "ep.dispatch");
+  const StepPlan plan = plan_step(s);
+  const Collective* d = find_comm(plan.layer.forward, "ep.dispatch");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->kind, CollectiveKind::all_gather);
   EXPECT_DOUBLE_EQ(d->bytes, 1024.0 * 2 * 4096 * 2);
-  EXPECT_EQ(find_comm(plan_step(s).layer.forward, "ep.combine")->kind,
-            CollectiveKind::reduce_scatter);
+  EXPECT_EQ(find_comm(plan.layer.forward, "ep.combine")->kind, CollectiveKind::reduce_scatter);
   const auto forced = moe352("cp: 8, ep: 2, etp: 1", "top_k: 8, dispatch: all-to-all");
-  EXPECT_EQ(find_comm(plan_step(forced).layer.forward, "ep.dispatch")->kind,
-            CollectiveKind::all_to_all);
+  const StepPlan forced_plan = plan_step(forced);
+  EXPECT_EQ(find_comm(forced_plan.layer.forward, "ep.dispatch")->kind, CollectiveKind::all_to_all);
 }
 
 // Expectation: fp8 all-to-alls carry 1 byte and a 4-byte scale per 128 values, with
 // a quantize and a dequantize op on either side.
 TEST(MoeProgram, Fp8AllToAllCompressesTheBytes) {
   auto s = moe352("cp: 8, ep: 8, etp: 1");
-  const double bf16 = find_comm(plan_step(s).layer.forward, "ep.dispatch")->bytes;
+  const StepPlan bf16_plan = plan_step(s);
+  const double bf16 = find_comm(bf16_plan.layer.forward, "ep.dispatch")->bytes;
   s.training.all_to_all_precision = scenario::WirePrecision::fp8;
   const StepPlan plan = plan_step(s);
   EXPECT_NEAR(find_comm(plan.layer.forward, "ep.dispatch")->bytes / bf16, (1 + 4.0 / 128) / 2,
@@ -229,8 +231,8 @@ TEST(MoePlan, TwoFourPruningMarksGemmsAndShrinksMemory) {
   // Unstructured on dense kernels: the same GEMMs and memory as unpruned.
   const auto unstructured =
       moe352("cp: 8, ep: 8, etp: 1, zero: 1", "prune: {pattern: unstructured, sparsity: 0.5}");
-  EXPECT_EQ(find_op(plan_step(unstructured).layer.forward, "expert.fc1")->sparse,
-            SparseKernel::none);
+  const StepPlan unstructured_plan = plan_step(unstructured);
+  EXPECT_EQ(find_op(unstructured_plan.layer.forward, "expert.fc1")->sparse, SparseKernel::none);
   EXPECT_DOUBLE_EQ(memory_per_gpu(unstructured, plan_step(unstructured)).total(), a.total());
 }
 
