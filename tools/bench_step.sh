@@ -18,6 +18,7 @@ command -v /usr/bin/time >/dev/null || {
 cases=(
   "scenarios/bench/gpt3-175b-12288-1to3-stragglers.yaml||5|500"
   "scenarios/bench/gpt3-175b-4096-1to3.yaml||2|"
+  "scenarios/bench/megascale-moe-352b-11520-3to1.yaml||2|"
   "scenarios/examples/gpt3-175b-megascale-12288.yaml|--all-replicas||"
 )
 printf '%-52s %-15s %10s %9s %10s %9s %9s\n' scenario options "step s" "wall s" "target s" "peak MB" "target"
