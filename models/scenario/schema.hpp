@@ -173,22 +173,28 @@ class Schema {
     return *this;
   }
 
-  // A list of plain numbers, such as a histogram: `[0.3, 0.2, 0.5]`.
+  // A list of plain numbers, such as a histogram: `[0.3, 0.2, 0.5]`; resolved as a
+  // YAML list, one number an item.
   Schema& number_list(std::string key, std::vector<double> T::*member, Default def,
                       std::string help) {
-    FieldDoc doc{std::move(key), "list of numbers", "", def.text, std::move(help)};
-    add_scalar(
-        doc, def,
-        [member](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
-          return schema_detail::read_numbers(n, p, c, t.*member);
-        },
-        [member](const T& t) {
-          std::string text = "[";
-          for (std::size_t i = 0; i < (t.*member).size(); ++i) {
-            text += (i > 0 ? ", " : "") + format_exact((t.*member)[i], Dimension::count);
-          }
-          return std::tuple{text + "]", std::string{}, nlohmann::json(t.*member)};
-        });
+    Field f;
+    f.key = key;
+    f.def = def;
+    f.field_doc = FieldDoc{std::move(key), "list of numbers", "", def.text, std::move(help)};
+    f.parse = [member](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
+      return schema_detail::read_numbers(n, p, c, t.*member);
+    };
+    f.emit = [member, key = f.key](const T& t, const std::string& p, const Origins& o) {
+      Resolved r;
+      r.kind = Resolved::Kind::list;
+      r.key = key;
+      for (const double v : t.*member) {
+        const std::string text = format_exact(v, Dimension::count);
+        r.children.push_back(schema_detail::scalar("", text, text, nlohmann::json(v), o, p));
+      }
+      return r;
+    };
+    fields_.push_back(std::move(f));
     return *this;
   }
 

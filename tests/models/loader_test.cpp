@@ -153,6 +153,24 @@ TEST(Loader, ResolvedOutputLoadsBackToTheSameScenario) {
       << yaml;
 }
 
+// Expectation: every MoE key, a histogram list among them, resolves and loads back
+// to the same scenario (the histogram as a YAML list, not a quoted text).
+TEST(Loader, ResolvedMoeKeysLoadBack) {
+  Scenario first = load_scenario(examples("megascale-moe-352b-h800-240.yaml"), kShipped);
+  first.model.moe.skew = RouterSkew::histogram;
+  first.model.moe.histogram.assign(32, 1.0 / 32);
+  first.model.moe.histogram[0] = 0.25;
+  first.origins["model.moe.histogram"] = Location{"test.yaml", 1, 1};  // as if written
+  first.model.moe.shared_experts = 1;
+  first.model.moe.prune.pattern = Sparsity::two_four;
+  first.model.moe.prune.sparsity = 0.5;
+  const std::string yaml = to_yaml(resolve_for_output(first), false);
+  const Scenario second = load_scenario_text(yaml, "resolved.yaml", kShipped);
+  EXPECT_EQ(second.model.moe.histogram, first.model.moe.histogram);
+  EXPECT_EQ(to_json(resolve_for_output(first)).dump(), to_json(resolve_for_output(second)).dump())
+      << yaml;
+}
+
 // Expectation: texts YAML would read as something else (null, control bytes) are
 // quoted in the resolved output, so that it reloads with the same texts.
 TEST(Loader, ResolvedOutputQuotesTextsYamlWouldMisread) {
