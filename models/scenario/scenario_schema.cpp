@@ -107,7 +107,8 @@ Schema<PruneSpec> make_prune_schema() {
       "all-to-alls carry the same tokens.");
   s.integer("experts", &PruneSpec::experts, Range{0, 1 << 20}, D::value("0"),
             "experts removed from every MoE layer (their tokens go to the others)")
-      .quantity("sparsity", &PruneSpec::sparsity, Dimension::fraction, D::derived("= 0.5 for 2:4"),
+      .quantity("sparsity", &PruneSpec::sparsity, Dimension::fraction,
+                D::derived("= 0.5 for 2:4, else 0"),
                 "fraction of each remaining expert's weights zeroed")
       .choice("pattern", &PruneSpec::pattern,
               {{"none", Sparsity::none},
