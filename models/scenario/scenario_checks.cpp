@@ -468,7 +468,7 @@ void derive_model(ModelSpec& m, const std::string& path, Origins& origins) {
     m.ffn_hidden = m.activation == Activation::swiglu ? (8 * m.hidden / 3) / 64 * 64 : 4 * m.hidden;
   }
   if (m.is_moe() && derived("moe.expert_ffn_hidden")) m.moe.expert_ffn_hidden = m.ffn_hidden;
-  if (derived("moe.shared_expert_ffn_hidden")) {
+  if (m.is_moe() && derived("moe.shared_expert_ffn_hidden")) {
     m.moe.shared_expert_ffn_hidden = m.moe.expert_ffn_hidden;
   }
   if (derived("moe.prune.sparsity")) {
