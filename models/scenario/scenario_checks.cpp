@@ -133,7 +133,10 @@ void check_moe_routing(const Checker& c) {
     }
     sum += share;
   }
-  if (!(sum > 0)) c.error("model.moe.histogram", "the shares add up to 0: no token is routed");
+  if (!(sum > 0) || !std::isfinite(sum)) {
+    c.error("model.moe.histogram",
+            fmt::format("the shares must add up to a finite number above 0, found {:g}", sum));
+  }
 }
 
 void check_prune(const Checker& c) {

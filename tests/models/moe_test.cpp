@@ -249,6 +249,11 @@ TEST(MoeChecks, ContradictionsAreErrorsNamingTheKey) {
       {"cp: 8, ep: 8", "zipf_exponent: 2", "model.moe.zipf_exponent"},
       {"cp: 8, ep: 8", "skew: histogram, histogram: [0.5, 0.5]", "model.moe.histogram"},
       {"cp: 8, ep: 8", "histogram: [1, 1]", "model.moe.histogram"},
+      {"cp: 8, ep: 8",
+       "skew: histogram, histogram: [1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308, "
+       "1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308, "
+       "1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308]",
+       "model.moe.histogram"},  // shares that overflow their sum
       {"cp: 8, ep: 8", "prune: {pattern: \"2:4\", sparsity: 0.3}", "model.moe.prune.sparsity"},
       {"cp: 8, ep: 8", "prune: {experts: 32}", "model.moe.prune.experts"},
       {"cp: 8, ep: 8", "prune: {experts: 4}", "parallelism.ep"},  // 28 experts over 8
