@@ -186,6 +186,11 @@ scenario::PruneSpec parse_prune(const std::string& text) {
       }
       return v;
     };
+    const bool pattern = part == "2:4" || name == "unstructured" || name == "unstructured-kernel";
+    if (pattern && p.pattern != scenario::Sparsity::none) {
+      throw std::invalid_argument(
+          fmt::format("'{}': one sparsity pattern a variant ('{}' has two)", part, text));
+    }
     if (part == "none") {
     } else if (part == "2:4") {
       p.pattern = scenario::Sparsity::two_four;

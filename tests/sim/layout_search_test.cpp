@@ -199,7 +199,8 @@ TEST(LayoutSearch, PruningVariantsParse) {
   EXPECT_TRUE(kernel.sparse_kernel);
   EXPECT_DOUBLE_EQ(kernel.sparsity, 0.7);
   EXPECT_EQ(prune_text(parse_prune("none")), "none");
-  for (const char* bad : {"bogus", "unstructured=1.5", "experts=2.5", "experts=", "2:4+x"}) {
+  for (const char* bad :
+       {"bogus", "unstructured=1.5", "experts=2.5", "experts=", "2:4+x", "2:4+unstructured=0.5"}) {
     EXPECT_THROW((void)parse_prune(bad), std::invalid_argument) << bad;
   }
 }
