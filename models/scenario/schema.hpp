@@ -175,7 +175,7 @@ class Schema {
 
   // A list of plain numbers, such as a histogram: `[0.3, 0.2, 0.5]`; resolved as a
   // YAML list, one number an item.
-  Schema& number_list(std::string key, std::vector<double> T::*member, Default def,
+  Schema& number_list(std::string key, std::vector<double> T::*member, const Default& def,
                       std::string help) {
     Field f;
     f.key = key;
