@@ -312,8 +312,9 @@ Schema<TrainingSpec> make_training_schema() {
                "it before FlashAttention")
       .choice("all_to_all_precision", &TrainingSpec::all_to_all_precision,
               {{"bf16", WirePrecision::bf16}, {"fp8", WirePrecision::fp8}}, D::value("bf16"),
-              "what expert all-to-alls carry: fp8 halves their bytes for a quantize kernel "
-              "before and a dequantize after (communication compression)")
+              "what expert dispatch and combine carry (all-to-alls, or all-gather and "
+              "reduce-scatter): fp8 halves their bytes for a quantize kernel before and a "
+              "dequantize after (communication compression)")
       .choice("gradient_precision", &TrainingSpec::gradient_precision,
               {{"fp32", WirePrecision::fp32}, {"bf16", WirePrecision::bf16}},
               D::derived("= fp32 for bf16, bf16 for fp16 and fp8"),

@@ -221,13 +221,17 @@ void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
   // what each sends is no more under an even spread of tokens over ranks), or
   // all-gather of every token of the group and reduce-scatter back.
   const double a2a_bytes = std::max(slots, sent) * d.h * a2a_element_bytes(sh);
-  const double gather_bytes = tokens * sh.ep * d.h * kAct;
+  const double gather_bytes = tokens * sh.ep * d.h * a2a_element_bytes(sh);
   const bool by_gather =
       moe.dispatch == scenario::MoeDispatch::all_gather ||
       (moe.dispatch == scenario::MoeDispatch::automatic && gather_bytes < a2a_bytes);
   if (sh.ep > 1) {
-    if (by_gather) {
+    if (by_gather) {  // compressed: each rank quantizes its tokens, dequantizes the group's
+      if (sh.a2a_fp8) p.ops.push_back(make_elementwise("ep.quantize", tokens * d.h * (kAct + 1)));
       p.comms.push_back({"ep.dispatch", CollectiveKind::all_gather, GroupKind::ep, gather_bytes});
+      if (sh.a2a_fp8) {
+        p.ops.push_back(make_elementwise("ep.dequantize", tokens * sh.ep * d.h * (kAct + 1)));
+      }
     } else {
       if (sh.a2a_fp8) {  // quantize: read bf16, write fp8 and scales
         p.ops.push_back(make_elementwise("ep.quantize", sent * d.h * (kAct + 1)));
@@ -247,8 +251,18 @@ void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
   prune_gemm(p.ops.back(), moe.prune);
   if (sh.ep > 1) {
     if (by_gather) {
-      p.comms.push_back(
-          {"ep.combine", CollectiveKind::reduce_scatter, GroupKind::ep, gather_bytes});
+      // Compressed, the reduction cannot run in fp8 on the wire: each rank sends its
+      // fp8 partial outputs of every other rank's tokens (the reduce-scatter's bytes,
+      // as an all-to-all) and sums what it receives in bf16.
+      if (sh.a2a_fp8) {
+        p.ops.push_back(make_elementwise("ep.quantize", tokens * sh.ep * d.h * (kAct + 1)));
+      }
+      p.comms.push_back({"ep.combine",
+                         sh.a2a_fp8 ? CollectiveKind::all_to_all : CollectiveKind::reduce_scatter,
+                         GroupKind::ep, gather_bytes});
+      if (sh.a2a_fp8) {
+        p.ops.push_back(make_elementwise("ep.dequantize", tokens * sh.ep * d.h * (kAct + 1)));
+      }
     } else {
       if (sh.a2a_fp8) p.ops.push_back(make_elementwise("ep.quantize", slots * d.h * (kAct + 1)));
       p.comms.push_back({"ep.combine", CollectiveKind::all_to_all, GroupKind::ep, a2a_bytes});

@@ -234,7 +234,9 @@ PhaseTime exposed(const PhaseTime& t, const LayerOverlap& overlap, double share)
   if (hideable > 0) {
     const double floor = chunked / 4 + fused * overlap.fused_exposed;
     const double out = std::max(floor, hideable - t.gemm);
-    kept = (out + share * (hideable - out)) / hideable;
+    // Only the chunked collectives run kernels of their own beside the GEMMs; a
+    // fused one moves its tiles from inside the GEMM's (its cost is its exposure).
+    kept = (out + share * (hideable - out) * chunked / hideable) / hideable;
   }
   PhaseTime e = t;
   e.tp = overlap.of(GroupKind::tp) ? t.tp * kept : t.tp;

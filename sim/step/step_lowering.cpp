@@ -87,6 +87,17 @@ void plan_layer_flows(StepLowering& p, const scenario::Scenario& s, double node_
       busiest = std::max(busiest, received);
     }
     for (double& share : p.ep_receive_share) share = busiest > 0 ? share / busiest : 1;
+    // Dispatched by all-gather, every rank sends each partner that partner's own
+    // tokens (its compressed combine too, as an all-to-all): alike whatever the skew.
+    const auto gathered = [](const std::vector<LayerCollective>& comms) {
+      return std::any_of(comms.begin(), comms.end(), [](const LayerCollective& c) {
+        return c.collective.name == "ep.dispatch" &&
+               c.collective.kind == models::CollectiveKind::all_gather;
+      });
+    };
+    if (gathered(p.costs.forward_comms) || gathered(p.costs.forward_beside)) {
+      std::fill(p.ep_receive_share.begin(), p.ep_receive_share.end(), 1.0);
+    }
   }
   p.group_link_Bps = node_Bps * std::max(1, p.group_gpus / gpn);
   p.actor_Bps = node_Bps * p.group_gpus / gpn;

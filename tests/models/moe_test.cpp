@@ -171,6 +171,31 @@ TEST(MoeProgram, Fp8AllToAllCompressesTheBytes) {
   EXPECT_NE(find_op(plan.layer.forward, "ep.dequantize"), nullptr);
 }
 
+// Expectation: compressed all-gather dispatch gathers fp8 tokens; its combine, which
+// cannot sum in fp8 on the wire, sends the reduce-scatter's bytes as an all-to-all of
+// fp8 partial outputs; quantize and dequantize ops sit on either side of both.
+TEST(MoeProgram, Fp8AllGatherDispatchCompressesBothWays) {
+  auto s = moe352("cp: 8, ep: 8, etp: 1", "dispatch: all-gather");
+  const StepPlan bf16_plan = plan_step(s);
+  const Collective* bf16 = find_comm(bf16_plan.layer.forward, "ep.combine");
+  ASSERT_NE(bf16, nullptr);
+  EXPECT_EQ(bf16->kind, CollectiveKind::reduce_scatter);
+  EXPECT_EQ(find_op(bf16_plan.layer.forward, "ep.quantize"), nullptr);
+  s.training.all_to_all_precision = scenario::WirePrecision::fp8;
+  const StepPlan plan = plan_step(s);
+  const Collective* dispatch = find_comm(plan.layer.forward, "ep.dispatch");
+  const Collective* combine = find_comm(plan.layer.forward, "ep.combine");
+  ASSERT_NE(dispatch, nullptr);
+  ASSERT_NE(combine, nullptr);
+  EXPECT_EQ(dispatch->kind, CollectiveKind::all_gather);
+  EXPECT_DOUBLE_EQ(dispatch->bytes, 1024.0 * 8 * 4096 * (1 + 4.0 / 128));
+  EXPECT_EQ(combine->kind, CollectiveKind::all_to_all);
+  EXPECT_DOUBLE_EQ(combine->bytes, dispatch->bytes);
+  int quantizes = 0;
+  for (const auto& op : plan.layer.forward.ops) quantizes += op.name == "ep.quantize";
+  EXPECT_EQ(quantizes, 2);
+}
+
 // Expectation: expert gradients reduce over tp*cp*dp / (etp*ep) ranks, dense ones
 // over dp*cp; in MegaScale-MoE's layout at 240 GPUs the data-parallel ring carries a
 // 1/8 shard of the dense gradients and all of the experts' (expert dp = dp = 2).

@@ -34,10 +34,10 @@ double seconds(const StepReport& r, std::string_view part) {
   return 0;
 }
 
-// Expectation: Table 5's techniques, added one by one, each raise throughput.
-// The issue asks each step's gain within 4 points of the published one; the model
-// reaches 6.5 (step 2: +19.5 against +13, its TP baseline's NVLink traffic priced
-// dearer than MegaScale-MoE's was), 1.4 and 4.1 points, held here at 7.
+// Expectation: Table 5's techniques, added one by one, each raise throughput, and
+// each step's gain is within 4 points of the published one (the model: +0.9, +2.1
+// and -0.1 points off: all-gather dispatch keeps step 2's expert traffic the size of
+// TP's, chunked overlap pays the SM share that fused overlap does not).
 TEST(MoeAblation, EveryTechniqueGainsAndTheGainsFollowTable5) {
   const ProfileLookup lookup = [](const scenario::Scenario& s) -> const DeviceProfile& {
     return testing::shipped_profile(s.cluster.gpu.profile);
@@ -51,7 +51,7 @@ TEST(MoeAblation, EveryTechniqueGainsAndTheGainsFollowTable5) {
     const double predicted = r.rows[i].predicted - r.rows[i - 1].predicted;
     const double published = r.rows[i].published - r.rows[i - 1].published;
     EXPECT_GT(predicted, 0) << r.rows[i].name;
-    EXPECT_NEAR(predicted, published, 0.07) << r.rows[i].name;
+    EXPECT_NEAR(predicted, published, 0.04) << r.rows[i].name;
   }
 }
 
@@ -66,18 +66,22 @@ TEST(MoeExample, MatchesItsSourceRow) {
 }
 
 // Expectation: chunked (inter-operator) overlap hides ep and cp traffic down to a
-// quarter; fused (intra-operator) overlap hides more, down to the profile's
-// fused_overlap_exposed; neither changes compute.
+// quarter, its NCCL kernels taking the profile's overlap_compute_share of the GEMMs
+// while they hide the rest; fused (intra-operator) overlap hides more, down to the
+// profile's fused_overlap_exposed, and pays no share; neither changes compute.
 TEST(MoeOverlap, FusedHidesMoreThanChunked) {
   const StepReport none = estimate(megascale(), h800());
   const StepReport chunked = estimate(megascale("overlap: {ep: true, cp: true}\n"), h800());
   const StepReport fused =
       estimate(megascale("overlap: {ep: true, cp: true, fused: true}\n"), h800());
-  EXPECT_LT(seconds(chunked, "ep"), seconds(none, "ep"));
-  EXPECT_GE(seconds(chunked, "ep"), seconds(none, "ep") / 4 - 1e-9);
+  const double share = h800().overlap_compute_share;
+  ASSERT_GT(share, 0);
+  // The layer's GEMMs cover its traffic here: only the floors and the share remain.
+  EXPECT_NEAR(seconds(chunked, "ep"), seconds(none, "ep") * (0.25 + 0.75 * share), 1e-9);
+  EXPECT_NEAR(seconds(fused, "ep"), seconds(none, "ep") * h800().fused_overlap_exposed, 1e-9);
   EXPECT_LT(seconds(fused, "ep"), seconds(chunked, "ep"));
-  EXPECT_GE(seconds(fused, "ep"), seconds(none, "ep") * h800().fused_overlap_exposed - 1e-9);
   EXPECT_NEAR(seconds(fused, "compute"), seconds(none, "compute"), 1e-9);
+  EXPECT_NEAR(seconds(chunked, "compute"), seconds(none, "compute"), 1e-9);
   // A profile without the parameter cannot price fused overlap: an error, not a guess.
   DeviceProfile bare = h800();
   bare.parameters.erase("fused_overlap_exposed");
