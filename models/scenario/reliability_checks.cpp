@@ -17,6 +17,12 @@ bool given(const Scenario& s, const std::string& key) {
   return s.origins.find(key) != s.origins.end();
 }
 
+// Written in the scenario (not a default, not derived).
+bool written(const Scenario& s, const std::string& key) {
+  const auto it = s.origins.find(key);
+  return it != s.origins.end() && it->second.in_file();
+}
+
 void set_derived(Scenario& s, const std::string& key) { s.origins[key] = derived_location(); }
 
 // Where a key was written; a defaulted key is reported at the scenario file.
@@ -172,6 +178,21 @@ void check_reliability(const Scenario& s, const Location& file, Diagnostics& d) 
       if (value <= 0 && (key != std::string(".peer_bandwidth") || written)) {
         d.error(at(s, path + key, file), path + key, "a bandwidth must be above 0");
       }
+    }
+    if (p.storage_background_load > 0.99) {
+      d.error(at(s, path + ".storage_background_load", file), path + ".storage_background_load",
+              fmt::format("other jobs cannot take all of the storage bandwidth: expected at most "
+                          "0.99, found {:g}",
+                          p.storage_background_load));
+    }
+    if (written(s, path + ".persistent_every") && !p.in_memory) {
+      d.error(at(s, path + ".persistent_every", file), path + ".persistent_every",
+              "applies to in_memory checkpoints only; every other checkpoint goes to storage");
+    }
+    if (written(s, path + ".upload_overlap") && !p.async_upload) {
+      d.error(at(s, path + ".upload_overlap", file), path + ".upload_overlap",
+              "applies to asynchronous uploads only; with async_upload: false every checkpoint "
+              "blocks until it is in storage");
     }
     if (p.hot_spares > nodes) {
       d.warning(at(s, path + ".hot_spares", file), path + ".hot_spares",

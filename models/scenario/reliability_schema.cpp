@@ -128,12 +128,36 @@ const Schema<PolicySpec>& policy_schema() {
         .boolean("async_upload", &PolicySpec::async_upload, D::value("true"),
                  "upload to storage in the background (MegaScale two-stage); false blocks "
                  "until it is durable")
+        .choice("upload_overlap", &PolicySpec::upload_overlap,
+                {{"block", UploadOverlap::block},
+                 {"skip", UploadOverlap::skip},
+                 {"queue", UploadOverlap::queue}},
+                D::value("block"),
+                "a checkpoint due while the previous one still uploads: block training until "
+                "the upload ends (Megatron-LM's and PyTorch DCP's asynchronous save wait for "
+                "the previous save), skip it, or stage it and queue its upload (one waits; a "
+                "newer one replaces it)")
+        .quantity("storage_background_load", &PolicySpec::storage_background_load,
+                  Dimension::fraction, D::value("0"),
+                  "share of the storage bandwidth other jobs take; the job's checkpoint writes "
+                  "and reads get the rest")
+        .quantity("upload_slowdown", &PolicySpec::upload_slowdown, Dimension::fraction,
+                  D::value("0"),
+                  "how much slower training steps run while an upload is in flight (host "
+                  "memory, PCIe and front-end network shared with it): 0.05 is 5 % slower; 0 "
+                  "leaves training alone (an assumption: not measured)")
         .boolean("in_memory", &PolicySpec::in_memory, D::value("false"),
-                 "also keep the checkpoint in a peer host's memory (Gemini, SOSP'23): durable "
-                 "once staged, loaded from the peer on restart")
+                 "also keep each checkpoint in a peer host's memory (Gemini, SOSP'23): nodes "
+                 "pair up (0 with 1, 2 with 3, ...) and hold each other's shard; a failure "
+                 "rolls back to it and loads from the peer, unless the failed node's peer lost "
+                 "its memory too since the last checkpoint: then to the last one in storage")
         .quantity("peer_bandwidth", &PolicySpec::peer_bw_Bps, Dimension::bandwidth,
                   D::derived("= cluster.nic_bandwidth x cluster.nics_per_node"),
                   "per node, host to peer host, for in-memory checkpoints")
+        .integer("persistent_every", &PolicySpec::persistent_every, {0, 1 << 30},
+                 D::derived("= the fewest checkpoints that span one upload"),
+                 "with in_memory: every Nth checkpoint also goes to storage (Gemini keeps a "
+                 "remote copy for failures that take both memory copies)")
         .choice("straggler_action", &PolicySpec::straggler_action,
                 {{"tolerate", StragglerAction::tolerate}, {"evict", StragglerAction::evict}},
                 D::value("tolerate"), "a slow node: run at its pace, or evict it and restart")

@@ -51,6 +51,8 @@ struct FaultsSpec {
 enum class CheckpointRule { fixed, young, daly };
 enum class NoSpare { wait_for_repair, shrink };
 enum class StragglerAction { tolerate, evict };
+// A checkpoint that comes due while the previous one is still uploading.
+enum class UploadOverlap { block, skip, queue };
 
 // One set of policies; several are compared side by side.
 struct PolicySpec {
@@ -73,8 +75,12 @@ struct PolicySpec {
   double storage_write_bw_Bps = 0;   // aggregate, upload
   double storage_read_bw_Bps = 0;    // aggregate, load on restart
   bool async_upload = true;
-  bool in_memory = false;  // Gemini: a copy in a peer host's memory
-  double peer_bw_Bps = 0;  // per node, for in-memory checkpoints
+  UploadOverlap upload_overlap = UploadOverlap::block;
+  double storage_background_load = 0;  // share of the storage bandwidth other jobs take
+  double upload_slowdown = 0;          // step time excess while an upload runs (0.05: 5%)
+  bool in_memory = false;              // Gemini: a copy in a peer host's memory
+  double peer_bw_Bps = 0;              // per node, for in-memory checkpoints
+  int persistent_every = 0;            // in-memory: every Nth also to storage (0: derived)
   // Stragglers.
   StragglerAction straggler_action = StragglerAction::tolerate;
   int straggler_detect_steps = 0;

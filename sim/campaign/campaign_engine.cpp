@@ -22,7 +22,14 @@ CampaignEngine::CampaignEngine(const scenario::Scenario& s, const ResolvedPolicy
   nodes_.assign(static_cast<std::size_t>(total), NodeState::spare);
   node_gen_.assign(nodes_.size(), 0);
   slow_.assign(nodes_.size(), 1.0);
-  for (int n = 0; n < job; ++n) nodes_[static_cast<std::size_t>(n)] = NodeState::running;
+  slot_.assign(nodes_.size(), -1);
+  holder_.assign(static_cast<std::size_t>(job), -1);
+  lost_slot_.assign(static_cast<std::size_t>(job), false);
+  for (int n = 0; n < job; ++n) {
+    nodes_[static_cast<std::size_t>(n)] = NodeState::running;
+    slot_[static_cast<std::size_t>(n)] = n;
+    holder_[static_cast<std::size_t>(n)] = n;
+  }
   running_nodes_ = job;
   healthy_step_s_ = steps_.step_time_s(job);
   target_steps_ =
@@ -67,8 +74,13 @@ double CampaignEngine::slowest_factor() const {
   return f;
 }
 
+// Steps run this much slower while an upload is in flight.
+double CampaignEngine::upload_factor() const {
+  return upload_pending_ ? 1 + policy_.spec->upload_slowdown : 1;
+}
+
 double CampaignEngine::step_time_now() {
-  return steps_.step_time_s(running_nodes_) * slowest_factor();
+  return steps_.step_time_s(running_nodes_) * slowest_factor() * upload_factor();
 }
 
 void CampaignEngine::advance(double to) {
@@ -76,14 +88,17 @@ void CampaignEngine::advance(double to) {
   auto& by = result_.seconds_by_cause;
   switch (phase_) {
     case Phase::running: {
-      // Excess over healthy pace: the straggler's factor first, then fewer nodes.
+      // Excess over healthy pace: an upload's slowdown (a checkpoint's cost),
+      // then the straggler's factor, then fewer nodes.
+      const double running = dt / upload_factor();
+      by[at(Cause::checkpoint)] += dt - running;
       const double factor = slowest_factor();
       const double nodes_step_s = steps_.step_time_s(running_nodes_);
-      done_steps_ += dt / (nodes_step_s * factor);
+      done_steps_ += running / (nodes_step_s * factor);
       since_checkpoint_s_ += dt;
-      by[at(Cause::stragglers)] += dt - dt / factor;
+      by[at(Cause::stragglers)] += running - running / factor;
       if (nodes_step_s != healthy_step_s_) {
-        by[at(Cause::shrunk)] += dt / factor * (1 - healthy_step_s_ / nodes_step_s);
+        by[at(Cause::shrunk)] += running / factor * (1 - healthy_step_s_ / nodes_step_s);
       }
       break;
     }
@@ -116,7 +131,7 @@ RunResult CampaignEngine::run() {
         internal = Internal::done;
       }
       const double checkpoint_at = now_ + std::max(0.0, policy_.interval_s - since_checkpoint_s_);
-      if (!upload_pending_ && checkpoint_at < next) {
+      if (checkpoint_at < next) {
         next = checkpoint_at;
         internal = Internal::checkpoint;
       }
@@ -176,9 +191,12 @@ void CampaignEngine::handle(const Event& e) {
       if (e.gen == phase_gen_) on_phase_end();
       return;
     case Kind::upload_done:
-      if (e.gen == upload_gen_ && upload_pending_) {
-        durable_steps_ = staged_steps_;
-        upload_pending_ = false;
+      if (e.gen == upload_gen_ && upload_pending_) on_upload_done();
+      return;
+    case Kind::peer_copy_done:
+      if (e.gen == peer_gen_) {
+        memory_steps_ = peer_steps_;
+        std::fill(lost_slot_.begin(), lost_slot_.end(), false);  // every shard twice again
       }
       return;
   }
@@ -199,6 +217,16 @@ void CampaignEngine::on_failure(int node, int process) {
   const bool was_running = nodes_[static_cast<std::size_t>(node)] == NodeState::running;
   log(fmt::format("failure {} node {}{}", kComponentNames[static_cast<std::size_t>(p.component)],
                   node, was_running ? "" : " (spare)"));
+  const int slot = slot_[static_cast<std::size_t>(node)];
+  if (policy_.spec->in_memory && was_running && p.replace_node && slot >= 0) {
+    // The node's host memory is gone; its shard survives in its peer's (job
+    // positions pair up: 0 with 1, 2 with 3, ...; an odd last one with the one
+    // before) unless the peer lost its memory too since the last copy.
+    const auto k = static_cast<std::size_t>(slot);
+    const std::size_t peer = (k ^ 1U) < lost_slot_.size() ? k ^ 1U : k - 1;
+    if (peer != k && lost_slot_[peer]) memory_lost_ = true;
+    lost_slot_[k] = true;
+  }
   if (p.replace_node) {
     send_to_repair(node);
   } else {
@@ -225,24 +253,90 @@ void CampaignEngine::on_straggler_onset(int node, int process) {
   }
 }
 
+// A checkpoint comes due. With an upload still in flight, one bound for storage
+// waits for it (block), gives way (skip: in memory only its upload), or stages
+// now and queues its upload (queue).
 void CampaignEngine::start_checkpoint() {
+  const auto* spec = policy_.spec;
+  staged_to_storage_ = !spec->in_memory || since_persistent_ + 1 >= policy_.persistent_every;
+  if (spec->async_upload && staged_to_storage_ && upload_pending_) {
+    switch (spec->upload_overlap) {
+      case scenario::UploadOverlap::block:
+        phase_ = Phase::checkpointing;
+        blocked_ = true;
+        ++phase_gen_;
+        log("checkpoint waits for the previous upload");
+        return;
+      case scenario::UploadOverlap::skip:
+        ++result_.checkpoints_skipped;
+        if (!spec->in_memory) {
+          since_checkpoint_s_ = 0;
+          log("checkpoint skipped: the previous upload is still running");
+          return;
+        }
+        staged_to_storage_ = false;  // the in-memory copy still goes to the peers
+        break;
+      case scenario::UploadOverlap::queue:
+        break;
+    }
+  }
+  stage_checkpoint();
+}
+
+void CampaignEngine::stage_checkpoint() {
   phase_ = Phase::checkpointing;
+  blocked_ = false;
   staged_steps_ = done_steps_;
   push(now_ + policy_.stall_s, Kind::phase_end, 0, 0, ++phase_gen_);
+}
+
+// Staged: training resumes; the copy goes to the peers and, when bound for
+// storage, uploads (or was uploaded during the stall, when not asynchronous).
+void CampaignEngine::end_checkpoint() {
+  const auto* spec = policy_.spec;
+  ++result_.checkpoints;
+  since_checkpoint_s_ = 0;
+  phase_ = Phase::running;
+  if (spec->in_memory) {
+    peer_steps_ = staged_steps_;
+    push(now_ + policy_.peer_copy_s, Kind::peer_copy_done, 0, 0, ++peer_gen_);
+    since_persistent_ = staged_to_storage_ ? 0 : since_persistent_ + 1;
+  }
+  if (!staged_to_storage_) return;
+  if (!spec->async_upload) {
+    durable_steps_ = staged_steps_;
+    ++result_.uploads;
+    result_.storage_bytes += policy_.checkpoint_bytes;
+  } else if (!upload_pending_) {
+    begin_upload(staged_steps_);
+  } else {  // queue: this one waits; a newer one replaces it
+    queued_ = true;
+    queued_steps_ = staged_steps_;
+  }
+}
+
+void CampaignEngine::begin_upload(double steps) {
+  upload_pending_ = true;
+  uploading_steps_ = steps;
+  push(now_ + policy_.upload_s, Kind::upload_done, 0, 0, ++upload_gen_);
+}
+
+void CampaignEngine::on_upload_done() {
+  durable_steps_ = uploading_steps_;
+  upload_pending_ = false;
+  ++result_.uploads;
+  result_.storage_bytes += policy_.checkpoint_bytes;
+  if (queued_) {
+    queued_ = false;
+    begin_upload(queued_steps_);
+  }
+  if (blocked_ && phase_ == Phase::checkpointing) stage_checkpoint();
 }
 
 void CampaignEngine::on_phase_end() {
   switch (phase_) {
     case Phase::checkpointing:
-      ++result_.checkpoints;
-      since_checkpoint_s_ = 0;
-      phase_ = Phase::running;
-      if (policy_.spec->in_memory || !policy_.spec->async_upload) {
-        durable_steps_ = staged_steps_;
-      } else {
-        upload_pending_ = true;
-        push(now_ + policy_.upload_s, Kind::upload_done, 0, 0, ++upload_gen_);
-      }
+      end_checkpoint();
       return;
     case Phase::detecting:
       restart_or_wait();
@@ -251,6 +345,7 @@ void CampaignEngine::on_phase_end() {
       ++result_.restarts;
       since_checkpoint_s_ = 0;
       phase_ = Phase::running;
+      from_storage_ = false;
       log(fmt::format("running on {} nodes", running_nodes_));
       return;
     case Phase::running:
@@ -262,13 +357,30 @@ void CampaignEngine::on_phase_end() {
 void CampaignEngine::interrupt(bool detect) {
   // A failure during recovery interrupts the job again: it restarts recovery.
   ++result_.interruptions;
-  if (phase_ == Phase::running || phase_ == Phase::checkpointing) {
-    result_.seconds_by_cause[at(Cause::lost_work)] +=
-        (done_steps_ - durable_steps_) * healthy_step_s_;
-    done_steps_ = durable_steps_;
-    upload_pending_ = false;
-    ++upload_gen_;
+  // Back to the last checkpoint that survives: in a peer's memory, unless this
+  // failure took both copies of a shard; else the last one in storage. Uploads
+  // and peer copies in flight lose the failed node's shard: abandoned.
+  double back_to = durable_steps_;
+  if (policy_.spec->in_memory) {
+    if (memory_lost_) {
+      if (!from_storage_) ++result_.restores_from_storage;
+      from_storage_ = true;
+      memory_steps_ = durable_steps_;
+      log("both copies of a shard lost: back to the checkpoint in storage");
+    } else {
+      back_to = std::max(back_to, memory_steps_);
+    }
+    memory_lost_ = false;
+    ++peer_gen_;
   }
+  if (done_steps_ > back_to) {
+    result_.seconds_by_cause[at(Cause::lost_work)] += (done_steps_ - back_to) * healthy_step_s_;
+    done_steps_ = back_to;
+  }
+  upload_pending_ = false;
+  queued_ = false;
+  blocked_ = false;
+  ++upload_gen_;
   ++phase_gen_;
   if (detect) {
     phase_ = Phase::detecting;
@@ -282,6 +394,12 @@ void CampaignEngine::send_to_repair(int node) {
   auto& state = nodes_[static_cast<std::size_t>(node)];
   if (state == NodeState::running) --running_nodes_;
   state = NodeState::repair;
+  auto& slot = slot_[static_cast<std::size_t>(node)];
+  if (slot >= 0) {
+    holder_[static_cast<std::size_t>(slot)] = -1;
+    lost_slot_[static_cast<std::size_t>(slot)] = true;  // its replacement holds nothing yet
+    slot = -1;
+  }
   slow_[static_cast<std::size_t>(node)] = 1;
   std::erase(slow_nodes_, node);
   const auto gen = ++node_gen_[static_cast<std::size_t>(node)];
@@ -294,6 +412,12 @@ void CampaignEngine::restart_or_wait() {
     if (nodes_[n] == NodeState::spare) {
       nodes_[n] = NodeState::running;
       ++running_nodes_;
+      // It takes the first position left empty.
+      const auto free = std::find(holder_.begin(), holder_.end(), -1);
+      if (free != holder_.end()) {
+        *free = static_cast<int>(n);
+        slot_[n] = static_cast<int>(free - holder_.begin());
+      }
     }
   }
   const bool whole = running_nodes_ == steps_.job_nodes();
@@ -303,7 +427,9 @@ void CampaignEngine::restart_or_wait() {
   ++phase_gen_;
   if (whole || shrink) {
     phase_ = Phase::restarting;
-    push(now_ + policy_.restart_s, Kind::phase_end, 0, 0, phase_gen_);
+    const double restart_s =
+        from_storage_ || !policy_.spec->in_memory ? policy_.storage_restart_s : policy_.restart_s;
+    push(now_ + restart_s, Kind::phase_end, 0, 0, phase_gen_);
   } else {
     phase_ = Phase::waiting;
     log(fmt::format("waiting for repairs: {} of {} nodes", running_nodes_, steps_.job_nodes()));

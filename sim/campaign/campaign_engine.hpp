@@ -48,7 +48,15 @@ class CampaignEngine {
  private:
   enum class Phase { running, checkpointing, detecting, waiting, restarting };
   enum class NodeState { running, spare, repair };
-  enum class Kind { failure, straggler_end, straggler_seen, repaired, phase_end, upload_done };
+  enum class Kind {
+    failure,
+    straggler_end,
+    straggler_seen,
+    repaired,
+    phase_end,
+    upload_done,
+    peer_copy_done
+  };
   struct Event {
     double time = 0;
     std::uint64_t seq = 0;
@@ -76,6 +84,11 @@ class CampaignEngine {
   void send_to_repair(int node);
   void restart_or_wait();
   void start_checkpoint();
+  void stage_checkpoint();
+  void end_checkpoint();
+  void begin_upload(double steps);
+  void on_upload_done();
+  [[nodiscard]] double upload_factor() const;
   [[nodiscard]] double slowest_factor() const;
   [[nodiscard]] double step_time_now();
   void log(const std::string& what);
@@ -96,8 +109,24 @@ class CampaignEngine {
 
   Phase phase_ = Phase::running;
   std::uint64_t phase_gen_ = 0;
+  // Checkpoints: the upload in flight (one at a time), a staged one queued
+  // behind it, a checkpoint blocked until it ends; in-memory copies to peers.
   std::uint64_t upload_gen_ = 0;
   bool upload_pending_ = false;
+  double uploading_steps_ = 0;
+  bool queued_ = false;
+  double queued_steps_ = 0;
+  bool blocked_ = false;
+  bool staged_to_storage_ = true;
+  int since_persistent_ = 0;  // in-memory checkpoints since the last one sent to storage
+  std::uint64_t peer_gen_ = 0;
+  double peer_steps_ = 0;        // the in-memory copy being sent to peers
+  double memory_steps_ = 0;      // the last complete in-memory checkpoint
+  std::vector<int> slot_;        // by node: its position in the job (-1: none)
+  std::vector<int> holder_;      // by position: the node there (-1: empty)
+  std::vector<bool> lost_slot_;  // by position: host memory lost since the last copy
+  bool memory_lost_ = false;     // this failure took both copies of a shard
+  bool from_storage_ = false;    // the recovery under way loads from storage
   double now_ = 0;
   double healthy_step_s_ = 0;
   double target_steps_ = 0;

@@ -71,9 +71,61 @@ std::vector<std::string> campaign_warnings(const CampaignReport& report) {
           "to checkpoints than to training",
           p.name, p.policy.interval_s, p.policy.stall_s));
     }
+    const ResolvedPolicy& r = p.policy;
+    const auto* spec = r.spec;
+    if (r.raised) {
+      out.push_back(fmt::format(
+          "policy {}: the {} rule's interval of {:.3g} s is shorter than one {} ({:.3g} s): "
+          "checkpoints every {:.3g} s instead, as often as the {} takes them",
+          p.name, spec->checkpoint_rule == scenario::CheckpointRule::young ? "young" : "daly",
+          r.rule_interval_s, spec->in_memory ? "copy to peer memory" : "upload", r.interval_s,
+          r.interval_s, spec->in_memory ? "network" : "storage"));
+    }
+    const double background = spec->in_memory ? r.peer_copy_s : r.upload_s;
+    if (spec->checkpoint_rule == scenario::CheckpointRule::fixed && r.interval_s > 0 &&
+        r.interval_s < background) {
+      const auto* what = spec->in_memory ? "copy to peer memory" : "upload";
+      std::string effect;
+      switch (spec->upload_overlap) {
+        case scenario::UploadOverlap::block:
+          effect =
+              "training waits for the previous one at every checkpoint (upload_overlap: block)";
+          break;
+        case scenario::UploadOverlap::skip:
+          effect = "most checkpoints are skipped (upload_overlap: skip)";
+          break;
+        case scenario::UploadOverlap::queue:
+          effect =
+              "uploads fall behind and the checkpoint in storage is older than it seems "
+              "(upload_overlap: queue)";
+          break;
+      }
+      if (spec->in_memory) effect = "each copy replaces the one still in flight";
+      out.push_back(
+          fmt::format("policy {}: a checkpoint every {:.3g} s while one {} takes {:.3g} "
+                      "s: {}",
+                      p.name, r.interval_s, what, background, effect));
+    }
+    if (!p.runs.empty()) {
+      // Storage kept busy by this job's checkpoints most of the time.
+      double busy = 0;
+      for (const auto& run : p.runs) {
+        if (run.wall_s > 0 && r.write_Bps > 0) {
+          busy += run.storage_bytes / r.write_Bps / run.wall_s;
+        }
+      }
+      busy /= static_cast<double>(p.runs.size());
+      constexpr double kBusyStorage = 0.5;
+      if (busy > kBusyStorage) {
+        out.push_back(fmt::format(
+            "policy {}: checkpoint uploads keep the storage busy {:.0f} % of the time at {:.3g} "
+            "GB/s; other jobs sharing it would see less (storage_background_load)",
+            p.name, 100 * busy, r.write_Bps / 1e9));
+      }
+    }
     if (report.target_tokens > 0) {
       const auto missed = std::count_if(p.runs.begin(), p.runs.end(),
-                                        [](const RunResult& r) { return !r.reached_target; });
+                                        [](const RunResult& run) { return !run.reached_target; });
       if (missed > 0) {
         out.push_back(fmt::format(
             "policy {}: the target of {:.4g} tokens was not reached within {:.4g} days in {} of "

@@ -1,5 +1,6 @@
 #include "sim/campaign/resolved_policy.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -32,29 +33,59 @@ ResolvedPolicy resolve_policy(const scenario::Scenario& s, const scenario::Polic
     const double params = models::param_counts(s.model).total;
     r.checkpoint_bytes = params * (2 + models::optimizer_bytes_per_param(s.training.optimizer));
   }
+  // Other jobs' share of the storage leaves the rest to this one, both ways.
+  const double free = 1 - p.storage_background_load;
+  r.write_Bps = p.storage_write_bw_Bps * free;
   // Sharded save: each GPU stages its 1/gpus share over its own host link.
   const double stage_s = r.checkpoint_bytes / (s.cluster.gpus * p.host_copy_bw_Bps);
-  const double upload_s = r.checkpoint_bytes / p.storage_write_bw_Bps;
+  const double upload_s = r.checkpoint_bytes / r.write_Bps;
   r.stall_s = p.async_upload ? stage_s : stage_s + upload_s;
   r.upload_s = p.async_upload ? upload_s : 0;
   const int nodes = s.cluster.gpus / s.cluster.gpus_per_node;
-  r.load_s = p.in_memory ? r.checkpoint_bytes / (nodes * p.peer_bw_Bps)
-                         : r.checkpoint_bytes / p.storage_read_bw_Bps;
+  r.storage_load_s = r.checkpoint_bytes / (p.storage_read_bw_Bps * free);
+  if (p.in_memory) {
+    // Each node sends its shard to its peer and loads it back from there.
+    r.peer_copy_s = r.checkpoint_bytes / (nodes * p.peer_bw_Bps);
+    r.load_s = r.peer_copy_s;
+  } else {
+    r.load_s = r.storage_load_s;
+  }
   const double rate = node_failure_rate(s.faults) * nodes;
   r.job_mtbf_s = rate > 0 ? 1 / rate : std::numeric_limits<double>::infinity();
+  // Steps 1 + s times slower for one upload lose upload x s / (1 + s) of training.
+  const double slowed = p.upload_slowdown / (1 + p.upload_slowdown);
+  r.cost_s = r.stall_s + (p.in_memory ? 0 : slowed * r.upload_s);
   switch (p.checkpoint_rule) {
     case scenario::CheckpointRule::fixed:
-      r.interval_s = p.checkpoint_interval_s;
+      r.rule_interval_s = p.checkpoint_interval_s;
       break;
     case scenario::CheckpointRule::young:
-      r.interval_s = young_interval(r.stall_s, r.job_mtbf_s);
+      r.rule_interval_s = young_interval(r.cost_s, r.job_mtbf_s);
       break;
     case scenario::CheckpointRule::daly:
-      r.interval_s = daly_interval(r.stall_s, r.job_mtbf_s);
+      r.rule_interval_s = daly_interval(r.cost_s, r.job_mtbf_s);
       break;
   }
+  r.interval_s = r.rule_interval_s;
+  // A rule's interval shorter than the background work of one checkpoint would
+  // only queue, skip or block checkpoints: the storage sets the pace. A fixed
+  // interval is the user's; upload_overlap says what happens.
+  const double floor = p.in_memory ? r.peer_copy_s : r.upload_s;
+  if (p.checkpoint_rule != scenario::CheckpointRule::fixed && r.interval_s < floor) {
+    r.interval_s = floor;
+    r.raised = true;
+  }
+  if (p.in_memory) {
+    r.persistent_every = p.persistent_every;
+    if (r.persistent_every <= 0) {  // the fewest checkpoints that span one upload
+      r.persistent_every =
+          r.interval_s > 0 ? std::max(1, static_cast<int>(std::ceil(upload_s / r.interval_s))) : 1;
+    }
+  }
   r.detect_s = p.detection_s + p.diagnosis_s;
-  r.restart_s = p.job_start_s + p.communicator_init_s + r.load_s + p.warmup_s;
+  const double start = p.job_start_s + p.communicator_init_s + p.warmup_s;
+  r.restart_s = start + r.load_s;
+  r.storage_restart_s = start + r.storage_load_s;
   return r;
 }
 

@@ -1,6 +1,8 @@
 // A policy set turned into the durations the engine needs: checkpoint stall,
 // upload and load times from sizes and bandwidths, and the checkpoint interval
-// by its rule (Young 1974: sqrt(2 C M); Daly 2006: the higher-order form).
+// by its rule (Young 1974: sqrt(2 C M); Daly 2006: the higher-order form),
+// computed on the checkpoint's effective cost and never shorter than what the
+// storage can take (one upload, or one peer copy for in-memory checkpoints).
 #pragma once
 
 #include "models/scenario/scenario.hpp"
@@ -10,13 +12,23 @@ namespace myriad::sim::campaign {
 struct ResolvedPolicy {
   const scenario::PolicySpec* spec = nullptr;
   double checkpoint_bytes = 0;
-  double stall_s = 0;     // blocking per checkpoint (stage; plus upload when not async)
-  double upload_s = 0;    // background upload, when async
-  double load_s = 0;      // reading the checkpoint back on restart
-  double interval_s = 0;  // compute time between checkpoints
-  double job_mtbf_s = 0;  // M: the job's mean time between interruptions
-  double detect_s = 0;    // detection + diagnosis
-  double restart_s = 0;   // job start + communicator init + load + warm-up
+  double write_Bps = 0;       // storage write bandwidth the job gets (after other jobs' load)
+  double stall_s = 0;         // blocking per checkpoint (stage; plus upload when not async)
+  double upload_s = 0;        // background upload, when async
+  double peer_copy_s = 0;     // in-memory: each node's shard to its peer, in the background
+  double load_s = 0;          // reading the checkpoint back on restart (from a peer when in memory)
+  double storage_load_s = 0;  // reading it back from storage
+  // What the interval rules see: the stall, plus the training an upload's
+  // slowdown costs (upload x s / (1 + s), when async and not in memory).
+  double cost_s = 0;
+  double rule_interval_s = 0;    // what the rule gave
+  double interval_s = 0;         // compute time between checkpoints, after the floor
+  bool raised = false;           // the rule's interval was under one upload (or peer copy)
+  int persistent_every = 1;      // in memory: every Nth checkpoint also goes to storage
+  double job_mtbf_s = 0;         // M: the job's mean time between interruptions
+  double detect_s = 0;           // detection + diagnosis
+  double restart_s = 0;          // job start + communicator init + load + warm-up
+  double storage_restart_s = 0;  // the same, loading from storage
 };
 
 // Failures per second of one node, all processes together.

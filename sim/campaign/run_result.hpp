@@ -40,7 +40,11 @@ struct RunResult {
   std::array<int, kComponents> failures_by_component{};
   int interruptions = 0;  // failures and evictions that stopped the job or its recovery
   int restarts = 0;
-  int checkpoints = 0;
+  int checkpoints = 0;            // staged (in memory, or on their way to storage)
+  int checkpoints_skipped = 0;    // due while an upload ran (upload_overlap: skip)
+  int uploads = 0;                // checkpoints that reached storage
+  double storage_bytes = 0;       // written to storage by those uploads
+  int restores_from_storage = 0;  // in memory: failures that took both copies of a shard
   int straggler_onsets = 0;
   int evictions = 0;
   std::vector<std::string> events;  // when asked for

@@ -1,5 +1,6 @@
 // The campaign engine: accounting that adds up, determinism, and the
 // checkpointing theory of Young (1974) and Daly (2006) it must reproduce.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -380,8 +381,10 @@ TEST(CampaignWarnings, NameWhatMakesFiguresDubious) {
   sound.healthy_step_s = 10;
   sound.target_tokens = 1e12;
   sound.horizon_s = kLongestCampaign_days * 86400;
+  static const scenario::PolicySpec spec;  // young rule, block, storage only
   PolicyReport p;
   p.name = "default";
+  p.policy.spec = &spec;
   p.policy.job_mtbf_s = 86400;
   p.policy.interval_s = 3600;
   p.policy.stall_s = 5;
@@ -402,6 +405,241 @@ TEST(CampaignWarnings, NameWhatMakesFiguresDubious) {
   EXPECT_NE(w[1].find("less than 5 healthy steps"), std::string::npos) << w[1];
   EXPECT_NE(w[2].find("more time goes to checkpoints than to training"), std::string::npos);
   EXPECT_NE(w[3].find("not reached within 3650 days in 1 of 2 seeds"), std::string::npos) << w[3];
+
+  // Checkpoints the storage cannot keep up with.
+  CampaignReport slow = sound;
+  PolicyReport& r = slow.policies.front();
+  r.policy.raised = true;
+  r.policy.rule_interval_s = 300;
+  r.policy.upload_s = 3600;
+  r.policy.write_Bps = 1e9;
+  for (auto& run : r.runs) {
+    run.wall_s = 86400;
+    run.storage_bytes = 0.6 * 86400 * 1e9;  // busy 60 % of the time
+  }
+  const auto u = campaign_warnings(slow);
+  ASSERT_EQ(u.size(), 2U);
+  EXPECT_NE(u[0].find("young rule's interval of 300 s is shorter than one upload (3.6e+03 s)"),
+            std::string::npos)
+      << u[0];
+  EXPECT_NE(u[1].find("keep the storage busy 60 %"), std::string::npos) << u[1];
+
+  static const scenario::PolicySpec fixed = [] {
+    scenario::PolicySpec f;
+    f.checkpoint_rule = scenario::CheckpointRule::fixed;
+    f.upload_overlap = scenario::UploadOverlap::skip;
+    return f;
+  }();
+  CampaignReport too_often = sound;
+  too_often.policies.front().policy.spec = &fixed;
+  too_often.policies.front().policy.upload_s = 7200;
+  const auto v = campaign_warnings(too_often);
+  ASSERT_EQ(v.size(), 1U);
+  EXPECT_NE(v[0].find("a checkpoint every 3.6e+03 s while one upload takes 7.2e+03 s: most "
+                      "checkpoints are skipped"),
+            std::string::npos)
+      << v[0];
+}
+
+}  // namespace
+}  // namespace myriad::sim::campaign
+
+namespace myriad::sim::campaign {
+namespace {
+
+// 100 GB checkpoints uploaded at 1 GB/s (100 s) every 60 s of training, for a
+// day without failures: what each upload_overlap does when uploads overlap.
+CampaignReport overlapping_uploads() {
+  std::string policies = "faults: {processes: []}\npolicies:\n";
+  for (const char* overlap : {"block", "skip", "queue"}) {
+    policies += fmt::format(
+        "  - {{name: {0}, upload_overlap: {0}, checkpoint_interval: 60s, checkpoint_size: 100GB, "
+        "storage_write_bandwidth: 1GB/s}}\n",
+        overlap);
+  }
+  CampaignOptions o;
+  o.days = 1;
+  o.seeds = 1;
+  return run_campaign(load(policies), a100(), o);
+}
+
+TEST(CheckpointUploads, OverlappingUploadsBlockSkipOrQueue) {
+  const auto report = overlapping_uploads();
+  const double stall = 100e9 / (128 * 25e9);
+  const double upload = 100;
+  const double interval = 60;
+  const double day = 86400;
+  const RunResult& block = report.policies[0].runs[0];
+  const RunResult& skip = report.policies[1].runs[0];
+  const RunResult& queue = report.policies[2].runs[0];
+  for (const auto* r : {&block, &skip, &queue}) {
+    // Every upload writes one checkpoint's bytes.
+    EXPECT_DOUBLE_EQ(r->storage_bytes, r->uploads * 100e9);
+    double sum = 0;
+    for (const double x : r->seconds_by_cause) sum += x;
+    EXPECT_NEAR(sum, r->wall_s, 1e-6 * r->wall_s);
+  }
+  // Block: after the first, each checkpoint waits for the previous upload, so
+  // one comes every upload + stall, and training waits upload - interval each.
+  EXPECT_NEAR(block.checkpoints, day / (upload + stall), 1.5);
+  EXPECT_EQ(block.checkpoints_skipped, 0);
+  EXPECT_NEAR(cause(block, Cause::checkpoint),
+              block.checkpoints * stall + (block.checkpoints - 1) * (upload - interval),
+              upload - interval);
+  // Skip: the one due while an upload runs gives way, the next one goes.
+  EXPECT_NEAR(skip.checkpoints, day / (2 * interval + stall), 1.5);
+  EXPECT_NEAR(skip.checkpoints_skipped, skip.checkpoints, 1);
+  EXPECT_NEAR(cause(skip, Cause::checkpoint), skip.checkpoints * stall, 1e-6);
+  // Queue: every checkpoint is staged; uploads run back to back, each taking
+  // the newest staged checkpoint.
+  EXPECT_NEAR(queue.checkpoints, day / (interval + stall), 1.5);
+  EXPECT_NEAR(queue.uploads, day / upload, 1.5);
+  EXPECT_EQ(queue.checkpoints_skipped, 0);
+  // Only blocking costs training time.
+  EXPECT_LT(block.ettr(), skip.ettr() - 0.3);
+  EXPECT_NEAR(skip.ettr(), queue.ettr(), 1e-3);
+}
+
+TEST(CheckpointUploads, RulesSeeTheEffectiveCostAndTheStorageFloor) {
+  // GPT-3 175B: 2.45 TB checkpoints; job MTBF 16 nodes x 300 per 1000
+  // node-days: 18,000 s.
+  const auto s = load(R"(
+faults:
+  processes: [{component: software, per_1000_node_days: 300}]
+policies:
+  - {name: fast, storage_write_bandwidth: 1TB/s, upload_slowdown: 0.05}
+  - {name: slow, storage_write_bandwidth: 2GB/s, checkpoint_rule: daly}
+  - {name: shared, storage_write_bandwidth: 1TB/s, storage_read_bandwidth: 1TB/s,
+     storage_background_load: 0.75}
+  - {name: memory, storage_write_bandwidth: 2GB/s, in_memory: true}
+)");
+  const double m = 86400 * 1000.0 / (16 * 300);
+  const ResolvedPolicy fast = resolve_policy(s, s.policies[0]);
+  const double bytes = fast.checkpoint_bytes;
+  ASSERT_NEAR(bytes, 175e9 * 14, 3e-3 * bytes);
+  ASSERT_NEAR(fast.job_mtbf_s, m, 1e-6 * m);
+  const double stall = fast.checkpoint_bytes / (128 * 25e9);
+  // An upload at 5 % slower steps costs upload x 0.05 / 1.05 of training.
+  EXPECT_NEAR(fast.upload_s, fast.checkpoint_bytes / 1e12, 1e-9);
+  EXPECT_NEAR(fast.cost_s, stall + fast.upload_s * 0.05 / 1.05, 1e-9);
+  EXPECT_NEAR(fast.interval_s, young_interval(fast.cost_s, m), 1e-9);
+  EXPECT_FALSE(fast.raised);
+  // Daly's interval on a 0.8 s stall is 170 s; one upload at 2 GB/s is 1225 s.
+  const ResolvedPolicy slow = resolve_policy(s, s.policies[1]);
+  EXPECT_NEAR(slow.rule_interval_s, daly_interval(stall, m), 1e-9);
+  EXPECT_TRUE(slow.raised);
+  EXPECT_NEAR(slow.interval_s, slow.checkpoint_bytes / 2e9, 1e-9);
+  // Other jobs take three quarters of the storage: a quarter is left, both ways.
+  const ResolvedPolicy shared = resolve_policy(s, s.policies[2]);
+  EXPECT_NEAR(shared.upload_s, 4 * fast.upload_s, 1e-9);
+  EXPECT_NEAR(shared.storage_load_s, 4 * bytes / 1e12, 1e-3);
+  EXPECT_NEAR(shared.restart_s - shared.storage_load_s, 180 + 30 + 120, 1e-6);
+  // In memory: the floor is one peer copy, and one checkpoint in every few
+  // (as many as span one upload) also goes to storage.
+  const ResolvedPolicy memory = resolve_policy(s, s.policies[3]);
+  EXPECT_FALSE(memory.raised);
+  EXPECT_NEAR(memory.interval_s, young_interval(stall, m), 1e-9);
+  EXPECT_EQ(memory.persistent_every,
+            static_cast<int>(std::ceil(slow.interval_s / memory.interval_s)));
+  EXPECT_LT(memory.restart_s, memory.storage_restart_s);
+}
+
+TEST(CheckpointUploads, SlowerStepsDuringAnUploadCostTraining) {
+  // No failures, an hourly checkpoint uploaded for 100 s at 10 % slower steps:
+  // each upload costs 100 x 0.1 / 1.1 s of training, counted as checkpoint time.
+  const auto s = load(R"(
+faults: {processes: []}
+policies:
+  - {name: slowed, checkpoint_interval: 1h, checkpoint_size: 100GB,
+     storage_write_bandwidth: 1GB/s, upload_slowdown: 0.1}
+)");
+  CampaignOptions o;
+  o.days = 2;
+  o.seeds = 1;
+  const RunResult r = run_campaign(s, a100(), o).policies[0].runs[0];
+  const double stall = 100e9 / (128 * 25e9);
+  EXPECT_EQ(r.uploads, r.checkpoints);
+  EXPECT_NEAR(cause(r, Cause::checkpoint), r.checkpoints * (stall + 100 * 0.1 / 1.1), 1e-6);
+}
+
+TEST(InMemoryCheckpoints, AFailureOfBothPeersFallsBackToStorage) {
+  // Node failures on 16 nodes every ~9 minutes; a checkpoint in peer memory
+  // every 60 s. Sometimes a node and its peer (0 with 1, ...) fail before the
+  // next copy: that failure rolls back to the checkpoint in storage. Software
+  // failures keep the node and its memory: never.
+  const auto s = load(R"(
+faults:
+  processes: [{component: gpu, per_1000_node_days: 10000}]
+policies:
+  - {name: memory, in_memory: true, checkpoint_interval: 60s, hot_spares: 16, repair_time: 1h,
+     detection: 10s, diagnosis: 0s}
+)");
+  CampaignOptions o;
+  o.days = 10;
+  o.seeds = 4;
+  const auto report = run_campaign(s, a100(), o);
+  expect_causes_add_up(report);
+  const PolicyReport& p = report.policies[0];
+  EXPECT_GT(p.over_seeds([](const RunResult& r) { return r.restores_from_storage; }).low(), 0);
+  EXPECT_LT(p.over_seeds([](const RunResult& r) {
+               return static_cast<double>(r.restores_from_storage) / r.interruptions;
+             }).mean,
+            0.5);
+
+  const auto soft = load(R"(
+faults:
+  processes: [{component: software, per_1000_node_days: 10000}]
+policies:
+  - {name: memory, in_memory: true, checkpoint_interval: 60s}
+)");
+  const auto quiet = run_campaign(soft, a100(), o);
+  EXPECT_EQ(
+      quiet.policies[0].over_seeds([](const RunResult& r) { return r.restores_from_storage; }).mean,
+      0);
+}
+
+TEST(InMemoryCheckpoints, WinWhereStorageIsSlow) {
+  // Gemini's (SOSP'23) case: a large model over remote storage of a few GB/s
+  // (here 2.5 GB/s, so one 2.45 TB checkpoint takes 980 s to write and to read
+  // back), against a copy in a peer host's memory over 8 x 200 Gb/s NICs. Job
+  // MTBF 2 h. Storage alone checkpoints once per upload and reloads for 980 s
+  // on every restart; in memory checkpoints at Young's interval (105 s) and
+  // reloads in well under a second.
+  const auto s = load(R"(
+faults:
+  processes: [{component: gpu, per_1000_node_days: 750}]
+policies:
+  - {name: storage, hot_spares: 16, storage_write_bandwidth: 2.5GB/s,
+     storage_read_bandwidth: 2.5GB/s}
+  - {name: memory, hot_spares: 16, storage_write_bandwidth: 2.5GB/s,
+     storage_read_bandwidth: 2.5GB/s, in_memory: true}
+)");
+  CampaignOptions o;
+  o.days = 30;
+  o.seeds = 8;
+  const auto report = run_campaign(s, a100(), o);
+  expect_causes_add_up(report);
+  const PolicyReport& storage = report.policies[0];
+  const PolicyReport& memory = report.policies[1];
+  const auto ettr = [](const RunResult& r) { return r.ettr(); };
+  // Recovery: work lost plus the restart, per interruption (detection is the
+  // same for both).
+  const auto recovery = [](const RunResult& r) {
+    return (cause(r, Cause::lost_work) + cause(r, Cause::restart)) / std::max(1, r.interruptions);
+  };
+  const Interval e_storage = storage.over_seeds(ettr);
+  const Interval e_memory = memory.over_seeds(ettr);
+  const Interval r_storage = storage.over_seeds(recovery);
+  const Interval r_memory = memory.over_seeds(recovery);
+  std::cout << "ETTR storage " << e_storage.mean << " +- " << e_storage.half_width << ", memory "
+            << e_memory.mean << " +- " << e_memory.half_width << "\nrecovery per failure storage "
+            << r_storage.mean << " s, memory " << r_memory.mean << " s\n";
+  EXPECT_TRUE(storage.policy.raised);
+  EXPECT_DOUBLE_EQ(storage.policy.interval_s, storage.policy.upload_s);
+  EXPECT_NEAR(storage.policy.upload_s, 980, 2);
+  EXPECT_LT(memory.policy.interval_s, 120);
+  EXPECT_GT(e_memory.low(), e_storage.high() + 0.1);
+  EXPECT_LT(r_memory.high() * 3, r_storage.low());
 }
 
 }  // namespace

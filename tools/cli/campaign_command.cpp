@@ -3,6 +3,7 @@
 // with a 95% confidence interval over seeds.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -66,6 +67,15 @@ std::vector<Row> rows(const scenario::Scenario& s) {
       {"interruptions", "interruptions", [](const RunResult& r) { return r.interruptions; }, 1},
       {"restarts", "restarts", [](const RunResult& r) { return r.restarts; }, 1},
       {"checkpoints", "checkpoints", [](const RunResult& r) { return r.checkpoints; }, 0},
+      {"checkpoints skipped (upload still running)", "checkpoints_skipped",
+       [](const RunResult& r) { return r.checkpoints_skipped; }, 0},
+      {"uploads to storage", "uploads", [](const RunResult& r) { return r.uploads; }, 0},
+      {"storage written (TB)", "storage_written_TB",
+       [](const RunResult& r) { return r.storage_bytes / 1e12; }, 1},
+      {"storage write, average (GB/s)", "storage_write_average_GBps",
+       [](const RunResult& r) { return r.wall_s > 0 ? r.storage_bytes / r.wall_s / 1e9 : 0; }, 2},
+      {"restores from storage (both memory copies lost)", "restores_from_storage",
+       [](const RunResult& r) { return r.restores_from_storage; }, 1},
       {"straggler evictions", "evictions", [](const RunResult& r) { return r.evictions; }, 1},
   };
   for (std::size_t c = 1; c < sim::campaign::kCauses; ++c) {
@@ -107,10 +117,38 @@ std::string report_text(const scenario::Scenario& s, const CampaignReport& repor
     for (const auto& p : report.policies) row.push_back(f(p));
     policy.add(row);
   };
+  const auto any = [&report](const std::function<bool(const PolicyReport&)>& f) {
+    return std::any_of(report.policies.begin(), report.policies.end(), f);
+  };
   add("checkpoint interval", [](const PolicyReport& p) { return seconds(p.policy.interval_s); });
+  if (any([](const PolicyReport& p) { return p.policy.raised; })) {
+    add("  the rule's interval (under one upload)", [](const PolicyReport& p) {
+      return p.policy.raised ? seconds(p.policy.rule_interval_s) : std::string("-");
+    });
+  }
   add("checkpoint stall", [](const PolicyReport& p) { return seconds(p.policy.stall_s); });
+  add("checkpoint upload (background)", [](const PolicyReport& p) {
+    return p.policy.upload_s > 0 ? seconds(p.policy.upload_s) : std::string("in the stall");
+  });
+  add("  at storage bandwidth (this job's share)", [](const PolicyReport& p) {
+    return scenario::format_human(p.policy.write_Bps, scenario::Dimension::bandwidth);
+  });
+  if (any([](const PolicyReport& p) { return p.policy.spec->in_memory; })) {
+    add("copy to peer memory (background)", [](const PolicyReport& p) {
+      return p.policy.spec->in_memory ? seconds(p.policy.peer_copy_s) : std::string("-");
+    });
+    add("  to storage every", [](const PolicyReport& p) {
+      return p.policy.spec->in_memory ? fmt::format("{} checkpoints", p.policy.persistent_every)
+                                      : std::string("-");
+    });
+  }
   add("restart (start, init, load, warm-up)",
       [](const PolicyReport& p) { return seconds(p.policy.restart_s); });
+  if (any([](const PolicyReport& p) { return p.policy.spec->in_memory; })) {
+    add("  loading from storage", [](const PolicyReport& p) {
+      return p.policy.spec->in_memory ? seconds(p.policy.storage_restart_s) : std::string("-");
+    });
+  }
   add("detection and diagnosis", [](const PolicyReport& p) { return seconds(p.policy.detect_s); });
   add("job mean time between failures",
       [](const PolicyReport& p) { return seconds(p.policy.job_mtbf_s); });
@@ -136,14 +174,22 @@ nlohmann::json report_json(const scenario::Scenario& s, const CampaignReport& re
                                                 : "/" + row.key.substr(row.key.find('.') + 1)))] = {
           {"mean", x.mean}, {"ci95_low", x.low()}, {"ci95_high", x.high()}};
     }
-    policies.push_back({{"name", p.name},
-                        {"checkpoint_interval_s", p.policy.interval_s},
-                        {"checkpoint_stall_s", p.policy.stall_s},
-                        {"checkpoint_bytes", p.policy.checkpoint_bytes},
-                        {"restart_s", p.policy.restart_s},
-                        {"detection_s", p.policy.detect_s},
-                        {"job_mtbf_s", p.policy.job_mtbf_s},
-                        {"figures", figures}});
+    policies.push_back(
+        {{"name", p.name},
+         {"checkpoint_interval_s", p.policy.interval_s},
+         {"checkpoint_rule_interval_s", p.policy.rule_interval_s},
+         {"checkpoint_interval_raised", p.policy.raised},
+         {"checkpoint_stall_s", p.policy.stall_s},
+         {"checkpoint_upload_s", p.policy.upload_s},
+         {"checkpoint_bytes", p.policy.checkpoint_bytes},
+         {"storage_write_Bps", p.policy.write_Bps},
+         {"peer_copy_s", p.policy.peer_copy_s},
+         {"persistent_every", p.policy.spec->in_memory ? p.policy.persistent_every : 1},
+         {"restart_s", p.policy.restart_s},
+         {"restart_from_storage_s", p.policy.storage_restart_s},
+         {"detection_s", p.policy.detect_s},
+         {"job_mtbf_s", p.policy.job_mtbf_s},
+         {"figures", figures}});
   }
   return {{"scenario", s.file},
           {"seed", s.seed},
