@@ -6,6 +6,7 @@
 
 #include "models/scenario/config_tree.hpp"
 #include "models/scenario/overrides.hpp"
+#include "models/scenario/reliability_checks.hpp"
 #include "models/scenario/scenario_checks.hpp"
 #include "models/scenario/scenario_schema.hpp"
 
@@ -187,6 +188,7 @@ Scenario build(ConfigNode root, const std::string& name, const LoadOptions& opti
     resolve_growth_model(root, scenario, library, diagnostics);
   }
   // Derivations and cross-checks need well-formed values: only run them on those.
+  if (!diagnostics.has_errors()) load_fault_replay(scenario, diagnostics);
   if (!diagnostics.has_errors()) {
     derive(scenario);
     check(scenario, root.where(), diagnostics);

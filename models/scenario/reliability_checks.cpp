@@ -2,13 +2,24 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+#include <variant>
+
 #include "models/scenario/scenario_schema.hpp"
+#include "models/scenario/text_file.hpp"
+#include "models/scenario/units.hpp"
 
 namespace myriad::scenario {
 namespace {
 
 constexpr double kMinWeibullShape = 0.05;
 constexpr double kMaxWeibullShape = 20;
+constexpr std::size_t kMaxReplayErrors = 20;  // then the rest of a bad replay file is not read
 
 }  // namespace
 namespace {
@@ -61,7 +72,366 @@ void derive_policy(Scenario& s, std::size_t i) {
   }
 }
 
+Component default_component(Domain d) {
+  switch (d) {
+    case Domain::node:
+      return Component::gpu;
+    case Domain::leaf:
+    case Domain::pod:
+      return Component::switch_;
+    case Domain::rack:
+      return Component::host;
+  }
+  return Component::gpu;
+}
+
+// `node: N` is domain node, id N; the component and replace_node follow the
+// domain when not given. `prefix` is "" for replayed events (no keys).
+void derive_events(Scenario& s, std::vector<InjectedEventSpec>& events, const std::string& prefix) {
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    auto& e = events[i];
+    const std::string path = fmt::format("{}[{}]", prefix, i);
+    if (e.node >= 0) {
+      e.domain = Domain::node;
+      e.id = e.node;
+    }
+    if (prefix.empty()) continue;
+    if (!given(s, path + ".component")) {
+      e.component = default_component(e.domain);
+      set_derived(s, path + ".component");
+    }
+    if (!given(s, path + ".replace_node")) {
+      e.replace_node = e.component != Component::software;
+      set_derived(s, path + ".replace_node");
+    }
+  }
+}
+
+void check_process_rates(const Scenario& s, const Location& file, Diagnostics& d) {
+  for (std::size_t i = 0; i < s.faults.processes.size(); ++i) {
+    const auto& p = s.faults.processes[i];
+    const std::string path = fmt::format("faults.processes[{}]", i);
+    if (!s.origins.at("faults.processes").in_file()) return;  // the Llama 3 mix
+    const bool per_node = given(s, path + ".per_1000_node_days");
+    const bool per_comp = given(s, path + ".per_component_hour");
+    const bool per_domain = given(s, path + ".per_1000_domain_days");
+    if (p.domain == Domain::node) {
+      if (per_domain) {
+        d.error(at(s, path + ".per_1000_domain_days", file), path + ".per_1000_domain_days",
+                "for domain: leaf, pod or rack; a node process's rate is per_1000_node_days or "
+                "per_component_hour");
+      } else if (per_node == per_comp) {
+        d.error(at(s, path + ".component", file), path,
+                per_node ? "give the rate once: per_1000_node_days or per_component_hour, not both"
+                         : "missing rate: give per_1000_node_days or per_component_hour");
+      }
+      continue;
+    }
+    const auto domain = std::string(domain_name(p.domain));
+    if (per_node || per_comp) {
+      d.error(at(s, path + (per_node ? ".per_1000_node_days" : ".per_component_hour"), file), path,
+              fmt::format("a {} process's rate is per_1000_domain_days: failures per 1000 "
+                          "days of one {}",
+                          domain, domain));
+    } else if (!per_domain) {
+      d.error(at(s, path + ".domain", file), path,
+              fmt::format("missing rate: give per_1000_domain_days (failures per 1000 days of "
+                          "one {})",
+                          domain));
+    }
+    if (domain_nodes(s, p.domain) == 0) {
+      d.error(at(s, path + ".domain", file), path + ".domain",
+              fmt::format("the cluster defines no {} domains: {}", domain,
+                          p.domain == Domain::pod ? "pods need cluster.network with two tiers"
+                                                  : "leaves need cluster.network's tiers"));
+    }
+  }
+}
+
+void check_events(const Scenario& s, const std::vector<InjectedEventSpec>& events,
+                  const std::string& prefix, const Location& file, Diagnostics& d) {
+  const int job_nodes = s.cluster.nodes();
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const auto& e = events[i];
+    const std::string path = fmt::format("{}[{}]", prefix, i);
+    // A replayed row is reported at its line; a given event at its keys.
+    const auto where = [&](const std::string& key) {
+      if (prefix.empty()) {
+        Location l;
+        l.file = e.where;
+        return l;
+      }
+      return at(s, path + (key.empty() ? ".at" : key), file);  // the event: its `at`
+    };
+    const std::string name = prefix.empty() ? e.where : path;
+    const bool has_node = prefix.empty() ? e.domain == Domain::node : given(s, path + ".node");
+    const bool has_id = prefix.empty() ? e.domain != Domain::node : given(s, path + ".id");
+    if (!prefix.empty()) {
+      if (has_node == has_id) {
+        d.error(where(""), path,
+                has_node ? "give node or id, not both (node: N is domain: node, id: N)"
+                         : "say what: node: N, or domain: leaf|pod|rack with id: N");
+        continue;
+      }
+      if (has_node && given(s, path + ".domain") && e.domain != Domain::node) {
+        d.error(where(".domain"), path + ".domain",
+                "node: N names a node; a domain's failure takes id: N");
+        continue;
+      }
+    }
+    const int span = domain_nodes(s, e.domain);
+    const auto domain = std::string(domain_name(e.domain));
+    if (span == 0) {
+      d.error(where(".domain"), name, fmt::format("the cluster defines no {} domains", domain));
+      continue;
+    }
+    const int count = (job_nodes + span - 1) / span;
+    if (e.id >= count) {
+      d.error(where(has_node ? ".node" : ".id"), name,
+              fmt::format("{} {} does not exist: the job's {} nodes make {} of them (0 to {})",
+                          domain, e.id, job_nodes, count, count - 1));
+    }
+    if (e.at_s < 0) {
+      d.error(where(".at"), name, "an event's time must be 0 or later");
+    }
+    const bool slow = prefix.empty() ? false : given(s, path + ".slowdown");
+    const bool until = prefix.empty() ? false : given(s, path + ".until");
+    if (slow) {
+      if (e.domain != Domain::node) {
+        d.error(where(".slowdown"), path + ".slowdown", "a slow event names one node: node: N");
+      }
+      if (e.slowdown < 1) {
+        d.error(where(".slowdown"), path + ".slowdown",
+                fmt::format("a slowdown multiplies the step time and is at least 1, found {:g}",
+                            e.slowdown));
+      }
+      if (!until) {
+        d.error(where(""), path, "a slow node needs until: when it recovers");
+      } else if (e.until_s <= e.at_s) {
+        d.error(where(".until"), path + ".until",
+                fmt::format("expected a time after at ({:g} s), found {:g} s", e.at_s, e.until_s));
+      }
+      for (const char* key : {".repair", ".component", ".replace_node"}) {
+        if (written(s, path + key)) {
+          d.error(where(key), path + key, "applies to failures; this event is a slow node");
+        }
+      }
+    } else if (until) {
+      d.error(where(".until"), path + ".until",
+              "applies to a slow node (with slowdown); a failure lasts its repair");
+    }
+  }
+}
+
 }  // namespace
+
+std::string_view domain_name(Domain d) {
+  switch (d) {
+    case Domain::node:
+      return "node";
+    case Domain::leaf:
+      return "leaf";
+    case Domain::pod:
+      return "pod";
+    case Domain::rack:
+      return "rack";
+  }
+  return "node";
+}
+
+int domain_nodes(const Scenario& s, Domain d) {
+  const ClusterSpec& c = s.cluster;
+  const auto& tiers = c.network.tiers;
+  // Ports of tier `i` facing down (all of them at the top), leaf ports split
+  // when faster than the NICs, as in network_endpoint_capacity.
+  const auto down = [&](std::size_t i) {
+    const TierSpec& t = tiers[i];
+    const bool top = i + 1 == tiers.size();
+    double ports =
+        top ? t.radix : std::floor(t.radix * t.oversubscription / (t.oversubscription + 1));
+    if (i == 0 && c.nic_bw_Bps > 0 && t.port_bw_Bps > c.nic_bw_Bps) {
+      ports *= std::floor(t.port_bw_Bps / c.nic_bw_Bps);
+    }
+    return std::max(0.0, ports);
+  };
+  switch (d) {
+    case Domain::node:
+      return 1;
+    case Domain::rack:
+      return s.faults.nodes_per_rack;
+    case Domain::leaf:
+    case Domain::pod: {
+      if (tiers.empty()) return 0;
+      // Rail-optimized: a leaf takes one NIC of each of its nodes (losing one rail
+      // stops the node's ranks); otherwise all of a node's NICs.
+      const double per_node = c.network.rail_optimized ? 1 : std::max(1, c.nics_per_node);
+      const double leaf = std::max(1.0, std::floor(down(0) / per_node));
+      if (d == Domain::leaf) return static_cast<int>(std::min<double>(leaf, c.nodes()));
+      if (tiers.size() < 2) return 0;
+      return static_cast<int>(std::min<double>(leaf * down(1), c.nodes()));
+    }
+  }
+  return 0;
+}
+
+void load_fault_replay(Scenario& s, Diagnostics& d) {
+  if (s.faults.replay.empty()) return;
+  namespace fs = std::filesystem;
+  fs::path path(s.faults.replay);
+  if (path.is_relative()) path = fs::path(s.file).parent_path() / path;
+  const std::string file = path.string();
+  std::string text;
+  try {
+    text = models::read_text_file(file, "a failure replay", models::kMaxScenarioBytes);
+  } catch (const std::runtime_error& e) {
+    d.error(s.origins.count("faults.replay") != 0 ? s.origins.at("faults.replay")
+                                                  : Location{s.file, 0, 0},
+            "faults.replay", e.what());
+    return;
+  }
+  const auto components = std::vector<std::pair<std::string_view, Component>>{
+      {"gpu", Component::gpu},          {"hbm", Component::hbm},   {"nic", Component::nic},
+      {"switch", Component::switch_},   {"link", Component::link}, {"host", Component::host},
+      {"software", Component::software}};
+  const auto domains = std::vector<std::pair<std::string_view, Domain>>{
+      {"node", Domain::node}, {"leaf", Domain::leaf}, {"pod", Domain::pod}, {"rack", Domain::rack}};
+  // Columns by name, from the header.
+  enum Column { time, component, id, duration, domain, kColumns };
+  constexpr std::array<std::string_view, kColumns> kNames = {"time", "component", "id", "duration",
+                                                             "domain"};
+  std::array<int, kColumns> column{};
+  column.fill(-1);
+  bool header = false;
+  int line_no = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + start, end - start);
+    start = end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos || line[first] == '#') continue;
+    // Fields with their 1-based columns, trimmed.
+    std::vector<std::pair<std::string_view, int>> fields;
+    std::size_t f = 0;
+    while (true) {
+      std::size_t comma = line.find(',', f);
+      if (comma == std::string_view::npos) comma = line.size();
+      std::string_view field = line.substr(f, comma - f);
+      int col = static_cast<int>(f) + 1;
+      while (!field.empty() && (field.front() == ' ' || field.front() == '\t')) {
+        field.remove_prefix(1);
+        ++col;
+      }
+      while (!field.empty() && (field.back() == ' ' || field.back() == '\t'))
+        field.remove_suffix(1);
+      fields.emplace_back(field, col);
+      if (comma == line.size()) break;
+      f = comma + 1;
+    }
+    const auto where = [&](int col) { return Location{file, line_no, col}; };
+    if (!header) {
+      header = true;
+      for (std::size_t i = 0; i < fields.size(); ++i) {
+        const auto it = std::find(kNames.begin(), kNames.end(), fields[i].first);
+        if (it == kNames.end()) {
+          d.error(where(fields[i].second), "faults.replay",
+                  fmt::format("unknown column '{}': expected time, component, id, duration, "
+                              "domain",
+                              models::printable(fields[i].first)));
+          return;
+        }
+        column[static_cast<std::size_t>(it - kNames.begin())] = static_cast<int>(i);
+      }
+      for (const Column c : {time, component, id}) {
+        if (column[c] < 0) {
+          d.error(where(1), "faults.replay",
+                  fmt::format("the header has no '{}' column: expected time, component, id "
+                              "(and optionally duration, domain)",
+                              kNames[c]));
+          return;
+        }
+      }
+      continue;
+    }
+    InjectedEventSpec e;
+    e.where = fmt::format("{}:{}", file, line_no);
+    bool ok = true;
+    const auto field = [&](Column c) -> std::pair<std::string_view, int> {
+      if (column[c] < 0) return {{}, 1};
+      if (static_cast<std::size_t>(column[c]) >= fields.size())
+        return {{}, static_cast<int>(line.size()) + 1};
+      return fields[static_cast<std::size_t>(column[c])];
+    };
+    const auto fail = [&](Column c, const std::string& what) {
+      d.error(where(field(c).second), "faults.replay",
+              fmt::format("column '{}': {}", kNames[c], what));
+      ok = false;
+    };
+    if (fields.size() >
+        static_cast<std::size_t>(*std::max_element(column.begin(), column.end())) + 1) {
+      d.error(where(1), "faults.replay",
+              fmt::format("{} fields where the header has {}", fields.size(),
+                          *std::max_element(column.begin(), column.end()) + 1));
+      ok = false;
+    }
+    for (const Column c : {time, duration}) {
+      const auto [value, col] = field(c);
+      if (value.empty()) {
+        if (c == time) fail(c, "missing: expected a time with a unit, such as 10h");
+        continue;
+      }
+      const auto parsed = parse_quantity(value, Dimension::time);
+      if (const auto* failure = std::get_if<ParseFailure>(&parsed)) {
+        fail(c, failure->message);
+      } else if (std::get<double>(parsed) < 0) {
+        fail(c, fmt::format("expected 0 or later, found '{}'", models::printable(value)));
+      } else {
+        (c == time ? e.at_s : e.repair_s) = std::get<double>(parsed);
+      }
+    }
+    const std::string_view comp = field(component).first;
+    const auto cit = std::find_if(components.begin(), components.end(),
+                                  [&](const auto& x) { return x.first == comp; });
+    if (cit == components.end()) {
+      fail(component, fmt::format("expected one of gpu, hbm, nic, switch, link, host, software, "
+                                  "found '{}'",
+                                  models::printable(comp)));
+    } else {
+      e.component = cit->second;
+      e.replace_node = e.component != Component::software;
+    }
+    const std::string_view dom = field(domain).first;
+    if (!dom.empty()) {
+      const auto dit = std::find_if(domains.begin(), domains.end(),
+                                    [&](const auto& x) { return x.first == dom; });
+      if (dit == domains.end()) {
+        fail(domain, fmt::format("expected one of node, leaf, pod, rack, found '{}'",
+                                 models::printable(dom)));
+      } else {
+        e.domain = dit->second;
+      }
+    }
+    const std::string_view idv = field(id).first;
+    int value = 0;
+    const auto [ptr, ec] = std::from_chars(idv.data(), idv.data() + idv.size(), value);
+    if (idv.empty() || ec != std::errc() || ptr != idv.data() + idv.size() || value < 0) {
+      fail(id, fmt::format("expected a node or domain index (0, 1, ...), found '{}'",
+                           models::printable(idv)));
+    } else {
+      e.id = value;
+      if (e.domain == Domain::node) e.node = value;
+    }
+    if (ok) s.faults.replayed.push_back(e);
+    if (d.all().size() > kMaxReplayErrors) return;
+  }
+  if (!header) {
+    d.error(Location{file, 1, 1}, "faults.replay",
+            "empty: expected a header (time,component,id,duration) and one failure a row");
+  }
+}
 
 std::vector<FailureProcessSpec> llama3_failure_mix() {
   return {
@@ -82,7 +452,7 @@ void derive_reliability(Scenario& s) {
     s.faults.processes = llama3_failure_mix();
     set_derived(s, "faults.processes");
     for (std::size_t i = 0; i < s.faults.processes.size(); ++i) {
-      for (const char* key : {"component", "per_1000_node_days", "components_per_node",
+      for (const char* key : {"component", "domain", "per_1000_node_days", "components_per_node",
                               "distribution", "shape", "replace_node", "source"}) {
         set_derived(s, fmt::format("faults.processes[{}].{}", i, key));
       }
@@ -96,6 +466,8 @@ void derive_reliability(Scenario& s) {
       set_derived(s, key);
     }
   }
+  derive_events(s, s.faults.events, "faults.events");
+  derive_events(s, s.faults.replayed, "");
   if (s.policies.empty()) {
     // The schema's defaults, applied to an empty mapping; they parse (schema tests).
     Diagnostics ignored;
@@ -108,16 +480,12 @@ void derive_reliability(Scenario& s) {
 }
 
 void check_reliability(const Scenario& s, const Location& file, Diagnostics& d) {
+  check_process_rates(s, file, d);
+  check_events(s, s.faults.events, "faults.events", file, d);
+  check_events(s, s.faults.replayed, "", file, d);
   for (std::size_t i = 0; i < s.faults.processes.size(); ++i) {
     const auto& p = s.faults.processes[i];
     const std::string path = fmt::format("faults.processes[{}]", i);
-    const bool per_node = given(s, path + ".per_1000_node_days");
-    const bool per_comp = given(s, path + ".per_component_hour");
-    if (per_node == per_comp && s.origins.at("faults.processes").in_file()) {
-      d.error(at(s, path + ".component", file), path,
-              per_node ? "give the rate once: per_1000_node_days or per_component_hour, not both"
-                       : "missing rate: give per_1000_node_days or per_component_hour");
-    }
     // Below 0.05 the Weibull scale underflows to 0 and failures come at dt = 0
     // (a campaign that never ends); above 20 it is a fixed lifetime.
     if (p.shape < kMinWeibullShape || p.shape > kMaxWeibullShape) {

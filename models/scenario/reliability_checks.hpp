@@ -11,6 +11,10 @@ namespace myriad::scenario {
 // interruptions of a 54-day snapshot on 2,048 nodes of 8 H100, by component.
 std::vector<FailureProcessSpec> llama3_failure_mix();
 
+// Reads faults.replay (a CSV, relative to the scenario file) into
+// faults.replayed; problems name the file, line and column.
+void load_fault_replay(Scenario& s, Diagnostics& d);
+
 void derive_reliability(Scenario& s);
 void check_reliability(const Scenario& s, const Location& file, Diagnostics& d);
 

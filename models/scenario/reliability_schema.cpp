@@ -8,23 +8,33 @@ namespace {
 
 using D = Default;
 
+std::vector<std::pair<std::string, Component>> component_choices() {
+  return {{"gpu", Component::gpu},          {"hbm", Component::hbm},   {"nic", Component::nic},
+          {"switch", Component::switch_},   {"link", Component::link}, {"host", Component::host},
+          {"software", Component::software}};
+}
+
+std::vector<std::pair<std::string, Domain>> domain_choices() {
+  return {
+      {"node", Domain::node}, {"leaf", Domain::leaf}, {"pod", Domain::pod}, {"rack", Domain::rack}};
+}
+
 Schema<FailureProcessSpec> make_failure_process_schema() {
   Schema<FailureProcessSpec> s(
       "One failure process, running independently on every node in service. Give the rate "
       "either per 1000 node-days or per component-hour.");
-  s.choice("component", &FailureProcessSpec::component,
-           {{"gpu", Component::gpu},
-            {"hbm", Component::hbm},
-            {"nic", Component::nic},
-            {"switch", Component::switch_},
-            {"link", Component::link},
-            {"host", Component::host},
-            {"software", Component::software}},
-           D::required(), "what fails")
+  s.choice("component", &FailureProcessSpec::component, component_choices(), D::required(),
+           "what fails")
+      .choice("domain", &FailureProcessSpec::domain, domain_choices(), D::value("node"),
+              "what one failure takes down: its node, or every node under one leaf switch, "
+              "pod (second-tier switch group) or rack (faults.nodes_per_rack); nodes are "
+              "numbered job first, then spares, so a domain of spares takes only spares")
       .quantity("per_1000_node_days", &FailureProcessSpec::per_1000_node_days, Dimension::count,
                 D::none(), "failures per 1000 node-days (Meta's unit: Kokolis et al. HPCA'25)")
       .quantity("per_component_hour", &FailureProcessSpec::per_component_hour, Dimension::count,
                 D::none(), "failures per component-hour, times components_per_node")
+      .quantity("per_1000_domain_days", &FailureProcessSpec::per_1000_domain_days, Dimension::count,
+                D::none(), "a leaf, pod or rack process: failures per 1000 days of one such domain")
       .integer("components_per_node", &FailureProcessSpec::components_per_node, {1, 1 << 16},
                D::value("1"), "components of this kind in a node (for per_component_hour)")
       .choice("distribution", &FailureProcessSpec::distribution,
@@ -37,6 +47,34 @@ Schema<FailureProcessSpec> make_failure_process_schema() {
                D::derived("= false for software, true otherwise"),
                "the node leaves for repair; false restarts the job on the same nodes")
       .text("source", &FailureProcessSpec::source, D::none(), "where the rate comes from");
+  return s;
+}
+
+Schema<InjectedEventSpec> make_injected_event_schema() {
+  Schema<InjectedEventSpec> s(
+      "One event at a given time, the same in every seed and policy: a failure of a node "
+      "(`node: 17`) or of a domain (`domain: leaf, id: 3`), or a node running slow "
+      "(`node: 17, slowdown: 1.5, until: 9h`). Nodes and domains are numbered from 0 over the "
+      "job's nodes.");
+  s.quantity("at", &InjectedEventSpec::at_s, Dimension::time, D::required(),
+             "when, from the start of the campaign")
+      .integer("node", &InjectedEventSpec::node, {0, 1 << 30}, D::none(),
+               "the node (the same as domain: node, id: N)")
+      .choice("domain", &InjectedEventSpec::domain, domain_choices(), D::value("node"),
+              "what fails: a node or every node of one leaf, pod or rack")
+      .integer("id", &InjectedEventSpec::id, {0, 1 << 30}, D::none(), "the domain's index")
+      .choice("component", &InjectedEventSpec::component, component_choices(),
+              D::derived("= gpu for a node, switch for a leaf or pod, host for a rack"),
+              "what fails, for the counts by component")
+      .boolean("replace_node", &InjectedEventSpec::replace_node,
+               D::derived("= false for software, true otherwise"),
+               "its nodes leave for repair; false restarts the job on the same nodes")
+      .quantity("repair", &InjectedEventSpec::repair_s, Dimension::time,
+                D::derived("= a draw of the policy's repair_time"), "how long its nodes stay out")
+      .quantity("slowdown", &InjectedEventSpec::slowdown, Dimension::count, D::none(),
+                "a slow node instead of a failure: its step time factor, at least 1")
+      .quantity("until", &InjectedEventSpec::until_s, Dimension::time, D::none(),
+                "when a slow node recovers");
   return s;
 }
 
@@ -69,7 +107,17 @@ const Schema<FaultsSpec>& faults_schema() {
         "failures_llama3.csv): 3.79 unexpected interruptions per 1000 node-days.");
     f.section_list("processes", &FaultsSpec::processes, make_failure_process_schema(),
                    D::derived("the Llama 3 mix"))
-        .section_list("stragglers", &FaultsSpec::stragglers, make_straggler_schema(), D::none());
+        .section_list("stragglers", &FaultsSpec::stragglers, make_straggler_schema(), D::none())
+        .integer("nodes_per_rack", &FaultsSpec::nodes_per_rack, {1, 1 << 20}, D::value("4"),
+                 "nodes sharing one rack's power, for domain: rack (four 8-GPU nodes per "
+                 "rack as in a DGX H100 SuperPOD; an assumption, set it from the floor plan)")
+        .section_list("events", &FaultsSpec::events, make_injected_event_schema(), D::none())
+        .text("replay", &FaultsSpec::replay, D::none(),
+              "a CSV file of a real cluster's failures, relative to the scenario: a header "
+              "`time,component,id,duration` (and optionally `domain`), then one failure a row; "
+              "time and duration with units (10h, 36000s), duration how long its nodes stay "
+              "out (empty: a repair_time draw); played in every seed alongside the random "
+              "processes");
     return f;
   }();
   return s;
@@ -147,8 +195,9 @@ const Schema<PolicySpec>& policy_schema() {
                   "memory, PCIe and front-end network shared with it): 0.05 is 5 % slower; 0 "
                   "leaves training alone (an assumption: not measured)")
         .boolean("in_memory", &PolicySpec::in_memory, D::value("false"),
-                 "also keep each checkpoint in a peer host's memory (Gemini, SOSP'23): nodes "
-                 "pair up (0 with 1, 2 with 3, ...) and hold each other's shard; a failure "
+                 "also keep each checkpoint in a peer host's memory (Gemini, SOSP'23): job "
+                 "positions pair across the halves of the job (k with k + N/2) and hold each "
+                 "other's shard; a failure "
                  "rolls back to it and loads from the peer, unless the failed node's peer lost "
                  "its memory too since the last checkpoint: then to the last one in storage")
         .quantity("peer_bandwidth", &PolicySpec::peer_bw_Bps, Dimension::bandwidth,

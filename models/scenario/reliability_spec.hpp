@@ -4,30 +4,54 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace myriad::scenario {
 
 enum class Component { gpu, hbm, nic, switch_, link, host, software };
 enum class Lifetime { exponential, weibull };
+// What one failure takes down: a node (its GPUs, NICs, host), or every node
+// under one leaf switch, one pod (second-tier switch group) or one rack (its
+// power distribution). Nodes are numbered in order: job nodes, then spares.
+enum class Domain { node, leaf, pod, rack };
 
-// One failure process, running independently on every node in service.
+// One failure process, running independently on every domain in service (every
+// node, for node processes).
 struct FailureProcessSpec {
   Component component = Component::gpu;
-  double per_1000_node_days = 0;  // rate form 1; 0 when not given
-  double per_component_hour = 0;  // rate form 2, times components_per_node
+  Domain domain = Domain::node;
+  double per_1000_node_days = 0;    // rate form 1; 0 when not given
+  double per_component_hour = 0;    // rate form 2, times components_per_node
+  double per_1000_domain_days = 0;  // a leaf, pod or rack process's rate
   int components_per_node = 1;
   Lifetime distribution = Lifetime::exponential;
   double shape = 1;          // Weibull shape k; 1 is exponential
   bool replace_node = true;  // the node leaves for repair (false: restart in place)
   std::string source;
 
-  // Failures per second of one node.
-  [[nodiscard]] double rate_per_node_s() const {
+  // Failures per second of one domain (one node, for node processes).
+  [[nodiscard]] double rate_per_domain_s() const {
     constexpr double kDay = 86400.0;
     constexpr double kHour = 3600.0;
-    return per_1000_node_days / (1000.0 * kDay) + per_component_hour * components_per_node / kHour;
+    return (per_1000_node_days + per_1000_domain_days) / (1000.0 * kDay) +
+           per_component_hour * components_per_node / kHour;
   }
+};
+
+// One event at a given time, the same in every seed and policy: a failure of a
+// node or a domain, or a node running slow from `at` to `until`.
+struct InjectedEventSpec {
+  double at_s = 0;
+  double until_s = 0;  // a slow node's end; 0 for a failure
+  Domain domain = Domain::node;
+  int id = -1;          // the node's or the domain's index
+  int node = -1;        // shorthand for domain node, id
+  double slowdown = 0;  // > 0: a slow node (step time factor), not a failure
+  Component component = Component::gpu;
+  bool replace_node = true;
+  double repair_s = 0;  // how long its nodes stay out; 0: the policy's repair_time draw
+  std::string where;    // file:line, for the event log of a replayed event
 };
 
 // A node running slow for a while: a GPU at lower clocks, a degraded link, a
@@ -46,7 +70,18 @@ struct StragglerProcessSpec {
 struct FaultsSpec {
   std::vector<FailureProcessSpec> processes;
   std::vector<StragglerProcessSpec> stragglers;
+  int nodes_per_rack = 4;                   // the rack (power) domain
+  std::vector<InjectedEventSpec> events;    // given in the scenario
+  std::string replay;                       // a CSV of a real cluster's failures
+  std::vector<InjectedEventSpec> replayed;  // its rows, loaded with the scenario
 };
+
+// Nodes in one domain of this kind on the scenario's cluster (leaf and pod from
+// cluster.network's tiers, rack from faults.nodes_per_rack); 0 when the
+// cluster does not define it (no network tiers, or a pod without a second tier).
+struct Scenario;
+int domain_nodes(const Scenario& s, Domain d);
+std::string_view domain_name(Domain d);
 
 enum class CheckpointRule { fixed, young, daly };
 enum class NoSpare { wait_for_repair, shrink };

@@ -22,6 +22,7 @@ CampaignEngine::CampaignEngine(const scenario::Scenario& s, const ResolvedPolicy
   nodes_.assign(static_cast<std::size_t>(total), NodeState::spare);
   node_gen_.assign(nodes_.size(), 0);
   slow_.assign(nodes_.size(), 1.0);
+  repair_until_.assign(nodes_.size(), 0);
   slot_.assign(nodes_.size(), -1);
   holder_.assign(static_cast<std::size_t>(job), -1);
   lost_slot_.assign(static_cast<std::size_t>(job), false);
@@ -31,6 +32,17 @@ CampaignEngine::CampaignEngine(const scenario::Scenario& s, const ResolvedPolicy
     holder_[static_cast<std::size_t>(n)] = n;
   }
   running_nodes_ = job;
+  // Domain processes keep one clock per domain; node processes one per node.
+  const auto& processes = s_.faults.processes;
+  span_.assign(processes.size(), 1);
+  domain_gen_.assign(processes.size(), {});
+  for (std::size_t p = 0; p < processes.size(); ++p) {
+    if (processes[p].domain == scenario::Domain::node) continue;
+    span_[p] = std::max(1, scenario::domain_nodes(s_, processes[p].domain));
+    domain_gen_[p].assign(static_cast<std::size_t>((total + span_[p] - 1) / span_[p]), 0);
+  }
+  for (const auto& e : s_.faults.events) injected_.push_back({&e, "injected"});
+  for (const auto& e : s_.faults.replayed) injected_.push_back({&e, "replayed " + e.where});
   healthy_step_s_ = steps_.step_time_s(job);
   target_steps_ =
       limits_.target_tokens > 0 ? limits_.target_tokens / steps_.tokens_per_step() : kInfinity;
@@ -45,8 +57,8 @@ void CampaignEngine::draw_clock(int node, int process) {
   const auto gen = node_gen_[static_cast<std::size_t>(node)];
   if (static_cast<std::size_t>(process) < failures.size()) {
     const auto& p = failures[static_cast<std::size_t>(process)];
-    const double rate = p.rate_per_node_s();
-    if (rate <= 0) return;
+    const double rate = p.rate_per_domain_s();
+    if (rate <= 0 || p.domain != scenario::Domain::node) return;
     const double dt = p.distribution == scenario::Lifetime::weibull
                           ? random_.weibull(p.shape, 1 / rate)
                           : random_.exponential(1 / rate);
@@ -57,6 +69,17 @@ void CampaignEngine::draw_clock(int node, int process) {
   if (g.per_1000_node_days <= 0) return;
   const double mean_s = 1000.0 * 86400.0 / g.per_1000_node_days;
   push(now_ + random_.exponential(mean_s), Kind::failure, node, process, gen);
+}
+
+void CampaignEngine::draw_domain_clock(std::size_t process, int domain) {
+  const auto& p = s_.faults.processes[process];
+  const double rate = p.rate_per_domain_s();
+  if (rate <= 0) return;
+  const double dt = p.distribution == scenario::Lifetime::weibull
+                        ? random_.weibull(p.shape, 1 / rate)
+                        : random_.exponential(1 / rate);
+  push(now_ + dt, Kind::domain_failure, domain, static_cast<int>(process),
+       domain_gen_[process][static_cast<std::size_t>(domain)]);
 }
 
 void CampaignEngine::draw_clocks(int node) {
@@ -120,6 +143,13 @@ void CampaignEngine::advance(double to) {
 
 RunResult CampaignEngine::run() {
   for (int n = 0; n < static_cast<int>(nodes_.size()); ++n) draw_clocks(n);
+  for (std::size_t p = 0; p < domain_gen_.size(); ++p) {
+    for (std::size_t d = 0; d < domain_gen_[p].size(); ++d)
+      draw_domain_clock(p, static_cast<int>(d));
+  }
+  for (std::size_t i = 0; i < injected_.size(); ++i) {
+    push(injected_[i].spec->at_s, Kind::injected, 0, static_cast<int>(i), 0);
+  }
   while (true) {
     const double next_event = queue_.empty() ? kInfinity : queue_.top().time;
     double next = std::min(next_event, limits_.horizon_s);
@@ -165,9 +195,16 @@ void CampaignEngine::handle(const Event& e) {
       on_clock(e);
       return;
     case Kind::straggler_end:
-      if (e.gen == node_gen_[static_cast<std::size_t>(e.node)]) {
+      if (e.gen == node_gen_[static_cast<std::size_t>(e.node)] &&
+          slow_[static_cast<std::size_t>(e.node)] > 1) {
         slow_[static_cast<std::size_t>(e.node)] = 1;
         std::erase(slow_nodes_, e.node);
+        if (logging()) {
+          auto ev = event(EventKind::straggler_end);
+          ev.first_node = e.node;
+          ev.node_count = 1;
+          emit(ev);
+        }
       }
       return;
     case Kind::straggler_seen:
@@ -176,8 +213,14 @@ void CampaignEngine::handle(const Event& e) {
           nodes_[static_cast<std::size_t>(e.node)] == NodeState::running &&
           phase_ == Phase::running) {
         ++result_.evictions;
-        log(fmt::format("evict straggler node {}", e.node));
-        send_to_repair(e.node);
+        if (logging()) {
+          auto ev = event(EventKind::eviction);
+          ev.first_node = e.node;
+          ev.node_count = 1;
+          ev.interrupts = true;
+          emit(ev);
+        }
+        send_to_repair(e.node, -1);
         interrupt(false);
       }
       return;
@@ -185,6 +228,12 @@ void CampaignEngine::handle(const Event& e) {
       if (e.gen != node_gen_[static_cast<std::size_t>(e.node)]) return;
       nodes_[static_cast<std::size_t>(e.node)] = NodeState::spare;
       draw_clocks(e.node);
+      if (logging()) {
+        auto ev = event(EventKind::repaired);
+        ev.first_node = e.node;
+        ev.node_count = 1;
+        emit(ev);
+      }
       if (phase_ == Phase::waiting) restart_or_wait();
       return;
     case Kind::phase_end:
@@ -197,7 +246,27 @@ void CampaignEngine::handle(const Event& e) {
       if (e.gen == peer_gen_) {
         memory_steps_ = peer_steps_;
         std::fill(lost_slot_.begin(), lost_slot_.end(), false);  // every shard twice again
+        if (logging()) {
+          auto ev = event(EventKind::peer_copy_done);
+          ev.step = memory_steps_;
+          emit(ev);
+        }
       }
+      return;
+    case Kind::domain_failure:
+      if (e.gen ==
+          domain_gen_[static_cast<std::size_t>(e.process)][static_cast<std::size_t>(e.node)]) {
+        on_domain_failure(e);
+      }
+      return;
+    case Kind::domain_repaired:
+      if (e.gen ==
+          domain_gen_[static_cast<std::size_t>(e.process)][static_cast<std::size_t>(e.node)]) {
+        draw_domain_clock(static_cast<std::size_t>(e.process), e.node);
+      }
+      return;
+    case Kind::injected:
+      on_injected(injected_[static_cast<std::size_t>(e.process)]);
       return;
   }
 }
@@ -213,39 +282,131 @@ void CampaignEngine::on_clock(const Event& e) {
 
 void CampaignEngine::on_failure(int node, int process) {
   const auto& p = s_.faults.processes[static_cast<std::size_t>(process)];
-  ++result_.failures_by_component[static_cast<std::size_t>(p.component)];
-  const bool was_running = nodes_[static_cast<std::size_t>(node)] == NodeState::running;
-  log(fmt::format("failure {} node {}{}", kComponentNames[static_cast<std::size_t>(p.component)],
-                  node, was_running ? "" : " (spare)"));
-  const int slot = slot_[static_cast<std::size_t>(node)];
-  if (policy_.spec->in_memory && was_running && p.replace_node && slot >= 0) {
-    // The node's host memory is gone; its shard survives in its peer's (job
-    // positions pair up: 0 with 1, 2 with 3, ...; an odd last one with the one
-    // before) unless the peer lost its memory too since the last copy.
-    const auto k = static_cast<std::size_t>(slot);
-    const std::size_t peer = (k ^ 1U) < lost_slot_.size() ? k ^ 1U : k - 1;
-    if (peer != k && lost_slot_[peer]) memory_lost_ = true;
-    lost_slot_[k] = true;
-  }
+  if (!p.replace_node) draw_clock(node, process);
+  take_down(node, 1, p.component, scenario::Domain::node, node, p.replace_node, -1, "random");
+}
+
+// A leaf, pod or rack fails: all of its nodes at once. Its clock stops until
+// it is repaired (or restarts at once, when nothing is replaced).
+void CampaignEngine::on_domain_failure(const Event& e) {
+  const auto process = static_cast<std::size_t>(e.process);
+  const auto& p = s_.faults.processes[process];
+  auto& gen = domain_gen_[process][static_cast<std::size_t>(e.node)];
+  ++gen;
+  double until = -1;
   if (p.replace_node) {
-    send_to_repair(node);
+    until = now_ + random_.exponential(policy_.spec->repair_s);
+    push(until, Kind::domain_repaired, e.node, e.process, gen);
   } else {
-    draw_clock(node, process);
+    draw_domain_clock(process, e.node);
+  }
+  take_down(e.node * span_[process], span_[process], p.component, p.domain, e.node, p.replace_node,
+            until, "random");
+}
+
+void CampaignEngine::on_injected(const InjectedEvent& e) {
+  const auto& spec = *e.spec;
+  if (spec.slowdown > 0) {
+    const int node = spec.id;
+    if (node < static_cast<int>(nodes_.size()) &&
+        nodes_[static_cast<std::size_t>(node)] != NodeState::repair) {
+      start_straggler(node, spec.slowdown, spec.until_s, -1, e.source);
+    }
+    return;
+  }
+  const int span = std::max(1, scenario::domain_nodes(s_, spec.domain));
+  double until = -1;
+  if (spec.replace_node) {
+    until =
+        now_ + (spec.repair_s > 0 ? spec.repair_s : random_.exponential(policy_.spec->repair_s));
+  }
+  take_down(spec.id * span, span, spec.component, spec.domain, spec.id, spec.replace_node, until,
+            e.source);
+}
+
+int CampaignEngine::peer_of(int slot) const {
+  // Positions pair across the halves of the job (k with k + N/2), so that a
+  // leaf or rack, which takes neighbours, rarely holds both copies of a shard.
+  const int job = static_cast<int>(holder_.size());
+  const int half = job / 2;
+  if (half == 0) return slot;
+  return slot < half ? slot + half : slot - half;
+}
+
+void CampaignEngine::take_down(int first, int count, scenario::Component component,
+                               scenario::Domain domain, int id, bool replace, double until,
+                               const std::string& source) {
+  ++result_.failures_by_component[static_cast<std::size_t>(component)];
+  const int end = std::min(first + count, static_cast<int>(nodes_.size()));
+  first = std::min(first, end);
+  bool any_running = false;
+  for (int n = first; n < end; ++n) {
+    any_running = any_running || nodes_[static_cast<std::size_t>(n)] == NodeState::running;
+  }
+  if (policy_.spec->in_memory && replace) {
+    // Host memory is gone with the node; each lost shard survives in its peer's
+    // memory unless the peer lost its memory too since the last copy.
+    std::vector<int> lost;
+    for (int n = first; n < end; ++n) {
+      const int slot = slot_[static_cast<std::size_t>(n)];
+      if (nodes_[static_cast<std::size_t>(n)] != NodeState::running || slot < 0) continue;
+      lost_slot_[static_cast<std::size_t>(slot)] = true;
+      lost.push_back(slot);
+    }
+    for (const int slot : lost) {
+      const int peer = peer_of(slot);
+      if (peer == slot || lost_slot_[static_cast<std::size_t>(peer)]) memory_lost_ = true;
+    }
+  }
+  if (replace && until < 0) until = now_ + random_.exponential(policy_.spec->repair_s);
+  const bool interrupts = any_running && phase_ != Phase::waiting;
+  if (logging()) {
+    auto ev = event(EventKind::failure);
+    ev.component = kComponentNames[static_cast<std::size_t>(component)];
+    ev.domain = scenario::domain_name(domain);
+    ev.id = id;
+    ev.first_node = first;
+    ev.node_count = end - first;
+    ev.interrupts = interrupts;
+    ev.duration_s = replace ? until - now_ : 0;
+    ev.detail = source;
+    emit(ev);
+  }
+  if (replace) {
+    for (int n = first; n < end; ++n) {
+      const auto i = static_cast<std::size_t>(n);
+      if (nodes_[i] != NodeState::repair || repair_until_[i] < until) send_to_repair(n, until);
+    }
   }
   // A job waiting for nodes is not running: the failure costs it nothing more.
-  if (was_running && phase_ != Phase::waiting) interrupt(true);
+  if (interrupts) interrupt(true);
 }
 
 void CampaignEngine::on_straggler_onset(int node, int process) {
   const auto& g =
       s_.faults.stragglers[static_cast<std::size_t>(process) - s_.faults.processes.size()];
+  const double end = now_ + random_.exponential(g.duration_s);
+  start_straggler(node, g.slowdown, end, process, g.name);
+  draw_clock(node, process);
+}
+
+void CampaignEngine::start_straggler(int node, double slowdown, double end, int process,
+                                     const std::string& source) {
   ++result_.straggler_onsets;
   auto& factor = slow_[static_cast<std::size_t>(node)];
   if (factor == 1) slow_nodes_.push_back(node);
-  factor = std::max(factor, g.slowdown);
+  factor = std::max(factor, slowdown);
   const auto gen = node_gen_[static_cast<std::size_t>(node)];
-  push(now_ + random_.exponential(g.duration_s), Kind::straggler_end, node, process, gen);
-  draw_clock(node, process);
+  if (logging()) {
+    auto ev = event(EventKind::straggler_onset);
+    ev.first_node = node;
+    ev.node_count = 1;
+    ev.slowdown = slowdown;
+    ev.duration_s = end - now_;
+    ev.detail = source;
+    emit(ev);
+  }
+  push(end, Kind::straggler_end, node, process, gen);
   if (policy_.spec->straggler_action == scenario::StragglerAction::evict &&
       nodes_[static_cast<std::size_t>(node)] == NodeState::running && phase_ == Phase::running) {
     const double seen_after = policy_.spec->straggler_detect_steps * step_time_now();
@@ -265,13 +426,13 @@ void CampaignEngine::start_checkpoint() {
         phase_ = Phase::checkpointing;
         blocked_ = true;
         ++phase_gen_;
-        log("checkpoint waits for the previous upload");
+        if (logging()) emit(event(EventKind::checkpoint_blocked));
         return;
       case scenario::UploadOverlap::skip:
         ++result_.checkpoints_skipped;
+        if (logging()) emit(event(EventKind::checkpoint_skipped));
         if (!spec->in_memory) {
           since_checkpoint_s_ = 0;
-          log("checkpoint skipped: the previous upload is still running");
           return;
         }
         staged_to_storage_ = false;  // the in-memory copy still goes to the peers
@@ -288,6 +449,12 @@ void CampaignEngine::stage_checkpoint() {
   blocked_ = false;
   staged_steps_ = done_steps_;
   push(now_ + policy_.stall_s, Kind::phase_end, 0, 0, ++phase_gen_);
+  if (logging()) {
+    auto ev = event(EventKind::checkpoint_started);
+    ev.duration_s = policy_.stall_s;
+    ev.step = staged_steps_;
+    emit(ev);
+  }
 }
 
 // Staged: training resumes; the copy goes to the peers and, when bound for
@@ -297,6 +464,11 @@ void CampaignEngine::end_checkpoint() {
   ++result_.checkpoints;
   since_checkpoint_s_ = 0;
   phase_ = Phase::running;
+  if (logging()) {
+    auto ev = event(EventKind::checkpoint_staged);
+    ev.step = staged_steps_;
+    emit(ev);
+  }
   if (spec->in_memory) {
     peer_steps_ = staged_steps_;
     push(now_ + policy_.peer_copy_s, Kind::peer_copy_done, 0, 0, ++peer_gen_);
@@ -307,6 +479,11 @@ void CampaignEngine::end_checkpoint() {
     durable_steps_ = staged_steps_;
     ++result_.uploads;
     result_.storage_bytes += policy_.checkpoint_bytes;
+    if (logging()) {
+      auto ev = event(EventKind::upload_done);
+      ev.step = durable_steps_;
+      emit(ev);
+    }
   } else if (!upload_pending_) {
     begin_upload(staged_steps_);
   } else {  // queue: this one waits; a newer one replaces it
@@ -319,6 +496,12 @@ void CampaignEngine::begin_upload(double steps) {
   upload_pending_ = true;
   uploading_steps_ = steps;
   push(now_ + policy_.upload_s, Kind::upload_done, 0, 0, ++upload_gen_);
+  if (logging()) {
+    auto ev = event(EventKind::upload_started);
+    ev.duration_s = policy_.upload_s;
+    ev.step = steps;
+    emit(ev);
+  }
 }
 
 void CampaignEngine::on_upload_done() {
@@ -326,6 +509,11 @@ void CampaignEngine::on_upload_done() {
   upload_pending_ = false;
   ++result_.uploads;
   result_.storage_bytes += policy_.checkpoint_bytes;
+  if (logging()) {
+    auto ev = event(EventKind::upload_done);
+    ev.step = durable_steps_;
+    emit(ev);
+  }
   if (queued_) {
     queued_ = false;
     begin_upload(queued_steps_);
@@ -339,6 +527,11 @@ void CampaignEngine::on_phase_end() {
       end_checkpoint();
       return;
     case Phase::detecting:
+      if (logging()) {
+        auto ev = event(EventKind::detected);
+        ev.duration_s = policy_.detect_s;
+        emit(ev);
+      }
       restart_or_wait();
       return;
     case Phase::restarting:
@@ -346,7 +539,11 @@ void CampaignEngine::on_phase_end() {
       since_checkpoint_s_ = 0;
       phase_ = Phase::running;
       from_storage_ = false;
-      log(fmt::format("running on {} nodes", running_nodes_));
+      if (logging()) {
+        auto ev = event(EventKind::running);
+        ev.node_count = running_nodes_;
+        emit(ev);
+      }
       return;
     case Phase::running:
     case Phase::waiting:
@@ -361,21 +558,31 @@ void CampaignEngine::interrupt(bool detect) {
   // failure took both copies of a shard; else the last one in storage. Uploads
   // and peer copies in flight lose the failed node's shard: abandoned.
   double back_to = durable_steps_;
+  std::string loads = "from storage";
   if (policy_.spec->in_memory) {
     if (memory_lost_) {
       if (!from_storage_) ++result_.restores_from_storage;
       from_storage_ = true;
       memory_steps_ = durable_steps_;
-      log("both copies of a shard lost: back to the checkpoint in storage");
+      loads = "from storage: both copies of a shard lost";
     } else {
       back_to = std::max(back_to, memory_steps_);
+      if (!from_storage_) loads = "from peer memory";
     }
     memory_lost_ = false;
     ++peer_gen_;
   }
+  const double lost_s = std::max(0.0, done_steps_ - back_to) * healthy_step_s_;
   if (done_steps_ > back_to) {
-    result_.seconds_by_cause[at(Cause::lost_work)] += (done_steps_ - back_to) * healthy_step_s_;
+    result_.seconds_by_cause[at(Cause::lost_work)] += lost_s;
     done_steps_ = back_to;
+  }
+  if (logging()) {
+    auto ev = event(EventKind::rollback);
+    ev.lost_work_s = lost_s;
+    ev.step = done_steps_;
+    ev.detail = loads + (upload_pending_ ? "; the upload in flight is abandoned" : "");
+    emit(ev);
   }
   upload_pending_ = false;
   queued_ = false;
@@ -390,7 +597,9 @@ void CampaignEngine::interrupt(bool detect) {
   }
 }
 
-void CampaignEngine::send_to_repair(int node) {
+void CampaignEngine::send_to_repair(int node, double until) {
+  if (until < 0) until = now_ + random_.exponential(policy_.spec->repair_s);
+  repair_until_[static_cast<std::size_t>(node)] = until;
   auto& state = nodes_[static_cast<std::size_t>(node)];
   if (state == NodeState::running) --running_nodes_;
   state = NodeState::repair;
@@ -403,7 +612,7 @@ void CampaignEngine::send_to_repair(int node) {
   slow_[static_cast<std::size_t>(node)] = 1;
   std::erase(slow_nodes_, node);
   const auto gen = ++node_gen_[static_cast<std::size_t>(node)];
-  push(now_ + random_.exponential(policy_.spec->repair_s), Kind::repaired, node, 0, gen);
+  push(until, Kind::repaired, node, 0, gen);
 }
 
 void CampaignEngine::restart_or_wait() {
@@ -430,15 +639,41 @@ void CampaignEngine::restart_or_wait() {
     const double restart_s =
         from_storage_ || !policy_.spec->in_memory ? policy_.storage_restart_s : policy_.restart_s;
     push(now_ + restart_s, Kind::phase_end, 0, 0, phase_gen_);
+    if (logging()) {
+      auto ev = event(EventKind::restart);
+      ev.duration_s = restart_s;
+      ev.node_count = running_nodes_;
+      if (!whole) {
+        ev.detail = fmt::format("shrunk: {} of {} nodes", running_nodes_, steps_.job_nodes());
+      } else if (shrunk_) {
+        ev.detail = fmt::format("grown back to {} nodes", running_nodes_);
+      }
+      ev.detail +=
+          (ev.detail.empty() ? "" : "; ") + std::string(from_storage_ || !policy_.spec->in_memory
+                                                            ? "loads from storage"
+                                                            : "loads from peer memory");
+      emit(ev);
+    }
+    shrunk_ = !whole;
   } else {
+    const bool already = phase_ == Phase::waiting;  // a repair came, not enough
     phase_ = Phase::waiting;
-    log(fmt::format("waiting for repairs: {} of {} nodes", running_nodes_, steps_.job_nodes()));
+    if (logging() && !already) {
+      auto ev = event(EventKind::waiting);
+      ev.node_count = running_nodes_;
+      ev.detail = fmt::format("{} of {} nodes", running_nodes_, steps_.job_nodes());
+      emit(ev);
+    }
   }
 }
 
-void CampaignEngine::log(const std::string& what) {
-  if (!limits_.event_log) return;
-  result_.events.push_back(fmt::format("{:10.4f} h  {}", now_ / 3600, what));
+CampaignEvent CampaignEngine::event(EventKind kind) const {
+  CampaignEvent e;
+  e.time_s = now_;
+  e.kind = kind;
+  return e;
 }
+
+void CampaignEngine::emit(const CampaignEvent& e) const { (*limits_.events)(e); }
 
 }  // namespace myriad::sim::campaign

@@ -20,10 +20,12 @@
 
 #include <cstdint>
 #include <queue>
+#include <string>
 #include <vector>
 
 #include "models/random/random_stream.hpp"
 #include "models/scenario/scenario.hpp"
+#include "sim/campaign/campaign_event.hpp"
 #include "sim/campaign/resolved_policy.hpp"
 #include "sim/campaign/run_result.hpp"
 #include "sim/campaign/step_time_cache.hpp"
@@ -33,9 +35,9 @@ namespace myriad::sim::campaign {
 using random::RandomStream;
 
 struct CampaignLimits {
-  double horizon_s = 0;      // stop here at the latest
-  double target_tokens = 0;  // or when this many tokens are trained (0: no target)
-  bool event_log = false;
+  double horizon_s = 0;               // stop here at the latest
+  double target_tokens = 0;           // or when this many tokens are trained (0: no target)
+  const EventSink* events = nullptr;  // every event, as it happens (nullptr: none)
 };
 
 class CampaignEngine {
@@ -55,7 +57,10 @@ class CampaignEngine {
     repaired,
     phase_end,
     upload_done,
-    peer_copy_done
+    peer_copy_done,
+    domain_failure,   // node: the domain's index, process: its failure process
+    domain_repaired,  // the same
+    injected          // process: index into injected_
   };
   struct Event {
     double time = 0;
@@ -71,6 +76,11 @@ class CampaignEngine {
     }
   };
 
+  struct InjectedEvent {
+    const scenario::InjectedEventSpec* spec = nullptr;
+    std::string source;
+  };
+
   void push(double time, Kind kind, int node, int process, std::uint64_t gen);
   void draw_clock(int node, int process);
   void draw_clocks(int node);
@@ -78,10 +88,19 @@ class CampaignEngine {
   void handle(const Event& e);
   void on_clock(const Event& e);
   void on_failure(int node, int process);
+  void on_domain_failure(const Event& e);
+  void on_injected(const InjectedEvent& e);
+  // A failure of nodes [first, first + count): counted once, the running ones
+  // interrupt the job; with `replace` they leave for repair until `until`.
+  void take_down(int first, int count, scenario::Component component, scenario::Domain domain,
+                 int id, bool replace, double until, const std::string& source);
+  void draw_domain_clock(std::size_t process, int domain);
+  void start_straggler(int node, double slowdown, double end, int process,
+                       const std::string& source);
   void on_straggler_onset(int node, int process);
   void on_phase_end();
   void interrupt(bool detect);
-  void send_to_repair(int node);
+  void send_to_repair(int node, double until);
   void restart_or_wait();
   void start_checkpoint();
   void stage_checkpoint();
@@ -91,7 +110,10 @@ class CampaignEngine {
   [[nodiscard]] double upload_factor() const;
   [[nodiscard]] double slowest_factor() const;
   [[nodiscard]] double step_time_now();
-  void log(const std::string& what);
+  [[nodiscard]] int peer_of(int slot) const;
+  [[nodiscard]] bool logging() const { return limits_.events != nullptr; }
+  void emit(const CampaignEvent& e) const;
+  [[nodiscard]] CampaignEvent event(EventKind kind) const;
 
   const scenario::Scenario& s_;
   const ResolvedPolicy& policy_;
@@ -103,6 +125,13 @@ class CampaignEngine {
 
   std::vector<NodeState> nodes_;
   std::vector<std::uint64_t> node_gen_;
+  std::vector<double> repair_until_;  // by node, while under repair
+  // Domain failure processes: nodes per domain, and each domain's clock
+  // generation (0 for node processes, which keep their clocks on the nodes).
+  std::vector<int> span_;
+  std::vector<std::vector<std::uint64_t>> domain_gen_;
+  std::vector<InjectedEvent> injected_;
+  bool shrunk_ = false;       // the last restart was on fewer nodes than the job
   std::vector<double> slow_;  // step time factor of each node, 1 when healthy
   std::vector<int> slow_nodes_;
   int running_nodes_ = 0;

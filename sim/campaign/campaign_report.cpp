@@ -149,7 +149,6 @@ CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& pr
   report.healthy_step_s = probe.step_time_s(probe.job_nodes());
   report.tokens_per_step = probe.tokens_per_step();
   CampaignLimits limits;
-  limits.event_log = options.event_log;
   limits.horizon_s = options.days > 0 ? options.days * 86400 : kLongestCampaign_s;
   limits.target_tokens = options.tokens > 0 ? options.tokens
                          : options.days > 0 ? 0
@@ -163,19 +162,39 @@ CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& pr
     p.runs.resize(static_cast<std::size_t>(options.seeds));
     report.policies.push_back(std::move(p));
   }
+  if (options.event_seed >= options.seeds) {
+    throw std::invalid_argument(
+        fmt::format("the event log's seed {} is not among the {} seeds "
+                    "run (0 to {})",
+                    options.event_seed, options.seeds, options.seeds - 1));
+  }
   // Jobs are (policy, seed) pairs; each thread takes the next, with its own
-  // step-time cache. Results land in fixed slots, so order never matters.
+  // step-time cache. Results land in fixed slots, so order never matters. The
+  // logged seed runs afterwards, policy by policy, so that its log comes out
+  // in one order on any number of threads.
   const std::size_t seeds = static_cast<std::size_t>(options.seeds);
-  const std::size_t jobs = report.policies.size() * seeds;
+  const bool logged = options.event_seed >= 0 && options.on_event;
+  const auto event_seed = static_cast<std::size_t>(std::max(0, options.event_seed));
+  std::vector<std::size_t> jobs;
+  for (std::size_t j = 0; j < report.policies.size() * seeds; ++j) {
+    if (!logged || j % seeds != event_seed) jobs.push_back(j);
+  }
+  const auto run_one = [&](StepTimeCache& cache, std::size_t j, const EventSink* sink) {
+    PolicyReport& p = report.policies[j / seeds];
+    CampaignLimits own = limits;
+    own.events = sink;
+    CampaignEngine engine(s, p.policy, cache, own, RandomStream(s.seed, j % seeds));
+    p.runs[j % seeds] = engine.run();
+  };
   run_jobs(
-      jobs, options.threads, [&] { return StepTimeCache(s, profile, options.step_scale); },
-      [&](StepTimeCache& cache, std::size_t j) {
-        PolicyReport& p = report.policies[j / seeds];
-        CampaignLimits own = limits;
-        own.event_log = limits.event_log && j % seeds == 0;  // only seed 0's log is written
-        CampaignEngine engine(s, p.policy, cache, own, RandomStream(s.seed, j % seeds));
-        p.runs[j % seeds] = engine.run();
-      });
+      jobs.size(), options.threads, [&] { return StepTimeCache(s, profile, options.step_scale); },
+      [&](StepTimeCache& cache, std::size_t k) { run_one(cache, jobs[k], nullptr); });
+  if (logged) {
+    for (std::size_t p = 0; p < report.policies.size(); ++p) {
+      const EventSink sink = [&options, p](const CampaignEvent& e) { options.on_event(p, e); };
+      run_one(probe, p * seeds + event_seed, &sink);
+    }
+  }
   return report;
 }
 

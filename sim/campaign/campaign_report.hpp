@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/scenario/scenario.hpp"
+#include "sim/campaign/campaign_event.hpp"
 #include "sim/campaign/resolved_policy.hpp"
 #include "sim/campaign/run_result.hpp"
 #include "sim/cost/device_profile.hpp"
@@ -22,7 +23,10 @@ struct CampaignOptions {
   double tokens = 0;  // token target (0: training.tokens, unless days is given)
   int seeds = 8;
   int threads = 1;  // seeds run in parallel on this many threads
-  bool event_log = false;
+  // The event log of one seed (-1: none), every policy's run in turn, handed
+  // to `on_event` with the policy's index as it happens (not kept).
+  int event_seed = -1;
+  std::function<void(std::size_t policy, const CampaignEvent&)> on_event;
   // Multiplies the analytic engine's step times: the step engine's healthy step
   // over the analytic engine's, where the caller simulated it (plan --rescore).
   double step_scale = 1;

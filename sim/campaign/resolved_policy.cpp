@@ -9,9 +9,13 @@
 
 namespace myriad::sim::campaign {
 
-double node_failure_rate(const scenario::FaultsSpec& f) {
+double job_failure_rate(const scenario::Scenario& s, int nodes) {
   double rate = 0;
-  for (const auto& p : f.processes) rate += p.rate_per_node_s();
+  for (const auto& p : s.faults.processes) {
+    const int span = std::max(1, scenario::domain_nodes(s, p.domain));
+    const int domains = (nodes + span - 1) / span;
+    rate += p.rate_per_domain_s() * domains;
+  }
   return rate;
 }
 
@@ -50,7 +54,7 @@ ResolvedPolicy resolve_policy(const scenario::Scenario& s, const scenario::Polic
   } else {
     r.load_s = r.storage_load_s;
   }
-  const double rate = node_failure_rate(s.faults) * nodes;
+  const double rate = job_failure_rate(s, nodes);
   r.job_mtbf_s = rate > 0 ? 1 / rate : std::numeric_limits<double>::infinity();
   // Steps 1 + s times slower for one upload lose upload x s / (1 + s) of training.
   const double slowed = p.upload_slowdown / (1 + p.upload_slowdown);

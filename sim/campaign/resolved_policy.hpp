@@ -31,8 +31,9 @@ struct ResolvedPolicy {
   double storage_restart_s = 0;  // the same, loading from storage
 };
 
-// Failures per second of one node, all processes together.
-double node_failure_rate(const scenario::FaultsSpec& f);
+// Failures per second of a job on `nodes` nodes: every node process on each
+// node, every domain process on each domain the job touches.
+double job_failure_rate(const scenario::Scenario& s, int nodes);
 double young_interval(double cost_s, double mtbf_s);
 double daly_interval(double cost_s, double mtbf_s);
 

@@ -47,7 +47,6 @@ struct RunResult {
   int restores_from_storage = 0;  // in memory: failures that took both copies of a shard
   int straggler_onsets = 0;
   int evictions = 0;
-  std::vector<std::string> events;  // when asked for
 
   [[nodiscard]] double ettr() const { return wall_s > 0 ? seconds_by_cause[0] / wall_s : 0; }
 };

@@ -263,7 +263,7 @@ policies:
   EXPECT_EQ(s.policies[1].checkpoint_interval_s, 3600);
   EXPECT_EQ(s.policies[1].hot_spares, 0);
   ASSERT_EQ(s.faults.processes.size(), 1u);
-  EXPECT_NEAR(s.faults.processes[0].rate_per_node_s(), 8e-5 / 3600, 1e-15);
+  EXPECT_NEAR(s.faults.processes[0].rate_per_domain_s(), 8e-5 / 3600, 1e-15);
   EXPECT_EQ(s.faults.processes[0].distribution, Lifetime::weibull);
 }
 

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "models/random/random_stream.hpp"
 #include "models/scenario/loader.hpp"
@@ -142,16 +144,39 @@ TEST(Campaign, CausesAddUpToTheWallClock) {
   EXPECT_GT(report.policies[1].over_seeds(ettr).mean, wait.over_seeds(ettr).mean);
 }
 
+// The event log as text, by policy.
+std::vector<std::string> event_lines(const scenario::Scenario& s, CampaignOptions o,
+                                     CampaignReport* report = nullptr) {
+  std::vector<std::string> lines;
+  o.on_event = [&lines](std::size_t p, const CampaignEvent& e) {
+    lines.push_back(fmt::format("{} {:.9g} {} {} {} {} {} {:.9g} {:.9g} {}", p, e.time_s,
+                                event_name(e.kind), e.component, e.first_node, e.node_count,
+                                e.interrupts, e.lost_work_s, e.step, e.detail));
+  };
+  const auto r = run_campaign(s, a100(), o);
+  if (report != nullptr) *report = r;
+  return lines;
+}
+
 TEST(Campaign, SameSeedSameOutputOnAnyNumberOfThreads) {
   const auto s = load(kBusy);
   CampaignOptions o;
   o.days = 10;
   o.seeds = 6;
-  o.event_log = true;
+  o.event_seed = 0;
   o.threads = 1;
-  const auto one = run_campaign(s, a100(), o);
+  CampaignReport one;
+  const auto log_one = event_lines(s, o, &one);
   o.threads = 4;
-  const auto four = run_campaign(s, a100(), o);
+  CampaignReport four;
+  const auto log_four = event_lines(s, o, &four);
+  EXPECT_EQ(log_one, log_four);
+  EXPECT_FALSE(log_one.empty());
+  // Another seed logs other events; not logging changes nothing.
+  o.event_seed = 1;
+  EXPECT_NE(event_lines(s, o), log_one);
+  o.event_seed = -1;
+  const auto quiet = run_campaign(s, a100(), o);
   for (std::size_t p = 0; p < one.policies.size(); ++p) {
     for (std::size_t i = 0; i < one.policies[p].runs.size(); ++i) {
       const RunResult& a = one.policies[p].runs[i];
@@ -160,11 +185,13 @@ TEST(Campaign, SameSeedSameOutputOnAnyNumberOfThreads) {
       EXPECT_EQ(a.steps, b.steps);
       EXPECT_EQ(a.seconds_by_cause, b.seconds_by_cause);
       EXPECT_EQ(a.failures_by_component, b.failures_by_component);
-      EXPECT_EQ(a.events, b.events);
+      EXPECT_EQ(a.wall_s, quiet.policies[p].runs[i].wall_s);
+      EXPECT_EQ(a.seconds_by_cause, quiet.policies[p].runs[i].seconds_by_cause);
     }
   }
   // Different seeds see different failures.
-  EXPECT_NE(one.policies[0].runs[0].events, one.policies[0].runs[1].events);
+  EXPECT_NE(one.policies[0].runs[0].failures_by_component,
+            one.policies[0].runs[1].failures_by_component);
 }
 
 // Daly (2006), eq. 13: with exponential failures of mean M (during work,
@@ -640,6 +667,240 @@ policies:
   EXPECT_LT(memory.policy.interval_s, 120);
   EXPECT_GT(e_memory.low(), e_storage.high() + 0.1);
   EXPECT_LT(r_memory.high() * 3, r_storage.low());
+}
+
+}  // namespace
+}  // namespace myriad::sim::campaign
+
+namespace myriad::sim::campaign {
+namespace {
+
+// 16 nodes of 8 A100 under leaves of 8 nodes (16-port leaf switches at 1:1,
+// rail-optimized), two tiers; no random failures unless given.
+scenario::Scenario domains(const std::string& extra) {
+  return scenario::load_scenario_text(R"(
+cluster:
+  preset: selene-like
+  gpus: 128
+  network:
+    rail_optimized: true
+    tiers:
+      - {name: leaf, radix: 16, oversubscription: 1}
+      - {name: spine, radix: 16}
+model: {preset: gpt3-175b-megatron}
+parallelism: {tp: 8, pp: 8, global_batch: 64}
+)" + extra,
+                                      "domains.yaml", kShipped);
+}
+
+// Runs one seed of one policy, collecting its events.
+RunResult run_logged(const scenario::Scenario& s, std::vector<CampaignEvent>& events,
+                     double days = 1) {
+  CampaignOptions o;
+  o.days = days;
+  o.seeds = 1;
+  o.event_seed = 0;
+  o.on_event = [&events](std::size_t policy, const CampaignEvent& e) {
+    if (policy == 0) events.push_back(e);
+  };
+  return run_campaign(s, a100(), o).policies[0].runs[0];
+}
+
+std::vector<CampaignEvent> of_kind(const std::vector<CampaignEvent>& events, EventKind k) {
+  std::vector<CampaignEvent> out;
+  for (const auto& e : events) {
+    if (e.kind == k) out.push_back(e);
+  }
+  return out;
+}
+
+TEST(FailureDomains, SizesFollowTheNetworkAndRatesCountDomains) {
+  const auto s = domains(R"(
+faults:
+  nodes_per_rack: 2
+  processes:
+    - {component: switch, domain: leaf, per_1000_domain_days: 1000}
+    - {component: host, domain: rack, per_1000_domain_days: 500}
+    - {component: gpu, per_1000_node_days: 100}
+)");
+  EXPECT_EQ(scenario::domain_nodes(s, scenario::Domain::node), 1);
+  EXPECT_EQ(scenario::domain_nodes(s, scenario::Domain::leaf), 8);
+  EXPECT_EQ(scenario::domain_nodes(s, scenario::Domain::pod), 16);  // 8 x 16, all 16 nodes
+  EXPECT_EQ(scenario::domain_nodes(s, scenario::Domain::rack), 2);
+  // 2 leaves x 1/day + 8 racks x 0.5/day + 16 nodes x 0.1/day = 7.6 a day.
+  EXPECT_NEAR(resolve_policy(s, s.policies[0]).job_mtbf_s, 86400 / 7.6, 1e-6);
+}
+
+TEST(FailureDomains, ALeafFailureTakesAllItsNodesAndSparesReplaceThem) {
+  // Leaf 1 (nodes 8-15) fails at 10 h for 2 h. With 8 spares (nodes 16-23,
+  // leaf 2) the job restarts at once; with 4 it waits for the repair.
+  const auto s = domains(R"(
+faults:
+  processes: []
+  events: [{at: 10h, domain: leaf, id: 1, repair: 2h}]
+policies:
+  - {name: eight, hot_spares: 8, checkpoint_rule: fixed, checkpoint_interval: 100h}
+  - {name: four, hot_spares: 4, checkpoint_rule: fixed, checkpoint_interval: 100h}
+)");
+  std::vector<CampaignEvent> events;
+  const RunResult eight = run_logged(s, events);
+  EXPECT_EQ(eight.interruptions, 1);
+  EXPECT_EQ(eight.failures_by_component[static_cast<std::size_t>(scenario::Component::switch_)], 1);
+  const auto failures = of_kind(events, EventKind::failure);
+  ASSERT_EQ(failures.size(), 1U);
+  EXPECT_EQ(failures[0].time_s, 36000);
+  EXPECT_EQ(failures[0].domain, "leaf");
+  EXPECT_EQ(failures[0].first_node, 8);
+  EXPECT_EQ(failures[0].node_count, 8);
+  EXPECT_TRUE(failures[0].interrupts);
+  EXPECT_EQ(failures[0].detail, "injected");
+  const auto restarts = of_kind(events, EventKind::restart);
+  ASSERT_EQ(restarts.size(), 1U);
+  EXPECT_EQ(restarts[0].node_count, 16);
+  EXPECT_EQ(restarts[0].time_s, 36000 + 600);  // after detection and diagnosis
+  const auto repaired = of_kind(events, EventKind::repaired);
+  ASSERT_EQ(repaired.size(), 8U);
+  for (const auto& e : repaired) EXPECT_EQ(e.time_s, 36000 + 7200);
+  EXPECT_EQ(cause(eight, Cause::repair_wait), 0);
+  // Four spares are not enough: the job waits until the leaf is back.
+  auto four_only = s;
+  four_only.policies.erase(four_only.policies.begin());
+  events.clear();
+  const RunResult four = run_logged(four_only, events);
+  EXPECT_NEAR(cause(four, Cause::repair_wait), 7200 - 600, 1e-6);
+  ASSERT_EQ(of_kind(events, EventKind::waiting).size(), 1U);
+}
+
+TEST(FailureDomains, RandomLeafFailuresAreCountedOncePerDomain) {
+  // Leaves fail 20 times a day in all (10 per leaf-day over 2 leaves);
+  // a failure of a leaf under repair cannot happen.
+  const auto s = domains(R"(
+faults:
+  processes: [{component: switch, domain: leaf, per_1000_domain_days: 10000}]
+policies: [{hot_spares: 8, repair_time: 1min, detection: 1min, diagnosis: 0s}]
+)");
+  std::vector<CampaignEvent> events;
+  const RunResult r = run_logged(s, events, 10);
+  const auto failures = of_kind(events, EventKind::failure);
+  // Leaves 0 and 1 hold the job, leaf 2 the spares: 3 leaves x 10 a day.
+  EXPECT_NEAR(static_cast<double>(failures.size()), 300, 3 * std::sqrt(300.0));
+  for (const auto& e : failures) {
+    EXPECT_EQ(e.node_count, 8);
+    EXPECT_EQ(e.first_node % 8, 0);
+  }
+  EXPECT_EQ(r.failures_by_component[static_cast<std::size_t>(scenario::Component::switch_)],
+            static_cast<int>(failures.size()));
+}
+
+TEST(InjectedEvents, ASlowNodeCostsItsSlowdownForItsDuration) {
+  // Node 3 at half speed from 1 h to 3 h: 2 h x (1 - 1/2) of training lost.
+  const auto s = domains(R"(
+faults:
+  processes: []
+  events: [{at: 1h, until: 3h, node: 3, slowdown: 2}]
+policies: [{checkpoint_rule: fixed, checkpoint_interval: 100h}]
+)");
+  std::vector<CampaignEvent> events;
+  const RunResult r = run_logged(s, events);
+  EXPECT_NEAR(cause(r, Cause::stragglers), 3600, 1e-6);
+  EXPECT_EQ(r.straggler_onsets, 1);
+  ASSERT_EQ(of_kind(events, EventKind::straggler_onset).size(), 1U);
+  EXPECT_EQ(of_kind(events, EventKind::straggler_end).at(0).time_s, 3 * 3600);
+}
+
+TEST(InjectedEvents, AReplayedLogPlaysItsRows) {
+  const auto dir = std::filesystem::temp_directory_path() / "myriad_replay_test";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream csv(dir / "failures.csv");
+    csv << "# two failures from a cluster's log\n"
+           "time,component,id,duration,domain\n"
+           "2h,gpu,3,1h,node\n"
+           "5h, switch, 1, 30min, leaf\n"
+           "7h,software,2,,\n";
+  }
+  {
+    std::ofstream yaml(dir / "replay.yaml");
+    yaml << R"(
+cluster:
+  preset: selene-like
+  gpus: 128
+  network: {rail_optimized: true, tiers: [{name: leaf, radix: 16}, {name: spine, radix: 16}]}
+model: {preset: gpt3-175b-megatron}
+parallelism: {tp: 8, pp: 8, global_batch: 64}
+faults: {processes: [], replay: failures.csv}
+policies: [{hot_spares: 8}]
+)";
+  }
+  const auto s = scenario::load_scenario((dir / "replay.yaml").string(), kShipped);
+  ASSERT_EQ(s.faults.replayed.size(), 3U);
+  std::vector<CampaignEvent> events;
+  const RunResult r = run_logged(s, events);
+  EXPECT_EQ(r.interruptions, 3);
+  const auto failures = of_kind(events, EventKind::failure);
+  ASSERT_EQ(failures.size(), 3U);
+  EXPECT_EQ(failures[0].time_s, 7200);
+  EXPECT_EQ(failures[0].first_node, 3);
+  EXPECT_EQ(failures[0].duration_s, 3600);
+  EXPECT_NE(failures[0].detail.find("failures.csv:3"), std::string::npos) << failures[0].detail;
+  EXPECT_EQ(failures[1].first_node, 8);
+  EXPECT_EQ(failures[1].node_count, 8);
+  EXPECT_EQ(failures[1].duration_s, 1800);
+  EXPECT_EQ(failures[2].component, "software");
+  EXPECT_EQ(failures[2].duration_s, 0);  // restarts in place
+  // A bad row is an error at its line and column.
+  {
+    std::ofstream csv(dir / "failures.csv");
+    csv << "time,component,id\n2h,gpu,3\n3 hours,gpu,4\n";
+  }
+  try {
+    (void)scenario::load_scenario((dir / "replay.yaml").string(), kShipped);
+    FAIL() << "a bad time loaded";
+  } catch (const scenario::ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("failures.csv:3:1: error: faults.replay: column 'time'"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(dir / "failures.csv");
+  try {
+    (void)scenario::load_scenario((dir / "replay.yaml").string(), kShipped);
+    FAIL() << "a missing replay loaded";
+  } catch (const scenario::ScenarioError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("error: faults.replay: " + (dir / "failures.csv").string() +
+                                   ": cannot read a failure replay: No such file or directory"),
+        std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(InMemoryCheckpoints, PeersSitInTheOtherHalfOfTheJob) {
+  // Leaf 0 (nodes 0-7) fails: their shards live on nodes 8-15, so the job
+  // restores from peer memory. Node 8 failing before the next copy takes the
+  // last copy of node 0's shard: back to storage.
+  const std::string policy = R"(
+policies: [{in_memory: true, hot_spares: 8, checkpoint_rule: fixed, checkpoint_interval: 1h}]
+)";
+  std::vector<CampaignEvent> events;
+  const RunResult leaf = run_logged(domains(R"(
+faults:
+  processes: []
+  events: [{at: 10h, domain: leaf, id: 0, repair: 1h}]
+)" + policy),
+                                    events);
+  EXPECT_EQ(leaf.restores_from_storage, 0);
+  ASSERT_EQ(of_kind(events, EventKind::rollback).size(), 1U);
+  EXPECT_EQ(of_kind(events, EventKind::rollback)[0].detail, "from peer memory");
+  events.clear();
+  const RunResult both = run_logged(domains(R"(
+faults:
+  processes: []
+  events: [{at: 10h, domain: leaf, id: 0, repair: 1h}, {at: 605min, node: 8}]
+)" + policy),
+                                    events);
+  EXPECT_EQ(both.restores_from_storage, 1);
+  EXPECT_EQ(both.interruptions, 2);
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "sim/step/step_engine.hpp"
@@ -828,6 +830,8 @@ TEST(Cli, CampaignComparesPoliciesAndWritesJsonAndEvents) {
     f << "cluster: {preset: selene-like, gpus: 128}\n"
          "model: {preset: gpt3-175b-megatron}\n"
          "parallelism: {tp: 8, pp: 8, global_batch: 64}\n"
+         "faults:\n"
+         "  processes: [{component: gpu, per_1000_node_days: 100}]\n"
          "policies:\n"
          "  - {name: no-spares}\n"
          "  - {name: four-spares, hot_spares: 4}\n";
@@ -852,15 +856,51 @@ TEST(Cli, CampaignComparesPoliciesAndWritesJsonAndEvents) {
   // 20 days of 16 nodes (128 GPUs), and of 4 spare nodes more.
   EXPECT_DOUBLE_EQ(j["policies"][0]["figures"]["gpu_hours"]["mean"].get<double>(), 20 * 24 * 128);
   EXPECT_DOUBLE_EQ(j["policies"][1]["figures"]["gpu_hours"]["mean"].get<double>(), 20 * 24 * 160);
+  // JSON Lines: every line an object with a time, a policy and an event.
   std::ifstream log(events);
-  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("# policy four-spares"), std::string::npos);
-  EXPECT_NE(text.find("failure "), std::string::npos);
-  // Same seed, same report.
-  const Result again =
-      run_cli({"campaign", scenario.string(), "--days", "20", "--seeds", "3", "--threads", "1"});
+  std::string line;
+  std::map<std::string, int> kinds;
+  std::set<std::string> policies;
+  double last = 0;
+  std::string last_policy;
+  while (std::getline(log, line)) {
+    const auto e = nlohmann::json::parse(line);
+    const auto policy = e.at("policy").get<std::string>();
+    if (policy != last_policy) last = 0;  // each policy's run in turn
+    EXPECT_GE(e.at("time_s").get<double>(), last) << line;
+    last = e.at("time_s").get<double>();
+    last_policy = policy;
+    policies.insert(policy);
+    ++kinds[e.at("event").get<std::string>()];
+    EXPECT_EQ(e.at("seed").get<int>(), 0);
+    if (e.at("event") == "rollback") {
+      EXPECT_GE(e.at("lost_work_s").get<double>(), 0) << line;
+    }
+  }
+  EXPECT_EQ(policies, (std::set<std::string>{"no-spares", "four-spares"}));
+  for (const char* kind : {"failure", "rollback", "detected", "restart", "running",
+                           "checkpoint_started", "checkpoint_staged", "upload_done"}) {
+    EXPECT_GT(kinds[kind], 0) << kind;
+  }
+  EXPECT_FALSE(std::filesystem::exists(events.string() + ".partial"));
+  // Same seed, same report; CSV for another seed, with its header.
+  const auto csv = dir / "myriad_cli_campaign_events.csv";
+  const Result again = run_cli({"campaign", scenario.string(), "--days", "20", "--seeds", "3",
+                                "--threads", "1", "--events", csv.string(), "--event-seed", "2"});
   EXPECT_EQ(again.out, r.out);
-  for (const auto& p : {scenario, json, events}) std::filesystem::remove(p);
+  std::ifstream table(csv);
+  std::getline(table, line);
+  EXPECT_EQ(line.rfind("time_s,time_h,policy,seed,event,", 0), 0u) << line;
+  std::getline(table, line);
+  EXPECT_NE(line.find(",no-spares,2,"), std::string::npos) << line;
+  // A seed that is not run, and --event-seed without --events, are errors.
+  const Result bad = run_cli({"campaign", scenario.string(), "--days", "1", "--seeds", "2",
+                              "--events", csv.string(), "--event-seed", "2"});
+  EXPECT_EQ(bad.code, kExitBadInput);
+  EXPECT_NE(bad.err.find("the event log's seed 2 is not among the 2 seeds run"), std::string::npos)
+      << bad.err;
+  EXPECT_NE(run_cli({"campaign", scenario.string(), "--event-seed", "1"}).code, kExitOk);
+  for (const auto& p : {scenario, json, events, csv}) std::filesystem::remove(p);
 }
 
 TEST(Cli, CampaignDaysAndTokensExcludeEachOther) {

@@ -17,6 +17,7 @@
 #include "models/scenario/units.hpp"
 #include "sim/campaign/campaign_report.hpp"
 #include "sim/plan/growth.hpp"
+#include "tools/cli/campaign_events.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/report_table.hpp"
 
@@ -34,6 +35,7 @@ struct CampaignCliOptions {
   std::string json_file;
   std::string events_file;
   std::string report_file;
+  int event_seed = 0;
   double days = 0;
   std::string tokens;
   int seeds = 8;
@@ -240,21 +242,6 @@ nlohmann::json html_data(const scenario::Scenario& s, const CampaignReport& repo
           {"notes", notes}};
 }
 
-bool write_events(const std::string& path, const CampaignReport& report, Streams io) {
-  std::string text;
-  for (const auto& p : report.policies) {
-    text += "# policy " + p.name + ", seed index 0\n";
-    for (const auto& line : p.runs.front().events) text += line + "\n";
-  }
-  try {
-    models::write_file_atomically(path, text, "the event log");
-    return true;
-  } catch (const std::runtime_error& e) {
-    io.err << "myriad campaign: error: " << e.what() << "\n";
-    return false;
-  }
-}
-
 // Each policy's days, seed by seed: the small model's training, then the grown
 // model's; in all; without growth; and what growth saves (paired by seed).
 struct GrowthDays {
@@ -357,7 +344,6 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
   options.threads = o.threads > 0
                         ? o.threads
                         : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  options.event_log = !o.events_file.empty();
   // Growth (training.growth): the model trains on (1 - saved fraction) of its tokens
   // after the small model's training, each phase a campaign of its own; beside them,
   // the campaign without growth, on the same seeds.
@@ -376,17 +362,40 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
     without = sim::campaign::run_campaign(*s, *profile, options);
     sim::campaign::CampaignOptions first = options;
     first.tokens = growth->small.training.tokens;
-    first.event_log = false;
     small = sim::campaign::run_campaign(growth->small, *profile, first);
     options.tokens = (1 - growth->saved_fraction) * tokens;
   }
-  const CampaignReport report = sim::campaign::run_campaign(*s, *profile, options);
+  // The event log streams to its file while the last campaign runs.
+  std::optional<EventLogFile> events;
+  if (!o.events_file.empty()) {
+    try {
+      events.emplace(o.events_file);
+    } catch (const std::runtime_error& e) {
+      io.err << "myriad campaign: error: " << e.what() << "\n";
+      return kExitFailure;
+    }
+    options.event_seed = o.event_seed;
+    options.on_event = [&events, &s, seed = o.event_seed](std::size_t p,
+                                                          const sim::campaign::CampaignEvent& e) {
+      events->write(s->policies[p].name, seed, e);
+    };
+  }
+  CampaignReport report;
+  try {
+    report = sim::campaign::run_campaign(*s, *profile, options);
+    if (events) events->finish();
+  } catch (const std::invalid_argument& e) {
+    io.err << "myriad campaign: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::runtime_error& e) {
+    io.err << "myriad campaign: error: " << e.what() << "\n";
+    return kExitFailure;
+  }
   nlohmann::json json_report = report_json(*s, report);
   if (growth) json_report["growth"] = growth_json(*growth, *small, report, *without);
   if (!o.json_file.empty() && !write_json(o.json_file, json_report, "campaign", io)) {
     return kExitFailure;
   }
-  if (!o.events_file.empty() && !write_events(o.events_file, report, io)) return kExitFailure;
   if (!o.report_file.empty() &&
       !write_html_report(o.report_file, html_data(*s, report, scenario_name(o.scenario), o.seeds),
                          "campaign", io, env)) {
@@ -430,8 +439,16 @@ Command add_campaign_command(CLI::App& app, Streams io, const Environment& env) 
   cmd->add_option("--threads", options->threads, "seeds in parallel (default: all cores)")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--json", options->json_file, "also write the report as JSON");
-  cmd->add_option("--events", options->events_file,
-                  "write the event log of seed index 0 of each policy set to this file");
+  auto* events =
+      cmd->add_option("--events", options->events_file,
+                      "stream one seed's event log, every policy set's run in turn, to this file: "
+                      "JSON Lines, or CSV when it ends in .csv (failures with their domain and "
+                      "nodes, detection, restarts, rollbacks with the work lost, checkpoints, "
+                      "uploads, stragglers, evictions, shrink and grow)");
+  cmd->add_option("--event-seed", options->event_seed,
+                  "the seed index whose events --events writes (default 0)")
+      ->check(CLI::Range(0, 100000))
+      ->needs(events);
   cmd->add_option("--report", options->report_file,
                   "also write an HTML report: effective training time ratio, days and goodput "
                   "by policy with their 95 % intervals, hours lost by cause; works offline");

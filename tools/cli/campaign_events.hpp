@@ -1,0 +1,36 @@
+// `myriad campaign --events FILE`: the event log streamed to a file as the
+// engine runs, one line an event: JSON Lines, or CSV when FILE ends in .csv.
+// It is written to FILE.partial and renamed over FILE when complete, so that a
+// failed run never leaves half a log under the name asked for.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "sim/campaign/campaign_event.hpp"
+
+namespace myriad::cli {
+
+class EventLogFile {
+ public:
+  // Throws std::runtime_error "PATH: cannot write the event log: REASON".
+  explicit EventLogFile(std::string path);
+  ~EventLogFile();
+  EventLogFile(const EventLogFile&) = delete;
+  EventLogFile& operator=(const EventLogFile&) = delete;
+
+  void write(const std::string& policy, int seed, const sim::campaign::CampaignEvent& e);
+  // Flushes and renames into place; throws as the constructor does.
+  void finish();
+  [[nodiscard]] long lines() const { return lines_; }
+
+ private:
+  std::string path_;
+  std::string partial_;
+  std::FILE* file_ = nullptr;
+  bool csv_ = false;
+  bool failed_ = false;
+  long lines_ = 0;
+};
+
+}  // namespace myriad::cli
