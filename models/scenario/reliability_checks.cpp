@@ -474,6 +474,8 @@ void derive_reliability(Scenario& s) {
     ParseContext ctx{ignored, s.origins, false};
     PolicySpec p;
     policy_schema().parse(ConfigNode::map(default_location()), "policies[0]", p, ctx);
+    p.name = "default";  // reports label it: no spares, wait for repair, a worst case
+    set_derived(s, "policies[0].name");
     s.policies.push_back(p);
   }
   for (std::size_t i = 0; i < s.policies.size(); ++i) derive_policy(s, i);

@@ -48,6 +48,15 @@ Interval PolicyReport::over_seeds(const std::function<double(const RunResult&)>&
   return summarize(xs);
 }
 
+Interval PolicyReport::versus(const PolicyReport& base,
+                              const std::function<double(const RunResult&)>& f) const {
+  std::vector<double> xs;
+  const std::size_t n = std::min(runs.size(), base.runs.size());
+  xs.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) xs.push_back(f(runs[i]) - f(base.runs[i]));
+  return summarize(xs);
+}
+
 std::vector<std::string> campaign_warnings(const CampaignReport& report) {
   constexpr std::size_t kMinSeeds = 3;
   constexpr double kFewSteps = 5;

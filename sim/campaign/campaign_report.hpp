@@ -49,6 +49,11 @@ struct PolicyReport {
 
   // A figure of each run, summarized over seeds.
   [[nodiscard]] Interval over_seeds(const std::function<double(const RunResult&)>& f) const;
+  // This policy's figure minus `base`'s, seed by seed, summarized: the runs of
+  // one seed index share their random draws (common random numbers), so the
+  // interval is far tighter than that of the two means apart.
+  [[nodiscard]] Interval versus(const PolicyReport& base,
+                                const std::function<double(const RunResult&)>& f) const;
 };
 
 struct CampaignReport {

@@ -224,7 +224,7 @@ namespace {
 
 TEST(Loader, WithoutFaultsAndPoliciesTheLlama3MixAndOneDefaultPolicySet) {
   // Expectation: 419 interruptions over 54 days x 2,048 nodes = 3.789 per 1000
-  // node-days, in six processes; one policy set named policy0 with the
+  // node-days, in six processes; one policy set named default with the
   // schema's defaults (detection 5 min, Young's rule).
   const Scenario s = load_scenario(examples("gpt3-175b-megascale-12288.yaml"), kShipped);
   ASSERT_EQ(s.faults.processes.size(), 6u);
@@ -236,7 +236,7 @@ TEST(Loader, WithoutFaultsAndPoliciesTheLlama3MixAndOneDefaultPolicySet) {
   }
   EXPECT_NEAR(rate, 419 / (54 * 2048 / 1000.0), 1e-9);
   ASSERT_EQ(s.policies.size(), 1u);
-  EXPECT_EQ(s.policies[0].name, "policy0");
+  EXPECT_EQ(s.policies[0].name, "default");
   EXPECT_EQ(s.policies[0].detection_s, 300);
   EXPECT_EQ(s.policies[0].checkpoint_rule, CheckpointRule::young);
   EXPECT_EQ(s.policies[0].peer_bw_Bps, s.cluster.nic_bw_Bps * s.cluster.nics_per_node);

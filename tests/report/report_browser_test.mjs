@@ -135,7 +135,7 @@ try {
   for (const arg of reports) {
     const [kind, file] = arg.split("=");
     if (kind === "configurations") await configurations(file);
-    else if (kind === "campaign") await simple(kind, file, ["ettr", "days", "goodput", "lost"]);
+    else if (kind === "campaign") await simple(kind, file, ["ettr", "days", "goodput", "cost", "paired", "lost"]);
     else if (kind === "step") await simple(kind, file, ["breakdown", "wait"]);
     else check(false, `unknown report kind ${kind}`);
   }

@@ -16,7 +16,7 @@ examples=$scenarios/examples
   --vary parallelism.pp=2,4,8 --vary parallelism.virtual_stages=1,5 --pareto days,cost \
   --report "$out/sweep.html" >/dev/null
 "$myriad" plan "$examples/mixtral-8x7b-h100-64.yaml" --top 5 --report "$out/plan.html" >/dev/null
-"$myriad" campaign "$examples/llama3-405b-h100-16384-campaign.yaml" --seeds 3 \
+"$myriad" campaign "$examples/llama3-405b-h100-16384-campaign.yaml" --seeds 3 --set cluster.price_per_gpu_hour=2.5 \
   --report "$out/campaign.html" >/dev/null
 "$myriad" simulate "$examples/megatron-175b-selene-64.yaml" --report "$out/step.html" >/dev/null
 exec node "$(dirname "$0")/report_browser_test.mjs" "$report_dir" "$out" \

@@ -842,9 +842,19 @@ TEST(Cli, CampaignComparesPoliciesAndWritesJsonAndEvents) {
       run_cli({"campaign", scenario.string(), "--days", "20", "--seeds", "3", "--threads", "2",
                "--json", json.string(), "--events", events.string()});
   EXPECT_EQ(r.code, kExitOk) << r.err;
-  for (const char* part : {"no-spares", "four-spares", "effective training time ratio",
-                           "hours lost: detection", "failures: gpu", "± "}) {
+  for (const char* part :
+       {"no-spares", "four-spares", "effective training time ratio", "hours lost: detection", "± ",
+        "effective training time ratio, minus no-spares's (paired)", "--wide"}) {
     EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  }
+  EXPECT_EQ(r.out.find("failures: gpu"), std::string::npos) << "only with --wide";
+  const Result wide = run_cli({"campaign", scenario.string(), "--days", "20", "--seeds", "3",
+                               "--wide", "--set", "cluster.price_per_gpu_hour=2"});
+  EXPECT_EQ(wide.code, kExitOk) << wide.err;
+  // 20 days x 128 GPUs x $2, and 160 GPUs with the spares.
+  for (const char* part : {"failures: gpu", "checkpoint upload (background)", "cost (US$)",
+                           "$122.88 k", "$153.60 k", "tokens per US$"}) {
+    EXPECT_NE(wide.out.find(part), std::string::npos) << part << "\n" << wide.out;
   }
   std::ifstream in(json);
   const auto j = nlohmann::json::parse(in);
@@ -853,6 +863,9 @@ TEST(Cli, CampaignComparesPoliciesAndWritesJsonAndEvents) {
   EXPECT_LE(ettr["ci95_low"].get<double>(), ettr["mean"].get<double>());
   EXPECT_GT(ettr["mean"].get<double>(), 0.5);
   EXPECT_TRUE(j["policies"][1]["figures"]["lost_hours"].contains("repair_wait"));
+  // Paired differences from the first policy: spares wait less for repairs.
+  EXPECT_TRUE(j["policies"][0]["minus_first_policy"].empty());
+  EXPECT_GT(j["policies"][1]["minus_first_policy"]["ettr"]["ci95_low"].get<double>(), 0);
   // 20 days of 16 nodes (128 GPUs), and of 4 spare nodes more.
   EXPECT_DOUBLE_EQ(j["policies"][0]["figures"]["gpu_hours"]["mean"].get<double>(), 20 * 24 * 128);
   EXPECT_DOUBLE_EQ(j["policies"][1]["figures"]["gpu_hours"]["mean"].get<double>(), 20 * 24 * 160);
@@ -901,6 +914,14 @@ TEST(Cli, CampaignComparesPoliciesAndWritesJsonAndEvents) {
       << bad.err;
   EXPECT_NE(run_cli({"campaign", scenario.string(), "--event-seed", "1"}).code, kExitOk);
   for (const auto& p : {scenario, json, events, csv}) std::filesystem::remove(p);
+}
+
+TEST(Cli, CampaignLabelsTheDefaultPolicy) {
+  const Result r = run_cli({"campaign", kDefault, "--days", "1", "--seeds", "2"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("policy 'default' is the default: no spares, waits for repairs (mean 4 h)"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(Cli, CampaignDaysAndTokensExcludeEachOther) {

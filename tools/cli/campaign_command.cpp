@@ -36,6 +36,7 @@ struct CampaignCliOptions {
   std::string events_file;
   std::string report_file;
   int event_seed = 0;
+  bool wide = false;
   double days = 0;
   std::string tokens;
   int seeds = 8;
@@ -44,46 +45,85 @@ struct CampaignCliOptions {
 
 using Figure = std::function<double(const RunResult&)>;
 
+// How a figure is written: fixed decimals, or with a prefix (4.57 T), or as
+// US dollars ($1.23 M).
+enum class Style { fixed, si, dollars };
+
 struct Row {
   std::string label;
   std::string key;  // in the JSON report
   Figure figure;
-  int decimals;
+  int decimals = 0;
+  Style style = Style::fixed;
+  bool compact = false;  // in the default table (else only with --wide)
 };
+
+// 17.7 s, 45 min, 3.09 h, 33 d.
+std::string duration(double s) { return scenario::format_human(s, scenario::Dimension::time); }
 
 double cause_h(const RunResult& r, std::size_t c) { return r.seconds_by_cause[c] / 3600; }
 
+// Whether the scenario gave no policies: the one compared is the schema's defaults.
+bool default_policy_only(const scenario::Scenario& s) {
+  const auto it = s.origins.find("policies");
+  return it == s.origins.end() || !it->second.in_file();
+}
+
 std::vector<Row> rows(const scenario::Scenario& s) {
   const int gpus_per_node = s.cluster.gpus_per_node;
+  const Figure gpu_hours = [gpus_per_node](const RunResult& r) {
+    return r.wall_s / 3600 * r.nodes_in_service * gpus_per_node;
+  };
   std::vector<Row> out = {
-      {"effective training time ratio", "ettr", [](const RunResult& r) { return r.ettr(); }, 4},
+      {"effective training time ratio", "ettr", [](const RunResult& r) { return r.ettr(); }, 4,
+       Style::fixed, true},
       {"goodput (tokens/s)", "goodput_tokens_per_s",
-       [](const RunResult& r) { return r.wall_s > 0 ? r.tokens / r.wall_s : 0; }, 0},
-      {"tokens trained", "tokens", [](const RunResult& r) { return r.tokens; }, 0},
-      {"wall-clock days", "wall_days", [](const RunResult& r) { return r.wall_s / 86400; }, 2},
-      {"GPU-hours (job and spares)", "gpu_hours",
-       [gpus_per_node](const RunResult& r) {
-         return r.wall_s / 3600 * r.nodes_in_service * gpus_per_node;
+       [](const RunResult& r) { return r.wall_s > 0 ? r.tokens / r.wall_s : 0; }, 0, Style::si,
+       true},
+      {"tokens trained", "tokens", [](const RunResult& r) { return r.tokens; }, 0, Style::si, true},
+      {"wall-clock days", "wall_days", [](const RunResult& r) { return r.wall_s / 86400; }, 2,
+       Style::fixed, true},
+      {"GPU-hours (job and spares)", "gpu_hours", gpu_hours, 0, Style::si, true},
+      {"tokens per GPU-hour", "tokens_per_gpu_hour",
+       [gpu_hours](const RunResult& r) {
+         const double h = gpu_hours(r);
+         return h > 0 ? r.tokens / h : 0;
        },
-       0},
-      {"interruptions", "interruptions", [](const RunResult& r) { return r.interruptions; }, 1},
+       0, Style::si, true},
+  };
+  if (const double usd = s.cluster.price_per_gpu_hour; usd > 0) {
+    out.push_back({"cost (US$)", "cost_usd",
+                   [gpu_hours, usd](const RunResult& r) { return gpu_hours(r) * usd; }, 0,
+                   Style::dollars, true});
+    out.push_back({"tokens per US$", "tokens_per_usd",
+                   [gpu_hours, usd](const RunResult& r) {
+                     const double cost = gpu_hours(r) * usd;
+                     return cost > 0 ? r.tokens / cost : 0;
+                   },
+                   0, Style::si, true});
+  }
+  const std::vector<Row> more = {
+      {"interruptions", "interruptions", [](const RunResult& r) { return r.interruptions; }, 1,
+       Style::fixed, true},
       {"restarts", "restarts", [](const RunResult& r) { return r.restarts; }, 1},
-      {"checkpoints", "checkpoints", [](const RunResult& r) { return r.checkpoints; }, 0},
+      {"checkpoints", "checkpoints", [](const RunResult& r) { return r.checkpoints; }, 0,
+       Style::si},
       {"checkpoints skipped (upload still running)", "checkpoints_skipped",
-       [](const RunResult& r) { return r.checkpoints_skipped; }, 0},
-      {"uploads to storage", "uploads", [](const RunResult& r) { return r.uploads; }, 0},
+       [](const RunResult& r) { return r.checkpoints_skipped; }, 0, Style::si},
+      {"uploads to storage", "uploads", [](const RunResult& r) { return r.uploads; }, 0, Style::si},
       {"storage written (TB)", "storage_written_TB",
-       [](const RunResult& r) { return r.storage_bytes / 1e12; }, 1},
+       [](const RunResult& r) { return r.storage_bytes / 1e12; }, 1, Style::si},
       {"storage write, average (GB/s)", "storage_write_average_GBps",
        [](const RunResult& r) { return r.wall_s > 0 ? r.storage_bytes / r.wall_s / 1e9 : 0; }, 2},
       {"restores from storage (both memory copies lost)", "restores_from_storage",
        [](const RunResult& r) { return r.restores_from_storage; }, 1},
       {"straggler evictions", "evictions", [](const RunResult& r) { return r.evictions; }, 1},
   };
+  out.insert(out.end(), more.begin(), more.end());
   for (std::size_t c = 1; c < sim::campaign::kCauses; ++c) {
     out.push_back({fmt::format("hours lost: {}", sim::campaign::kCauseNames[c]),
                    fmt::format("lost_hours.{}", sim::campaign::kCauseNames[c]),
-                   [c](const RunResult& r) { return cause_h(r, c); }, 1});
+                   [c](const RunResult& r) { return cause_h(r, c); }, 1, Style::fixed, true});
   }
   for (std::size_t c = 0; c < sim::campaign::kComponents; ++c) {
     out.push_back({fmt::format("failures: {}", sim::campaign::kComponentNames[c]),
@@ -93,19 +133,60 @@ std::vector<Row> rows(const scenario::Scenario& s) {
   return out;
 }
 
-std::string shown(const Interval& x, int decimals) {
-  if (x.half_width == 0) return fmt::format("{:.{}f}", x.mean, decimals);
-  return fmt::format("{:.{}f} ± {:.{}f}", x.mean, decimals, x.half_width, decimals);
+// The differences from the first policy that decide between policies: ETTR,
+// days to the target (or tokens in fixed time), cost; goodput with --wide.
+std::vector<Row> paired_rows(const scenario::Scenario& s, const CampaignReport& report) {
+  std::vector<Row> out;
+  for (const auto& row : rows(s)) {
+    const bool days = row.key == "wall_days" && report.target_tokens > 0;
+    const bool tokens = row.key == "tokens" && report.target_tokens == 0;
+    const bool cost = row.key == "cost_usd" && report.target_tokens > 0;  // else all equal
+    if (row.key == "ettr" || days || tokens || cost || row.key == "goodput_tokens_per_s") {
+      Row r = row;
+      r.compact = row.key != "goodput_tokens_per_s";
+      out.push_back(r);
+    }
+  }
+  return out;
 }
 
-std::string report_text(const scenario::Scenario& s, const CampaignReport& report, int seeds) {
+std::string shown(const Interval& x, const Row& row) {
+  const auto one = [&row](double v) {
+    switch (row.style) {
+      case Style::si:
+        return v < 0 ? "-" + si_count(-v) : si_count(v);
+      case Style::dollars:
+        return v < 0 ? "-$" + si_count(-v) : "$" + si_count(v);
+      case Style::fixed:
+        break;
+    }
+    return fmt::format("{:.{}f}", v, row.decimals);
+  };
+  if (x.half_width == 0) return one(x.mean);
+  return one(x.mean) + " ± " + one(x.half_width);
+}
+
+std::string signed_shown(const Interval& x, const Row& row) {
+  const std::string text = shown(x, row);
+  return x.mean > 0 ? "+" + text : text;
+}
+
+std::string report_text(const scenario::Scenario& s, const CampaignReport& report, int seeds,
+                        bool wide) {
   std::string out = fmt::format("{}\n", s.name.empty() ? s.file : s.name);
   out += fmt::format("  {} nodes x {} GPUs, healthy step {}, {} tokens per step\n",
                      report.job_nodes, s.cluster.gpus_per_node, seconds(report.healthy_step_s),
                      si_count(report.tokens_per_step));
   out += report.target_tokens > 0 ? fmt::format("  until {} tokens", si_count(report.target_tokens))
                                   : fmt::format("  for {:.1f} days", report.horizon_s / 86400);
-  out += fmt::format("; {} seeds, mean ± 95% confidence interval\n\n", seeds);
+  out += fmt::format("; {} seeds, mean ± 95% confidence interval\n", seeds);
+  if (default_policy_only(s)) {
+    out += fmt::format(
+        "  policy '{}' is the default: no spares, waits for repairs (mean {}), checkpoints by "
+        "Young's rule: a worst case; give `policies:` to compare others\n",
+        report.policies.front().name, duration(report.policies.front().policy.spec->repair_s));
+  }
+  out += "\n";
   std::vector<std::string> headers = {""};
   std::string align = "l";
   for (const auto& p : report.policies) {
@@ -122,22 +203,25 @@ std::string report_text(const scenario::Scenario& s, const CampaignReport& repor
   const auto any = [&report](const std::function<bool(const PolicyReport&)>& f) {
     return std::any_of(report.policies.begin(), report.policies.end(), f);
   };
-  add("checkpoint interval", [](const PolicyReport& p) { return seconds(p.policy.interval_s); });
-  if (any([](const PolicyReport& p) { return p.policy.raised; })) {
+  const bool in_memory = any([](const PolicyReport& p) { return p.policy.spec->in_memory; });
+  add("checkpoint interval", [](const PolicyReport& p) { return duration(p.policy.interval_s); });
+  if (wide && any([](const PolicyReport& p) { return p.policy.raised; })) {
     add("  the rule's interval (under one upload)", [](const PolicyReport& p) {
-      return p.policy.raised ? seconds(p.policy.rule_interval_s) : std::string("-");
+      return p.policy.raised ? duration(p.policy.rule_interval_s) : std::string("-");
     });
   }
-  add("checkpoint stall", [](const PolicyReport& p) { return seconds(p.policy.stall_s); });
-  add("checkpoint upload (background)", [](const PolicyReport& p) {
-    return p.policy.upload_s > 0 ? seconds(p.policy.upload_s) : std::string("in the stall");
-  });
-  add("  at storage bandwidth (this job's share)", [](const PolicyReport& p) {
-    return scenario::format_human(p.policy.write_Bps, scenario::Dimension::bandwidth);
-  });
-  if (any([](const PolicyReport& p) { return p.policy.spec->in_memory; })) {
+  if (wide) {
+    add("checkpoint stall", [](const PolicyReport& p) { return duration(p.policy.stall_s); });
+    add("checkpoint upload (background)", [](const PolicyReport& p) {
+      return p.policy.upload_s > 0 ? duration(p.policy.upload_s) : std::string("in the stall");
+    });
+    add("  at storage bandwidth (this job's share)", [](const PolicyReport& p) {
+      return scenario::format_human(p.policy.write_Bps, scenario::Dimension::bandwidth);
+    });
+  }
+  if (wide && in_memory) {
     add("copy to peer memory (background)", [](const PolicyReport& p) {
-      return p.policy.spec->in_memory ? seconds(p.policy.peer_copy_s) : std::string("-");
+      return p.policy.spec->in_memory ? duration(p.policy.peer_copy_s) : std::string("-");
     });
     add("  to storage every", [](const PolicyReport& p) {
       return p.policy.spec->in_memory ? fmt::format("{} checkpoints", p.policy.persistent_every)
@@ -145,21 +229,41 @@ std::string report_text(const scenario::Scenario& s, const CampaignReport& repor
     });
   }
   add("restart (start, init, load, warm-up)",
-      [](const PolicyReport& p) { return seconds(p.policy.restart_s); });
-  if (any([](const PolicyReport& p) { return p.policy.spec->in_memory; })) {
+      [](const PolicyReport& p) { return duration(p.policy.restart_s); });
+  if (wide && in_memory) {
     add("  loading from storage", [](const PolicyReport& p) {
-      return p.policy.spec->in_memory ? seconds(p.policy.storage_restart_s) : std::string("-");
+      return p.policy.spec->in_memory ? duration(p.policy.storage_restart_s) : std::string("-");
     });
   }
-  add("detection and diagnosis", [](const PolicyReport& p) { return seconds(p.policy.detect_s); });
+  if (wide) {
+    add("detection and diagnosis",
+        [](const PolicyReport& p) { return duration(p.policy.detect_s); });
+  }
   add("job mean time between failures",
-      [](const PolicyReport& p) { return seconds(p.policy.job_mtbf_s); });
+      [](const PolicyReport& p) { return duration(p.policy.job_mtbf_s); });
   policy.add_rule();
   for (const auto& row : rows(s)) {
-    add(row.label,
-        [&row](const PolicyReport& p) { return shown(p.over_seeds(row.figure), row.decimals); });
+    if (!wide && !row.compact) continue;
+    // The short table leaves out the causes that cost nothing under every policy.
+    if (!wide && row.key.rfind("lost_hours.", 0) == 0 &&
+        !any([&row](const PolicyReport& p) { return p.over_seeds(row.figure).mean > 0; })) {
+      continue;
+    }
+    add(row.label, [&row](const PolicyReport& p) { return shown(p.over_seeds(row.figure), row); });
+  }
+  if (report.policies.size() > 1) {
+    const PolicyReport& base = report.policies.front();
+    policy.add_rule();
+    for (const auto& row : paired_rows(s, report)) {
+      if (!wide && !row.compact) continue;
+      add(fmt::format("{}, minus {}'s (paired)", row.label, base.name),
+          [&row, &base](const PolicyReport& p) {
+            return &p == &base ? std::string("-") : signed_shown(p.versus(base, row.figure), row);
+          });
+    }
   }
   out += policy.str();
+  if (!wide) out += "  --wide adds checkpoint and storage figures and failures by component\n";
   return out;
 }
 
@@ -176,8 +280,17 @@ nlohmann::json report_json(const scenario::Scenario& s, const CampaignReport& re
                                                 : "/" + row.key.substr(row.key.find('.') + 1)))] = {
           {"mean", x.mean}, {"ci95_low", x.low()}, {"ci95_high", x.high()}};
     }
+    nlohmann::json versus = nlohmann::json::object();
+    if (&p != &report.policies.front()) {
+      for (const auto& row : paired_rows(s, report)) {
+        const Interval x = p.versus(report.policies.front(), row.figure);
+        versus[row.key] = {{"mean", x.mean}, {"ci95_low", x.low()}, {"ci95_high", x.high()}};
+      }
+    }
     policies.push_back(
         {{"name", p.name},
+         {"default_policy", default_policy_only(s)},
+         {"minus_first_policy", versus},
          {"checkpoint_interval_s", p.policy.interval_s},
          {"checkpoint_rule_interval_s", p.policy.rule_interval_s},
          {"checkpoint_interval_raised", p.policy.raised},
@@ -226,6 +339,16 @@ nlohmann::json html_data(const scenario::Scenario& s, const CampaignReport& repo
             return r.wall_s > 0 ? r.tokens / r.wall_s : 0;
           }))},
          {"lost_hours", lost}});
+    if (s.cluster.price_per_gpu_hour > 0) {
+      policies.back()["cost_usd"] = interval(p.over_seeds([&s](const RunResult& r) {
+        return r.wall_s / 3600 * r.nodes_in_service * s.cluster.gpus_per_node *
+               s.cluster.price_per_gpu_hour;
+      }));
+    }
+    if (&p != &report.policies.front()) {
+      policies.back()["ettr_minus_first"] =
+          interval(p.versus(report.policies.front(), [](const RunResult& r) { return r.ettr(); }));
+    }
   }
   nlohmann::json notes = nlohmann::json::array();
   for (const auto& w : sim::campaign::campaign_warnings(report)) notes.push_back(w);
@@ -278,7 +401,9 @@ std::string growth_text(const sim::GrowthPhase& g, const CampaignReport& small,
   }
   const auto add = [&](const std::string& label, Interval GrowthDays::*field) {
     std::vector<std::string> row = {label};
-    for (const auto& d : days) row.push_back(shown(d.*field, 1));
+    Row days_row;
+    days_row.decimals = 1;
+    for (const auto& d : days) row.push_back(shown(d.*field, days_row));
     t.add(row);
   };
   add(fmt::format("{}, {} tokens", g.from, si_count(small.target_tokens)), &GrowthDays::small);
@@ -401,7 +526,7 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
                          "campaign", io, env)) {
     return kExitFailure;
   }
-  io.out << report_text(*s, report, o.seeds);
+  io.out << report_text(*s, report, o.seeds, o.wide);
   if (growth) io.out << "\n" << growth_text(*growth, *small, report, *without);
   if (s->training.growth.given() && !growth) {
     io.out << "\n  growth (training.growth) is not applied to a campaign of fixed duration "
@@ -449,6 +574,8 @@ Command add_campaign_command(CLI::App& app, Streams io, const Environment& env) 
                   "the seed index whose events --events writes (default 0)")
       ->check(CLI::Range(0, 100000))
       ->needs(events);
+  cmd->add_flag("--wide", options->wide,
+                "every figure: checkpoint and storage costs, uploads, failures by component");
   cmd->add_option("--report", options->report_file,
                   "also write an HTML report: effective training time ratio, days and goodput "
                   "by policy with their 95 % intervals, hours lost by cause; works offline");

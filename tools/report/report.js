@@ -419,14 +419,54 @@
         ],
       };
     };
-    for (const [id, key, title, percent] of [
+    const charts = [
       ["ettr", "ettr", "effective training time ratio (95 % interval)", true],
       ["days", "days", "wall-clock days (95 % interval)", false],
       ["goodput", "goodput", "goodput, tokens/s (95 % interval)", false],
-    ]) {
+    ];
+    if (policies.length > 0 && policies[0].cost_usd) {
+      charts.push(["cost", "cost_usd", "cost, US$ (95 % interval)", false]);
+    }
+    for (const [id, key, title, percent] of charts) {
       const box = el("div", { id });
       main.appendChild(el("section", {}, [el("h2", { text: title }), box]));
       await render(id, box, interval(key, title, percent));
+    }
+    if (policies.length > 1) {
+      // Differences from the first policy, seed by seed: common random numbers
+      // make them far tighter than the intervals above.
+      const others = policies.slice(1);
+      const title = `effective training time ratio minus ${policies[0].name}'s (paired, 95 % interval)`;
+      const values = others.map((p) => ({
+        policy: p.name,
+        mean: p.ettr_minus_first.mean,
+        low: p.ettr_minus_first.mean - p.ettr_minus_first.half_width,
+        high: p.ettr_minus_first.mean + p.ettr_minus_first.half_width,
+      }));
+      const box = el("div", { id: "paired" });
+      main.appendChild(el("section", {}, [el("h2", { text: title }), box]));
+      await render("paired", box, {
+        width: 320,
+        data: { values },
+        layer: [
+          {
+            mark: "bar",
+            encoding: {
+              y: { field: "policy", type: "nominal", title: null },
+              x: { field: "mean", type: "quantitative", title: "difference", axis: { format: "+.2%" } },
+              tooltip: [{ field: "policy" }, { field: "mean", format: "+.5f" }, { field: "low", format: "+.5f" }, { field: "high", format: "+.5f" }],
+            },
+          },
+          {
+            mark: { type: "errorbar", ticks: true, color: "#111" },
+            encoding: {
+              y: { field: "policy", type: "nominal" },
+              x: { field: "low", type: "quantitative" },
+              x2: { field: "high" },
+            },
+          },
+        ],
+      });
     }
     const lost = [];
     for (const p of policies) {
