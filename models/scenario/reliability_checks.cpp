@@ -482,6 +482,10 @@ void derive_reliability(Scenario& s) {
 }
 
 void check_reliability(const Scenario& s, const Location& file, Diagnostics& d) {
+  if (!(s.faults.rate_scale >= 0) || !std::isfinite(s.faults.rate_scale)) {
+    d.error(at(s, "faults.rate_scale", file), "faults.rate_scale",
+            fmt::format("expected a factor of 0 or more, found {:g}", s.faults.rate_scale));
+  }
   check_process_rates(s, file, d);
   check_events(s, s.faults.events, "faults.events", file, d);
   check_events(s, s.faults.replayed, "", file, d);

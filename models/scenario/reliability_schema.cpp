@@ -108,6 +108,10 @@ const Schema<FaultsSpec>& faults_schema() {
     f.section_list("processes", &FaultsSpec::processes, make_failure_process_schema(),
                    D::derived("the Llama 3 mix"))
         .section_list("stragglers", &FaultsSpec::stragglers, make_straggler_schema(), D::none())
+        .quantity("rate_scale", &FaultsSpec::rate_scale, Dimension::count, D::value("1"),
+                  "multiplies the rate of every failure process (2: twice as many failures, a "
+                  "what-if for `campaign --vary faults.rate_scale=0.5,1,2`); injected and "
+                  "replayed events stay as they are")
         .integer("nodes_per_rack", &FaultsSpec::nodes_per_rack, {1, 1 << 20}, D::value("4"),
                  "nodes sharing one rack's power, for domain: rack (four 8-GPU nodes per "
                  "rack as in a DGX H100 SuperPOD; an assumption, set it from the floor plan)")

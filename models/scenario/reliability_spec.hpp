@@ -70,6 +70,7 @@ struct StragglerProcessSpec {
 struct FaultsSpec {
   std::vector<FailureProcessSpec> processes;
   std::vector<StragglerProcessSpec> stragglers;
+  double rate_scale = 1;                    // multiplies every process's failure rate
   int nodes_per_rack = 4;                   // the rack (power) domain
   std::vector<InjectedEventSpec> events;    // given in the scenario
   std::string replay;                       // a CSV of a real cluster's failures

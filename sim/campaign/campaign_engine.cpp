@@ -57,7 +57,7 @@ void CampaignEngine::draw_clock(int node, int process) {
   const auto gen = node_gen_[static_cast<std::size_t>(node)];
   if (static_cast<std::size_t>(process) < failures.size()) {
     const auto& p = failures[static_cast<std::size_t>(process)];
-    const double rate = p.rate_per_domain_s();
+    const double rate = p.rate_per_domain_s() * s_.faults.rate_scale;
     if (rate <= 0 || p.domain != scenario::Domain::node) return;
     const double dt = p.distribution == scenario::Lifetime::weibull
                           ? random_.weibull(p.shape, 1 / rate)
@@ -73,7 +73,7 @@ void CampaignEngine::draw_clock(int node, int process) {
 
 void CampaignEngine::draw_domain_clock(std::size_t process, int domain) {
   const auto& p = s_.faults.processes[process];
-  const double rate = p.rate_per_domain_s();
+  const double rate = p.rate_per_domain_s() * s_.faults.rate_scale;
   if (rate <= 0) return;
   const double dt = p.distribution == scenario::Lifetime::weibull
                         ? random_.weibull(p.shape, 1 / rate)

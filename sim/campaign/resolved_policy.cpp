@@ -16,7 +16,7 @@ double job_failure_rate(const scenario::Scenario& s, int nodes) {
     const int domains = (nodes + span - 1) / span;
     rate += p.rate_per_domain_s() * domains;
   }
-  return rate;
+  return rate * s.faults.rate_scale;
 }
 
 double young_interval(double cost_s, double mtbf_s) { return std::sqrt(2 * cost_s * mtbf_s); }

@@ -4,7 +4,8 @@
 // filters the listing, a click shows a configuration's breakdown, memory and
 // scenario; the campaign and step reports draw their charts. Saves screenshots.
 //
-//   node report_browser_test.mjs REPORT_DIR OUT_DIR configurations=FILE [campaign=FILE] [step=FILE]
+//   node report_browser_test.mjs REPORT_DIR OUT_DIR configurations=FILE [campaign=FILE]
+//     [sensitivity=FILE] [step=FILE]
 //
 // Exit codes: 0 passed, 1 failed, 77 skipped (no Chromium or no playwright-core).
 import { createRequire } from "node:module";
@@ -136,6 +137,7 @@ try {
     const [kind, file] = arg.split("=");
     if (kind === "configurations") await configurations(file);
     else if (kind === "campaign") await simple(kind, file, ["ettr", "days", "goodput", "cost", "paired", "lost"]);
+    else if (kind === "sensitivity") await simple(kind, file, ["ettr", "tokens"]);
     else if (kind === "step") await simple(kind, file, ["breakdown", "wait"]);
     else check(false, `unknown report kind ${kind}`);
   }

@@ -924,6 +924,43 @@ TEST(Cli, CampaignLabelsTheDefaultPolicy) {
       << r.out;
 }
 
+TEST(Cli, CampaignVariesOneKeyOnTheSameSeeds) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto json = dir / "myriad_cli_campaign_vary.json";
+  const Result r = run_cli({"campaign", kDefault, "--days", "10", "--seeds", "3", "--vary",
+                            "faults.rate_scale=0.5,2,8", "--set",
+                            "policies=[{name: spares, hot_spares: 2}]", "--json", json.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("faults.rate_scale over 3 values"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("faults.rate_scale=8 (3 of 3)"), std::string::npos) << r.err;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["points"].size(), 3U);
+  // More failures, less useful time; the job's MTBF scales with them.
+  double last = 2;
+  double mtbf = 0;
+  for (const auto& point : j["points"]) {
+    const auto& policy = point["campaign"]["policies"][0];
+    const double ettr = policy["figures"]["ettr"]["mean"].get<double>();
+    EXPECT_LT(ettr, last) << point["value"];
+    last = ettr;
+    if (mtbf > 0) {
+      EXPECT_NEAR(policy["job_mtbf_s"].get<double>(), mtbf / 4, 1e-6 * mtbf);
+    }
+    mtbf = policy["job_mtbf_s"].get<double>();
+  }
+  std::filesystem::remove(json);
+  // One axis at a time; no event log; a bad value names itself.
+  EXPECT_EQ(run_cli({"campaign", kDefault, "--vary", "faults.rate_scale=1", "--vary",
+                     "policies.hot_spares=1"})
+                .code,
+            kExitBadInput);
+  const Result bad =
+      run_cli({"campaign", kDefault, "--days", "1", "--vary", "faults.rate_scale=1,-1"});
+  EXPECT_EQ(bad.code, kExitBadInput);
+  EXPECT_NE(bad.err.find("--vary faults.rate_scale=-1"), std::string::npos) << bad.err;
+}
+
 TEST(Cli, CampaignDaysAndTokensExcludeEachOther) {
   EXPECT_EQ(run_cli({"campaign", kDefault, "--days", "3", "--tokens", "1T"}).code, kExitBadInput);
   EXPECT_EQ(run_cli({"campaign", kDefault, "--tokens", "lots"}).code, kExitBadInput);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -13,10 +14,12 @@
 #include <thread>
 #include <vector>
 
+#include "models/scenario/loader.hpp"
 #include "models/scenario/text_file.hpp"
 #include "models/scenario/units.hpp"
 #include "sim/campaign/campaign_report.hpp"
 #include "sim/plan/growth.hpp"
+#include "sim/plan/sweep.hpp"
 #include "tools/cli/campaign_events.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/report_table.hpp"
@@ -37,6 +40,7 @@ struct CampaignCliOptions {
   std::string report_file;
   int event_seed = 0;
   bool wide = false;
+  std::vector<std::string> vary;
   double days = 0;
   std::string tokens;
   int seeds = 8;
@@ -65,8 +69,7 @@ double cause_h(const RunResult& r, std::size_t c) { return r.seconds_by_cause[c]
 
 // Whether the scenario gave no policies: the one compared is the schema's defaults.
 bool default_policy_only(const scenario::Scenario& s) {
-  const auto it = s.origins.find("policies");
-  return it == s.origins.end() || !it->second.in_file();
+  return s.origins.find("policies") == s.origins.end();  // not in the file, not by --set
 }
 
 std::vector<Row> rows(const scenario::Scenario& s) {
@@ -439,6 +442,189 @@ nlohmann::json growth_json(const sim::GrowthPhase& g, const CampaignReport& smal
           {"policies", policies}};
 }
 
+// `--vary KEY=VALUES`: the campaign once per value, the figures that decide
+// against the value. `policies.KEY` (no index) sets KEY in every policy set.
+std::vector<std::string> axis_overrides(const std::string& key, const std::string& value,
+                                        const scenario::Scenario& base) {
+  const std::string prefix = "policies.";
+  const std::size_t policies = base.policies.size();
+  if (key.rfind(prefix, 0) == 0 && key.size() > prefix.size() &&
+      std::isdigit(static_cast<unsigned char>(key[prefix.size()])) == 0) {
+    if (default_policy_only(base)) {  // no list to index: the default policy, with the key
+      return {
+          fmt::format("policies=[{{name: default, {}: {}}}]", key.substr(prefix.size()), value)};
+    }
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < policies; ++i) {
+      out.push_back(fmt::format("policies.{}.{}={}", i, key.substr(prefix.size()), value));
+    }
+    return out;
+  }
+  return {key + "=" + value};
+}
+
+struct SensitivityPoint {
+  std::string value;
+  scenario::Scenario scenario;
+  CampaignReport report;
+};
+
+// The figures a sensitivity table shows: ETTR, days (to a target) or tokens
+// (in fixed days), and when priced the cost (to a target) or tokens per dollar.
+std::vector<Row> sensitivity_rows(const scenario::Scenario& s, const CampaignReport& report) {
+  std::vector<Row> out;
+  for (const auto& row : rows(s)) {
+    if (row.key == "ettr" || (row.key == "wall_days" && report.target_tokens > 0) ||
+        (row.key == "tokens" && report.target_tokens == 0) ||
+        (row.key == "cost_usd" && report.target_tokens > 0) ||
+        (row.key == "tokens_per_usd" && report.target_tokens == 0)) {
+      out.push_back(row);
+    }
+  }
+  return out;
+}
+
+std::string sensitivity_text(const std::string& key, const std::vector<SensitivityPoint>& points,
+                             int seeds) {
+  const auto& first = points.front();
+  std::string out =
+      fmt::format("{}\n", first.scenario.name.empty() ? first.scenario.file : first.scenario.name);
+  out += fmt::format("  {} over {} values; {} seeds each, mean ± 95% confidence interval\n", key,
+                     points.size(), seeds);
+  for (const auto& row : sensitivity_rows(first.scenario, first.report)) {
+    std::vector<std::string> headers = {key};
+    std::string align = "l";
+    for (const auto& p : first.report.policies) {
+      headers.push_back(p.name);
+      align += "r";
+    }
+    Table t(headers, align);
+    for (const auto& point : points) {
+      std::vector<std::string> cells = {point.value};
+      for (const auto& p : point.report.policies)
+        cells.push_back(shown(p.over_seeds(row.figure), row));
+      t.add(cells);
+    }
+    out += fmt::format("\n  {}\n", row.label);
+    out += t.str();
+  }
+  return out;
+}
+
+nlohmann::json sensitivity_json(const std::string& key,
+                                const std::vector<SensitivityPoint>& points) {
+  nlohmann::json out = {{"vary", key}, {"points", nlohmann::json::array()}};
+  for (const auto& point : points) {
+    out["points"].push_back(
+        {{"value", point.value}, {"campaign", report_json(point.scenario, point.report)}});
+  }
+  return out;
+}
+
+// The sensitivity report's data (tools/report/report.js, kind "sensitivity").
+nlohmann::json sensitivity_html(const std::string& key, const std::vector<SensitivityPoint>& points,
+                                const std::string& name, int seeds) {
+  nlohmann::json values = nlohmann::json::array();
+  const auto& first = points.front();
+  const auto figures = sensitivity_rows(first.scenario, first.report);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    for (const auto& p : points[i].report.policies) {
+      nlohmann::json v = {{"value", points[i].value}, {"order", i}, {"policy", p.name}};
+      for (const auto& row : figures) {
+        const Interval x = p.over_seeds(row.figure);
+        v[row.key] = {{"mean", x.mean}, {"low", x.low()}, {"high", x.high()}};
+      }
+      values.push_back(v);
+    }
+  }
+  nlohmann::json titles = nlohmann::json::object();
+  for (const auto& row : figures) titles[row.key] = row.label;
+  nlohmann::json notes = nlohmann::json::array();
+  for (const auto& point : points) {
+    for (const auto& w : sim::campaign::campaign_warnings(point.report)) {
+      notes.push_back(fmt::format("{}={}: {}", key, point.value, w));
+    }
+  }
+  return {{"kind", "sensitivity"},
+          {"title", fmt::format("myriad campaign {} --vary {}", name, key)},
+          {"subtitle",
+           fmt::format("{} against {}; {} seeds per value, mean and 95 % interval",
+                       first.scenario.name.empty() ? name : first.scenario.name, key, seeds)},
+          {"key", key},
+          {"figures", titles},
+          {"values", values},
+          {"notes", notes}};
+}
+
+int run_sensitivity(const CampaignCliOptions& o, Streams io, const Environment& env,
+                    const scenario::Scenario& base, const std::string& text,
+                    const sim::campaign::CampaignOptions& options) {
+  sim::SweepAxis axis;
+  try {
+    if (o.vary.size() > 1) {
+      throw std::invalid_argument(
+          fmt::format("--vary: {} axes; a campaign varies one key at a time (sweep spans several)",
+                      o.vary.size()));
+    }
+    if (!o.events_file.empty()) {
+      throw std::invalid_argument("--events logs one campaign; it does not go with --vary");
+    }
+    if (base.training.growth.given() && options.days == 0) {
+      throw std::invalid_argument(
+          "--vary does not go with training.growth; run the campaign for each value instead");
+    }
+    axis = sim::parse_axis(o.vary.front());
+  } catch (const std::invalid_argument& e) {
+    io.err << fmt::format("myriad campaign: error: {}\n", e.what());
+    return kExitBadInput;
+  }
+  std::vector<SensitivityPoint> points;
+  for (std::size_t i = 0; i < axis.values.size(); ++i) {
+    const std::string& value = axis.values[i];
+    ScenarioOptions varied = o.scenario;
+    for (auto& x : axis_overrides(axis.key, value, base)) {
+      varied.overrides.push_back(std::move(x));
+    }
+    SensitivityPoint point;
+    point.value = value;
+    try {
+      point.scenario = scenario::load_scenario_text(text, scenario_name(o.scenario),
+                                                    {preset_path(varied, env), varied.overrides});
+    } catch (const scenario::ScenarioError& e) {
+      io.err << fmt::format("myriad campaign: --vary {}={}: ", axis.key, value) << e.what();
+      return kExitBadInput;
+    }
+    const auto profile = profile_for(point.scenario, o.profile, io, env);
+    if (!profile) return kExitBadInput;
+    io.err << fmt::format("campaign: {}={} ({} of {})\n", axis.key, value, i + 1,
+                          axis.values.size());
+    try {
+      point.report = sim::campaign::run_campaign(point.scenario, *profile, options);
+    } catch (const std::invalid_argument& e) {
+      io.err << fmt::format("myriad campaign: error: {}={}: {}\n", axis.key, value, e.what());
+      return kExitBadInput;
+    }
+    points.push_back(std::move(point));
+  }
+  if (!o.json_file.empty() &&
+      !write_json(o.json_file, sensitivity_json(axis.key, points), "campaign", io)) {
+    return kExitFailure;
+  }
+  if (!o.report_file.empty() &&
+      !write_html_report(o.report_file,
+                         sensitivity_html(axis.key, points, scenario_name(o.scenario), o.seeds),
+                         "campaign", io, env)) {
+    return kExitFailure;
+  }
+  io.out << sensitivity_text(axis.key, points, o.seeds);
+  for (const auto& point : points) {
+    for (const auto& w : sim::campaign::campaign_warnings(point.report)) {
+      io.err << fmt::format("campaign: warning: {}={}: {}\n", axis.key, point.value, w);
+    }
+  }
+  return kExitOk;
+}
+
 int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env) {
   if (!outputs_ok(
           "campaign",
@@ -446,7 +632,8 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
           {o.scenario.scenario, o.profile}, io)) {
     return kExitBadInput;
   }
-  const auto s = load_for_cli(o.scenario, io, env);
+  std::string text;
+  const auto s = load_for_cli(o.scenario, io, env, &text);
   if (!s) return kExitBadInput;
   const auto profile = profile_for(*s, o.profile, io, env);
   if (!profile) return kExitBadInput;
@@ -469,6 +656,7 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
   options.threads = o.threads > 0
                         ? o.threads
                         : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  if (!o.vary.empty()) return run_sensitivity(o, io, env, *s, text, options);
   // Growth (training.growth): the model trains on (1 - saved fraction) of its tokens
   // after the small model's training, each phase a campaign of its own; beside them,
   // the campaign without growth, on the same seeds.
@@ -574,6 +762,10 @@ Command add_campaign_command(CLI::App& app, Streams io, const Environment& env) 
                   "the seed index whose events --events writes (default 0)")
       ->check(CLI::Range(0, 100000))
       ->needs(events);
+  cmd->add_option("--vary", options->vary,
+                  "KEY=VALUES: the campaign once per value, ETTR, days and cost against it "
+                  "(a list a,b,c or a range 1..8*2; policies.KEY sets KEY in every policy set), "
+                  "e.g. faults.rate_scale=0.5,1,2 or policies.hot_spares=0,16,32");
   cmd->add_flag("--wide", options->wide,
                 "every figure: checkpoint and storage costs, uploads, failures by component");
   cmd->add_option("--report", options->report_file,

@@ -525,7 +525,51 @@
     });
   }
 
-  const kinds = { configurations, campaign, step };
+  // ---- campaign --vary: figures against the varied key -------------------------------
+  async function sensitivity() {
+    header();
+    const main = el("main");
+    app.appendChild(main);
+    const values = data.values || [];
+    state.rows = values.length;
+    const order = [...new Set(values.slice().sort((a, b) => a.order - b.order).map((v) => v.value))];
+    let first = true;
+    for (const [key, title] of Object.entries(data.figures || {})) {
+      const points = values.map((v) => ({ value: v.value, policy: v.policy, mean: v[key].mean, low: v[key].low, high: v[key].high }));
+      const box = el("div", { id: key });
+      const section = el("section", {}, [el("h2", { text: `${title} against ${data.key} (95 % interval)` }), box]);
+      main.appendChild(section);
+      if (first) notes(section);
+      first = false;
+      const x = { field: "value", type: "ordinal", sort: order, title: data.key };
+      await render(key, box, {
+        width: 420,
+        data: { values: points },
+        layer: [
+          {
+            mark: { type: "line", point: true },
+            encoding: {
+              x,
+              y: { field: "mean", type: "quantitative", title, scale: { zero: false } },
+              color: { field: "policy", type: "nominal" },
+              tooltip: [{ field: "policy" }, { field: "value" }, { field: "mean", format: ".4g" }, { field: "low", format: ".4g" }, { field: "high", format: ".4g" }],
+            },
+          },
+          {
+            mark: { type: "errorbar", ticks: true },
+            encoding: {
+              x,
+              y: { field: "low", type: "quantitative", title },
+              y2: { field: "high" },
+              color: { field: "policy", type: "nominal" },
+            },
+          },
+        ],
+      });
+    }
+  }
+
+  const kinds = { configurations, campaign, sensitivity, step };
   const draw = kinds[data.kind];
   if (!draw) {
     app.textContent = `This report's kind (${data.kind}) is not one this page draws.`;
