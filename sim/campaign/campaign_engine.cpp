@@ -246,11 +246,7 @@ void CampaignEngine::handle(const Event& e) {
       if (e.gen == peer_gen_) {
         memory_steps_ = peer_steps_;
         std::fill(lost_slot_.begin(), lost_slot_.end(), false);  // every shard twice again
-        if (logging()) {
-          auto ev = event(EventKind::peer_copy_done);
-          ev.step = memory_steps_;
-          emit(ev);
-        }
+        emit_step(EventKind::peer_copy_done, memory_steps_);
       }
       return;
     case Kind::domain_failure:
@@ -449,12 +445,7 @@ void CampaignEngine::stage_checkpoint() {
   blocked_ = false;
   staged_steps_ = done_steps_;
   push(now_ + policy_.stall_s, Kind::phase_end, 0, 0, ++phase_gen_);
-  if (logging()) {
-    auto ev = event(EventKind::checkpoint_started);
-    ev.duration_s = policy_.stall_s;
-    ev.step = staged_steps_;
-    emit(ev);
-  }
+  emit_step(EventKind::checkpoint_started, staged_steps_, policy_.stall_s);
 }
 
 // Staged: training resumes; the copy goes to the peers and, when bound for
@@ -464,11 +455,7 @@ void CampaignEngine::end_checkpoint() {
   ++result_.checkpoints;
   since_checkpoint_s_ = 0;
   phase_ = Phase::running;
-  if (logging()) {
-    auto ev = event(EventKind::checkpoint_staged);
-    ev.step = staged_steps_;
-    emit(ev);
-  }
+  emit_step(EventKind::checkpoint_staged, staged_steps_);
   if (spec->in_memory) {
     peer_steps_ = staged_steps_;
     push(now_ + policy_.peer_copy_s, Kind::peer_copy_done, 0, 0, ++peer_gen_);
@@ -476,14 +463,7 @@ void CampaignEngine::end_checkpoint() {
   }
   if (!staged_to_storage_) return;
   if (!spec->async_upload) {
-    durable_steps_ = staged_steps_;
-    ++result_.uploads;
-    result_.storage_bytes += policy_.checkpoint_bytes;
-    if (logging()) {
-      auto ev = event(EventKind::upload_done);
-      ev.step = durable_steps_;
-      emit(ev);
-    }
+    make_durable(staged_steps_);
   } else if (!upload_pending_) {
     begin_upload(staged_steps_);
   } else {  // queue: this one waits; a newer one replaces it
@@ -496,24 +476,20 @@ void CampaignEngine::begin_upload(double steps) {
   upload_pending_ = true;
   uploading_steps_ = steps;
   push(now_ + policy_.upload_s, Kind::upload_done, 0, 0, ++upload_gen_);
-  if (logging()) {
-    auto ev = event(EventKind::upload_started);
-    ev.duration_s = policy_.upload_s;
-    ev.step = steps;
-    emit(ev);
-  }
+  emit_step(EventKind::upload_started, steps, policy_.upload_s);
+}
+
+// A checkpoint is in storage: a failure from now on rolls back to it.
+void CampaignEngine::make_durable(double steps) {
+  durable_steps_ = steps;
+  ++result_.uploads;
+  result_.storage_bytes += policy_.checkpoint_bytes;
+  emit_step(EventKind::upload_done, steps);
 }
 
 void CampaignEngine::on_upload_done() {
-  durable_steps_ = uploading_steps_;
   upload_pending_ = false;
-  ++result_.uploads;
-  result_.storage_bytes += policy_.checkpoint_bytes;
-  if (logging()) {
-    auto ev = event(EventKind::upload_done);
-    ev.step = durable_steps_;
-    emit(ev);
-  }
+  make_durable(uploading_steps_);
   if (queued_) {
     queued_ = false;
     begin_upload(queued_steps_);
@@ -665,6 +641,14 @@ void CampaignEngine::restart_or_wait() {
       emit(ev);
     }
   }
+}
+
+void CampaignEngine::emit_step(EventKind kind, double step, double duration_s) const {
+  if (!logging()) return;
+  auto ev = event(kind);
+  ev.step = step;
+  ev.duration_s = duration_s;
+  emit(ev);
 }
 
 CampaignEvent CampaignEngine::event(EventKind kind) const {

@@ -107,6 +107,7 @@ class CampaignEngine {
   void end_checkpoint();
   void begin_upload(double steps);
   void on_upload_done();
+  void make_durable(double steps);
   [[nodiscard]] double upload_factor() const;
   [[nodiscard]] double slowest_factor() const;
   [[nodiscard]] double step_time_now();
@@ -114,6 +115,8 @@ class CampaignEngine {
   [[nodiscard]] bool logging() const { return limits_.events != nullptr; }
   void emit(const CampaignEvent& e) const;
   [[nodiscard]] CampaignEvent event(EventKind kind) const;
+  // An event with a step (and a duration), when logging.
+  void emit_step(EventKind kind, double step, double duration_s = 0) const;
 
   const scenario::Scenario& s_;
   const ResolvedPolicy& policy_;

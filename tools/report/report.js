@@ -388,14 +388,14 @@
     app.appendChild(main);
     const policies = data.policies || [];
     state.rows = policies.length;
-    const interval = (key, title, percent) => {
-      const values = policies.map((p) => ({
+    // Bars of means by policy with their intervals; `get` picks {mean, half_width}.
+    const bars = (list, get, title, axis, format) => {
+      const values = list.map((p) => ({
         policy: p.name,
-        mean: p[key].mean,
-        low: p[key].mean - p[key].half_width,
-        high: p[key].mean + p[key].half_width,
+        mean: get(p).mean,
+        low: get(p).mean - get(p).half_width,
+        high: get(p).mean + get(p).half_width,
       }));
-      const axis = percent ? { format: ".0%" } : {};
       return {
         width: 320,
         data: { values },
@@ -405,7 +405,7 @@
             encoding: {
               y: { field: "policy", type: "nominal", title: null },
               x: { field: "mean", type: "quantitative", title, axis },
-              tooltip: [{ field: "policy" }, { field: "mean", format: ".4g" }, { field: "low", format: ".4g" }, { field: "high", format: ".4g" }],
+              tooltip: [{ field: "policy" }, { field: "mean", format }, { field: "low", format }, { field: "high", format }],
             },
           },
           {
@@ -419,6 +419,8 @@
         ],
       };
     };
+    const interval = (key, title, percent) =>
+      bars(policies, (p) => p[key], title, percent ? { format: ".0%" } : {}, ".4g");
     const charts = [
       ["ettr", "ettr", "effective training time ratio (95 % interval)", true],
       ["days", "days", "wall-clock days (95 % interval)", false],
@@ -437,36 +439,9 @@
       // make them far tighter than the intervals above.
       const others = policies.slice(1);
       const title = `effective training time ratio minus ${policies[0].name}'s (paired, 95 % interval)`;
-      const values = others.map((p) => ({
-        policy: p.name,
-        mean: p.ettr_minus_first.mean,
-        low: p.ettr_minus_first.mean - p.ettr_minus_first.half_width,
-        high: p.ettr_minus_first.mean + p.ettr_minus_first.half_width,
-      }));
       const box = el("div", { id: "paired" });
       main.appendChild(el("section", {}, [el("h2", { text: title }), box]));
-      await render("paired", box, {
-        width: 320,
-        data: { values },
-        layer: [
-          {
-            mark: "bar",
-            encoding: {
-              y: { field: "policy", type: "nominal", title: null },
-              x: { field: "mean", type: "quantitative", title: "difference", axis: { format: "+.2%" } },
-              tooltip: [{ field: "policy" }, { field: "mean", format: "+.5f" }, { field: "low", format: "+.5f" }, { field: "high", format: "+.5f" }],
-            },
-          },
-          {
-            mark: { type: "errorbar", ticks: true, color: "#111" },
-            encoding: {
-              y: { field: "policy", type: "nominal" },
-              x: { field: "low", type: "quantitative" },
-              x2: { field: "high" },
-            },
-          },
-        ],
-      });
+      await render("paired", box, bars(others, (p) => p.ettr_minus_first, "difference", { format: "+.2%" }, "+.5f"));
     }
     const lost = [];
     for (const p of policies) {
