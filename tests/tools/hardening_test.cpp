@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "models/scenario/text_file.hpp"
+#include "tests/tools/run_cli.hpp"
 #include "tools/cli/cli.hpp"
 
 namespace myriad::cli {
@@ -16,21 +17,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
+using test_support::Result;
 
 Result run_cli(const std::vector<std::string>& args, std::ostream* out_stream = nullptr) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const Environment env{{MYRIAD_SCENARIO_DIR},
-                        MYRIAD_PROFILE_DIR,
-                        std::string(MYRIAD_SCENARIO_DIR) + "/validation",
-                        MYRIAD_REPORT_DIR};
-  const int code = run(args, out_stream != nullptr ? *out_stream : out, err, env);
-  return {code, out.str(), err.str()};
+  return test_support::run_cli(args, nullptr, out_stream);
 }
 
 const std::string kExample =
