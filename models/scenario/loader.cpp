@@ -249,6 +249,13 @@ Diagnostics check_preset(PresetKind kind, const std::string& name, const LoadOpt
 }
 
 Resolved resolve_for_output(const Scenario& scenario) {
+  // The processes written out include the Llama 3 mix: read back, they are the
+  // whole list, so the mix must not be added to them again.
+  if (scenario.faults.llama3_mix_added) {
+    Scenario written = scenario;
+    written.faults.llama3_mix = false;
+    return scenario_schema().emit(written, "", written.origins);
+  }
   return scenario_schema().emit(scenario, "", scenario.origins);
 }
 

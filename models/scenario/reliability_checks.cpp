@@ -108,10 +108,11 @@ void derive_events(Scenario& s, std::vector<InjectedEventSpec>& events, const st
 }
 
 void check_process_rates(const Scenario& s, const Location& file, Diagnostics& d) {
-  for (std::size_t i = 0; i < s.faults.processes.size(); ++i) {
+  // The given processes; the Llama 3 mix after them needs no checking.
+  const std::size_t mix = s.faults.llama3_mix_added ? llama3_failure_mix().size() : 0;
+  for (std::size_t i = 0; i + mix < s.faults.processes.size(); ++i) {
     const auto& p = s.faults.processes[i];
     const std::string path = fmt::format("faults.processes[{}]", i);
-    if (!s.origins.at("faults.processes").in_file()) return;  // the Llama 3 mix
     const bool per_node = given(s, path + ".per_1000_node_days");
     const bool per_comp = given(s, path + ".per_component_hour");
     const bool per_domain = given(s, path + ".per_1000_domain_days");
@@ -448,10 +449,18 @@ std::vector<FailureProcessSpec> llama3_failure_mix() {
 }
 
 void derive_reliability(Scenario& s) {
-  if (!given(s, "faults.processes")) {
-    s.faults.processes = llama3_failure_mix();
-    set_derived(s, "faults.processes");
-    for (std::size_t i = 0; i < s.faults.processes.size(); ++i) {
+  const bool processes_given = given(s, "faults.processes");
+  if (!given(s, "faults.llama3_mix")) {
+    s.faults.llama3_mix = !processes_given;
+    set_derived(s, "faults.llama3_mix");
+  }
+  if (!processes_given) set_derived(s, "faults.processes");
+  if (s.faults.llama3_mix && !s.faults.llama3_mix_added) {
+    s.faults.llama3_mix_added = true;
+    // After the given processes, so that their indices (and keys) stay theirs.
+    const std::size_t first = s.faults.processes.size();
+    for (auto& p : llama3_failure_mix()) s.faults.processes.push_back(std::move(p));
+    for (std::size_t i = first; i < s.faults.processes.size(); ++i) {
       for (const char* key : {"component", "domain", "per_1000_node_days", "components_per_node",
                               "distribution", "shape", "replace_node", "source"}) {
         set_derived(s, fmt::format("faults.processes[{}].{}", i, key));

@@ -107,6 +107,11 @@ const Schema<FaultsSpec>& faults_schema() {
         "failures_llama3.csv): 3.79 unexpected interruptions per 1000 node-days.");
     f.section_list("processes", &FaultsSpec::processes, make_failure_process_schema(),
                    D::derived("the Llama 3 mix"))
+        .boolean("llama3_mix", &FaultsSpec::llama3_mix,
+                 D::derived("= true without processes, false with them"),
+                 "run the Llama 3 failure mix: with `processes`, true adds it to them (a leaf "
+                 "switch process on top of the usual failures); without, false runs no random "
+                 "failures (only injected, replayed and straggler events)")
         .section_list("stragglers", &FaultsSpec::stragglers, make_straggler_schema(), D::none())
         .quantity("rate_scale", &FaultsSpec::rate_scale, Dimension::count, D::value("1"),
                   "multiplies the rate of every failure process (2: twice as many failures, a "

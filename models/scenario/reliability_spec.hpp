@@ -68,7 +68,9 @@ struct StragglerProcessSpec {
 };
 
 struct FaultsSpec {
-  std::vector<FailureProcessSpec> processes;
+  std::vector<FailureProcessSpec> processes;  // the given ones first, then the Llama 3 mix
+  bool llama3_mix = true;                     // the Llama 3 mix runs (beside given processes)
+  bool llama3_mix_added = false;              // it is in `processes` (derivation runs once)
   std::vector<StragglerProcessSpec> stragglers;
   double rate_scale = 1;                    // multiplies every process's failure rate
   int nodes_per_rack = 4;                   // the rack (power) domain

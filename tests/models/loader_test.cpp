@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "models/scenario/reliability_checks.hpp"
 #include "models/scenario/scenario_schema.hpp"
 
 namespace myriad::scenario {
@@ -265,6 +266,48 @@ policies:
   ASSERT_EQ(s.faults.processes.size(), 1u);
   EXPECT_NEAR(s.faults.processes[0].rate_per_domain_s(), 8e-5 / 3600, 1e-15);
   EXPECT_EQ(s.faults.processes[0].distribution, Lifetime::weibull);
+}
+
+TEST(Loader, TheLlama3MixRunsBesideGivenProcessesWhenAsked) {
+  // A leaf-switch process on top of the usual failures: the given process
+  // keeps index 0 and its rate is checked; the six of the mix follow.
+  const std::string job = R"(
+cluster: {preset: selene-like, gpus: 64}
+model: {preset: gpt3-175b-megatron}
+parallelism: {tp: 8, pp: 8, global_batch: 64}
+)";
+  const Scenario both = load_scenario_text(job + R"(
+faults:
+  llama3_mix: true
+  processes:
+    - {component: switch, domain: leaf, per_1000_domain_days: 2}
+)",
+                                           "mix.yaml", kShipped);
+  ASSERT_EQ(both.faults.processes.size(), 1u + llama3_failure_mix().size());
+  EXPECT_EQ(both.faults.processes[0].domain, Domain::leaf);
+  EXPECT_EQ(both.faults.processes[1].component, llama3_failure_mix()[0].component);
+  // Without it, given processes replace the mix; without processes, false
+  // leaves no random failures.
+  const Scenario alone = load_scenario_text(job + R"(
+faults:
+  processes:
+    - {component: switch, domain: leaf, per_1000_domain_days: 2}
+)",
+                                            "alone.yaml", kShipped);
+  EXPECT_EQ(alone.faults.processes.size(), 1u);
+  EXPECT_FALSE(alone.faults.llama3_mix);
+  const Scenario none =
+      load_scenario_text(job + "faults: {llama3_mix: false}\n", "none.yaml", kShipped);
+  EXPECT_TRUE(none.faults.processes.empty());
+  // A given process's rate is still checked beside the mix.
+  EXPECT_THROW(load_scenario_text(job + R"(
+faults:
+  llama3_mix: true
+  processes:
+    - {component: switch, domain: leaf, per_1000_node_days: 2}
+)",
+                                  "bad.yaml", kShipped),
+               ScenarioError);
 }
 
 }  // namespace
