@@ -153,7 +153,7 @@ CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& pr
   if (!(options.step_scale > 0) || !std::isfinite(options.step_scale)) {
     throw std::invalid_argument("a campaign's step scale must be positive");
   }
-  StepTimeCache probe(s, profile, options.step_scale);
+  StepTimeCache probe(s, profile, options.step_scale, options.step_scale_by_dp);
   report.job_nodes = probe.job_nodes();
   report.healthy_step_s = probe.step_time_s(probe.job_nodes());
   report.tokens_per_step = probe.tokens_per_step();
@@ -196,7 +196,8 @@ CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& pr
     p.runs[j % seeds] = engine.run();
   };
   run_jobs(
-      jobs.size(), options.threads, [&] { return StepTimeCache(s, profile, options.step_scale); },
+      jobs.size(), options.threads,
+      [&] { return StepTimeCache(s, profile, options.step_scale, options.step_scale_by_dp); },
       [&](StepTimeCache& cache, std::size_t k) { run_one(cache, jobs[k], nullptr); });
   if (logged) {
     for (std::size_t p = 0; p < report.policies.size(); ++p) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ struct CampaignOptions {
   // Multiplies the analytic engine's step times: the step engine's healthy step
   // over the analytic engine's, where the caller simulated it (plan --rescore).
   double step_scale = 1;
+  // Where the step engine also played shrunk states: that ratio by
+  // data-parallel degree (the healthy one included); states it did not play
+  // take the nearest played one's.
+  std::map<int, double> step_scale_by_dp;
 };
 
 struct Interval {

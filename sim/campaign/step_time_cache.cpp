@@ -1,12 +1,15 @@
 #include "sim/campaign/step_time_cache.hpp"
 
+#include <cmath>
+#include <utility>
+
 #include "sim/analytic/estimator.hpp"
 
 namespace myriad::sim::campaign {
 
 StepTimeCache::StepTimeCache(const scenario::Scenario& s, const DeviceProfile& profile,
-                             double scale)
-    : scenario_(s), profile_(profile), scale_(scale) {
+                             double scale, std::map<int, double> scale_by_dp)
+    : scenario_(s), profile_(profile), scale_(scale), scale_by_dp_(std::move(scale_by_dp)) {
   const auto& p = s.parallelism;
   tokens_per_step_ = static_cast<double>(p.global_batch) * s.model.seq_length;
   job_nodes_ = s.cluster.gpus / s.cluster.gpus_per_node;
@@ -14,23 +17,45 @@ StepTimeCache::StepTimeCache(const scenario::Scenario& s, const DeviceProfile& p
   min_nodes_ = (replica_gpus + s.cluster.gpus_per_node - 1) / s.cluster.gpus_per_node;
 }
 
+int StepTimeCache::dp_on(int nodes) const {
+  const auto& p = scenario_.parallelism;
+  if (nodes == job_nodes_) return p.dp;
+  const int replica_gpus = p.tp * p.pp * p.cp;
+  int dp = nodes * scenario_.cluster.gpus_per_node / replica_gpus;
+  while (dp > 0 && p.global_batch % (p.micro_batch * dp) != 0) --dp;
+  return dp;
+}
+
+scenario::Scenario StepTimeCache::at_dp(int dp) const {
+  scenario::Scenario s = scenario_;
+  const auto& p = s.parallelism;
+  s.cluster.gpus = dp * p.tp * p.pp * p.cp;
+  s.parallelism.dp = dp;
+  return s;
+}
+
+double StepTimeCache::scale_at(int dp) const {
+  if (scale_by_dp_.empty()) return scale_;
+  // The nearest state played, by ratio of degrees (a tie goes to the larger).
+  double best = scale_;
+  double distance = INFINITY;
+  for (const auto& [played, ratio] : scale_by_dp_) {
+    const double d = std::abs(std::log(static_cast<double>(played) / dp));
+    if (d <= distance) {
+      distance = d;
+      best = ratio;
+    }
+  }
+  return best;
+}
+
 double StepTimeCache::step_time_s(int nodes) {
   const auto it = cache_.find(nodes);
   if (it != cache_.end()) return it->second;
   // The same global batch on fewer replicas: the largest dp that divides it,
   // each replica running more micro-batches (gradient accumulation).
-  scenario::Scenario s = scenario_;
-  const auto& p = s.parallelism;
-  const int replica_gpus = p.tp * p.pp * p.cp;
-  int dp = nodes * s.cluster.gpus_per_node / replica_gpus;
-  if (nodes == job_nodes_) dp = p.dp;
-  while (dp > 0 && p.global_batch % (p.micro_batch * dp) != 0) --dp;
-  double t = 0;
-  if (dp > 0) {
-    s.parallelism.dp = dp;
-    s.cluster.gpus = dp * replica_gpus;
-    t = scale_ * estimate(s, profile_).step_time_s;
-  }
+  const int dp = dp_on(nodes);
+  const double t = dp > 0 ? scale_at(dp) * estimate(at_dp(dp), profile_).step_time_s : 0;
   cache_.emplace(nodes, t);
   return t;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 
 #include "models/scenario/scenario.hpp"
 #include "sim/cost/device_profile.hpp"
@@ -16,10 +17,21 @@ class StepTimeCache {
  public:
   // `scale` multiplies every step time: the step engine's healthy step over the
   // analytic engine's, where a caller has both (plan --rescore step,campaign).
-  StepTimeCache(const scenario::Scenario& s, const DeviceProfile& profile, double scale = 1);
+  // `scale_by_dp`, where given, holds that ratio for states the step engine
+  // played (by data-parallel degree); a state it did not play takes the ratio
+  // of the nearest one it did.
+  StepTimeCache(const scenario::Scenario& s, const DeviceProfile& profile, double scale = 1,
+                std::map<int, double> scale_by_dp = {});
 
   // Seconds per step on `nodes` nodes; 0 when no data-parallel degree fits.
   double step_time_s(int nodes);
+  // The data-parallel degree the job runs at on `nodes` nodes: the largest that
+  // fits and divides the global batch (0: none).
+  [[nodiscard]] int dp_on(int nodes) const;
+  // The scenario of the job shrunk to data-parallel degree `dp` (the same
+  // global batch, more micro-batches per replica).
+  [[nodiscard]] scenario::Scenario at_dp(int dp) const;
+  [[nodiscard]] double scale_at(int dp) const;
   [[nodiscard]] double tokens_per_step() const { return tokens_per_step_; }
   [[nodiscard]] int job_nodes() const { return job_nodes_; }
   // Fewest nodes the job can run on (one data-parallel replica).
@@ -30,6 +42,7 @@ class StepTimeCache {
   const scenario::Scenario& scenario_;
   const DeviceProfile& profile_;
   double scale_ = 1;
+  std::map<int, double> scale_by_dp_;
   double tokens_per_step_ = 0;
   int job_nodes_ = 0;
   int min_nodes_ = 1;

@@ -15,39 +15,17 @@
 #include <sstream>
 
 #include "sim/step/step_engine.hpp"
+#include "tests/tools/run_cli.hpp"
 
 namespace myriad::cli {
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result run_cli(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const Environment env{{MYRIAD_SCENARIO_DIR},
-                        MYRIAD_PROFILE_DIR,
-                        std::string(MYRIAD_SCENARIO_DIR) + "/validation",
-                        MYRIAD_REPORT_DIR};
-  const int code = run(args, out, err, env);
-  return {code, out.str(), err.str()};
-}
+using test_support::Result;
+using test_support::run_cli;
 
 // Same, with `input` as standard input.
 Result run_cli_in(const std::vector<std::string>& args, const std::string& input) {
-  std::ostringstream out;
-  std::ostringstream err;
-  std::istringstream in(input);
-  Environment env{{MYRIAD_SCENARIO_DIR},
-                  MYRIAD_PROFILE_DIR,
-                  std::string(MYRIAD_SCENARIO_DIR) + "/validation",
-                  MYRIAD_REPORT_DIR};
-  env.in = &in;
-  const int code = run(args, out, err, env);
-  return {code, out.str(), err.str()};
+  return run_cli(args, &input);
 }
 
 const std::string kDefault =
@@ -959,38 +937,6 @@ TEST(Cli, CampaignVariesOneKeyOnTheSameSeeds) {
       run_cli({"campaign", kDefault, "--days", "1", "--vary", "faults.rate_scale=1,-1"});
   EXPECT_EQ(bad.code, kExitBadInput);
   EXPECT_NE(bad.err.find("--vary faults.rate_scale=-1"), std::string::npos) << bad.err;
-}
-
-TEST(Cli, CampaignTakesItsPaceFromTheStepEngine) {
-  // GPT-3 175B on 64 A100 with a straggler process 1.5x slow: the step engine
-  // plays the healthy step and the step with a slow node in the first, a middle
-  // and the last of 8 stages; the campaign runs on its pace and on the average
-  // factor, which the pipeline keeps at most 1.5.
-  const std::string scenario =
-      std::string(MYRIAD_SCENARIO_DIR) + "/examples/megatron-175b-selene-64.yaml";
-  const auto json = std::filesystem::temp_directory_path() / "myriad_cli_campaign_step.json";
-  const Result r = run_cli(
-      {"campaign", scenario, "--days", "5", "--seeds", "3", "--step-engine", "simulate", "--set",
-       "faults.stragglers=[{name: slow, per_1000_node_days: 300, duration: 2h, slowdown: 1.5}]",
-       "--json", json.string()});
-  ASSERT_EQ(r.code, kExitOk) << r.err;
-  EXPECT_NE(r.out.find("step engine: healthy step"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("straggler 'slow': slowdown 1.5 given"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("stage 7 "), std::string::npos) << r.out;
-  std::ifstream in(json);
-  const auto j = nlohmann::json::parse(in);
-  const auto& fit = j["step_engine"];
-  const double factor = fit["stragglers"][0]["step_factor_simulated"].get<double>();
-  EXPECT_GE(factor, 1.0);
-  EXPECT_LE(factor, 1.5 + 1e-9);
-  // The campaign's healthy step is the step engine's.
-  EXPECT_NEAR(j["healthy_step_time_s"].get<double>(), fit["simulated_step_s"].get<double>(),
-              1e-9 * fit["simulated_step_s"].get<double>());
-  std::filesystem::remove(json);
-  EXPECT_EQ(run_cli({"campaign", scenario, "--step-engine", "simulate", "--vary",
-                     "faults.rate_scale=1,2"})
-                .code,
-            kExitBadInput);
 }
 
 TEST(Cli, CampaignDaysAndTokensExcludeEachOther) {

@@ -22,6 +22,7 @@
 #include "sim/plan/growth.hpp"
 #include "sim/plan/sweep.hpp"
 #include "tools/cli/campaign_events.hpp"
+#include "tools/cli/campaign_growth.hpp"
 #include "tools/cli/campaign_step_engine.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/report_table.hpp"
@@ -43,6 +44,7 @@ struct CampaignCliOptions {
   int event_seed = 0;
   bool wide = false;
   std::string step_engine = "analytic";
+  int step_engine_states = 3;
   std::vector<std::string> vary;
   double days = 0;
   std::string tokens;
@@ -371,80 +373,6 @@ nlohmann::json html_data(const scenario::Scenario& s, const CampaignReport& repo
           {"notes", notes}};
 }
 
-// Each policy's days, seed by seed: the small model's training, then the grown
-// model's; in all; without growth; and what growth saves (paired by seed).
-struct GrowthDays {
-  Interval small, grown, total, without, saved;
-};
-
-GrowthDays growth_days(const PolicyReport& small, const PolicyReport& grown,
-                       const PolicyReport& without) {
-  std::vector<double> a, b, total, c, saved;
-  for (std::size_t i = 0; i < grown.runs.size(); ++i) {
-    a.push_back(small.runs[i].wall_s / 86400);
-    b.push_back(grown.runs[i].wall_s / 86400);
-    total.push_back(a.back() + b.back());
-    c.push_back(without.runs[i].wall_s / 86400);
-    saved.push_back(c.back() - total.back());
-  }
-  using sim::campaign::summarize;
-  return {summarize(a), summarize(b), summarize(total), summarize(c), summarize(saved)};
-}
-
-std::string growth_text(const sim::GrowthPhase& g, const CampaignReport& small,
-                        const CampaignReport& grown, const CampaignReport& without) {
-  std::string out = fmt::format("growth (what-if): {}\n", sim::describe_growth(g));
-  std::vector<std::string> headers = {"days, mean ± 95% interval"};
-  std::string align = "l";
-  for (const auto& p : grown.policies) {
-    headers.push_back(p.name);
-    align += "r";
-  }
-  Table t(headers, align);
-  std::vector<GrowthDays> days;
-  for (std::size_t i = 0; i < grown.policies.size(); ++i) {
-    days.push_back(growth_days(small.policies[i], grown.policies[i], without.policies[i]));
-  }
-  const auto add = [&](const std::string& label, Interval GrowthDays::*field) {
-    std::vector<std::string> row = {label};
-    Row days_row;
-    days_row.decimals = 1;
-    for (const auto& d : days) row.push_back(shown(d.*field, days_row));
-    t.add(row);
-  };
-  add(fmt::format("{}, {} tokens", g.from, si_count(small.target_tokens)), &GrowthDays::small);
-  add(fmt::format("the model, {} tokens", si_count(grown.target_tokens)), &GrowthDays::grown);
-  t.add_rule();
-  add("in all, grown", &GrowthDays::total);
-  add(fmt::format("without growth, {} tokens", si_count(without.target_tokens)),
-      &GrowthDays::without);
-  add("saved (paired by seed)", &GrowthDays::saved);
-  return out + t.str();
-}
-
-nlohmann::json growth_json(const sim::GrowthPhase& g, const CampaignReport& small,
-                           const CampaignReport& grown, const CampaignReport& without) {
-  nlohmann::json policies = nlohmann::json::object();
-  const auto interval = [](const Interval& x) {
-    return nlohmann::json{{"mean", x.mean}, {"half_width", x.half_width}};
-  };
-  for (std::size_t i = 0; i < grown.policies.size(); ++i) {
-    const GrowthDays d = growth_days(small.policies[i], grown.policies[i], without.policies[i]);
-    policies[grown.policies[i].name] = {{"small_days", interval(d.small)},
-                                        {"grown_days", interval(d.grown)},
-                                        {"total_days", interval(d.total)},
-                                        {"without_growth_days", interval(d.without)},
-                                        {"saved_days", interval(d.saved)}};
-  }
-  return {{"from", g.from},
-          {"small_tokens", small.target_tokens},
-          {"grown_tokens", grown.target_tokens},
-          {"without_growth_tokens", without.target_tokens},
-          {"saved_fraction", g.saved_fraction},
-          {"source", g.source},
-          {"policies", policies}};
-}
-
 // `--vary KEY=VALUES`: the campaign once per value, the figures that decide
 // against the value. `policies.KEY` (no index) sets KEY in every policy set.
 std::vector<std::string> axis_overrides(const std::string& key, const std::string& value,
@@ -666,9 +594,10 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
                 "--vary or training.growth\n";
       return kExitBadInput;
     }
-    fit = fit_to_step_engine(*s, *profile, io);
+    fit = fit_to_step_engine(*s, *profile, o.step_engine_states, io);
     if (!fit) return kExitFailure;
     options.step_scale = fit->simulated_step_s / fit->analytic_step_s;
+    options.step_scale_by_dp = fit->scale_by_dp(s->parallelism.dp);
   }
   if (!o.vary.empty()) return run_sensitivity(o, io, env, *s, text, options);
   // Growth (training.growth): the model trains on (1 - saved fraction) of its tokens
@@ -782,11 +711,18 @@ Command add_campaign_command(CLI::App& app, Streams io, const Environment& env) 
                   "KEY=VALUES: the campaign once per value, ETTR, days and cost against it "
                   "(a list a,b,c or a range 1..8*2; policies.KEY sets KEY in every policy set), "
                   "e.g. faults.rate_scale=0.5,1,2 or policies.hot_spares=0,16,32");
-  cmd->add_option("--step-engine", options->step_engine,
-                  "analytic (default), or simulate: the healthy step and each straggler "
-                  "process's slow step played on the step engine first (a child process each); "
-                  "the campaign then runs at the step engine's pace and straggler factors")
-      ->check(CLI::IsMember({"analytic", "simulate"}));
+  auto* engine =
+      cmd->add_option("--step-engine", options->step_engine,
+                      "analytic (default), or simulate: the healthy step, the largest shrunk "
+                      "states, each straggler's and each injected slow node's step played on the "
+                      "step engine first (a child process each); the campaign then runs at the "
+                      "step engine's pace and slow-node factors")
+          ->check(CLI::IsMember({"analytic", "simulate"}));
+  cmd->add_option("--step-engine-states", options->step_engine_states,
+                  "with --step-engine simulate, how many shrunk states to play, largest first "
+                  "(default 3); smaller ones scale as the nearest played one")
+      ->check(CLI::Range(0, 64))
+      ->needs(engine);
   cmd->add_flag("--wide", options->wide,
                 "every figure: checkpoint and storage costs, uploads, failures by component");
   cmd->add_option("--report", options->report_file,
