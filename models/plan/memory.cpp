@@ -88,10 +88,15 @@ MemoryBreakdown memory_per_gpu(const scenario::Scenario& s, const StepPlan& plan
     return first;
   }
   MemoryBreakdown most = first.total() >= last.total() ? first : last;
-  if (p.pp > 2) {  // the second stage: the most in flight of the stages between
-    MemoryBreakdown second = states(plan.params_middle_stage, plan.layers_per_stage);
-    second.activations = plan.layers_per_stage * per_layer * in_flight(1);
-    if (second.total() > most.total()) most = second;
+  // The stages between: with even stages the second holds the most (the most
+  // in flight); with uneven ones a later, larger stage may.
+  const double per_layer_params =
+      plan.layers_per_stage > 0 ? plan.params_middle_stage / plan.layers_per_stage : 0;
+  for (int stage = 1; stage + 1 < p.pp; ++stage) {
+    const int layers = plan.layers_by_stage[static_cast<std::size_t>(stage)];
+    MemoryBreakdown b = states(layers * per_layer_params, layers);
+    b.activations = layers * per_layer * in_flight(stage);
+    if (b.total() > most.total()) most = b;
   }
   return most;
 }

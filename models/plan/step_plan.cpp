@@ -84,6 +84,7 @@ int stage_layers(const scenario::Scenario& s, int stage) {
   const auto& p = s.parallelism;
   const int layers = s.model.layers;
   if (!p.uneven_stages()) return layers / p.pp;
+  if (!p.stage_layers.empty()) return p.stage_layers[static_cast<std::size_t>(stage)];
   if (stage == 0 && p.first_stage_layers > 0) return p.first_stage_layers;
   if (stage == p.pp - 1 && p.last_stage_layers > 0) return p.last_stage_layers;
   const int fixed = (p.first_stage_layers > 0) + (p.last_stage_layers > 0);
@@ -99,9 +100,12 @@ StepPlan plan_step(const scenario::Scenario& s) {
   plan.virtual_stages = p.virtual_stages;
   plan.micro_batches = p.micro_batches();
   plan.dp = p.dp;
-  plan.first_stage_layers = stage_layers(s, 0);
-  plan.last_stage_layers = stage_layers(s, p.pp - 1);
-  plan.layers_per_stage = p.pp > 2 ? stage_layers(s, 1) : plan.first_stage_layers;
+  for (int stage = 0; stage < p.pp; ++stage) plan.layers_by_stage.push_back(stage_layers(s, stage));
+  plan.first_stage_layers = plan.layers_by_stage.front();
+  plan.last_stage_layers = plan.layers_by_stage.back();
+  plan.layers_per_stage =
+      p.pp > 2 ? *std::max_element(plan.layers_by_stage.begin() + 1, plan.layers_by_stage.end() - 1)
+               : plan.first_stage_layers;
   plan.layer = transformer_layer(m, plan.shard);
   plan.embedding = embedding(m, plan.shard);
   plan.head = lm_head_and_loss(m, plan.shard);

@@ -18,7 +18,8 @@ struct StepPlan {
   int virtual_stages = 1;
   int micro_batches = 1;  // per pipeline replica and step
   int dp = 1;
-  int layers_per_stage = 1;          // of a stage between the first and the last, over its chunks
+  int layers_per_stage = 1;          // of the largest stage between the first and the last
+  std::vector<int> layers_by_stage;  // every stage's, first to last, over its chunks
   int first_stage_layers = 1;        // the first stage's (with the embedding)
   int last_stage_layers = 1;         // the last stage's (with the LM head and loss)
   LayerProgram layer;                // one transformer layer, one micro-batch
@@ -46,7 +47,8 @@ struct StepPlan {
 StepPlan plan_step(const scenario::Scenario& s);
 
 // Layers of pipeline stage `stage` (over all its virtual chunks): an even share,
-// or parallelism.first_stage_layers / last_stage_layers and the rest shared evenly.
+// parallelism.stage_layers, or parallelism.first_stage_layers / last_stage_layers
+// and the rest shared evenly.
 int stage_layers(const scenario::Scenario& s, int stage);
 
 // Bytes per parameter the optimizer keeps (fp32 master weights and moments).

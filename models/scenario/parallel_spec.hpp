@@ -1,6 +1,8 @@
 // How a job is split over the GPUs, and which communication overlaps compute.
 #pragma once
 
+#include <vector>
+
 #include "models/names/enum_names.hpp"
 
 namespace myriad::scenario {
@@ -29,6 +31,8 @@ struct ParallelSpec {
   // first and last stage; 0: an even share. The other stages share the rest evenly.
   int first_stage_layers = 0;
   int last_stage_layers = 0;
+  // Or every stage's layers, first to last (a placement: `myriad place`).
+  std::vector<int> stage_layers;
   Schedule schedule = Schedule::one_f_one_b;
   int dp = 0;            // data parallel replicas
   int zero = 0;          // ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 + parameters
@@ -41,7 +45,7 @@ struct ParallelSpec {
   Placement placement = Placement::tp_cp_dp_pp;
 
   [[nodiscard]] bool uneven_stages() const {
-    return first_stage_layers > 0 || last_stage_layers > 0;
+    return first_stage_layers > 0 || last_stage_layers > 0 || !stage_layers.empty();
   }
 
   // Micro-batches each pipeline replica runs per step.

@@ -280,10 +280,49 @@ void check_sizes(const Checker& c) {
   }
 }
 
+// stage_layers: one count a stage, summing to the model's layers.
+void check_stage_list(const Checker& c) {
+  const ParallelSpec& p = c.s().parallelism;
+  const int layers = c.s().model.layers;
+  const auto& list = p.stage_layers;
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+    c.error("parallelism.stage_layers",
+            "give every stage's layers (stage_layers) or the first and last stage's "
+            "(first_stage_layers, last_stage_layers), not both");
+    return;
+  }
+  if (static_cast<int>(list.size()) != p.pp) {
+    c.error("parallelism.stage_layers",
+            fmt::format("expected one layer count a pipeline stage: {} (pp), found {}", p.pp,
+                        list.size()));
+    return;
+  }
+  long sum = 0;
+  for (const int n : list) sum += n;
+  if (sum != layers) {
+    c.error("parallelism.stage_layers",
+            fmt::format("the stages' layers sum to {}, but the model has {} (model.layers)", sum,
+                        layers));
+  }
+  const int v = p.virtual_stages;
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    if (list[k] % v != 0) {
+      c.error(fmt::format("parallelism.stage_layers[{}]", k),
+              fmt::format("{} layers do not split over {} virtual stages: with interleaving a "
+                          "stage's layers must be a multiple of virtual_stages",
+                          list[k], v));
+    }
+  }
+}
+
 // first_stage_layers / last_stage_layers: the stages between share the rest evenly.
 void check_uneven_stages(const Checker& c) {
   const ParallelSpec& p = c.s().parallelism;
   const int layers = c.s().model.layers;
+  if (!p.stage_layers.empty()) {
+    check_stage_list(c);
+    return;
+  }
   const char* key =
       p.first_stage_layers > 0 ? "parallelism.first_stage_layers" : "parallelism.last_stage_layers";
   if (p.pp < 2) {

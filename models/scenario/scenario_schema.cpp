@@ -223,6 +223,10 @@ Schema<ParallelSpec> make_parallel_schema() {
                "layers of the last pipeline stage, which also runs the LM head and loss; 0: an "
                "even share; the stages between share the other layers evenly (with "
                "interleaving, every stage's layers a multiple of virtual_stages)")
+      .integer_list("stage_layers", &ParallelSpec::stage_layers, Range{1, 1 << 20}, D::none(),
+                    "every pipeline stage's layers, first to last, summing to model.layers "
+                    "(each a multiple of virtual_stages): a placement, such as `myriad place` "
+                    "writes; in place of first_stage_layers and last_stage_layers")
       .choice("schedule", &ParallelSpec::schedule,
               {{"1f1b", Schedule::one_f_one_b}, {"interleaved", Schedule::interleaved}},
               D::derived("= interleaved when virtual_stages > 1, else 1f1b"), "pipeline schedule")

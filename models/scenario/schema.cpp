@@ -105,6 +105,25 @@ bool read_numbers(const ConfigNode& node, const std::string& path, ParseContext&
   return ok;
 }
 
+bool read_ints(const ConfigNode& node, IntRange r, const std::string& path, ParseContext& ctx,
+               std::vector<int>& out) {
+  if (!node.is_list()) {
+    ctx.diagnostics.error(
+        node.where(), path,
+        "expected a list of integers, such as [7, 8, 8, 7], found " + node.describe());
+    return false;
+  }
+  out.clear();
+  bool ok = true;
+  for (std::size_t i = 0; i < node.items().size(); ++i) {
+    std::int64_t v = 0;
+    const bool read = read_int(node.items()[i], r, path + "[" + std::to_string(i) + "]", ctx, v);
+    ok = read && ok;
+    out.push_back(static_cast<int>(v));
+  }
+  return ok;
+}
+
 bool read_text(const ConfigNode& node, const std::string& path, ParseContext& ctx,
                std::string& out) {
   // YAML reads `a: b` as a mapping and `a, b` in brackets as a list: a text holding

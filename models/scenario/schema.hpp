@@ -80,6 +80,8 @@ bool read_text(const ConfigNode& node, const std::string& path, ParseContext& ct
                std::string& out);
 bool read_numbers(const ConfigNode& node, const std::string& path, ParseContext& ctx,
                   std::vector<double>& out);
+bool read_ints(const ConfigNode& node, IntRange r, const std::string& path, ParseContext& ctx,
+               std::vector<int>& out);
 bool read_choice(const ConfigNode& node, const std::vector<std::string>& names,
                  const std::string& path, ParseContext& ctx, std::size_t& index);
 
@@ -170,6 +172,31 @@ class Schema {
         [member](const T& t) {
           return std::tuple{t.*member, std::string{}, nlohmann::json(t.*member)};
         });
+    return *this;
+  }
+
+  // A list of integers in `range`, such as layers per stage: `[7, 8, 8, 7]`.
+  Schema& integer_list(std::string key, std::vector<int> T::*member, IntRange range,
+                       const Default& def, std::string help) {
+    Field f;
+    f.key = key;
+    f.def = def;
+    f.field_doc = FieldDoc{std::move(key), "list of integers " + schema_detail::range_text(range),
+                           "", def.text, std::move(help)};
+    f.parse = [member, range](T& t, const ConfigNode& n, const std::string& p, ParseContext& c) {
+      return schema_detail::read_ints(n, range, p, c, t.*member);
+    };
+    f.emit = [member, key = f.key](const T& t, const std::string& p, const Origins& o) {
+      Resolved r;
+      r.kind = Resolved::Kind::list;
+      r.key = key;
+      for (const int v : t.*member) {
+        const std::string text = std::to_string(v);
+        r.children.push_back(schema_detail::scalar("", text, text, nlohmann::json(v), o, p));
+      }
+      return r;
+    };
+    fields_.push_back(std::move(f));
     return *this;
   }
 

@@ -527,8 +527,15 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
                               : slowest == &last ? plan.last_stage_layers
                                                  : plan.layers_per_stage;
   (void)program_time(plan.layer, pricer, layer_overlap, m * critical_layers);  // the op table
-  const double mean =
-      pp == 1 ? first.total() : (first.total() + last.total() + (pp - 2) * body.total()) / pp;
+  // Every stage's time: the stages between differ only by their layers (body is
+  // the largest of them).
+  double stages_total = pp == 1 ? first.total() : first.total() + last.total();
+  for (int k = 1; k + 1 < plan.pp; ++k) {
+    const int layers = plan.layers_by_stage[static_cast<std::size_t>(k)];
+    stages_total +=
+        layers == plan.layers_per_stage ? body.total() : scaled(layer, layers).total() + body.pp;
+  }
+  const double mean = stages_total / pp;
   // Fill and drain: every stage's pass but the slowest one's, which the m passes
   // count ((p - 1) / v of a stage's time when the stages are alike; less when the
   // slowest stage is slower than the others, as the step engine plays it).
@@ -562,7 +569,10 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
     const double cool_down = std::min(m * v, 2 * (pp - 1) + (v - 1) * pp);
     // The stages as slow as the slowest pass the last micro-batch's backward on at
     // once; a faster one has slack that absorbs a slowdown.
-    int alike = pp > 2 ? plan.pp - 2 : 0;
+    int alike = 0;
+    for (int k = 1; k + 1 < plan.pp; ++k) {
+      alike += plan.layers_by_stage[static_cast<std::size_t>(k)] == plan.layers_per_stage;
+    }
     if (plan.first_stage_layers == critical_layers) ++alike;
     if (pp > 1 && plan.last_stage_layers == critical_layers) ++alike;
     const DpWindows w{forward,

@@ -143,6 +143,7 @@ struct Lists {
     p.etp = expert_tp == 0 ? p.tp : expert_tp;
     p.first_stage_layers = 0;
     p.last_stage_layers = 0;
+    p.stage_layers.clear();
     return p;
   }
   [[nodiscard]] const scenario::PruneSpec& prune_at(std::size_t index) const {

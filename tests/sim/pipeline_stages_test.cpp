@@ -113,5 +113,54 @@ TEST(PipelineStages, UnevenStagesInterleave) {
   EXPECT_LT(b.step_time_s, a.step_time_s);
 }
 
+// Expectation: every stage's layers as a list (parallelism.stage_layers, what
+// `myriad place` writes) give exactly what the first/last form gives for the
+// same split, and a heavier stage between them slows the step and is the one
+// whose memory counts when it holds the most.
+TEST(PipelineStages, AListOfStagesIsTheSameSplit) {
+  const auto pair = llama8b_pp4(", first_stage_layers: 6, last_stage_layers: 6");
+  const auto list = llama8b_pp4(", stage_layers: [6, 10, 10, 6]");
+  for (int stage = 0; stage < 4; ++stage) {
+    EXPECT_EQ(models::stage_layers(list, stage), models::stage_layers(pair, stage));
+  }
+  const StepReport a = estimate(pair, h100());
+  const StepReport b = estimate(list, h100());
+  EXPECT_EQ(a.step_time_s, b.step_time_s);
+  EXPECT_EQ(a.memory.total(), b.memory.total());
+  // 12 layers on the third stage: the slowest stage sets the pace.
+  const auto heavy = llama8b_pp4(", stage_layers: [6, 8, 12, 6]");
+  const StepReport c = estimate(heavy, h100());
+  EXPECT_GT(c.step_time_s, b.step_time_s);
+  EXPECT_EQ(models::plan_step(heavy).layers_per_stage, 12);
+  // Memory is the fullest stage's: 26 layers on the third stage (2 micro-batches
+  // in flight) hold less than on the second (3 in flight), more than even stages.
+  const auto third = estimate(llama8b_pp4(", stage_layers: [2, 2, 26, 2]"), h100()).memory;
+  const auto second = estimate(llama8b_pp4(", stage_layers: [2, 26, 2, 2]"), h100()).memory;
+  const auto even = estimate(llama8b_pp4(""), h100()).memory;
+  EXPECT_LT(third.total(), second.total());
+  EXPECT_GT(third.total(), even.total());
+  EXPECT_NEAR(third.activations / second.activations, 2.0 / 3.0, 1e-9);
+}
+
+TEST(PipelineStages, AListOfStagesIsChecked) {
+  const std::string job =
+      "cluster: {preset: llama3-like, gpus: 64}\nmodel: {preset: llama3-8b}\n"
+      "parallelism: {tp: 8, pp: 4, global_batch: 64, ";
+  EXPECT_NE(load_error(job + "stage_layers: [8, 8, 16]}\n")
+                .find("expected one layer count a pipeline stage: 4 (pp), found 3"),
+            std::string::npos);
+  EXPECT_NE(load_error(job + "stage_layers: [8, 8, 8, 9]}\n")
+                .find("the stages' layers sum to 33, but the model has 32"),
+            std::string::npos);
+  EXPECT_NE(
+      load_error(job + "stage_layers: [8, 8, 8, 8], first_stage_layers: 8}\n").find("not both"),
+      std::string::npos);
+  EXPECT_NE(load_error(job + "stage_layers: [8, 0, 16, 8]}\n").find("stage_layers[1]"),
+            std::string::npos);
+  EXPECT_NE(load_error(job + "virtual_stages: 2, stage_layers: [7, 9, 8, 8]}\n")
+                .find("7 layers do not split over 2 virtual stages"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace myriad::sim
