@@ -29,3 +29,20 @@ if(MYRIAD_SIMULATOR AND NOT MYRIAD_MPI STREQUAL "OFF" AND NOT MYRIAD_SANITIZE AN
   endif()
 endif()
 message(STATUS "Myriad: MPI ${MYRIAD_HAVE_MPI}")
+
+# GLPK (Debian's libglpk-dev) solves m-SCT's linear program (models/place/sct_lp.cpp).
+# Optional: without it m-SCT takes greedy favourite children and says so in its
+# placement's note (and `myriad place` in its report).
+set(MYRIAD_GLPK AUTO CACHE STRING "Solve m-SCT's LP with GLPK: AUTO (when found), ON or OFF")
+set_property(CACHE MYRIAD_GLPK PROPERTY STRINGS AUTO ON OFF)
+set(MYRIAD_HAVE_GLPK OFF)
+if(NOT MYRIAD_GLPK STREQUAL "OFF")
+  find_path(GLPK_INCLUDE_DIR glpk.h)
+  find_library(GLPK_LIBRARY glpk)
+  if(GLPK_INCLUDE_DIR AND GLPK_LIBRARY)
+    set(MYRIAD_HAVE_GLPK ON)
+  elseif(MYRIAD_GLPK STREQUAL "ON")
+    message(FATAL_ERROR "MYRIAD_GLPK=ON but glpk.h or libglpk was not found (apt-get install libglpk-dev)")
+  endif()
+endif()
+message(STATUS "Myriad: GLPK for m-SCT's LP ${MYRIAD_HAVE_GLPK}")
