@@ -110,11 +110,23 @@ void OpGraph::validate() const {
     check_cost(*this, v, "compute_s", nodes[v].compute_s);
     check_cost(*this, v, "memory_bytes", nodes[v].memory_bytes);
     check_cost(*this, v, "temp_bytes", nodes[v].temp_bytes);
+    if (nodes[v].group < -1) {
+      std::ostringstream s;
+      s << "op " << label(*this, v) << " has group = " << nodes[v].group
+        << "; it must be -1 (none) or a group id >= 0";
+      throw std::invalid_argument(s.str());
+    }
   }
   (void)checked_order(*this);
 }
 
 std::vector<int> OpGraph::topo_order() const { return checked_order(*this); }
+
+int OpGraph::groups() const {
+  int n = 0;
+  for (const OpNode& node : nodes) n = std::max(n, node.group + 1);
+  return n;
+}
 
 Adjacency adjacency(const OpGraph& g) {
   Adjacency adj;

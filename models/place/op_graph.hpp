@@ -16,6 +16,12 @@ struct OpNode {
   double memory_bytes = 0;  // resident on its device for the whole step: parameters,
                             // gradients, optimizer state, activations kept for backward
   double temp_bytes = 0;    // scratch held only while the op runs
+  // Colocation group (Baechi's co-placement; TensorFlow's colocation constraints):
+  // ops of one group go on one device, the one its first placed op took, and the
+  // group's resident bytes (the sum over its ops) are charged to that device at
+  // once. -1: no group. A pipeline's graph unrolled over micro-batches keeps each
+  // layer's copies in one group, so that a layer's weights sit on one stage.
+  int group = -1;
 };
 
 struct OpEdge {
@@ -29,11 +35,14 @@ struct OpGraph {
   std::vector<OpEdge> edges;
 
   // Throws std::invalid_argument naming the first fault it finds: an edge with an
-  // end out of range, a negative or non-finite cost, or a cycle (listed op by op).
+  // end out of range, a negative or non-finite cost, a group below -1, or a cycle
+  // (listed op by op).
   void validate() const;
   // Kahn's order taking the smallest ready index first, so that one graph always
   // gives one order. Throws as validate() does for a bad edge or a cycle.
   std::vector<int> topo_order() const;
+  // 1 + the largest group id (0 when no op has a group).
+  [[nodiscard]] int groups() const;
 };
 
 // Each op's edges, as indices into OpGraph::edges in increasing order. Assumes the

@@ -99,7 +99,12 @@ class ListScheduler {
         queues_(devices_),
         free_at_(devices_, 0),
         resident_(devices_, 0),
-        scratch_(devices_, 0) {
+        scratch_(devices_, 0),
+        group_device_(g.groups(), -1),
+        group_bytes_(g.groups(), 0) {
+    for (const OpNode& node : g.nodes) {
+      if (node.group >= 0) group_bytes_[node.group] += node.memory_bytes;
+    }
     sched_.device.assign(n_, -1);
     sched_.start.assign(n_, 0);
     finish_.assign(n_, 0);
@@ -129,13 +134,27 @@ class ListScheduler {
   int first_device(int op) const { return options_.fixed ? (*options_.fixed)[op] : 0; }
   int end_device(int op) const { return options_.fixed ? (*options_.fixed)[op] + 1 : devices_; }
 
+  // The resident bytes placing `op` adds: its own, its whole group's for the
+  // group's first op, nothing for the others (their group is already charged).
+  double charge(int op) const {
+    const int group = g_.nodes[op].group;
+    if (group < 0) return g_.nodes[op].memory_bytes;
+    return group_device_[group] < 0 ? group_bytes_[group] : 0;
+  }
+  // Whether `op` may go on `dev`: anywhere, unless its group is placed elsewhere.
+  bool allowed(int op, int dev) const {
+    const int group = g_.nodes[op].group;
+    return group < 0 || group_device_[group] < 0 || group_device_[group] == dev;
+  }
   double peak_with(int op, int dev) const {
     const OpNode& node = g_.nodes[op];
-    return resident_[dev] + node.memory_bytes + std::max(scratch_[dev], node.temp_bytes);
+    return resident_[dev] + charge(op) + std::max(scratch_[dev], node.temp_bytes);
   }
-  // Only ever turns false as a device fills, which lets queues drop ops for good.
+  // Only ever turns false as a device fills or a group settles elsewhere, which
+  // lets queues drop ops for good. (A group's op that did not fit on a device
+  // before its group settled there is placed by pick_stranded.)
   bool fits(int op, int dev) const {
-    return !options_.enforce_memory || peak_with(op, dev) <= d_.memory_bytes;
+    return allowed(op, dev) && (!options_.enforce_memory || peak_with(op, dev) <= d_.memory_bytes);
   }
   std::size_t slot(int op, int dev) const { return static_cast<std::size_t>(op) * devices_ + dev; }
   double ready_at(int op, int dev) const { return data_ready_[slot(op, dev)]; }
@@ -232,9 +251,9 @@ class ListScheduler {
 
   Step pick_stranded() const {
     const int op = *stranded_.begin();
-    int best = first_device(op);
-    for (int dev = best + 1; dev < end_device(op); ++dev) {
-      if (peak_with(op, dev) < peak_with(op, best)) best = dev;
+    int best = -1;
+    for (int dev = first_device(op); dev < end_device(op); ++dev) {
+      if (allowed(op, dev) && (best < 0 || peak_with(op, dev) < peak_with(op, best))) best = dev;
     }
     return {op, best, start_on(op, best)};
   }
@@ -251,7 +270,8 @@ class ListScheduler {
     sched_.start[op] = step.start;
     finish_[op] = step.start + node.compute_s;
     sched_.makespan = std::max(sched_.makespan, finish_[op]);
-    resident_[step.device] += node.memory_bytes;
+    resident_[step.device] += charge(op);
+    if (node.group >= 0) group_device_[node.group] = step.device;
     scratch_[step.device] = std::max(scratch_[step.device], node.temp_bytes);
     free_at_[step.device] = finish_[op];
     queues_[step.device].advance(free_at_[step.device]);
@@ -276,6 +296,8 @@ class ListScheduler {
   std::vector<double> finish_;       // per op
   std::set<int> stranded_;           // ready ops with room on no device
   std::set<int> favourites_;         // ready ops with a favourite parent
+  std::vector<int> group_device_;    // per colocation group: its device, or -1
+  std::vector<double> group_bytes_;  // per colocation group: its ops' resident bytes
   Schedule sched_;
 };
 
@@ -315,21 +337,34 @@ Schedule schedule_fixed(const OpGraph& g, const Devices& d, const std::vector<in
 // make the placement infeasible.
 Placement place_topo(const OpGraph& g, const Devices& d) {
   double total = 0;
-  for (const OpNode& op : g.nodes) total += op.memory_bytes;
+  std::vector<double> group_bytes(g.groups(), 0);
+  for (const OpNode& op : g.nodes) {
+    total += op.memory_bytes;
+    if (op.group >= 0) group_bytes[op.group] += op.memory_bytes;
+  }
   const double budget = total / d.count;
   std::vector<int> device(g.nodes.size(), d.count - 1);
+  std::vector<int> group_device(g.groups(), -1);
   std::vector<double> resident(d.count, 0), scratch(d.count, 0);
   int dev = 0;
   int left_over = 0;
   for (int op : g.topo_order()) {
     const OpNode& node = g.nodes[op];
+    if (node.group >= 0 && group_device[node.group] >= 0) {  // its group has settled
+      const int at = group_device[node.group];
+      device[op] = at;
+      scratch[at] = std::max(scratch[at], node.temp_bytes);
+      continue;
+    }
+    const double bytes = node.group >= 0 ? group_bytes[node.group] : node.memory_bytes;
     for (;; ++dev) {
-      const double after = resident[dev] + node.memory_bytes;
+      const double after = resident[dev] + bytes;
       const double peak = after + std::max(scratch[dev], node.temp_bytes);
       const bool within_budget = after <= budget || resident[dev] == 0;
       if (dev == d.count - 1 || (within_budget && peak <= d.memory_bytes)) {
         left_over += peak > d.memory_bytes ? 1 : 0;
         device[op] = dev;
+        if (node.group >= 0) group_device[node.group] = dev;
         resident[dev] = after;
         scratch[dev] = std::max(scratch[dev], node.temp_bytes);
         break;
@@ -439,6 +474,18 @@ Placement evaluate(const OpGraph& g, const Devices& d, std::vector<int> device) 
                                   std::to_string(device[v]) + ", outside [0, " +
                                   std::to_string(d.count) + ")");
     }
+  }
+  std::vector<int> group_at(g.groups(), -1);
+  for (std::size_t v = 0; v < device.size(); ++v) {
+    const int group = g.nodes[v].group;
+    if (group < 0) continue;
+    if (group_at[group] >= 0 && group_at[group] != device[v]) {
+      throw std::invalid_argument("evaluate: colocation group " + std::to_string(group) +
+                                  " is split: op " + std::to_string(v) + " is on device " +
+                                  std::to_string(device[v]) + ", another of its ops on " +
+                                  std::to_string(group_at[group]));
+    }
+    group_at[group] = device[v];
   }
   return to_placement(d, schedule_fixed(g, d, device), "given assignment");
 }

@@ -19,6 +19,11 @@
 // Memory: a device holds the resident bytes of all its ops plus the largest
 // scratch of any one of them (ops run one at a time, so their scratch never adds).
 //
+// Colocation groups (OpNode::group) stay whole: once one op of a group has a
+// device, the group's other ops may go nowhere else, and the group's memory was
+// charged when its first op was placed (m-TOPO: when its first op in topological
+// order was met).
+//
 // Deterministic: the same input gives the same placement, bit for bit.
 #pragma once
 
@@ -71,7 +76,8 @@ Placement place(const OpGraph& g, const Devices& d, Algorithm a);
 // Schedules a given assignment (say, a uniform split) with the same list
 // scheduler: among ready ops, the one that can start first on its own device,
 // lower index on ties. Memory is not enforced, only reported. Throws
-// std::invalid_argument unless there is one device in [0, count) per op.
+// std::invalid_argument unless there is one device in [0, count) per op and
+// every colocation group is on one device.
 // For m-ETF's own assignment this rebuilds m-ETF's schedule exactly.
 Placement evaluate(const OpGraph& g, const Devices& d, std::vector<int> device);
 

@@ -389,5 +389,54 @@ TEST(Place, TenThousandOpsOnEightDevices) {
   }
 }
 
+// Colocation: ops a and c form a group of 3 + 3 bytes, b takes 2; no edges, 1 s
+// each, 2 devices of 7 bytes. Whatever the algorithm, a and c share a device,
+// which is charged all 6 bytes when the first of them lands, so b (6 + 2 > 7)
+// must go on the other device.
+TEST(Place, ColocationGroupsStayTogetherAndChargeTheirMemoryAtOnce) {
+  OpGraph g;
+  g.nodes = {{"a", 1, 3, 0, 0}, {"b", 1, 2, 0, -1}, {"c", 1, 3, 0, 0}};
+  const Devices d{2, 7, 0, 1};
+  for (Algorithm a : kAll) {
+    const Placement p = place(g, d, a);
+    expect_valid(g, d, p);
+    EXPECT_EQ(p.device[0], p.device[2]) << algorithm_name(a);
+    EXPECT_NE(p.device[1], p.device[0]) << algorithm_name(a);
+    EXPECT_DOUBLE_EQ(p.memory_bytes[p.device[0]], 6) << algorithm_name(a);
+    EXPECT_TRUE(p.feasible) << algorithm_name(a) << ": " << p.note;
+  }
+}
+
+// Four independent 1 s ops on two devices: m-ETF alone runs two on each device
+// (makespan 2 s); grouping ops 0, 1 and 2 puts three on one device (3 s).
+TEST(Place, ColocationOverridesEarliestStart) {
+  OpGraph g = ops({1, 1, 1, 1});
+  for (int v = 0; v < 3; ++v) g.nodes[v].group = 5;
+  const Devices d{2, 100, 0, 1};
+  EXPECT_DOUBLE_EQ(place(ops({1, 1, 1, 1}), d, Algorithm::m_etf).makespan_s, 2);
+  for (Algorithm a : kAll) {
+    const Placement p = place(g, d, a);
+    expect_valid(g, d, p);
+    EXPECT_EQ(p.device[0], p.device[1]) << algorithm_name(a);
+    EXPECT_EQ(p.device[0], p.device[2]) << algorithm_name(a);
+    EXPECT_DOUBLE_EQ(p.makespan_s, 3) << algorithm_name(a);
+  }
+  EXPECT_EQ(g.groups(), 6);
+}
+
+TEST(Place, GroupsAreCheckedInGraphsAndAssignments) {
+  OpGraph g = ops({1, 1});
+  g.nodes[1].group = -2;
+  EXPECT_NE(thrown_by(g).find("group = -2"), std::string::npos) << thrown_by(g);
+  g.nodes[0].group = g.nodes[1].group = 0;
+  try {
+    (void)evaluate(g, {2, 10, 0, 1}, {0, 1});
+    ADD_FAILURE() << "a split group was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("colocation group 0 is split"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace myriad::models::place
