@@ -4,6 +4,9 @@
 // give the placement's makespan and feasibility beside the time it took.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <vector>
+
 #include <string>
 
 #include "models/place/op_graph.hpp"
@@ -47,6 +50,21 @@ void BM_Place(benchmark::State& state) {
                  " edges=" + std::to_string(g.edges.size()));
   state.counters["makespan_s"] = p.makespan_s;
   state.counters["feasible"] = p.feasible ? 1 : 0;
+  // Against the bound no placement beats (the critical path, or all compute
+  // shared evenly) and against the uniform split (the topological order cut
+  // into equal runs of ops, as stages split layers).
+  double compute = 0;
+  for (const OpNode& op : g.nodes) compute += op.compute_s;
+  const double bound = std::max(single_device_lower_bound_s(g), compute / d.count);
+  state.counters["over_bound"] = p.makespan_s / bound;
+  const std::vector<int> order = g.topo_order();
+  std::vector<int> uniform(g.nodes.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    uniform[order[i]] = static_cast<int>(i * d.count / order.size());
+  }
+  const Placement even = evaluate(g, d, uniform);
+  state.counters["over_uniform"] = p.makespan_s / even.makespan_s;
+  state.counters["uniform_feasible"] = even.feasible ? 1 : 0;
   state.counters["ops_per_s"] = benchmark::Counter(static_cast<double>(g.nodes.size()),
                                                    benchmark::Counter::kIsIterationInvariantRate);
 }

@@ -46,59 +46,98 @@ double layer_activation_bytes(const scenario::Scenario& s) {
   return tokens * per_token;
 }
 
-MemoryBreakdown memory_per_gpu(const scenario::Scenario& s, const StepPlan& plan) {
+namespace {
+
+// ZeRO shards dense parameters over the dp * cp ranks holding copies of them and
+// experts over the expert data-parallel ranks (Megatron-LM's distributed optimizer).
+MemoryBreakdown states(const scenario::Scenario& s, const StepPlan& plan, double params,
+                       double layers) {
   const auto& p = s.parallelism;
-  // ZeRO shards dense parameters over the dp * cp ranks holding copies of them and
-  // experts over the expert data-parallel ranks (Megatron-LM's distributed optimizer).
-  const auto states = [&](double params, double layers) {
-    const double expert = layers * plan.expert_params_per_layer;
-    const double dense = params - expert;
-    const double trained = expert * plan.expert_trained;
-    const auto shard = [&](int stage, double group) { return p.zero >= stage ? group : 1.0; };
-    const double ddp = plan.dense_dp;
-    const double edp = plan.expert_dp;
-    MemoryBreakdown b;
-    b.weights = dense * 2 / shard(3, ddp) + expert * plan.expert_weight_bytes / shard(3, edp);
-    b.gradients = dense * 4 / shard(2, ddp) + trained * 4 / shard(2, edp);
-    const double opt = optimizer_bytes_per_param(s.training.optimizer);
-    b.optimizer = dense * opt / shard(1, ddp) + trained * opt / shard(1, edp);
-    return b;
-  };
-  MemoryBreakdown first = states(plan.params_first_stage, plan.first_stage_layers);
-  MemoryBreakdown last = states(plan.params_last_stage, plan.last_stage_layers);
+  const double expert = layers * plan.expert_params_per_layer;
+  const double dense = params - expert;
+  const double trained = expert * plan.expert_trained;
+  const auto shard = [&](int stage, double group) { return p.zero >= stage ? group : 1.0; };
+  const double ddp = plan.dense_dp;
+  const double edp = plan.expert_dp;
+  MemoryBreakdown b;
+  b.weights = dense * 2 / shard(3, ddp) + expert * plan.expert_weight_bytes / shard(3, edp);
+  b.gradients = dense * 4 / shard(2, ddp) + trained * 4 / shard(2, edp);
+  const double opt = optimizer_bytes_per_param(s.training.optimizer);
+  b.optimizer = dense * opt / shard(1, ddp) + trained * opt / shard(1, edp);
+  return b;
+}
+
+// The embedding's output and its dropout mask, per micro-batch.
+double embedding_activation_bytes(const scenario::Scenario& s, const StepPlan& plan) {
+  return plan.shard.tokens() * s.model.hidden * 3 / (plan.shard.sp ? s.parallelism.tp : 1);
+}
+
+// The fp32 logits of one micro-batch.
+double logits_bytes(const scenario::Scenario& s, const StepPlan& plan) {
+  return plan.shard.tokens() * static_cast<double>(s.model.vocab) / s.parallelism.tp * 4;
+}
+
+}  // namespace
+
+double micro_batches_in_flight(const scenario::Scenario& s, const StepPlan& plan, int stage) {
+  const double pp = s.parallelism.pp;
+  const double v = s.parallelism.virtual_stages;
+  double n = std::min(static_cast<double>(plan.micro_batches), pp - stage);
+  if (v > 1) n *= 1 + (pp - 1) / (pp * v);
+  return n;
+}
+
+MemoryBreakdown stage_memory(const scenario::Scenario& s, const StepPlan& plan, int stage) {
+  const auto& p = s.parallelism;
   const double per_layer = layer_activation_bytes(s);
-  const double m = plan.micro_batches;
-  const double pp = p.pp;
-  const double v = p.virtual_stages;
-  // Stage k holds min(m, p - k) micro-batches in flight (1F1B's warm-up).
-  const auto in_flight = [&](double stage) {
-    double n = std::min(m, pp - stage);
-    if (v > 1) n *= 1 + (pp - 1) / (pp * v);
-    return n;
-  };
-  first.activations = plan.first_stage_layers * per_layer * in_flight(0);
-  // Embedding output and its dropout mask, for each micro-batch in flight.
-  const double tokens = plan.shard.tokens();
-  first.activations += in_flight(0) * tokens * s.model.hidden * 3 / (plan.shard.sp ? p.tp : 1);
-  // The last stage holds one micro-batch in flight, and its fp32 logits.
-  last.activations =
-      plan.last_stage_layers * per_layer + tokens * static_cast<double>(s.model.vocab) / p.tp * 4;
-  if (p.pp == 1) {
-    first.activations += tokens * static_cast<double>(s.model.vocab) / p.tp * 4;
+  if (stage == 0) {
+    MemoryBreakdown first = states(s, plan, plan.params_first_stage, plan.first_stage_layers);
+    const double in_flight = micro_batches_in_flight(s, plan, 0);
+    first.activations = plan.first_stage_layers * per_layer * in_flight;
+    first.activations += in_flight * embedding_activation_bytes(s, plan);
+    if (p.pp == 1) first.activations += logits_bytes(s, plan);
     return first;
   }
+  if (stage == p.pp - 1) {
+    // The last stage holds one micro-batch in flight, and its fp32 logits.
+    MemoryBreakdown last = states(s, plan, plan.params_last_stage, plan.last_stage_layers);
+    last.activations = plan.last_stage_layers * per_layer + logits_bytes(s, plan);
+    return last;
+  }
+  const double per_layer_params =
+      plan.layers_per_stage > 0 ? plan.params_middle_stage / plan.layers_per_stage : 0;
+  const int layers = plan.layers_by_stage[static_cast<std::size_t>(stage)];
+  MemoryBreakdown b = states(s, plan, layers * per_layer_params, layers);
+  b.activations = layers * per_layer * micro_batches_in_flight(s, plan, stage);
+  return b;
+}
+
+MemoryBreakdown memory_per_gpu(const scenario::Scenario& s, const StepPlan& plan) {
+  const int pp = s.parallelism.pp;
+  if (pp == 1) return stage_memory(s, plan, 0);
+  const MemoryBreakdown first = stage_memory(s, plan, 0);
+  const MemoryBreakdown last = stage_memory(s, plan, pp - 1);
   MemoryBreakdown most = first.total() >= last.total() ? first : last;
   // The stages between: with even stages the second holds the most (the most
   // in flight); with uneven ones a later, larger stage may.
-  const double per_layer_params =
-      plan.layers_per_stage > 0 ? plan.params_middle_stage / plan.layers_per_stage : 0;
-  for (int stage = 1; stage + 1 < p.pp; ++stage) {
-    const int layers = plan.layers_by_stage[static_cast<std::size_t>(stage)];
-    MemoryBreakdown b = states(layers * per_layer_params, layers);
-    b.activations = layers * per_layer * in_flight(stage);
+  for (int stage = 1; stage + 1 < pp; ++stage) {
+    const MemoryBreakdown b = stage_memory(s, plan, stage);
     if (b.total() > most.total()) most = b;
   }
   return most;
+}
+
+PipelinePieces pipeline_pieces(const scenario::Scenario& s, const StepPlan& plan) {
+  PipelinePieces pieces;
+  pieces.layer = {states(s, plan, plan.params_per_layer, 1).total(), layer_activation_bytes(s)};
+  const double embedding_params =
+      plan.params_first_stage - plan.first_stage_layers * plan.params_per_layer;
+  pieces.embedding = {states(s, plan, embedding_params, 0).total(),
+                      embedding_activation_bytes(s, plan)};
+  const double head_params =
+      plan.params_last_stage - plan.last_stage_layers * plan.params_per_layer;
+  pieces.head = {states(s, plan, head_params, 0).total(), logits_bytes(s, plan)};
+  return pieces;
 }
 
 }  // namespace myriad::models

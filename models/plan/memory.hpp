@@ -34,7 +34,32 @@ struct MemoryBreakdown {
 // Activation bytes of one layer for one micro-batch on one rank.
 double layer_activation_bytes(const scenario::Scenario& s);
 
-// The most loaded GPU (first or last pipeline stage).
+// The most loaded GPU: the fullest pipeline stage's (stage_memory).
 MemoryBreakdown memory_per_gpu(const scenario::Scenario& s, const StepPlan& plan);
+
+// A GPU of pipeline stage `stage` (0 <= stage < pp): its layers' parameter
+// states, the embedding's on the first stage and the head's on the last, and the
+// activations of the micro-batches it holds in flight.
+MemoryBreakdown stage_memory(const scenario::Scenario& s, const StepPlan& plan, int stage);
+
+// Micro-batches stage `stage` holds in flight: min(m, p - stage) (1F1B's
+// warm-up), times (1 + (p - 1) / (p v)) with v virtual stages.
+double micro_batches_in_flight(const scenario::Scenario& s, const StepPlan& plan, int stage);
+
+// A pipeline's pieces, per GPU of the stage holding them, as stage_memory adds
+// them up: parameter states (weights, gradients, optimizer) and the activations
+// one micro-batch leaves. A placer (sim/placement) charges each piece to the
+// stage it goes on. The head's activations are its fp32 logits, which the last
+// stage holds for one micro-batch only.
+struct PieceMemory {
+  double states = 0;
+  double activations = 0;  // per micro-batch in flight
+};
+struct PipelinePieces {
+  PieceMemory layer;      // one transformer layer
+  PieceMemory embedding;  // token embedding (first stage)
+  PieceMemory head;       // final norm, LM head and loss (last stage)
+};
+PipelinePieces pipeline_pieces(const scenario::Scenario& s, const StepPlan& plan);
 
 }  // namespace myriad::models

@@ -115,6 +115,7 @@ StepPlan plan_step(const scenario::Scenario& s) {
 
   const int etp = p.etp > 0 ? p.etp : p.tp;
   const double per_layer = layer_params_per_rank(m, p.tp, p.ep, etp);
+  plan.params_per_layer = per_layer;
   plan.expert_params_per_layer = expert_params_per_rank(m, p.ep, etp);
   plan.dense_dp = p.dp * p.cp;
   plan.expert_dp = std::max(1, p.tp * p.cp * p.dp / (p.ep * etp));

@@ -31,6 +31,7 @@ struct StepPlan {
   double params_first_stage = 0;  // parameters a rank of the first stage holds
   double params_last_stage = 0;
   double params_middle_stage = 0;  // of a stage between them (0 with fewer than 3 stages)
+  double params_per_layer = 0;     // of one transformer layer on one rank
   double params_max = 0;
   // Of those, the experts' (per layer, on one rank) and how the two kinds reduce
   // their gradients: dense parameters over the dp * cp ranks holding copies of

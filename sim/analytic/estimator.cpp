@@ -479,6 +479,7 @@ StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& measure
   c.embedding_comm = exposed_comm(plan.embedding, pricer, overlap);
   c.head_comm = exposed_comm(plan.head, pricer, overlap);
   c.pp_bytes_per_gpu = plan.pp_transfer.bytes;
+  c.pp_transfer = pricer.price(plan.pp_transfer, 0);
   c.dp_comms = plan.dp_comms;
   for (const auto& comm : plan.dp_comms) c.dp_costs.push_back(pricer.price(comm, 0));
   c.optimizer_s = optimizer_time(s, plan, profile);

@@ -152,6 +152,7 @@ struct StageCosts {
   ExposedComm embedding_comm;
   ExposedComm head_comm;
   double pp_bytes_per_gpu = 0;  // one activation transfer across a stage boundary
+  CommCost pp_transfer;         // that transfer, priced (latency_s + bandwidth_s)
   std::vector<models::Collective> dp_comms;
   std::vector<CommCost> dp_costs;  // as the analytic engine prices them (and its algorithm)
   double dp_buckets = 1;           // gradient (and parameter) buckets per model chunk

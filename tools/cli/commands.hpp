@@ -90,6 +90,7 @@ Command add_simulate_command(CLI::App& app, Streams io, const Environment& env);
 Command add_explain_command(CLI::App& app, Streams io, const Environment& env);
 Command add_sweep_command(CLI::App& app, Streams io, const Environment& env);
 Command add_plan_command(CLI::App& app, Streams io, const Environment& env);
+Command add_place_command(CLI::App& app, Streams io, const Environment& env);
 
 // "myriad 0.1.0 (commit ..., SimGrid 3.32, CUDA ...)".
 std::string version_text();

@@ -1,0 +1,340 @@
+#include "sim/placement/pipeline_placement.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <stdexcept>
+
+#include "models/plan/memory.hpp"
+#include "models/plan/step_plan.hpp"
+#include "sim/analytic/estimator.hpp"
+
+namespace myriad::sim {
+namespace {
+
+std::string unit_name(int k, int layers) {
+  if (k == 0) return "embedding";
+  if (k == layers + 1) return "head";
+  return fmt::format("layer {}", k - 1);
+}
+
+// Every op's device when unit k sits on stage stage_of[k].
+std::vector<int> op_devices(const PipelineGraph& g, const std::vector<int>& stage_of) {
+  std::vector<int> device(g.graph.nodes.size());
+  for (int j = 0; j < g.micro_batches; ++j) {
+    for (int k = 0; k < g.units(); ++k) {
+      device[g.op(j, false, k)] = device[g.op(j, true, k)] = stage_of[k];
+    }
+  }
+  return device;
+}
+
+// Unit k's stage under a split: the embedding first, the layers in order, the head last.
+std::vector<int> units_on_stages(const PipelineGraph& g, const std::vector<int>& stage_layers) {
+  std::vector<int> stage_of(g.units(), 0);
+  int k = 1;
+  for (int stage = 0; stage < static_cast<int>(stage_layers.size()); ++stage) {
+    for (int n = 0; n < stage_layers[stage]; ++n) stage_of[k++] = stage;
+  }
+  stage_of.back() = static_cast<int>(stage_layers.size()) - 1;
+  return stage_of;
+}
+
+// Counts as close to `counts` as multiples of v, each at least v, summing to
+// `layers`: round each to the nearest multiple (at least v), then move v layers
+// at a time, taking from the stage furthest above its count, giving to the one
+// furthest below (the first on ties). Empty when the layers cannot make it.
+std::vector<int> rounded_counts(const std::vector<int>& counts, int layers, int v) {
+  const int stages = static_cast<int>(counts.size());
+  if (layers % v != 0 || layers < stages * v) return {};
+  std::vector<int> out(counts.size());
+  int sum = 0;
+  for (int k = 0; k < stages; ++k) {
+    out[k] = std::max(v, (counts[k] + v / 2) / v * v);
+    sum += out[k];
+  }
+  while (sum != layers) {
+    int best = -1;
+    for (int k = 0; k < stages; ++k) {
+      const int gap = out[k] - counts[k];  // above its count when > 0
+      if (sum > layers && out[k] > v && (best < 0 || gap > out[best] - counts[best])) best = k;
+      if (sum < layers && (best < 0 || gap < out[best] - counts[best])) best = k;
+    }
+    out[best] += sum > layers ? -v : v;
+    sum += sum > layers ? -v : v;
+  }
+  return out;
+}
+
+// Baechi's placement as stages (see the header).
+void to_stages(const PipelineGraph& g, const scenario::Scenario& s, StagePlacement& out) {
+  const int stages = g.devices.count;
+  std::vector<int> rank(stages, -1);
+  std::vector<int> stage_of(g.units());
+  int used = 0;
+  for (int k = 0; k < g.units(); ++k) {
+    const int device = out.graph.device[g.op(0, false, k)];
+    if (rank[device] < 0) rank[device] = used++;
+    stage_of[k] = rank[device];
+    if (k > 0 && stage_of[k] < stage_of[k - 1]) out.contiguous = false;
+  }
+  out.stages_used = used;
+  if (used < stages) {
+    out.note += fmt::format(
+        "; earliest-start scheduling kept every unit on {} of the {} stages (the stage "
+        "holding an op's input can always start it sooner than one a transfer away): a "
+        "pipeline of {} stages cannot run it",
+        used, stages, stages);
+    return;
+  }
+  std::vector<int> counts(stages, 0);
+  for (int k = 1; k <= g.layers; ++k) ++counts[stage_of[k]];
+  const int v = s.parallelism.virtual_stages;
+  out.stage_layers = rounded_counts(counts, g.layers, v);
+  if (out.stage_layers.empty()) {
+    out.note += fmt::format("; {} layers do not split into {} stages of multiples of {}", g.layers,
+                            stages, v);
+    return;
+  }
+  out.rounded = out.stage_layers != counts;
+  const std::vector<int> laid = units_on_stages(g, out.stage_layers);
+  for (int k = 1; k <= g.layers; ++k) out.layers_moved += laid[k] != stage_of[k] ? 1 : 0;
+  if (!out.contiguous) {
+    out.note +=
+        fmt::format("; not contiguous: laid out in order, {} layers moved", out.layers_moved);
+  } else if (out.rounded) {
+    out.note += fmt::format("; counts rounded to multiples of {} virtual stages, {} layers moved",
+                            v, out.layers_moved);
+  }
+  if (stage_of.back() != stages - 1) out.note += "; the head moves to the last stage";
+}
+
+// Stage `stage`'s bytes on a GPU holding `layers` layers, as models::stage_memory
+// counts them, with the allocator's fragmentation.
+double stage_bytes(const PipelineGraph& g, int stage, int layers) {
+  const models::PipelinePieces& p = g.pieces;
+  const int last = g.devices.count - 1;
+  const double in_flight = stage == last ? 1 : g.in_flight[stage];
+  double bytes = layers * (p.layer.states + p.layer.activations * in_flight);
+  if (stage == 0) bytes += p.embedding.states + p.embedding.activations * in_flight;
+  if (stage == last) bytes += p.head.states + p.head.activations;
+  return bytes * (1 + g.fragmentation);
+}
+
+double stage_seconds(const PipelineGraph& g, int stage, int layers) {
+  const auto pass = [&](int k) { return g.forward_s[k] + g.backward_s[k]; };
+  double t = layers * pass(1);
+  if (stage == 0) t += pass(0);
+  if (stage == g.devices.count - 1) t += pass(g.units() - 1);
+  return t;
+}
+
+// The contiguous split minimising the slowest stage's time, in blocks of v
+// layers, among those that fit (all of them when `memory` is false). Empty when
+// none fits.
+std::vector<int> balanced_split(const PipelineGraph& g, int v, bool memory) {
+  const int stages = g.devices.count;
+  const int blocks = g.layers / v;
+  if (g.layers % v != 0 || blocks < stages) return {};
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  // best[k][b]: the slowest of stages 0..k holding b blocks; choice: stage k's blocks.
+  std::vector<std::vector<double>> best(stages, std::vector<double>(blocks + 1, kNone));
+  std::vector<std::vector<int>> choice(stages, std::vector<int>(blocks + 1, 0));
+  const auto stage_cost = [&](int stage, int n) {
+    if (memory && stage_bytes(g, stage, n * v) > g.usable_bytes) return kNone;
+    return stage_seconds(g, stage, n * v);
+  };
+  for (int b = 1; b <= blocks; ++b) {
+    best[0][b] = stage_cost(0, b);
+    choice[0][b] = b;
+  }
+  for (int k = 1; k < stages; ++k) {
+    for (int b = k + 1; b <= blocks; ++b) {
+      for (int n = 1; n <= b - k; ++n) {
+        const double t = std::max(best[k - 1][b - n], stage_cost(k, n));
+        if (t < best[k][b]) {
+          best[k][b] = t;
+          choice[k][b] = n;
+        }
+      }
+    }
+  }
+  if (best[stages - 1][blocks] == kNone) return {};
+  std::vector<int> split(stages);
+  for (int k = stages - 1, b = blocks; k >= 0; --k) {
+    split[k] = choice[k][b] * v;
+    b -= choice[k][b];
+  }
+  return split;
+}
+
+StagePlacement given_split(const PipelineGraph& g, StageAlgorithm a, std::vector<int> split,
+                           std::string note) {
+  StagePlacement out;
+  out.algorithm = a;
+  out.stage_layers = std::move(split);
+  out.stages_used = g.devices.count;
+  out.graph = models::place::evaluate(g.graph, g.devices,
+                                      op_devices(g, units_on_stages(g, out.stage_layers)));
+  out.note = std::move(note);
+  return out;
+}
+
+}  // namespace
+
+const char* stage_algorithm_name(StageAlgorithm a) {
+  switch (a) {
+    case StageAlgorithm::uniform:
+      return "uniform";
+    case StageAlgorithm::m_topo:
+      return "m-TOPO";
+    case StageAlgorithm::m_etf:
+      return "m-ETF";
+    case StageAlgorithm::m_sct:
+      return "m-SCT";
+    case StageAlgorithm::balanced:
+      return "balanced";
+  }
+  return "?";
+}
+
+std::optional<StageAlgorithm> parse_stage_algorithm(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (StageAlgorithm a : kStageAlgorithms) {
+    std::string name = stage_algorithm_name(a);
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (name == lower) return a;
+  }
+  return std::nullopt;
+}
+
+PipelineGraph pipeline_graph(const scenario::Scenario& s, const DeviceProfile& profile) {
+  const int pp = s.parallelism.pp;
+  if (pp < 2) {
+    throw std::invalid_argument(
+        "there is no pipeline to place: parallelism.pp is 1 (give pp >= 2, e.g. --set "
+        "parallelism.pp=4)");
+  }
+  const DeviceProfile placed = on_hardware(profile, s.cluster.gpu);
+  const models::StepPlan plan = models::plan_step(s);
+  const StageCosts costs = stage_costs(s, placed);
+  PipelineGraph g;
+  g.layers = s.model.layers;
+  g.micro_batches_in_step = plan.micro_batches;
+  g.micro_batches =
+      std::max(1, std::min(plan.micro_batches, kPipelineGraphMaxOps / (2 * g.units())));
+  g.forward_s.assign(g.units(), costs.layer.forward);
+  g.backward_s.assign(g.units(), costs.layer.backward);
+  g.forward_s.front() = costs.embedding.forward;
+  g.backward_s.front() = costs.embedding.backward;
+  g.forward_s.back() = costs.head.forward;
+  g.backward_s.back() = costs.head.backward;
+  g.transfer_bytes = costs.pp_bytes_per_gpu;
+  g.pieces = models::pipeline_pieces(s, plan);
+  for (int stage = 0; stage < pp; ++stage) {
+    g.in_flight.push_back(models::micro_batches_in_flight(s, plan, stage));
+  }
+  g.fragmentation = placed.memory_fragmentation;
+  g.usable_bytes = s.cluster.gpu.hbm_bytes - placed.memory_reserved_bytes;
+  const models::PipelinePieces& p = g.pieces;
+  // A layer may go on any stage: it carries the stages' mean micro-batches in
+  // flight (the last stage holds one), so that the graph's memory is the job's.
+  double mean_in_flight = 1;
+  for (int stage = 0; stage + 1 < pp; ++stage) mean_in_flight += g.in_flight[stage];
+  mean_in_flight /= pp;
+  g.unit_bytes.assign(g.units(), p.layer.states + p.layer.activations * mean_in_flight);
+  g.unit_bytes.front() = p.embedding.states + p.embedding.activations * g.in_flight[0];
+  g.unit_bytes.back() = p.head.states + p.head.activations;
+  for (double& bytes : g.unit_bytes) bytes *= 1 + g.fragmentation;
+
+  g.devices.count = pp;
+  g.devices.memory_bytes = std::max(g.usable_bytes, 1.0);
+  g.devices.latency_s = costs.pp_transfer.latency_s;
+  g.devices.bandwidth_Bps = costs.pp_transfer.bandwidth_s > 0
+                                ? g.transfer_bytes / costs.pp_transfer.bandwidth_s
+                                : std::numeric_limits<double>::infinity();
+
+  const int units = g.units();
+  g.graph.nodes.resize(static_cast<std::size_t>(g.micro_batches) * 2 * units);
+  for (int j = 0; j < g.micro_batches; ++j) {
+    for (int k = 0; k < units; ++k) {
+      for (const bool backward : {false, true}) {
+        models::place::OpNode& node = g.graph.nodes[g.op(j, backward, k)];
+        node.name = fmt::format("{} {} of micro-batch {}", unit_name(k, g.layers),
+                                backward ? "backward" : "forward", j);
+        node.compute_s = backward ? g.backward_s[k] : g.forward_s[k];
+        node.memory_bytes = j == 0 && !backward ? g.unit_bytes[k] : 0;
+        node.group = k;
+      }
+      if (k + 1 < units) {
+        g.graph.edges.push_back({g.op(j, false, k), g.op(j, false, k + 1), g.transfer_bytes});
+        g.graph.edges.push_back({g.op(j, true, k + 1), g.op(j, true, k), g.transfer_bytes});
+      }
+      // The activations a backward reads stay where its forward kept them.
+      g.graph.edges.push_back({g.op(j, false, k), g.op(j, true, k), 0});
+    }
+  }
+  return g;
+}
+
+StagePlacement place_stages(const scenario::Scenario& s, const PipelineGraph& g, StageAlgorithm a) {
+  const int stages = g.devices.count;
+  const int v = s.parallelism.virtual_stages;
+  switch (a) {
+    case StageAlgorithm::uniform: {
+      std::vector<int> split;
+      for (int k = 0; k < stages; ++k) split.push_back(models::stage_layers(s, k));
+      return given_split(g, a, split,
+                         s.parallelism.uneven_stages() ? "the scenario's own uneven stages"
+                                                       : "every stage the same layers");
+    }
+    case StageAlgorithm::balanced: {
+      std::vector<int> split = balanced_split(g, v, true);
+      if (!split.empty()) {
+        return given_split(g, a, split,
+                           "contiguous layers minimising the slowest stage, every stage within "
+                           "memory (dynamic programming)");
+      }
+      split = balanced_split(g, v, false);
+      if (split.empty()) {
+        StagePlacement out = place_stages(s, g, StageAlgorithm::uniform);
+        out.algorithm = a;
+        out.stage_layers.clear();
+        out.note = fmt::format("{} layers do not split into {} stages of multiples of {}", g.layers,
+                               stages, v);
+        return out;
+      }
+      return given_split(g, a, split,
+                         "no split fits memory: contiguous layers minimising the slowest stage");
+    }
+    case StageAlgorithm::m_topo:
+    case StageAlgorithm::m_etf:
+    case StageAlgorithm::m_sct: {
+      const models::place::Algorithm baechi =
+          a == StageAlgorithm::m_topo  ? models::place::Algorithm::m_topo
+          : a == StageAlgorithm::m_etf ? models::place::Algorithm::m_etf
+                                       : models::place::Algorithm::m_sct;
+      StagePlacement out;
+      out.algorithm = a;
+      out.graph = models::place::place(g.graph, g.devices, baechi);
+      out.note = out.graph.note;
+      to_stages(g, s, out);
+      return out;
+    }
+  }
+  throw std::invalid_argument("place_stages: unknown algorithm");
+}
+
+scenario::Scenario with_stage_layers(scenario::Scenario s, const std::vector<int>& stage_layers) {
+  s.parallelism.stage_layers = stage_layers;
+  s.parallelism.first_stage_layers = 0;
+  s.parallelism.last_stage_layers = 0;
+  // Set here, not by a file: the resolved scenario writes it out and says so.
+  s.origins["parallelism.stage_layers"] = scenario::Location{"<myriad place>", 0, 0};
+  return s;
+}
+
+}  // namespace myriad::sim

@@ -1,0 +1,124 @@
+// Placing a scenario's pipeline: which layers each pipeline stage holds, by
+// Baechi's placers (models/place) or by a split that balances the stages' time.
+//
+// The graph Baechi places. A pipeline's pieces are units in order: the token
+// embedding, the transformer layers, the head (final norm, LM head and loss).
+// Baechi minimises one pass's makespan, and on one pass of a chain the earliest
+// start keeps every unit on one device; a pipeline is about throughput, so the
+// graph is the pass unrolled over micro-batches: for each micro-batch j, the
+// forward of every unit in order, then their backward in reverse order. A
+// forward hands the next unit its activations (an edge of the bytes one
+// micro-batch sends across a stage boundary), a backward hands the previous unit
+// their gradient (as many bytes). Every copy of a unit is in one colocation group,
+// so a unit's weights sit on one stage. The devices are the pipeline stages:
+// each op's time is the analytic engine's for the unit on a stage's GPUs
+// (tensor-, context- and expert-parallel collectives included), a transfer costs
+// the pipeline send's latency + bytes / bandwidth as the analytic engine prices
+// it, and a stage's memory is a GPU's usable memory.
+//
+// Memory. A unit carries its parameter states and activations: the embedding
+// those of the first stage's micro-batches in flight, the head one micro-batch's
+// logits, a layer the mean over the stages of their micro-batches in flight (a
+// layer may land anywhere), so that the graph holds the job's memory and m-TOPO's
+// budget is a stage's share of it. Stages early in the pipeline hold more than
+// that mean, so the placers' feasibility is approximate; the report checks each
+// stage with the memory model proper (models::stage_memory), and the balanced
+// split is held to it.
+//
+// From a placement to stages. Devices become stages in the order of the first
+// unit each holds. A placement is contiguous when the units' stages never go
+// back; one that is not keeps each stage's layer count, the layers are laid out
+// in order, and the report counts the layers that moved. The embedding goes on
+// the first stage and the head on the last, as the engines run them. A
+// placement that leaves stages empty cannot become parallelism.stage_layers: a
+// pipeline of p stages needs each to hold a layer a virtual stage; the report says
+// so. With virtual stages, counts are rounded to multiples of them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/place/op_graph.hpp"
+#include "models/place/placer.hpp"
+#include "models/plan/memory.hpp"
+#include "models/scenario/scenario.hpp"
+#include "sim/cost/device_profile.hpp"
+
+namespace myriad::sim {
+
+enum class StageAlgorithm { uniform, m_topo, m_etf, m_sct, balanced };
+// "uniform", "m-TOPO", "m-ETF", "m-SCT", "balanced"
+const char* stage_algorithm_name(StageAlgorithm a);
+// From a command line: uniform, m-topo, m-etf, m-sct, balanced (any case).
+std::optional<StageAlgorithm> parse_stage_algorithm(std::string_view text);
+inline constexpr StageAlgorithm kStageAlgorithms[] = {
+    StageAlgorithm::uniform, StageAlgorithm::m_topo, StageAlgorithm::m_etf, StageAlgorithm::m_sct,
+    StageAlgorithm::balanced};
+
+// Above this many ops the graph unrolls fewer micro-batches (at least one).
+inline constexpr int kPipelineGraphMaxOps = 20000;
+
+struct PipelineGraph {
+  models::place::OpGraph graph;
+  models::place::Devices devices;  // one per pipeline stage
+  int layers = 0;                  // transformer layers; units are layers + 2
+  int micro_batches = 0;           // unrolled in the graph
+  int micro_batches_in_step = 0;   // the step's, per pipeline replica
+  // Per unit (embedding, layers, head), one micro-batch on a stage's GPU.
+  std::vector<double> forward_s;
+  std::vector<double> backward_s;
+  double transfer_bytes = 0;  // one activation (or gradient) across a stage boundary
+  // Unit memory as the graph charges it (see above), and the GPU's usable bytes.
+  std::vector<double> unit_bytes;
+  // What the balanced split checks each stage against: the pieces' memory, each
+  // stage's micro-batches in flight, the allocator's fragmentation (a share of
+  // what is allocated) and a GPU's usable bytes (memory less the profile's reserve).
+  models::PipelinePieces pieces;
+  std::vector<double> in_flight;
+  double fragmentation = 0;
+  double usable_bytes = 0;
+  [[nodiscard]] int units() const { return layers + 2; }
+  // The op index of unit k's forward (or backward) for micro-batch j: micro-batch
+  // by micro-batch, each forward then backward, so that the list scheduler, which
+  // breaks ties by index, takes a micro-batch through a stage before the next (as
+  // a pipeline does). Numbered unit by unit instead, a stage runs every
+  // micro-batch's first layer before any one's second, the next stage waits for
+  // all of them, and the uniform split of the 8B test model takes 2.23 s where the
+  // analytic engine's step is 0.77 s; numbered so, 0.74 s.
+  [[nodiscard]] int op(int j, bool backward, int k) const {
+    return j * 2 * units() + (backward ? 2 * units() - 1 - k : k);
+  }
+};
+
+// Throws std::invalid_argument when the scenario has no pipeline (pp 1).
+PipelineGraph pipeline_graph(const scenario::Scenario& s, const DeviceProfile& profile);
+
+struct StagePlacement {
+  StageAlgorithm algorithm = StageAlgorithm::uniform;
+  // Every stage's layers, first to last: what parallelism.stage_layers gets.
+  // Empty when the placement cannot be a pipeline of the scenario's stages.
+  std::vector<int> stage_layers;
+  // The graph's schedule under this placement (Baechi's own, or the list
+  // scheduler's for a given split): its makespan, memory and feasibility.
+  models::place::Placement graph;
+  int stages_used = 0;     // devices holding at least one unit
+  bool contiguous = true;  // the units' stages never went back
+  int layers_moved = 0;    // to lay a non-contiguous placement out in order
+  bool rounded = false;    // counts rounded to multiples of virtual_stages
+  std::string note;        // how it was made, in words
+};
+
+// Places the scenario's pipeline by `a`. uniform: the scenario's own split (even,
+// or its uneven-stage keys); balanced: the split of contiguous layers that
+// minimises the slowest stage's time (the analytic engine's critical stage),
+// among those whose every stage fits the memory model (each its own
+// micro-batches in flight), by dynamic programming.
+StagePlacement place_stages(const scenario::Scenario& s, const PipelineGraph& g, StageAlgorithm a);
+
+// The scenario with its stages split as `stage_layers` (parallelism.stage_layers
+// set, first_stage_layers and last_stage_layers cleared).
+scenario::Scenario with_stage_layers(scenario::Scenario s, const std::vector<int>& stage_layers);
+
+}  // namespace myriad::sim

@@ -1,0 +1,339 @@
+// `myriad place SCENARIO`: which layers each pipeline stage holds, placed by
+// Baechi's m-TOPO, m-ETF and m-SCT on the scenario's pipeline unrolled over
+// micro-batches (sim/placement/pipeline_placement.hpp), beside the scenario's own
+// split and the time-balanced one; every placement priced by the analytic engine
+// and played by the step engine, and the chosen one written back as
+// parallelism.stage_layers.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <ostream>
+
+#include "models/plan/memory.hpp"
+#include "models/plan/step_plan.hpp"
+#include "models/scenario/loader.hpp"
+#include "models/scenario/resolved.hpp"
+#include "models/scenario/text_file.hpp"
+#include "sim/analytic/estimator.hpp"
+#include "sim/placement/pipeline_placement.hpp"
+#include "sim/step/step_in_child.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/report_table.hpp"
+
+namespace myriad::cli {
+namespace {
+
+struct PlaceOptions {
+  ScenarioOptions scenario;
+  std::string profile;
+  std::vector<std::string> algorithms;
+  bool no_simulate = false;
+  std::string write_file;
+  std::string json_file;
+};
+
+// One placement, priced.
+struct Priced {
+  sim::StagePlacement placement;
+  double placed_ms = 0;  // wall time of the algorithm on this machine
+  std::optional<sim::StepReport> analytic;
+  std::vector<models::MemoryBreakdown> stage_memory;
+  std::optional<double> simulated_s;
+  std::string simulate_error;
+};
+
+// "7 8x14 7": the stages' layers, repeats folded.
+std::string layers_text(const std::vector<int>& layers) {
+  if (layers.empty()) return "-";
+  std::string out;
+  for (std::size_t i = 0; i < layers.size();) {
+    std::size_t j = i;
+    while (j < layers.size() && layers[j] == layers[i]) ++j;
+    out += (out.empty() ? "" : " ") + std::to_string(layers[i]);
+    if (j - i > 1) out += fmt::format("x{}", j - i);
+    i = j;
+  }
+  return out;
+}
+
+std::string bandwidth_text(double Bps) {
+  return std::isfinite(Bps) ? fmt::format("{:.4g} GB/s", Bps / 1e9) : "unlimited";
+}
+
+Priced price(const scenario::Scenario& s, const sim::DeviceProfile& profile,
+             const sim::PipelineGraph& g, sim::StageAlgorithm a, bool simulate,
+             std::map<std::vector<int>, Priced>& by_split, std::ostream& out_stream) {
+  const auto start = std::chrono::steady_clock::now();  // the algorithm's wall time, for the user
+  sim::StagePlacement placement = sim::place_stages(s, g, a);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  Priced out;
+  const auto same = by_split.find(placement.stage_layers);
+  if (!placement.stage_layers.empty() && same != by_split.end()) {
+    out = same->second;  // the same split: the engines' figures are the same
+  } else if (!placement.stage_layers.empty()) {
+    const scenario::Scenario placed = sim::with_stage_layers(s, placement.stage_layers);
+    out.analytic = sim::estimate(placed, profile, sim::Detail::summary);
+    const models::StepPlan plan = models::plan_step(placed);
+    for (int k = 0; k < s.parallelism.pp; ++k) {
+      out.stage_memory.push_back(models::stage_memory(placed, plan, k));
+    }
+    if (simulate) {
+      out_stream.flush();  // the child inherits what is buffered
+      const sim::ChildStep step = sim::simulate_step_in_child(placed, profile);
+      if (step.ok) {
+        out.simulated_s = step.step_time_s;
+      } else {
+        out.simulate_error = step.error;
+      }
+    }
+    by_split.emplace(placement.stage_layers, out);
+  }
+  out.placement = std::move(placement);
+  out.placed_ms = ms;
+  return out;
+}
+
+nlohmann::json placement_json(const Priced& p, const sim::DeviceProfile& profile) {
+  const sim::StagePlacement& sp = p.placement;
+  nlohmann::json j = {{"algorithm", sim::stage_algorithm_name(sp.algorithm)},
+                      {"placed_ms", p.placed_ms},
+                      {"graph_makespan_s", sp.graph.makespan_s},
+                      {"graph_feasible", sp.graph.feasible},
+                      {"stages_used", sp.stages_used},
+                      {"contiguous", sp.contiguous},
+                      {"layers_moved", sp.layers_moved},
+                      {"rounded", sp.rounded},
+                      {"note", sp.note},
+                      {"stage_layers", sp.stage_layers}};
+  if (p.analytic) {
+    j["analytic"] = {{"step_time_s", p.analytic->step_time_s},
+                     {"mfu", p.analytic->mfu},
+                     {"fits", p.analytic->fits},
+                     {"memory_needed_bytes", p.analytic->memory_needed()},
+                     {"memory_usable_bytes", p.analytic->memory_usable()}};
+    nlohmann::json stages = nlohmann::json::array();
+    for (std::size_t k = 0; k < p.stage_memory.size(); ++k) {
+      const double bytes = p.stage_memory[k].total() * (1 + profile.memory_fragmentation);
+      stages.push_back({{"stage", k},
+                        {"layers", sp.stage_layers[k]},
+                        {"memory_bytes", bytes},
+                        {"memory_dominant", p.stage_memory[k].dominant()}});
+    }
+    j["stages"] = stages;
+  }
+  j["simulated_step_time_s"] = p.simulated_s ? nlohmann::json(*p.simulated_s) : nullptr;
+  if (!p.simulate_error.empty()) j["simulate_error"] = p.simulate_error;
+  return j;
+}
+
+// The placement to write: the one asked for, else the fastest that fits, by the
+// step engine where it ran.
+const Priced* chosen(const std::vector<Priced>& all) {
+  const Priced* best = nullptr;
+  const auto time = [](const Priced& p) {
+    return p.simulated_s ? *p.simulated_s : p.analytic->step_time_s;
+  };
+  for (const Priced& p : all) {
+    if (!p.analytic || !p.analytic->fits) continue;
+    if (!best || time(p) < time(*best)) best = &p;
+  }
+  return best;
+}
+
+void print_stages(const Priced& p, const sim::PipelineGraph& g, const sim::DeviceProfile& profile,
+                  std::ostream& out) {
+  const int stages = static_cast<int>(p.placement.stage_layers.size());
+  Table t({"stage", "layers", "holds", "time a micro-batch", "memory", "of usable"}, "rrlrrr");
+  for (int k = 0; k < stages; ++k) {
+    const int layers = p.placement.stage_layers[k];
+    double seconds = layers * (g.forward_s[1] + g.backward_s[1]);
+    std::string holds;
+    if (k == 0) {
+      holds = "embedding";
+      seconds += g.forward_s.front() + g.backward_s.front();
+    }
+    if (k == stages - 1) {
+      holds += holds.empty() ? "head, loss" : ", head, loss";
+      seconds += g.forward_s.back() + g.backward_s.back();
+    }
+    const double bytes = p.stage_memory[k].total() * (1 + profile.memory_fragmentation);
+    t.add({std::to_string(k), std::to_string(layers), holds, cli::seconds(seconds),
+           gibibytes(bytes), percent(bytes / p.analytic->memory_usable())});
+  }
+  out << t.str();
+}
+
+int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
+  std::vector<sim::StageAlgorithm> algorithms;
+  for (const auto& name : o.algorithms) {
+    if (name == "all") {
+      algorithms.assign(std::begin(sim::kStageAlgorithms), std::end(sim::kStageAlgorithms));
+      continue;
+    }
+    const auto a = sim::parse_stage_algorithm(name);
+    if (!a) {
+      io.err << fmt::format(
+          "place: error: --algo {}: expected uniform, m-topo, m-etf, m-sct, balanced or all\n",
+          models::printable(name));
+      return kExitBadInput;
+    }
+    if (std::find(algorithms.begin(), algorithms.end(), *a) == algorithms.end()) {
+      algorithms.push_back(*a);
+    }
+  }
+  if (algorithms.empty()) {
+    algorithms.assign(std::begin(sim::kStageAlgorithms), std::end(sim::kStageAlgorithms));
+  }
+  if (!outputs_ok("place", {{"--write", o.write_file}, {"--json", o.json_file}},
+                  {o.scenario.scenario, o.profile}, io)) {
+    return kExitBadInput;
+  }
+  const auto s = load_for_cli(o.scenario, io, env);
+  if (!s) return kExitBadInput;
+  const auto profile = profile_for(*s, o.profile, io, env);
+  if (!profile) return kExitBadInput;
+  sim::PipelineGraph g;
+  try {
+    g = sim::pipeline_graph(*s, *profile);
+  } catch (const std::invalid_argument& e) {
+    io.err << fmt::format("{}: error: {}\n", s->file, e.what());
+    return kExitBadInput;
+  }
+  const double bound = models::place::single_device_lower_bound_s(g.graph);
+  const auto& par = s->parallelism;
+  io.out << fmt::format("myriad place {}{}\n", scenario_name(o.scenario),
+                        s->name.empty() ? "" : ": " + s->name);
+  io.out << fmt::format(
+      "pipeline: {} stages of {} GPUs (tp {}, cp {}), {} layers, {} micro-batches a step{}\n",
+      par.pp, par.tp * par.cp, par.tp, par.cp, g.layers, g.micro_batches_in_step,
+      par.virtual_stages > 1 ? fmt::format(", {} virtual stages", par.virtual_stages) : "");
+  io.out << fmt::format(
+      "graph: {} micro-batches unrolled, {} ops, {} edges; a transfer {} + bytes / {} "
+      "({:.4g} MB a micro-batch); {} usable a GPU\n",
+      g.micro_batches, g.graph.nodes.size(), g.graph.edges.size(),
+      cli::seconds(g.devices.latency_s), bandwidth_text(g.devices.bandwidth_Bps),
+      g.transfer_bytes / 1e6, gibibytes(g.usable_bytes));
+  io.out << fmt::format("a micro-batch's pass: embedding {}, a layer {}, head and loss {}\n",
+                        cli::seconds(g.forward_s.front() + g.backward_s.front()),
+                        cli::seconds(g.forward_s[1] + g.backward_s[1]),
+                        cli::seconds(g.forward_s.back() + g.backward_s.back()));
+  io.out << fmt::format(
+      "the graph's critical path (no placement runs the unrolled graph sooner): {}\n\n",
+      cli::seconds(bound));
+
+  std::vector<Priced> all;
+  std::map<std::vector<int>, Priced> by_split;
+  for (const auto a : algorithms) {
+    all.push_back(price(*s, *profile, g, a, !o.no_simulate, by_split, io.out));
+  }
+  const Priced* uniform = nullptr;
+  for (const Priced& p : all) {
+    if (p.placement.algorithm == sim::StageAlgorithm::uniform && p.analytic) uniform = &p;
+  }
+  Table t({"algorithm", "placed in", "graph makespan", "stage layers", "analytic step",
+           "vs uniform", "simulated step", "fullest stage", "fits"},
+          "lrrlrrrrl");
+  for (const Priced& p : all) {
+    const sim::StagePlacement& sp = p.placement;
+    const bool priced = p.analytic.has_value();
+    t.add({sim::stage_algorithm_name(sp.algorithm), fmt::format("{:.1f} ms", p.placed_ms),
+           cli::seconds(sp.graph.makespan_s), layers_text(sp.stage_layers),
+           priced ? cli::seconds(p.analytic->step_time_s) : "-",
+           priced && uniform
+               ? fmt::format("{:+.1f} %",
+                             100 * (p.analytic->step_time_s / uniform->analytic->step_time_s - 1))
+               : "-",
+           p.simulated_s ? cli::seconds(*p.simulated_s) : (o.no_simulate ? "-" : "failed"),
+           priced ? percent(p.analytic->memory_needed() / p.analytic->memory_usable()) : "-",
+           priced ? (p.analytic->fits ? "yes" : "no") : "-"});
+  }
+  io.out << t.str() << "\n";
+  for (const Priced& p : all) {
+    const std::string name = sim::stage_algorithm_name(p.placement.algorithm);
+    const bool named = p.placement.note.rfind(name + ":", 0) == 0;
+    io.out << (named ? "" : name + ": ") << p.placement.note << "\n";
+    if (!p.simulate_error.empty())
+      io.out << "  the step engine failed: " << p.simulate_error << "\n";
+  }
+  io.out << "\nGraph makespan: the list schedule of the unrolled graph under each placement "
+            "(Baechi's objective). Steps: the whole training step with that split, as "
+            "parallelism.stage_layers. Fullest stage: memory needed over usable.\n";
+
+  const Priced* pick =
+      algorithms.size() == 1 ? (all.front().analytic ? &all.front() : nullptr) : chosen(all);
+  if (pick) {
+    io.out << fmt::format("\n{} stages:\n", sim::stage_algorithm_name(pick->placement.algorithm));
+    print_stages(*pick, g, *profile, io.out);
+    io.out << fmt::format("use it: --set 'parallelism.stage_layers=[{}]'\n",
+                          fmt::join(pick->placement.stage_layers, ","));
+  } else {
+    io.out << "\nNo placement here can run as a pipeline of these stages within memory.\n";
+  }
+  if (!o.write_file.empty()) {
+    if (!pick) {
+      io.err << "place: error: --write: no placement to write (none fits)\n";
+      return kExitFailure;
+    }
+    const scenario::Scenario placed = sim::with_stage_layers(*s, pick->placement.stage_layers);
+    try {
+      models::write_file_atomically(o.write_file,
+                                    scenario::to_yaml(scenario::resolve_for_output(placed), false),
+                                    "the placed scenario");
+    } catch (const std::runtime_error& e) {
+      io.err << "place: error: " << e.what() << "\n";
+      return kExitFailure;
+    }
+    io.out << fmt::format("wrote {} (the scenario, resolved, with the {} stages)\n", o.write_file,
+                          sim::stage_algorithm_name(pick->placement.algorithm));
+  }
+  if (!o.json_file.empty()) {
+    nlohmann::json j = {{"scenario", s->name},
+                        {"graph",
+                         {{"micro_batches", g.micro_batches},
+                          {"ops", g.graph.nodes.size()},
+                          {"edges", g.graph.edges.size()},
+                          {"transfer_latency_s", g.devices.latency_s},
+                          {"transfer_bandwidth_Bps", std::isfinite(g.devices.bandwidth_Bps)
+                                                         ? nlohmann::json(g.devices.bandwidth_Bps)
+                                                         : nullptr},
+                          {"usable_bytes", g.usable_bytes},
+                          {"critical_path_s", bound}}},
+                        {"placements", nlohmann::json::array()}};
+    for (const Priced& p : all) j["placements"].push_back(placement_json(p, *profile));
+    if (pick) j["chosen"] = sim::stage_algorithm_name(pick->placement.algorithm);
+    if (!write_json(o.json_file, j, "place", io)) return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_place_command(CLI::App& app, Streams io, const Environment& env) {
+  auto options = std::make_shared<PlaceOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "place",
+      "Place the pipeline's layers on its stages: Baechi's m-TOPO, m-ETF and m-SCT on the "
+      "pipeline unrolled over micro-batches, beside the uniform split and the time-balanced "
+      "one; each priced by the analytic and the step engine, the best written back as "
+      "parallelism.stage_layers.");
+  add_scenario_options(*cmd, options->scenario);
+  add_profile_option(*cmd, options->profile);
+  cmd->add_option("--algo", options->algorithms,
+                  "uniform, m-topo, m-etf, m-sct, balanced or all (the default); may be given "
+                  "more than once");
+  cmd->add_flag("--no-simulate", options->no_simulate,
+                "price the placements with the analytic engine only (the step engine plays each "
+                "distinct split in a child process)");
+  cmd->add_option("--write", options->write_file,
+                  "write the scenario, resolved, with the chosen placement as "
+                  "parallelism.stage_layers: the one --algo names, or the fastest that fits");
+  cmd->add_option("--json", options->json_file, "also write every placement as JSON");
+  return {cmd, [options, io, &env] { return run_place(*options, io, env); }};
+}
+
+}  // namespace myriad::cli
