@@ -301,9 +301,15 @@ class ListScheduler {
   Schedule sched_;
 };
 
+// "4.5 bytes" below a megabyte, "61.12 GB" (decimal) above.
 std::string bytes_text(double bytes) {
   std::ostringstream s;
-  s << bytes << " bytes";
+  if (bytes < 1e6) {
+    s << bytes << " bytes";
+  } else {
+    s.precision(4);
+    s << bytes / 1e9 << " GB";
+  }
   return s.str();
 }
 

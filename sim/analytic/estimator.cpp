@@ -458,7 +458,11 @@ double dp_buckets_per_chunk(const models::StepPlan& plan) {
 }
 
 StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& measured) {
-  const DeviceProfile profile = on_hardware(measured, s.cluster.gpu);
+  // A profile already on this GPU (a search's) is used as it is, not copied.
+  std::optional<DeviceProfile> placed;
+  const DeviceProfile& profile = is_on_hardware(measured, s.cluster.gpu)
+                                     ? measured
+                                     : placed.emplace(on_hardware(measured, s.cluster.gpu));
   require_parameters(s, profile);
   StepReport scratch;
   Pricer pricer(s, profile, scratch);

@@ -134,7 +134,8 @@ double stage_seconds(const PipelineGraph& g, int stage, int layers) {
 // The contiguous split minimising the slowest stage's time, in blocks of v
 // layers, among those that fit (all of them when `memory` is false). Empty when
 // none fits.
-std::vector<int> balanced_split(const PipelineGraph& g, int v, bool memory) {
+std::vector<int> balanced_split(const PipelineGraph& g, int v, bool memory,
+                                double memory_fraction = 1) {
   const int stages = g.devices.count;
   const int blocks = g.layers / v;
   if (g.layers % v != 0 || blocks < stages) return {};
@@ -143,16 +144,29 @@ std::vector<int> balanced_split(const PipelineGraph& g, int v, bool memory) {
   std::vector<std::vector<double>> best(stages, std::vector<double>(blocks + 1, kNone));
   std::vector<std::vector<int>> choice(stages, std::vector<int>(blocks + 1, 0));
   const auto stage_cost = [&](int stage, int n) {
-    if (memory && stage_bytes(g, stage, n * v) > g.usable_bytes) return kNone;
+    if (memory && stage_bytes(g, stage, n * v) > memory_fraction * g.usable_bytes) return kNone;
     return stage_seconds(g, stage, n * v);
   };
   for (int b = 1; b <= blocks; ++b) {
     best[0][b] = stage_cost(0, b);
     choice[0][b] = b;
   }
+  // Stage k's own cost grows with its blocks n and the stages before it hold
+  // fewer, whose best cannot grow: the least of the larger of the two is where
+  // they cross, found by bisection (a plan tries this for thousands of layouts).
   for (int k = 1; k < stages; ++k) {
     for (int b = k + 1; b <= blocks; ++b) {
-      for (int n = 1; n <= b - k; ++n) {
+      int lo = 1, hi = b - k;
+      while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (stage_cost(k, mid) >= best[k - 1][b - mid]) {
+          hi = mid;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      for (const int n : {lo - 1, lo}) {
+        if (n < 1) continue;
         const double t = std::max(best[k - 1][b - n], stage_cost(k, n));
         if (t < best[k][b]) {
           best[k][b] = t;
@@ -211,14 +225,17 @@ std::optional<StageAlgorithm> parse_stage_algorithm(std::string_view text) {
   return std::nullopt;
 }
 
-PipelineGraph pipeline_graph(const scenario::Scenario& s, const DeviceProfile& profile) {
+PipelineGraph pipeline_units(const scenario::Scenario& s, const DeviceProfile& profile) {
   const int pp = s.parallelism.pp;
   if (pp < 2) {
     throw std::invalid_argument(
         "there is no pipeline to place: parallelism.pp is 1 (give pp >= 2, e.g. --set "
         "parallelism.pp=4)");
   }
-  const DeviceProfile placed = on_hardware(profile, s.cluster.gpu);
+  std::optional<DeviceProfile> copy;  // only when the profile is not yet on this GPU
+  const DeviceProfile& placed = is_on_hardware(profile, s.cluster.gpu)
+                                    ? profile
+                                    : copy.emplace(on_hardware(profile, s.cluster.gpu));
   const models::StepPlan plan = models::plan_step(s);
   const StageCosts costs = stage_costs(s, placed);
   PipelineGraph g;
@@ -257,6 +274,11 @@ PipelineGraph pipeline_graph(const scenario::Scenario& s, const DeviceProfile& p
                                 ? g.transfer_bytes / costs.pp_transfer.bandwidth_s
                                 : std::numeric_limits<double>::infinity();
 
+  return g;
+}
+
+PipelineGraph pipeline_graph(const scenario::Scenario& s, const DeviceProfile& profile) {
+  PipelineGraph g = pipeline_units(s, profile);
   const int units = g.units();
   g.graph.nodes.resize(static_cast<std::size_t>(g.micro_batches) * 2 * units);
   for (int j = 0; j < g.micro_batches; ++j) {
@@ -285,8 +307,8 @@ StagePlacement place_stages(const scenario::Scenario& s, const PipelineGraph& g,
   const int v = s.parallelism.virtual_stages;
   switch (a) {
     case StageAlgorithm::uniform: {
-      std::vector<int> split;
-      for (int k = 0; k < stages; ++k) split.push_back(models::stage_layers(s, k));
+      std::vector<int> split(stages);
+      for (int k = 0; k < stages; ++k) split[k] = models::stage_layers(s, k);
       return given_split(g, a, split,
                          s.parallelism.uneven_stages() ? "the scenario's own uneven stages"
                                                        : "every stage the same layers");
@@ -326,6 +348,13 @@ StagePlacement place_stages(const scenario::Scenario& s, const PipelineGraph& g,
     }
   }
   throw std::invalid_argument("place_stages: unknown algorithm");
+}
+
+std::vector<int> balanced_stage_layers(const scenario::Scenario& s, const DeviceProfile& profile,
+                                       double memory_fraction) {
+  if (s.parallelism.pp < 2) return {};
+  return balanced_split(pipeline_units(s, profile), s.parallelism.virtual_stages, true,
+                        memory_fraction);
 }
 
 scenario::Scenario with_stage_layers(scenario::Scenario s, const std::vector<int>& stage_layers) {

@@ -94,6 +94,9 @@ struct PipelineGraph {
 
 // Throws std::invalid_argument when the scenario has no pipeline (pp 1).
 PipelineGraph pipeline_graph(const scenario::Scenario& s, const DeviceProfile& profile);
+// The same without the op graph (`graph` empty): the units' times and memory,
+// what the balanced split needs. As cheap as one estimate.
+PipelineGraph pipeline_units(const scenario::Scenario& s, const DeviceProfile& profile);
 
 struct StagePlacement {
   StageAlgorithm algorithm = StageAlgorithm::uniform;
@@ -116,6 +119,12 @@ struct StagePlacement {
 // among those whose every stage fits the memory model (each its own
 // micro-batches in flight), by dynamic programming.
 StagePlacement place_stages(const scenario::Scenario& s, const PipelineGraph& g, StageAlgorithm a);
+
+// The balanced split of place_stages, with every stage within `memory_fraction`
+// of a GPU's usable memory (a plan's headroom); empty without a pipeline or when
+// no split fits. For `plan --stages balanced`.
+std::vector<int> balanced_stage_layers(const scenario::Scenario& s, const DeviceProfile& profile,
+                                       double memory_fraction = 1);
 
 // The scenario with its stages split as `stage_layers` (parallelism.stage_layers
 // set, first_stage_layers and last_stage_layers cleared).

@@ -10,6 +10,7 @@
 
 #include "models/scenario/scenario_checks.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/placement/pipeline_placement.hpp"
 
 namespace myriad::sim {
 namespace {
@@ -280,6 +281,26 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
     ++result.evaluated;
     PlannedLayout l{index, s.parallelism, s.model.moe.prune,
                     metrics_of(s, estimate(s, profile, Detail::summary))};
+    if (options.balanced_stages && s.parallelism.pp > 1) {
+      // The stage split as an axis: the balanced one where it is faster, or fits
+      // the headroom where the even one does not.
+      const std::vector<int> split = balanced_stage_layers(s, profile, options.headroom);
+      const auto even = [&] {
+        std::vector<int> layers(s.parallelism.pp);
+        for (int k = 0; k < s.parallelism.pp; ++k) layers[k] = models::stage_layers(s, k);
+        return layers;
+      };
+      if (!split.empty() && split != even()) {
+        const scenario::Scenario balanced = with_stage_layers(s, split);
+        const LayoutMetrics m = metrics_of(balanced, estimate(balanced, profile, Detail::summary));
+        const bool even_fits = l.metrics.memory <= options.headroom;
+        if (m.memory <= options.headroom && (!even_fits || m.step_time_s < l.metrics.step_time_s)) {
+          l.parallelism = balanced.parallelism;
+          l.metrics = m;
+          ++result.balanced;
+        }
+      }
+    }
     if (options.on_evaluated) options.on_evaluated(index, s.parallelism);
     if (!(l.metrics.memory <= options.headroom)) {
       ++result.over_memory;
@@ -351,11 +372,18 @@ nlohmann::json plan_to_json(const PlanResult& r) {
   }
   nlohmann::json top = nlohmann::json::array();
   for (const PlannedLayout& l : r.top) {
-    top.push_back(
-        {{"index", l.index}, {"alike", l.alike}, {"metrics", metrics_to_json(l.metrics)}});
+    top.push_back({{"index", l.index},
+                   {"alike", l.alike},
+                   {"metrics", metrics_to_json(l.metrics)},
+                   {"stage_layers", l.parallelism.stage_layers}});
   }
-  return {{"candidates", r.candidates}, {"pruned", r.pruned},  {"over_memory", r.over_memory},
-          {"evaluated", r.evaluated},   {"pruned_by", pruned}, {"top", top}};
+  return {{"candidates", r.candidates},
+          {"pruned", r.pruned},
+          {"over_memory", r.over_memory},
+          {"evaluated", r.evaluated},
+          {"balanced", r.balanced},
+          {"pruned_by", pruned},
+          {"top", top}};
 }
 
 PlanResult plan_from_json(const nlohmann::json& j, const scenario::Scenario& base,
@@ -365,6 +393,7 @@ PlanResult plan_from_json(const nlohmann::json& j, const scenario::Scenario& bas
   r.pruned = j.at("pruned").get<std::size_t>();
   r.over_memory = j.at("over_memory").get<std::size_t>();
   r.evaluated = j.at("evaluated").get<std::size_t>();
+  r.balanced = j.at("balanced").get<std::size_t>();
   for (const auto& [key, by] : j.at("pruned_by").items()) {
     r.pruned_by[key] = {by.at("count").get<std::size_t>(), by.at("example").get<std::string>(),
                         by.at("first").get<std::size_t>()};
@@ -376,6 +405,7 @@ PlanResult plan_from_json(const nlohmann::json& j, const scenario::Scenario& bas
     l.alike = t.at("alike").get<std::size_t>();
     apply_layout(s, layout_at(base.parallelism, space, l.index));
     l.parallelism = s.parallelism;
+    l.parallelism.stage_layers = t.at("stage_layers").get<std::vector<int>>();
     l.prune = prune_at(base, space, l.index);
     l.metrics = metrics_from_json(t.at("metrics"));
     r.top.push_back(l);
@@ -391,6 +421,7 @@ PlanResult merge_plans(const std::vector<PlanResult>& shards, const PlanOptions&
     out.pruned += r.pruned;
     out.over_memory += r.over_memory;
     out.evaluated += r.evaluated;
+    out.balanced += r.balanced;
     for (const auto& [key, by] : r.pruned_by) {
       PrunedBy& merged = out.pruned_by[key];
       if (merged.count == 0 || by.first < merged.first) {
@@ -455,7 +486,7 @@ std::vector<std::string> prune_overrides(const scenario::PruneSpec& p) {
 }
 
 std::vector<std::string> layout_overrides(const scenario::ParallelSpec& p) {
-  return {
+  std::vector<std::string> sets = {
       fmt::format("parallelism.tp={}", p.tp),
       fmt::format("parallelism.sp={}", p.sp ? "true" : "false"),
       fmt::format("parallelism.pp={}", p.pp),
@@ -471,6 +502,10 @@ std::vector<std::string> layout_overrides(const scenario::ParallelSpec& p) {
       fmt::format("parallelism.placement={}",
                   models::name_in(scenario::kPlacementNames, p.placement)),
   };
+  if (!p.stage_layers.empty()) {
+    sets.push_back(fmt::format("parallelism.stage_layers=[{}]", fmt::join(p.stage_layers, ",")));
+  }
+  return sets;
 }
 
 }  // namespace myriad::sim

@@ -86,6 +86,7 @@ struct PlanResult {
   std::size_t pruned = 0;       // refused by the scenario checks
   std::size_t over_memory = 0;  // valid, but above the headroom
   std::size_t evaluated = 0;    // estimated (valid)
+  std::size_t balanced = 0;     // PlanOptions::balanced_stages: layouts taken with a balanced split
   // Pruned candidates by the key their first problem names, with one message.
   std::map<std::string, PrunedBy> pruned_by;
   std::vector<PlannedLayout> top;  // best first, at most K, within the headroom, alike folded
@@ -93,6 +94,10 @@ struct PlanResult {
 
 struct PlanOptions {
   Objective objective{"days", false};
+  // The stage split as an axis: every layout with a pipeline is estimated also
+  // with its balanced split (sim/placement: each stage within the headroom), and
+  // that one is kept where it is faster, or fits where the even one does not.
+  bool balanced_stages = false;
   std::size_t top = 10;
   double headroom = 0.9;  // memory needed at most this fraction of what is usable
   // Called every `progress_every` candidates with the count so far (may be empty).

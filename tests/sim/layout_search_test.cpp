@@ -111,6 +111,7 @@ void expect_same_plan(const PlanResult& a, const PlanResult& b) {
   EXPECT_EQ(a.pruned, b.pruned);
   EXPECT_EQ(a.evaluated, b.evaluated);
   EXPECT_EQ(a.over_memory, b.over_memory);
+  EXPECT_EQ(a.balanced, b.balanced);
   ASSERT_EQ(a.pruned_by.size(), b.pruned_by.size());
   for (const auto& [key, by] : a.pruned_by) {
     ASSERT_EQ(b.pruned_by.count(key), 1U) << key;
@@ -127,6 +128,7 @@ void expect_same_plan(const PlanResult& a, const PlanResult& b) {
     EXPECT_EQ(a.top[i].parallelism.tp, b.top[i].parallelism.tp) << i;
     EXPECT_EQ(a.top[i].parallelism.dp, b.top[i].parallelism.dp) << i;
     EXPECT_EQ(a.top[i].parallelism.zero, b.top[i].parallelism.zero) << i;
+    EXPECT_EQ(a.top[i].parallelism.stage_layers, b.top[i].parallelism.stage_layers) << i;
   }
 }
 
@@ -152,6 +154,47 @@ TEST(LayoutSearch, ShardsMergedAreTheWholeSearch) {
     SCOPED_TRACE(shards);
     expect_same_plan(merge_plans(parts, options), whole);
   }
+}
+
+// The stage split as an axis: with balanced stages, pipelined layouts of the
+// 8B model (whose 128k-token head weighs one and a half layers) take fewer layers
+// on the last stage, and the best layout is at least as fast as without; each
+// kept layout is what estimate gives for the scenario with its overrides; the
+// shards, merged, are the whole search.
+TEST(LayoutSearch, BalancedStagesAreAnAxis) {
+  const auto s = scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  SearchSpace space = small_space(s);
+  space.pp = {2, 4};
+  PlanOptions options;
+  options.top = 6;
+  const PlanResult even = search_layouts(s, h100(), space, options);
+  options.balanced_stages = true;
+  const PlanResult balanced = search_layouts(s, h100(), space, options);
+  EXPECT_EQ(even.balanced, 0U);
+  EXPECT_GT(balanced.balanced, 0U);
+  ASSERT_FALSE(balanced.top.empty());
+  EXPECT_LE(balanced.top.front().metrics.step_time_s, even.top.front().metrics.step_time_s);
+  int with_split = 0;
+  for (const auto& l : balanced.top) {
+    if (l.parallelism.stage_layers.empty()) continue;
+    ++with_split;
+    EXPECT_LT(l.parallelism.stage_layers.back(), 32 / l.parallelism.pp);
+    const auto again = scenario::load_scenario_text(
+        kLlama8b, "plan.yaml",
+        scenario::LoadOptions({MYRIAD_SCENARIO_DIR}, layout_overrides(l.parallelism)));
+    EXPECT_DOUBLE_EQ(estimate(again, h100()).step_time_s, l.metrics.step_time_s);
+  }
+  EXPECT_GT(with_split, 0);
+  std::vector<PlanResult> parts;
+  for (int shard = 0; shard < 2; ++shard) {
+    PlanOptions mine = options;
+    mine.shard = shard;
+    mine.shards = 2;
+    parts.push_back(plan_from_json(
+        nlohmann::json::parse(plan_to_json(search_layouts(s, h100(), space, mine)).dump()), s,
+        space));
+  }
+  expect_same_plan(merge_plans(parts, options), balanced);
 }
 
 // Expectation: layout_at(index) is the layout the search evaluated at that index.

@@ -46,20 +46,6 @@ struct Priced {
   std::string simulate_error;
 };
 
-// "7 8x14 7": the stages' layers, repeats folded.
-std::string layers_text(const std::vector<int>& layers) {
-  if (layers.empty()) return "-";
-  std::string out;
-  for (std::size_t i = 0; i < layers.size();) {
-    std::size_t j = i;
-    while (j < layers.size() && layers[j] == layers[i]) ++j;
-    out += (out.empty() ? "" : " ") + std::to_string(layers[i]);
-    if (j - i > 1) out += fmt::format("x{}", j - i);
-    i = j;
-  }
-  return out;
-}
-
 std::string bandwidth_text(double Bps) {
   return std::isfinite(Bps) ? fmt::format("{:.4g} GB/s", Bps / 1e9) : "unlimited";
 }
@@ -227,6 +213,7 @@ int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
       cli::seconds(bound));
 
   std::vector<Priced> all;
+  all.reserve(algorithms.size());
   std::map<std::vector<int>, Priced> by_split;
   for (const auto a : algorithms) {
     all.push_back(price(*s, *profile, g, a, !o.no_simulate, by_split, io.out));
@@ -242,13 +229,16 @@ int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
     const sim::StagePlacement& sp = p.placement;
     const bool priced = p.analytic.has_value();
     t.add({sim::stage_algorithm_name(sp.algorithm), fmt::format("{:.1f} ms", p.placed_ms),
-           cli::seconds(sp.graph.makespan_s), layers_text(sp.stage_layers),
+           cli::seconds(sp.graph.makespan_s),
+           sp.stage_layers.empty() ? "-" : stage_layers_text(sp.stage_layers),
            priced ? cli::seconds(p.analytic->step_time_s) : "-",
            priced && uniform
                ? fmt::format("{:+.1f} %",
                              100 * (p.analytic->step_time_s / uniform->analytic->step_time_s - 1))
                : "-",
-           p.simulated_s ? cli::seconds(*p.simulated_s) : (o.no_simulate ? "-" : "failed"),
+           p.simulated_s                ? cli::seconds(*p.simulated_s)
+           : (o.no_simulate || !priced) ? "-"
+                                        : "failed",
            priced ? percent(p.analytic->memory_needed() / p.analytic->memory_usable()) : "-",
            priced ? (p.analytic->fits ? "yes" : "no") : "-"});
   }

@@ -38,6 +38,7 @@ struct PlanCliOptions {
   std::vector<std::string> rescore;  // step, campaign
   int seeds = 8;
   std::string report_file;
+  std::string stages = "uniform";  // uniform | balanced
 };
 
 // The layouts a report draws: every one estimated, thinned evenly (every other
@@ -312,6 +313,7 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
   }
   options.top = static_cast<std::size_t>(o.top);
   options.headroom = o.headroom;
+  options.balanced_stages = o.stages == "balanced";
   // This process's share of the candidates (all of them without mpirun).
   const auto ranks = static_cast<std::size_t>(env.world.size);
   const auto own = static_cast<std::size_t>(env.world.rank);
@@ -381,6 +383,11 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
       r.candidates, wall, static_cast<double>(r.candidates) / std::max(wall, 1e-9), r.pruned,
       r.evaluated, static_cast<double>(r.evaluated) / std::max(wall, 1e-9), r.over_memory,
       100 * options.headroom);
+  if (options.balanced_stages) {
+    io.out << fmt::format(
+        "  {} layouts run faster (or fit only) with their stages balanced (--stages balanced)\n",
+        r.balanced);
+  }
   if (!r.pruned_by.empty()) {
     Table why({"pruned by", "candidates", "for example"}, "lrl");
     for (const auto& [key, by] : r.pruned_by) {
@@ -465,8 +472,14 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     headers.emplace_back("batch");
     align += 'r';
   }
-  for (const char* h : {"ZeRO", "recompute", "placement", "step time"}) headers.emplace_back(h);
-  align += "rllr";
+  for (const char* h : {"ZeRO", "recompute", "placement"}) headers.emplace_back(h);
+  align += "rll";
+  if (options.balanced_stages) {
+    headers.emplace_back("stage layers");
+    align += 'l';
+  }
+  headers.emplace_back("step time");
+  align += 'r';
   if (simulated) {
     headers.emplace_back("vs estimate");
     align += 'r';
@@ -499,12 +512,16 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     for (const int n : {p.dp, p.micro_batch}) row.push_back(std::to_string(n));
     if (pruning) row.push_back(sim::prune_text(l.prune));
     if (batches) row.push_back(std::to_string(p.global_batch));
-    for (std::string cell : {std::to_string(p.zero),
-                             std::string(models::name_in(scenario::kRecomputeNames, p.recompute)),
-                             std::string(models::name_in(scenario::kPlacementNames, p.placement)),
-                             seconds(l.metrics.step_time_s)}) {
+    for (std::string cell :
+         {std::to_string(p.zero),
+          std::string(models::name_in(scenario::kRecomputeNames, p.recompute)),
+          std::string(models::name_in(scenario::kPlacementNames, p.placement))}) {
       row.push_back(std::move(cell));
     }
+    if (options.balanced_stages) {
+      row.push_back(p.stage_layers.empty() ? "even" : stage_layers_text(p.stage_layers));
+    }
+    row.push_back(seconds(l.metrics.step_time_s));
     if (simulated) {
       row.push_back(
           b.simulated_step_s
@@ -616,6 +633,11 @@ Command add_plan_command(CLI::App& app, Streams io, const Environment& env) {
   cmd->add_option("--headroom", options->headroom,
                   "largest fraction of usable memory a layout may need (default 0.9)")
       ->check(finite_range(0.05, 1.0));
+  cmd->add_option("--stages", options->stages,
+                  "how the layers split over pipeline stages: uniform (even, the default) or "
+                  "balanced (also try each layout's time-balanced split within the headroom, as "
+                  "`myriad place` finds it, and keep it where it is faster or fits only so)")
+      ->check(CLI::IsMember({"uniform", "balanced"}));
   cmd->add_option("--global-batch", options->global_batch,
                   "global batches to search, as a list or range (1024,2048 or 512..4096*2); "
                   "default: the scenario's");

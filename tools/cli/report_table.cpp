@@ -75,4 +75,16 @@ std::string si_count(double n) {
   return fmt::format("{:.0f}", n);
 }
 
+std::string stage_layers_text(const std::vector<int>& layers) {
+  std::string out;
+  for (std::size_t i = 0; i < layers.size();) {
+    std::size_t j = i;
+    while (j < layers.size() && layers[j] == layers[i]) ++j;
+    out += (out.empty() ? "" : " ") + std::to_string(layers[i]);
+    if (j - i > 1) out += "x" + std::to_string(j - i);
+    i = j;
+  }
+  return out;
+}
+
 }  // namespace myriad::cli

@@ -27,5 +27,7 @@ std::string gibibytes(double bytes);
 // A memory capacity as datasheets write it and in binary units: "80 GB (74.5 GiB)".
 std::string capacity(double bytes);
 std::string si_count(double n);
+// Pipeline stages' layers, repeats folded: "7 8x14 7".
+std::string stage_layers_text(const std::vector<int>& layers);
 
 }  // namespace myriad::cli
