@@ -21,7 +21,8 @@ declare -A sim_allowed=(
   [analytic]="cost"
   [step]="cost engine topology analytic"
   [campaign]="cost analytic"
-  [plan]="cost analytic"
+  [placement]="cost analytic"
+  [plan]="cost analytic placement"
 )
 
 status=0

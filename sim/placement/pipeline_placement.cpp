@@ -81,16 +81,46 @@ void to_stages(const PipelineGraph& g, const scenario::Scenario& s, StagePlaceme
     if (k > 0 && stage_of[k] < stage_of[k - 1]) out.contiguous = false;
   }
   out.stages_used = used;
+  std::vector<int> counts(used, 0);
+  for (int k = 1; k <= g.layers; ++k) ++counts[stage_of[k]];
+  // Stages the placement left empty: the slowest stage of two layers or more is
+  // split in two, until there are as many as the pipeline's.
+  std::vector<int> parent(used);
+  for (int i = 0; i < used; ++i) parent[i] = i;
+  while (static_cast<int>(counts.size()) < stages) {
+    const int last = static_cast<int>(counts.size()) - 1;
+    int slowest = -1;
+    double most = -1;
+    for (int i = 0; i <= last; ++i) {
+      const double t = counts[i] * (g.forward_s[1] + g.backward_s[1]) +
+                       (i == 0 ? g.forward_s.front() + g.backward_s.front() : 0) +
+                       (i == last ? g.forward_s.back() + g.backward_s.back() : 0);
+      if (counts[i] >= 2 && t > most) {
+        most = t;
+        slowest = i;
+      }
+    }
+    if (slowest < 0) break;
+    const int half = counts[slowest] / 2;
+    counts.insert(counts.begin() + slowest + 1, counts[slowest] - half);
+    counts[slowest] = half;
+    parent.insert(parent.begin() + slowest + 1, parent[slowest]);
+    ++out.stages_added;
+  }
   if (used < stages) {
     out.note += fmt::format(
-        "; earliest-start scheduling kept every unit on {} of the {} stages (the stage "
-        "holding an op's input can always start it sooner than one a transfer away): a "
-        "pipeline of {} stages cannot run it",
-        used, stages, stages);
+        "; it used {} of the {} stages (earliest-start scheduling keeps an op beside its input "
+        "whenever that stage is free, and a free stage a transfer away starts it later)",
+        used, stages);
+  }
+  if (static_cast<int>(counts.size()) < stages) {
+    out.note += fmt::format("; too few layers to fill {} stages", stages);
     return;
   }
-  std::vector<int> counts(stages, 0);
-  for (int k = 1; k <= g.layers; ++k) ++counts[stage_of[k]];
+  if (out.stages_added > 0) {
+    out.note +=
+        fmt::format("; completed by splitting the slowest stage {} times", out.stages_added);
+  }
   const int v = s.parallelism.virtual_stages;
   out.stage_layers = rounded_counts(counts, g.layers, v);
   if (out.stage_layers.empty()) {
@@ -100,7 +130,9 @@ void to_stages(const PipelineGraph& g, const scenario::Scenario& s, StagePlaceme
   }
   out.rounded = out.stage_layers != counts;
   const std::vector<int> laid = units_on_stages(g, out.stage_layers);
-  for (int k = 1; k <= g.layers; ++k) out.layers_moved += laid[k] != stage_of[k] ? 1 : 0;
+  for (int k = 1; k <= g.layers; ++k) {
+    out.layers_moved += parent[laid[k]] != stage_of[k] ? 1 : 0;
+  }
   if (!out.contiguous) {
     out.note +=
         fmt::format("; not contiguous: laid out in order, {} layers moved", out.layers_moved);
@@ -108,7 +140,7 @@ void to_stages(const PipelineGraph& g, const scenario::Scenario& s, StagePlaceme
     out.note += fmt::format("; counts rounded to multiples of {} virtual stages, {} layers moved",
                             v, out.layers_moved);
   }
-  if (stage_of.back() != stages - 1) out.note += "; the head moves to the last stage";
+  if (parent[laid.back()] != stage_of.back()) out.note += "; the head moves to the last stage";
 }
 
 // Stage `stage`'s bytes on a GPU holding `layers` layers, as models::stage_memory

@@ -29,10 +29,13 @@
 // unit each holds. A placement is contiguous when the units' stages never go
 // back; one that is not keeps each stage's layer count, the layers are laid out
 // in order, and the report counts the layers that moved. The embedding goes on
-// the first stage and the head on the last, as the engines run them. A
-// placement that leaves stages empty cannot become parallelism.stage_layers: a
-// pipeline of p stages needs each to hold a layer a virtual stage; the report says
-// so. With virtual stages, counts are rounded to multiples of them.
+// the first stage and the head on the last, as the engines run them. A pipeline
+// of p stages needs every stage to hold layers, and m-ETF and m-SCT, which keep
+// an op beside its input whenever that stage is free, often use fewer stages
+// when memory allows: the placement is then completed by splitting its slowest
+// stage (the most time, ends included) in two until there are p, and the report
+// says how many it added. With virtual stages, counts are rounded to multiples of
+// them.
 #pragma once
 
 #include <optional>
@@ -107,6 +110,7 @@ struct StagePlacement {
   // scheduler's for a given split): its makespan, memory and feasibility.
   models::place::Placement graph;
   int stages_used = 0;     // devices holding at least one unit
+  int stages_added = 0;    // empty stages filled by splitting the slowest (see above)
   bool contiguous = true;  // the units' stages never went back
   int layers_moved = 0;    // to lay a non-contiguous placement out in order
   bool rounded = false;    // counts rounded to multiples of virtual_stages

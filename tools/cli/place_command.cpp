@@ -13,6 +13,7 @@
 #include <memory>
 #include <ostream>
 
+#include "models/place/sct_lp.hpp"
 #include "models/plan/memory.hpp"
 #include "models/plan/step_plan.hpp"
 #include "models/scenario/loader.hpp"
@@ -209,8 +210,16 @@ int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
                         cli::seconds(g.forward_s[1] + g.backward_s[1]),
                         cli::seconds(g.forward_s.back() + g.backward_s.back()));
   io.out << fmt::format(
-      "the graph's critical path (no placement runs the unrolled graph sooner): {}\n\n",
+      "the graph's critical path (no placement runs the unrolled graph sooner): {}\n",
       cli::seconds(bound));
+  io.out << fmt::format(
+      "m-SCT's linear program: {}\n\n",
+      !models::place::sct_lp_available()
+          ? "GLPK absent from this build (MYRIAD_GLPK=OFF or no libglpk-dev): greedy favourites"
+      : g.graph.edges.size() > static_cast<std::size_t>(models::place::kSctLpMaxEdges)
+          ? fmt::format("skipped, {} edges > {}: greedy favourites", g.graph.edges.size(),
+                        models::place::kSctLpMaxEdges)
+          : std::string("solved by GLPK"));
 
   std::vector<Priced> all;
   all.reserve(algorithms.size());
@@ -261,6 +270,11 @@ int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
     print_stages(*pick, g, *profile, io.out);
     io.out << fmt::format("use it: --set 'parallelism.stage_layers=[{}]'\n",
                           fmt::join(pick->placement.stage_layers, ","));
+    if (!pick->analytic->fits) {
+      io.out << fmt::format(
+          "warning: with this split the fullest stage needs {} of usable memory\n",
+          percent(pick->analytic->memory_needed() / pick->analytic->memory_usable()));
+    }
   } else {
     io.out << "\nNo placement here can run as a pipeline of these stages within memory.\n";
   }
