@@ -92,9 +92,7 @@ void to_stages(const PipelineGraph& g, const scenario::Scenario& s, StagePlaceme
     int slowest = -1;
     double most = -1;
     for (int i = 0; i <= last; ++i) {
-      const double t = counts[i] * (g.forward_s[1] + g.backward_s[1]) +
-                       (i == 0 ? g.forward_s.front() + g.backward_s.front() : 0) +
-                       (i == last ? g.forward_s.back() + g.backward_s.back() : 0);
+      const double t = g.stage_seconds(counts[i], i == 0, i == last);
       if (counts[i] >= 2 && t > most) {
         most = t;
         slowest = i;
@@ -155,14 +153,6 @@ double stage_bytes(const PipelineGraph& g, int stage, int layers) {
   return bytes * (1 + g.fragmentation);
 }
 
-double stage_seconds(const PipelineGraph& g, int stage, int layers) {
-  const auto pass = [&](int k) { return g.forward_s[k] + g.backward_s[k]; };
-  double t = layers * pass(1);
-  if (stage == 0) t += pass(0);
-  if (stage == g.devices.count - 1) t += pass(g.units() - 1);
-  return t;
-}
-
 // The contiguous split minimising the slowest stage's time, in blocks of v
 // layers, among those that fit (all of them when `memory` is false). Empty when
 // none fits.
@@ -177,7 +167,7 @@ std::vector<int> balanced_split(const PipelineGraph& g, int v, bool memory,
   std::vector<std::vector<int>> choice(stages, std::vector<int>(blocks + 1, 0));
   const auto stage_cost = [&](int stage, int n) {
     if (memory && stage_bytes(g, stage, n * v) > memory_fraction * g.usable_bytes) return kNone;
-    return stage_seconds(g, stage, n * v);
+    return g.stage_seconds(n * v, stage == 0, stage == stages - 1);
   };
   for (int b = 1; b <= blocks; ++b) {
     best[0][b] = stage_cost(0, b);
@@ -229,6 +219,14 @@ StagePlacement given_split(const PipelineGraph& g, StageAlgorithm a, std::vector
 }
 
 }  // namespace
+
+double PipelineGraph::stage_seconds(int stage_layers, bool first, bool last) const {
+  const auto pass = [&](int k) { return forward_s[k] + backward_s[k]; };
+  double t = stage_layers * pass(1);
+  if (first) t += pass(0);
+  if (last) t += pass(units() - 1);
+  return t;
+}
 
 const char* stage_algorithm_name(StageAlgorithm a) {
   switch (a) {

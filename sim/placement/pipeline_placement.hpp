@@ -83,6 +83,9 @@ struct PipelineGraph {
   double fragmentation = 0;
   double usable_bytes = 0;
   [[nodiscard]] int units() const { return layers + 2; }
+  // One micro-batch's forward and backward on a stage of `stage_layers` layers,
+  // with the embedding on the first stage and the head on the last.
+  [[nodiscard]] double stage_seconds(int stage_layers, bool first, bool last) const;
   // The op index of unit k's forward (or backward) for micro-batch j: micro-batch
   // by micro-batch, each forward then backward, so that the list scheduler, which
   // breaks ties by index, takes a micro-batch through a stage before the next (as

@@ -138,16 +138,9 @@ void print_stages(const Priced& p, const sim::PipelineGraph& g, const sim::Devic
   Table t({"stage", "layers", "holds", "time a micro-batch", "memory", "of usable"}, "rrlrrr");
   for (int k = 0; k < stages; ++k) {
     const int layers = p.placement.stage_layers[k];
-    double seconds = layers * (g.forward_s[1] + g.backward_s[1]);
-    std::string holds;
-    if (k == 0) {
-      holds = "embedding";
-      seconds += g.forward_s.front() + g.backward_s.front();
-    }
-    if (k == stages - 1) {
-      holds += holds.empty() ? "head, loss" : ", head, loss";
-      seconds += g.forward_s.back() + g.backward_s.back();
-    }
+    const double seconds = g.stage_seconds(layers, k == 0, k == stages - 1);
+    std::string holds = k == 0 ? "embedding" : "";
+    if (k == stages - 1) holds += holds.empty() ? "head, loss" : ", head, loss";
     const double bytes = p.stage_memory[k].total() * (1 + profile.memory_fragmentation);
     t.add({std::to_string(k), std::to_string(layers), holds, cli::seconds(seconds),
            gibibytes(bytes), percent(bytes / p.analytic->memory_usable())});
