@@ -31,17 +31,6 @@ std::vector<int> op_devices(const PipelineGraph& g, const std::vector<int>& stag
   return device;
 }
 
-// Unit k's stage under a split: the embedding first, the layers in order, the head last.
-std::vector<int> units_on_stages(const PipelineGraph& g, const std::vector<int>& stage_layers) {
-  std::vector<int> stage_of(g.units(), 0);
-  int k = 1;
-  for (int stage = 0; stage < static_cast<int>(stage_layers.size()); ++stage) {
-    for (int n = 0; n < stage_layers[stage]; ++n) stage_of[k++] = stage;
-  }
-  stage_of.back() = static_cast<int>(stage_layers.size()) - 1;
-  return stage_of;
-}
-
 // Counts as close to `counts` as multiples of v, each at least v, summing to
 // `layers`: round each to the nearest multiple (at least v), then move v layers
 // at a time, taking from the stage furthest above its count, giving to the one
@@ -127,7 +116,7 @@ void to_stages(const PipelineGraph& g, const scenario::Scenario& s, StagePlaceme
     return;
   }
   out.rounded = out.stage_layers != counts;
-  const std::vector<int> laid = units_on_stages(g, out.stage_layers);
+  const std::vector<int> laid = units_on_stages(g.layers, out.stage_layers);
   for (int k = 1; k <= g.layers; ++k) {
     out.layers_moved += parent[laid[k]] != stage_of[k] ? 1 : 0;
   }
@@ -213,12 +202,22 @@ StagePlacement given_split(const PipelineGraph& g, StageAlgorithm a, std::vector
   out.stage_layers = std::move(split);
   out.stages_used = g.devices.count;
   out.graph = models::place::evaluate(g.graph, g.devices,
-                                      op_devices(g, units_on_stages(g, out.stage_layers)));
+                                      op_devices(g, units_on_stages(g.layers, out.stage_layers)));
   out.note = std::move(note);
   return out;
 }
 
 }  // namespace
+
+std::vector<int> units_on_stages(int layers, const std::vector<int>& stage_layers) {
+  std::vector<int> stage_of(layers + 2, 0);
+  int k = 1;
+  for (int stage = 0; stage < static_cast<int>(stage_layers.size()); ++stage) {
+    for (int n = 0; n < stage_layers[stage] && k <= layers; ++n) stage_of[k++] = stage;
+  }
+  stage_of.back() = static_cast<int>(stage_layers.size()) - 1;
+  return stage_of;
+}
 
 double PipelineGraph::stage_seconds(int stage_layers, bool first, bool last) const {
   const auto pass = [&](int k) { return forward_s[k] + backward_s[k]; };

@@ -133,6 +133,10 @@ StagePlacement place_stages(const scenario::Scenario& s, const PipelineGraph& g,
 std::vector<int> balanced_stage_layers(const scenario::Scenario& s, const DeviceProfile& profile,
                                        double memory_fraction = 1);
 
+// Each unit's stage (embedding, layers, head) under a split of `layers` layers:
+// the embedding on the first stage, the layers in order, the head on the last.
+std::vector<int> units_on_stages(int layers, const std::vector<int>& stage_layers);
+
 // The scenario with its stages split as `stage_layers` (parallelism.stage_layers
 // set, first_stage_layers and last_stage_layers cleared).
 scenario::Scenario with_stage_layers(scenario::Scenario s, const std::vector<int>& stage_layers);

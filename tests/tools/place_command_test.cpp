@@ -76,6 +76,35 @@ TEST(Cli, PlaceOneAlgorithmWithoutTheStepEngine) {
   EXPECT_EQ(r.out.find("balanced"), std::string::npos) << r.out;
 }
 
+TEST(Cli, PlaceAtOpGrainPricesLayerSplitsAndOpPlacementsOnTheOpGraph) {
+  const std::string scenario = llama8b_file("myriad_place_ops.yaml");
+  const auto json = std::filesystem::temp_directory_path() / "myriad_place_ops.json";
+  const Result r =
+      run_cli({"place", scenario, "--grain", "op", "--no-simulate", "--algo", "uniform", "--algo",
+               "balanced", "--algo", "m-topo", "--json", json.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err << r.out;
+  EXPECT_NE(r.out.find("Op grain: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("m-TOPO at op grain, each stage's ops:\n  stage 0: embedding embedding"),
+            std::string::npos)
+      << r.out;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_TRUE(j.contains("op_grain")) << j.dump();
+  const auto& ops = j["op_grain"]["placements"];
+  ASSERT_EQ(ops.size(), 4U);  // uniform, balanced and m-TOPO as layers, m-TOPO as ops
+  EXPECT_EQ(ops[0]["algorithm"], "uniform");
+  EXPECT_EQ(ops[0]["grain"], "layers");
+  EXPECT_EQ(ops[0]["layers_cut"], 0);
+  EXPECT_EQ(ops[2]["grain"], "layers");
+  EXPECT_EQ(ops[3]["algorithm"], "m-TOPO");
+  EXPECT_EQ(ops[3]["grain"], "ops");
+  EXPECT_GT(ops[3]["layers_cut"].get<int>(), 0);  // it fills stages by memory, inside layers
+  EXPECT_EQ(ops[3]["stage_ops"].size(), ops[3]["stages_used"].get<std::size_t>());
+  // The balanced split is as fast on the op graph as on the layer graph: faster than uniform.
+  EXPECT_LT(ops[1]["graph_makespan_s"].get<double>(), ops[0]["graph_makespan_s"].get<double>());
+  EXPECT_NE(run_cli({"place", scenario, "--grain", "ops"}).code, kExitOk);
+}
+
 TEST(Cli, PlaceRejectsWhatItCannotPlace) {
   const Result bad_algo = run_cli({"place", llama8b_file("myriad_place_bad.yaml"), "--algo", "x"});
   EXPECT_EQ(bad_algo.code, kExitBadInput);

@@ -23,6 +23,7 @@
 #include "sim/placement/pipeline_placement.hpp"
 #include "sim/step/step_in_child.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/place_op_grain.hpp"
 #include "tools/cli/report_table.hpp"
 
 namespace myriad::cli {
@@ -33,6 +34,7 @@ struct PlaceOptions {
   std::string profile;
   std::vector<std::string> algorithms;
   bool no_simulate = false;
+  std::string grain = "layer";
   std::string write_file;
   std::string json_file;
 };
@@ -271,6 +273,14 @@ int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
   } else {
     io.out << "\nNo placement here can run as a pipeline of these stages within memory.\n";
   }
+  nlohmann::json op_grain;
+  if (o.grain == "op") {
+    std::vector<std::pair<sim::StageAlgorithm, std::vector<int>>> splits;
+    splits.reserve(all.size());
+    for (const Priced& p : all)
+      splits.emplace_back(p.placement.algorithm, p.placement.stage_layers);
+    op_grain = print_op_grain(*s, *profile, g, splits, algorithms, io.out);
+  }
   if (!o.write_file.empty()) {
     if (!pick) {
       io.err << "place: error: --write: no placement to write (none fits)\n";
@@ -303,6 +313,7 @@ int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
                         {"placements", nlohmann::json::array()}};
     for (const Priced& p : all) j["placements"].push_back(placement_json(p, *profile));
     if (pick) j["chosen"] = sim::stage_algorithm_name(pick->placement.algorithm);
+    if (!op_grain.is_null()) j["op_grain"] = op_grain;
     if (!write_json(o.json_file, j, "place", io)) return kExitFailure;
   }
   return kExitOk;
@@ -326,6 +337,10 @@ Command add_place_command(CLI::App& app, Streams io, const Environment& env) {
   cmd->add_flag("--no-simulate", options->no_simulate,
                 "price the placements with the analytic engine only (the step engine plays each "
                 "distinct split in a child process)");
+  cmd->add_option("--grain", options->grain,
+                  "layer (the default) or op: also place the pipeline op by op (a layer's norms, "
+                  "GEMMs, attention, each with its backward), priced on the op graph")
+      ->check(CLI::IsMember({"layer", "op"}));
   cmd->add_option("--write", options->write_file,
                   "write the scenario, resolved, with the chosen placement as "
                   "parallelism.stage_layers: the one --algo names, or the fastest that fits");
