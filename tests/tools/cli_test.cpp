@@ -223,6 +223,7 @@ TEST(Cli, PlanRanksLayoutsAndReproducesTheBest) {
   std::getline(csv_in, header);
   std::getline(csv_in, first);
   EXPECT_EQ(header.rfind("rank,tp,sp,pp,virtual_stages", 0), 0U) << header;
+  EXPECT_EQ(header.substr(header.rfind(',')), ",stage_layers") << header;
   EXPECT_EQ(first.rfind("1,", 0), 0U) << first;
   std::filesystem::remove(file);
   std::filesystem::remove(csv);

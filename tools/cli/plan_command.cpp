@@ -585,7 +585,8 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     std::string csv =
         "rank,tp,sp,pp,virtual_stages,cp,ep,dp,micro_batch,global_batch,zero,recompute,"
         "step_time_s,mfu,tokens_per_s,days,gpu_hours,cost_usd,memory_fraction,engine,"
-        "estimate_rank,estimated_step_time_s,simulated_step_time_s,days_ci95,ettr,etp,pruning\n";
+        "estimate_rank,estimated_step_time_s,simulated_step_time_s,days_ci95,ettr,etp,pruning,"
+        "stage_layers\n";
     rank = 0;
     const auto optional = [](const std::optional<double>& x) {
       return x ? fmt::format("{:.9g}", *x) : std::string{};
@@ -593,13 +594,14 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     for (const auto& b : best) {
       const sim::LayoutMetrics& m = b.layout.metrics;
       csv += fmt::format(
-          "{},{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g},{},{},{:.9g},{},{},{},{},{}\n",
+          "{},{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g},{},{},{:.9g},{},{},{},{},{},{}\n",
           ++rank, layout_text(b.layout), m.step_time_s, m.mfu, m.tokens_per_s, m.days, m.gpu_hours,
           priced ? fmt::format("{:.9g}", m.cost) : std::string{}, m.memory, b.engine,
           b.estimate_rank, b.estimated_step_s, optional(b.simulated_step_s),
           b.days ? optional(b.days->half_width) : std::string{},
           b.ettr ? optional(b.ettr->mean) : std::string{}, b.layout.parallelism.etp,
-          sim::prune_text(b.layout.prune));
+          sim::prune_text(b.layout.prune),
+          fmt::join(b.layout.parallelism.stage_layers, " "));  // empty: even stages
     }
     try {
       models::write_file_atomically(o.csv_file, csv, "the CSV table");
