@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <ctime>
 #include <fstream>
 #include <thread>
 
@@ -70,6 +72,15 @@ std::string to_text(const Environment& e) {
                              : fmt::format("runtime {}, driver {}", e.cuda_runtime,
                                            e.cuda_driver.empty() ? "none" : e.cuda_driver),
       e.cpu, e.cpu_threads, e.gpu);
+}
+
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
 }
 
 }  // namespace myriad::calibration

@@ -26,5 +26,7 @@ Environment current_environment();
 nlohmann::json to_json(const Environment& env);
 // Several lines, "key: value", for `myriad --version`.
 std::string to_text(const Environment& env);
+// Now, in UTC, ISO 8601 to the second: what rows files record as their date.
+std::string utc_now();
 
 }  // namespace myriad::calibration

@@ -96,13 +96,14 @@ void Parameters::from_base_or(Member m, const nlohmann::json& base_profile, doub
 double Parameters::value(Member m) const { return params_.at(key(m)).at("value").get<double>(); }
 
 void fit_ceilings(FitState& s) {
-  const Row& copy = ceiling(s.rows, "copy");
-  const Row& big_gemm = ceiling(s.rows, "gemm");
   auto& p = s.params;
   if (!s.base.is_null()) {
+    // The base's datasheet peaks: imported rows (calibrate import) hold no ceilings.
     p.copy(&DeviceProfile::bf16_flops, s.base);
     p.copy(&DeviceProfile::hbm_bw_Bps, s.base);
   } else {
+    const Row& copy = ceiling(s.rows, "copy");
+    const Row& big_gemm = ceiling(s.rows, "gemm");
     p.set(&DeviceProfile::bf16_flops, big_gemm.flops / big_gemm.best_s, "measured",
           fmt::format("rate of the ceiling GEMM ({}){}", big_gemm.name,
                       s.cpu ? "; the CPU backend computes in fp32" : ""));
@@ -147,6 +148,30 @@ void fit_ceilings(FitState& s) {
   s.model.memory_bound_efficiency.clear();
 }
 
+// With a base profile, what the rows did not measure of the memory-bound
+// kernels is the base's: the families not in `fitted`, the copy efficiency and
+// (without rows) the per-kernel overhead.
+json base_memory_bound(FitState& s, json fitted) {
+  const sim::DeviceProfile base = sim::parse_profile(s.base, s.base_path);
+  const json& families =
+      s.base.contains("memory_bound_kernels") ? s.base["memory_bound_kernels"] : json::object();
+  for (const auto& [fam, entry] : families.items()) {
+    if (fitted.contains(fam)) continue;
+    fitted[fam] = entry;
+    const auto it = base.memory_bound_efficiency.find(fam);
+    if (it != base.memory_bound_efficiency.end()) s.model.memory_bound_efficiency[fam] = it->second;
+  }
+  if (!s.params.json().contains(key(&DeviceProfile::kernel_overhead_s))) {
+    s.params.copy(&DeviceProfile::kernel_overhead_s, s.base);
+    s.model.kernel_overhead_s = base.kernel_overhead_s;
+  }
+  if (!s.params.json().contains(key(&DeviceProfile::memory_efficiency))) {
+    s.params.copy(&DeviceProfile::memory_efficiency, s.base);
+    s.model.memory_efficiency = base.memory_efficiency;
+  }
+  return fitted;
+}
+
 // Memory-bound kernels: t = bytes * a_family + overhead, by weighted least
 // squares (relative errors), one a per family and one overhead for all.
 json fit_memory_bound(FitState& s) {
@@ -159,8 +184,14 @@ json fit_memory_bound(FitState& s) {
       families.push_back(r.family);
     }
   }
-  if (streaming.empty()) throw std::runtime_error("calibration rows have no memory-bound kernels");
+  if (streaming.empty() && s.base.is_null()) {
+    throw std::runtime_error("calibration rows have no memory-bound kernels");
+  }
   const double hbm = s.params.value(&DeviceProfile::hbm_bw_Bps);
+  // Imported rows may hold a family or two, a row or two each: too few to tell a
+  // per-kernel overhead from a rate. The base's overhead is kept then.
+  const bool base_overhead = !s.base.is_null() && streaming.size() < families.size() + 2;
+  if (streaming.empty()) return base_memory_bound(s, json::object());
   const auto nf = static_cast<Eigen::Index>(families.size());
   Eigen::MatrixXd a = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(streaming.size()), nf + 1);
   Eigen::VectorXd t(static_cast<Eigen::Index>(streaming.size()));
@@ -173,11 +204,21 @@ json fit_memory_bound(FitState& s) {
     a(row, nf) = 1 / r.best_s;
     t(row) = 1;
   }
-  Eigen::VectorXd x = a.colPivHouseholderQr().solve(t);
-  double overhead = x(nf);
-  if (overhead < 0) {  // refit without an intercept
-    overhead = 0;
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(nf + 1);
+  double overhead = 0;
+  if (base_overhead) {
+    overhead = s.model.kernel_overhead_s;  // the base's, parsed by fit_ceilings
+    for (std::size_t i = 0; i < streaming.size(); ++i) {
+      t(static_cast<Eigen::Index>(i)) = 1 - overhead / streaming[i]->best_s;
+    }
     x.head(nf) = a.leftCols(nf).colPivHouseholderQr().solve(t);
+  } else {
+    x = a.colPivHouseholderQr().solve(t);
+    overhead = x(nf);
+    if (overhead < 0) {  // refit without an intercept
+      overhead = 0;
+      x.head(nf) = a.leftCols(nf).colPivHouseholderQr().solve(t);
+    }
   }
   DeviceProfile& model = s.model;
   model.kernel_overhead_s = overhead;
@@ -227,12 +268,19 @@ json fit_memory_bound(FitState& s) {
         {"note", fmt::format("fraction of {:.3g} GB/s; {}", hbm / 1e9, residual_note(res))}};
   }
   const auto all_streaming = record_residual(s, "kernel_overhead_s", streaming);
-  s.params.set(&DeviceProfile::kernel_overhead_s, overhead, "measured",
-               residual_note(all_streaming));
-  s.params.set(&DeviceProfile::memory_efficiency, std::min(1.0, model.memory_efficiency),
-               "measured",
-               "the plain copy's streaming efficiency; kernels of a measured family use their own");
-  return family_json;
+  if (base_overhead) {
+    s.params.copy(&DeviceProfile::kernel_overhead_s, s.base);
+  } else {
+    s.params.set(&DeviceProfile::kernel_overhead_s, overhead, "measured",
+                 residual_note(all_streaming));
+  }
+  if (model.memory_bound_efficiency.count("copy") != 0 || s.base.is_null()) {
+    s.params.set(&DeviceProfile::memory_efficiency, std::min(1.0, model.memory_efficiency),
+                 "measured",
+                 "the plain copy's streaming efficiency; kernels of a measured family use their "
+                 "own");
+  }
+  return s.base.is_null() ? family_json : base_memory_bound(s, family_json);
 }
 
 // GEMMs: efficiency, k_half and the fixed latency of a call minimising the
@@ -240,7 +288,16 @@ json fit_memory_bound(FitState& s) {
 // latency (a 1024^3 GEMM is mostly prologue and epilogue), deep ones k_half.
 void fit_gemm(FitState& s) {
   const std::vector<const Row*> gemms = kernels_of(s.rows, models::OpClass::gemm);
-  if (gemms.empty()) throw std::runtime_error("calibration rows have no GEMM kernels");
+  if (gemms.empty() && s.base.is_null()) {
+    throw std::runtime_error("calibration rows have no GEMM kernels");
+  }
+  if (gemms.empty()) {
+    for (const Member m : {&DeviceProfile::gemm_efficiency, &DeviceProfile::gemm_k_half,
+                           &DeviceProfile::gemm_latency_s}) {
+      s.params.copy(m, s.base);
+    }
+    return;
+  }
   DeviceProfile& model = s.model;
   const auto gemm_loss = [&](double eff, double k_half, double latency) {
     model.gemm_efficiency = eff;
@@ -280,6 +337,21 @@ void fit_gemm(FitState& s) {
     }
     return best;
   };
+  // A GEMM or two (imported rows) cannot tell a latency and k_half from a rate:
+  // those stay the base's, and only the efficiency is fitted.
+  if (!s.base.is_null() && gemms.size() < 3) {
+    const double k_half = model.gemm_k_half;
+    const double latency = model.gemm_latency_s;
+    model.gemm_efficiency = std::min(1.0, best_eff_at(k_half, latency));
+    const auto res = record_residual(s, key(&DeviceProfile::gemm_efficiency), gemms);
+    s.params.set(&DeviceProfile::gemm_efficiency, model.gemm_efficiency, "measured",
+                 fmt::format("of the peak, with the base's gemm_k_half and gemm_latency_s ({} "
+                             "GEMM rows are too few to fit them); {}",
+                             gemms.size(), residual_note(res)));
+    s.params.copy(&DeviceProfile::gemm_k_half, s.base);
+    s.params.copy(&DeviceProfile::gemm_latency_s, s.base);
+    return;
+  }
   // The latency on a grid up to the fastest GEMM's whole time, then refined.
   double fastest = 1e300;
   for (const Row* r : gemms) fastest = std::min(fastest, r->best_s);
@@ -319,6 +391,12 @@ void fit_attention(FitState& s) {
   for (const bool backward : {false, true}) {
     std::vector<const Row*> rows = kernels_of(s.rows, models::OpClass::attention);
     std::erase_if(rows, [&](const Row* r) { return r->backward != backward; });
+    const Member member = backward ? &DeviceProfile::attention_bwd_efficiency
+                                   : &DeviceProfile::attention_fwd_efficiency;
+    if (rows.empty() && !s.base.is_null()) {
+      s.params.copy(member, s.base);  // the model holds the base's already
+      continue;
+    }
     if (rows.empty()) {
       throw std::runtime_error(fmt::format("calibration rows have no attention {} kernels",
                                            backward ? "backward" : "forward"));
@@ -331,8 +409,6 @@ void fit_attention(FitState& s) {
       den += u * u / (r->best_s * r->best_s);
     }
     const double eff = std::clamp(den / num, kMinEfficiency, 1.0);
-    const Member member = backward ? &DeviceProfile::attention_bwd_efficiency
-                                   : &DeviceProfile::attention_fwd_efficiency;
     s.model.*member = eff;
     const auto res = record_residual(s, key(member), rows);
     s.params.set(

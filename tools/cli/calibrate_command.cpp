@@ -22,6 +22,7 @@
 #include "calibration/measure/runner.hpp"
 #include "models/scenario/json_file.hpp"
 #include "models/scenario/text_file.hpp"
+#include "tools/cli/calibrate_import.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/report_table.hpp"
 
@@ -51,15 +52,6 @@ struct CalibrateOptions {
   double max_error = 0;
 };
 
-std::string utc_now() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
 bool backend_ok(const CalibrateOptions& o, Streams io) {
   if (o.backend == "cpu" || o.backend == "cuda") return true;
   io.err << fmt::format("myriad calibrate: error: --backend {}: expected cpu or cuda\n", o.backend);
@@ -81,7 +73,7 @@ int measure(const CalibrateOptions& o, Streams io, std::string& rows_path,
   cal::RowsFile file;
   file.backend = o.backend;
   file.grid = cal::grid_name(grid);
-  file.date = utc_now();
+  file.date = cal::utc_now();
   file.environment = cal::to_json(cal::current_environment());
   auto cases = o.backend == "cuda" ? cal::cuda_cases(grid) : cal::cpu_cases(grid);
   const std::size_t grid_cases = cases.size();
@@ -148,7 +140,7 @@ int fit(const CalibrateOptions& o, Streams io, const std::string& rows_path,
            "each thread's time against one alone (the ceiling GEMM)"});
   }
   for (const auto& point : result.profile["nvlink_busbw"]) {
-    t.add({fmt::format("busbw at {}", si_count(point[0].get<double>()) + "B"),
+    t.add({fmt::format("busbw at {}", decimal_bytes(point[0].get<double>())),
            fmt::format("{:.3g} GB/s", point[1].get<double>() / 1e9), "measured", ""});
   }
   io.out << fmt::format("Fitted profile for {} ({} rows of {}):\n",
@@ -361,7 +353,10 @@ Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*en
   loop_cmd->add_flag("--leave-out-failed", o->leave_out_failed,
                      std::string(leave_out_help) + " (the loop still exits 1)");
 
-  return {cmd, [o, io, fit_cmd, check_cmd, loop_cmd] {
+  const Command import_cmd = add_calibrate_import(*cmd, io);
+
+  return {cmd, [o, io, fit_cmd, check_cmd, loop_cmd, import_cmd] {
+            if (import_cmd.app->parsed()) return import_cmd.action();
             if (!calibrate_outputs_ok(*o, io, fit_cmd->parsed(), check_cmd->parsed())) {
               return kExitBadInput;
             }

@@ -75,6 +75,14 @@ std::string si_count(double n) {
   return fmt::format("{:.0f}", n);
 }
 
+std::string decimal_bytes(double bytes) {
+  if (bytes >= 1e12) return fmt::format("{:.3g} TB", bytes / 1e12);
+  if (bytes >= 1e9) return fmt::format("{:.3g} GB", bytes / 1e9);
+  if (bytes >= 1e6) return fmt::format("{:.3g} MB", bytes / 1e6);
+  if (bytes >= 1e3) return fmt::format("{:.3g} kB", bytes / 1e3);
+  return fmt::format("{:.0f} B", bytes);
+}
+
 std::string stage_layers_text(const std::vector<int>& layers) {
   std::string out;
   for (std::size_t i = 0; i < layers.size();) {

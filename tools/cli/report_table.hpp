@@ -27,6 +27,8 @@ std::string gibibytes(double bytes);
 // A memory capacity as datasheets write it and in binary units: "80 GB (74.5 GiB)".
 std::string capacity(double bytes);
 std::string si_count(double n);
+// A message or buffer size with a decimal prefix: "1.05 MB", "1.07 GB".
+std::string decimal_bytes(double bytes);
 // Pipeline stages' layers, repeats folded: "7 8x14 7".
 std::string stage_layers_text(const std::vector<int>& layers);
 

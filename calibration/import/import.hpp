@@ -1,0 +1,69 @@
+// Measurements users already have, as calibration rows (measure/rows.hpp), so
+// that `calibrate fit` and `calibrate check` work on what a training stack runs
+// rather than on Myriad's own kernels:
+//
+//   nccl-tests        the text all_reduce_perf (and the other *_perf) print: one
+//                     collective row per size, the out-of-place time, the #wrong
+//                     column as the row's check.
+//   google-benchmark  a --benchmark_out JSON file: one row per benchmark, a sample
+//                     per repetition (run_type "iteration"), FLOPs and bytes per
+//                     iteration from counters named "flops" and "bytes", a GEMM's
+//                     shape from counters "m", "n", "k" (and "batch"), the family
+//                     of others from a "family=norm.rms.fwd" label or --family.
+//   kineto            a PyTorch profiler (Kineto) trace, Chrome trace JSON: every
+//                     GPU kernel linked to the ATen op that launched it (its
+//                     "External id"), one row per op, shape and kernel, a sample
+//                     per launch; GEMMs (mm, addmm, bmm) by their shapes, SDPA's
+//                     flash attention forward (when is_causal was recorded), and
+//                     memory-bound ops Myriad prices (layer norm, RMS norm, GeLU,
+//                     SiLU, softmax, add, mul, copies) by the bytes of their
+//                     tensors. Kernels of other ops are left out and counted.
+//
+// Imported rows have check "pass" when the source verified its result (nccl-tests'
+// #wrong is 0) or says nothing of it ("not verified by the source" is recorded in
+// the row's arguments), and a failed check when it counted wrong elements.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "calibration/measure/rows.hpp"
+
+namespace myriad::calibration {
+
+enum class ImportFormat { nccl_tests, google_benchmark, kineto };
+// "nccl-tests", "google-benchmark", "kineto"
+std::string_view import_format_name(ImportFormat f);
+std::optional<ImportFormat> import_format_from_name(std::string_view name);
+
+struct ImportOptions {
+  // nccl-tests: the collective, when the output does not name it (newer versions
+  // print "Collective test starting: all_reduce_perf"), and the algorithm NCCL
+  // ran (the output does not say; NCCL_ALGO sets it).
+  std::optional<models::CollectiveKind> collective;
+  models::Algorithm algorithm = models::Algorithm::ring;
+  std::optional<int> ranks;  // nccl-tests: else counted from its "#  Rank" lines
+  // google-benchmark: the family of benchmarks without m, n and k counters (a
+  // memory-bound family such as norm.rms.fwd, or attention.fwd).
+  std::string family;
+};
+
+struct Imported {
+  std::vector<Row> rows;
+  std::vector<std::string> notes;  // what was left out or assumed, in words
+  std::string device;              // the GPU the source names (nccl-tests' rank lines, a trace's
+                                   // deviceProperties), or empty
+};
+
+// Reads `text` (from `path`, named in errors) as `format`. Throws
+// std::runtime_error naming the path, the line or entry, the key and what was
+// expected; a file that yields no row is an error too.
+Imported import_rows(std::string_view text, const std::string& path, ImportFormat format,
+                     const ImportOptions& options);
+
+// The Kineto reader, for import_rows.
+Imported import_kineto(std::string_view text, const std::string& path);
+
+}  // namespace myriad::calibration
