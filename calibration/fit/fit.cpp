@@ -114,7 +114,8 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
       {"transport",
        {{"latency_per_step_s", s.result.latency_per_step_s}, {"note", collectives.note}}},
       {"host", host},
-      {"residuals", residuals}};
+      {"residuals", residuals},
+      {"ceilings", s.result.ceilings}};
   if (!s.result.left_out.empty()) {
     json names = json::array();
     for (const Row& r : given.rows) {

@@ -1,7 +1,8 @@
 // Fits a device profile to calibration rows (`myriad calibrate fit`).
 //
-//   ceilings      the large copy gives hbm_bandwidth_Bps; the large GEMM the peak
-//                 (unless a base profile supplies datasheet values).
+//   ceilings      the fastest copy measured gives hbm_bandwidth_Bps, the fastest
+//                 GEMM the peak (unless a base profile supplies datasheet values);
+//                 both are recorded beside the datasheet's (provenance.ceilings).
 //   memory-bound  t = bytes / (hbm * efficiency_family) + kernel_overhead_s, by
 //                 weighted least squares (relative error) over every streaming
 //                 kernel: one efficiency per family ("norm.layer.bwd"), one
@@ -58,6 +59,10 @@ struct FitResult {
   int concurrent_threads = 1;
   double concurrent_slowdown = 1;     // each thread's time, all at once vs alone
   std::vector<std::string> left_out;  // rows that failed their check (leave_out_failed)
+  // Per ceiling ("gemm", "copy"): the fastest rate any row of the family measured,
+  // that row, and the datasheet's (the base profile's) beside it; the profile's
+  // provenance.ceilings.
+  nlohmann::json ceilings = nlohmann::json::object();
 };
 
 // Throws std::runtime_error when the rows lack what a parameter needs (naming it)

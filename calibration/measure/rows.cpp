@@ -190,6 +190,23 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+std::string rate_text(const Row& r) {
+  if (r.best_s <= 0) return "-";
+  if (r.kind == RowKind::collective) {
+    return fmt::format("{:.4g} GB/s busbw", r.collective.busbw_factor * r.bytes / r.best_s / 1e9);
+  }
+  if (r.op_class == models::OpClass::gemm || r.op_class == models::OpClass::attention) {
+    return fmt::format("{:.4g} TFLOP/s", r.flops / r.best_s / 1e12);
+  }
+  return fmt::format("{:.4g} GB/s", r.bytes / r.best_s / 1e9);
+}
+
+std::string spread_text(const Row& r) {
+  if (r.times_s.size() < 2) return r.times_s.empty() ? "-" : "1 sample";
+  const auto [lo, hi] = std::minmax_element(r.times_s.begin(), r.times_s.end());
+  return fmt::format("+{:.1f} % over {}", 100 * (*hi / *lo - 1), r.times_s.size());
+}
+
 nlohmann::json to_json(const RowsFile& file) {
   nlohmann::json rows = nlohmann::json::array();
   for (const Row& r : file.rows) {

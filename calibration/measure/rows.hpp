@@ -94,4 +94,10 @@ void write_rows(const RowsFile& file, const std::string& path);
 
 double median(std::vector<double> values);
 
+// A row's best time as a rate, for reports: "812.3 TFLOP/s" (GEMMs and
+// attention), "2581 GB/s" (memory-bound), "391.5 GB/s busbw" (collectives).
+std::string rate_text(const Row& r);
+// How far its slowest sample is above its fastest: "+4.2 % over 5", or "1 sample".
+std::string spread_text(const Row& r);
+
 }  // namespace myriad::calibration

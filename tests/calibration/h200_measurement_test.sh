@@ -15,8 +15,16 @@ mkdir -p "$work"
 "$myriad" calibrate fit "$m/rows.json" --base calibration/profiles/H200.json \
   --out "$work/profile.json" >/dev/null
 diff <(python3 -m json.tool "$m/profile.json") <(python3 -m json.tool "$work/profile.json")
+# Its composites miss the default target (a mean within 15 %): check says so and exits 1.
+status=0
 "$myriad" calibrate check --profile "$m/profile.json" --rows "$m/rows.json" \
-  --measured-from "$m/check-first-fit.json" --json "$work/check.json" >/dev/null
+  --measured-from "$m/check-first-fit.json" --json "$work/check.json" >"$work/check.txt" \
+  2>"$work/check-err.txt" || status=$?
+[ "$status" = 1 ] || { echo "check exited $status, expected 1 (past its target)" >&2; exit 1; }
+grep -q "past the target 15.0 %" "$work/check-err.txt" || { cat "$work/check-err.txt" >&2; exit 1; }
+grep -q "target: mean within 15.0 % (missed by" "$work/check.txt" || { cat "$work/check.txt" >&2; exit 1; }
+"$myriad" calibrate check --profile "$m/profile.json" --measured-from "$m/check-first-fit.json" \
+  --max-error 0.3 >/dev/null
 diff <(python3 -m json.tool "$m/check.json") <(python3 -m json.tool "$work/check.json")
 # The larger composite runs attention at twice the largest size the rows measured.
 grep -q '"extrapolated": "attention forward at 2.0x, attention backward at 2.0x the largest measured"' \

@@ -31,23 +31,6 @@ struct ImportOptions {
   bool append = false;
 };
 
-// What a row's best time is as a rate: FLOP/s, bytes/s or bus bandwidth.
-std::string rate_text(const cal::Row& r) {
-  if (r.kind == cal::RowKind::collective) {
-    return fmt::format("{:.4g} GB/s busbw", r.collective.busbw_factor * r.bytes / r.best_s / 1e9);
-  }
-  if (r.op_class == models::OpClass::gemm || r.op_class == models::OpClass::attention) {
-    return fmt::format("{:.4g} TFLOP/s", r.flops / r.best_s / 1e12);
-  }
-  return fmt::format("{:.4g} GB/s", r.bytes / r.best_s / 1e9);
-}
-
-std::string spread_text(const cal::Row& r) {
-  if (r.times_s.size() < 2) return "1 sample";
-  const auto [lo, hi] = std::minmax_element(r.times_s.begin(), r.times_s.end());
-  return fmt::format("+{:.1f} % over {}", 100 * (*hi / *lo - 1), r.times_s.size());
-}
-
 int run_import(const ImportOptions& o, Streams io) {
   const auto format = cal::import_format_from_name(o.format);
   if (!format) {
@@ -135,7 +118,7 @@ int run_import(const ImportOptions& o, Streams io) {
   for (std::size_t i = kept; i < file.rows.size(); ++i) {
     const cal::Row& r = file.rows[i];
     t.add({r.name.size() > 70 ? r.name.substr(0, 67) + "..." : r.name, r.family, seconds(r.best_s),
-           rate_text(r), spread_text(r), r.check});
+           cal::rate_text(r), cal::spread_text(r), r.check});
   }
   io.out << t.str();
   try {
