@@ -4,6 +4,7 @@
 #include "kernels/ops/activation_cuda.hpp"
 #include "kernels/ops/launch.cuh"
 #include "kernels/ops/storage.cuh"
+#include "kernels/ops/vector_map.cuh"
 
 namespace myriad::kernels::ops {
 
@@ -16,58 +17,49 @@ __device__ float tanh_arg(float x) { return kSqrt2OverPi * (x + kGeluCoeff * x *
 
 __device__ float sigmoid(float x) { return 1.0F / (1.0F + expf(-x)); }
 
-template <typename T>
-__global__ void gelu_forward_kernel(const T* x, T* y, std::int64_t n) {
-  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
-    const float v = to_float(x[i]);
-    y[i] = from_float<T>(0.5F * v * (1.0F + tanhf(tanh_arg(v))));
-  }
-}
+// The tanh approximation as the CPU computes it: 0.5 (1 + tanh u) = sigmoid(2u).
+__device__ float gelu(float v) { return v * sigmoid(2.0F * tanh_arg(v)); }
 
-template <typename T>
-__global__ void gelu_backward_kernel(const T* dy, const T* x, T* dx, std::int64_t n) {
-  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
-    const float v = to_float(x[i]);
-    const float t = tanhf(tanh_arg(v));
-    const float dinner = kSqrt2OverPi * (1.0F + 3.0F * kGeluCoeff * v * v);
-    dx[i] =
-        from_float<T>(to_float(dy[i]) * (0.5F * (1.0F + t) + 0.5F * v * (1.0F - t * t) * dinner));
-  }
-}
+// The elementwise kernels, as functors for launch_map (vector_map.cuh): 16-byte
+// loads and stores, one pass.
+struct GeluForward {
+  __device__ void operator()(std::int64_t, const float* x, float* y) const { y[0] = gelu(x[0]); }
+};
 
-template <typename T>
-__global__ void swiglu_forward_kernel(const T* gate, const T* up, T* y, std::int64_t n) {
-  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
-    const float g = to_float(gate[i]);
-    y[i] = from_float<T>(g * sigmoid(g) * to_float(up[i]));
-  }
-}
+struct GeluBackward {  // in: dy, x
+  __device__ void operator()(std::int64_t, const float* in, float* dx) const;
+};
 
-template <typename T>
-__global__ void swiglu_backward_kernel(const T* dy, const T* gate, const T* up, T* dgate, T* dup,
-                                       std::int64_t n) {
-  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
-    const float g = to_float(gate[i]);
-    const float d = to_float(dy[i]);
-    const float sg = sigmoid(g);
-    dup[i] = from_float<T>(d * g * sg);
-    dgate[i] = from_float<T>(d * to_float(up[i]) * sg * (1.0F + g * (1.0F - sg)));
+struct SwigluForward {  // in: gate, up
+  __device__ void operator()(std::int64_t, const float* in, float* y) const {
+    y[0] = in[0] * sigmoid(in[0]) * in[1];
   }
-}
+};
 
-template <typename T>
-__global__ void bias_gelu_forward_kernel(const T* x, const float* bias, T* y, std::int64_t n,
-                                         std::int64_t cols) {
-  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
-    const float v = to_float(x[i]) + bias[i % cols];
-    y[i] = from_float<T>(0.5F * v * (1.0F + tanhf(tanh_arg(v))));
+struct SwigluBackward {  // in: dy, gate, up; out: dgate, dup
+  __device__ void operator()(std::int64_t, const float* in, float* out) const {
+    const float d = in[0], g = in[1], sg = sigmoid(g);
+    out[0] = d * in[2] * sg * (1.0F + g * (1.0F - sg));
+    out[1] = d * g * sg;
   }
-}
+};
+
+struct BiasGeluForward {
+  const float* bias;
+  std::int64_t cols;
+  __device__ void operator()(std::int64_t i, const float* x, float* y) const {
+    y[0] = gelu(x[0] + bias[i % cols]);
+  }
+};
 
 __device__ float gelu_grad(float v) {
-  const float t = tanhf(tanh_arg(v));
+  const float sg = sigmoid(2.0F * tanh_arg(v));
   const float dinner = kSqrt2OverPi * (1.0F + 3.0F * kGeluCoeff * v * v);
-  return 0.5F * (1.0F + t) + 0.5F * v * (1.0F - t * t) * dinner;
+  return sg + 2.0F * v * sg * (1.0F - sg) * dinner;
+}
+
+__device__ void GeluBackward::operator()(std::int64_t, const float* in, float* dx) const {
+  dx[0] = in[0] * gelu_grad(in[1]);
 }
 
 // One thread per column: dx for the column's elements, then their fp32 sum into dbias.
@@ -92,9 +84,7 @@ void bias_gelu_forward(const T* x, const float* bias, T* y, std::int64_t rows, s
   if (rows < 1 || cols < 1) {
     throw std::invalid_argument("bias_gelu_cuda: rows and cols must be >= 1");
   }
-  bias_gelu_forward_kernel<<<blocks_for(rows * cols), kThreadsPerBlock, 0, stream>>>(
-      x, bias, y, rows * cols, cols);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  launch_map<T, 1, 1>({{x}, {y}}, rows * cols, BiasGeluForward{bias, cols}, stream);
 }
 
 template <typename T>
@@ -111,54 +101,45 @@ void bias_gelu_backward(const T* dy, const T* x, const float* bias, T* dx, float
 }  // namespace
 
 void gelu_forward_cuda(const float* x, float* y, std::int64_t n, cudaStream_t stream) {
-  gelu_forward_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(x, y, n);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  launch_map<float, 1, 1>({{x}, {y}}, n, GeluForward{}, stream);
 }
 
 void gelu_forward_cuda(const Bf16* x, Bf16* y, std::int64_t n, cudaStream_t stream) {
-  gelu_forward_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(device_ptr(x), device_ptr(y),
-                                                                      n);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  launch_map<__nv_bfloat16, 1, 1>({{device_ptr(x)}, {device_ptr(y)}}, n, GeluForward{}, stream);
 }
 
 void gelu_backward_cuda(const float* dy, const float* x, float* dx, std::int64_t n,
                         cudaStream_t stream) {
-  gelu_backward_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(dy, x, dx, n);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  launch_map<float, 2, 1>({{dy, x}, {dx}}, n, GeluBackward{}, stream);
 }
 
 void gelu_backward_cuda(const Bf16* dy, const Bf16* x, Bf16* dx, std::int64_t n,
                         cudaStream_t stream) {
-  gelu_backward_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(
-      device_ptr(dy), device_ptr(x), device_ptr(dx), n);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  launch_map<__nv_bfloat16, 2, 1>({{device_ptr(dy), device_ptr(x)}, {device_ptr(dx)}}, n,
+                                  GeluBackward{}, stream);
 }
 
 void swiglu_forward_cuda(const float* gate, const float* up, float* y, std::int64_t n,
                          cudaStream_t stream) {
-  swiglu_forward_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(gate, up, y, n);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  launch_map<float, 2, 1>({{gate, up}, {y}}, n, SwigluForward{}, stream);
 }
 
 void swiglu_forward_cuda(const Bf16* gate, const Bf16* up, Bf16* y, std::int64_t n,
                          cudaStream_t stream) {
-  swiglu_forward_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(
-      device_ptr(gate), device_ptr(up), device_ptr(y), n);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  launch_map<__nv_bfloat16, 2, 1>({{device_ptr(gate), device_ptr(up)}, {device_ptr(y)}}, n,
+                                  SwigluForward{}, stream);
 }
 
 void swiglu_backward_cuda(const float* dy, const float* gate, const float* up, float* dgate,
                           float* dup, std::int64_t n, cudaStream_t stream) {
-  swiglu_backward_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(dy, gate, up, dgate, dup,
-                                                                         n);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  launch_map<float, 3, 2>({{dy, gate, up}, {dgate, dup}}, n, SwigluBackward{}, stream);
 }
 
 void swiglu_backward_cuda(const Bf16* dy, const Bf16* gate, const Bf16* up, Bf16* dgate, Bf16* dup,
                           std::int64_t n, cudaStream_t stream) {
-  swiglu_backward_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(
-      device_ptr(dy), device_ptr(gate), device_ptr(up), device_ptr(dgate), device_ptr(dup), n);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  launch_map<__nv_bfloat16, 3, 2>(
+      {{device_ptr(dy), device_ptr(gate), device_ptr(up)}, {device_ptr(dgate), device_ptr(dup)}}, n,
+      SwigluBackward{}, stream);
 }
 
 void bias_gelu_forward_cuda(const float* x, const float* bias, float* y, std::int64_t rows,

@@ -3,6 +3,7 @@
 #include "kernels/device/cuda_check.hpp"
 #include "kernels/ops/launch.cuh"
 #include "kernels/ops/reduce_cuda.hpp"
+#include "kernels/ops/vector_map.cuh"
 
 namespace myriad::kernels::ops {
 
@@ -20,29 +21,25 @@ __device__ float apply(ReduceOp op, float a, float b) {
   return a + b;
 }
 
-__global__ void reduce_f32_kernel(ReduceOp op, float* dst, const float* src, std::int64_t n) {
-  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) dst[i] = apply(op, dst[i], src[i]);
-}
-
-__global__ void reduce_bf16_kernel(ReduceOp op, __nv_bfloat16* dst, const __nv_bfloat16* src,
-                                   std::int64_t n) {
-  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
-    dst[i] = __float2bfloat16_rn(apply(op, __bfloat162float(dst[i]), __bfloat162float(src[i])));
+// dst = dst op src, 16 bytes a load (vector_map.cuh): dst is read and written.
+struct Reduce {
+  ReduceOp op;
+  __device__ void operator()(std::int64_t, const float* in, float* out) const {
+    out[0] = apply(op, in[0], in[1]);
   }
-}
+};
 
 }  // namespace
 
 void reduce_cuda(ReduceOp op, float* dst, const float* src, std::int64_t n, cudaStream_t stream) {
-  reduce_f32_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(op, dst, src, n);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  launch_map<float, 2, 1>({{dst, src}, {dst}}, n, Reduce{op}, stream);
 }
 
 void reduce_cuda(ReduceOp op, Bf16* dst, const Bf16* src, std::int64_t n, cudaStream_t stream) {
   static_assert(sizeof(Bf16) == sizeof(__nv_bfloat16), "Bf16 stores the bits of a bfloat16");
-  reduce_bf16_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(
-      op, reinterpret_cast<__nv_bfloat16*>(dst), reinterpret_cast<const __nv_bfloat16*>(src), n);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  auto* d = reinterpret_cast<__nv_bfloat16*>(dst);
+  launch_map<__nv_bfloat16, 2, 1>({{d, reinterpret_cast<const __nv_bfloat16*>(src)}, {d}}, n,
+                                  Reduce{op}, stream);
 }
 
 }  // namespace myriad::kernels::ops
