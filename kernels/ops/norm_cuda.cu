@@ -1,3 +1,4 @@
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -5,6 +6,7 @@
 #include "kernels/ops/block_reduce.cuh"
 #include "kernels/ops/norm_cuda.hpp"
 #include "kernels/ops/storage.cuh"
+#include "kernels/ops/vector_map.cuh"
 
 namespace myriad::kernels::ops {
 
@@ -67,6 +69,140 @@ __global__ void norm_dx_kernel(NormShape s, const T* dy, const T* x, const float
   }
 }
 
+// The same two kernels reading each row from memory once. A block copies its row
+// (forward: x; backward: dy and x) into shared memory, 16 bytes a load when the
+// rows are aligned, reduces over it there and writes its output 16 bytes at a
+// time. Each thread sums the same elements in the same order as above, so the
+// results are the same bit for bit; only the memory traffic differs (x was read
+// three times forward, dy and x twice backward). For rows too long for shared
+// memory the kernels above run.
+template <typename T>
+__device__ void load_row(const T* src, T* dst, std::int64_t hidden, bool vec) {
+  constexpr int kE = kPackElements<T>;
+  const std::int64_t packs = vec ? hidden / kE : 0;
+  for (std::int64_t k = threadIdx.x; k < packs; k += blockDim.x) {
+    reinterpret_cast<Pack<T>*>(dst)[k] = reinterpret_cast<const Pack<T>*>(src)[k];
+  }
+  for (std::int64_t j = packs * kE + threadIdx.x; j < hidden; j += blockDim.x) dst[j] = src[j];
+}
+
+// Writes out[j] = f(j) for j < hidden, 16 bytes a store when `vec`.
+template <typename T, typename F>
+__device__ void store_row(T* out, std::int64_t hidden, bool vec, F f) {
+  constexpr int kE = kPackElements<T>;
+  const std::int64_t packs = vec ? hidden / kE : 0;
+  for (std::int64_t k = threadIdx.x; k < packs; k += blockDim.x) {
+    Pack<T> p;
+#pragma unroll
+    for (int e = 0; e < kE; ++e) p.v[e] = from_float<T>(f(k * kE + e));
+    reinterpret_cast<Pack<T>*>(out)[k] = p;
+  }
+  for (std::int64_t j = packs * kE + threadIdx.x; j < hidden; j += blockDim.x) {
+    out[j] = from_float<T>(f(j));
+  }
+}
+
+// Shared memory for `rows` rows of `hidden` elements, each row 16-byte aligned.
+template <typename T>
+__host__ __device__ std::size_t row_bytes(std::int64_t hidden, int rows) {
+  const std::int64_t padded = (hidden + kPackElements<T> - 1) / kPackElements<T> * kPackElements<T>;
+  return static_cast<std::size_t>(rows) * static_cast<std::size_t>(padded) * sizeof(T);
+}
+
+template <typename T>
+__global__ void norm_forward_cached_kernel(NormShape s, const T* x, const float* gamma,
+                                           const float* beta, T* y, float* mean, float* rstd,
+                                           bool vec) {
+  extern __shared__ __align__(16) unsigned char cache[];
+  __shared__ float shared[kThreadsPerBlock];
+  T* row = reinterpret_cast<T*>(cache);
+  const auto h = static_cast<float>(s.hidden);
+  for (std::int64_t r = blockIdx.x; r < s.rows; r += gridDim.x) {
+    load_row(x + r * s.hidden, row, s.hidden, vec);
+    __syncthreads();
+    float mu = 0.0F;
+    if (mean != nullptr) {
+      float sum = 0.0F;
+      for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) sum += to_float(row[j]);
+      mu = block_sum(sum, shared) / h;
+    }
+    float sq = 0.0F;
+    for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) {
+      const float c = to_float(row[j]) - mu;
+      sq += c * c;
+    }
+    const float rs = 1.0F / sqrtf(block_sum(sq, shared) / h + s.eps);
+    store_row(y + r * s.hidden, s.hidden, vec, [&](std::int64_t j) {
+      const float v = (to_float(row[j]) - mu) * rs * gamma[j];
+      return beta != nullptr ? v + beta[j] : v;
+    });
+    if (threadIdx.x == 0) {
+      if (mean != nullptr) mean[r] = mu;
+      rstd[r] = rs;
+    }
+    __syncthreads();  // the next row overwrites the cache
+  }
+}
+
+template <typename T>
+__global__ void norm_dx_cached_kernel(NormShape s, const T* dy, const T* x, const float* gamma,
+                                      const float* mean, const float* rstd, T* dx, bool vec) {
+  extern __shared__ __align__(16) unsigned char cache[];
+  __shared__ float shared[kThreadsPerBlock];
+  T* dy_row = reinterpret_cast<T*>(cache);
+  T* x_row = reinterpret_cast<T*>(cache + row_bytes<T>(s.hidden, 1));
+  const auto h = static_cast<float>(s.hidden);
+  for (std::int64_t r = blockIdx.x; r < s.rows; r += gridDim.x) {
+    const std::int64_t base = r * s.hidden;
+    load_row(dy + base, dy_row, s.hidden, vec);
+    load_row(x + base, x_row, s.hidden, vec);
+    __syncthreads();
+    const float mu = mean != nullptr ? mean[r] : 0.0F;
+    const float rs = rstd[r];
+    float gx = 0.0F;
+    float gs = 0.0F;
+    for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) {
+      const float g = to_float(dy_row[j]) * gamma[j];
+      gx += g * (to_float(x_row[j]) - mu) * rs;
+      gs += g;
+    }
+    const float c1 = block_sum(gx, shared) / h;
+    const float c2 = mean != nullptr ? block_sum(gs, shared) / h : 0.0F;
+    store_row(dx + base, s.hidden, vec, [&](std::int64_t j) {
+      const float xhat = (to_float(x_row[j]) - mu) * rs;
+      return rs * (to_float(dy_row[j]) * gamma[j] - c2 - xhat * c1);
+    });
+    __syncthreads();
+  }
+}
+
+// Whether `bytes` of dynamic shared memory can run `kernel`, asking for more
+// than the default 48 KiB where the GPU allows it.
+bool shared_fits(const void* kernel, std::size_t bytes) {
+  constexpr std::size_t kDefault = 48 * 1024;
+  const std::size_t static_bytes = sizeof(float) * kThreadsPerBlock;
+  if (bytes + static_bytes <= kDefault) return true;
+  int device = 0;
+  int optin = 0;
+  MYRIAD_CUDA_CHECK(cudaGetDevice(&device));
+  MYRIAD_CUDA_CHECK(
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (bytes + static_bytes > static_cast<std::size_t>(optin)) return false;
+  MYRIAD_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(bytes)));
+  return true;
+}
+
+// Rows can be moved 16 bytes at a time: every row starts aligned.
+template <typename T>
+bool rows_vectorized(const NormShape& s, std::initializer_list<const void*> pointers) {
+  if (s.hidden % kPackElements<T> != 0) return false;
+  for (const void* p : pointers) {
+    if (!aligned16(p)) return false;
+  }
+  return true;
+}
+
 // dgamma = sum_r dy * xhat and dbeta = sum_r dy (when asked), in two stages so
 // that the rows are spread over the whole GPU: block (c, chunk) sums its chunk
 // of rows for 256 columns into partial[chunk][column]; column_sum_kernel adds
@@ -111,8 +247,14 @@ unsigned int row_blocks(const NormShape& s) {
 template <typename T>
 void norm_forward(const NormShape& s, const T* x, const float* gamma, const float* beta, T* y,
                   float* mean, float* rstd, cudaStream_t stream) {
-  norm_forward_kernel<<<row_blocks(s), kThreadsPerBlock, 0, stream>>>(s, x, gamma, beta, y, mean,
-                                                                      rstd);
+  const unsigned int blocks = row_blocks(s);
+  const std::size_t bytes = row_bytes<T>(s.hidden, 1);
+  if (shared_fits(reinterpret_cast<const void*>(&norm_forward_cached_kernel<T>), bytes)) {
+    norm_forward_cached_kernel<<<blocks, kThreadsPerBlock, bytes, stream>>>(
+        s, x, gamma, beta, y, mean, rstd, rows_vectorized<T>(s, {x, y}));
+  } else {
+    norm_forward_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(s, x, gamma, beta, y, mean, rstd);
+  }
   MYRIAD_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -120,7 +262,14 @@ template <typename T>
 void norm_backward(const NormShape& s, const T* dy, const T* x, const float* gamma,
                    const float* mean, const float* rstd, T* dx, float* dgamma, float* dbeta,
                    cudaStream_t stream) {
-  norm_dx_kernel<<<row_blocks(s), kThreadsPerBlock, 0, stream>>>(s, dy, x, gamma, mean, rstd, dx);
+  const unsigned int blocks = row_blocks(s);
+  const std::size_t bytes = row_bytes<T>(s.hidden, 2);
+  if (shared_fits(reinterpret_cast<const void*>(&norm_dx_cached_kernel<T>), bytes)) {
+    norm_dx_cached_kernel<<<blocks, kThreadsPerBlock, bytes, stream>>>(
+        s, dy, x, gamma, mean, rstd, dx, rows_vectorized<T>(s, {dy, x, dx}));
+  } else {
+    norm_dx_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(s, dy, x, gamma, mean, rstd, dx);
+  }
   MYRIAD_CUDA_CHECK(cudaGetLastError());
   constexpr std::int64_t kMaxChunks = 128;
   const std::int64_t chunks = s.rows < kMaxChunks ? s.rows : kMaxChunks;

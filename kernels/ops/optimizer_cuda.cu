@@ -5,6 +5,7 @@
 #include "kernels/device/cuda_check.hpp"
 #include "kernels/ops/launch.cuh"
 #include "kernels/ops/optimizer_cuda.hpp"
+#include "kernels/ops/vector_map.cuh"
 
 namespace myriad::kernels::ops {
 
@@ -15,19 +16,21 @@ __device__ float decay(float wd, bool cautious, float u, float p) {
   return wd * p;
 }
 
+// in: param, grad, m, v; out: param, m, v, 16 bytes a load (vector_map.cuh).
 // Bias corrections c1 = 1 - beta1^t, c2 = 1 - beta2^t, computed on the host.
-__global__ void adamw_kernel(AdamWArguments a, float c1, float c2, float* param, const float* grad,
-                             float* m, float* v, std::int64_t n) {
-  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
-    const float g = grad[i];
-    const float mi = a.beta1 * m[i] + (1.0F - a.beta1) * g;
-    const float vi = a.beta2 * v[i] + (1.0F - a.beta2) * g * g;
+struct AdamWStep {
+  AdamWArguments a;
+  float c1, c2;
+  __device__ void operator()(std::int64_t, const float* in, float* out) const {
+    const float p = in[0], g = in[1];
+    const float mi = a.beta1 * in[2] + (1.0F - a.beta1) * g;
+    const float vi = a.beta2 * in[3] + (1.0F - a.beta2) * g * g;
     const float u = (mi / c1) / (sqrtf(vi / c2) + a.eps);
-    param[i] -= a.lr * (u + decay(a.weight_decay, a.cautious_decay, u, param[i]));
-    m[i] = mi;
-    v[i] = vi;
+    out[0] = p - a.lr * (u + decay(a.weight_decay, a.cautious_decay, u, p));
+    out[1] = mi;
+    out[2] = vi;
   }
-}
+};
 
 __global__ void lion_kernel(LionArguments a, float* param, const float* grad, float* m,
                             std::int64_t n) {
@@ -49,8 +52,7 @@ void adamw_step_cuda(const AdamWArguments& a, float* param, const float* grad, f
   const auto t = static_cast<double>(a.step);
   const auto c1 = static_cast<float>(1.0 - std::pow(static_cast<double>(a.beta1), t));
   const auto c2 = static_cast<float>(1.0 - std::pow(static_cast<double>(a.beta2), t));
-  adamw_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(a, c1, c2, param, grad, m, v, n);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  launch_map<float, 4, 3>({{param, grad, m, v}, {param, m, v}}, n, AdamWStep{a, c1, c2}, stream);
 }
 
 void lion_step_cuda(const LionArguments& a, float* param, const float* grad, float* m,
