@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -437,6 +438,23 @@ void fit_attention(FitState& s) {
   for (const bool backward : {false, true}) {
     std::vector<const Row*> rows = kernels_of(s.rows, models::OpClass::attention);
     std::erase_if(rows, [&](const Row* r) { return r->backward != backward; });
+    // Several kernels of one direction (the SIMT kernel and the tensor-core one,
+    // "attention" and "attention.mma"): the profile describes the fastest, as a
+    // training stack runs it; the others stay in the rows and the check.
+    std::map<std::string, double> rate;  // family -> mean FLOP/s
+    std::map<std::string, int> rows_of;
+    for (const Row* r : rows) {
+      rate[r->family] += r->flops / r->best_s;
+      ++rows_of[r->family];
+    }
+    std::string chosen;
+    for (auto& [family, total] : rate) {
+      total /= rows_of[family];
+      if (chosen.empty() || total > rate[chosen]) chosen = family;
+    }
+    if (rate.size() > 1) {
+      std::erase_if(rows, [&](const Row* r) { return r->family != chosen; });
+    }
     const Member member = backward ? &DeviceProfile::attention_bwd_efficiency
                                    : &DeviceProfile::attention_fwd_efficiency;
     if (rows.empty() && !s.base.is_null()) {
@@ -459,8 +477,11 @@ void fit_attention(FitState& s) {
     const auto res = record_residual(s, key(member), rows);
     s.params.set(
         member, eff, "measured",
-        fmt::format("of the peak; {}{}", residual_note(res),
-                    eff != den / num ? fmt::format(" (clamped from {:.3g})", den / num) : ""));
+        fmt::format("of the peak; {}{}{}", residual_note(res),
+                    eff != den / num ? fmt::format(" (clamped from {:.3g})", den / num) : "",
+                    rate.size() > 1 ? fmt::format("; the fastest of {} kernels measured: {}",
+                                                  rate.size(), chosen)
+                                    : ""));
   }
 }
 

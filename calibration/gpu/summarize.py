@@ -26,9 +26,19 @@ def main(argv):
         return 2
     data = json.load(open(argv[1]))
     rows = data["rows"]
-    ceil = {r["family"]: r for r in rows if r["kind"] == "ceiling"}
-    gemm_peak = ceil["gemm"]["flops"] / ceil["gemm"]["best_s"]
-    copy_bw = ceil["copy"]["bytes"] / ceil["copy"]["best_s"]
+    # Ceilings: the fastest rate measured, not the ceiling case's (on the H200 of
+    # 2026-11-30 a 4096 GEMM beat the 8192^3 case by 11 %). For copies, the fastest
+    # of those larger than any cache (>= 256 MiB), since the memory-bound targets
+    # are for kernels streaming from HBM; a 16 MiB copy sits in the L2.
+    measured = [r for r in rows if r["kind"] in ("ceiling", "kernel") and r["times_s"]]
+    gemms = [r for r in measured if r["family"] == "gemm"]
+    copies = [r for r in measured if r["family"] == "copy"]
+    top_gemm = max(gemms, key=lambda r: r["flops"] / r["best_s"])
+    streaming = [r for r in copies if r["bytes"] >= 256 * 2**20] or copies
+    top_copy = max(streaming, key=lambda r: r["bytes"] / r["best_s"])
+    ceil = {"gemm": top_gemm, "copy": top_copy}
+    gemm_peak = top_gemm["flops"] / top_gemm["best_s"]
+    copy_bw = top_copy["bytes"] / top_copy["best_s"]
     env = data["environment"]
     device = env.get("gpu") if data["backend"] == "cuda" else env.get("cpu")
     print(f"{data['backend']} backend on {device}, {data['date']}, commit {env.get('commit')}")

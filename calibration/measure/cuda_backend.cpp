@@ -33,6 +33,7 @@
 #include "kernels/ops/activation_cuda.hpp"
 #include "kernels/ops/attention.hpp"
 #include "kernels/ops/attention_cuda.hpp"
+#include "kernels/ops/attention_mma.hpp"
 #include "kernels/ops/gemm.hpp"
 #include "kernels/ops/gemm_cuda.hpp"
 #include "kernels/ops/moe_router.hpp"
@@ -462,6 +463,52 @@ Case permute_case(const Ctx& ctx, std::int64_t tokens, std::int64_t experts, std
   return c;
 }
 
+// The tensor-core forward (attention_mma.cu), bf16, causal, beside the SIMT
+// kernel's rows: family "attention.mma", so that the fit tells them apart.
+Case attention_mma_case(const Ctx& ctx, std::int64_t heads, std::int64_t seq,
+                        std::int64_t head_dim) {
+  ops::AttentionShape s;
+  s.batch = 1;
+  s.q_heads = heads;
+  s.kv_heads = heads;
+  s.seq = seq;
+  s.head_dim = head_dim;
+  Case c;
+  c.row = kernel_row(fmt::format("attention.mma.fwd heads={} seq={} head_dim={} causal bf16", heads,
+                                 seq, head_dim),
+                     "attention.mma", ops::attention_op(s, 2), false,
+                     {{"batch", 1},
+                      {"heads", heads},
+                      {"seq", seq},
+                      {"head_dim", head_dim},
+                      {"causal", true},
+                      {"dtype", "bf16"},
+                      {"kernel", "mma.sync (attention_mma.cu)"}});
+  c.prepare = [ctx, s] {
+    const std::size_t n = count(s.q_heads, s.seq, s.head_dim);
+    auto q = random_values<ops::Bf16>(n, 13);
+    auto k = random_values<ops::Bf16>(n, 14);
+    auto v = random_values<ops::Bf16>(n, 15);
+    auto o = poisoned_values<ops::Bf16>(n);
+    auto lse = poisoned(count(s.q_heads, s.seq));
+    const auto forward = [=] {
+      ops::attention_forward_mma_cuda(s, q->get(), k->get(), v->get(), o->get(), lse->get(),
+                                      ctx->stream);
+    };
+    forward();
+    const auto inputs =
+        std::make_shared<std::vector<std::vector<float>>>(std::vector<std::vector<float>>{
+            uniform_as_floats<ops::Bf16>(n, 13), uniform_as_floats<ops::Bf16>(n, 14),
+            uniform_as_floats<ops::Bf16>(n, 15)});
+    return device_instance(ctx, forward, [s, inputs, o, lse] {
+      const reference::Tolerance storage(storage_tolerance<ops::Bf16>());
+      const auto& in = *inputs;
+      return reference::attention_forward(s, in[0], in[1], in[2], host_floats(o), host_floats(lse));
+    });
+  };
+  return c;
+}
+
 template Case norm_case<float>(const Ctx&, bool, bool, std::int64_t, std::int64_t);
 template Case norm_case<ops::Bf16>(const Ctx&, bool, bool, std::int64_t, std::int64_t);
 template Case activation_case<float>(const Ctx&, bool, bool, std::int64_t);
@@ -533,6 +580,9 @@ std::vector<Case> cuda_cases(Grid grid) {
     cases.push_back(attention_case<ops::Bf16>(ctx, bwd, 8, 2048, 128));
     cases.push_back(attention_case<ops::Bf16>(ctx, bwd, 16, 4096, 128));
   }
+  cases.push_back(attention_mma_case(ctx, 16, 1024, 64));
+  cases.push_back(attention_mma_case(ctx, 8, 2048, 128));
+  cases.push_back(attention_mma_case(ctx, 16, 4096, 128));
   for (const bool lion : {false, true}) {
     for (const auto n : elems) cases.push_back(optimizer_case(ctx, lion, n));
   }

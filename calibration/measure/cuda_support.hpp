@@ -183,6 +183,9 @@ Case activation_case(const Ctx& ctx, bool swiglu, bool backward, std::int64_t n)
 template <typename T>
 Case attention_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int64_t seq,
                     std::int64_t head_dim);
+// The tensor-core attention forward (bf16, causal), family "attention.mma".
+Case attention_mma_case(const Ctx& ctx, std::int64_t heads, std::int64_t seq,
+                        std::int64_t head_dim);
 Case optimizer_case(const Ctx& ctx, bool lion, std::int64_t n);
 Case quantize_case(const Ctx& ctx, std::int64_t rows, std::int64_t cols);
 Case reduce_case(const Ctx& ctx, std::int64_t n);

@@ -14,6 +14,7 @@
 #include "kernels/ops/activation_cuda.hpp"
 #include "kernels/ops/attention.hpp"
 #include "kernels/ops/attention_cuda.hpp"
+#include "kernels/ops/attention_mma.hpp"
 #include "kernels/ops/norm.hpp"
 #include "kernels/ops/norm_cuda.hpp"
 #endif
@@ -165,6 +166,47 @@ TEST(OpsGpu, AttentionBf16MatchesCpu) {
     expect_bf16_close(gdq.download(), dq, 1e-4, "dq");
     expect_bf16_close(gdk.download(), dk, 1e-4, "dk");
     expect_bf16_close(gdv.download(), dv, 1e-4, "dv");
+  }
+}
+
+// Host code, no device needed: which shapes the tensor-core kernel takes.
+TEST(AttentionMma, SaysWhichShapesItTakes) {
+  EXPECT_EQ(attention_mma_can_implement(AttentionShape{1, 8, 2, 4096, 128, true, 0}), "");
+  EXPECT_EQ(attention_mma_can_implement(AttentionShape{1, 8, 8, 100, 64, false, 16}), "");
+  EXPECT_NE(attention_mma_can_implement(AttentionShape{1, 8, 8, 100, 32, true, 0})
+                .find("head_dim 64 or 128"),
+            std::string::npos);
+  EXPECT_NE(attention_mma_can_implement(AttentionShape{1, 8, 3, 100, 64, true, 0}), "");
+}
+
+// The tensor-core forward (attention_mma.cu) against the CPU's bf16 path. It
+// rounds P to bf16 before P V, as FlashAttention does, where the CPU keeps P in
+// fp32: outputs (|v| <= 1) within 5e-3 plus one ulp, the log-sum-exp within 1e-4
+// relative (its scores are the same products, summed in another order).
+TEST(OpsGpu, AttentionMmaForwardMatchesCpu) {
+  if (!have_gpu()) GTEST_SKIP() << query_devices().note;
+  std::mt19937_64 rng(124);
+  for (const AttentionShape& s :
+       {AttentionShape{1, 2, 2, 17, 64, true, 0}, AttentionShape{2, 4, 2, 130, 64, true, 50},
+        AttentionShape{1, 3, 1, 133, 128, false, 0}, AttentionShape{1, 2, 2, 300, 128, true, 0},
+        AttentionShape{1, 2, 1, 200, 128, false, 40}}) {
+    SCOPED_TRACE(::testing::Message() << "seq " << s.seq << " d " << s.head_dim << " causal "
+                                      << s.causal << " window " << s.window);
+    ASSERT_EQ(attention_mma_can_implement(s), "");
+    const auto nq = static_cast<std::size_t>(s.batch * s.q_heads * s.seq * s.head_dim);
+    const auto nkv = static_cast<std::size_t>(s.batch * s.kv_heads * s.seq * s.head_dim);
+    const auto nl = static_cast<std::size_t>(s.batch * s.q_heads * s.seq);
+    const auto q = random_bf16(rng, nq, -2.0F, 2.0F);
+    const auto k = random_bf16(rng, nkv, -2.0F, 2.0F);
+    const auto v = random_bf16(rng, nkv);
+    std::vector<Bf16> o(nq);
+    std::vector<float> lse(nl);
+    attention_forward_cpu(s, q, k, v, o, lse);
+    DeviceBuffer<Bf16> gq(q), gk(k), gv(v), go(nq, DeviceFill::poison);
+    DeviceBuffer<float> glse(nl, DeviceFill::poison);
+    attention_forward_mma_cuda(s, gq.get(), gk.get(), gv.get(), go.get(), glse.get(), nullptr);
+    expect_bf16_close(go.download(), o, 5e-3, "o");
+    expect_close(glse.download(), widen(lse), 1e-4, 1e-4, "lse");
   }
 }
 
