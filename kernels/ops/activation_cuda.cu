@@ -2,6 +2,7 @@
 
 #include "kernels/device/cuda_check.hpp"
 #include "kernels/ops/activation_cuda.hpp"
+#include "kernels/ops/column_sum.cuh"
 #include "kernels/ops/launch.cuh"
 #include "kernels/ops/storage.cuh"
 #include "kernels/ops/vector_map.cuh"
@@ -62,20 +63,25 @@ __device__ void GeluBackward::operator()(std::int64_t, const float* in, float* d
   dx[0] = in[0] * gelu_grad(in[1]);
 }
 
-// One thread per column: dx for the column's elements, then their fp32 sum into dbias.
+// dx for a chunk of rows and its columns, and the chunk's fp32 sums of dx per
+// column into partial[chunk][column] (column_sum.cuh adds the chunks). Adjacent
+// threads take adjacent columns, so each row is read and written coalesced.
 template <typename T>
 __global__ void bias_gelu_backward_kernel(const T* dy, const T* x, const float* bias, T* dx,
-                                          float* dbias, std::int64_t rows, std::int64_t cols) {
-  for (std::int64_t c = grid_index(); c < cols; c += grid_stride()) {
-    float sum = 0.0F;
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const std::int64_t i = r * cols + c;
-      const float d = to_float(dy[i]) * gelu_grad(to_float(x[i]) + bias[c]);
-      dx[i] = from_float<T>(d);
-      sum += d;
-    }
-    dbias[c] = sum;
+                                          float* partial, std::int64_t rows, std::int64_t cols,
+                                          std::int64_t rows_per_chunk) {
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= cols) return;
+  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * rows_per_chunk;
+  const std::int64_t r1 = r0 + rows_per_chunk < rows ? r0 + rows_per_chunk : rows;
+  float sum = 0.0F;
+  for (std::int64_t r = r0; r < r1; ++r) {
+    const std::int64_t i = r * cols + c;
+    const float d = to_float(dy[i]) * gelu_grad(to_float(x[i]) + bias[c]);
+    dx[i] = from_float<T>(d);
+    sum += d;
   }
+  partial[blockIdx.y * cols + c] = sum;
 }
 
 template <typename T>
@@ -93,9 +99,21 @@ void bias_gelu_backward(const T* dy, const T* x, const float* bias, T* dx, float
   if (rows < 1 || cols < 1) {
     throw std::invalid_argument("bias_gelu_cuda: rows and cols must be >= 1");
   }
-  bias_gelu_backward_kernel<<<blocks_for(cols), kThreadsPerBlock, 0, stream>>>(dy, x, bias, dx,
-                                                                               dbias, rows, cols);
+  const std::int64_t chunks = column_chunks(rows);
+  const std::int64_t rows_per_chunk = (rows + chunks - 1) / chunks;
+  float* partial = nullptr;  // stream-ordered: the pool hands the same memory back next call
+  MYRIAD_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&partial),
+                                    sizeof(float) * static_cast<std::size_t>(chunks * cols),
+                                    stream));
+  const dim3 grid(static_cast<unsigned int>((cols + kThreadsPerBlock - 1) / kThreadsPerBlock),
+                  static_cast<unsigned int>(chunks));
+  bias_gelu_backward_kernel<<<grid, kThreadsPerBlock, 0, stream>>>(dy, x, bias, dx, partial, rows,
+                                                                   cols, rows_per_chunk);
   MYRIAD_CUDA_CHECK(cudaGetLastError());
+  column_sum_kernel<<<blocks_for(cols), kThreadsPerBlock, 0, stream>>>(chunks, cols, partial,
+                                                                       dbias);
+  MYRIAD_CUDA_CHECK(cudaGetLastError());
+  MYRIAD_CUDA_CHECK(cudaFreeAsync(partial, stream));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "kernels/device/cuda_check.hpp"
 #include "kernels/ops/block_reduce.cuh"
+#include "kernels/ops/column_sum.cuh"
 #include "kernels/ops/norm_cuda.hpp"
 #include "kernels/ops/storage.cuh"
 #include "kernels/ops/vector_map.cuh"
@@ -229,15 +230,6 @@ __global__ void norm_dparams_partial_kernel(NormShape s, std::int64_t rows_per_c
   if (partial_b != nullptr) partial_b[blockIdx.y * s.hidden + j] = db;
 }
 
-__global__ void column_sum_kernel(std::int64_t chunks, std::int64_t columns, const float* partial,
-                                  float* out) {
-  for (std::int64_t j = grid_index(); j < columns; j += grid_stride()) {
-    float sum = 0.0F;
-    for (std::int64_t c = 0; c < chunks; ++c) sum += partial[c * columns + j];
-    out[j] = sum;
-  }
-}
-
 unsigned int row_blocks(const NormShape& s) {
   const std::string why = norm_can_implement(s);
   if (!why.empty()) throw std::invalid_argument("norm_cuda: " + why);
@@ -271,8 +263,7 @@ void norm_backward(const NormShape& s, const T* dy, const T* x, const float* gam
     norm_dx_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(s, dy, x, gamma, mean, rstd, dx);
   }
   MYRIAD_CUDA_CHECK(cudaGetLastError());
-  constexpr std::int64_t kMaxChunks = 128;
-  const std::int64_t chunks = s.rows < kMaxChunks ? s.rows : kMaxChunks;
+  const std::int64_t chunks = column_chunks(s.rows);
   const std::int64_t rows_per_chunk = (s.rows + chunks - 1) / chunks;
   const std::int64_t params = dbeta != nullptr ? 2 : 1;
   float* partial = nullptr;  // stream-ordered: the pool hands the same memory back next call
