@@ -452,7 +452,20 @@ void fit_attention(FitState& s) {
       total /= rows_of[family];
       if (chosen.empty() || total > rate[chosen]) chosen = family;
     }
-    if (rate.size() > 1) {
+    if (!s.attention_family.empty() && !(rate.empty() && !s.base.is_null())) {
+      if (rate.count(s.attention_family) == 0) {
+        std::string measured;
+        for (const auto& [family, total] : rate) {
+          measured += (measured.empty() ? "" : ", ") + family;
+        }
+        throw std::runtime_error(
+            fmt::format("--attention-kernel {}: no attention {} rows of that family (measured: {})",
+                        s.attention_family, backward ? "backward" : "forward",
+                        measured.empty() ? "none" : measured));
+      }
+      chosen = s.attention_family;
+    }
+    if (rate.size() > 1 || !s.attention_family.empty()) {
       std::erase_if(rows, [&](const Row* r) { return r->family != chosen; });
     }
     const Member member = backward ? &DeviceProfile::attention_bwd_efficiency
@@ -479,9 +492,11 @@ void fit_attention(FitState& s) {
         member, eff, "measured",
         fmt::format("of the peak; {}{}{}", residual_note(res),
                     eff != den / num ? fmt::format(" (clamped from {:.3g})", den / num) : "",
-                    rate.size() > 1 ? fmt::format("; the fastest of {} kernels measured: {}",
-                                                  rate.size(), chosen)
-                                    : ""));
+                    rate.size() > 1
+                        ? fmt::format("; {} of {} kernels measured: {}",
+                                      s.attention_family.empty() ? "the fastest" : "as asked, one",
+                                      rate.size(), chosen)
+                        : ""));
   }
 }
 

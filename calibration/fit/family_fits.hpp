@@ -42,6 +42,7 @@ struct FitState {
   bool cpu;              // the CPU backend
   nlohmann::json base;   // the base profile, or null
   std::string base_path;
+  std::string attention_family;  // FitOptions::attention_family
   Parameters params;
   sim::DeviceProfile model;  // the profile as fitted so far: what the next family predicts with
   FitResult result;

@@ -63,6 +63,7 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
     (void)sim::parse_profile(s.base, s.base_path);  // complete and valid
   }
   s.result.left_out = std::move(left_out);
+  s.attention_family = options.attention_family;
 
   fit_detail::fit_ceilings(s);
   const json families = fit_detail::fit_memory_bound(s);

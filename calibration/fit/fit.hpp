@@ -42,6 +42,10 @@ struct FitOptions {
   // Fit the rows that passed their check, naming the others in the profile's
   // provenance; by default a failed row stops the fit.
   bool leave_out_failed = false;
+  // The attention kernel the profile describes, by its rows' family ("attention",
+  // the SIMT kernel; "attention.mma", tensor cores; an imported one). Empty: the
+  // fastest measured, direction by direction.
+  std::string attention_family;
 };
 
 struct ParameterResidual {

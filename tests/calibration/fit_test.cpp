@@ -152,6 +152,45 @@ TEST(CalibrationFit, RecoversTheProfileItsRowsCameFrom) {
   EXPECT_EQ(fit.profile["device"], "test CPU");
 }
 
+// Two attention kernels measured (the SIMT one and a tensor-core one twice as
+// fast): the profile describes the faster unless told which, and names it.
+TEST(CalibrationFit, DescribesTheFasterAttentionKernelUnlessToldWhich) {
+  RowsFile f = synthetic();
+  std::vector<Row> fast;
+  for (const Row& r : f.rows) {
+    if (r.op_class != models::OpClass::attention) continue;
+    Row m = r;
+    m.name = "mma " + r.name;
+    m.family = "attention.mma";
+    // Twice the rate above the overhead: efficiency 0.4 forward, 0.5 backward.
+    m.best_s = (r.best_s - 5e-6) / 2 + 5e-6;
+    m.times_s = {m.best_s};
+    fast.push_back(m);
+  }
+  ASSERT_FALSE(fast.empty());
+  f.rows.insert(f.rows.end(), fast.begin(), fast.end());
+  const FitResult fastest = fit_profile(f, {});
+  const sim::DeviceProfile p = sim::parse_profile(fastest.profile, "fitted");
+  EXPECT_NEAR(p.attention_fwd_efficiency, 0.4, 1e-6);
+  EXPECT_NEAR(p.attention_bwd_efficiency, 0.5, 1e-6);
+  EXPECT_NE(p.parameters.at("attention_fwd_efficiency").note.find("attention.mma"),
+            std::string::npos);
+  FitOptions simt;
+  simt.attention_family = "attention";
+  const sim::DeviceProfile q =
+      sim::parse_profile(fit_profile(f, simt).profile, "fitted to the SIMT kernel");
+  EXPECT_NEAR(q.attention_fwd_efficiency, 0.2, 1e-6);
+  FitOptions none;
+  none.attention_family = "attention.cudnn";
+  try {
+    (void)fit_profile(f, none);
+    FAIL() << "fitted to a kernel it never measured";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("measured: attention, attention.mma"), std::string::npos)
+        << e.what();
+  }
+}
+
 // Two threads running the ceiling GEMM at once, 1.25x as long as one alone:
 // the profile records it, the check reads it back and scales the compute of
 // ranks that share the host, and refuses rank counts it was not measured at.

@@ -47,6 +47,7 @@ struct CalibrateOptions {
   std::string base;
   std::string device;
   bool leave_out_failed = false;
+  std::string attention_kernel;
   // check
   std::string profile;
   std::string check_rows;
@@ -119,6 +120,7 @@ int fit(const CalibrateOptions& o, Streams io, const std::string& rows_path,
   cal::FitOptions options;
   options.device = o.device;
   options.leave_out_failed = o.leave_out_failed;
+  options.attention_family = o.attention_kernel;
   if (!o.base.empty()) options.base_profile = o.base;
   cal::FitResult result;
   cal::RowsFile rows;
@@ -366,6 +368,10 @@ Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*en
   const char* leave_out_help =
       "fit the rows that passed their check; the profile names those left out";
   fit_cmd->add_flag("--leave-out-failed", o->leave_out_failed, leave_out_help);
+  fit_cmd->add_option("--attention-kernel", o->attention_kernel,
+                      "the attention kernel the profile describes, by its rows' family "
+                      "(attention: the SIMT kernel; attention.mma: tensor cores); default: the "
+                      "fastest measured");
 
   CLI::App* check_cmd =
       cmd->add_subcommand("check", "Predict composite workloads from a profile and time them.");
