@@ -55,6 +55,17 @@ std::vector<float> uniform_floats(std::size_t n, std::uint64_t seed) {
 
 const char* grid_name(Grid g) { return g == Grid::small ? "small" : "full"; }
 
+kernels::ops::AttentionShape grid_attention_shape(std::int64_t heads, std::int64_t seq,
+                                                  std::int64_t head_dim) {
+  kernels::ops::AttentionShape s;
+  s.batch = 1;
+  s.q_heads = heads;
+  s.kv_heads = heads;
+  s.seq = seq;
+  s.head_dim = head_dim;
+  return s;
+}
+
 Row kernel_row(std::string name, std::string family, const models::Op& op, bool backward,
                nlohmann::json arguments) {
   Row r;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "calibration/measure/rows.hpp"
+#include "kernels/ops/attention_shape.hpp"
 #include "kernels/ops/gemm_arguments.hpp"
 
 namespace myriad::calibration {
@@ -42,6 +43,11 @@ void uniform_fill(float* out, std::size_t n, std::uint64_t seed);
 std::vector<float> uniform_floats(std::size_t n, std::uint64_t seed);
 
 // A kernel's row from its op descriptor (the backward's bytes when it has them).
+// The attention the grids time: one sequence, as many key-value heads as query
+// heads, causal, no window.
+kernels::ops::AttentionShape grid_attention_shape(std::int64_t heads, std::int64_t seq,
+                                                  std::int64_t head_dim);
+
 Row kernel_row(std::string name, std::string family, const models::Op& op, bool backward,
                nlohmann::json arguments);
 // "nn", "nt" or "tn".

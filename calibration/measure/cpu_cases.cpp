@@ -278,12 +278,7 @@ Case softmax_case(bool backward, std::int64_t matrices, std::int64_t seq) {
 }
 
 Case attention_case(bool backward, std::int64_t heads, std::int64_t seq, std::int64_t head_dim) {
-  ops::AttentionShape s;
-  s.batch = 1;
-  s.q_heads = heads;
-  s.kv_heads = heads;
-  s.seq = seq;
-  s.head_dim = head_dim;
+  const ops::AttentionShape s = grid_attention_shape(heads, seq, head_dim);
   models::Op op = ops::attention_op(s, 4);
   if (backward) op = models::attention_backward_of(op);
   Case c;

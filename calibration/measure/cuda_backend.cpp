@@ -267,12 +267,7 @@ Case activation_case(const Ctx& ctx, bool swiglu, bool backward, std::int64_t n)
 template <typename T>
 Case attention_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int64_t seq,
                     std::int64_t head_dim) {
-  ops::AttentionShape s;
-  s.batch = 1;
-  s.q_heads = heads;
-  s.kv_heads = heads;
-  s.seq = seq;
-  s.head_dim = head_dim;
+  const ops::AttentionShape s = grid_attention_shape(heads, seq, head_dim);
   models::Op op = ops::attention_op(s, sizeof(T));
   if (backward) op = models::attention_backward_of(op);
   Case c;
@@ -467,12 +462,7 @@ Case permute_case(const Ctx& ctx, std::int64_t tokens, std::int64_t experts, std
 // kernel's rows: family "attention.mma", so that the fit tells them apart.
 Case attention_mma_case(const Ctx& ctx, std::int64_t heads, std::int64_t seq,
                         std::int64_t head_dim) {
-  ops::AttentionShape s;
-  s.batch = 1;
-  s.q_heads = heads;
-  s.kv_heads = heads;
-  s.seq = seq;
-  s.head_dim = head_dim;
+  const ops::AttentionShape s = grid_attention_shape(heads, seq, head_dim);
   Case c;
   c.row = kernel_row(fmt::format("attention.mma.fwd heads={} seq={} head_dim={} causal bf16", heads,
                                  seq, head_dim),

@@ -13,70 +13,13 @@ namespace myriad::kernels::ops {
 
 namespace {
 
-// mean == nullptr: RMSNorm (no centring, no beta).
-template <typename T>
-__global__ void norm_forward_kernel(NormShape s, const T* x, const float* gamma, const float* beta,
-                                    T* y, float* mean, float* rstd) {
-  __shared__ float shared[kThreadsPerBlock];
-  const auto h = static_cast<float>(s.hidden);
-  for (std::int64_t r = blockIdx.x; r < s.rows; r += gridDim.x) {
-    const T* xr = x + r * s.hidden;
-    float mu = 0.0F;
-    if (mean != nullptr) {
-      float sum = 0.0F;
-      for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) sum += to_float(xr[j]);
-      mu = block_sum(sum, shared) / h;
-    }
-    float sq = 0.0F;
-    for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) {
-      const float c = to_float(xr[j]) - mu;
-      sq += c * c;
-    }
-    const float rs = 1.0F / sqrtf(block_sum(sq, shared) / h + s.eps);
-    for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) {
-      const float v = (to_float(xr[j]) - mu) * rs * gamma[j];
-      y[r * s.hidden + j] = from_float<T>(beta != nullptr ? v + beta[j] : v);
-    }
-    if (threadIdx.x == 0) {
-      if (mean != nullptr) mean[r] = mu;
-      rstd[r] = rs;
-    }
-  }
-}
-
-// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma; no mean(g) for RMSNorm.
-template <typename T>
-__global__ void norm_dx_kernel(NormShape s, const T* dy, const T* x, const float* gamma,
-                               const float* mean, const float* rstd, T* dx) {
-  __shared__ float shared[kThreadsPerBlock];
-  const auto h = static_cast<float>(s.hidden);
-  for (std::int64_t r = blockIdx.x; r < s.rows; r += gridDim.x) {
-    const std::int64_t base = r * s.hidden;
-    const float mu = mean != nullptr ? mean[r] : 0.0F;
-    const float rs = rstd[r];
-    float gx = 0.0F;
-    float gs = 0.0F;
-    for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) {
-      const float g = to_float(dy[base + j]) * gamma[j];
-      gx += g * (to_float(x[base + j]) - mu) * rs;
-      gs += g;
-    }
-    const float c1 = block_sum(gx, shared) / h;
-    const float c2 = mean != nullptr ? block_sum(gs, shared) / h : 0.0F;
-    for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) {
-      const float xhat = (to_float(x[base + j]) - mu) * rs;
-      dx[base + j] = from_float<T>(rs * (to_float(dy[base + j]) * gamma[j] - c2 - xhat * c1));
-    }
-  }
-}
-
-// The same two kernels reading each row from memory once. A block copies its row
-// (forward: x; backward: dy and x) into shared memory, 16 bytes a load when the
-// rows are aligned, reduces over it there and writes its output 16 bytes at a
-// time. Each thread sums the same elements in the same order as above, so the
-// results are the same bit for bit; only the memory traffic differs (x was read
-// three times forward, dy and x twice backward). For rows too long for shared
-// memory the kernels above run.
+// Rows are read 16 bytes a load and outputs written 16 bytes a store when `vec`
+// (every row aligned). With kCached a block first copies its row (forward: x;
+// backward: dy and x) into shared memory and reduces over it there, so that each
+// row is read from memory once (x was read three times forward, dy and x twice
+// backward); rows too long for shared memory are read where they are. Each
+// thread sums the same elements in the same order either way, so the results
+// are the same bit for bit.
 template <typename T>
 __device__ void load_row(const T* src, T* dst, std::int64_t hidden, bool vec) {
   constexpr int kE = kPackElements<T>;
@@ -110,70 +53,80 @@ __host__ __device__ std::size_t row_bytes(std::int64_t hidden, int rows) {
   return static_cast<std::size_t>(rows) * static_cast<std::size_t>(padded) * sizeof(T);
 }
 
-template <typename T>
-__global__ void norm_forward_cached_kernel(NormShape s, const T* x, const float* gamma,
-                                           const float* beta, T* y, float* mean, float* rstd,
-                                           bool vec) {
+// The row `src` as the kernel reads it: copied into `cache` (kCached) or in place.
+template <bool kCached, typename T>
+__device__ const T* row_of(const T* src, T* cache, std::int64_t hidden, bool vec) {
+  if constexpr (kCached) {
+    load_row(src, cache, hidden, vec);
+    return cache;
+  } else {
+    return src;
+  }
+}
+
+// mean == nullptr: RMSNorm (no centring, no beta).
+template <typename T, bool kCached>
+__global__ void norm_forward_kernel(NormShape s, const T* x, const float* gamma, const float* beta,
+                                    T* y, float* mean, float* rstd, bool vec) {
   extern __shared__ __align__(16) unsigned char cache[];
   __shared__ float shared[kThreadsPerBlock];
-  T* row = reinterpret_cast<T*>(cache);
   const auto h = static_cast<float>(s.hidden);
   for (std::int64_t r = blockIdx.x; r < s.rows; r += gridDim.x) {
-    load_row(x + r * s.hidden, row, s.hidden, vec);
-    __syncthreads();
+    const T* xr = row_of<kCached>(x + r * s.hidden, reinterpret_cast<T*>(cache), s.hidden, vec);
+    if constexpr (kCached) __syncthreads();
     float mu = 0.0F;
     if (mean != nullptr) {
       float sum = 0.0F;
-      for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) sum += to_float(row[j]);
+      for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) sum += to_float(xr[j]);
       mu = block_sum(sum, shared) / h;
     }
     float sq = 0.0F;
     for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) {
-      const float c = to_float(row[j]) - mu;
+      const float c = to_float(xr[j]) - mu;
       sq += c * c;
     }
     const float rs = 1.0F / sqrtf(block_sum(sq, shared) / h + s.eps);
     store_row(y + r * s.hidden, s.hidden, vec, [&](std::int64_t j) {
-      const float v = (to_float(row[j]) - mu) * rs * gamma[j];
+      const float v = (to_float(xr[j]) - mu) * rs * gamma[j];
       return beta != nullptr ? v + beta[j] : v;
     });
     if (threadIdx.x == 0) {
       if (mean != nullptr) mean[r] = mu;
       rstd[r] = rs;
     }
-    __syncthreads();  // the next row overwrites the cache
+    if constexpr (kCached) __syncthreads();  // the next row overwrites the cache
   }
 }
 
-template <typename T>
-__global__ void norm_dx_cached_kernel(NormShape s, const T* dy, const T* x, const float* gamma,
-                                      const float* mean, const float* rstd, T* dx, bool vec) {
+// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma; no mean(g) for RMSNorm.
+template <typename T, bool kCached>
+__global__ void norm_dx_kernel(NormShape s, const T* dy, const T* x, const float* gamma,
+                               const float* mean, const float* rstd, T* dx, bool vec) {
   extern __shared__ __align__(16) unsigned char cache[];
   __shared__ float shared[kThreadsPerBlock];
-  T* dy_row = reinterpret_cast<T*>(cache);
-  T* x_row = reinterpret_cast<T*>(cache + row_bytes<T>(s.hidden, 1));
   const auto h = static_cast<float>(s.hidden);
   for (std::int64_t r = blockIdx.x; r < s.rows; r += gridDim.x) {
     const std::int64_t base = r * s.hidden;
-    load_row(dy + base, dy_row, s.hidden, vec);
-    load_row(x + base, x_row, s.hidden, vec);
-    __syncthreads();
+    const T* dyr = row_of<kCached>(dy + base, reinterpret_cast<T*>(cache), s.hidden, vec);
+    const T* xr = row_of<kCached>(x + base, reinterpret_cast<T*>(cache + row_bytes<T>(s.hidden, 1)),
+                                  s.hidden, vec);
+    if constexpr (kCached) __syncthreads();
     const float mu = mean != nullptr ? mean[r] : 0.0F;
     const float rs = rstd[r];
     float gx = 0.0F;
     float gs = 0.0F;
     for (std::int64_t j = threadIdx.x; j < s.hidden; j += blockDim.x) {
-      const float g = to_float(dy_row[j]) * gamma[j];
-      gx += g * (to_float(x_row[j]) - mu) * rs;
+      const float g = to_float(dyr[j]) * gamma[j];
+      gx += g * (to_float(xr[j]) - mu) * rs;
       gs += g;
     }
     const float c1 = block_sum(gx, shared) / h;
     const float c2 = mean != nullptr ? block_sum(gs, shared) / h : 0.0F;
     store_row(dx + base, s.hidden, vec, [&](std::int64_t j) {
-      const float xhat = (to_float(x_row[j]) - mu) * rs;
-      return rs * (to_float(dy_row[j]) * gamma[j] - c2 - xhat * c1);
+      const float xhat = (to_float(xr[j]) - mu) * rs;
+      return rs * (to_float(dyr[j]) * gamma[j] - c2 - xhat * c1);
     });
-    __syncthreads();
+    if constexpr (kCached) __syncthreads();
   }
 }
 
@@ -241,11 +194,13 @@ void norm_forward(const NormShape& s, const T* x, const float* gamma, const floa
                   float* mean, float* rstd, cudaStream_t stream) {
   const unsigned int blocks = row_blocks(s);
   const std::size_t bytes = row_bytes<T>(s.hidden, 1);
-  if (shared_fits(reinterpret_cast<const void*>(&norm_forward_cached_kernel<T>), bytes)) {
-    norm_forward_cached_kernel<<<blocks, kThreadsPerBlock, bytes, stream>>>(
-        s, x, gamma, beta, y, mean, rstd, rows_vectorized<T>(s, {x, y}));
+  const bool vec = rows_vectorized<T>(s, {x, y});
+  if (shared_fits(reinterpret_cast<const void*>(&norm_forward_kernel<T, true>), bytes)) {
+    norm_forward_kernel<T, true>
+        <<<blocks, kThreadsPerBlock, bytes, stream>>>(s, x, gamma, beta, y, mean, rstd, vec);
   } else {
-    norm_forward_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(s, x, gamma, beta, y, mean, rstd);
+    norm_forward_kernel<T, false>
+        <<<blocks, kThreadsPerBlock, 0, stream>>>(s, x, gamma, beta, y, mean, rstd, vec);
   }
   MYRIAD_CUDA_CHECK(cudaGetLastError());
 }
@@ -256,11 +211,13 @@ void norm_backward(const NormShape& s, const T* dy, const T* x, const float* gam
                    cudaStream_t stream) {
   const unsigned int blocks = row_blocks(s);
   const std::size_t bytes = row_bytes<T>(s.hidden, 2);
-  if (shared_fits(reinterpret_cast<const void*>(&norm_dx_cached_kernel<T>), bytes)) {
-    norm_dx_cached_kernel<<<blocks, kThreadsPerBlock, bytes, stream>>>(
-        s, dy, x, gamma, mean, rstd, dx, rows_vectorized<T>(s, {dy, x, dx}));
+  const bool vec = rows_vectorized<T>(s, {dy, x, dx});
+  if (shared_fits(reinterpret_cast<const void*>(&norm_dx_kernel<T, true>), bytes)) {
+    norm_dx_kernel<T, true>
+        <<<blocks, kThreadsPerBlock, bytes, stream>>>(s, dy, x, gamma, mean, rstd, dx, vec);
   } else {
-    norm_dx_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(s, dy, x, gamma, mean, rstd, dx);
+    norm_dx_kernel<T, false>
+        <<<blocks, kThreadsPerBlock, 0, stream>>>(s, dy, x, gamma, mean, rstd, dx, vec);
   }
   MYRIAD_CUDA_CHECK(cudaGetLastError());
   const std::int64_t chunks = column_chunks(s.rows);
