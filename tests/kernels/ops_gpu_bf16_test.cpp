@@ -134,6 +134,22 @@ TEST(OpsGpu, BiasGeluBf16MatchesCpu) {
   }
 }
 
+// Sizes and random bf16 inputs of an attention: q and k in [-2, 2), v in [-1, 1).
+struct AttentionInputs {
+  std::size_t nq, nkv, nl;
+  std::vector<Bf16> q, k, v;
+};
+AttentionInputs attention_inputs(std::mt19937_64& rng, const AttentionShape& s) {
+  AttentionInputs in;
+  in.nq = static_cast<std::size_t>(s.batch * s.q_heads * s.seq * s.head_dim);
+  in.nkv = static_cast<std::size_t>(s.batch * s.kv_heads * s.seq * s.head_dim);
+  in.nl = static_cast<std::size_t>(s.batch * s.q_heads * s.seq);
+  in.q = random_bf16(rng, in.nq, -2.0F, 2.0F);
+  in.k = random_bf16(rng, in.nkv, -2.0F, 2.0F);
+  in.v = random_bf16(rng, in.nkv);
+  return in;
+}
+
 TEST(OpsGpu, AttentionBf16MatchesCpu) {
   if (!have_gpu()) GTEST_SKIP() << query_devices().note;
   std::mt19937_64 rng(123);
@@ -141,12 +157,9 @@ TEST(OpsGpu, AttentionBf16MatchesCpu) {
        {AttentionShape{1, 2, 2, 17, 8, true, 0}, AttentionShape{2, 4, 2, 130, 16, true, 50},
         AttentionShape{1, 3, 1, 133, 64, false, 0}, AttentionShape{1, 2, 2, 300, 128, true, 0}}) {
     SCOPED_TRACE(::testing::Message() << "seq " << s.seq << " d " << s.head_dim);
-    const auto nq = static_cast<std::size_t>(s.batch * s.q_heads * s.seq * s.head_dim);
-    const auto nkv = static_cast<std::size_t>(s.batch * s.kv_heads * s.seq * s.head_dim);
-    const auto nl = static_cast<std::size_t>(s.batch * s.q_heads * s.seq);
-    const auto q = random_bf16(rng, nq, -2.0F, 2.0F);
-    const auto k = random_bf16(rng, nkv, -2.0F, 2.0F);
-    const auto v = random_bf16(rng, nkv);
+    const AttentionInputs in = attention_inputs(rng, s);
+    const auto &q = in.q, &k = in.k, &v = in.v;
+    const std::size_t nq = in.nq, nkv = in.nkv, nl = in.nl;
     const auto dout = random_bf16(rng, nq);
     std::vector<Bf16> o(nq), dq(nq), dk(nkv), dv(nkv);
     std::vector<float> lse(nl);
@@ -193,12 +206,9 @@ TEST(OpsGpu, AttentionMmaForwardMatchesCpu) {
     SCOPED_TRACE(::testing::Message() << "seq " << s.seq << " d " << s.head_dim << " causal "
                                       << s.causal << " window " << s.window);
     ASSERT_EQ(attention_mma_can_implement(s), "");
-    const auto nq = static_cast<std::size_t>(s.batch * s.q_heads * s.seq * s.head_dim);
-    const auto nkv = static_cast<std::size_t>(s.batch * s.kv_heads * s.seq * s.head_dim);
-    const auto nl = static_cast<std::size_t>(s.batch * s.q_heads * s.seq);
-    const auto q = random_bf16(rng, nq, -2.0F, 2.0F);
-    const auto k = random_bf16(rng, nkv, -2.0F, 2.0F);
-    const auto v = random_bf16(rng, nkv);
+    const AttentionInputs in = attention_inputs(rng, s);
+    const auto &q = in.q, &k = in.k, &v = in.v;
+    const std::size_t nq = in.nq, nl = in.nl;
     std::vector<Bf16> o(nq);
     std::vector<float> lse(nl);
     attention_forward_cpu(s, q, k, v, o, lse);
