@@ -6,8 +6,9 @@
 #include <string>
 
 #include "kernels/device/cuda_check.hpp"
-#include "kernels/ops/block_reduce.cuh"
+#include "kernels/ops/launch.cuh"
 #include "kernels/ops/moe_router_cuda.hpp"
+#include "kernels/ops/moe_rows.cuh"
 
 namespace myriad::kernels::ops {
 
@@ -41,47 +42,57 @@ __global__ void route_backward_kernel(RouterShape s, RoutingCuda r, const float*
   }
 }
 
-// One thread per (token, column): the sum of the token's kept slot rows.
-__global__ void permute_backward_kernel(RouterShape s, RoutingCuda r, std::int64_t hidden,
-                                        const float* dbuffer, float* dx) {
-  const std::int64_t n = s.tokens * hidden;
-  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
-    const std::int64_t t = i / hidden, j = i % hidden;
-    float acc = 0.0F;
-    for (std::int64_t c = 0; c < s.top_k; ++c) {
-      const std::int64_t a = t * s.top_k + c;
-      if (r.slot[a] < 0) continue;
-      acc += dbuffer[(r.expert[a] * s.capacity + r.slot[a]) * hidden + j];
+// Unpermute's backward, one warp per row: for a kept choice a, dbuffer[slot] =
+// weight[a] * dy[token] and dweight[a] = dot(dy[token], buffer[slot]) (lane
+// partials, then shuffles), reading dy once for both; 0 for a dropped choice;
+// then the empty slots of dbuffer zeroed (no memset before: written once).
+template <int kWidth>
+__global__ void unpermute_backward_kernel(RouterShape s, RoutingCuda r, std::int64_t hidden,
+                                          const float* dy, const float* buffer, float* dbuffer,
+                                          float* dweight) {
+  using moe_rows::kUnroll;
+  using moe_rows::kWarp;
+  const std::int64_t packs = hidden / kWidth;
+  const std::int64_t choices = s.tokens * s.top_k;
+  const std::int64_t rows = choices + s.experts * s.capacity;
+  for (std::int64_t w = moe_rows::warp_index(); w < rows; w += moe_rows::warp_stride()) {
+    if (w >= choices) {
+      if (moe_rows::empty_slot(s, r, w - choices)) {
+        moe_rows::zero_row<kWidth>(dbuffer + (w - choices) * hidden, packs);
+      }
+      continue;
     }
-    dx[i] = acc;
-  }
-}
-
-// One thread per (choice, column): each kept slot has exactly one choice.
-__global__ void unpermute_dbuffer_kernel(RouterShape s, RoutingCuda r, std::int64_t hidden,
-                                         const float* dy, float* dbuffer) {
-  const std::int64_t n = s.tokens * s.top_k * hidden;
-  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
-    const std::int64_t a = i / hidden, j = i % hidden;
-    if (r.slot[a] < 0) continue;
-    dbuffer[(r.expert[a] * s.capacity + r.slot[a]) * hidden + j] =
-        r.weight[a] * dy[(a / s.top_k) * hidden + j];
-  }
-}
-
-// One block per choice: dweight = dot(dy[token], buffer[expert, slot]), 0 when dropped.
-__global__ void unpermute_dweight_kernel(RouterShape s, RoutingCuda r, std::int64_t hidden,
-                                         const float* dy, const float* buffer, float* dweight) {
-  __shared__ float shared[kThreadsPerBlock];
-  for (std::int64_t a = blockIdx.x; a < s.tokens * s.top_k; a += gridDim.x) {
-    float part = 0.0F;
-    if (r.slot[a] >= 0) {
-      const float* row = buffer + (r.expert[a] * s.capacity + r.slot[a]) * hidden;
-      const float* dyt = dy + (a / s.top_k) * hidden;
-      for (std::int64_t j = threadIdx.x; j < hidden; j += blockDim.x) part += dyt[j] * row[j];
+    const std::int64_t row = moe_rows::slot_row(s, r, w);  // the same on the warp's lanes
+    float dot = 0.0F;
+    if (row >= 0) {
+      const float weight = r.weight[w];
+      const float* dyt = dy + (w / s.top_k) * hidden;
+      const float* b = buffer + row * hidden;
+      float* db = dbuffer + row * hidden;
+      for (std::int64_t p0 = moe_rows::lane(); p0 < packs; p0 += kWarp * kUnroll) {
+        Floats<kWidth> g[kUnroll];
+        Floats<kWidth> v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          g[u] = moe_rows::load_pack<kWidth>(dyt, p0 + u * kWarp, packs);
+          v[u] = moe_rows::load_pack<kWidth>(b, p0 + u * kWarp, packs);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+          for (int j = 0; j < kWidth; ++j) dot += g[u].v[j] * v[u].v[j];  // 0 past the end
+          if (p0 + u * kWarp >= packs) continue;
+#pragma unroll
+          for (int j = 0; j < kWidth; ++j) g[u].v[j] = weight * g[u].v[j];
+          store_floats(db + (p0 + u * kWarp) * kWidth, g[u]);
+        }
+      }
     }
-    const float dot = block_sum(part, shared);
-    if (threadIdx.x == 0) dweight[a] = dot;
+#pragma unroll
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+      dot += __shfl_xor_sync(0xFFFFFFFFU, dot, offset);
+    }
+    if (moe_rows::lane() == 0) dweight[w] = dot;
   }
 }
 
@@ -101,11 +112,18 @@ void route_top_k_backward_cuda(const RouterShape& s, const RoutingCuda& r, const
   MYRIAD_CUDA_CHECK(cudaGetLastError());
 }
 
+// One warp per token: the sum of its kept choices' rows, in choice order.
 void permute_tokens_backward_cuda(const RouterShape& s, const RoutingCuda& r, std::int64_t hidden,
                                   const float* dbuffer, float* dx, cudaStream_t stream) {
   require(s, hidden);
-  permute_backward_kernel<<<blocks_for(s.tokens * hidden), kThreadsPerBlock, 0, stream>>>(
-      s, r, hidden, dbuffer, dx);
+  const unsigned int blocks = moe_rows::blocks_for_rows(s.tokens);
+  if (moe_rows::four_wide(hidden, {dbuffer, dx})) {
+    moe_rows::gather_rows_kernel<4, false>
+        <<<blocks, kThreadsPerBlock, 0, stream>>>(s, r, hidden, dbuffer, dx);
+  } else {
+    moe_rows::gather_rows_kernel<1, false>
+        <<<blocks, kThreadsPerBlock, 0, stream>>>(s, r, hidden, dbuffer, dx);
+  }
   MYRIAD_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -113,15 +131,15 @@ void unpermute_tokens_backward_cuda(const RouterShape& s, const RoutingCuda& r, 
                                     const float* dy, const float* buffer, float* dbuffer,
                                     float* dweight, cudaStream_t stream) {
   require(s, hidden);
-  const auto bytes = static_cast<std::size_t>(s.experts * s.capacity * hidden) * sizeof(float);
-  MYRIAD_CUDA_CHECK(cudaMemsetAsync(dbuffer, 0, bytes, stream));
-  unpermute_dbuffer_kernel<<<blocks_for(s.tokens * s.top_k * hidden), kThreadsPerBlock, 0,
-                             stream>>>(s, r, hidden, dy, dbuffer);
-  MYRIAD_CUDA_CHECK(cudaGetLastError());
-  const std::int64_t choices = s.tokens * s.top_k;
-  const auto blocks = static_cast<unsigned int>(choices < 65535 ? choices : 65535);
-  unpermute_dweight_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(s, r, hidden, dy, buffer,
-                                                                    dweight);
+  const unsigned int blocks =
+      moe_rows::blocks_for_rows(s.tokens * s.top_k + s.experts * s.capacity);
+  if (moe_rows::four_wide(hidden, {dy, buffer, dbuffer})) {
+    unpermute_backward_kernel<4>
+        <<<blocks, kThreadsPerBlock, 0, stream>>>(s, r, hidden, dy, buffer, dbuffer, dweight);
+  } else {
+    unpermute_backward_kernel<1>
+        <<<blocks, kThreadsPerBlock, 0, stream>>>(s, r, hidden, dy, buffer, dbuffer, dweight);
+  }
   MYRIAD_CUDA_CHECK(cudaGetLastError());
 }
 

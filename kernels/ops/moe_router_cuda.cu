@@ -4,6 +4,7 @@
 #include "kernels/device/cuda_check.hpp"
 #include "kernels/ops/launch.cuh"
 #include "kernels/ops/moe_router_cuda.hpp"
+#include "kernels/ops/moe_rows.cuh"
 
 namespace myriad::kernels::ops {
 
@@ -59,30 +60,24 @@ __global__ void capacity_kernel(RouterShape s, RoutingCuda r) {
   }
 }
 
-// One thread per (choice, column): copy the token's element into its slot.
+// One warp per row: the rows of the kept choices (x[token] into buffer[slot]),
+// then the buffer's empty slots (zeroed here, not by a memset before: the
+// buffer is written once).
+template <int kWidth>
 __global__ void permute_kernel(RouterShape s, RoutingCuda r, std::int64_t hidden, const float* x,
                                float* buffer) {
-  const std::int64_t n = s.tokens * s.top_k * hidden;
-  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
-    const std::int64_t a = i / hidden, j = i % hidden;
-    if (r.slot[a] < 0) continue;
-    buffer[(r.expert[a] * s.capacity + r.slot[a]) * hidden + j] = x[(a / s.top_k) * hidden + j];
-  }
-}
-
-// One thread per (token, column): weighted sum over the token's kept choices.
-__global__ void unpermute_kernel(RouterShape s, RoutingCuda r, std::int64_t hidden,
-                                 const float* buffer, float* y) {
-  const std::int64_t n = s.tokens * hidden;
-  for (std::int64_t i = grid_index(); i < n; i += grid_stride()) {
-    const std::int64_t t = i / hidden, j = i % hidden;
-    float acc = 0.0F;
-    for (std::int64_t c = 0; c < s.top_k; ++c) {
-      const std::int64_t a = t * s.top_k + c;
-      if (r.slot[a] < 0) continue;
-      acc += r.weight[a] * buffer[(r.expert[a] * s.capacity + r.slot[a]) * hidden + j];
+  const std::int64_t packs = hidden / kWidth;
+  const std::int64_t choices = s.tokens * s.top_k;
+  const std::int64_t rows = choices + s.experts * s.capacity;
+  for (std::int64_t w = moe_rows::warp_index(); w < rows; w += moe_rows::warp_stride()) {
+    if (w < choices) {
+      const std::int64_t row = moe_rows::slot_row(s, r, w);
+      if (row < 0) continue;
+      moe_rows::move_row<kWidth, false>(x + (w / s.top_k) * hidden, 1.0F, buffer + row * hidden,
+                                        packs);
+    } else if (moe_rows::empty_slot(s, r, w - choices)) {
+      moe_rows::zero_row<kWidth>(buffer + (w - choices) * hidden, packs);
     }
-    y[i] = acc;
   }
 }
 
@@ -106,18 +101,28 @@ void route_top_k_cuda(const RouterShape& s, const float* logits, const RoutingCu
 void permute_tokens_cuda(const RouterShape& s, const RoutingCuda& r, std::int64_t hidden,
                          const float* x, float* buffer, cudaStream_t stream) {
   require(s, hidden);
-  const auto bytes = static_cast<std::size_t>(s.experts * s.capacity * hidden) * sizeof(float);
-  MYRIAD_CUDA_CHECK(cudaMemsetAsync(buffer, 0, bytes, stream));
-  permute_kernel<<<blocks_for(s.tokens * s.top_k * hidden), kThreadsPerBlock, 0, stream>>>(
-      s, r, hidden, x, buffer);
+  const unsigned int blocks =
+      moe_rows::blocks_for_rows(s.tokens * s.top_k + s.experts * s.capacity);
+  if (moe_rows::four_wide(hidden, {x, buffer})) {
+    permute_kernel<4><<<blocks, kThreadsPerBlock, 0, stream>>>(s, r, hidden, x, buffer);
+  } else {
+    permute_kernel<1><<<blocks, kThreadsPerBlock, 0, stream>>>(s, r, hidden, x, buffer);
+  }
   MYRIAD_CUDA_CHECK(cudaGetLastError());
 }
 
+// One warp per token: the weighted sum of its kept choices' rows, in choice order.
 void unpermute_tokens_cuda(const RouterShape& s, const RoutingCuda& r, std::int64_t hidden,
                            const float* buffer, float* y, cudaStream_t stream) {
   require(s, hidden);
-  unpermute_kernel<<<blocks_for(s.tokens * hidden), kThreadsPerBlock, 0, stream>>>(s, r, hidden,
-                                                                                   buffer, y);
+  const unsigned int blocks = moe_rows::blocks_for_rows(s.tokens);
+  if (moe_rows::four_wide(hidden, {buffer, y})) {
+    moe_rows::gather_rows_kernel<4, true>
+        <<<blocks, kThreadsPerBlock, 0, stream>>>(s, r, hidden, buffer, y);
+  } else {
+    moe_rows::gather_rows_kernel<1, true>
+        <<<blocks, kThreadsPerBlock, 0, stream>>>(s, r, hidden, buffer, y);
+  }
   MYRIAD_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -23,7 +23,10 @@ struct RoutingCuda {
 // logits: [tokens, experts].
 void route_top_k_cuda(const RouterShape& s, const float* logits, const RoutingCuda& r,
                       cudaStream_t stream);
-// x: [tokens, hidden] -> buffer: [experts, capacity, hidden]; empty slots zeroed.
+// x: [tokens, hidden] -> buffer: [experts, capacity, hidden]; empty slots zeroed. The row
+// moves below take r as route_top_k_cuda wrote it: an expert's kept choices fill its slots
+// 0 .. load - 1, and the slots past load are the empty ones. One warp a row, 16 bytes a load
+// and a store where the pointers are aligned and hidden is a multiple of 4.
 void permute_tokens_cuda(const RouterShape& s, const RoutingCuda& r, std::int64_t hidden,
                          const float* x, float* buffer, cudaStream_t stream);
 // buffer: [experts, capacity, hidden] -> y: [tokens, hidden], weighted sum of kept choices.
@@ -38,7 +41,8 @@ void route_top_k_backward_cuda(const RouterShape& s, const RoutingCuda& r, const
 void permute_tokens_backward_cuda(const RouterShape& s, const RoutingCuda& r, std::int64_t hidden,
                                   const float* dbuffer, float* dx, cudaStream_t stream);
 // dy: [tokens, hidden]; buffer: the forward's input -> dbuffer: [experts, capacity, hidden]
-// (empty slots zeroed), dweight: [tokens, top_k] (one block per choice, no atomics).
+// (empty slots zeroed), dweight: [tokens, top_k] (one warp per buffer row, dy read once for
+// both, no atomics).
 void unpermute_tokens_backward_cuda(const RouterShape& s, const RoutingCuda& r, std::int64_t hidden,
                                     const float* dy, const float* buffer, float* dbuffer,
                                     float* dweight, cudaStream_t stream);

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "kernels/device/cuda_check.hpp"
+#include "kernels/ops/float_pack.cuh"
 #include "kernels/ops/launch.cuh"
 #include "kernels/ops/storage.cuh"
 
@@ -63,7 +64,7 @@ __global__ void map_kernel(MapPointers<T, kIn, kOut> p, std::int64_t n, std::int
   }
 }
 
-inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+inline bool aligned16(const void* p) { return aligned(p, 16); }
 
 // Runs f over n elements of the tensors in `p` on `stream`.
 template <typename T, int kIn, int kOut, typename F>

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <random>
+#include <utility>
 
 #include "gpu_test_support.hpp"
 #include "kernels/ops/activation.hpp"
@@ -154,9 +155,13 @@ TEST(OpsGpu, AttentionForwardAndBackwardMatchCpu) {
 TEST(OpsGpu, MoeRoutingMatchesCpu) {
   if (!have_gpu()) GTEST_SKIP() << query_devices().note;
   std::mt19937_64 rng(109);
-  const std::int64_t hidden = 130;
-  for (const RouterShape& s :
-       {RouterShape{17, 5, 2, 4}, RouterShape{1, 1, 1, 1}, RouterShape{300, 8, 2, 100, false}}) {
+  // hidden 128 moves rows 16 bytes a load, 130 element by element.
+  for (const auto& [hidden, s] :
+       {std::pair{std::int64_t{130}, RouterShape{17, 5, 2, 4}},
+        std::pair{std::int64_t{130}, RouterShape{1, 1, 1, 1}},
+        std::pair{std::int64_t{130}, RouterShape{300, 8, 2, 100, false}},
+        std::pair{std::int64_t{128}, RouterShape{17, 5, 2, 4}},
+        std::pair{std::int64_t{128}, RouterShape{300, 8, 2, 100, false}}}) {
     const auto logits =
         random_floats(rng, static_cast<std::size_t>(s.tokens * s.experts), -3.0F, 3.0F);
     const auto x = random_floats(rng, static_cast<std::size_t>(s.tokens * hidden));
@@ -263,7 +268,13 @@ TEST(OpsGpu, Fp8QuantizeIsBitIdenticalToCpu) {
   std::mt19937_64 rng(104);
   for (const QuantScaling scaling : {QuantScaling::per_token, QuantScaling::per_channel}) {
     for (const auto& [rows, cols] :
-         {std::array<std::int64_t, 2>{1, 1}, {3, 130}, {130, 3}, {17, 257}}) {
+         {std::array<std::int64_t, 2>{1, 1},
+          {3, 130},
+          {130, 3},
+          {17, 257},
+          {64, 512},
+          {5, 1000},
+          {300, 256}}) {  // the last three take the 16-byte path, the others element by element
       const QuantShape s{rows, cols, scaling};
       const auto n = static_cast<std::size_t>(rows * cols);
       const auto x = random_floats(rng, n, -30.0F, 30.0F);
