@@ -430,6 +430,78 @@ void fit_gemm(FitState& s) {
                fmt::format("beyond kernel_overhead_s; {}", residual_note(res)));
 }
 
+namespace {
+
+struct AttentionChoice {
+  std::string family;  // the rows to fit; empty: all of them (one family or none)
+  std::string note;    // why that one, for the parameter's note; empty with one family
+};
+
+// Which attention kernel of one direction the profile describes, where the rows
+// hold several (the SIMT kernel and the tensor-core one, "attention" and
+// "attention.mma"; cuDNN's, "attention.cudnn"; an imported one): the fastest, as
+// a training stack runs it, unless --attention-kernel names one (which must be
+// measured), --reference myriad asks for the fastest of Myriad's own (which must
+// be measured), or --reference cudnn for cuDNN's (the fastest where it was not
+// measured in this direction: the grid times its forward only). The others stay
+// in the rows and the check.
+AttentionChoice choose_attention(const FitState& s, const std::vector<const Row*>& rows,
+                                 bool backward) {
+  std::map<std::string, double> rate;  // family -> mean FLOP/s
+  std::map<std::string, int> rows_of;
+  for (const Row* r : rows) {
+    rate[r->family] += r->flops / r->best_s;
+    ++rows_of[r->family];
+  }
+  std::string measured;
+  for (auto& [family, total] : rate) {
+    total /= rows_of[family];
+    measured += (measured.empty() ? "" : ", ") + family;
+  }
+  const auto fastest = [&](bool own_only) {
+    std::string best;
+    for (const auto& [family, r] : rate) {
+      if (own_only && !own_attention_family(family)) continue;
+      if (best.empty() || r > rate[best]) best = family;
+    }
+    return best;
+  };
+  const char* direction = backward ? "backward" : "forward";
+  const auto of_measured = [&](const std::string& chosen, const std::string& why) {
+    return AttentionChoice{chosen, fmt::format("; {} of {} kernels measured ({}): {}", why,
+                                               rate.size(), measured, chosen)};
+  };
+  if (rate.empty()) return {};  // the base's value, or no attention rows at all
+  if (!s.attention_family.empty()) {
+    if (rate.count(s.attention_family) == 0) {
+      throw std::runtime_error(
+          fmt::format("--attention-kernel {}: no attention {} rows of that family (measured: {})",
+                      s.attention_family, direction, measured));
+    }
+    return of_measured(s.attention_family, "as asked, one");
+  }
+  if (s.attention_reference == "myriad") {
+    const std::string own = fastest(true);
+    if (own.empty()) {
+      throw std::runtime_error(
+          fmt::format("--reference myriad: no attention {} rows of Myriad's own kernels "
+                      "(attention, attention.mma; measured: {})",
+                      direction, measured));
+    }
+    return of_measured(own, "the fastest of Myriad's own");
+  }
+  if (s.attention_reference == "cudnn") {
+    if (rate.count(kCudnnAttentionFamily) != 0) {
+      return of_measured(kCudnnAttentionFamily, "cuDNN's, as asked, one");
+    }
+    return of_measured(fastest(false), "cuDNN's not measured in this direction; the fastest");
+  }
+  if (rate.size() == 1) return {};
+  return of_measured(fastest(false), "the fastest");
+}
+
+}  // namespace
+
 // Attention, forward and backward: t = flops / (peak * efficiency) + overhead,
 // least squares in relative error.
 void fit_attention(FitState& s) {
@@ -438,35 +510,9 @@ void fit_attention(FitState& s) {
   for (const bool backward : {false, true}) {
     std::vector<const Row*> rows = kernels_of(s.rows, models::OpClass::attention);
     std::erase_if(rows, [&](const Row* r) { return r->backward != backward; });
-    // Several kernels of one direction (the SIMT kernel and the tensor-core one,
-    // "attention" and "attention.mma"): the profile describes the fastest, as a
-    // training stack runs it; the others stay in the rows and the check.
-    std::map<std::string, double> rate;  // family -> mean FLOP/s
-    std::map<std::string, int> rows_of;
-    for (const Row* r : rows) {
-      rate[r->family] += r->flops / r->best_s;
-      ++rows_of[r->family];
-    }
-    std::string chosen;
-    for (auto& [family, total] : rate) {
-      total /= rows_of[family];
-      if (chosen.empty() || total > rate[chosen]) chosen = family;
-    }
-    if (!s.attention_family.empty() && !(rate.empty() && !s.base.is_null())) {
-      if (rate.count(s.attention_family) == 0) {
-        std::string measured;
-        for (const auto& [family, total] : rate) {
-          measured += (measured.empty() ? "" : ", ") + family;
-        }
-        throw std::runtime_error(
-            fmt::format("--attention-kernel {}: no attention {} rows of that family (measured: {})",
-                        s.attention_family, backward ? "backward" : "forward",
-                        measured.empty() ? "none" : measured));
-      }
-      chosen = s.attention_family;
-    }
-    if (rate.size() > 1 || !s.attention_family.empty()) {
-      std::erase_if(rows, [&](const Row* r) { return r->family != chosen; });
+    const AttentionChoice choice = choose_attention(s, rows, backward);
+    if (!choice.family.empty()) {
+      std::erase_if(rows, [&](const Row* r) { return r->family != choice.family; });
     }
     const Member member = backward ? &DeviceProfile::attention_bwd_efficiency
                                    : &DeviceProfile::attention_fwd_efficiency;
@@ -492,11 +538,7 @@ void fit_attention(FitState& s) {
         member, eff, "measured",
         fmt::format("of the peak; {}{}{}", residual_note(res),
                     eff != den / num ? fmt::format(" (clamped from {:.3g})", den / num) : "",
-                    rate.size() > 1
-                        ? fmt::format("; {} of {} kernels measured: {}",
-                                      s.attention_family.empty() ? "the fastest" : "as asked, one",
-                                      rate.size(), chosen)
-                        : ""));
+                    choice.note));
   }
 }
 

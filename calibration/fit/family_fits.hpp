@@ -42,7 +42,8 @@ struct FitState {
   bool cpu;              // the CPU backend
   nlohmann::json base;   // the base profile, or null
   std::string base_path;
-  std::string attention_family;  // FitOptions::attention_family
+  std::string attention_family;     // FitOptions::attention_family
+  std::string attention_reference;  // FitOptions::attention_reference
   Parameters params;
   sim::DeviceProfile model;  // the profile as fitted so far: what the next family predicts with
   FitResult result;

@@ -64,6 +64,7 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
   }
   s.result.left_out = std::move(left_out);
   s.attention_family = options.attention_family;
+  s.attention_reference = options.attention_reference;
 
   fit_detail::fit_ceilings(s);
   const json families = fit_detail::fit_memory_bound(s);

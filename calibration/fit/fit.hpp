@@ -46,7 +46,20 @@ struct FitOptions {
   // the SIMT kernel; "attention.mma", tensor cores; an imported one). Empty: the
   // fastest measured, direction by direction.
   std::string attention_family;
+  // "cudnn": describe cuDNN's fused attention where it was measured (the fastest
+  // measured otherwise); "myriad": the fastest of Myriad's own kernels
+  // (own_attention_family), leaving a production reference to the rows; empty:
+  // the fastest measured. Not with attention_family.
+  std::string attention_reference;
 };
+
+// Whether a rows' family is one of Myriad's own attention kernels: the SIMT
+// kernel ("attention") or the tensor-core one ("attention.mma").
+inline bool own_attention_family(const std::string& family) {
+  return family == "attention" || family == "attention.mma";
+}
+// The family of cuDNN's fused attention, the production reference (`--reference cudnn`).
+inline constexpr const char* kCudnnAttentionFamily = "attention.cudnn";
 
 struct ParameterResidual {
   std::string parameter;

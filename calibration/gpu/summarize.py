@@ -7,13 +7,15 @@ For every row: TFLOP/s (GEMMs, attention) or GB/s (everything that streams
 memory), and that rate as a fraction of the run's ceiling (the large GEMM, the
 large device-to-device copy). The kernels' targets on an H200: memory-bound kernels
 at >= 85% of the copy bandwidth at their largest size; attention forward >= 150
-TFLOP/s at sequence 4k, head dim 128, causal. Rows that miss say so.
+TFLOP/s and backward >= 100 at sequence 4k, head dim 128, causal (our kernels, not
+the cuDNN reference beside them). Rows that miss say so.
 """
 import json
 import sys
 
 MEMORY_TARGET = 0.85
 ATTENTION_TARGET = 150e12
+ATTENTION_BWD_TARGET = 100e12
 
 
 def flops(rate):
@@ -66,9 +68,11 @@ def main(argv):
         elif r["op_class"] in ("gemm", "attention"):
             rate = r["flops"] / t
             target = ""
-            if targets and r["op_class"] == "attention" and not r["backward"] and r["arguments"].get("seq") == 4096 \
-                    and r["arguments"].get("head_dim") == 128:
-                target = "ok" if rate >= ATTENTION_TARGET else f"MISSED (>= {ATTENTION_TARGET / 1e12:.0f} TFLOP/s)"
+            # Our kernels' targets; a production reference (cuDNN) is what they are held beside.
+            if targets and r["op_class"] == "attention" and not r["family"].endswith(".cudnn") \
+                    and r["arguments"].get("seq") == 4096 and r["arguments"].get("head_dim") == 128:
+                goal = ATTENTION_BWD_TARGET if r["backward"] else ATTENTION_TARGET
+                target = "ok" if rate >= goal else f"MISSED (>= {goal / 1e12:.0f} TFLOP/s)"
             line = dict(name=r["name"], time_s=t, flops_per_s=rate, fraction_of_ceiling=rate / gemm_peak,
                         target=target)
             print(f"{r['name']:<58} {t * 1e3:>9.3f}ms {flops(rate):>14} {rate / gemm_peak:>9.1%}  {target}")

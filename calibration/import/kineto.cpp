@@ -128,7 +128,7 @@ std::optional<Row> describe(const std::string& op, const std::vector<Tensor>& in
     const double b = in[0].dims[0], h = in[0].dims[1], sq = in[0].dims[2], d = in[0].dims[3];
     const double sk = in[1].dims[2];
     const double pairs = *causal ? sq * (sq + 1) / 2 : sq * sk;
-    r.family = "attention";
+    r.family = "attention.flash";  // PyTorch's FlashAttention-2, not one of Myriad's kernels
     r.op_class = models::OpClass::attention;
     r.flops = 4 * b * h * pairs * d;
     r.bytes =

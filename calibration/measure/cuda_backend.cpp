@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -31,9 +32,6 @@
 #include "kernels/device/cuda_check.hpp"
 #include "kernels/ops/activation.hpp"
 #include "kernels/ops/activation_cuda.hpp"
-#include "kernels/ops/attention.hpp"
-#include "kernels/ops/attention_cuda.hpp"
-#include "kernels/ops/attention_mma.hpp"
 #include "kernels/ops/gemm.hpp"
 #include "kernels/ops/gemm_cuda.hpp"
 #include "kernels/ops/moe_router.hpp"
@@ -58,6 +56,8 @@ std::string finite(const std::vector<float>& host) {
   return "pass";
 }
 
+}  // namespace
+
 Instance device_instance(const Ctx& ctx, const std::function<void()>& run,
                          const std::function<std::string()>& verify) {
   Instance inst;
@@ -70,8 +70,6 @@ Instance device_instance(const Ctx& ctx, const std::function<void()>& run,
   };
   return inst;
 }
-
-}  // namespace
 
 Case gemm_case(const Ctx& ctx, ops::GemmLayout layout, std::int64_t m, std::int64_t n,
                std::int64_t k, bool ceiling) {
@@ -264,68 +262,6 @@ Case activation_case(const Ctx& ctx, bool swiglu, bool backward, std::int64_t n)
   return c;
 }
 
-template <typename T>
-Case attention_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int64_t seq,
-                    std::int64_t head_dim) {
-  const ops::AttentionShape s = grid_attention_shape(heads, seq, head_dim);
-  models::Op op = ops::attention_op(s, sizeof(T));
-  if (backward) op = models::attention_backward_of(op);
-  Case c;
-  c.row = kernel_row(fmt::format("attention.{} heads={} seq={} head_dim={} causal {}",
-                                 backward ? "bwd" : "fwd", heads, seq, head_dim, dtype_name<T>()),
-                     "attention", op, backward,
-                     {{"batch", 1},
-                      {"heads", heads},
-                      {"seq", seq},
-                      {"head_dim", head_dim},
-                      {"causal", true},
-                      {"dtype", dtype_name<T>()}});
-  c.prepare = [ctx, s, backward] {
-    const std::size_t n = count(s.q_heads, s.seq, s.head_dim);
-    auto q = random_values<T>(n, 13);
-    auto k = random_values<T>(n, 14);
-    auto v = random_values<T>(n, 15);
-    auto d_o = random_values<T>(n, 16);
-    auto o = poisoned_values<T>(n);
-    auto lse = poisoned(count(s.q_heads, s.seq));
-    auto dq = poisoned_values<T>(n);
-    auto dk = poisoned_values<T>(n);
-    auto dv = poisoned_values<T>(n);
-    auto delta = poisoned(count(s.q_heads, s.seq));
-    const auto forward = [=] {
-      ops::attention_forward_cuda(s, q->get(), k->get(), v->get(), o->get(), lse->get(),
-                                  ctx->stream);
-    };
-    forward();
-    // The inputs' host copies, for the reference checks.
-    const auto inputs = std::make_shared<std::vector<std::vector<float>>>(
-        std::vector<std::vector<float>>{uniform_as_floats<T>(n, 13), uniform_as_floats<T>(n, 14),
-                                        uniform_as_floats<T>(n, 15), uniform_as_floats<T>(n, 16)});
-    if (!backward) {
-      return device_instance(ctx, forward, [s, inputs, o, lse] {
-        const reference::Tolerance storage(storage_tolerance<T>());
-        const auto& in = *inputs;
-        return reference::attention_forward(s, in[0], in[1], in[2], host_floats(o),
-                                            host_floats(lse));
-      });
-    }
-    const auto run = [=] {
-      using Grads = std::conditional_t<std::is_same_v<T, float>, ops::AttentionCudaGrads,
-                                       ops::AttentionCudaGradsBf16>;
-      ops::attention_backward_cuda(s, q->get(), k->get(), v->get(), o->get(), lse->get(),
-                                   d_o->get(), Grads{dq->get(), dk->get(), dv->get(), delta->get()},
-                                   ctx->stream);
-    };
-    return device_instance(ctx, run, [s, inputs, dq, dk, dv] {
-      const reference::Tolerance storage(storage_tolerance<T>());
-      const auto& in = *inputs;
-      return reference::attention_backward(s, in[0], in[1], in[2], in[3], host_floats(dq),
-                                           host_floats(dk), host_floats(dv));
-    });
-  };
-  return c;
-}
-
 Case optimizer_case(const Ctx& ctx, bool lion, std::int64_t n) {
   Case c;
   c.row = kernel_row(fmt::format("{} n={}", lion ? "lion" : "adamw", n),
@@ -458,53 +394,10 @@ Case permute_case(const Ctx& ctx, std::int64_t tokens, std::int64_t experts, std
   return c;
 }
 
-// The tensor-core forward (attention_mma.cu), bf16, causal, beside the SIMT
-// kernel's rows: family "attention.mma", so that the fit tells them apart.
-Case attention_mma_case(const Ctx& ctx, std::int64_t heads, std::int64_t seq,
-                        std::int64_t head_dim) {
-  const ops::AttentionShape s = grid_attention_shape(heads, seq, head_dim);
-  Case c;
-  c.row = kernel_row(fmt::format("attention.mma.fwd heads={} seq={} head_dim={} causal bf16", heads,
-                                 seq, head_dim),
-                     "attention.mma", ops::attention_op(s, 2), false,
-                     {{"batch", 1},
-                      {"heads", heads},
-                      {"seq", seq},
-                      {"head_dim", head_dim},
-                      {"causal", true},
-                      {"dtype", "bf16"},
-                      {"kernel", "mma.sync (attention_mma.cu)"}});
-  c.prepare = [ctx, s] {
-    const std::size_t n = count(s.q_heads, s.seq, s.head_dim);
-    auto q = random_values<ops::Bf16>(n, 13);
-    auto k = random_values<ops::Bf16>(n, 14);
-    auto v = random_values<ops::Bf16>(n, 15);
-    auto o = poisoned_values<ops::Bf16>(n);
-    auto lse = poisoned(count(s.q_heads, s.seq));
-    const auto forward = [=] {
-      ops::attention_forward_mma_cuda(s, q->get(), k->get(), v->get(), o->get(), lse->get(),
-                                      ctx->stream);
-    };
-    forward();
-    const auto inputs =
-        std::make_shared<std::vector<std::vector<float>>>(std::vector<std::vector<float>>{
-            uniform_as_floats<ops::Bf16>(n, 13), uniform_as_floats<ops::Bf16>(n, 14),
-            uniform_as_floats<ops::Bf16>(n, 15)});
-    return device_instance(ctx, forward, [s, inputs, o, lse] {
-      const reference::Tolerance storage(storage_tolerance<ops::Bf16>());
-      const auto& in = *inputs;
-      return reference::attention_forward(s, in[0], in[1], in[2], host_floats(o), host_floats(lse));
-    });
-  };
-  return c;
-}
-
 template Case norm_case<float>(const Ctx&, bool, bool, std::int64_t, std::int64_t);
 template Case norm_case<ops::Bf16>(const Ctx&, bool, bool, std::int64_t, std::int64_t);
 template Case activation_case<float>(const Ctx&, bool, bool, std::int64_t);
 template Case activation_case<ops::Bf16>(const Ctx&, bool, bool, std::int64_t);
-template Case attention_case<float>(const Ctx&, bool, std::int64_t, std::int64_t, std::int64_t);
-template Case attention_case<ops::Bf16>(const Ctx&, bool, std::int64_t, std::int64_t, std::int64_t);
 
 Ctx shared_context() {
   int devices = 0;
@@ -570,9 +463,20 @@ std::vector<Case> cuda_cases(Grid grid) {
     cases.push_back(attention_case<ops::Bf16>(ctx, bwd, 8, 2048, 128));
     cases.push_back(attention_case<ops::Bf16>(ctx, bwd, 16, 4096, 128));
   }
-  cases.push_back(attention_mma_case(ctx, 16, 1024, 64));
-  cases.push_back(attention_mma_case(ctx, 8, 2048, 128));
-  cases.push_back(attention_mma_case(ctx, 16, 4096, 128));
+  for (const bool bwd : {false, true}) {
+    cases.push_back(attention_mma_case(ctx, bwd, 16, 1024, 64));
+    cases.push_back(attention_mma_case(ctx, bwd, 8, 2048, 128));
+    cases.push_back(attention_mma_case(ctx, bwd, 16, 4096, 128));
+  }
+  // cuDNN's fused attention beside ours where it loads; without it the grid
+  // says so on stderr and has no rows of it, which the fit does not need.
+  if (const std::string why = attention_cudnn_missing(); why.empty()) {
+    cases.push_back(attention_cudnn_case(ctx, 16, 1024, 64));
+    cases.push_back(attention_cudnn_case(ctx, 8, 2048, 128));
+    cases.push_back(attention_cudnn_case(ctx, 16, 4096, 128));
+  } else {
+    fmt::print(stderr, "calibration: no cuDNN attention rows: {}\n", why);
+  }
   for (const bool lion : {false, true}) {
     for (const auto n : elems) cases.push_back(optimizer_case(ctx, lion, n));
   }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -173,6 +174,11 @@ using Ctx = std::shared_ptr<Context>;
 Ctx shared_context();
 
 // Cases on the first GPU; `T` is float or ops::Bf16 (storage; fp32 compute).
+// An instance that runs on the context's stream, timed by its events, checked
+// by `verify` after one more run.
+Instance device_instance(const Ctx& ctx, const std::function<void()>& run,
+                         const std::function<std::string()>& verify);
+
 Case gemm_case(const Ctx& ctx, ops::GemmLayout layout, std::int64_t m, std::int64_t n,
                std::int64_t k, bool ceiling = false);
 Case copy_case(const Ctx& ctx, std::int64_t bytes, bool ceiling = false);
@@ -183,9 +189,15 @@ Case activation_case(const Ctx& ctx, bool swiglu, bool backward, std::int64_t n)
 template <typename T>
 Case attention_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int64_t seq,
                     std::int64_t head_dim);
-// The tensor-core attention forward (bf16, causal), family "attention.mma".
-Case attention_mma_case(const Ctx& ctx, std::int64_t heads, std::int64_t seq,
+// The tensor-core attention, forward or backward (bf16, causal), family
+// "attention.mma".
+Case attention_mma_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int64_t seq,
                         std::int64_t head_dim);
+// cuDNN's fused attention forward (bf16, causal), family "attention.cudnn";
+// attention_cudnn_missing() is empty where it can run, else why not.
+Case attention_cudnn_case(const Ctx& ctx, std::int64_t heads, std::int64_t seq,
+                          std::int64_t head_dim);
+std::string attention_cudnn_missing();
 Case optimizer_case(const Ctx& ctx, bool lion, std::int64_t n);
 Case quantize_case(const Ctx& ctx, std::int64_t rows, std::int64_t cols);
 Case reduce_case(const Ctx& ctx, std::int64_t n);

@@ -3,10 +3,13 @@
 //
 // A block of 4 warps takes 64 query rows of one (batch, head); each warp 16 of
 // them, its Q fragments in registers for the whole pass. Key and value tiles of
-// 64 rows are staged in shared memory by all 128 threads, 16 bytes a load: K as
-// it is (row-major, padded by 8 elements so that the 8 rows a fragment reads
-// fall in different banks), V transposed (Vt[dim][key]), so that both operands
-// of both products are read as 32-bit pairs. Per tile a warp computes
+// 64 rows are staged in shared memory by all 128 threads with cp.async, 16 bytes
+// a copy, in two stages (the next tile loads while this one is computed on),
+// row-major, padded by 8 elements so that the 8 rows a fragment reads
+// fall in different banks: K's B fragments (of K^T) are 32-bit pairs of a row,
+// V's (of V itself) come transposed by ldmatrix.trans, where a transposed copy
+// staged element by element cost 8 conflicting 2-byte stores a 16-byte load. Per
+// tile a warp computes
 // S = Q K^T (16 x 64), masks it (causal, window, past the sequence), updates its
 // running row maxima and sums in the log2 domain (exp2), and multiplies P,
 // rounded to bf16 in registers, by V: the S accumulators are laid out as the A
@@ -14,12 +17,7 @@
 // divided by the row sums once, at the end, and the log-sum-exp saved (natural
 // log, as the CPU backend's).
 //
-// Fragment layouts (PTX ISA, mma.m16n8k16, .row.col): lane = 4 g + t.
-//   A (16 x 16): a0 (row g, cols 2t, 2t+1), a1 (row g+8, same), a2 (row g,
-//                cols 2t+8, 2t+9), a3 (row g+8, same); two bf16 per register,
-//                the lower column in the lower half.
-//   B (16 x 8):  b0 (rows 2t, 2t+1, col g), b1 (rows 2t+8, 2t+9, col g).
-//   C (16 x 8):  c0, c1 (row g, cols 2t, 2t+1), c2, c3 (row g+8, same).
+// Fragment layouts: mma_fragments.cuh.
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -28,8 +26,9 @@
 
 #include "kernels/device/cuda_check.hpp"
 #include "kernels/ops/attention_mma.hpp"
+#include "kernels/ops/float_pack.cuh"
+#include "kernels/ops/mma_fragments.cuh"
 #include "kernels/ops/storage.cuh"
-#include "kernels/ops/vector_map.cuh"
 
 namespace myriad::kernels::ops {
 namespace {
@@ -37,51 +36,26 @@ namespace {
 constexpr int kWarps = 4;
 constexpr int kBlockM = 16 * kWarps;  // query rows a block
 constexpr int kBlockN = 64;           // keys a tile
-constexpr int kPad = 8;               // bf16 elements of padding a shared row
-constexpr float kLog2e = 1.4426950408889634F;
-constexpr float kLn2 = 0.6931471805599453F;
-
-__device__ inline void mma_bf16(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                std::uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ inline std::uint32_t pack_bf16(float lo, float hi) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const std::uint32_t*>(&v);
-}
-
-__device__ inline std::uint32_t load_pair(const __nv_bfloat16* p) {
-  return *reinterpret_cast<const std::uint32_t*>(p);
-}
-
-// Keys [first, last) query i may see, as attention.cpp's key_range.
-struct KeyRange {
-  std::int64_t first, last;
-};
-__device__ inline KeyRange key_range(const AttentionShape& s, std::int64_t i) {
-  std::int64_t first = 0;
-  std::int64_t last = s.causal ? i + 1 : s.seq;
-  if (s.window > 0) {
-    first = i - s.window + 1 > 0 ? i - s.window + 1 : 0;
-    if (!s.causal) last = i + s.window < s.seq ? i + s.window : s.seq;
-  }
-  return {first, last};
-}
+using mma::key_range;
+using mma::KeyRange;
+using mma::kLn2;
+using mma::kLog2e;
+using mma::kPad;
+using mma::load_pair;
+using mma::mma_bf16;
+using mma::pack_bf16;
 
 template <int D>
 __global__ void __launch_bounds__(kWarps * 32)
     mma_forward_kernel(AttentionShape s, float scale_log2, const __nv_bfloat16* q,
                        const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o,
                        float* lse) {
-  constexpr int kSteps = D / 16;  // k-steps of Q K^T
-  constexpr int kTiles = D / 8;   // n-tiles of the output
-  __shared__ __align__(16) __nv_bfloat16 ks[kBlockN][D + kPad];
-  __shared__ __align__(16) __nv_bfloat16 vt[D][kBlockN + kPad];
+  constexpr int kSteps = D / 16;       // k-steps of Q K^T
+  constexpr int kTiles = D / 8;        // n-tiles of the output
+  constexpr int kS = D + kPad;         // shared row stride
+  constexpr int kTile = kBlockN * kS;  // elements of a K or a V tile
+  extern __shared__ __align__(16) unsigned char shared[];
+  __nv_bfloat16* tiles = reinterpret_cast<__nv_bfloat16*>(shared);  // K, V; K, V: two stages
 
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
@@ -121,26 +95,26 @@ __global__ void __launch_bounds__(kWarps * 32)
   const std::int64_t last_key = key_range(s, last_row).last;
   const KeyRange range[2] = {key_range(s, row[0]), key_range(s, row[1])};
 
-  for (std::int64_t n0 = first_key / kBlockN * kBlockN; n0 < last_key; n0 += kBlockN) {
-    // Stage the tile: K as it is, V transposed; rows past the sequence are zeros.
-    constexpr int kChunks = kBlockN * D / 8;
-    for (int c = static_cast<int>(threadIdx.x); c < kChunks; c += kWarps * 32) {
-      const int r = c / (D / 8);
-      const int col = (c % (D / 8)) * 8;
-      Pack<__nv_bfloat16> kp{};
-      Pack<__nv_bfloat16> vp{};
-      if (n0 + r < s.seq) {
-        kp = *reinterpret_cast<const Pack<__nv_bfloat16>*>(kh + (n0 + r) * D + col);
-        vp = *reinterpret_cast<const Pack<__nv_bfloat16>*>(vh + (n0 + r) * D + col);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) kp.v[e] = vp.v[e] = __float2bfloat16_rn(0.0F);
-      }
-      *reinterpret_cast<Pack<__nv_bfloat16>*>(&ks[r][col]) = kp;
-#pragma unroll
-      for (int e = 0; e < 8; ++e) vt[col + e][r] = vp.v[e];
+  // Tiles in two stages: the next tile's K and V load (cp.async) while this one
+  // is computed on. Rows past the sequence are zeros.
+  const auto stage = [&](std::int64_t n0, int buffer) {
+    mma::stage_rows_async<D, kBlockN, kWarps * 32>(tiles + 2 * buffer * kTile, kh, n0, s.seq);
+    mma::stage_rows_async<D, kBlockN, kWarps * 32>(tiles + (2 * buffer + 1) * kTile, vh, n0, s.seq);
+    mma::cp_async_commit();
+  };
+  const std::int64_t first_tile = first_key / kBlockN * kBlockN;
+  if (first_tile < last_key) stage(first_tile, 0);
+  int buffer = 0;
+  for (std::int64_t n0 = first_tile; n0 < last_key; n0 += kBlockN, buffer ^= 1) {
+    if (n0 + kBlockN < last_key) {
+      stage(n0 + kBlockN, buffer ^ 1);
+      mma::cp_async_wait<1>();
+    } else {
+      mma::cp_async_wait<0>();
     }
     __syncthreads();
+    const __nv_bfloat16* ks = tiles + 2 * buffer * kTile;
+    const __nv_bfloat16* vs = ks + kTile;
 
     // S = Q K^T for this warp's 16 rows and the tile's 64 keys.
     float sc[kBlockN / 8][4];
@@ -149,7 +123,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.0F;
 #pragma unroll
       for (int kk = 0; kk < kSteps; ++kk) {
-        const __nv_bfloat16* kr = &ks[n * 8 + g][kk * 16 + 2 * t];
+        const __nv_bfloat16* kr = ks + (n * 8 + g) * kS + kk * 16 + 2 * t;
         mma_bf16(sc[n], qa[kk], load_pair(kr), load_pair(kr + 8));
       }
     }
@@ -195,17 +169,17 @@ __global__ void __launch_bounds__(kWarps * 32)
     // O += P V: P's accumulators are the A operand, 16 keys a step.
 #pragma unroll
     for (int kt = 0; kt < kBlockN / 16; ++kt) {
-      const std::uint32_t pa[4] = {pack_bf16(sc[2 * kt][0], sc[2 * kt][1]),
-                                   pack_bf16(sc[2 * kt][2], sc[2 * kt][3]),
-                                   pack_bf16(sc[2 * kt + 1][0], sc[2 * kt + 1][1]),
-                                   pack_bf16(sc[2 * kt + 1][2], sc[2 * kt + 1][3])};
+      std::uint32_t pa[4];
+      mma::accumulators_as_a(pa, sc, kt);
 #pragma unroll
-      for (int n = 0; n < kTiles; ++n) {
-        const __nv_bfloat16* vr = &vt[n * 8 + g][kt * 16 + 2 * t];
-        mma_bf16(acc[n], pa, load_pair(vr), load_pair(vr + 8));
+      for (int n = 0; n < kTiles; n += 2) {
+        std::uint32_t vb[4];
+        mma::load_b_trans(vb, vs, kS, kt * 16, n * 8, lane);
+        mma_bf16(acc[n], pa, vb[0], vb[1]);
+        mma_bf16(acc[n + 1], pa, vb[2], vb[3]);
       }
     }
-    __syncthreads();  // the next tile overwrites ks and vt
+    __syncthreads();  // the tile after next overwrites this buffer
   }
 
   // Row sums over the group's lanes, the output divided once, the log-sum-exp.
@@ -231,7 +205,12 @@ void launch(const AttentionShape& s, const __nv_bfloat16* q, const __nv_bfloat16
   const float scale = s.scale != 0.0F ? s.scale : 1.0F / sqrtf(static_cast<float>(D));
   const dim3 grid(static_cast<unsigned int>((s.seq + kBlockM - 1) / kBlockM),
                   static_cast<unsigned int>(s.q_heads), static_cast<unsigned int>(s.batch));
-  mma_forward_kernel<D><<<grid, kWarps * 32, 0, stream>>>(s, scale * kLog2e, q, k, v, o, lse);
+  // Two stages of K and V tiles: 68 KiB at head dim 128, past the 48 KiB a
+  // launch gets by default; set on every launch, as it holds for the current device.
+  constexpr int kShared = 4 * kBlockN * (D + kPad) * 2;
+  MYRIAD_CUDA_CHECK(cudaFuncSetAttribute(mma_forward_kernel<D>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kShared));
+  mma_forward_kernel<D><<<grid, kWarps * 32, kShared, stream>>>(s, scale * kLog2e, q, k, v, o, lse);
   MYRIAD_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -253,7 +232,7 @@ void attention_forward_mma_cuda(const AttentionShape& s, const Bf16* q, const Bf
   if (!why.empty()) throw std::invalid_argument("attention_mma_cuda: " + why);
   for (const void* p : {static_cast<const void*>(q), static_cast<const void*>(k),
                         static_cast<const void*>(v), static_cast<const void*>(o)}) {
-    if (!aligned16(p))
+    if (!aligned(p, 16))
       throw std::invalid_argument("attention_mma_cuda: tensors must be 16-byte aligned");
   }
   if (s.head_dim == 64) {

@@ -1,7 +1,8 @@
-// Attention forward on tensor cores (attention_mma.cu): FlashAttention-2 on
-// mma.sync, bf16 storage, fp32 accumulation, head dims 64 and 128, causal or
-// not, sliding window, GQA; the same mask, output and saved log-sum-exp as the
-// CPU backend (attention.hpp), with P rounded to bf16 before it meets V, as
+// Attention on tensor cores, forward (attention_mma.cu) and backward
+// (attention_mma_backward.cu): FlashAttention-2 on mma.sync, bf16 storage, fp32
+// accumulation, head dims 64 and 128, causal or not, sliding window, GQA; the
+// same mask, outputs and saved log-sum-exp as the CPU backend (attention.hpp),
+// with P (and in the backward dS) rounded to bf16 before the next product, as
 // FlashAttention does. Device pointers, 16-byte aligned.
 #pragma once
 
@@ -9,6 +10,7 @@
 
 #include <string>
 
+#include "kernels/ops/attention_cuda.hpp"
 #include "kernels/ops/attention_shape.hpp"
 #include "kernels/ops/bf16.hpp"
 
@@ -21,5 +23,12 @@ std::string attention_mma_can_implement(const AttentionShape& s);
 // lse: [batch, q_heads, seq]. Throws std::invalid_argument for a shape it cannot run.
 void attention_forward_mma_cuda(const AttentionShape& s, const Bf16* q, const Bf16* k,
                                 const Bf16* v, Bf16* o, float* lse, cudaStream_t stream);
+
+// dq, dk, dv (bf16) from the forward's o and lse and the output gradient do_
+// (same layouts as q, o); grads.delta, [batch, q_heads, seq] fp32, is workspace.
+// Deterministic: no atomics. Throws std::invalid_argument as the forward.
+void attention_backward_mma_cuda(const AttentionShape& s, const Bf16* q, const Bf16* k,
+                                 const Bf16* v, const Bf16* o, const float* lse, const Bf16* do_,
+                                 const AttentionCudaGradsBf16& grads, cudaStream_t stream);
 
 }  // namespace myriad::kernels::ops

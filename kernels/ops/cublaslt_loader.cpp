@@ -11,7 +11,8 @@
 #include <dlfcn.h>
 
 #include <string>
-#include <vector>
+
+#include "kernels/ops/cuda_library.hpp"
 
 namespace {
 
@@ -23,22 +24,8 @@ struct Library {
 const Library& library() {
   static const Library lib = [] {
     Library l;
-    const std::string soname = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
-    std::vector<std::string> candidates;
-    Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&cudaGetDeviceCount), &info) != 0 &&
-        info.dli_fname != nullptr) {
-      const std::string cudart(info.dli_fname);
-      const auto slash = cudart.rfind('/');
-      if (slash != std::string::npos) candidates.push_back(cudart.substr(0, slash + 1) + soname);
-    }
-    candidates.push_back(soname);
-    for (const auto& path : candidates) {
-      l.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (l.handle != nullptr) return l;
-      const char* why = dlerror();
-      l.error += (l.error.empty() ? "" : "; ") + std::string(why != nullptr ? why : path);
-    }
+    l.handle = myriad::kernels::ops::open_cuda_library(
+        "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR), l.error);
     return l;
   }();
   return lib;

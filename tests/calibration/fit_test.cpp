@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "calibration/check/check.hpp"
 #include "calibration/fit/fit.hpp"
@@ -189,6 +191,52 @@ TEST(CalibrationFit, DescribesTheFasterAttentionKernelUnlessToldWhich) {
     EXPECT_NE(std::string(e.what()).find("measured: attention, attention.mma"), std::string::npos)
         << e.what();
   }
+}
+
+// cuDNN's fused attention measured beside Myriad's kernels (forward only, as the
+// CUDA grid times it), four times the SIMT kernel's rate: the profile describes
+// it by default (the fastest) and with --reference cudnn, whose backward falls
+// back to the fastest measured and says so; --reference myriad describes the
+// fastest of Myriad's own.
+TEST(CalibrationFit, GroundsAttentionInTheReferenceOrInMyriadsOwnKernels) {
+  RowsFile f = synthetic();
+  std::vector<Row> added;
+  for (const Row& r : f.rows) {
+    if (r.op_class != models::OpClass::attention) continue;
+    for (const auto& [family, speedup] :
+         {std::pair{"attention.mma", 2.0}, std::pair{"attention.cudnn", 4.0}}) {
+      if (r.backward && std::string(family) == kCudnnAttentionFamily) continue;
+      Row m = r;
+      m.name = std::string(family) + " " + r.name;
+      m.family = family;
+      m.best_s = (r.best_s - 5e-6) / speedup + 5e-6;
+      m.times_s = {m.best_s};
+      added.push_back(m);
+    }
+  }
+  ASSERT_FALSE(added.empty());
+  f.rows.insert(f.rows.end(), added.begin(), added.end());
+  const auto fitted = [&](const std::string& reference) {
+    FitOptions o;
+    o.attention_reference = reference;
+    return sim::parse_profile(fit_profile(f, o).profile, "fitted");
+  };
+  const sim::DeviceProfile fastest = fitted("");
+  EXPECT_NEAR(fastest.attention_fwd_efficiency, 0.8, 1e-6);
+  EXPECT_NEAR(fastest.attention_bwd_efficiency, 0.5, 1e-6);
+  const sim::DeviceProfile cudnn = fitted("cudnn");
+  EXPECT_NEAR(cudnn.attention_fwd_efficiency, 0.8, 1e-6);
+  EXPECT_NEAR(cudnn.attention_bwd_efficiency, 0.5, 1e-6);
+  EXPECT_NE(cudnn.parameters.at("attention_bwd_efficiency").note.find("cuDNN's not measured"),
+            std::string::npos)
+      << cudnn.parameters.at("attention_bwd_efficiency").note;
+  const sim::DeviceProfile own = fitted("myriad");
+  EXPECT_NEAR(own.attention_fwd_efficiency, 0.4, 1e-6);
+  EXPECT_NE(own.parameters.at("attention_fwd_efficiency").note.find("fastest of Myriad's own"),
+            std::string::npos)
+      << own.parameters.at("attention_fwd_efficiency").note;
+  EXPECT_TRUE(own_attention_family("attention.mma"));
+  EXPECT_FALSE(own_attention_family(kCudnnAttentionFamily));
 }
 
 // Two threads running the ceiling GEMM at once, 1.25x as long as one alone:

@@ -224,6 +224,7 @@ TEST(ImportKineto, KernelsBecomeRowsOfTheOpsThatLaunchedThem) {
   // SDPA's flash forward, causal as recorded: 4 x heads x seq (seq + 1) / 2 x head dim.
   const Row& attention = got.rows[2];
   EXPECT_EQ(attention.op_class, models::OpClass::attention);
+  EXPECT_EQ(attention.family, "attention.flash");  // not one of Myriad's own kernels
   EXPECT_FALSE(attention.backward);
   EXPECT_DOUBLE_EQ(attention.flops, 4.0 * 8 * (1024.0 * 1025 / 2) * 64);
   EXPECT_DOUBLE_EQ(attention.best_s, 50e-6);

@@ -11,6 +11,7 @@
 #include "kernels/device/cuda_check.hpp"
 #include "kernels/device/device_buffer.hpp"
 #include "kernels/device/device_query.hpp"
+#include "kernels/ops/attention_shape.hpp"
 #include "kernels/ops/bf16.hpp"
 #include "ops_test_support.hpp"
 
@@ -39,6 +40,22 @@ inline std::vector<Bf16> to_bf16(const std::vector<float>& x) {
 inline std::vector<Bf16> random_bf16(std::mt19937_64& rng, std::size_t n, float lo = -1.0F,
                                      float hi = 1.0F) {
   return to_bf16(random_floats(rng, n, lo, hi));
+}
+
+// Sizes and random bf16 inputs of an attention: q and k in [-2, 2), v in [-1, 1).
+struct AttentionInputs {
+  std::size_t nq, nkv, nl;
+  std::vector<Bf16> q, k, v;
+};
+inline AttentionInputs attention_inputs(std::mt19937_64& rng, const AttentionShape& s) {
+  AttentionInputs in;
+  in.nq = static_cast<std::size_t>(s.batch * s.q_heads * s.seq * s.head_dim);
+  in.nkv = static_cast<std::size_t>(s.batch * s.kv_heads * s.seq * s.head_dim);
+  in.nl = static_cast<std::size_t>(s.batch * s.q_heads * s.seq);
+  in.q = random_bf16(rng, in.nq, -2.0F, 2.0F);
+  in.k = random_bf16(rng, in.nkv, -2.0F, 2.0F);
+  in.v = random_bf16(rng, in.nkv);
+  return in;
 }
 
 }  // namespace myriad::kernels::ops::testing

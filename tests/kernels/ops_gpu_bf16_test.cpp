@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #if defined(MYRIAD_HAVE_CUDA)
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <random>
 
 #include "gpu_test_support.hpp"
@@ -24,6 +26,8 @@ namespace {
 
 #if defined(MYRIAD_HAVE_CUDA)
 
+using testing::attention_inputs;
+using testing::AttentionInputs;
 using testing::DeviceBuffer;
 using testing::expect_close;
 using testing::have_gpu;
@@ -134,22 +138,6 @@ TEST(OpsGpu, BiasGeluBf16MatchesCpu) {
   }
 }
 
-// Sizes and random bf16 inputs of an attention: q and k in [-2, 2), v in [-1, 1).
-struct AttentionInputs {
-  std::size_t nq, nkv, nl;
-  std::vector<Bf16> q, k, v;
-};
-AttentionInputs attention_inputs(std::mt19937_64& rng, const AttentionShape& s) {
-  AttentionInputs in;
-  in.nq = static_cast<std::size_t>(s.batch * s.q_heads * s.seq * s.head_dim);
-  in.nkv = static_cast<std::size_t>(s.batch * s.kv_heads * s.seq * s.head_dim);
-  in.nl = static_cast<std::size_t>(s.batch * s.q_heads * s.seq);
-  in.q = random_bf16(rng, in.nq, -2.0F, 2.0F);
-  in.k = random_bf16(rng, in.nkv, -2.0F, 2.0F);
-  in.v = random_bf16(rng, in.nkv);
-  return in;
-}
-
 TEST(OpsGpu, AttentionBf16MatchesCpu) {
   if (!have_gpu()) GTEST_SKIP() << query_devices().note;
   std::mt19937_64 rng(123);
@@ -217,6 +205,52 @@ TEST(OpsGpu, AttentionMmaForwardMatchesCpu) {
     attention_forward_mma_cuda(s, gq.get(), gk.get(), gv.get(), go.get(), glse.get(), nullptr);
     expect_bf16_close(go.download(), o, 5e-3, "o");
     expect_close(glse.download(), widen(lse), 1e-4, 1e-4, "lse");
+  }
+}
+
+// The tensor-core backward (attention_mma_backward.cu) against the CPU's bf16
+// path, both from the CPU's forward (o, lse). It rounds P and dS to bf16 before
+// their products (relative 2^-9 a term) where the CPU keeps them in fp32, so
+// each gradient is held to 1 % of its largest element plus 1 % relative; a
+// fragment or mask mistake is off by the size of the values. Two runs must agree
+// bit for bit: no atomics.
+TEST(OpsGpu, AttentionMmaBackwardMatchesCpu) {
+  if (!have_gpu()) GTEST_SKIP() << query_devices().note;
+  std::mt19937_64 rng(125);
+  for (const AttentionShape& s :
+       {AttentionShape{1, 2, 2, 17, 64, true, 0}, AttentionShape{2, 4, 2, 130, 64, true, 50},
+        AttentionShape{1, 3, 1, 133, 128, false, 0}, AttentionShape{1, 2, 2, 300, 128, true, 0},
+        AttentionShape{1, 2, 1, 200, 128, false, 40}}) {
+    SCOPED_TRACE(::testing::Message() << "seq " << s.seq << " d " << s.head_dim << " causal "
+                                      << s.causal << " window " << s.window);
+    ASSERT_EQ(attention_mma_can_implement(s), "");
+    const AttentionInputs in = attention_inputs(rng, s);
+    const std::size_t nq = in.nq, nkv = in.nkv, nl = in.nl;
+    const auto dout = random_bf16(rng, nq);
+    std::vector<Bf16> o(nq), dq(nq), dk(nkv), dv(nkv);
+    std::vector<float> lse(nl);
+    attention_forward_cpu(s, in.q, in.k, in.v, o, lse);
+    attention_backward_cpu(s, in.q, in.k, in.v, o, lse, dout, AttentionGradsBf16{dq, dk, dv});
+    DeviceBuffer<Bf16> gq(in.q), gk(in.k), gv(in.v), go(o), gdo(dout);
+    DeviceBuffer<float> glse(lse), gdelta(nl, DeviceFill::poison);
+    std::vector<std::vector<float>> runs[2];
+    for (auto& run : runs) {
+      DeviceBuffer<Bf16> gdq(nq, DeviceFill::poison), gdk(nkv, DeviceFill::poison),
+          gdv(nkv, DeviceFill::poison);
+      attention_backward_mma_cuda(
+          s, gq.get(), gk.get(), gv.get(), go.get(), glse.get(), gdo.get(),
+          AttentionCudaGradsBf16{gdq.get(), gdk.get(), gdv.get(), gdelta.get()}, nullptr);
+      run = {widen_bf16(gdq.download()), widen_bf16(gdk.download()), widen_bf16(gdv.download())};
+    }
+    const std::vector<Bf16>* want[3] = {&dq, &dk, &dv};
+    const char* names[3] = {"dq", "dk", "dv"};
+    for (int i = 0; i < 3; ++i) {
+      const std::vector<double> w = widen(widen_bf16(*want[i]));
+      double largest = 0.0;
+      for (const double x : w) largest = std::max(largest, std::fabs(x));
+      expect_close(runs[0][i], w, 1e-2 * largest, 1e-2, names[i]);
+      EXPECT_EQ(runs[0][i], runs[1][i]) << names[i] << " differs between two runs";
+    }
   }
 }
 

@@ -53,6 +53,26 @@ TEST(Cli, CalibrateImportsEachFormatAndFitsTheRows) {
       {"estimate", std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-8b-h100-64-pp4.yaml",
        "--profile", profile});
   EXPECT_EQ(estimate.code, kExitOk) << estimate.err;
+  // The trace's attention (PyTorch's flash kernel) is neither cuDNN's nor
+  // Myriad's: --reference cudnn falls back to it and says so; --reference myriad
+  // has nothing to describe and says what the rows hold instead.
+  const std::string base = std::string(MYRIAD_PROFILE_DIR) + "/H100.json";
+  const Result cudnn =
+      run_cli({"calibrate", "fit", rows, "--base", base, "--out", profile, "--reference", "cudnn"});
+  EXPECT_EQ(cudnn.code, kExitOk) << cudnn.err;
+  EXPECT_NE(cudnn.out.find("cuDNN's not measured"), std::string::npos) << cudnn.out;
+  const Result own = run_cli(
+      {"calibrate", "fit", rows, "--base", base, "--out", profile, "--reference", "myriad"});
+  EXPECT_EQ(own.code, kExitBadInput) << own.out;
+  EXPECT_NE(own.err.find("measured: attention.flash"), std::string::npos) << own.err;
+  const Result unknown =
+      run_cli({"calibrate", "fit", rows, "--base", base, "--out", profile, "--reference", "fa3"});
+  EXPECT_NE(unknown.code, kExitOk);
+  EXPECT_NE(unknown.err.find("cudnn"), std::string::npos) << unknown.err;
+  const Result both = run_cli({"calibrate", "fit", rows, "--base", base, "--out", profile,
+                               "--reference", "cudnn", "--attention-kernel", "attention"});
+  EXPECT_NE(both.code, kExitOk);
+  EXPECT_NE(both.err.find("excludes"), std::string::npos) << both.err;
   std::filesystem::remove(rows);
   std::filesystem::remove(profile);
 }

@@ -48,6 +48,7 @@ struct CalibrateOptions {
   std::string device;
   bool leave_out_failed = false;
   std::string attention_kernel;
+  std::string reference;  // fit --reference: cudnn or myriad
   // check
   std::string profile;
   std::string check_rows;
@@ -121,6 +122,7 @@ int fit(const CalibrateOptions& o, Streams io, const std::string& rows_path,
   options.device = o.device;
   options.leave_out_failed = o.leave_out_failed;
   options.attention_family = o.attention_kernel;
+  options.attention_reference = o.reference;
   if (!o.base.empty()) options.base_profile = o.base;
   cal::FitResult result;
   cal::RowsFile rows;
@@ -368,10 +370,18 @@ Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*en
   const char* leave_out_help =
       "fit the rows that passed their check; the profile names those left out";
   fit_cmd->add_flag("--leave-out-failed", o->leave_out_failed, leave_out_help);
-  fit_cmd->add_option("--attention-kernel", o->attention_kernel,
-                      "the attention kernel the profile describes, by its rows' family "
-                      "(attention: the SIMT kernel; attention.mma: tensor cores); default: the "
-                      "fastest measured");
+  CLI::Option* kernel =
+      fit_cmd->add_option("--attention-kernel", o->attention_kernel,
+                          "the attention kernel the profile describes, by its rows' family "
+                          "(attention: the SIMT kernel; attention.mma: tensor cores; "
+                          "attention.cudnn: cuDNN); default: the fastest measured");
+  fit_cmd
+      ->add_option("--reference", o->reference,
+                   "ground the profile in the production kernels (cudnn: cuDNN's fused "
+                   "attention, measured beside ours) or in Myriad's own (myriad: the fastest of "
+                   "attention and attention.mma); GEMMs are cuBLASLt's either way")
+      ->check(CLI::IsMember({"cudnn", "myriad"}))
+      ->excludes(kernel);
 
   CLI::App* check_cmd =
       cmd->add_subcommand("check", "Predict composite workloads from a profile and time them.");
