@@ -468,8 +468,9 @@ AttentionChoice choose_attention(const FitState& s, const std::vector<const Row*
   };
   const char* direction = backward ? "backward" : "forward";
   const auto of_measured = [&](const std::string& chosen, const std::string& why) {
-    return AttentionChoice{chosen, fmt::format("; {} of {} kernels measured ({}): {}", why,
-                                               rate.size(), measured, chosen)};
+    return AttentionChoice{
+        chosen, fmt::format("; {}: {}{}", why, chosen,
+                            rate.size() > 1 ? fmt::format(" (measured: {})", measured) : "")};
   };
   if (rate.empty()) return {};  // the base's value, or no attention rows at all
   if (!s.attention_family.empty()) {
@@ -478,7 +479,7 @@ AttentionChoice choose_attention(const FitState& s, const std::vector<const Row*
           fmt::format("--attention-kernel {}: no attention {} rows of that family (measured: {})",
                       s.attention_family, direction, measured));
     }
-    return of_measured(s.attention_family, "as asked, one");
+    return of_measured(s.attention_family, "as asked");
   }
   if (s.attention_reference == "myriad") {
     const std::string own = fastest(true);
@@ -492,12 +493,13 @@ AttentionChoice choose_attention(const FitState& s, const std::vector<const Row*
   }
   if (s.attention_reference == "cudnn") {
     if (rate.count(kCudnnAttentionFamily) != 0) {
-      return of_measured(kCudnnAttentionFamily, "cuDNN's, as asked, one");
+      return of_measured(kCudnnAttentionFamily, "cuDNN's, as asked");
     }
-    return of_measured(fastest(false), "cuDNN's not measured in this direction; the fastest");
+    return of_measured(fastest(false),
+                       "cuDNN's not measured in this direction, so the fastest measured");
   }
   if (rate.size() == 1) return {};
-  return of_measured(fastest(false), "the fastest");
+  return of_measured(fastest(false), "the fastest of the kernels measured");
 }
 
 }  // namespace

@@ -89,27 +89,38 @@ Case attention_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int6
   return c;
 }
 
-// The tensor-core kernels (attention_mma.cu, attention_mma_backward.cu), bf16,
-// causal, beside the SIMT kernel's rows: family "attention.mma", so that the fit
-// tells them apart.
-Case attention_mma_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int64_t seq,
-                        std::int64_t head_dim) {
+namespace {
+
+using Bf16AttentionForward = void (*)(const ops::AttentionShape&, const ops::Bf16*,
+                                      const ops::Bf16*, const ops::Bf16*, ops::Bf16*, float*,
+                                      cudaStream_t);
+using Bf16AttentionBackward = void (*)(const ops::AttentionShape&, const ops::Bf16*,
+                                       const ops::Bf16*, const ops::Bf16*, const ops::Bf16*,
+                                       const float*, const ops::Bf16*,
+                                       const ops::AttentionCudaGradsBf16&, cudaStream_t);
+
+// A bf16 attention kernel beside the SIMT kernel's rows, causal, its own family
+// ("attention.mma", "attention.cudnn") so that the fit tells them apart: the
+// forward timed, or the backward from the same kernel's forward (o, lse).
+Case bf16_attention_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int64_t seq,
+                         std::int64_t head_dim, const std::string& family,
+                         const std::string& kernel, Bf16AttentionForward forward_kernel,
+                         Bf16AttentionBackward backward_kernel) {
   const ops::AttentionShape s = grid_attention_shape(heads, seq, head_dim);
   models::Op op = ops::attention_op(s, 2);
   if (backward) op = models::attention_backward_of(op);
   Case c;
-  c.row = kernel_row(fmt::format("attention.mma.{} heads={} seq={} head_dim={} causal bf16",
+  c.row = kernel_row(fmt::format("{}.{} heads={} seq={} head_dim={} causal bf16", family,
                                  backward ? "bwd" : "fwd", heads, seq, head_dim),
-                     "attention.mma", op, backward,
+                     family, op, backward,
                      {{"batch", 1},
                       {"heads", heads},
                       {"seq", seq},
                       {"head_dim", head_dim},
                       {"causal", true},
                       {"dtype", "bf16"},
-                      {"kernel", backward ? "mma.sync (attention_mma_backward.cu)"
-                                          : "mma.sync (attention_mma.cu)"}});
-  c.prepare = [ctx, s, backward] {
+                      {"kernel", kernel}});
+  c.prepare = [ctx, s, backward, forward_kernel, backward_kernel] {
     const std::size_t n = count(s.q_heads, s.seq, s.head_dim);
     auto q = random_values<ops::Bf16>(n, 13);
     auto k = random_values<ops::Bf16>(n, 14);
@@ -118,8 +129,7 @@ Case attention_mma_case(const Ctx& ctx, bool backward, std::int64_t heads, std::
     auto o = poisoned_values<ops::Bf16>(n);
     auto lse = poisoned(count(s.q_heads, s.seq));
     const auto forward = [=] {
-      ops::attention_forward_mma_cuda(s, q->get(), k->get(), v->get(), o->get(), lse->get(),
-                                      ctx->stream);
+      forward_kernel(s, q->get(), k->get(), v->get(), o->get(), lse->get(), ctx->stream);
     };
     forward();
     const auto inputs =
@@ -139,9 +149,9 @@ Case attention_mma_case(const Ctx& ctx, bool backward, std::int64_t heads, std::
     auto dv = poisoned_values<ops::Bf16>(n);
     auto delta = poisoned(count(s.q_heads, s.seq));
     const auto run = [=] {
-      ops::attention_backward_mma_cuda(
-          s, q->get(), k->get(), v->get(), o->get(), lse->get(), d_o->get(),
-          ops::AttentionCudaGradsBf16{dq->get(), dk->get(), dv->get(), delta->get()}, ctx->stream);
+      backward_kernel(s, q->get(), k->get(), v->get(), o->get(), lse->get(), d_o->get(),
+                      ops::AttentionCudaGradsBf16{dq->get(), dk->get(), dv->get(), delta->get()},
+                      ctx->stream);
     };
     return device_instance(ctx, run, [s, inputs, dq, dk, dv] {
       const reference::Tolerance storage(storage_tolerance<ops::Bf16>());
@@ -153,57 +163,32 @@ Case attention_mma_case(const Ctx& ctx, bool backward, std::int64_t heads, std::
   return c;
 }
 
+}  // namespace
+
+Case attention_mma_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int64_t seq,
+                        std::int64_t head_dim) {
+  return bf16_attention_case(
+      ctx, backward, heads, seq, head_dim, "attention.mma",
+      backward ? "mma.sync (attention_mma_backward.cu)" : "mma.sync (attention_mma.cu)",
+      ops::attention_forward_mma_cuda, ops::attention_backward_mma_cuda);
+}
+
 template Case attention_case<float>(const Ctx&, bool, std::int64_t, std::int64_t, std::int64_t);
 template Case attention_case<ops::Bf16>(const Ctx&, bool, std::int64_t, std::int64_t, std::int64_t);
 
 #if defined(MYRIAD_HAVE_CUDNN)
 std::string attention_cudnn_missing() { return ops::attention_cudnn_available(); }
 
-// cuDNN's fused attention forward (bf16, causal), family "attention.cudnn": what
-// training stacks run, timed beside ours so that the fit can describe either
-// (calibrate fit --reference cudnn).
-Case attention_cudnn_case(const Ctx& ctx, std::int64_t heads, std::int64_t seq,
+Case attention_cudnn_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int64_t seq,
                           std::int64_t head_dim) {
-  const ops::AttentionShape s = grid_attention_shape(heads, seq, head_dim);
-  Case c;
-  c.row = kernel_row(fmt::format("attention.cudnn.fwd heads={} seq={} head_dim={} causal bf16",
-                                 heads, seq, head_dim),
-                     "attention.cudnn", ops::attention_op(s, 2), false,
-                     {{"batch", 1},
-                      {"heads", heads},
-                      {"seq", seq},
-                      {"head_dim", head_dim},
-                      {"causal", true},
-                      {"dtype", "bf16"},
-                      {"kernel", "cuDNN fused attention (attention_cudnn.cpp)"}});
-  c.prepare = [ctx, s] {
-    const std::size_t n = count(s.q_heads, s.seq, s.head_dim);
-    auto q = random_values<ops::Bf16>(n, 13);
-    auto k = random_values<ops::Bf16>(n, 14);
-    auto v = random_values<ops::Bf16>(n, 15);
-    auto o = poisoned_values<ops::Bf16>(n);
-    auto lse = poisoned(count(s.q_heads, s.seq));
-    const auto forward = [=] {
-      ops::attention_forward_cudnn(s, q->get(), k->get(), v->get(), o->get(), lse->get(),
-                                   ctx->stream);
-    };
-    forward();
-    const auto inputs =
-        std::make_shared<std::vector<std::vector<float>>>(std::vector<std::vector<float>>{
-            uniform_as_floats<ops::Bf16>(n, 13), uniform_as_floats<ops::Bf16>(n, 14),
-            uniform_as_floats<ops::Bf16>(n, 15)});
-    return device_instance(ctx, forward, [s, inputs, o, lse] {
-      const reference::Tolerance storage(storage_tolerance<ops::Bf16>());
-      const auto& in = *inputs;
-      return reference::attention_forward(s, in[0], in[1], in[2], host_floats(o), host_floats(lse));
-    });
-  };
-  return c;
+  return bf16_attention_case(ctx, backward, heads, seq, head_dim, "attention.cudnn",
+                             "cuDNN fused attention (attention_cudnn.cpp)",
+                             ops::attention_forward_cudnn, ops::attention_backward_cudnn);
 }
 #else
 std::string attention_cudnn_missing() { return "this build has no cuDNN headers"; }
-Case attention_cudnn_case(const Ctx& /*ctx*/, std::int64_t /*heads*/, std::int64_t /*seq*/,
-                          std::int64_t /*head_dim*/) {
+Case attention_cudnn_case(const Ctx& /*ctx*/, bool /*backward*/, std::int64_t /*heads*/,
+                          std::int64_t /*seq*/, std::int64_t /*head_dim*/) {
   throw std::logic_error("attention_cudnn_case: this build has no cuDNN headers");
 }
 #endif

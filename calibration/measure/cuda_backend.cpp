@@ -471,9 +471,11 @@ std::vector<Case> cuda_cases(Grid grid) {
   // cuDNN's fused attention beside ours where it loads; without it the grid
   // says so on stderr and has no rows of it, which the fit does not need.
   if (const std::string why = attention_cudnn_missing(); why.empty()) {
-    cases.push_back(attention_cudnn_case(ctx, 16, 1024, 64));
-    cases.push_back(attention_cudnn_case(ctx, 8, 2048, 128));
-    cases.push_back(attention_cudnn_case(ctx, 16, 4096, 128));
+    for (const bool bwd : {false, true}) {
+      cases.push_back(attention_cudnn_case(ctx, bwd, 16, 1024, 64));
+      cases.push_back(attention_cudnn_case(ctx, bwd, 8, 2048, 128));
+      cases.push_back(attention_cudnn_case(ctx, bwd, 16, 4096, 128));
+    }
   } else {
     fmt::print(stderr, "calibration: no cuDNN attention rows: {}\n", why);
   }

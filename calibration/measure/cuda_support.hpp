@@ -193,9 +193,9 @@ Case attention_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int6
 // "attention.mma".
 Case attention_mma_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int64_t seq,
                         std::int64_t head_dim);
-// cuDNN's fused attention forward (bf16, causal), family "attention.cudnn";
-// attention_cudnn_missing() is empty where it can run, else why not.
-Case attention_cudnn_case(const Ctx& ctx, std::int64_t heads, std::int64_t seq,
+// cuDNN's fused attention, forward or backward (bf16, causal), family
+// "attention.cudnn"; attention_cudnn_missing() is empty where it can run, else why not.
+Case attention_cudnn_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int64_t seq,
                           std::int64_t head_dim);
 std::string attention_cudnn_missing();
 Case optimizer_case(const Ctx& ctx, bool lion, std::int64_t n);

@@ -1,13 +1,18 @@
-// cuDNN's fused attention forward (attention_cudnn.hpp) against the CPU
-// backend's bf16 path, as OpsGpu.AttentionMmaForwardMatchesCpu checks the
-// tensor-core kernel: both keep scores and softmax in fp32 and round o to bf16
-// once; cuDNN, like FlashAttention, also rounds P to bf16 before P · V, so o may
-// differ by a few thousandths besides one bf16 ulp. Label `gpu`; skips without a
-// device or without libcudnn. The shape checks run wherever CUDA was built.
+// cuDNN's fused attention forward and backward (attention_cudnn.hpp) against
+// the CPU backend's bf16 path, as OpsGpu.AttentionMmaForwardMatchesCpu and
+// AttentionMmaBackwardMatchesCpu check the tensor-core kernels: both keep scores
+// and softmax in fp32 and round o to bf16 once; cuDNN, like FlashAttention, also
+// rounds P to bf16 before P · V, so o may differ by a few thousandths besides one
+// bf16 ulp, and the gradients (P and dS in bf16 before their matmuls) by about a
+// percent. Label `gpu`; skips without a device or without libcudnn. The shape
+// checks run wherever CUDA was built.
 #include <gtest/gtest.h>
 
 #if defined(MYRIAD_HAVE_CUDNN)
+#include <algorithm>
+#include <cmath>
 #include <iostream>
+#include <numeric>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -64,6 +69,21 @@ TEST(OpsCudnn, ForwardRefusesWhatItCannotRun) {
                std::invalid_argument);
 }
 
+TEST(OpsCudnn, BackwardRefusesWhatItCannotRun) {
+  // Expectation: a shape the forward refuses, seq 1 (which cuDNN's backward does
+  // not run) and missing pointers throw std::invalid_argument before cuDNN is
+  // touched, with or without a GPU or libcudnn.
+  const AttentionCudaGradsBf16 none{nullptr, nullptr, nullptr, nullptr};
+  for (const AttentionShape& s :
+       {AttentionShape{1, 2, 2, 17, 96, true, 0}, AttentionShape{1, 3, 2, 128, 64, true, 0},
+        AttentionShape{1, 2, 2, 1, 64, true, 0}, AttentionShape{1, 2, 2, 128, 64, true, 0}}) {
+    EXPECT_THROW(attention_backward_cudnn(s, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                          none, nullptr),
+                 std::invalid_argument)
+        << "seq " << s.seq << " d " << s.head_dim;
+  }
+}
+
 TEST(OpsCudnn, AvailableSaysWhyNot) {
   // Expectation: without a GPU the answer is a reason, never a crash; with one,
   // the reason (if any) names cuDNN or the device.
@@ -74,11 +94,16 @@ TEST(OpsCudnn, AvailableSaysWhyNot) {
   if (!why.empty()) std::cout << "attention_cudnn_available: " << why << "\n";
 }
 
+std::string describe(const AttentionShape& s) {
+  return "batch " + std::to_string(s.batch) + " heads " + std::to_string(s.q_heads) + "/" +
+         std::to_string(s.kv_heads) + " seq " + std::to_string(s.seq) + " d " +
+         std::to_string(s.head_dim) + " causal " + std::to_string(s.causal) + " window " +
+         std::to_string(s.window) + " scale " + std::to_string(s.scale);
+}
+
 // Runs cuDNN and the CPU backend on random inputs of `s`, compares o and lse.
 void expect_cudnn_matches_cpu(std::mt19937_64& rng, const AttentionShape& s) {
-  SCOPED_TRACE(::testing::Message()
-               << "batch " << s.batch << " heads " << s.q_heads << "/" << s.kv_heads << " seq "
-               << s.seq << " d " << s.head_dim << " causal " << s.causal << " window " << s.window);
+  SCOPED_TRACE(describe(s));
   ASSERT_EQ(attention_cudnn_can_implement(s), "");
   const AttentionInputs in = attention_inputs(rng, s);
   std::vector<Bf16> o(in.nq);
@@ -130,6 +155,67 @@ TEST(OpsGpu, AttentionCudnnSlidingWindowMatchesCpu) {
   }
 }
 
+// A gradient within 1 % of the CPU's largest element plus 1 % of each element.
+void expect_gradient_close(const DeviceBuffer<Bf16>& got, const std::vector<Bf16>& want,
+                           const char* name) {
+  const std::vector<double> w = widen(widen_bf16(want));
+  const double largest = std::accumulate(
+      w.begin(), w.end(), 0.0, [](double m, double x) { return std::max(m, std::fabs(x)); });
+  expect_close(widen_bf16(got.download()), w, 1e-2 * largest, 1e-2, name);
+}
+
+// Runs cuDNN's backward and the CPU backend's on random inputs of `s`, from the
+// CPU forward's o and lse; compares dq, dk, dv at 1 % of each tensor's largest
+// element plus 1 % relative. A shape the loaded cuDNN release refuses (seq not a
+// multiple of 128 before 9.15.1) is reported and passed over.
+void expect_cudnn_backward_matches_cpu(std::mt19937_64& rng, const AttentionShape& s) {
+  SCOPED_TRACE(describe(s));
+  ASSERT_EQ(attention_cudnn_can_implement(s), "");
+  const AttentionInputs in = attention_inputs(rng, s);
+  const auto dout = random_bf16(rng, in.nq);
+  std::vector<Bf16> o(in.nq), dq(in.nq), dk(in.nkv), dv(in.nkv);
+  std::vector<float> lse(in.nl);
+  attention_forward_cpu(s, in.q, in.k, in.v, o, lse);
+  attention_backward_cpu(s, in.q, in.k, in.v, o, lse, dout, AttentionGradsBf16{dq, dk, dv});
+  DeviceBuffer<Bf16> gq(in.q), gk(in.k), gv(in.v), go(o), gdo(dout);
+  DeviceBuffer<float> glse(lse), gdelta(in.nl, DeviceFill::poison);
+  DeviceBuffer<Bf16> gdq(in.nq, DeviceFill::poison), gdk(in.nkv, DeviceFill::poison),
+      gdv(in.nkv, DeviceFill::poison);
+  try {
+    attention_backward_cudnn(s, gq.get(), gk.get(), gv.get(), go.get(), glse.get(), gdo.get(),
+                             AttentionCudaGradsBf16{gdq.get(), gdk.get(), gdv.get(), gdelta.get()},
+                             nullptr);
+  } catch (const std::invalid_argument& e) {
+    const std::string why = e.what();
+    ASSERT_NE(why.find("before cuDNN 9.15.1"), std::string::npos) << why;
+    std::cout << "passed over: " << why << "\n";
+    return;
+  }
+  expect_gradient_close(gdq, dq, "dq");
+  expect_gradient_close(gdk, dk, "dk");
+  expect_gradient_close(gdv, dv, "dv");
+}
+
+TEST(OpsGpu, AttentionCudnnBackwardMatchesCpu) {
+  MYRIAD_SKIP_WITHOUT_CUDNN();
+  std::mt19937_64 rng(129);
+  for (const AttentionShape& s : {
+           AttentionShape{1, 2, 2, 128, 64, true, 0},   // causal, d 64
+           AttentionShape{2, 2, 2, 256, 64, false, 0},  // not causal, d 64
+           AttentionShape{1, 3, 3, 128, 128, false, 0},
+           AttentionShape{1, 2, 2, 256, 128, true, 0},
+           AttentionShape{2, 4, 2, 128, 64, true, 0},       // GQA
+           AttentionShape{1, 6, 1, 256, 128, false, 0},     // MQA
+           AttentionShape{2, 4, 2, 256, 64, true, 50},      // causal window, GQA
+           AttentionShape{1, 2, 1, 256, 128, false, 40},    // two-sided window
+           AttentionShape{1, 2, 2, 64, 64, true, 0, 0.3F},  // explicit scale
+           AttentionShape{1, 2, 2, 130, 64, true, 0},       // seq not a multiple of 128
+           AttentionShape{1, 2, 1, 200, 128, false, 40},
+       }) {
+    expect_cudnn_backward_matches_cpu(rng, s);
+  }
+}
+
 TEST(OpsGpu, AttentionCudnnReusesItsPlan) {
   // Expectation: a second call with the same shape (the cached plan) and a
   // different scale (a by-value scalar, not part of the plan) still matches.
@@ -137,6 +223,8 @@ TEST(OpsGpu, AttentionCudnnReusesItsPlan) {
   std::mt19937_64 rng(128);
   expect_cudnn_matches_cpu(rng, AttentionShape{1, 2, 2, 96, 64, true, 0});
   expect_cudnn_matches_cpu(rng, AttentionShape{1, 2, 2, 96, 64, true, 0, 0.05F});
+  expect_cudnn_backward_matches_cpu(rng, AttentionShape{1, 2, 2, 128, 64, true, 0});
+  expect_cudnn_backward_matches_cpu(rng, AttentionShape{1, 2, 2, 128, 64, true, 0, 0.05F});
 }
 
 #else
