@@ -66,6 +66,12 @@ kernels::ops::AttentionShape grid_attention_shape(std::int64_t heads, std::int64
   return s;
 }
 
+nlohmann::json grid_attention_arguments(const kernels::ops::AttentionShape& s,
+                                        const std::string& dtype) {
+  return {{"batch", s.batch},       {"heads", s.q_heads}, {"seq", s.seq},
+          {"head_dim", s.head_dim}, {"causal", s.causal}, {"dtype", dtype}};
+}
+
 Row kernel_row(std::string name, std::string family, const models::Op& op, bool backward,
                nlohmann::json arguments) {
   Row r;

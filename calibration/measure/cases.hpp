@@ -47,6 +47,9 @@ std::vector<float> uniform_floats(std::size_t n, std::uint64_t seed);
 // heads, causal, no window.
 kernels::ops::AttentionShape grid_attention_shape(std::int64_t heads, std::int64_t seq,
                                                   std::int64_t head_dim);
+// Such an attention's row arguments: batch, heads, seq, head_dim, causal, dtype.
+nlohmann::json grid_attention_arguments(const kernels::ops::AttentionShape& s,
+                                        const std::string& dtype);
 
 Row kernel_row(std::string name, std::string family, const models::Op& op, bool backward,
                nlohmann::json arguments);

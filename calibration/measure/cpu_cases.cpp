@@ -284,13 +284,7 @@ Case attention_case(bool backward, std::int64_t heads, std::int64_t seq, std::in
   Case c;
   c.row = kernel_row(fmt::format("attention.{} heads={} seq={} head_dim={} causal",
                                  backward ? "bwd" : "fwd", heads, seq, head_dim),
-                     "attention", op, backward,
-                     {{"batch", 1},
-                      {"heads", heads},
-                      {"seq", seq},
-                      {"head_dim", head_dim},
-                      {"causal", true},
-                      {"dtype", "fp32"}});
+                     "attention", op, backward, grid_attention_arguments(s, "fp32"));
   c.prepare = [s, backward] {
     const std::size_t n = count(s.q_heads, s.seq, s.head_dim);
     auto q = std::make_shared<Floats>(random_floats(n, 13));

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "calibration/measure/reference.hpp"
@@ -36,13 +37,7 @@ Case attention_case(const Ctx& ctx, bool backward, std::int64_t heads, std::int6
   Case c;
   c.row = kernel_row(fmt::format("attention.{} heads={} seq={} head_dim={} causal {}",
                                  backward ? "bwd" : "fwd", heads, seq, head_dim, dtype_name<T>()),
-                     "attention", op, backward,
-                     {{"batch", 1},
-                      {"heads", heads},
-                      {"seq", seq},
-                      {"head_dim", head_dim},
-                      {"causal", true},
-                      {"dtype", dtype_name<T>()}});
+                     "attention", op, backward, grid_attention_arguments(s, dtype_name<T>()));
   c.prepare = [ctx, s, backward] {
     const std::size_t n = count(s.q_heads, s.seq, s.head_dim);
     auto q = random_values<T>(n, 13);
@@ -109,17 +104,12 @@ Case bf16_attention_case(const Ctx& ctx, bool backward, std::int64_t heads, std:
   const ops::AttentionShape s = grid_attention_shape(heads, seq, head_dim);
   models::Op op = ops::attention_op(s, 2);
   if (backward) op = models::attention_backward_of(op);
+  nlohmann::json arguments = grid_attention_arguments(s, "bf16");
+  arguments["kernel"] = kernel;
   Case c;
   c.row = kernel_row(fmt::format("{}.{} heads={} seq={} head_dim={} causal bf16", family,
                                  backward ? "bwd" : "fwd", heads, seq, head_dim),
-                     family, op, backward,
-                     {{"batch", 1},
-                      {"heads", heads},
-                      {"seq", seq},
-                      {"head_dim", head_dim},
-                      {"causal", true},
-                      {"dtype", "bf16"},
-                      {"kernel", kernel}});
+                     family, op, backward, std::move(arguments));
   c.prepare = [ctx, s, backward, forward_kernel, backward_kernel] {
     const std::size_t n = count(s.q_heads, s.seq, s.head_dim);
     auto q = random_values<ops::Bf16>(n, 13);

@@ -43,7 +43,6 @@ using mma::kLog2e;
 using mma::kPad;
 using mma::load_pair;
 using mma::mma_bf16;
-using mma::pack_bf16;
 
 template <int D>
 __global__ void __launch_bounds__(kWarps * 32)
@@ -57,10 +56,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   extern __shared__ __align__(16) unsigned char shared[];
   __nv_bfloat16* tiles = reinterpret_cast<__nv_bfloat16*>(shared);  // K, V; K, V: two stages
 
-  const int warp = static_cast<int>(threadIdx.x) / 32;
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int g = lane / 4;
-  const int t = lane % 4;
+  const auto [warp, lane, g, t] = mma::this_lane();
   const std::int64_t b = blockIdx.z, h = blockIdx.y;
   const std::int64_t hk = h / (s.q_heads / s.kv_heads);
   const std::int64_t q0 = static_cast<std::int64_t>(blockIdx.x) * kBlockM;
@@ -71,17 +67,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 
   // Q fragments, zero past the sequence.
   std::uint32_t qa[kSteps][4];
-#pragma unroll
-  for (int kk = 0; kk < kSteps; ++kk) {
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {  // a0/a1: cols 2t; a2/a3: cols 2t + 8
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int col = kk * 16 + 2 * t + 8 * half;
-        qa[kk][2 * half + r] = row[r] < s.seq ? load_pair(qh + row[r] * D + col) : 0U;
-      }
-    }
-  }
+  mma::load_rows_as_a<D>(qa, qh, row, s.seq, t);
 
   float acc[kTiles][4];
 #pragma unroll
@@ -167,18 +153,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       acc[n][3] *= correction[1];
     }
     // O += P V: P's accumulators are the A operand, 16 keys a step.
-#pragma unroll
-    for (int kt = 0; kt < kBlockN / 16; ++kt) {
-      std::uint32_t pa[4];
-      mma::accumulators_as_a(pa, sc, kt);
-#pragma unroll
-      for (int n = 0; n < kTiles; n += 2) {
-        std::uint32_t vb[4];
-        mma::load_b_trans(vb, vs, kS, kt * 16, n * 8, lane);
-        mma_bf16(acc[n], pa, vb[0], vb[1]);
-        mma_bf16(acc[n + 1], pa, vb[2], vb[3]);
-      }
-    }
+    mma::add_product(acc, sc, vs, kS, lane);
     __syncthreads();  // the tile after next overwrites this buffer
   }
 
@@ -189,12 +164,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     l[r] += __shfl_xor_sync(0xffffffffU, l[r], 2);
     if (row[r] >= s.seq) continue;
     const float inv = l[r] > 0.0F ? 1.0F / l[r] : 0.0F;
-    __nv_bfloat16* out = o + ((b * s.q_heads + h) * s.seq + row[r]) * D;
-#pragma unroll
-    for (int n = 0; n < kTiles; ++n) {
-      *reinterpret_cast<std::uint32_t*>(out + n * 8 + 2 * t) =
-          pack_bf16(acc[n][2 * r] * inv, acc[n][2 * r + 1] * inv);
-    }
+    mma::store_row(o + ((b * s.q_heads + h) * s.seq + row[r]) * D, acc, r, t, inv);
     if (t == 0) lse[(b * s.q_heads + h) * s.seq + row[r]] = m[r] * kLn2 + logf(l[r]);
   }
 }

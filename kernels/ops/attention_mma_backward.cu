@@ -43,7 +43,6 @@ using mma::kLog2e;
 using mma::kPad;
 using mma::load_pair;
 using mma::mma_bf16;
-using mma::pack_bf16;
 
 constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
@@ -93,10 +92,7 @@ __global__ void __launch_bounds__(kThreads)
   __nv_bfloat16* q_stages = vs + kRows * kS;                             // per stage: Q, dO
   float* row_stages = reinterpret_cast<float*>(q_stages + 4 * kQ * kS);  // per stage: lse2, delta
 
-  const int warp = static_cast<int>(threadIdx.x) / 32;
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int g = lane / 4;
-  const int t = lane % 4;
+  const auto [warp, lane, g, t] = mma::this_lane();
   const int m0 = warp * 16;  // this warp's keys in ks and vs
   const std::int64_t b = blockIdx.z, hk = blockIdx.y;
   const std::int64_t group = s.q_heads / s.kv_heads;
@@ -200,39 +196,16 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
     // dV += P^T dO, dK += dS^T Q: 16 queries a k-step.
-#pragma unroll
-    for (int kt = 0; kt < kQ / 16; ++kt) {
-      std::uint32_t pa[4];
-      std::uint32_t da[4];
-      mma::accumulators_as_a(pa, st, kt);
-      mma::accumulators_as_a(da, dpt, kt);
-#pragma unroll
-      for (int n = 0; n < kDTiles; n += 2) {
-        std::uint32_t ob[4];
-        std::uint32_t qb[4];
-        mma::load_b_trans(ob, dos, kS, kt * 16, n * 8, lane);
-        mma::load_b_trans(qb, qs, kS, kt * 16, n * 8, lane);
-        mma_bf16(dv_acc[n], pa, ob[0], ob[1]);
-        mma_bf16(dv_acc[n + 1], pa, ob[2], ob[3]);
-        mma_bf16(dk_acc[n], da, qb[0], qb[1]);
-        mma_bf16(dk_acc[n + 1], da, qb[2], qb[3]);
-      }
-    }
+    mma::add_product(dv_acc, st, dos, kS, lane);
+    mma::add_product(dk_acc, dpt, qs, kS, lane);
     __syncthreads();  // the step after next overwrites this stage
   }
 
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     if (key[r] >= s.seq) continue;
-    __nv_bfloat16* dkr = dk + kv + key[r] * D;
-    __nv_bfloat16* dvr = dv + kv + key[r] * D;
-#pragma unroll
-    for (int n = 0; n < kDTiles; ++n) {
-      *reinterpret_cast<std::uint32_t*>(dkr + n * 8 + 2 * t) =
-          pack_bf16(dk_acc[n][2 * r] * scale, dk_acc[n][2 * r + 1] * scale);
-      *reinterpret_cast<std::uint32_t*>(dvr + n * 8 + 2 * t) =
-          pack_bf16(dv_acc[n][2 * r], dv_acc[n][2 * r + 1]);
-    }
+    mma::store_row(dk + kv + key[r] * D, dk_acc, r, t, scale);
+    mma::store_row(dv + kv + key[r] * D, dv_acc, r, t, 1.0F);
   }
 }
 
@@ -248,10 +221,7 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int kDTiles = D / 8;
   __shared__ __align__(16) __nv_bfloat16 tiles[4 * kK * kS];  // K, V; K, V: two stages
 
-  const int warp = static_cast<int>(threadIdx.x) / 32;
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int g = lane / 4;
-  const int t = lane % 4;
+  const auto [warp, lane, g, t] = mma::this_lane();
   const std::int64_t b = blockIdx.z, h = blockIdx.y;
   const std::int64_t hk = h / (s.q_heads / s.kv_heads);
   const std::int64_t q0 = static_cast<std::int64_t>(blockIdx.x) * kRows;
@@ -265,19 +235,8 @@ __global__ void __launch_bounds__(kThreads)
   // Q and dO fragments, zero past the sequence; the rows' lse (log2) and delta.
   std::uint32_t qa[kSteps][4];
   std::uint32_t oa[kSteps][4];
-#pragma unroll
-  for (int kk = 0; kk < kSteps; ++kk) {
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {  // a0/a1: cols 2t; a2/a3: cols 2t + 8
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int col = kk * 16 + 2 * t + 8 * half;
-        const bool in = row[r] < s.seq;
-        qa[kk][2 * half + r] = in ? load_pair(qh + row[r] * D + col) : 0U;
-        oa[kk][2 * half + r] = in ? load_pair(doh + row[r] * D + col) : 0U;
-      }
-    }
-  }
+  mma::load_rows_as_a<D>(qa, qh, row, s.seq, t);
+  mma::load_rows_as_a<D>(oa, doh, row, s.seq, t);
   float lse2[2];
   float dlt[2];
 #pragma unroll
@@ -342,30 +301,14 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
     // dQ += dS K: 16 keys a k-step, K read as B by ldmatrix.trans.
-#pragma unroll
-    for (int kt = 0; kt < kK / 16; ++kt) {
-      std::uint32_t da[4];
-      mma::accumulators_as_a(da, dp, kt);
-#pragma unroll
-      for (int n = 0; n < kDTiles; n += 2) {
-        std::uint32_t kb[4];
-        mma::load_b_trans(kb, ks, kS, kt * 16, n * 8, lane);
-        mma_bf16(dq_acc[n], da, kb[0], kb[1]);
-        mma_bf16(dq_acc[n + 1], da, kb[2], kb[3]);
-      }
-    }
+    mma::add_product(dq_acc, dp, ks, kS, lane);
     __syncthreads();  // the tile after next overwrites this stage
   }
 
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     if (row[r] >= s.seq) continue;
-    __nv_bfloat16* out = dq + (qrow + row[r]) * D;
-#pragma unroll
-    for (int n = 0; n < kDTiles; ++n) {
-      *reinterpret_cast<std::uint32_t*>(out + n * 8 + 2 * t) =
-          pack_bf16(dq_acc[n][2 * r] * scale, dq_acc[n][2 * r + 1] * scale);
-    }
+    mma::store_row(dq + (qrow + row[r]) * D, dq_acc, r, t, scale);
   }
 }
 

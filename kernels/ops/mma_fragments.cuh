@@ -53,6 +53,33 @@ __device__ inline void load_a(std::uint32_t (&a)[4], const __nv_bfloat16* x, int
   a[3] = load_pair(x + (m0 + g + 8) * stride + k0 + 2 * t + 8);
 }
 
+// A thread's place in a block of warps and in the fragments: lane = 4 g + t.
+struct Lane {
+  int warp, lane, g, t;
+};
+__device__ inline Lane this_lane() {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  return {static_cast<int>(threadIdx.x) / 32, lane, lane / 4, lane % 4};
+}
+
+// The A fragments of a warp's 16 rows of a [seq][D] matrix in global memory,
+// every 16-column step: rows row[0] (g) and row[1] (g + 8), zero past the sequence.
+template <int D>
+__device__ inline void load_rows_as_a(std::uint32_t (&a)[D / 16][4], const __nv_bfloat16* x,
+                                      const std::int64_t (&row)[2], std::int64_t seq, int t) {
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {  // a0/a1: cols 2t; a2/a3: cols 2t + 8
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int col = kk * 16 + 2 * t + 8 * half;
+        a[kk][2 * half + r] = row[r] < seq ? load_pair(x + row[r] * D + col) : 0U;
+      }
+    }
+  }
+}
+
 // k-step kt's A fragment from the accumulators c[n][4] of a 16-row product:
 // n-tiles 2 kt and 2 kt + 1, rounded to bf16.
 template <int kN>
@@ -76,6 +103,39 @@ __device__ inline void load_b_trans(std::uint32_t (&b)[4], const __nv_bfloat16* 
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
                : "r"(addr));
+}
+
+// acc (16 x 8 kN) += C Y, where C (16 x 8 kC) is the accumulators c of an earlier
+// product, rounded to bf16 as the A operand, and Y (8 kC x 8 kN) is row-major in
+// shared memory, read by ldmatrix.trans: the second product of attention (P V,
+// P^T dO, dS^T Q, dS K), whose first product's result never leaves registers.
+template <int kN, int kC>
+__device__ inline void add_product(float (&acc)[kN][4], const float (&c)[kC][4],
+                                   const __nv_bfloat16* y, int stride, int lane) {
+#pragma unroll
+  for (int kt = 0; kt < kC / 2; ++kt) {
+    std::uint32_t a[4];
+    accumulators_as_a(a, c, kt);
+#pragma unroll
+    for (int n = 0; n < kN; n += 2) {
+      std::uint32_t b[4];
+      load_b_trans(b, y, stride, kt * 16, n * 8, lane);
+      mma_bf16(acc[n], a, b[0], b[1]);
+      mma_bf16(acc[n + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+// Row r (0: row g, 1: row g + 8) of accumulators acc[kN][4] times `factor`, as
+// bf16 pairs from `out`, the row's first element in global memory.
+template <int kN>
+__device__ inline void store_row(__nv_bfloat16* out, const float (&acc)[kN][4], int r, int t,
+                                 float factor) {
+#pragma unroll
+  for (int n = 0; n < kN; ++n) {
+    *reinterpret_cast<std::uint32_t*>(out + n * 8 + 2 * t) =
+        pack_bf16(acc[n][2 * r] * factor, acc[n][2 * r + 1] * factor);
+  }
 }
 
 // Starts copying rows [r0, r0 + kR) of a [seq][D] matrix into x[kR][D + kPad]

@@ -5,7 +5,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/device/cuda_check.hpp"
@@ -56,6 +60,23 @@ inline AttentionInputs attention_inputs(std::mt19937_64& rng, const AttentionSha
   in.k = random_bf16(rng, in.nkv, -2.0F, 2.0F);
   in.v = random_bf16(rng, in.nkv);
   return in;
+}
+
+// An attention's shape, for a test's trace.
+inline std::string describe(const AttentionShape& s) {
+  return "batch " + std::to_string(s.batch) + " heads " + std::to_string(s.q_heads) + "/" +
+         std::to_string(s.kv_heads) + " seq " + std::to_string(s.seq) + " d " +
+         std::to_string(s.head_dim) + " causal " + std::to_string(s.causal) + " window " +
+         std::to_string(s.window) + " scale " + std::to_string(s.scale);
+}
+
+// A gradient within 1 % of the CPU's largest element plus 1 % of each element.
+inline void expect_gradient_close(const DeviceBuffer<Bf16>& got, const std::vector<Bf16>& want,
+                                  const char* name) {
+  const std::vector<double> w = widen(widen_bf16(want));
+  const double largest = std::accumulate(
+      w.begin(), w.end(), 0.0, [](double m, double x) { return std::max(m, std::fabs(x)); });
+  expect_close(widen_bf16(got.download()), w, 1e-2 * largest, 1e-2, name);
 }
 
 }  // namespace myriad::kernels::ops::testing

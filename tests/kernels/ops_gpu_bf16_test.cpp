@@ -28,8 +28,10 @@ namespace {
 
 using testing::attention_inputs;
 using testing::AttentionInputs;
+using testing::describe;
 using testing::DeviceBuffer;
 using testing::expect_close;
+using testing::expect_gradient_close;
 using testing::have_gpu;
 using testing::random_bf16;
 using testing::random_floats;
@@ -180,6 +182,14 @@ TEST(AttentionMma, SaysWhichShapesItTakes) {
   EXPECT_NE(attention_mma_can_implement(AttentionShape{1, 8, 3, 100, 64, true, 0}), "");
 }
 
+// The shapes the tensor-core kernels are checked on: head dims 64 and 128,
+// causal or not, windows, GQA, sequences shorter than a tile and past whole tiles.
+const AttentionShape kMmaShapes[] = {{1, 2, 2, 17, 64, true, 0},
+                                     {2, 4, 2, 130, 64, true, 50},
+                                     {1, 3, 1, 133, 128, false, 0},
+                                     {1, 2, 2, 300, 128, true, 0},
+                                     {1, 2, 1, 200, 128, false, 40}};
+
 // The tensor-core forward (attention_mma.cu) against the CPU's bf16 path. It
 // rounds P to bf16 before P V, as FlashAttention does, where the CPU keeps P in
 // fp32: outputs (|v| <= 1) within 5e-3 plus one ulp, the log-sum-exp within 1e-4
@@ -187,12 +197,8 @@ TEST(AttentionMma, SaysWhichShapesItTakes) {
 TEST(OpsGpu, AttentionMmaForwardMatchesCpu) {
   if (!have_gpu()) GTEST_SKIP() << query_devices().note;
   std::mt19937_64 rng(124);
-  for (const AttentionShape& s :
-       {AttentionShape{1, 2, 2, 17, 64, true, 0}, AttentionShape{2, 4, 2, 130, 64, true, 50},
-        AttentionShape{1, 3, 1, 133, 128, false, 0}, AttentionShape{1, 2, 2, 300, 128, true, 0},
-        AttentionShape{1, 2, 1, 200, 128, false, 40}}) {
-    SCOPED_TRACE(::testing::Message() << "seq " << s.seq << " d " << s.head_dim << " causal "
-                                      << s.causal << " window " << s.window);
+  for (const AttentionShape& s : kMmaShapes) {
+    SCOPED_TRACE(describe(s));
     ASSERT_EQ(attention_mma_can_implement(s), "");
     const AttentionInputs in = attention_inputs(rng, s);
     const auto &q = in.q, &k = in.k, &v = in.v;
@@ -217,12 +223,8 @@ TEST(OpsGpu, AttentionMmaForwardMatchesCpu) {
 TEST(OpsGpu, AttentionMmaBackwardMatchesCpu) {
   if (!have_gpu()) GTEST_SKIP() << query_devices().note;
   std::mt19937_64 rng(125);
-  for (const AttentionShape& s :
-       {AttentionShape{1, 2, 2, 17, 64, true, 0}, AttentionShape{2, 4, 2, 130, 64, true, 50},
-        AttentionShape{1, 3, 1, 133, 128, false, 0}, AttentionShape{1, 2, 2, 300, 128, true, 0},
-        AttentionShape{1, 2, 1, 200, 128, false, 40}}) {
-    SCOPED_TRACE(::testing::Message() << "seq " << s.seq << " d " << s.head_dim << " causal "
-                                      << s.causal << " window " << s.window);
+  for (const AttentionShape& s : kMmaShapes) {
+    SCOPED_TRACE(describe(s));
     ASSERT_EQ(attention_mma_can_implement(s), "");
     const AttentionInputs in = attention_inputs(rng, s);
     const std::size_t nq = in.nq, nkv = in.nkv, nl = in.nl;
@@ -233,23 +235,23 @@ TEST(OpsGpu, AttentionMmaBackwardMatchesCpu) {
     attention_backward_cpu(s, in.q, in.k, in.v, o, lse, dout, AttentionGradsBf16{dq, dk, dv});
     DeviceBuffer<Bf16> gq(in.q), gk(in.k), gv(in.v), go(o), gdo(dout);
     DeviceBuffer<float> glse(lse), gdelta(nl, DeviceFill::poison);
-    std::vector<std::vector<float>> runs[2];
-    for (auto& run : runs) {
-      DeviceBuffer<Bf16> gdq(nq, DeviceFill::poison), gdk(nkv, DeviceFill::poison),
-          gdv(nkv, DeviceFill::poison);
+    DeviceBuffer<Bf16> gdq(nq, DeviceFill::poison), gdk(nkv, DeviceFill::poison),
+        gdv(nkv, DeviceFill::poison);
+    const auto run = [&] {
       attention_backward_mma_cuda(
           s, gq.get(), gk.get(), gv.get(), go.get(), glse.get(), gdo.get(),
           AttentionCudaGradsBf16{gdq.get(), gdk.get(), gdv.get(), gdelta.get()}, nullptr);
-      run = {widen_bf16(gdq.download()), widen_bf16(gdk.download()), widen_bf16(gdv.download())};
-    }
-    const std::vector<Bf16>* want[3] = {&dq, &dk, &dv};
-    const char* names[3] = {"dq", "dk", "dv"};
-    for (int i = 0; i < 3; ++i) {
-      const std::vector<double> w = widen(widen_bf16(*want[i]));
-      double largest = 0.0;
-      for (const double x : w) largest = std::max(largest, std::fabs(x));
-      expect_close(runs[0][i], w, 1e-2 * largest, 1e-2, names[i]);
-      EXPECT_EQ(runs[0][i], runs[1][i]) << names[i] << " differs between two runs";
+      return std::array{gdq.download(), gdk.download(), gdv.download()};
+    };
+    const auto first = run();
+    expect_gradient_close(gdq, dq, "dq");
+    expect_gradient_close(gdk, dk, "dk");
+    expect_gradient_close(gdv, dv, "dv");
+    const auto second = run();
+    for (std::size_t i = 0; i < first.size(); ++i) {
+      EXPECT_TRUE(std::equal(first[i].begin(), first[i].end(), second[i].begin(),
+                             [](Bf16 a, Bf16 b) { return a.bits == b.bits; }))
+          << "gradient " << i << " (dq, dk, dv) differs between two runs";
     }
   }
 }

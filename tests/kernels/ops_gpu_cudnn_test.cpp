@@ -31,8 +31,10 @@ namespace {
 
 using testing::attention_inputs;
 using testing::AttentionInputs;
+using testing::describe;
 using testing::DeviceBuffer;
 using testing::expect_close;
+using testing::expect_gradient_close;
 using testing::have_gpu;
 using testing::random_bf16;
 using testing::widen;
@@ -94,13 +96,6 @@ TEST(OpsCudnn, AvailableSaysWhyNot) {
   if (!why.empty()) std::cout << "attention_cudnn_available: " << why << "\n";
 }
 
-std::string describe(const AttentionShape& s) {
-  return "batch " + std::to_string(s.batch) + " heads " + std::to_string(s.q_heads) + "/" +
-         std::to_string(s.kv_heads) + " seq " + std::to_string(s.seq) + " d " +
-         std::to_string(s.head_dim) + " causal " + std::to_string(s.causal) + " window " +
-         std::to_string(s.window) + " scale " + std::to_string(s.scale);
-}
-
 // Runs cuDNN and the CPU backend on random inputs of `s`, compares o and lse.
 void expect_cudnn_matches_cpu(std::mt19937_64& rng, const AttentionShape& s) {
   SCOPED_TRACE(describe(s));
@@ -153,15 +148,6 @@ TEST(OpsGpu, AttentionCudnnSlidingWindowMatchesCpu) {
        {AttentionShape{2, 4, 2, 130, 64, true, 50}, AttentionShape{1, 2, 1, 200, 128, false, 40}}) {
     expect_cudnn_matches_cpu(rng, s);
   }
-}
-
-// A gradient within 1 % of the CPU's largest element plus 1 % of each element.
-void expect_gradient_close(const DeviceBuffer<Bf16>& got, const std::vector<Bf16>& want,
-                           const char* name) {
-  const std::vector<double> w = widen(widen_bf16(want));
-  const double largest = std::accumulate(
-      w.begin(), w.end(), 0.0, [](double m, double x) { return std::max(m, std::fabs(x)); });
-  expect_close(widen_bf16(got.download()), w, 1e-2 * largest, 1e-2, name);
 }
 
 // Runs cuDNN's backward and the CPU backend's on random inputs of `s`, from the
