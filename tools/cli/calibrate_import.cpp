@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <chrono>
-#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -61,8 +58,7 @@ int run_import(const ImportOptions& o, Streams io) {
   options.algorithm = *algorithm;
   if (o.ranks > 0) options.ranks = o.ranks;
   options.family = o.family;
-  std::vector<std::string> inputs = o.files;
-  if (const std::string problem = models::output_problem(o.out, inputs); !problem.empty()) {
+  if (const std::string problem = models::output_problem(o.out, o.files); !problem.empty()) {
     io.err << fmt::format("myriad calibrate import: error: --out {}\n", problem);
     return kExitBadInput;
   }
