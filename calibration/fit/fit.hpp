@@ -58,6 +58,9 @@ struct FitOptions {
 inline bool own_attention_family(const std::string& family) {
   return family == "attention" || family == "attention.mma";
 }
+// The family of the attention kernel the composites `calibrate check` times run
+// (calibration/check): the SIMT kernel, on the CPU and on the GPU.
+inline constexpr const char* kCompositeAttentionFamily = "attention";
 // The family of cuDNN's fused attention, the production reference (`--reference cudnn`).
 inline constexpr const char* kCudnnAttentionFamily = "attention.cudnn";
 

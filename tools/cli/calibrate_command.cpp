@@ -48,7 +48,8 @@ struct CalibrateOptions {
   std::string device;
   bool leave_out_failed = false;
   std::string attention_kernel;
-  std::string reference;  // fit --reference: cudnn or myriad
+  std::string reference;       // fit --reference: cudnn or myriad
+  std::string loop_reference;  // loop --reference
   // check
   std::string profile;
   std::string check_rows;
@@ -411,6 +412,12 @@ Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*en
       ->check(finite_range(1e-6, 100));
   loop_cmd->add_flag("--leave-out-failed", o->leave_out_failed,
                      std::string(leave_out_help) + " (the loop still exits 1)");
+  loop_cmd
+      ->add_option("--reference", o->loop_reference,
+                   "the attention kernels the profile describes: cudnn (cuDNN's) or myriad (the "
+                   "fastest of Myriad's own); by default the kernel the loop's composites run, "
+                   "the SIMT one, so that the check compares like with like")
+      ->check(CLI::IsMember({"cudnn", "myriad"}));
 
   const Command import_cmd = add_calibrate_import(*cmd, io);
 
@@ -432,6 +439,8 @@ Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*en
                                (measured == kExitFailure && o->leave_out_failed && !rows.empty());
             if (!go_on) return measured;
             std::string profile;
+            o->reference = o->loop_reference;
+            if (o->reference.empty()) o->attention_kernel = cal::kCompositeAttentionFamily;
             if (const int fitted = fit(*o, io, rows, profile); fitted != kExitOk) return fitted;
             const int checked =
                 check(*o, io, profile, rows,
