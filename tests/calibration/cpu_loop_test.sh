@@ -34,6 +34,9 @@ assert rows["environment"]["commit"], "no commit recorded"
 profile = json.load(open(f"{out}/profile.json"))
 measured = [k for k, p in profile["parameters"].items() if p["origin"] == "measured"]
 assert "gemm_efficiency" in measured and "kernel_overhead_s" in measured, measured
+# The loop describes the attention kernel its composites run.
+for p in ("attention_fwd_efficiency", "attention_bwd_efficiency"):
+    assert profile["parameters"][p]["note"].endswith("as asked: attention"), profile["parameters"][p]
 check = json.load(open(f"{out}/check.json"))
 assert len(check["composites"]) >= 3
 print(f"composite error: mean {check['composite_mean_abs_error']:.1%}, "
