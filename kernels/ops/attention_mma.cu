@@ -92,13 +92,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   if (first_tile < last_key) stage(first_tile, 0);
   int buffer = 0;
   for (std::int64_t n0 = first_tile; n0 < last_key; n0 += kBlockN, buffer ^= 1) {
-    if (n0 + kBlockN < last_key) {
-      stage(n0 + kBlockN, buffer ^ 1);
-      mma::cp_async_wait<1>();
-    } else {
-      mma::cp_async_wait<0>();
-    }
-    __syncthreads();
+    mma::begin_stage(n0 + kBlockN < last_key, [&] { stage(n0 + kBlockN, buffer ^ 1); });
     const __nv_bfloat16* ks = tiles + 2 * buffer * kTile;
     const __nv_bfloat16* vs = ks + kTile;
 

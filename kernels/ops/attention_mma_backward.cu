@@ -148,13 +148,7 @@ __global__ void __launch_bounds__(kThreads)
   if (steps > 0) stage(0, 0);
   int buffer = 0;
   for (std::int64_t step = 0; step < steps; ++step, buffer ^= 1) {
-    if (step + 1 < steps) {
-      stage(step + 1, buffer ^ 1);
-      mma::cp_async_wait<1>();
-    } else {
-      mma::cp_async_wait<0>();
-    }
-    __syncthreads();
+    mma::begin_stage(step + 1 < steps, [&] { stage(step + 1, buffer ^ 1); });
     const std::int64_t q0 = q0_of(step);
     const __nv_bfloat16* qs = q_stages + 2 * buffer * kQ * kS;
     const __nv_bfloat16* dos = qs + kQ * kS;
@@ -264,13 +258,7 @@ __global__ void __launch_bounds__(kThreads)
   if (first_key < last_key) stage(first_key, 0);
   int buffer = 0;
   for (std::int64_t n0 = first_key; n0 < last_key; n0 += kK, buffer ^= 1) {
-    if (n0 + kK < last_key) {
-      stage(n0 + kK, buffer ^ 1);
-      mma::cp_async_wait<1>();
-    } else {
-      mma::cp_async_wait<0>();
-    }
-    __syncthreads();
+    mma::begin_stage(n0 + kK < last_key, [&] { stage(n0 + kK, buffer ^ 1); });
     const __nv_bfloat16* ks = tiles + 2 * buffer * kK * kS;
     const __nv_bfloat16* vs = ks + kK * kS;
 

@@ -164,6 +164,21 @@ __device__ inline void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kInFlight));
 }
 
+// Before a two-stage cp.async pipeline computes on its current stage: starts the
+// next stage's copies into the other buffer (`stage_next`, when there is one),
+// waits for the current stage's alone, and syncs the block. The block syncs
+// again after computing, before the stage after next overwrites this buffer.
+template <typename Stage>
+__device__ inline void begin_stage(bool more, const Stage& stage_next) {
+  if (more) {
+    stage_next();
+    cp_async_wait<1>();
+  } else {
+    cp_async_wait<0>();
+  }
+  __syncthreads();
+}
+
 // Keys [first, last) query i may see, as attention.cpp's key_range.
 struct KeyRange {
   std::int64_t first, last;
