@@ -11,6 +11,7 @@
 #include "models/scenario/config_tree.hpp"
 #include "models/scenario/diagnostics.hpp"
 #include "models/scenario/preset_library.hpp"
+#include "models/scenario/resolved.hpp"
 #include "models/scenario/scenario.hpp"
 
 namespace myriad::scenario {

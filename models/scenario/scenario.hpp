@@ -4,12 +4,14 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "models/scenario/cluster_spec.hpp"
+#include "models/scenario/diagnostics.hpp"
 #include "models/scenario/model_spec.hpp"
+#include "models/scenario/origins.hpp"
 #include "models/scenario/parallel_spec.hpp"
 #include "models/scenario/reliability_spec.hpp"
-#include "models/scenario/schema.hpp"
 #include "models/scenario/sweep_spec.hpp"
 #include "models/scenario/training_spec.hpp"
 

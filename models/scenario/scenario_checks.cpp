@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "models/scenario/reliability_checks.hpp"
+#include "models/scenario/units.hpp"
 
 namespace myriad::scenario {
 namespace {

@@ -15,6 +15,7 @@
 
 #include "models/scenario/config_tree.hpp"
 #include "models/scenario/diagnostics.hpp"
+#include "models/scenario/origins.hpp"
 #include "models/scenario/resolved.hpp"
 #include "models/scenario/units.hpp"
 
@@ -49,10 +50,6 @@ struct Default {
   static Default derived(std::string how) { return {Kind::derived, std::move(how)}; }
   static Default none() { return {Kind::empty, "none"}; }
 };
-
-// Where each key's value came from, by dotted path. A key absent from it was
-// neither given nor defaulted (a derived key before derivation).
-using Origins = std::map<std::string, Location>;
 
 struct ParseContext {
   Diagnostics& diagnostics;
