@@ -14,6 +14,16 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_L
   target_compile_options(myriad_options INTERFACE
     $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CONFIG:Release>>:-Wno-restrict>)
 endif()
+# RelWithDebInfo (the standard configuration) with line tables (-g1) rather than full
+# debug information: stack traces, perf and sanitizer reports still name each function,
+# file and line, and the build takes about a quarter less time (measured on 2 cores:
+# 19.0 s -> 14.1 s for tools/cli/sweep_command.cpp, 9.0 s -> 6.4 s for a test file).
+# For a debugger's view of variables, build Debug or configure MYRIAD_FULL_DEBUG_INFO=ON.
+# (A target's options follow CMAKE_CXX_FLAGS_RELWITHDEBINFO's -g, and the last -g wins.)
+if(NOT MYRIAD_FULL_DEBUG_INFO)
+  target_compile_options(myriad_options INTERFACE
+    $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CONFIG:RelWithDebInfo>>:-g1>)
+endif()
 if(MYRIAD_WERROR)
   target_compile_options(myriad_options INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-Werror>
@@ -25,6 +35,12 @@ if(MYRIAD_SANITIZE)
   set(_myriad_san -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
   target_compile_options(myriad_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:${_myriad_san}>)
   target_link_options(myriad_options INTERFACE ${_myriad_san})
+  if(MYRIAD_FUZZ)
+    # libFuzzer's coverage on every library, so that the harnesses link against
+    # the same objects the sanitizer tests run (one sanitizer build, not two).
+    target_compile_options(myriad_options INTERFACE
+      $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link>)
+  endif()
   # SimGrid's raw contexts confuse ASan; sanitizer builds run its thread contexts.
   target_compile_definitions(myriad_options INTERFACE MYRIAD_SANITIZE=1)
 endif()

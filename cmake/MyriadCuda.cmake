@@ -1,5 +1,6 @@
 # MYRIAD_CUDA=AUTO|ON|OFF. AUTO enables CUDA when the toolkit's nvcc is found,
-# on the PATH or in /usr/local/cuda. CUDA code is compiled for sm_80 and sm_90.
+# on the PATH or in /usr/local/cuda. CUDA code is compiled for sm_80 and sm_90 unless
+# the configure names others (-DCMAKE_CUDA_ARCHITECTURES=90 builds for the H200 alone).
 
 set(MYRIAD_HAVE_CUDA OFF)
 if(NOT MYRIAD_CUDA STREQUAL "OFF")
@@ -12,7 +13,9 @@ if(NOT MYRIAD_CUDA STREQUAL "OFF")
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
-    set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
     set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 knows no CUDA20 for nvcc; .cu files stay C++17
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     enable_language(CUDA)

@@ -12,6 +12,7 @@
 #include "fuzz/property.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolved.hpp"
+#include "myriad_source_paths.hpp"
 
 namespace {
 

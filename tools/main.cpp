@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "myriad_source_paths.hpp"
 #include "tools/cli/cli.hpp"
 
 #ifdef MYRIAD_HAVE_MPI
@@ -51,11 +52,6 @@ std::vector<std::string> gather_to_root(const std::string& text, int rank, int s
 }
 
 }  // namespace
-#endif
-
-#if !defined(MYRIAD_SCENARIO_DIR) || !defined(MYRIAD_PROFILE_DIR) || !defined(MYRIAD_REPORT_DIR)
-#error \
-    "MYRIAD_SCENARIO_DIR, MYRIAD_PROFILE_DIR and MYRIAD_REPORT_DIR must name the shipped data folders"
 #endif
 
 int main(int argc, char** argv) {

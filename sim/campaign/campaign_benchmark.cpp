@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include "models/scenario/loader.hpp"
+#include "myriad_source_paths.hpp"
 #include "sim/campaign/campaign_report.hpp"
 
 namespace {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "models/scenario/loader.hpp"
+#include "myriad_source_paths.hpp"
 #include "sim/plan/layout_search.hpp"
 
 namespace {

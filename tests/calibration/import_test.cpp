@@ -9,6 +9,7 @@
 #include <string>
 
 #include "calibration/fit/fit.hpp"
+#include "myriad_source_paths.hpp"
 
 namespace myriad::calibration {
 namespace {

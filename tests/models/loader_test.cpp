@@ -6,6 +6,7 @@
 
 #include "models/scenario/reliability_checks.hpp"
 #include "models/scenario/scenario_schema.hpp"
+#include "myriad_source_paths.hpp"
 
 namespace myriad::scenario {
 namespace {

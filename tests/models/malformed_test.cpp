@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "models/scenario/loader.hpp"
+#include "myriad_source_paths.hpp"
 
 namespace myriad::scenario {
 namespace {

@@ -12,6 +12,7 @@
 #include "models/scenario/loader.hpp"
 #include "models/transformer/model_stats.hpp"
 #include "models/transformer/moe_routing.hpp"
+#include "myriad_source_paths.hpp"
 
 namespace myriad::models {
 namespace {

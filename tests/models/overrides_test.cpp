@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/scenario/loader.hpp"
+#include "myriad_source_paths.hpp"
 
 namespace myriad::scenario {
 namespace {

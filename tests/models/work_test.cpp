@@ -9,6 +9,7 @@
 #include "models/plan/step_plan.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/transformer/model_stats.hpp"
+#include "myriad_source_paths.hpp"
 
 namespace myriad::models {
 namespace {

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "models/scenario/loader.hpp"
+#include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/analytic/validation_suite.hpp"
 #include "sim/cost/comm_cost.hpp"

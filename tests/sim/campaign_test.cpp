@@ -9,6 +9,7 @@
 
 #include "models/random/random_stream.hpp"
 #include "models/scenario/loader.hpp"
+#include "myriad_source_paths.hpp"
 #include "sim/campaign/campaign_report.hpp"
 #include "sim/campaign/resolved_policy.hpp"
 

@@ -11,11 +11,14 @@
 #include "models/scenario/loader.hpp"
 #include "models/transformer/model_stats.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "tests/sim/shipped.hpp"
 
 namespace myriad::sim {
 namespace {
 
-const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
+using testing::h100;
+using testing::kShipped;
+
 const std::string kGrown =
     "cluster: {preset: llama3-like, gpus: 256, price_per_gpu_hour: 2.5}\n"
     "model: {preset: llama3-70b}\n"
@@ -24,8 +27,6 @@ const std::string kGrown =
     "training:\n"
     "  tokens: 1T\n"
     "  growth: {from: llama3-8b, tokens: 100B, saved_fraction: 0.3, source: a test}\n";
-
-DeviceProfile h100() { return load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json"); }
 
 scenario::Scenario grown(const std::string& extra = "") {
   return scenario::load_scenario_text(kGrown + extra, "grown.yaml", kShipped);

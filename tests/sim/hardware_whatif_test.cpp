@@ -11,6 +11,7 @@
 
 #include "models/scenario/loader.hpp"
 #include "models/scenario/scenario_schema.hpp"
+#include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "sim/cost/compute_cost.hpp"

@@ -9,20 +9,22 @@
 #include <string>
 
 #include "models/scenario/loader.hpp"
+#include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "tests/sim/shipped.hpp"
 
 namespace myriad::sim {
 namespace {
 
-const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
+using testing::h100;
+using testing::kShipped;
+
 const std::string kLlama8b =
     "cluster: {preset: llama3-like, gpus: 64}\n"
     "model: {preset: llama3-8b, seq_length: 4096}\n"
     "parallelism: {tp: 8, sp: true, pp: 2, zero: 1, micro_batch: 1, global_batch: 128}\n"
     "overlap: {tp: true, pp: true, dp: true}\n"
     "training: {tokens: 100B}\n";
-
-DeviceProfile h100() { return load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json"); }
 
 SearchSpace small_space(const scenario::Scenario& s) {
   SearchSpace space = default_space(s);

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "models/scenario/loader.hpp"
+#include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/analytic/leave_one_out.hpp"
 #include "tests/sim/shipped.hpp"

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "models/scenario/loader.hpp"
+#include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/analytic/validation_suite.hpp"
 #include "tests/sim/shipped.hpp"

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "models/scenario/loader.hpp"
+#include "myriad_source_paths.hpp"
 #include "sim/cost/device_profile.hpp"
 
 namespace myriad::sim::testing {

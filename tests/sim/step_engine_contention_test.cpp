@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "models/scenario/loader.hpp"
+#include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/engine/engine_config.hpp"
 #include "sim/step/step_engine.hpp"

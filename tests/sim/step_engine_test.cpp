@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "models/scenario/loader.hpp"
+#include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "tests/sim/step_engine_support.hpp"
 

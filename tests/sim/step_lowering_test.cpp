@@ -8,6 +8,7 @@
 #include <string>
 
 #include "models/plan/placement.hpp"
+#include "myriad_source_paths.hpp"
 #include "sim/step/step_lowering.hpp"
 #include "tests/sim/shipped.hpp"
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "calibration/measure/rows.hpp"
+#include "myriad_source_paths.hpp"
 #include "tests/tools/run_cli.hpp"
 #include "tools/cli/cli.hpp"
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "myriad_source_paths.hpp"
 #include "tests/tools/run_cli.hpp"
 #include "tools/cli/cli.hpp"
 

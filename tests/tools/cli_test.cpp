@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "myriad_source_paths.hpp"
 #include "sim/step/step_engine.hpp"
 #include "tests/tools/run_cli.hpp"
 

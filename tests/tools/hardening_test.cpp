@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "models/scenario/text_file.hpp"
+#include "myriad_source_paths.hpp"
 #include "tests/tools/run_cli.hpp"
 #include "tools/cli/cli.hpp"
 

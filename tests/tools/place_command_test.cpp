@@ -9,6 +9,7 @@
 
 #include "models/plan/step_plan.hpp"
 #include "models/scenario/loader.hpp"
+#include "myriad_source_paths.hpp"
 #include "tests/tools/run_cli.hpp"
 #include "tools/cli/cli.hpp"
 

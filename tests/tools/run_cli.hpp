@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "myriad_source_paths.hpp"
 #include "tools/cli/cli.hpp"
 
 namespace myriad::cli::test_support {

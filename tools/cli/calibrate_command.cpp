@@ -22,41 +22,13 @@
 #include "calibration/measure/runner.hpp"
 #include "models/scenario/json_file.hpp"
 #include "models/scenario/text_file.hpp"
-#include "tools/cli/calibrate_import.hpp"
-#include "tools/cli/commands.hpp"
+#include "tools/cli/calibrate_options.hpp"
 #include "tools/cli/report_table.hpp"
 
 namespace myriad::cli {
 namespace {
 
 namespace cal = myriad::calibration;
-
-// What `check` and `loop` hold the mean composite error to unless told otherwise.
-constexpr double kDefaultMaxError = 0.15;
-
-struct CalibrateOptions {
-  // measure
-  std::string backend = "cpu";
-  std::string grid = "small";
-  std::string out = "calibration-run";
-  int repetitions = 5;
-  double min_time_s = 0.02;
-  // fit
-  std::string rows;
-  std::string profile_out;
-  std::string base;
-  std::string device;
-  bool leave_out_failed = false;
-  std::string attention_kernel;
-  std::string reference;       // fit --reference: cudnn or myriad
-  std::string loop_reference;  // loop --reference
-  // check
-  std::string profile;
-  std::string check_rows;
-  std::string json_file;
-  std::string measured_from;
-  double max_error = kDefaultMaxError;
-};
 
 bool backend_ok(const CalibrateOptions& o, Streams io) {
   if (o.backend == "cpu" || o.backend == "cuda") return true;
@@ -341,112 +313,31 @@ bool calibrate_outputs_ok(const CalibrateOptions& o, Streams io, bool fitting, b
                     {o.base}, io);
 }
 
-void add_timing_options(CLI::App& cmd, CalibrateOptions& o) {
-  cmd.add_option("--repetitions", o.repetitions,
-                 "passes over the grid: samples per case, seconds apart (the fastest is kept)")
-      ->check(CLI::Range(1, 1000));
-  cmd.add_option("--min-time", o.min_time_s, "seconds each sample runs at least")
-      ->check(finite_range(1e-4, 10.0));
-}
-
 }  // namespace
 
-Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*env*/) {
-  auto o = std::make_shared<CalibrateOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "calibrate",
-      "Measure the kernels and collectives, fit a device profile, check its predictions.");
-  cmd->require_subcommand(0, 1);
-  cmd->add_option("--backend", o->backend, "cpu (always) or cuda (with a GPU)");
-  cmd->add_option("--grid", o->grid, "small (CI, minutes) or full");
-  cmd->add_option("--out", o->out, "directory for rows.json (and the loop's profile and check)");
-  add_timing_options(*cmd, *o);
-
-  CLI::App* fit_cmd = cmd->add_subcommand("fit", "Fit a device profile to calibration rows.");
-  fit_cmd->add_option("rows", o->rows, "rows.json written by `myriad calibrate`")->required();
-  fit_cmd->add_option("--out", o->profile_out, "profile to write (default: beside the rows)");
-  fit_cmd->add_option("--base", o->base,
-                      "profile giving datasheet peaks and what the rows cannot measure");
-  fit_cmd->add_option("--device", o->device, "the device name the profile records");
-  const char* leave_out_help =
-      "fit the rows that passed their check; the profile names those left out";
-  fit_cmd->add_flag("--leave-out-failed", o->leave_out_failed, leave_out_help);
-  CLI::Option* kernel =
-      fit_cmd->add_option("--attention-kernel", o->attention_kernel,
-                          "the attention kernel the profile describes, by its rows' family "
-                          "(attention: the SIMT kernel; attention.mma: tensor cores; "
-                          "attention.cudnn: cuDNN); default: the fastest measured");
-  fit_cmd
-      ->add_option("--reference", o->reference,
-                   "ground the profile in the production kernels (cudnn: cuDNN's fused "
-                   "attention, measured beside ours) or in Myriad's own (myriad: the fastest of "
-                   "attention and attention.mma); GEMMs are cuBLASLt's either way")
-      ->check(CLI::IsMember({"cudnn", "myriad"}))
-      ->excludes(kernel);
-
-  CLI::App* check_cmd =
-      cmd->add_subcommand("check", "Predict composite workloads from a profile and time them.");
-  check_cmd->add_option("--profile", o->profile, "profile written by `myriad calibrate fit`")
-      ->required();
-  check_cmd->add_option("--rows", o->check_rows, "also report the fitted rows' errors");
-  check_cmd->add_option("--json", o->json_file, "write the report as JSON");
-  check_cmd->add_option("--measured-from", o->measured_from,
-                        "take the composites' times from an earlier check report (its --json, "
-                        "or the loop's check.json) instead of timing them here");
-  check_cmd
-      ->add_option("--max-error", o->max_error,
-                   "fail (exit 1) when the mean composite prediction error exceeds this fraction "
-                   "(default 0.15)")
-      ->check(finite_range(1e-6, 100));
-  add_timing_options(*check_cmd, *o);
-
-  CLI::App* loop_cmd = cmd->add_subcommand(
-      "loop", "Measure, fit and check in one go; everything is written to --out.");
-  loop_cmd->fallthrough();  // --backend, --grid, --out and timing belong to calibrate
-  loop_cmd->add_option("--base", o->base,
-                       "profile giving datasheet peaks and what the rows cannot measure");
-  loop_cmd
-      ->add_option("--max-error", o->max_error,
-                   "fail (exit 1) when the mean composite prediction error exceeds this fraction "
-                   "(default 0.15)")
-      ->check(finite_range(1e-6, 100));
-  loop_cmd->add_flag("--leave-out-failed", o->leave_out_failed,
-                     std::string(leave_out_help) + " (the loop still exits 1)");
-  loop_cmd
-      ->add_option("--reference", o->loop_reference,
-                   "the attention kernels the profile describes: cudnn (cuDNN's) or myriad (the "
-                   "fastest of Myriad's own); by default the kernel the loop's composites run, "
-                   "the SIMT one, so that the check compares like with like")
-      ->check(CLI::IsMember({"cudnn", "myriad"}));
-
-  const Command import_cmd = add_calibrate_import(*cmd, io);
-
-  return {cmd, [o, io, fit_cmd, check_cmd, loop_cmd, import_cmd] {
-            if (import_cmd.app->parsed()) return import_cmd.action();
-            if (!calibrate_outputs_ok(*o, io, fit_cmd->parsed(), check_cmd->parsed())) {
-              return kExitBadInput;
-            }
-            if (fit_cmd->parsed()) {
-              std::string profile;
-              return fit(*o, io, o->rows, profile);
-            }
-            if (check_cmd->parsed()) return check(*o, io, o->profile, o->check_rows, o->json_file);
-            std::string rows;
-            if (!loop_cmd->parsed()) return measure(*o, io, rows);
-            std::vector<cal::Row> composites;
-            const int measured = measure(*o, io, rows, &composites);
-            const bool go_on = measured == kExitOk ||
-                               (measured == kExitFailure && o->leave_out_failed && !rows.empty());
-            if (!go_on) return measured;
-            std::string profile;
-            o->reference = o->loop_reference;
-            if (o->reference.empty()) o->attention_kernel = cal::kCompositeAttentionFamily;
-            if (const int fitted = fit(*o, io, rows, profile); fitted != kExitOk) return fitted;
-            const int checked =
-                check(*o, io, profile, rows,
-                      (std::filesystem::path(o->out) / "check.json").string(), &composites);
-            return checked != kExitOk ? checked : measured;
-          }};
+int run_calibrate(CalibrateOptions& o, CalibrateRun what, Streams io) {
+  if (!calibrate_outputs_ok(o, io, what == CalibrateRun::fit, what == CalibrateRun::check)) {
+    return kExitBadInput;
+  }
+  if (what == CalibrateRun::fit) {
+    std::string profile;
+    return fit(o, io, o.rows, profile);
+  }
+  if (what == CalibrateRun::check) return check(o, io, o.profile, o.check_rows, o.json_file);
+  std::string rows;
+  if (what == CalibrateRun::measure) return measure(o, io, rows);
+  std::vector<cal::Row> composites;
+  const int measured = measure(o, io, rows, &composites);
+  const bool go_on =
+      measured == kExitOk || (measured == kExitFailure && o.leave_out_failed && !rows.empty());
+  if (!go_on) return measured;
+  std::string profile;
+  o.reference = o.loop_reference;
+  if (o.reference.empty()) o.attention_kernel = cal::kCompositeAttentionFamily;
+  if (const int fitted = fit(o, io, rows, profile); fitted != kExitOk) return fitted;
+  const int checked = check(o, io, profile, rows,
+                            (std::filesystem::path(o.out) / "check.json").string(), &composites);
+  return checked != kExitOk ? checked : measured;
 }
 
 }  // namespace myriad::cli

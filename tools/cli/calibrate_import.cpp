@@ -16,18 +16,10 @@ namespace {
 
 namespace cal = myriad::calibration;
 
-struct ImportOptions {
-  std::string format;
-  std::vector<std::string> files;
-  std::string out;
-  std::string backend = "cuda";
-  std::string collective;
-  std::string algorithm = "ring";
-  int ranks = 0;
-  std::string family;
-  bool append = false;
-};
+}  // namespace
 
+// Over 100 lines: issue 43 rewrites this reader (streaming, bounded).
+// NOLINTNEXTLINE(readability-function-size)
 int run_import(const ImportOptions& o, Streams io) {
   const auto format = cal::import_format_from_name(o.format);
   if (!format) {
@@ -132,36 +124,6 @@ int run_import(const ImportOptions& o, Streams io) {
       "gives the peaks and what the rows do not measure)\n",
       o.out, file.environment.contains("gpu") ? "" : " --device <name>");
   return kExitOk;
-}
-
-}  // namespace
-
-Command add_calibrate_import(CLI::App& calibrate, Streams io) {
-  auto o = std::make_shared<ImportOptions>();
-  CLI::App* cmd = calibrate.add_subcommand(
-      "import",
-      "Turn measurements made elsewhere into calibration rows: nccl-tests output, Google "
-      "Benchmark JSON (--benchmark_out), a PyTorch profiler (Kineto) trace.");
-  cmd->add_option("format", o->format, "nccl-tests, google-benchmark or kineto")->required();
-  cmd->add_option("files", o->files, "the measurement files, all of that format")->required();
-  cmd->add_option("--out", o->out, "the rows file to write")->required();
-  cmd->add_flag("--append", o->append,
-                "keep the rows --out already holds and add these (to fit collectives and "
-                "kernels from several sources together)");
-  cmd->add_option("--backend", o->backend, "what ran the measurements: cuda (default) or cpu")
-      ->check(CLI::IsMember({"cuda", "cpu"}));
-  cmd->add_option("--collective", o->collective,
-                  "nccl-tests: the collective, when the output does not name it (all_reduce, "
-                  "all_gather, reduce_scatter, all_to_all, broadcast)");
-  cmd->add_option(
-      "--algorithm", o->algorithm,
-      "nccl-tests: the algorithm NCCL ran (NCCL_ALGO): ring (default), tree, nvls, ...");
-  cmd->add_option("--ranks", o->ranks, "nccl-tests: the ranks, when the output does not list them")
-      ->check(CLI::Range(2, 1 << 20));
-  cmd->add_option("--family", o->family,
-                  "google-benchmark: the family of benchmarks without m, n, k counters "
-                  "(norm.rms.fwd, activation.swiglu.bwd, attention.fwd, ...)");
-  return {cmd, [o, io] { return run_import(*o, io); }};
 }
 
 }  // namespace myriad::cli

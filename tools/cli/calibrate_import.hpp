@@ -1,13 +1,28 @@
 // `myriad calibrate import FORMAT FILE...`: nccl-tests output, Google Benchmark
 // JSON or a PyTorch profiler (Kineto) trace as calibration rows
-// (calibration/import/import.hpp), for `calibrate fit` and `calibrate check`.
+// (calibration/import/import.hpp), for `calibrate fit` and `calibrate check`. Its
+// options are wired under `calibrate` in calibrate_options.cpp (CLI11).
 #pragma once
 
-#include "tools/cli/commands.hpp"
+#include <string>
+#include <vector>
+
+#include "tools/cli/verb_support.hpp"
 
 namespace myriad::cli {
 
-// The subcommand, under `calibrate`.
-Command add_calibrate_import(CLI::App& calibrate, Streams io);
+struct ImportOptions {
+  std::string format;
+  std::vector<std::string> files;
+  std::string out;
+  std::string backend = "cuda";
+  std::string collective;
+  std::string algorithm = "ring";
+  int ranks = 0;
+  std::string family;
+  bool append = false;
+};
+
+int run_import(const ImportOptions& o, Streams io);
 
 }  // namespace myriad::cli

@@ -10,7 +10,7 @@
 
 #include "models/scenario/scenario.hpp"
 #include "sim/cost/device_profile.hpp"
-#include "tools/cli/commands.hpp"
+#include "tools/cli/verb_support.hpp"
 
 namespace myriad::cli {
 

@@ -6,17 +6,10 @@
 #include <ostream>
 
 #include "models/scenario/loader.hpp"
-#include "tools/cli/commands.hpp"
+#include "tools/cli/check_options.hpp"
 
 namespace myriad::cli {
 namespace {
-
-struct CheckOptions {
-  ScenarioOptions scenario;
-  std::string json_file;
-  bool origins = false;
-  bool quiet = false;
-};
 
 std::string summary(const scenario::Scenario& s) {
   const auto& c = s.cluster;
@@ -27,6 +20,8 @@ std::string summary(const scenario::Scenario& s) {
       c.gpus, c.gpu.name, c.nodes(), c.gpus_per_node, p.tp, p.pp, p.cp, p.dp,
       p.ep > 1 ? fmt::format(" (ep {})", p.ep) : "", p.micro_batches(), p.micro_batch);
 }
+
+}  // namespace
 
 int run_check(const CheckOptions& o, Streams io, const Environment& env) {
   if (!outputs_ok("check", {{"--json", o.json_file}}, {o.scenario.scenario}, io)) {
@@ -46,22 +41,6 @@ int run_check(const CheckOptions& o, Streams io, const Environment& env) {
     io.out << scenario::to_yaml(resolved, o.origins);
   }
   return kExitOk;
-}
-
-}  // namespace
-
-Command add_check_command(CLI::App& app, Streams io, const Environment& env) {
-  auto options = std::make_shared<CheckOptions>();
-  CLI::App* cmd =
-      app.add_subcommand("check",
-                         "Load a scenario, resolve its presets and check it; print it resolved, in "
-                         "canonical units (SI: s, B, B/s, FLOP/s), or every problem found.");
-  add_scenario_options(*cmd, options->scenario);
-  cmd->add_option("--json", options->json_file, "also write the resolved scenario as JSON");
-  cmd->add_flag("--origins", options->origins,
-                "note beside each value where it came from (file:line:column, default, derived)");
-  cmd->add_flag("--quiet,-q", options->quiet, "print only problems");
-  return {cmd, [options, io, &env] { return run_check(*options, io, env); }};
 }
 
 }  // namespace myriad::cli

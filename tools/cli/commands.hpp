@@ -1,85 +1,26 @@
 // One function per verb; each adds its subcommand and options to the app and
-// returns the action to run once parsing succeeded.
+// returns the action to run once parsing succeeded. Only the `*_options.cpp` files
+// and cli.cpp include CLI11; the runs they call see tools/cli/verb_support.hpp.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
-#include <nlohmann/json.hpp>
-
-#include <functional>
-#include <iosfwd>
-#include <map>
-#include <optional>
-
-#include "models/scenario/scenario.hpp"
-#include "sim/cost/device_profile.hpp"
-#include "tools/cli/cli.hpp"
+#include "tools/cli/verb_support.hpp"
 
 namespace myriad::cli {
-
-struct Streams {
-  std::ostream& out;
-  std::ostream& err;
-};
-
-using Action = std::function<int()>;
 
 struct Command {
   CLI::App* app;
   Action action;
 };
 
-// Options every scenario-reading verb shares.
-struct ScenarioOptions {
-  std::string scenario;  // a path, or "-" for standard input
-  std::vector<std::string> preset_path;
-  std::vector<std::string> overrides;  // --set key.path=value, in order
-};
-
-// How messages name the scenario: its path, or <stdin>.
-std::string scenario_name(const ScenarioOptions& options);
-
+// --scenario's positional path, --preset-path and --set, for scenario-reading verbs.
 void add_scenario_options(CLI::App& cmd, ScenarioOptions& options);
 // --profile FILE, for verbs that price work with a device profile.
 void add_profile_option(CLI::App& cmd, std::string& profile);
-// Loads the scenario, printing warnings, or every problem (then nothing returns);
-// with `text`, also hands back the scenario's text as read (file or stdin).
-std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
-                                               const Environment& env, std::string* text = nullptr);
-// Writes `json` to `path` whole or not at all (models::write_file_atomically);
-// on failure says why for `verb` and returns false.
-bool write_json(const std::string& path, const nlohmann::json& json, std::string_view verb,
-                Streams io);
-// Writes the HTML report of `data` (tools/report/html_report.hpp) whole or not at
-// all; on failure (a missing npm package, an unwritable path) tells why.
-bool write_html_report(const std::string& path, const nlohmann::json& data, std::string_view verb,
-                       Streams io, const Environment& env);
-// An output option and the path it names (empty: not given).
-struct OutputOption {
-  std::string_view flag;
-  std::string path;
-};
-// Checks every output before the work starts (models::output_problem): each an
-// existing, writable folder, none an input or another output. Prints each problem
-// for `verb`; false when there is one (the verb then exits kExitBadInput).
-bool outputs_ok(std::string_view verb, const std::vector<OutputOption>& outputs,
-                const std::vector<std::string>& inputs, Streams io);
-// The device profile for the scenario's GPU, put on that GPU (sim::on_hardware):
-// `path` when given, else the one cluster.gpu.profile names (by default the GPU's
-// hardware preset). Prints why when there is none.
-// Loaded device profiles by file, for verbs that price many scenarios.
-using ProfileCache = std::map<std::string, sim::DeviceProfile>;
-std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const std::string& path,
-                                              Streams io, const Environment& env,
-                                              ProfileCache* cache = nullptr);
 // A check for a numeric option: finite and within [lo, hi] (CLI11's ranges let
 // NaN through and print the type's limits in full).
 CLI::Validator finite_range(double lo, double hi);
-
-// Which profile a report used, and whether its rates were borrowed from another GPU.
-std::string profile_line(const sim::DeviceProfile& p);
-std::vector<std::filesystem::path> preset_path(const ScenarioOptions& options,
-                                               const Environment& env);
 
 Command add_calibrate_command(CLI::App& app, Streams io, const Environment& env);
 Command add_campaign_command(CLI::App& app, Streams io, const Environment& env);
@@ -91,8 +32,5 @@ Command add_explain_command(CLI::App& app, Streams io, const Environment& env);
 Command add_sweep_command(CLI::App& app, Streams io, const Environment& env);
 Command add_plan_command(CLI::App& app, Streams io, const Environment& env);
 Command add_place_command(CLI::App& app, Streams io, const Environment& env);
-
-// "myriad 0.1.0 (commit ..., SimGrid 3.32, CUDA ...)".
-std::string version_text();
 
 }  // namespace myriad::cli

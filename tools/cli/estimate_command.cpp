@@ -11,18 +11,10 @@
 #include "models/scenario/loader.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/plan/growth.hpp"
-#include "tools/cli/commands.hpp"
+#include "tools/cli/estimate_options.hpp"
 #include "tools/cli/step_report.hpp"
 
 namespace myriad::cli {
-namespace {
-
-struct EstimateOptions {
-  ScenarioOptions scenario;
-  std::string profile;
-  std::string json_file;
-};
-
 int run_estimate(const EstimateOptions& o, Streams io, const Environment& env) {
   if (!outputs_ok("estimate", {{"--json", o.json_file}}, {o.scenario.scenario, o.profile}, io)) {
     return kExitBadInput;
@@ -49,20 +41,6 @@ int run_estimate(const EstimateOptions& o, Streams io, const Environment& env) {
   io.out << step_report_text(*s, *profile, r);
   if (growth) io.out << "\n" << growth_text(*s, *growth, r);
   return kExitOk;
-}
-
-}  // namespace
-
-Command add_estimate_command(CLI::App& app, Streams io, const Environment& env) {
-  auto options = std::make_shared<EstimateOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "estimate",
-      "Estimate a training step analytically: step time, MFU, tokens/s, where the "
-      "time goes, memory per GPU.");
-  add_scenario_options(*cmd, options->scenario);
-  add_profile_option(*cmd, options->profile);
-  cmd->add_option("--json", options->json_file, "also write the report as JSON");
-  return {cmd, [options, io, &env] { return run_estimate(*options, io, env); }};
 }
 
 }  // namespace myriad::cli

@@ -6,7 +6,7 @@
 #include <ostream>
 
 #include "models/scenario/scenario_schema.hpp"
-#include "tools/cli/commands.hpp"
+#include "tools/cli/explain_options.hpp"
 #include "tools/cli/explain_presets.hpp"
 
 namespace myriad::cli {
@@ -92,6 +92,8 @@ std::string without_indices(const std::string& path) {
   return out;
 }
 
+}  // namespace
+
 int run_explain(const std::string& requested, Streams io, const Environment& env) {
   if (requested == "presets") {
     io.out << presets_text(env.preset_path, env.profile_dir);
@@ -138,20 +140,6 @@ int run_explain(const std::string& requested, Streams io, const Environment& env
       "profiles)\n",
       section, scenario::did_you_mean(section, paths), sections);
   return kExitBadInput;
-}
-
-}  // namespace
-
-Command add_explain_command(CLI::App& app, Streams io, const Environment& env) {
-  auto section = std::make_shared<std::string>();
-  CLI::App* cmd = app.add_subcommand(
-      "explain", "Describe every scenario key: type, unit, default and meaning.");
-  cmd->add_option("section", *section,
-                  "a section (cluster, cluster.network, model.moe, parallelism, ...) or a key "
-                  "(parallelism.tp), `presets` (every preset and the profile each GPU takes) or "
-                  "`profiles` (every device profile and where its rates come from); all keys "
-                  "when left out");
-  return {cmd, [section, io, &env] { return run_explain(*section, io, env); }};
 }
 
 }  // namespace myriad::cli

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "tools/cli/commands.hpp"
 #include "tools/cli/report_table.hpp"
+#include "tools/cli/verb_support.hpp"
 
 namespace myriad::cli {
 namespace {

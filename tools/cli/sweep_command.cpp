@@ -17,24 +17,12 @@
 #include "sim/plan/growth.hpp"
 #include "sim/plan/layout_search.hpp"
 #include "sim/plan/sweep.hpp"
-#include "tools/cli/commands.hpp"
 #include "tools/cli/configuration_report.hpp"
 #include "tools/cli/report_table.hpp"
+#include "tools/cli/sweep_options.hpp"
 
 namespace myriad::cli {
 namespace {
-
-struct SweepOptions {
-  ScenarioOptions scenario;
-  std::string profile;
-  std::vector<std::string> vary;
-  bool zip = false;
-  std::string pareto;
-  std::string csv_file;
-  std::string jsonl_file;
-  std::string report_file;
-  int max_configs = 100000;
-};
 
 // Beyond this many configurations a report is refused: a browser draws them slowly.
 constexpr std::size_t kMostReportRows = 20000;
@@ -279,6 +267,10 @@ bool write_report(const SweepOptions& o, const std::vector<sim::SweepAxis>& axes
   return write_html_report(o.report_file, report.data(), "sweep", io, env);
 }
 
+}  // namespace
+
+// Over 100 lines: issue 37 moves this orchestration out and splits it.
+// NOLINTNEXTLINE(readability-function-size)
 int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
   if (!outputs_ok("sweep",
                   {{"--csv", o.csv_file}, {"--jsonl", o.jsonl_file}, {"--report", o.report_file}},
@@ -442,43 +434,6 @@ int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
                          : fmt::format(", {} on the Pareto front of {} (marked *)",
                                        count([](const Row& r) { return r.front; }), names));
   return kExitOk;
-}
-
-}  // namespace
-
-Command add_sweep_command(CLI::App& app, Streams io, const Environment& env) {
-  auto options = std::make_shared<SweepOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "sweep",
-      "Estimate every configuration that --vary axes span over a scenario: a table, CSV or JSON "
-      "Lines, and the Pareto front of chosen objectives.");
-  add_scenario_options(*cmd, options->scenario);
-  add_profile_option(*cmd, options->profile);
-  cmd->add_option("--vary", options->vary,
-                  "KEY=V1,V2,... or KEY=FROM..TO[:STEP] or KEY=FROM..TO*FACTOR: an axis over "
-                  "one scenario key, values read as in the file (repeatable; default: the "
-                  "scenario's sweep section)")
-      ->allow_extra_args(false);
-  cmd->add_flag("--zip", options->zip,
-                "advance every axis together (equal lengths) instead of their cartesian product");
-  std::string objective_names;
-  for (const auto& ob : sim::known_objectives()) {
-    objective_names += (objective_names.empty() ? "" : ", ") + ob.name;
-  }
-  cmd->add_option("--pareto", options->pareto,
-                  "OBJ,OBJ[,OBJ]: mark the configurations no other beats on all of these ("
-                  "from: " +
-                      objective_names + "); only valid ones that fit in memory count");
-  cmd->add_option("--csv", options->csv_file, "also write the rows as CSV");
-  cmd->add_option("--jsonl", options->jsonl_file, "also write the rows as JSON Lines");
-  cmd->add_option("--report", options->report_file,
-                  "also write an HTML report: every configuration in an interactive scatterplot "
-                  "(axes, colour, brushing, a click for its breakdown, memory and scenario), the "
-                  "Pareto front, the objective against each axis; works offline");
-  cmd->add_option("--max-configs", options->max_configs,
-                  "refuse axes that span more configurations than this")
-      ->check(CLI::Range(1, 10000000));
-  return {cmd, [options, io, &env] { return run_sweep(*options, io, env); }};
 }
 
 }  // namespace myriad::cli

@@ -11,18 +11,11 @@
 
 #include "sim/analytic/leave_one_out.hpp"
 #include "sim/analytic/validation_suite.hpp"
-#include "tools/cli/commands.hpp"
 #include "tools/cli/report_table.hpp"
+#include "tools/cli/validate_options.hpp"
 
 namespace myriad::cli {
 namespace {
-
-struct ValidateOptions {
-  std::vector<std::string> suites;
-  std::vector<std::string> preset_path;
-  std::string json_file;
-  bool leave_one_out = false;
-};
 
 std::vector<std::string> suite_files(const ValidateOptions& o, const Environment& env, Streams io,
                                      bool& ok) {
@@ -145,6 +138,8 @@ nlohmann::json leave_one_out_json(const std::vector<sim::HeldOutSuite>& held) {
   return out;
 }
 
+}  // namespace
+
 int run_validate(const ValidateOptions& o, Streams io, const Environment& env) {
   bool ok = true;
   const auto files = suite_files(o, env, io, ok);
@@ -215,24 +210,6 @@ int run_validate(const ValidateOptions& o, Streams io, const Environment& env) {
     if (!write_json(o.json_file, json, "validate", io)) return kExitFailure;
   }
   return kExitOk;
-}
-
-}  // namespace
-
-Command add_validate_command(CLI::App& app, Streams io, const Environment& env) {
-  auto options = std::make_shared<ValidateOptions>();
-  CLI::App* cmd =
-      app.add_subcommand("validate",
-                         "Compare the analytic engine's predictions with published tables "
-                         "(scenarios/validation/): per row and per suite.");
-  cmd->add_option("suites", options->suites,
-                  "suite names (files in scenarios/validation/) or paths; all when left out");
-  cmd->add_option("--preset-path", options->preset_path, "extra preset folder (repeatable)");
-  cmd->add_option("--json", options->json_file, "also write the results as JSON");
-  cmd->add_flag("--leave-one-out", options->leave_one_out,
-                "also fit the device profile's assumed parameters on all suites but one and "
-                "predict that one, for each suite: how well the model generalizes");
-  return {cmd, [options, io, &env] { return run_validate(*options, io, env); }};
 }
 
 }  // namespace myriad::cli

@@ -1,5 +1,5 @@
 #include "calibration/environment/environment.hpp"
-#include "tools/cli/commands.hpp"
+#include "tools/cli/verb_support.hpp"
 
 namespace myriad::cli {
 

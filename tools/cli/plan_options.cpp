@@ -1,0 +1,55 @@
+// `myriad plan`'s command line: its subcommand and options (CLI11).
+#include <memory>
+
+#include "tools/cli/commands.hpp"
+#include "tools/cli/plan_options.hpp"
+
+namespace myriad::cli {
+
+Command add_plan_command(CLI::App& app, Streams io, const Environment& env) {
+  auto options = std::make_shared<PlanCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan",
+      "Search the parallel layouts of a scenario's model on its cluster: every valid one "
+      "estimated, the best by an objective within a memory headroom.");
+  add_scenario_options(*cmd, options->scenario);
+  add_profile_option(*cmd, options->profile);
+  cmd->add_option("--objective", options->objective,
+                  "what ranks the layouts: days, gpu-hours, cost, tokens-per-s, step-time, mfu, "
+                  "memory (default days)");
+  cmd->add_option("--top", options->top, "how many of the best layouts to list (default 10)")
+      ->check(CLI::Range(1, 10000));
+  cmd->add_option("--headroom", options->headroom,
+                  "largest fraction of usable memory a layout may need (default 0.9)")
+      ->check(finite_range(0.05, 1.0));
+  cmd->add_option("--stages", options->stages,
+                  "how the layers split over pipeline stages: uniform (even, the default) or "
+                  "balanced (also try each layout's time-balanced split within the headroom, as "
+                  "`myriad place` finds it, and keep it where it is faster or fits only so)")
+      ->check(CLI::IsMember({"uniform", "balanced"}));
+  cmd->add_option("--global-batch", options->global_batch,
+                  "global batches to search, as a list or range (1024,2048 or 512..4096*2); "
+                  "default: the scenario's");
+  cmd->add_option("--prune", options->prune,
+                  "expert pruning variants to search beside the layouts (MoE), comma-separated: "
+                  "none, 2:4, unstructured=F (dense kernels), unstructured-kernel=F (a sparse "
+                  "kernel), experts=N, joined by '+' (experts=8+2:4); default: the scenario's");
+  cmd->add_option("--csv", options->csv_file, "also write the best layouts as CSV");
+  cmd->add_option("--rescore", options->rescore,
+                  "re-score the best layouts by slower engines and rank them again: step "
+                  "(the step engine: contention, stragglers), campaign (days under the "
+                  "scenario's failures and first policy set; on the step engine's step with "
+                  "step), or both")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"step", "campaign"}));
+  cmd->add_option("--seeds", options->seeds, "campaign seeds per layout (default 8)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--report", options->report_file,
+                  "also write an HTML report: the layouts estimated in an interactive "
+                  "scatterplot (axes, colour, brushing, a click for the breakdown, memory and "
+                  "scenario), the Pareto front of the objective and memory, the objective "
+                  "against each parameter; works offline");
+  return {cmd, [options, io, &env] { return run_plan(*options, io, env); }};
+}
+
+}  // namespace myriad::cli

@@ -1,0 +1,29 @@
+// `myriad plan`: the layouts that fit, ranked. Its options, as the command line fills them
+// (plan_options.cpp, CLI11), and the run that reads them (plan_command.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tools/cli/verb_support.hpp"
+
+namespace myriad::cli {
+
+struct PlanCliOptions {
+  ScenarioOptions scenario;
+  std::string profile;
+  std::string objective = "days";
+  int top = 10;
+  double headroom = 0.9;
+  std::string global_batch;
+  std::string prune;  // pruning variants, comma-separated
+  std::string csv_file;
+  std::vector<std::string> rescore;  // step, campaign
+  int seeds = 8;
+  std::string report_file;
+  std::string stages = "uniform";  // uniform | balanced
+};
+
+int run_plan(const PlanCliOptions& o, Streams io, const Environment& env);
+
+}  // namespace myriad::cli
