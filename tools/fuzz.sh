@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harnesses (fuzz/) with ASan and UBSan in build-fuzz/ and
-# runs each for a bounded time over a seed corpus (see fuzz/README.md).
+# Builds the libFuzzer harnesses (fuzz/) in the sanitizer build (build-sanitize/,
+# tools/sanitize_build.sh: clang, ASan, UBSan) and runs each for a bounded time over
+# a seed corpus (see fuzz/README.md).
 #   tools/fuzz.sh [SECONDS] [HARNESS...]
-# SECONDS per harness: default $MYRIAD_FUZZ_SECONDS, else 60. HARNESS: fuzz_scenario,
-# fuzz_units, fuzz_profile, fuzz_rows (default: all).
+# SECONDS per harness: default $MYRIAD_FUZZ_SECONDS, else 60 (CI fuzzes 15 s each:
+# tools/test.sh --fuzz). HARNESS: fuzz_scenario, fuzz_units, fuzz_profile, fuzz_rows
+# (default: all).
 # Exits 1 when a harness finds anything: a crash, a sanitizer report, a violated
 # property, an input that runs over 10 s or takes over 4 GiB, a leak; or when a
 # seed or a regression input (fuzz/corpus/<harness>/) fails when replayed.
-# Corpora grow across runs in build-fuzz/corpus/<harness>/; the findings of the
-# latest run are in build-fuzz/findings/<harness>/, logs in build-fuzz/logs/.
+# Corpora grow across runs in build-sanitize/fuzz/corpus/<harness>/; the findings of
+# the latest run are in build-sanitize/fuzz/findings/<harness>/, logs in
+# build-sanitize/fuzz/logs/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build="$root/build-fuzz"
+build="$root/build-sanitize/fuzz"
 seconds=${1:-${MYRIAD_FUZZ_SECONDS:-60}}
 shift || true
 harnesses=("$@")
@@ -20,9 +23,7 @@ harnesses=("$@")
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 start=$SECONDS
-CC=${CC:-clang} CXX=${CXX:-clang++} "$root/tools/build.sh" "$build" -DMYRIAD_FUZZ=ON \
-  -DMYRIAD_CUDA=OFF -DMYRIAD_BUILD_BENCHMARKS=OFF -DMYRIAD_BUILD_TESTS=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -- "${harnesses[@]}"
+"$root/tools/sanitize_build.sh" -- "${harnesses[@]}"
 echo "fuzz: built in $((SECONDS - start)) s"
 
 # Seeds (globs relative to the root), longest input and dictionary of each harness.
@@ -88,7 +89,7 @@ signature() {
 status=0
 summary=()
 for h in "${harnesses[@]}"; do
-  bin="$build/fuzz/$h"
+  bin="$build/$h"
   corpus="$build/corpus/$h"
   findings="$build/findings/$h"
   seeds="$build/seeds/$h"

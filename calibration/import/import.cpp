@@ -43,6 +43,8 @@ std::optional<models::CollectiveKind> collective_of_binary(std::string name) {
   return models::collective_from_key(name);
 }
 
+// Over 100 lines: issue 43 rewrites this reader (streaming, bounded).
+// NOLINTNEXTLINE(readability-function-size)
 Imported import_nccl_tests(std::string_view text, const std::string& path, const ImportOptions& o) {
   std::optional<models::CollectiveKind> named = o.collective;
   int rank_lines = 0;
