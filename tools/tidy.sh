@@ -86,7 +86,8 @@ if headers:
             source = os.path.relpath(path, root)  # the first dependency is the source
         elif path in headers and source in libraries:
             units.add(source)
-print("\n".join(sorted(units)))
+for unit in sorted(units):
+    print(unit)
 ' "$root" "$build" "${libraries[@]}")
 fi
 echo "tidy: clang-tidy on ${#units[@]} of ${#libraries[@]} files, $why"
