@@ -18,6 +18,14 @@ void add_timing_options(CLI::App& cmd, CalibrateOptions& o) {
       ->check(finite_range(1e-4, 10.0));
 }
 
+// check's and loop's bound on the mean composite error.
+void add_max_error_option(CLI::App& cmd, CalibrateOptions& o) {
+  cmd.add_option("--max-error", o.max_error,
+                 "fail (exit 1) when the mean composite prediction error exceeds this fraction "
+                 "(default 0.15)")
+      ->check(finite_range(1e-6, 100));
+}
+
 // The subcommand `import`, under `calibrate`.
 Command add_calibrate_import(CLI::App& calibrate, Streams io) {
   auto o = std::make_shared<ImportOptions>();
@@ -91,11 +99,7 @@ Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*en
   check_cmd->add_option("--measured-from", o->measured_from,
                         "take the composites' times from an earlier check report (its --json, "
                         "or the loop's check.json) instead of timing them here");
-  check_cmd
-      ->add_option("--max-error", o->max_error,
-                   "fail (exit 1) when the mean composite prediction error exceeds this fraction "
-                   "(default 0.15)")
-      ->check(finite_range(1e-6, 100));
+  add_max_error_option(*check_cmd, *o);
   add_timing_options(*check_cmd, *o);
 
   CLI::App* loop_cmd = cmd->add_subcommand(
@@ -103,11 +107,7 @@ Command add_calibrate_command(CLI::App& app, Streams io, const Environment& /*en
   loop_cmd->fallthrough();  // --backend, --grid, --out and timing belong to calibrate
   loop_cmd->add_option("--base", o->base,
                        "profile giving datasheet peaks and what the rows cannot measure");
-  loop_cmd
-      ->add_option("--max-error", o->max_error,
-                   "fail (exit 1) when the mean composite prediction error exceeds this fraction "
-                   "(default 0.15)")
-      ->check(finite_range(1e-6, 100));
+  add_max_error_option(*loop_cmd, *o);
   loop_cmd->add_flag("--leave-out-failed", o->leave_out_failed,
                      std::string(leave_out_help) + " (the loop still exits 1)");
   loop_cmd
