@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/scenario/interrupt.hpp"
 #include "myriad_source_paths.hpp"
 #include "tools/cli/cli.hpp"
 
@@ -55,6 +56,8 @@ std::vector<std::string> gather_to_root(const std::string& text, int rank, int s
 #endif
 
 int main(int argc, char** argv) {
+  // SIGINT, SIGTERM, SIGHUP: files half written removed, children ended.
+  myriad::models::install_interrupt_cleanup();
   myriad::cli::Environment env;
   if (const char* path = std::getenv("MYRIAD_PRESET_PATH"); path != nullptr) {
     std::string list = path;

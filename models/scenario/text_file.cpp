@@ -11,10 +11,17 @@
 #include <memory>
 #include <stdexcept>
 
+#include <climits>
 #include <filesystem>
+
+#include "models/scenario/interrupt.hpp"
 
 namespace myriad::models {
 namespace {
+
+// A temporary file's name: "." + the file's name + this (mkstemp's pattern).
+constexpr const char* kTempSuffix = ".XXXXXX";
+constexpr std::size_t kTempExtra = 8;  // the dot and kTempSuffix
 
 [[noreturn]] void refuse(const std::string& path, std::string_view what, const std::string& why) {
   throw std::runtime_error(fmt::format("{}: cannot read {}: {}", printable(path), what, why));
@@ -28,18 +35,33 @@ std::string size_text(std::size_t bytes) {
 }  // namespace
 
 std::string read_text_file(const std::string& path, std::string_view what, std::size_t limit) {
+  // Opened without blocking, so that a FIFO with no writer cannot hang the
+  // open, then checked on the descriptor itself (no race with a swapped path).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) refuse(path, what, std::strerror(errno));
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(::fdopen(fd, "rb"), &std::fclose);
+  if (!file) {
+    ::close(fd);
+    refuse(path, what, std::strerror(errno));
+  }
   struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) refuse(path, what, std::strerror(errno));
+  if (::fstat(fd, &info) != 0) refuse(path, what, std::strerror(errno));
   if (S_ISDIR(info.st_mode)) refuse(path, what, "it is a folder, not a file");
-  if (S_ISREG(info.st_mode) && static_cast<std::size_t>(info.st_size) > limit) {
+  if (!S_ISREG(info.st_mode)) {
+    refuse(path, what,
+           fmt::format("it is {}, not a regular file; to read a stream, give - and pipe it to "
+                       "standard input",
+                       S_ISFIFO(info.st_mode)   ? "a pipe (FIFO)"
+                       : S_ISSOCK(info.st_mode) ? "a socket"
+                                                : "a device"));
+  }
+  if (static_cast<std::size_t>(info.st_size) > limit) {
     refuse(path, what,
            fmt::format("{} bytes, more than the {} a {} may have", info.st_size, size_text(limit),
                        what));
   }
-  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                             &std::fclose);
-  if (!file) refuse(path, what, std::strerror(errno));
-  // Read at most one byte past the limit: a pipe or device has no size to check first.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  // Read at most one byte past the limit: the file may grow while it is read.
   std::string text;
   char buffer[1 << 16];
   while (text.size() <= limit) {
@@ -66,6 +88,20 @@ std::string output_problem(const std::string& path, const std::vector<std::strin
   if (::access(folder.c_str(), W_OK) != 0) {
     return fmt::format("its folder {} is not writable: {}", printable(folder.string()),
                        std::strerror(errno));
+  }
+  // The file is first written beside itself under a temporary name, longer by
+  // kTempSuffix: both must fit the file system's limits.
+  const long name_max = ::pathconf(folder.c_str(), _PC_NAME_MAX);
+  const std::size_t name = target.filename().string().size() + kTempExtra;
+  if (name_max > 0 && name > static_cast<std::size_t>(name_max)) {
+    return fmt::format(
+        "its name is {} bytes; this file system allows {}, and the temporary file written "
+        "first beside it takes {} more: at most {}",
+        name - kTempExtra, name_max, kTempExtra, static_cast<std::size_t>(name_max) - kTempExtra);
+  }
+  if (path.size() + kTempExtra >= PATH_MAX) {
+    return fmt::format("the path is {} bytes, more than the {} the system allows", path.size(),
+                       PATH_MAX - 1 - kTempExtra);
   }
   for (const auto& input : inputs) {
     if (input.empty()) continue;
@@ -114,9 +150,9 @@ void write_file_atomically(const std::string& path, std::string_view content,
     if (::close(fd) != 0 || !ok) refuse_write(ok ? std::strerror(errno) : why);
     return;
   }
-  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string temp = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
-  const int fd = ::mkstemp(temp.data());
+  std::string temp;
+  const int fd = create_temp_beside(target.string(), temp);
+  PendingFile pending(fd >= 0 ? temp : std::string());
   const auto fail = [&](const std::string& why) {
     if (fd >= 0) ::unlink(temp.c_str());
     refuse_write(why);
@@ -127,16 +163,34 @@ void write_file_atomically(const std::string& path, std::string_view content,
     ::close(fd);
     fail(why);
   }
-  // The mode a new file would get (mkstemp makes it 0600).
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  if (::fchmod(fd, 0666 & ~mask) != 0 || ::fsync(fd) != 0) {
+  if (::fsync(fd) != 0) {
     const std::string why = std::strerror(errno);
     ::close(fd);
     fail(why);
   }
   if (::close(fd) != 0) fail(std::strerror(errno));
   if (::rename(temp.c_str(), target.c_str()) != 0) fail(std::strerror(errno));
+  pending.release();
+}
+
+int create_temp_beside(const std::string& path, std::string& temp) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  temp = (folder / ("." + target.filename().string() + kTempSuffix)).string();
+  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) return fd;
+  // The mode a new file would get (mkstemp makes it 0600).
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::fchmod(fd, 0666 & ~mask) != 0) {
+    const int error = errno;
+    ::close(fd);
+    ::unlink(temp.c_str());
+    errno = error;
+    return -1;
+  }
+  return fd;
 }
 
 std::string printable(std::string_view text) {

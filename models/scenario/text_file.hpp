@@ -31,6 +31,13 @@ std::string output_problem(const std::string& path, const std::vector<std::strin
 void write_file_atomically(const std::string& path, std::string_view content,
                            std::string_view what);
 
+// Creates a new file beside `path`, named "." + its name + 6 random characters,
+// exclusively (O_EXCL: never an existing file or a planted link), with the mode
+// a new file gets; returns its descriptor and sets `temp` to its name, or -1
+// with errno set. The caller registers it (PendingFile) and renames it over
+// `path` when complete.
+int create_temp_beside(const std::string& path, std::string& temp);
+
 // Writes all of `content` to `fd`, through interruptions and short writes;
 // false with errno set when it cannot.
 bool write_all(int fd, std::string_view content);

@@ -10,6 +10,7 @@
 #include <exception>
 #include <string_view>
 
+#include "models/scenario/interrupt.hpp"
 #include "models/scenario/text_file.hpp"
 
 namespace myriad::sim {
@@ -41,6 +42,7 @@ ChildStep simulate_step_in_child(const scenario::Scenario& s, const DeviceProfil
                                  const StepOptions& options) {
   int fds[2];
   if (pipe(fds) != 0) return {false, 0, 0, fmt::format("pipe: {}", std::strerror(errno))};
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -48,6 +50,7 @@ ChildStep simulate_step_in_child(const scenario::Scenario& s, const DeviceProfil
     return {false, 0, 0, fmt::format("fork: {}", std::strerror(errno))};
   }
   if (pid == 0) {
+    models::end_with_parent(parent);
     close(fds[0]);
     Message m;
     try {
@@ -62,6 +65,7 @@ ChildStep simulate_step_in_child(const scenario::Scenario& s, const DeviceProfil
     _exit(models::write_all(fds[1], bytes) ? 0 : 1);
   }
   close(fds[1]);
+  const models::ChildProcess child(pid);  // ended by an interruption of this process
   Message m;
   const bool got = read_all(fds[0], &m, sizeof m);
   close(fds[0]);

@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <system_error>
+
+#include "models/scenario/text_file.hpp"
 
 namespace myriad::cli {
 namespace {
@@ -73,13 +77,25 @@ std::string json_line(const std::string& policy, int seed, const CampaignEvent& 
 
 }  // namespace
 
-EventLogFile::EventLogFile(std::string path)
-    : path_(std::move(path)), partial_(path_ + ".partial") {
+EventLogFile::EventLogFile(std::string path) : path_(std::move(path)) {
   csv_ = std::filesystem::path(path_).extension() == ".csv";
-  file_ = std::fopen(partial_.c_str(), "wb");
+  // A new file of its own beside the log (never a predictable name, never an
+  // existing file or link), renamed over the log when complete; removed if the
+  // run fails or is interrupted.
+  const int fd = models::create_temp_beside(path_, partial_);
+  if (fd >= 0) {
+    pending_ = std::make_unique<models::PendingFile>(partial_);
+    file_ = ::fdopen(fd, "wb");
+    if (file_ == nullptr) {
+      const int error = errno;
+      ::close(fd);
+      ::unlink(partial_.c_str());
+      errno = error;
+    }
+  }
   if (file_ == nullptr) {
-    throw std::runtime_error(
-        fmt::format("{}: cannot write the event log: {}", partial_, std::strerror(errno)));
+    throw std::runtime_error(fmt::format("{}: cannot write the event log: {}",
+                                         models::printable(path_), std::strerror(errno)));
   }
   if (csv_ && std::fputs(kCsvHeader, file_) < 0) failed_ = true;
 }
@@ -96,20 +112,26 @@ void EventLogFile::write(const std::string& policy, int seed,
                          const sim::campaign::CampaignEvent& e) {
   if (failed_) return;
   const std::string line = csv_ ? csv_line(policy, seed, e) : json_line(policy, seed, e);
-  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size()) failed_ = true;
+  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size()) {
+    failed_ = true;
+    write_errno_ = errno;
+  }
   ++lines_;
 }
 
 void EventLogFile::finish() {
   const bool flushed = std::fflush(file_) == 0 && !failed_ && std::ferror(file_) == 0;
-  const int error = errno;
+  const int error = write_errno_ != 0 ? write_errno_ : errno;
   const bool closed = std::fclose(file_) == 0;
   file_ = nullptr;
   std::error_code ec;
   if (!flushed || !closed) {
     std::filesystem::remove(partial_, ec);
-    throw std::runtime_error(fmt::format("{}: cannot write the event log: {}", path_,
-                                         std::strerror(flushed ? errno : error)));
+    // fclose's own errno when the flush went well, else the flush's (a failed
+    // write leaves its errno; one that set none is an I/O error).
+    const int why = flushed ? errno : (error != 0 ? error : EIO);
+    throw std::runtime_error(fmt::format("{}: cannot write the event log: {}",
+                                         models::printable(path_), std::strerror(why)));
   }
   std::filesystem::rename(partial_, path_, ec);
   if (ec) {
@@ -117,6 +139,7 @@ void EventLogFile::finish() {
     throw std::runtime_error(
         fmt::format("{}: cannot write the event log: {}", path_, ec.message()));
   }
+  pending_.reset();
 }
 
 }  // namespace myriad::cli

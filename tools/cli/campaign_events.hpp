@@ -1,11 +1,16 @@
 // `myriad campaign --events FILE`: the event log streamed to a file as the
 // engine runs, one line an event: JSON Lines, or CSV when FILE ends in .csv.
-// It is written to FILE.partial and renamed over FILE when complete, so that a
-// failed run never leaves half a log under the name asked for.
+// It is written to a new temporary file beside FILE (.FILE.XXXXXX, created
+// exclusively) and renamed over FILE when complete, so that a failed or
+// interrupted run never leaves half a log under the name asked for, and two
+// runs never write into one file.
 #pragma once
 
 #include <cstdio>
+#include <memory>
 #include <string>
+
+#include "models/scenario/interrupt.hpp"
 
 #include "sim/campaign/campaign_event.hpp"
 
@@ -27,9 +32,11 @@ class EventLogFile {
  private:
   std::string path_;
   std::string partial_;
+  std::unique_ptr<models::PendingFile> pending_;  // removed on an interruption
   std::FILE* file_ = nullptr;
   bool csv_ = false;
   bool failed_ = false;
+  int write_errno_ = 0;  // why the first failed write failed
   long lines_ = 0;
 };
 
