@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "models/scenario/config_tree.hpp"
 #include "models/scenario/overrides.hpp"
@@ -216,6 +217,21 @@ Scenario load_scenario_text(const std::string& text, const std::string& name,
 Scenario load_scenario_tree(ConfigNode root, const std::string& name, const LoadOptions& options) {
   Diagnostics diagnostics;
   return build(std::move(root), name, options, diagnostics);
+}
+
+std::vector<std::string> scenario_inputs(const Scenario& s) {
+  std::vector<std::string> files{s.file};
+  for (const auto& [key, where] : s.origins) {
+    if (std::find(files.begin(), files.end(), where.file) == files.end()) {
+      files.push_back(where.file);
+    }
+  }
+  if (!s.faults.replay.empty()) {
+    std::filesystem::path replay(s.faults.replay);
+    if (replay.is_relative()) replay = std::filesystem::path(s.file).parent_path() / replay;
+    files.push_back(replay.string());
+  }
+  return files;
 }
 
 Diagnostics check_preset(PresetKind kind, const std::string& name, const LoadOptions& options) {

@@ -39,6 +39,10 @@ Scenario load_scenario_tree(ConfigNode root, const std::string& name, const Load
 
 // Checks one preset file on its own: known keys, well-formed values, presets
 // it builds on. Keys a scenario would add are not required.
+// Every file the scenario was read from: the scenario itself, its presets and
+// its failure replay (none of them may be an output).
+std::vector<std::string> scenario_inputs(const Scenario& s);
+
 Diagnostics check_preset(PresetKind kind, const std::string& name, const LoadOptions& options);
 
 // The resolved scenario, ready to print as YAML or JSON.

@@ -24,10 +24,11 @@ std::string summary(const scenario::Scenario& s) {
 }  // namespace
 
 int run_check(const CheckOptions& o, Streams io, const Environment& env) {
-  if (!outputs_ok("check", {{"--json", o.json_file}}, {o.scenario.scenario}, io)) {
+  const VerbOutputs outputs{"check", {{"--json", o.json_file}}};
+  if (!outputs_ok(outputs.verb, outputs.outputs, {o.scenario.scenario}, io)) {
     return kExitBadInput;
   }
-  const auto loaded = load_for_cli(o.scenario, io, env);
+  const auto loaded = load_for_cli(o.scenario, io, env, nullptr, &outputs);
   if (!loaded) return kExitBadInput;
   const scenario::Scenario& s = *loaded;
   const scenario::Resolved resolved = scenario::resolve_for_output(s);

@@ -16,10 +16,11 @@
 
 namespace myriad::cli {
 int run_estimate(const EstimateOptions& o, Streams io, const Environment& env) {
-  if (!outputs_ok("estimate", {{"--json", o.json_file}}, {o.scenario.scenario, o.profile}, io)) {
+  const VerbOutputs outputs{"estimate", {{"--json", o.json_file}}};
+  if (!outputs_ok(outputs.verb, outputs.outputs, {o.scenario.scenario, o.profile}, io)) {
     return kExitBadInput;
   }
-  const auto s = load_for_cli(o.scenario, io, env);
+  const auto s = load_for_cli(o.scenario, io, env, nullptr, &outputs);
   if (!s) return kExitBadInput;
   const auto profile = profile_for(*s, o.profile, io, env);
   if (!profile) return kExitBadInput;

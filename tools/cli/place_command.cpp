@@ -165,11 +165,11 @@ int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
   if (algorithms.empty()) {
     algorithms.assign(std::begin(sim::kStageAlgorithms), std::end(sim::kStageAlgorithms));
   }
-  if (!outputs_ok("place", {{"--write", o.write_file}, {"--json", o.json_file}},
-                  {o.scenario.scenario, o.profile}, io)) {
+  const VerbOutputs outputs{"place", {{"--write", o.write_file}, {"--json", o.json_file}}};
+  if (!outputs_ok(outputs.verb, outputs.outputs, {o.scenario.scenario, o.profile}, io)) {
     return kExitBadInput;
   }
-  const auto s = load_for_cli(o.scenario, io, env);
+  const auto s = load_for_cli(o.scenario, io, env, nullptr, &outputs);
   if (!s) return kExitBadInput;
   const auto profile = profile_for(*s, o.profile, io, env);
   if (!profile) return kExitBadInput;

@@ -249,8 +249,8 @@ bool write_report(const PlanCliOptions& o, const scenario::Scenario& base,
 // Over 100 lines: issue 37 moves this orchestration out and splits it.
 // NOLINTNEXTLINE(readability-function-size)
 int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
-  if (!outputs_ok("plan", {{"--csv", o.csv_file}, {"--report", o.report_file}},
-                  {o.scenario.scenario, o.profile}, io)) {
+  const VerbOutputs outputs{"plan", {{"--csv", o.csv_file}, {"--report", o.report_file}}};
+  if (!outputs_ok(outputs.verb, outputs.outputs, {o.scenario.scenario, o.profile}, io)) {
     return kExitBadInput;
   }
   sim::PlanOptions options;
@@ -263,7 +263,7 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     io.err << fmt::format("myriad plan: error: --objective: {}\n", e.what());
     return kExitBadInput;
   }
-  const auto s = load_for_cli(o.scenario, io, env);
+  const auto s = load_for_cli(o.scenario, io, env, nullptr, &outputs);
   if (!s) return kExitBadInput;
   const auto profile = profile_for(*s, o.profile, io, env);
   if (!profile) return kExitBadInput;

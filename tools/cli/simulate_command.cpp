@@ -71,12 +71,13 @@ nlohmann::json report_data(const scenario::Scenario& s, const sim::StepReport& a
 }  // namespace
 
 int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
-  if (!outputs_ok("simulate",
-                  {{"--json", o.json_file}, {"--trace", o.trace_file}, {"--report", o.report_file}},
-                  {o.scenario.scenario, o.profile}, io)) {
+  const VerbOutputs outputs{
+      "simulate",
+      {{"--json", o.json_file}, {"--trace", o.trace_file}, {"--report", o.report_file}}};
+  if (!outputs_ok(outputs.verb, outputs.outputs, {o.scenario.scenario, o.profile}, io)) {
     return kExitBadInput;
   }
-  const auto s = load_for_cli(o.scenario, io, env);
+  const auto s = load_for_cli(o.scenario, io, env, nullptr, &outputs);
   if (!s) return kExitBadInput;
   const auto profile = profile_for(*s, o.profile, io, env);
   if (!profile) return kExitBadInput;

@@ -272,9 +272,9 @@ bool write_report(const SweepOptions& o, const std::vector<sim::SweepAxis>& axes
 // Over 100 lines: issue 37 moves this orchestration out and splits it.
 // NOLINTNEXTLINE(readability-function-size)
 int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
-  if (!outputs_ok("sweep",
-                  {{"--csv", o.csv_file}, {"--jsonl", o.jsonl_file}, {"--report", o.report_file}},
-                  {o.scenario.scenario, o.profile}, io)) {
+  const VerbOutputs outputs{
+      "sweep", {{"--csv", o.csv_file}, {"--jsonl", o.jsonl_file}, {"--report", o.report_file}}};
+  if (!outputs_ok(outputs.verb, outputs.outputs, {o.scenario.scenario, o.profile}, io)) {
     return kExitBadInput;
   }
   // The scenario once, checked as it stands (with the --set overrides), so that a
@@ -303,6 +303,9 @@ int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
   }
   io.err << base_err.str();
   if (!base) return kExitBadInput;
+  if (!outputs_ok(outputs.verb, outputs.outputs, scenario::scenario_inputs(*base), io)) {
+    return kExitBadInput;
+  }
   // The axes: --vary's, else the scenario's sweep section (whose zip and pareto
   // the command line's override).
   SweepOptions resolved = o;

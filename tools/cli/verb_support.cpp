@@ -47,7 +47,8 @@ std::string read_stdin(std::istream& in) {
 }  // namespace
 
 std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
-                                               const Environment& env, std::string* text) {
+                                               const Environment& env, std::string* text,
+                                               const VerbOutputs* outputs) {
   try {
     const scenario::LoadOptions load{preset_path(options, env), options.overrides};
     scenario::Scenario s = [&] {
@@ -64,6 +65,10 @@ std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, S
       return scenario::load_scenario_text(*text, options.scenario, load);
     }();
     for (const auto& w : s.warnings) io.err << w.str() << '\n';
+    if (outputs != nullptr &&
+        !outputs_ok(outputs->verb, outputs->outputs, scenario::scenario_inputs(s), io)) {
+      return std::nullopt;
+    }
     return s;
   } catch (const scenario::ScenarioError& e) {
     io.err << e.what();

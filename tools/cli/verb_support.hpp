@@ -38,10 +38,6 @@ struct ScenarioOptions {
 // How messages name the scenario: its path, or <stdin>.
 std::string scenario_name(const ScenarioOptions& options);
 
-// Loads the scenario, printing warnings, or every problem (then nothing returns);
-// with `text`, also hands back the scenario's text as read (file or stdin).
-std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
-                                               const Environment& env, std::string* text = nullptr);
 // Writes `json` to `path` whole or not at all (models::write_file_atomically);
 // on failure says why for `verb` and returns false.
 bool write_json(const std::string& path, const nlohmann::json& json, std::string_view verb,
@@ -60,6 +56,18 @@ struct OutputOption {
 // for `verb`; false when there is one (the verb then exits kExitBadInput).
 bool outputs_ok(std::string_view verb, const std::vector<OutputOption>& outputs,
                 const std::vector<std::string>& inputs, Streams io);
+// A verb's outputs, for load_for_cli to check against the files the scenario
+// read (its presets and failure replay, which only loading reveals).
+struct VerbOutputs {
+  std::string_view verb;
+  std::vector<OutputOption> outputs;
+};
+// Loads the scenario, printing warnings, or every problem (then nothing returns);
+// with `text`, also hands back the scenario's text as read (file or stdin); with
+// `outputs`, refuses (printing why) when one of them is a file the scenario read.
+std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
+                                               const Environment& env, std::string* text = nullptr,
+                                               const VerbOutputs* outputs = nullptr);
 // The device profile for the scenario's GPU, put on that GPU (sim::on_hardware):
 // `path` when given, else the one cluster.gpu.profile names (by default the GPU's
 // hardware preset). Prints why when there is none.
