@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <array>
+#include <mutex>
 #include <cmath>
 #include <stdexcept>
 
 #include "sim/campaign/campaign_engine.hpp"
+#include "sim/campaign/campaign_work.hpp"
 #include "sim/campaign/job_pool.hpp"
 #include "sim/campaign/step_time_cache.hpp"
 
@@ -146,30 +148,44 @@ std::vector<std::string> campaign_warnings(const CampaignReport& report) {
   return out;
 }
 
-CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& profile,
-                            const CampaignOptions& options) {
-  if (options.seeds < 1) throw std::invalid_argument("a campaign needs at least one seed");
+namespace {
+
+// The report's frame before any run: the healthy step, the horizon and target,
+// each policy set resolved, and the work checked against its bound.
+CampaignReport prepare(const scenario::Scenario& s, const CampaignOptions& options,
+                       StepTimeCache& probe) {
   CampaignReport report;
-  if (!(options.step_scale > 0) || !std::isfinite(options.step_scale)) {
-    throw std::invalid_argument("a campaign's step scale must be positive");
-  }
-  StepTimeCache probe(s, profile, options.step_scale, options.step_scale_by_dp);
   report.job_nodes = probe.job_nodes();
   report.healthy_step_s = probe.step_time_s(probe.job_nodes());
   report.tokens_per_step = probe.tokens_per_step();
-  CampaignLimits limits;
-  limits.horizon_s = options.days > 0 ? options.days * 86400 : kLongestCampaign_s;
-  limits.target_tokens = options.tokens > 0 ? options.tokens
+  report.horizon_s = options.days > 0 ? options.days * 86400 : kLongestCampaign_s;
+  report.target_tokens = options.tokens > 0 ? options.tokens
                          : options.days > 0 ? 0
                                             : s.training.tokens;
-  report.horizon_s = limits.horizon_s;
-  report.target_tokens = limits.target_tokens;
-  for (const auto& spec : s.policies) {
+  std::vector<RunWork> work;
+  std::vector<std::string> names;
+  const double compute_s =
+      report.target_tokens > 0
+          ? report.target_tokens / report.tokens_per_step * report.healthy_step_s
+          : report.horizon_s;
+  for (std::size_t i = 0; i < s.policies.size(); ++i) {
     PolicyReport p;
-    p.name = spec.name;
-    p.policy = resolve_policy(s, spec);
+    p.name = s.policies[i].name;
+    p.policy = resolve_policy(s, s.policies[i]);
     p.runs.resize(static_cast<std::size_t>(options.seeds));
+    work.push_back(
+        run_work(s, p.policy, i, report.job_nodes, std::min(report.horizon_s, compute_s)));
+    names.push_back(p.name);
     report.policies.push_back(std::move(p));
+  }
+  check_campaign_work(work, names, static_cast<std::size_t>(options.seeds));
+  return report;
+}
+
+void check_options(const CampaignOptions& options) {
+  if (options.seeds < 1) throw std::invalid_argument("a campaign needs at least one seed");
+  if (!(options.step_scale > 0) || !std::isfinite(options.step_scale)) {
+    throw std::invalid_argument("a campaign's step scale must be positive");
   }
   if (options.event_seed >= options.seeds) {
     throw std::invalid_argument(
@@ -177,6 +193,25 @@ CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& pr
                     "run (0 to {})",
                     options.event_seed, options.seeds, options.seeds - 1));
   }
+}
+
+}  // namespace
+
+void check_campaign(const scenario::Scenario& s, const DeviceProfile& profile,
+                    const CampaignOptions& options) {
+  check_options(options);
+  StepTimeCache probe(s, profile, options.step_scale, options.step_scale_by_dp);
+  prepare(s, options, probe);
+}
+
+CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& profile,
+                            const CampaignOptions& options) {
+  check_options(options);
+  StepTimeCache probe(s, profile, options.step_scale, options.step_scale_by_dp);
+  CampaignReport report = prepare(s, options, probe);
+  CampaignLimits limits;
+  limits.horizon_s = report.horizon_s;
+  limits.target_tokens = report.target_tokens;
   // Jobs are (policy, seed) pairs; each thread takes the next, with its own
   // step-time cache. Results land in fixed slots, so order never matters. The
   // logged seed runs afterwards, policy by policy, so that its log comes out
@@ -188,12 +223,19 @@ CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& pr
   for (std::size_t j = 0; j < report.policies.size() * seeds; ++j) {
     if (!logged || j % seeds != event_seed) jobs.push_back(j);
   }
+  std::mutex progress_mutex;
+  std::size_t done = 0;
+  const std::size_t runs = report.policies.size() * seeds;
   const auto run_one = [&](StepTimeCache& cache, std::size_t j, const EventSink* sink) {
     PolicyReport& p = report.policies[j / seeds];
     CampaignLimits own = limits;
     own.events = sink;
     CampaignEngine engine(s, p.policy, cache, own, RandomStream(s.seed, j % seeds));
     p.runs[j % seeds] = engine.run();
+    if (options.progress) {
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      options.progress(++done, runs);
+    }
   };
   run_jobs(
       jobs.size(), options.threads,

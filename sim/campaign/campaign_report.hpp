@@ -35,6 +35,9 @@ struct CampaignOptions {
   // data-parallel degree (the healthy one included); states it did not play
   // take the nearest played one's.
   std::map<int, double> step_scale_by_dp;
+  // Called after each run (a policy set and a seed) with the runs done and the
+  // total, one call at a time (may be empty).
+  std::function<void(std::size_t done, std::size_t total)> progress;
 };
 
 struct Interval {
@@ -74,6 +77,12 @@ struct CampaignReport {
 // intervals from fewer than 3 seeds, a job that fails within a few steps, a
 // checkpoint interval shorter than its stall, a token target not reached.
 std::vector<std::string> campaign_warnings(const CampaignReport& report);
+
+// What run_campaign checks before it runs anything (options, the scenario's
+// policies, the work against its bound), without running: throws
+// std::invalid_argument as run_campaign would.
+void check_campaign(const scenario::Scenario& s, const DeviceProfile& profile,
+                    const CampaignOptions& options);
 
 // Runs every policy set of `s` over `options.seeds` seeds. Seed index i draws
 // from RandomStream(s.seed, i) under every policy set (common random numbers).

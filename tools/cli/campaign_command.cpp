@@ -492,9 +492,11 @@ int run_sensitivity(const CampaignCliOptions& o, Streams io, const Environment& 
     io.err << fmt::format("myriad campaign: error: {}\n", e.what());
     return kExitBadInput;
   }
+  // Every value loaded and checked (its scenario, profile and work) before any
+  // campaign runs, so that a bad last value cannot discard the finished ones.
   std::vector<SensitivityPoint> points;
-  for (std::size_t i = 0; i < axis.values.size(); ++i) {
-    const std::string& value = axis.values[i];
+  std::vector<sim::DeviceProfile> profiles;
+  for (const std::string& value : axis.values) {
     ScenarioOptions varied = o.scenario;
     for (auto& x : axis_overrides(axis.key, value, base)) {
       varied.overrides.push_back(std::move(x));
@@ -508,17 +510,22 @@ int run_sensitivity(const CampaignCliOptions& o, Streams io, const Environment& 
       io.err << fmt::format("myriad campaign: --vary {}={}: ", axis.key, value) << e.what();
       return kExitBadInput;
     }
-    const auto profile = profile_for(point.scenario, o.profile, io, env);
+    auto profile = profile_for(point.scenario, o.profile, io, env);
     if (!profile) return kExitBadInput;
-    io.err << fmt::format("campaign: {}={} ({} of {})\n", axis.key, value, i + 1,
-                          axis.values.size());
     try {
-      point.report = sim::campaign::run_campaign(point.scenario, *profile, options);
+      sim::campaign::check_campaign(point.scenario, *profile, options);
     } catch (const std::invalid_argument& e) {
-      io.err << fmt::format("myriad campaign: error: {}={}: {}\n", axis.key, value, e.what());
+      io.err << fmt::format("myriad campaign: error: --vary {}={}: {}\n", axis.key, value,
+                            e.what());
       return kExitBadInput;
     }
     points.push_back(std::move(point));
+    profiles.push_back(std::move(*profile));
+  }
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    io.err << fmt::format("campaign: {}={} ({} of {})\n", axis.key, points[i].value, i + 1,
+                          points.size());
+    points[i].report = sim::campaign::run_campaign(points[i].scenario, profiles[i], options);
   }
   if (!o.json_file.empty() &&
       !write_json(o.json_file, sensitivity_json(axis.key, points), "campaign", io)) {
@@ -544,14 +551,14 @@ int run_sensitivity(const CampaignCliOptions& o, Streams io, const Environment& 
 // Over 100 lines: issue 37 moves this orchestration out and splits it.
 // NOLINTNEXTLINE(readability-function-size)
 int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env) {
-  if (!outputs_ok(
-          "campaign",
-          {{"--json", o.json_file}, {"--events", o.events_file}, {"--report", o.report_file}},
-          {o.scenario.scenario, o.profile}, io)) {
+  const VerbOutputs outputs{
+      "campaign",
+      {{"--json", o.json_file}, {"--events", o.events_file}, {"--report", o.report_file}}};
+  if (!outputs_ok(outputs.verb, outputs.outputs, {o.scenario.scenario, o.profile}, io)) {
     return kExitBadInput;
   }
   std::string text;
-  auto s = load_for_cli(o.scenario, io, env, &text);
+  auto s = load_for_cli(o.scenario, io, env, &text, &outputs);
   if (!s) return kExitBadInput;
   const auto profile = profile_for(*s, o.profile, io, env);
   if (!profile) return kExitBadInput;
