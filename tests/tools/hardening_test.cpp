@@ -1,6 +1,7 @@
 // Hostile and careless use of the `myriad` command: no input is overwritten, no
 // output is half-written, no bad path is found after the work, no failed write
-// passes for success, and no nonsense number slips through an option.
+// passes for success, no nonsense number slips through an option, and no name
+// from the input changes how a browser reads a report.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -12,6 +13,7 @@
 #include "myriad_source_paths.hpp"
 #include "tests/tools/run_cli.hpp"
 #include "tools/cli/cli.hpp"
+#include "tools/report/html_report.hpp"
 
 namespace myriad::cli {
 namespace {
@@ -196,6 +198,49 @@ TEST_F(Scratch, UnreadableInputsAreBadInputNamed) {
         << r.err;
     EXPECT_EQ(r.err.find("basic_ios"), std::string::npos) << r.err;  // no raw library text
   }
+}
+
+// Expectation: whatever the data's strings hold, the page's data element ends at
+// its own </script> and holds the data exactly: no <, > or & (so no </script>, no
+// <!-- and no <script> that would change how the browser reads on), no U+2028 or
+// U+2029; and the title is HTML text.
+TEST_F(Scratch, HtmlReportsEmbedAnyNameSafely) {
+  for (const char* asset : {"report.js", "report.css", "node_modules/vega/build/vega.min.js",
+                            "node_modules/vega-lite/build/vega-lite.min.js"}) {
+    fs::create_directories((dir_ / asset).parent_path());
+    std::ofstream(dir_ / asset) << "/* " << asset << " */\n";
+  }
+  const std::string hostile = "<!--<script> & </script><b x=\"'\">\u2028\u2029";
+  const nlohmann::json data = {{"kind", "configurations"},
+                               {"title", hostile},
+                               {"rows", {{{"name", hostile}, {"value", -3.5}}}}};
+  const std::string page = report::html_page(data, dir_);
+  const std::string open = "<script id=\"myriad-data\" type=\"application/json\">";
+  const auto at = page.find(open);
+  ASSERT_NE(at, std::string::npos);
+  const auto end = page.find("</script>", at);
+  const std::string text = page.substr(at + open.size(), end - at - open.size());
+  EXPECT_EQ(text.find_first_of("<>&"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\u2028"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\u2029"), std::string::npos) << text;
+  EXPECT_EQ(nlohmann::json::parse(text), data);
+  EXPECT_NE(page.find("<title>&lt;!--&lt;script&gt; &amp; &lt;/script&gt;&lt;b x=&quot;&#39;&quot;"
+                      "&gt;"),
+            std::string::npos);
+}
+
+// Expectation: the one escaping of JSON for a <script> element writes <, >, & and
+// U+2028/U+2029 as \u escapes and nothing else differs from the plain dump; HTML
+// text escapes the five characters that can end text or an attribute.
+TEST(Hardening, ScriptJsonAndHtmlTextEscapeWhatHtmlReads) {
+  const nlohmann::json name = "</script><!--&\xe2\x80\xa8\xe2\x80\xa9 a/b";
+  EXPECT_EQ(report::script_json(name),
+            "\"\\u003c/script\\u003e\\u003c!--\\u0026\\u2028\\u2029 a/b\"");
+  EXPECT_EQ(nlohmann::json::parse(report::script_json(name)), name);
+  const nlohmann::json plain = {{"x", -3.5}, {"y", "a b"}};
+  EXPECT_EQ(report::script_json(plain), plain.dump());
+  EXPECT_EQ(report::html_text("<a href=\"x\" title='y'>&</a>"),
+            "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;");
 }
 
 }  // namespace
