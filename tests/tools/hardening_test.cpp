@@ -1,7 +1,7 @@
 // Hostile and careless use of the `myriad` command: no input is overwritten, no
 // output is half-written, no bad path is found after the work, no failed write
 // passes for success, no nonsense number slips through an option, and no name
-// from the input changes how a browser reads a report.
+// from the input drives a terminal, a browser or a spreadsheet.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -13,6 +13,7 @@
 #include "myriad_source_paths.hpp"
 #include "tests/tools/run_cli.hpp"
 #include "tools/cli/cli.hpp"
+#include "tools/cli/csv.hpp"
 #include "tools/report/html_report.hpp"
 
 namespace myriad::cli {
@@ -241,6 +242,58 @@ TEST(Hardening, ScriptJsonAndHtmlTextEscapeWhatHtmlReads) {
   EXPECT_EQ(report::script_json(plain), plain.dump());
   EXPECT_EQ(report::html_text("<a href=\"x\" title='y'>&</a>"),
             "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;");
+}
+
+std::vector<std::string> lines_of(const fs::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Expectation: csv_field quotes per RFC 4180 and puts ' before a would-be formula,
+// inside the quotes; numbers, plain text and the empty field pass unchanged.
+TEST(Hardening, CsvFieldQuotesAndNeutralisesFormulas) {
+  EXPECT_EQ(csv_field(""), "");
+  EXPECT_EQ(csv_field("spares"), "spares");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("say \"hi\"\r\n"), "\"say \"\"hi\"\"\r\n\"");
+  for (const char* number : {"-3.5", "-2", "-1e-05", "0.25", "12"}) {
+    EXPECT_EQ(csv_field(number), number);
+  }
+  EXPECT_EQ(csv_field("=1+1"), "\"'=1+1\"");
+  EXPECT_EQ(csv_field("+x"), "\"'+x\"");
+  EXPECT_EQ(csv_field("-2+3"), "\"'-2+3\"");
+  EXPECT_EQ(csv_field("@SUM(A1)"), "\"'@SUM(A1)\"");
+  EXPECT_EQ(csv_field("\tx"), "\"'\tx\"");
+  EXPECT_EQ(csv_field("\rx"), "\"'\rx\"");
+  EXPECT_EQ(csv_field("=HYPERLINK(\"a\",\"b\")"), "\"'=HYPERLINK(\"\"a\"\",\"\"b\"\")\"");
+}
+
+// Expectation: a CSV text cell that a spreadsheet would run as a formula (it starts
+// with =, +, -, @, a tab or a carriage return) is quoted with a ' before it; a
+// number, negative or not, stays a number.
+TEST_F(Scratch, CsvCellsCannotBeFormulas) {
+  const fs::path sweep = dir_ / "sweep.csv";
+  const Result r = run_cli(
+      {"sweep", kExample, "--vary", "name==1+1,+x,-2,-3.5e1,@SUM(A1)", "--csv", sweep.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const std::vector<std::string> rows = lines_of(sweep);
+  ASSERT_EQ(rows.size(), 6U);
+  EXPECT_EQ(rows[1].rfind("\"'=1+1\",2048,", 0), 0U) << rows[1];
+  EXPECT_EQ(rows[2].rfind("\"'+x\",2048,", 0), 0U) << rows[2];
+  EXPECT_EQ(rows[3].rfind("-2,2048,", 0), 0U) << rows[3];
+  EXPECT_EQ(rows[4].rfind("-3.5e1,2048,", 0), 0U) << rows[4];
+  EXPECT_EQ(rows[5].rfind("\"'@SUM(A1)\",,", 0), 0U) << rows[5];
+  const fs::path events = dir_ / "events.csv";
+  const Result c = run_cli({"campaign", kExample, "--days", "20", "--seeds", "1", "--set",
+                            "policies=[{name: \"=HYPERLINK(1)\"}]", "--events", events.string()});
+  ASSERT_EQ(c.code, kExitOk) << c.err;
+  const std::vector<std::string> logged = lines_of(events);
+  ASSERT_GT(logged.size(), 1U);
+  for (std::size_t i = 1; i < logged.size(); ++i) {
+    EXPECT_NE(logged[i].find(",\"'=HYPERLINK(1)\",0,"), std::string::npos) << logged[i];
+  }
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "sim/plan/layout_search.hpp"
 #include "sim/plan/sweep.hpp"
 #include "tools/cli/configuration_report.hpp"
+#include "tools/cli/csv.hpp"
 #include "tools/cli/report_table.hpp"
 #include "tools/cli/sweep_options.hpp"
 
@@ -94,13 +95,6 @@ Row evaluate(const std::string& text, const std::string& name,
   }
   if (keep) row.kept = std::make_shared<const std::pair<scenario::Scenario, sim::StepReport>>(s, r);
   return row;
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 std::string number_or_empty(double v, const char* format) {
