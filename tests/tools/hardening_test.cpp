@@ -14,6 +14,7 @@
 #include "tests/tools/run_cli.hpp"
 #include "tools/cli/cli.hpp"
 #include "tools/cli/csv.hpp"
+#include "tools/cli/printable_streambuf.hpp"
 #include "tools/report/html_report.hpp"
 
 namespace myriad::cli {
@@ -242,6 +243,54 @@ TEST(Hardening, ScriptJsonAndHtmlTextEscapeWhatHtmlReads) {
   EXPECT_EQ(report::script_json(plain), plain.dump());
   EXPECT_EQ(report::html_text("<a href=\"x\" title='y'>&</a>"),
             "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;");
+}
+
+// Expectation: names from the input (the scenario's file, its name, the model's,
+// a --vary value) reach the terminal with their control bytes written as \xNN, in
+// every verb's report: none can clear the screen or retitle the window.
+TEST_F(Scratch, NamesCannotDriveTheTerminal) {
+  const fs::path input = dir_ / "job\x1b]0;pwned\x07.yaml";
+  fs::copy_file(kExample, input);
+  const std::vector<std::string> names = {"--set", "name=\"N\\e[2J\"", "--set",
+                                          "model.name=\"M\\e]0;t\\a\""};
+  const std::vector<std::vector<std::string>> runs = {
+      {"estimate", input.string()},
+      {"simulate", input.string()},
+      {"campaign", input.string(), "--days", "1", "--seeds", "2"},
+      {"place", input.string(), "--no-simulate"},
+      {"plan", input.string(), "--top", "2"},
+      {"sweep", input.string(), "--vary", "name=\x1b[2J,\"\\e]0;t\\a\""},
+  };
+  for (auto args : runs) {
+    args.insert(args.end(), names.begin(), names.end());
+    const Result r = run_cli(args);
+    EXPECT_EQ(r.code, kExitOk) << args[0] << ": " << r.err;
+    EXPECT_EQ(r.out.find_first_of("\x1b\x07"), std::string::npos) << args[0] << ":\n" << r.out;
+    EXPECT_EQ(r.err.find_first_of("\x1b\x07"), std::string::npos) << args[0] << ":\n" << r.err;
+    EXPECT_NE(r.out.find("\\x1b"), std::string::npos) << args[0] << ":\n" << r.out;
+  }
+  // Messages too, the command line parser's among them.
+  const Result bad = run_cli({"estimate", input.string(), "--no-such\x1b[2J"});
+  EXPECT_EQ(bad.code, kExitBadInput);
+  EXPECT_EQ(bad.err.find('\x1b'), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--no-such\\x1b[2J"), std::string::npos) << bad.err;
+}
+
+// Expectation: the escaping stream buffer writes control bytes but line feed and
+// tab as \xNN, passes the rest on at once, and fails when its target refuses.
+TEST(Hardening, PrintableStreambufEscapesControlBytes) {
+  std::ostringstream target;
+  PrintableStreambuf buffer(target.rdbuf());
+  std::ostream out(&buffer);
+  out << "a\x1b[2Jb\r" << '\x07' << "\tc\n" << 3.5 << std::string("\0\x7f", 2) << std::flush;
+  EXPECT_TRUE(out.good());
+  EXPECT_EQ(target.str(), "a\\x1b[2Jb\\x0d\\x07\tc\n3.5\\x00\\x7f");
+  struct Refusing : std::streambuf {};  // takes nothing: a closed pipe
+  Refusing refusing;
+  PrintableStreambuf broken(&refusing);
+  std::ostream closed(&broken);
+  closed << "report\n";
+  EXPECT_FALSE(closed.good());
 }
 
 std::vector<std::string> lines_of(const fs::path& p) {

@@ -77,7 +77,7 @@ Row evaluate(const std::string& text, const std::string& name,
   }
   std::ostringstream quiet;
   std::ostringstream why;
-  const auto profile = profile_for(s, o.profile, {quiet, why}, env, &cache);
+  const auto profile = profile_for(s, o.profile, {quiet, why, why}, env, &cache);
   if (!profile) {
     row.problem = first_problem(why.str());
     return row;
@@ -278,7 +278,7 @@ int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
   std::string text;
   std::ostringstream base_out;
   std::ostringstream base_err;
-  auto base = load_for_cli(o.scenario, {base_out, base_err}, env, &text);
+  auto base = load_for_cli(o.scenario, {base_out, base_err, base_err}, env, &text);
   if (!base && !o.vary.empty() && !text.empty()) {
     std::vector<std::string> sets = o.scenario.overrides;
     try {
