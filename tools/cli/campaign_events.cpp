@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "models/scenario/text_file.hpp"
+#include "tools/cli/csv.hpp"
 
 namespace myriad::cli {
 namespace {
@@ -22,25 +23,15 @@ constexpr const char* kCsvHeader =
     "time_s,time_h,policy,seed,event,component,domain,id,first_node,node_count,interrupts,"
     "duration_s,lost_work_s,step,slowdown,detail\n";
 
-// A CSV field: quoted when it holds a comma, a quote or a line break.
-std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string csv_line(const std::string& policy, int seed, const CampaignEvent& e) {
   const auto number = [](double x, bool present) {
     return present ? fmt::format("{}", x) : std::string();
   };
   return fmt::format(
       "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", e.time_s, e.time_s / 3600,
-      csv_field(policy), seed, sim::campaign::event_name(e.kind), e.component, e.domain,
-      e.id >= 0 ? std::to_string(e.id) : "", e.first_node >= 0 ? std::to_string(e.first_node) : "",
+      csv_field(policy), seed, sim::campaign::event_name(e.kind), csv_field(e.component),
+      csv_field(e.domain), e.id >= 0 ? std::to_string(e.id) : "",
+      e.first_node >= 0 ? std::to_string(e.first_node) : "",
       e.node_count > 0 ? std::to_string(e.node_count) : "",
       e.kind == sim::campaign::EventKind::failure ? (e.interrupts ? "1" : "0") : "",
       number(e.duration_s, e.duration_s > 0),

@@ -8,6 +8,7 @@
 
 #include "models/scenario/text_file.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/printable_streambuf.hpp"
 
 namespace myriad::cli {
 
@@ -44,15 +45,21 @@ CLI::Validator finite_range(double lo, double hi) {
       fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));
 }
 
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostream& raw_err,
         const Environment& env) {
+  // Everything printed goes through the one escaping point; files are written apart.
+  PrintableStreambuf out_buffer(raw_out.rdbuf());
+  PrintableStreambuf err_buffer(raw_err.rdbuf());
+  std::ostream out(&out_buffer);
+  std::ostream err(&err_buffer);
+  err.tie(raw_err.tie());  // as std::cerr, standard output first: the lines keep their order
   CLI::App app{"Myriad: simulate large language model training on large GPU clusters.", "myriad"};
   app.set_version_flag("--version", version_text,
                        "print the version, build and devices, then exit");
   app.require_subcommand(1);
   app.footer("Exit codes: 0 ok, 1 failure while working, 2 bad input or usage.");
 
-  const Streams io{out, err};
+  const Streams io{out, err, raw_err};
   std::map<const CLI::App*, Action> actions;
   for (Command c : {add_check_command(app, io, env), add_estimate_command(app, io, env),
                     add_simulate_command(app, io, env), add_campaign_command(app, io, env),
@@ -68,7 +75,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   // Help and version are output too: not reaching the reader is a failure.
   const auto printed = [&](int code) {
     out.flush();
-    if (out) return code;
+    if (out && raw_out) return code;
     err << "myriad: error: cannot write to standard output\n";
     return kExitFailure;
   };
@@ -102,7 +109,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
     // A report that did not reach its reader is a failure (a full disk, a closed pipe).
     out.flush();
-    if (!out) {
+    if (!out || !raw_out) {
       err << fmt::format("myriad {}: error: cannot write to standard output\n", sub->get_name());
       return kExitFailure;
     }

@@ -309,9 +309,9 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
   const std::size_t total = (sim::candidate_count(space) + ranks - 1 - own) / ranks;
   if (env.terminal && own == 0) {
     options.progress = [&io, total](std::size_t done) {
-      io.err << fmt::format("\rplan: {} of {} candidates ({:.0f} %)", done, total,
-                            100.0 * static_cast<double>(done) / static_cast<double>(total))
-             << std::flush;
+      io.progress << fmt::format("\rplan: {} of {} candidates ({:.0f} %)", done, total,
+                                 100.0 * static_cast<double>(done) / static_cast<double>(total))
+                  << std::flush;
     };
   }
   const auto start = std::chrono::steady_clock::now();
@@ -344,7 +344,7 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
   }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (env.terminal && total >= options.progress_every) io.err << "\r\033[K" << std::flush;
+  if (env.terminal && total >= options.progress_every) io.progress << "\r\033[K" << std::flush;
 
   io.out << fmt::format("{}\n  {} x {}, {} layers, {} tokens a sequence; global batch: {} ({})\n",
                         s->name.empty() ? scenario_name(o.scenario) : s->name, s->cluster.gpus,
@@ -395,13 +395,13 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
       continue;
     }
     if (env.terminal) {
-      io.err << fmt::format("\rplan: re-scoring {} of {} by the {}", best.size() + 1, r.top.size(),
-                            fmt::join(o.rescore, " and "))
-             << std::flush;
+      io.progress << fmt::format("\rplan: re-scoring {} of {} by the {}", best.size() + 1,
+                                 r.top.size(), fmt::join(o.rescore, " and "))
+                  << std::flush;
     }
     best.push_back(rescore(*s, *profile, l, static_cast<int>(best.size()) + 1, o));
   }
-  if (env.terminal && !o.rescore.empty()) io.err << "\r\033[K" << std::flush;
+  if (env.terminal && !o.rescore.empty()) io.progress << "\r\033[K" << std::flush;
   // Ranked again by the most faithful figures; ties keep the estimate's order.
   std::stable_sort(best.begin(), best.end(), [&](const Rescored& a, const Rescored& b) {
     const double x = a.layout.metrics.objective(options.objective.name);

@@ -18,6 +18,7 @@
 #include "sim/plan/layout_search.hpp"
 #include "sim/plan/sweep.hpp"
 #include "tools/cli/configuration_report.hpp"
+#include "tools/cli/csv.hpp"
 #include "tools/cli/report_table.hpp"
 #include "tools/cli/sweep_options.hpp"
 
@@ -76,7 +77,7 @@ Row evaluate(const std::string& text, const std::string& name,
   }
   std::ostringstream quiet;
   std::ostringstream why;
-  const auto profile = profile_for(s, o.profile, {quiet, why}, env, &cache);
+  const auto profile = profile_for(s, o.profile, {quiet, why, why}, env, &cache);
   if (!profile) {
     row.problem = first_problem(why.str());
     return row;
@@ -94,13 +95,6 @@ Row evaluate(const std::string& text, const std::string& name,
   }
   if (keep) row.kept = std::make_shared<const std::pair<scenario::Scenario, sim::StepReport>>(s, r);
   return row;
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 std::string number_or_empty(double v, const char* format) {
@@ -284,7 +278,7 @@ int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
   std::string text;
   std::ostringstream base_out;
   std::ostringstream base_err;
-  auto base = load_for_cli(o.scenario, {base_out, base_err}, env, &text);
+  auto base = load_for_cli(o.scenario, {base_out, base_err, base_err}, env, &text);
   if (!base && !o.vary.empty() && !text.empty()) {
     std::vector<std::string> sets = o.scenario.overrides;
     try {

@@ -21,9 +21,14 @@
 
 namespace myriad::cli {
 
+// Standard output and error, for text meant for a terminal: both escape control
+// bytes (tools/cli/printable_streambuf.hpp), so input echoed in a report or a
+// message cannot drive the terminal. `progress` is standard error as it is, for
+// the progress line Myriad draws itself (\r, erase line) when it is a terminal.
 struct Streams {
   std::ostream& out;
   std::ostream& err;
+  std::ostream& progress;
 };
 
 using Action = std::function<int()>;

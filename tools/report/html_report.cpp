@@ -31,15 +31,42 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   return text;
 }
 
-// Script and style text must not close its element early. In JSON any </ may be
-// <\/; in code only where it would close the element (in a string, the same text).
-std::string json_safe(const std::string& text) { return replaced(text, "</", "<\\/"); }
+// Style and script code must not close its element early: </script and </style
+// only occur in its strings, where <\/ is the same text.
 std::string code_safe(const std::string& text) {
   return replaced(replaced(text, "</script", "<\\/script"), "</style", "<\\/style");
 }
 
-std::string escape_html(const std::string& text) {
+}  // namespace
+
+std::string script_json(const nlohmann::json& data) {
+  const std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::string out;
+  out.reserve(json.size());
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (c == '<') {
+      out += "\\u003c";
+    } else if (c == '>') {
+      out += "\\u003e";
+    } else if (c == '&') {
+      out += "\\u0026";
+    } else if (json.compare(i, 3, "\xe2\x80\xa8") == 0) {  // U+2028 in UTF-8
+      out += "\\u2028";
+      i += 2;
+    } else if (json.compare(i, 3, "\xe2\x80\xa9") == 0) {  // U+2029
+      out += "\\u2029";
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string html_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
   for (const char c : text) {
     switch (c) {
       case '&':
@@ -54,14 +81,15 @@ std::string escape_html(const std::string& text) {
       case '"':
         out += "&quot;";
         break;
+      case '\'':
+        out += "&#39;";
+        break;
       default:
         out += c;
     }
   }
   return out;
 }
-
-}  // namespace
 
 std::string html_page(const nlohmann::json& data, const std::filesystem::path& dir) {
   if (!data.is_object() || !data.contains("kind")) {
@@ -73,13 +101,11 @@ std::string html_page(const nlohmann::json& data, const std::filesystem::path& d
   const std::string script = read_asset(dir / "report.js");
   const std::string style = read_asset(dir / "report.css");
   const std::string title = data.value("title", std::string("Myriad report"));
-  // JSON's \/ is a /: the data stays valid JSON inside its script element.
-  const std::string json =
-      json_safe(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  const std::string json = script_json(data);
   std::string page;
   page.reserve(vega.size() + vega_lite.size() + script.size() + json.size() + 4096);
   page += "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  page += fmt::format("<title>{}</title>\n", escape_html(title));
+  page += fmt::format("<title>{}</title>\n", html_text(title));
   page +=
       "<meta name=\"generator\" content=\"myriad\">\n<style>\n" + code_safe(style) + "\n</style>\n";
   page += "<script>\n" + code_safe(vega) + "\n</script>\n";

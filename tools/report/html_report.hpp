@@ -16,6 +16,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace myriad::report {
 
@@ -23,5 +24,15 @@ namespace myriad::report {
 // report.js, report.css and node_modules/{vega,vega-lite}/build; throws
 // std::runtime_error naming what is missing and how to install it.
 std::string html_page(const nlohmann::json& data, const std::filesystem::path& dir);
+
+// `data` as JSON text to embed in a <script> element: every <, > and & (they occur
+// only inside strings) written as \u003c, \u003e, \u0026, and U+2028 and U+2029 as
+// \u2028 and \u2029, so that no </script>, <!-- or <script> from a name can end the
+// element early or change how the browser reads on, and the element's text parses
+// back to `data` exactly. Invalid UTF-8 in a string becomes U+FFFD.
+std::string script_json(const nlohmann::json& data);
+
+// `text` as HTML text or a quoted attribute value: & < > " ' as character references.
+std::string html_text(std::string_view text);
 
 }  // namespace myriad::report

@@ -54,10 +54,11 @@
         tooltip.style.display = "none";
         return;
       }
+      // Text nodes, never markup: values and labels hold names from the input.
       const rows = Object.entries(labels)
         .filter(([k]) => item.datum[k] !== undefined)
-        .map(([k, label]) => `<tr><td>${label}</td><td>${fmt(item.datum[k], k)}</td></tr>`);
-      tooltip.innerHTML = `<table>${rows.join("")}</table>`;
+        .map(([k, label]) => el("tr", {}, [el("td", { text: label }), el("td", { text: fmt(item.datum[k], k) })]));
+      tooltip.replaceChildren(el("table", {}, rows));
       tooltip.style.display = "block";
       tooltip.style.left = event.clientX + 14 + "px";
       tooltip.style.top = event.clientY + 14 + "px";
