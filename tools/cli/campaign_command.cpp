@@ -525,7 +525,12 @@ int run_sensitivity(const CampaignCliOptions& o, Streams io, const Environment& 
   for (std::size_t i = 0; i < points.size(); ++i) {
     io.err << fmt::format("campaign: {}={} ({} of {})\n", axis.key, points[i].value, i + 1,
                           points.size());
-    points[i].report = sim::campaign::run_campaign(points[i].scenario, profiles[i], options);
+    ProgressLine line(io, env, "campaign");
+    sim::campaign::CampaignOptions own = options;
+    own.progress = [&line](std::size_t done, std::size_t total) {
+      line.update(done, total, "runs");
+    };
+    points[i].report = sim::campaign::run_campaign(points[i].scenario, profiles[i], own);
   }
   if (!o.json_file.empty() &&
       !write_json(o.json_file, sensitivity_json(axis.key, points), "campaign", io)) {
@@ -632,6 +637,10 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
   }
   CampaignReport report;
   try {
+    ProgressLine line(io, env, "campaign");
+    options.progress = [&line](std::size_t done, std::size_t total) {
+      line.update(done, total, "runs");
+    };
     report = sim::campaign::run_campaign(*s, *profile, options);
     if (events) events->finish();
   } catch (const std::invalid_argument& e) {

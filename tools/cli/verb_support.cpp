@@ -101,6 +101,24 @@ bool write_html_report(const std::string& path, const nlohmann::json& data, std:
   }
 }
 
+ProgressLine::ProgressLine(Streams io, const Environment& env, std::string verb)
+    : out_(io.progress), on_(env.terminal), verb_(std::move(verb)) {}
+
+ProgressLine::~ProgressLine() {
+  if (drawn_) out_ << "\r\033[K" << std::flush;
+}
+
+void ProgressLine::update(std::size_t done, std::size_t total, std::string_view what) {
+  if (!on_ || total == 0) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (drawn_ && done < total && now - last_ < std::chrono::milliseconds(200)) return;
+  last_ = now;
+  drawn_ = true;
+  out_ << fmt::format("\r{}: {} of {} {} ({:.0f} %)", verb_, done, total, what,
+                      100.0 * static_cast<double>(done) / static_cast<double>(total))
+       << std::flush;
+}
+
 bool outputs_ok(std::string_view verb, const std::vector<OutputOption>& outputs,
                 const std::vector<std::string>& inputs, Streams io) {
   bool ok = true;

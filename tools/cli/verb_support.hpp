@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
@@ -32,6 +33,25 @@ struct Streams {
 };
 
 using Action = std::function<int()>;
+
+// A progress line on standard error while it is a terminal (nothing otherwise):
+// "VERB: DONE of TOTAL WHAT (P %)", redrawn at most five times a second, erased
+// when the work ends (the destructor).
+class ProgressLine {
+ public:
+  ProgressLine(Streams io, const Environment& env, std::string verb);
+  ~ProgressLine();
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  void update(std::size_t done, std::size_t total, std::string_view what);
+
+ private:
+  std::ostream& out_;
+  bool on_ = false;
+  bool drawn_ = false;
+  std::string verb_;
+  std::chrono::steady_clock::time_point last_{};
+};
 
 // Options every scenario-reading verb shares (add_scenario_options, commands.hpp).
 struct ScenarioOptions {
