@@ -19,11 +19,20 @@
 //                     SiLU, softmax, add, mul, copies) by the bytes of their
 //                     tensors. Kernels of other ops are left out and counted.
 //
+// Bounds (issue 43: inputs of gigabytes, or hostile): each input kind has a size
+// cap (default_max_input_bytes, raised by ImportOptions::max_input_bytes, the
+// command line's --max-input-size), checked before reading; JSON is read an
+// element at a time (json_lists.hpp) and text a line at a time, keeping only what
+// becomes rows; one import makes kMaxImportedRows rows at most; and every row is
+// one `calibrate fit` reads back (measure/rows.hpp, row_problems).
+//
 // Imported rows have check "pass" when the source verified its result (nccl-tests'
 // #wrong is 0) or says nothing of it ("not verified by the source" is recorded in
 // the row's arguments), and a failed check when it counted wrong elements.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,7 +57,17 @@ struct ImportOptions {
   // google-benchmark: the family of benchmarks without m, n and k counters (a
   // memory-bound family such as norm.rms.fwd, or attention.fwd).
   std::string family;
+  // The largest input read, in bytes; else default_max_input_bytes(format).
+  std::optional<std::uint64_t> max_input_bytes;
 };
+
+// 4 GiB for a Kineto trace (a few GB for a training step), 64 MiB for nccl-tests
+// output and Google Benchmark JSON (kilobytes).
+std::uint64_t default_max_input_bytes(ImportFormat f);
+
+// The most rows one import makes (nccl-tests' sizes, benchmarks, a trace's op
+// shapes): hundreds are usual; a rows file of more is for no fit.
+inline constexpr std::size_t kMaxImportedRows = 20'000;
 
 struct Imported {
   std::vector<Row> rows;
@@ -59,11 +78,17 @@ struct Imported {
 
 // Reads `text` (from `path`, named in errors) as `format`. Throws
 // std::runtime_error naming the path, the line or entry, the key and what was
-// expected; a file that yields no row is an error too.
+// expected; a file that yields no row is an error too, and so is one with a row
+// `calibrate fit` would refuse.
 Imported import_rows(std::string_view text, const std::string& path, ImportFormat format,
                      const ImportOptions& options);
 
-// The Kineto reader, for import_rows.
-Imported import_kineto(std::string_view text, const std::string& path);
+// The same, read from the file `path` as it streams in: refused before reading
+// when it is larger than its kind's cap, naming its size, the cap and
+// --max-input-size; a pipe is read to the cap.
+Imported import_file(const std::string& path, ImportFormat format, const ImportOptions& options);
+
+// "1.5 GiB", "64 MiB", "12 KiB", "100 bytes": a size as caps are written.
+std::string size_text(std::uint64_t bytes);
 
 }  // namespace myriad::calibration

@@ -2,20 +2,24 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
-#include <set>
-#include <stdexcept>
+#include <unordered_map>
 
-#include "calibration/import/import.hpp"
+#include "calibration/import/json_lists.hpp"
+#include "calibration/import/readers.hpp"
 
 namespace myriad::calibration {
 namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void fail(const std::string& path, const std::string& where, const std::string& what) {
-  throw std::runtime_error(fmt::format("{}: {}: {}", path, where, what));
-}
+// The most elements a recorded tensor may have: 2^48 (a petabyte of bytes and
+// more); past it a shape is a corrupt or hostile trace, and products overflow.
+constexpr double kMaxTensorElements = 281474976710656.0;
+// The most distinct op shapes, op names and kernel names a trace may hold: a
+// training step has thousands.
+constexpr std::size_t kMaxDistinct = 200'000;
 
 // Bytes of one element of an ATen type as the profiler writes it; 0 when unknown.
 double element_bytes(const std::string& type) {
@@ -69,16 +73,23 @@ std::vector<Tensor> inputs_of(const json& args, const std::string& path, const s
   if (!args.contains("Input Dims")) return out;
   const json& dims = args["Input Dims"];
   const json types = args.value("Input type", json::array());
-  if (!dims.is_array()) fail(path, where + ".args.Input Dims", "expected a list of shapes");
+  if (!dims.is_array()) import_fail(path, where + ".args.Input Dims", "expected a list of shapes");
   for (std::size_t i = 0; i < dims.size(); ++i) {
     Tensor t;
     if (dims[i].is_array()) {
+      double product = 1;
       for (const json& d : dims[i]) {
         if (!d.is_number() || d.get<double>() < 0) {
-          fail(path, fmt::format("{}.args.Input Dims[{}]", where, i),
-               "expected non-negative sizes");
+          import_fail(path, fmt::format("{}.args.Input Dims[{}]", where, i),
+                      "expected non-negative sizes");
         }
         t.dims.push_back(d.get<double>());
+        // Each size and the running product within 2^48: no overflow on the way.
+        product *= t.dims.back();
+        if (t.dims.back() > kMaxTensorElements || product > kMaxTensorElements) {
+          import_fail(path, fmt::format("{}.args.Input Dims[{}]", where, i),
+                      "a tensor of more than 2^48 elements: not a shape a trace records");
+        }
       }
     }
     if (i < types.size() && types[i].is_string()) t.elem = element_bytes(types[i]);
@@ -108,6 +119,8 @@ std::optional<Row> describe(const std::string& op, const std::vector<Tensor>& in
     if (ra < 2 || rb < 2 || a.elem == 0) return std::nullopt;
     const double m = a.dims[ra - 2], k = a.dims[ra - 1], n = b.dims[rb - 1];
     if (b.dims[rb - 2] != k) return std::nullopt;
+    // An empty tensor launches no GEMM worth fitting (and m, n, k, batch >= 1 in a row).
+    if (m < 1 || n < 1 || k < 1 || batch < 1) return std::nullopt;
     r.family = "gemm";
     r.op_class = models::OpClass::gemm;
     r.gemm = {m, n, k, batch};
@@ -127,6 +140,7 @@ std::optional<Row> describe(const std::string& op, const std::vector<Tensor>& in
       in[0].dims.size() == 4 && in[1].dims.size() == 4 && causal) {
     const double b = in[0].dims[0], h = in[0].dims[1], sq = in[0].dims[2], d = in[0].dims[3];
     const double sk = in[1].dims[2];
+    if (b < 1 || h < 1 || sq < 1 || d < 1 || sk < 1) return std::nullopt;
     const double pairs = *causal ? sq * (sq + 1) / 2 : sq * sk;
     r.family = "attention.flash";  // PyTorch's FlashAttention-2, not one of Myriad's kernels
     r.op_class = models::OpClass::attention;
@@ -151,138 +165,221 @@ std::optional<Row> describe(const std::string& op, const std::vector<Tensor>& in
   return r;
 }
 
-}  // namespace
+// What one op call became, shared by the calls of one op, shapes and types: the
+// row describe() made of it, named, or nullopt when Myriad does not price it.
+struct OpShape {
+  std::string op;
+  std::optional<Row> row;
+};
 
-// Over 100 lines: issue 43 rewrites this reader (streaming, bounded).
-// NOLINTNEXTLINE(readability-function-size)
-Imported import_kineto(std::string_view text, const std::string& path) {
-  json trace;
-  try {
-    trace = json::parse(text);
-  } catch (const json::parse_error& e) {
-    fail(path, "JSON", e.what());
-  }
-  const json* events = nullptr;
-  if (trace.is_object() && trace.contains("traceEvents") && trace["traceEvents"].is_array()) {
-    events = &trace["traceEvents"];
-  } else if (trace.is_array()) {
-    events = &trace;
-  } else {
-    fail(path, "traceEvents", "expected a Chrome trace: a list of events");
-  }
-  struct OpCall {
-    std::string name;
-    std::vector<Tensor> inputs;
-    std::optional<bool> causal;  // SDPA's is_causal, when its concrete inputs were recorded
-  };
-  std::map<long long, OpCall> ops;       // by External id
-  std::map<long long, double> kernel_s;  // summed per op call
-  std::map<long long, std::set<std::string>> kernel_names;
-  int kernels = 0, unlinked = 0;
-  double kernel_total_s = 0;
-  for (std::size_t i = 0; i < events->size(); ++i) {
-    const json& e = (*events)[i];
-    const std::string where = fmt::format("traceEvents[{}]", i);
-    if (!e.is_object()) fail(path, where, "expected an event object");
+// A kernel launch linked to an op call.
+struct Launch {
+  long long id;  // the op call's External id
+  double seconds;
+  std::uint32_t kernel;  // its name, in kernel_names
+};
+
+bool may_be_priced(const std::string& op) {
+  return op == "aten::mm" || op == "aten::addmm" || op == "aten::bmm" ||
+         op == "aten::_scaled_dot_product_flash_attention" || memory_bound_family(op);
+}
+
+// Reads the trace's events one by one, keeping a few bytes an op call and a
+// launch; the rows are made at the end, when every launch has met its op.
+class TraceReader {
+ public:
+  explicit TraceReader(const std::string& path) : path_(path) {}
+
+  void event(std::size_t i, const json& e) {
+    const auto where = [&] { return fmt::format("traceEvents[{}]", i); };
+    if (!e.is_object()) import_fail(path_, where(), "expected an event object");
     const std::string cat = e.value("cat", std::string{});
-    if (cat != "cpu_op" && cat != "kernel" && cat != "Kernel") continue;
-    if (!e.contains("name") || !e["name"].is_string())
-      fail(path, where + ".name", "expected a string");
+    if (cat != "cpu_op" && cat != "kernel" && cat != "Kernel") return;
+    if (!e.contains("name") || !e["name"].is_string()) {
+      import_fail(path_, where() + ".name", "expected a string");
+    }
     const json args = e.value("args", json::object());
     std::optional<long long> id;
     if (args.contains("External id") && args["External id"].is_number_integer()) {
       id = args["External id"].get<long long>();
     }
     if (cat == "cpu_op") {
-      if (id) {
-        OpCall call{e["name"].get<std::string>(), inputs_of(args, path, where), std::nullopt};
-        const json concrete = args.value("Concrete Inputs", json::array());
-        if (concrete.is_array() && concrete.size() > 4 && concrete[4].is_string()) {
-          const std::string flag = concrete[4].get<std::string>();
-          if (flag == "True" || flag == "False") call.causal = flag == "True";
-        }
-        ops[*id] = std::move(call);
-      }
-      continue;
+      if (id) ops_.emplace_back(*id, op_shape(e["name"].get<std::string>(), args, where()));
+      return;
     }
     if (!e.contains("dur") || !e["dur"].is_number() || e["dur"].get<double>() < 0) {
-      fail(path, where + ".dur", "expected a kernel's duration in microseconds");
+      import_fail(path_, where() + ".dur", "expected a kernel's duration in microseconds");
     }
     const double seconds = e["dur"].get<double>() * 1e-6;
-    ++kernels;
-    kernel_total_s += seconds;
+    ++kernels_;
+    kernel_total_s_ += seconds;
     if (!id) {
-      ++unlinked;
-      continue;
+      ++unlinked_;
+      return;
     }
-    kernel_s[*id] += seconds;
-    kernel_names[*id].insert(e["name"].get<std::string>());
+    launches_.push_back(
+        {*id, seconds,
+         intern(kernel_index_, e["name"].get<std::string>(), where(), "kernel names")});
+    if (kernel_index_.size() > kernel_names_.size()) {
+      kernel_names_.push_back(e["name"].get<std::string>());
+    }
   }
-  if (kernels == 0) fail(path, "traceEvents", "no GPU kernel events (cat \"kernel\")");
 
-  std::map<std::string, Row> rows;  // by name: op, shapes, types
-  std::vector<std::string> order;
-  std::map<std::string, std::pair<int, double>> left;  // unpriced ops: calls, seconds
-  double imported_s = 0;
-  for (const auto& [id, seconds] : kernel_s) {
-    const auto op = ops.find(id);
-    if (op == ops.end()) {
-      ++unlinked;
-      continue;
+  Imported finish(const std::string& device);
+
+ private:
+  // The rows, a sample an op call (its kernels summed), by row name in the order
+  // of their first External id.
+  struct Joined {
+    std::map<std::string, Row> rows;
+    std::vector<std::string> order;
+    std::map<std::string, std::pair<int, double>> left;  // unpriced ops: calls, seconds
+    int zero_calls = 0;                                  // op calls whose kernels took 0 us
+    double imported_s = 0;
+  };
+  Joined join();
+  void add_call(Joined& out, const OpShape& shape, double seconds,
+                const std::vector<std::uint32_t>& kernels) const;
+
+  // The index of `key` in `index`, a new one when it is not there yet.
+  std::uint32_t intern(std::unordered_map<std::string, std::uint32_t>& index,
+                       const std::string& key, const std::string& where, const char* what) const {
+    const auto [it, fresh] = index.try_emplace(key, static_cast<std::uint32_t>(index.size()));
+    if (fresh && index.size() > kMaxDistinct) {
+      import_fail(path_, where,
+                  fmt::format("more than {} distinct {}: more than a trace Myriad imports holds",
+                              kMaxDistinct, what));
     }
-    const std::optional<Row> described =
-        describe(op->second.name, op->second.inputs, op->second.causal);
-    if (!described) {
-      auto& l = left[op->second.name];
-      ++l.first;
-      l.second += seconds;
-      continue;
-    }
-    const std::string name = fmt::format("{} {}", op->second.name, shape_text(op->second.inputs));
-    auto [it, fresh] = rows.try_emplace(name, *described);
-    Row& r = it->second;
-    if (fresh) {
-      order.push_back(name);
-      r.name = name;
-      r.check = "pass";
-      r.arguments = {{"source", "kineto"},
-                     {"file", path},
-                     {"op", op->second.name},
-                     {"verified", "not verified by the source"},
-                     {"kernels", json::array()}};
-    }
-    for (const std::string& k : kernel_names[id]) {
-      if (std::find(r.arguments["kernels"].begin(), r.arguments["kernels"].end(), k) ==
-          r.arguments["kernels"].end()) {
-        r.arguments["kernels"].push_back(k);
-      }
-    }
-    r.times_s.push_back(seconds);
-    imported_s += seconds;
+    return it->second;
   }
+
+  // The op call's shape: ops Myriad cannot price are told apart by name alone.
+  std::uint32_t op_shape(const std::string& op, const json& args, const std::string& where) {
+    if (!may_be_priced(op)) return add_shape("\x1e" + op, op, where, {}, std::nullopt);
+    std::vector<Tensor> inputs = inputs_of(args, path_, where);
+    std::optional<bool> causal;  // SDPA's is_causal, when its concrete inputs were recorded
+    const json concrete = args.value("Concrete Inputs", json::array());
+    if (concrete.is_array() && concrete.size() > 4 && concrete[4].is_string()) {
+      const std::string flag = concrete[4].get<std::string>();
+      if (flag == "True" || flag == "False") causal = flag == "True";
+    }
+    // Everything describe() reads: the op, the shapes, the element sizes, is_causal.
+    std::string key = op + "\x1f" + shape_text(inputs) + "\x1f";
+    for (const Tensor& t : inputs) key += fmt::format("{},", t.elem);
+    key += causal ? (*causal ? "1" : "0") : "-";
+    return add_shape(key, op, where, inputs, causal);
+  }
+
+  std::uint32_t add_shape(const std::string& key, const std::string& op, const std::string& where,
+                          const std::vector<Tensor>& inputs, std::optional<bool> causal) {
+    const std::uint32_t at = intern(shape_index_, key, where, "op shapes");
+    if (at == shapes_.size()) {
+      std::optional<Row> row = describe(op, inputs, causal);
+      if (row) row->name = fmt::format("{} {}", op, shape_text(inputs));
+      shapes_.push_back({op, std::move(row)});
+    }
+    return at;
+  }
+
+  const std::string& path_;
+  std::unordered_map<std::string, std::uint32_t> shape_index_, kernel_index_;
+  std::vector<OpShape> shapes_;
+  std::vector<std::string> kernel_names_;
+  std::vector<std::pair<long long, std::uint32_t>> ops_;  // External id, shape; in file order
+  std::vector<Launch> launches_;                          // in file order
+  int kernels_ = 0, unlinked_ = 0;
+  double kernel_total_s_ = 0;
+};
+
+TraceReader::Joined TraceReader::join() {
+  const auto by_id = [](const auto& a, const auto& b) { return a.first < b.first; };
+  // Of two calls with one id, the last in the file counts (as a later event would).
+  std::stable_sort(ops_.begin(), ops_.end(), by_id);
+  std::stable_sort(launches_.begin(), launches_.end(),
+                   [](const Launch& a, const Launch& b) { return a.id < b.id; });
+  Joined out;
+  std::vector<std::uint32_t> kernels;
+  for (std::size_t i = 0; i < launches_.size();) {
+    const long long id = launches_[i].id;
+    double seconds = 0;
+    kernels.clear();
+    for (; i < launches_.size() && launches_[i].id == id; ++i) {
+      seconds += launches_[i].seconds;
+      kernels.push_back(launches_[i].kernel);
+    }
+    const auto op = std::upper_bound(ops_.begin(), ops_.end(), std::make_pair(id, UINT32_MAX));
+    if (op == ops_.begin() || std::prev(op)->first != id) {
+      ++unlinked_;
+      continue;
+    }
+    add_call(out, shapes_[std::prev(op)->second], seconds, kernels);
+  }
+  return out;
+}
+
+void TraceReader::add_call(Joined& out, const OpShape& shape, double seconds,
+                           const std::vector<std::uint32_t>& kernels) const {
+  if (!shape.row) {
+    auto& l = out.left[shape.op];
+    ++l.first;
+    l.second += seconds;
+    return;
+  }
+  if (seconds <= 0) {  // a row's samples are > 0 s
+    ++out.zero_calls;
+    return;
+  }
+  auto [it, fresh] = out.rows.try_emplace(shape.row->name, *shape.row);
+  Row& r = it->second;
+  if (fresh) {
+    out.order.push_back(r.name);
+    r.check = "pass";
+    r.arguments = {{"source", "kineto"},
+                   {"file", path_},
+                   {"op", shape.op},
+                   {"verified", "not verified by the source"},
+                   {"kernels", json::array()}};
+  }
+  std::vector<std::string> names;
+  names.reserve(kernels.size());
+  for (const std::uint32_t k : kernels) names.push_back(kernel_names_[k]);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  json& listed = r.arguments["kernels"];
+  for (const std::string& k : names) {
+    if (std::find(listed.begin(), listed.end(), k) == listed.end()) listed.push_back(k);
+  }
+  r.times_s.push_back(seconds);
+  out.imported_s += seconds;
+}
+
+Imported TraceReader::finish(const std::string& device) {
+  if (kernels_ == 0) import_fail(path_, "traceEvents", "no GPU kernel events (cat \"kernel\")");
+  Joined joined = join();
   Imported out;
-  if (trace.is_object() && trace.contains("deviceProperties") &&
-      trace["deviceProperties"].is_array() && !trace["deviceProperties"].empty() &&
-      trace["deviceProperties"][0].is_object()) {
-    out.device = trace["deviceProperties"][0].value("name", std::string{});
-  }
-  for (const std::string& name : order) {
-    Row r = rows.at(name);
+  out.device = device;
+  for (const std::string& name : joined.order) {
+    Row& r = joined.rows.at(name);
     r.best_s = *std::min_element(r.times_s.begin(), r.times_s.end());
     out.rows.push_back(std::move(r));
   }
   out.notes.push_back(fmt::format(
       "{} kernels, {:.4g} ms in all; {:.1f} % of that time became {} rows (a sample per op call, "
       "its kernels summed)",
-      kernels, kernel_total_s * 1e3, kernel_total_s > 0 ? 100 * imported_s / kernel_total_s : 0,
-      out.rows.size()));
-  if (unlinked > 0) {
+      kernels_, kernel_total_s_ * 1e3,
+      kernel_total_s_ > 0 ? 100 * joined.imported_s / kernel_total_s_ : 0, out.rows.size()));
+  if (unlinked_ > 0) {
     out.notes.push_back(fmt::format(
-        "{} kernels name no ATen op (no \"External id\", or none recorded): left out", unlinked));
+        "{} kernels name no ATen op (no \"External id\", or none recorded): left out", unlinked_));
+  }
+  if (joined.zero_calls > 0) {
+    out.notes.push_back(
+        fmt::format("{} op calls whose kernels took 0 us in all: left out (a sample is a time > 0)",
+                    joined.zero_calls));
   }
   std::vector<std::pair<double, std::string>> worst;
-  worst.reserve(left.size());
-  for (const auto& [name, l] : left) {
+  worst.reserve(joined.left.size());
+  for (const auto& [name, l] : joined.left) {
     worst.emplace_back(l.second,
                        fmt::format("{} ({} calls, {:.3g} ms)", name, l.first, l.second * 1e3));
   }
@@ -297,6 +394,26 @@ Imported import_kineto(std::string_view text, const std::string& path) {
                                     worst.size() > 5 ? ", ..." : ""));
   }
   return out;
+}
+
+}  // namespace
+
+Imported import_kineto(std::istream& in, const std::string& path) {
+  TraceReader trace(path);
+  std::string device;  // deviceProperties[0].name
+  const auto found = stream_json_lists(
+      in, path, {{"traceEvents", "deviceProperties"}, true},
+      [&](const std::string& list, std::size_t i, const json& e) {
+        if (list == "traceEvents") {
+          trace.event(i, e);
+        } else if (i == 0 && e.is_object() && e.contains("name") && e["name"].is_string()) {
+          device = e["name"].get<std::string>();
+        }
+      });
+  if (found.count("traceEvents") == 0) {
+    import_fail(path, "traceEvents", "expected a Chrome trace: a list of events");
+  }
+  return trace.finish(device);
 }
 
 }  // namespace myriad::calibration

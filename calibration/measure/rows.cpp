@@ -207,28 +207,38 @@ std::string spread_text(const Row& r) {
   return fmt::format("+{:.1f} % over {}", 100 * (*hi / *lo - 1), r.times_s.size());
 }
 
+nlohmann::json row_json(const Row& r) {
+  nlohmann::json j = {{"name", r.name},           {"kind", row_kind_name(r.kind)},
+                      {"family", r.family},       {"op_class", class_name(r.op_class)},
+                      {"arguments", r.arguments}, {"flops", r.flops},
+                      {"bytes", r.bytes},         {"backward", r.backward},
+                      {"times_s", r.times_s},     {"best_s", r.best_s},
+                      {"check", r.check}};
+  if (r.op_class == models::OpClass::gemm) {
+    j["gemm"] = {{"m", r.gemm.m}, {"n", r.gemm.n}, {"k", r.gemm.k}, {"batch", r.gemm.batch}};
+  }
+  if (r.kind == RowKind::collective) {
+    j["collective"] = {{"collective", models::collective_key(r.collective.collective)},
+                       {"algorithm", algorithm_text(r.collective)},
+                       {"ranks", r.collective.ranks},
+                       {"bytes", r.collective.bytes},
+                       {"busbw_factor", r.collective.busbw_factor},
+                       {"steps", r.collective.steps}};
+  }
+  return j;
+}
+
+std::vector<std::string> row_problems(const Row& r) {
+  // As written (a NaN or an infinity becomes null) and read back.
+  const nlohmann::json written = nlohmann::json::parse(row_json(r).dump());
+  std::vector<std::string> problems;
+  (void)read_row(written, "row", problems);
+  return problems;
+}
+
 nlohmann::json to_json(const RowsFile& file) {
   nlohmann::json rows = nlohmann::json::array();
-  for (const Row& r : file.rows) {
-    nlohmann::json j = {{"name", r.name},           {"kind", row_kind_name(r.kind)},
-                        {"family", r.family},       {"op_class", class_name(r.op_class)},
-                        {"arguments", r.arguments}, {"flops", r.flops},
-                        {"bytes", r.bytes},         {"backward", r.backward},
-                        {"times_s", r.times_s},     {"best_s", r.best_s},
-                        {"check", r.check}};
-    if (r.op_class == models::OpClass::gemm) {
-      j["gemm"] = {{"m", r.gemm.m}, {"n", r.gemm.n}, {"k", r.gemm.k}, {"batch", r.gemm.batch}};
-    }
-    if (r.kind == RowKind::collective) {
-      j["collective"] = {{"collective", models::collective_key(r.collective.collective)},
-                         {"algorithm", algorithm_text(r.collective)},
-                         {"ranks", r.collective.ranks},
-                         {"bytes", r.collective.bytes},
-                         {"busbw_factor", r.collective.busbw_factor},
-                         {"steps", r.collective.steps}};
-    }
-    rows.push_back(std::move(j));
-  }
+  for (const Row& r : file.rows) rows.push_back(row_json(r));
   return {{"format", kFormat}, {"backend", file.backend},         {"grid", file.grid},
           {"date", file.date}, {"environment", file.environment}, {"rows", std::move(rows)}};
 }

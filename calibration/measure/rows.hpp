@@ -87,6 +87,11 @@ struct RowsFile {
 };
 
 nlohmann::json to_json(const RowsFile& file);
+// One row as the file holds it.
+nlohmann::json row_json(const Row& r);
+// What rows_from_json would say of `r` once written ("row.m: expected a number >=
+// 1", ...): nothing for a row `calibrate fit` reads back.
+std::vector<std::string> row_problems(const Row& r);
 // Throws std::runtime_error naming `path`, the row and the key for every problem.
 RowsFile rows_from_json(const nlohmann::json& j, const std::string& path);
 RowsFile read_rows(const std::string& path);

@@ -258,6 +258,78 @@ TEST(ImportKineto, KernelsBecomeRowsOfTheOpsThatLaunchedThem) {
                std::runtime_error);
 }
 
+// Issue 43: a tensor of 2^62 elements, or shapes whose product overflows, is
+// not a shape a trace records: refused where it is, not priced.
+TEST(ImportKineto, RefusesTensorsOfAbsurdSize) {
+  const auto error = [](const std::string& dims) {
+    const std::string trace =
+        R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "args": {
+        "External id": 1, "Input Dims": )" +
+        dims + R"(, "Input type": ["float", "float"]}},
+        {"ph": "X", "cat": "kernel", "name": "k", "dur": 5.0, "args": {"External id": 1}}]})";
+    try {
+      (void)import_rows(trace, "t.json", ImportFormat::kineto, {});
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("[[4611686018427387904, 1024], [1024, 2048]]")
+                .find("t.json: traceEvents[0].args.Input Dims[0]: "),
+            std::string::npos)
+      << error("[[4611686018427387904, 1024], [1024, 2048]]");
+  // Each dimension plausible, their product (2^50) not.
+  EXPECT_NE(error("[[33554432, 33554432], [33554432, 1024]]").find("Input Dims[0]"),
+            std::string::npos);
+  EXPECT_EQ(error("[[4096, 1024], [1024, 2048]]"), "no error");
+}
+
+// Issue 43: a GEMM with an empty dimension (a zero-size tensor) would be a row
+// `calibrate fit` refuses (gemm.m >= 1): it is left out, as ops Myriad does not
+// price are.
+TEST(ImportKineto, AGemmWithAnEmptyDimensionIsLeftOut) {
+  const std::string trace = R"({"traceEvents": [
+   {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "args": {"External id": 1,
+    "Input Dims": [[0, 1024], [1024, 2048]], "Input type": ["float", "float"]}},
+   {"ph": "X", "cat": "kernel", "name": "k", "dur": 5.0, "args": {"External id": 1}},
+   {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "args": {"External id": 2,
+    "Input Dims": [[64, 1024], [1024, 2048]], "Input type": ["float", "float"]}},
+   {"ph": "X", "cat": "kernel", "name": "k", "dur": 6.0, "args": {"External id": 2}}]})";
+  const Imported got = import_rows(trace, "t.json", ImportFormat::kineto, {});
+  ASSERT_EQ(got.rows.size(), 1U);
+  EXPECT_DOUBLE_EQ(got.rows[0].gemm.m, 64);
+}
+
+// Issue 43: a counter m of 0 made a GEMM row its own reader refuses.
+TEST(ImportGoogleBenchmark, RefusesAGemmDimensionBelowOne) {
+  const std::string json = R"({"benchmarks": [{"name": "BM_Gemm/0", "real_time": 2.0,
+    "time_unit": "ms", "m": 0, "n": 1024, "k": 1024}]})";
+  try {
+    (void)import_rows(json, "b.json", ImportFormat::google_benchmark, {});
+    FAIL() << "a GEMM of m = 0 was imported";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("b.json: benchmarks[0].m: "), std::string::npos)
+        << e.what();
+  }
+}
+
+// Issue 43: a row per result line is what the reader keeps; past its bound it
+// stops, at the line, and says the bound.
+TEST(ImportNcclTests, RefusesMoreResultLinesThanOneImportTakes) {
+  std::string text = "# nThread 1 nGpus 8\n";
+  for (int i = 1; i <= 20001; ++i) {
+    text += " " + std::to_string(8 * i) + " 2 float sum -1 40.0 1.00 1.75 0\n";
+  }
+  try {
+    (void)import_rows(text, "x.txt", ImportFormat::nccl_tests, {});
+    FAIL() << "20001 result lines were imported";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("x.txt: line 20002: more than 20000 result lines"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ImportedRows, FitWithABaseProfile) {
   RowsFile f;
   f.backend = "cuda";

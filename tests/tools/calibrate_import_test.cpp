@@ -2,10 +2,21 @@
 // profile is fitted to, several sources into one file; bad input is named.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "calibration/measure/rows.hpp"
+#include "models/scenario/file_lock.hpp"
 #include "myriad_source_paths.hpp"
 #include "tests/tools/run_cli.hpp"
 #include "tools/cli/cli.hpp"
@@ -114,6 +125,283 @@ TEST(Cli, CalibrateImportNamesWhatIsWrong) {
       run_cli({"calibrate", "import", "kineto", "/nonexistent.json", "--out", rows});
   EXPECT_EQ(missing.code, kExitBadInput);
   EXPECT_FALSE(std::filesystem::exists(rows));
+}
+
+// Issue 43, hostile inputs. What a child running `args` reported: its exit code and
+// standard error, or `signalled` when it did not exit by itself.
+struct ImportChild {
+  bool signalled = false;
+  int code = -1;
+  std::string err;
+};
+
+// The address space this process maps now, in bytes.
+std::size_t mapped_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;
+  }
+  return 0;
+}
+
+// Runs `args` in a child whose address space may grow by `extra` bytes at most
+// (RLIMIT_AS), as `ulimit -v` would bound the command.
+ImportChild import_within(const std::vector<std::string>& args, std::size_t extra) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  const std::size_t limit = mapped_bytes() + extra;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const rlimit bound{limit, limit};
+    setrlimit(RLIMIT_AS, &bound);
+    const Result r = run_cli(args);
+    const std::string report = std::to_string(r.code) + "\n" + r.err;
+    _exit(write(fds[1], report.data(), report.size()) < 0 ? 99 : 0);
+  }
+  close(fds[1]);
+  std::string report;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) report.append(buffer, n);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ImportChild child;
+  child.signalled = !WIFEXITED(status) || report.empty();
+  if (!child.signalled) {
+    child.code = std::stoi(report);
+    child.err = report.substr(report.find('\n') + 1);
+  }
+  return child;
+}
+
+bool address_space_limits_work() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return false;  // the sanitizers reserve terabytes of shadow memory
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  return false;
+#else
+  return true;
+#endif
+#else
+  return true;
+#endif
+}
+
+std::string temp_file(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("myriad_import_" + std::to_string(getpid()) + "_" + name))
+      .string();
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+// A trace of `calls` GEMMs, a kernel each: about 330 bytes a call.
+std::string gemm_trace(int calls) {
+  std::string text =
+      R"({"deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}], "traceEvents": [)";
+  text.reserve(static_cast<std::size_t>(calls) * 340);
+  for (int i = 0; i < calls; ++i) {
+    const std::string id = std::to_string(i);
+    text += R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": )" + id +
+            R"(, "dur": 10, "args": {"External id": )" + id +
+            R"(, "Input Dims": [[4096, 1024], [1024, 2048]], "Input type": ["c10::BFloat16", )"
+            R"("c10::BFloat16"]}},)"
+            "\n";
+    text += R"({"ph": "X", "cat": "kernel", "name": "sm90_gemm", "ts": )" + id +
+            R"(, "dur": 50.5, "args": {"External id": )" + id + R"(, "correlation": 7}},)" + "\n";
+  }
+  text += R"({"ph": "i", "cat": "cuda_runtime", "name": "x", "ts": 0}]})";
+  return text;
+}
+
+// Expectation: a trace is read an event at a time, so a 24 MB trace imports in
+// an address space 128 MiB larger than the test's (the whole document as JSON
+// took ten times its size); a list of millions of zeros is refused at its first.
+TEST(Cli, CalibrateImportStreamsAKinetoTraceInBoundedMemory) {
+  if (!address_space_limits_work()) GTEST_SKIP() << "sanitizers map shadow memory";
+  const std::string trace = temp_file("big_trace.json");
+  const std::string zeros = temp_file("zeros.json");
+  const std::string rows = temp_file("big_trace_rows.json");
+  write_text(trace, gemm_trace(72000));
+  std::string list = "[0";
+  for (int i = 1; i < 12'000'000; ++i) list += ",0";
+  write_text(zeros, list + "]");
+  const ImportChild got =
+      import_within({"calibrate", "import", "kineto", trace, "--out", rows}, 128 * kMiB);
+  EXPECT_FALSE(got.signalled);
+  EXPECT_EQ(got.code, kExitOk) << got.err;
+  EXPECT_EQ(calibration::read_rows(rows).rows.size(), 1U);
+  const ImportChild bad =
+      import_within({"calibrate", "import", "kineto", zeros, "--out", rows}, 128 * kMiB);
+  EXPECT_EQ(bad.code, kExitBadInput) << bad.err;
+  EXPECT_NE(bad.err.find("traceEvents[0]: expected an event object"), std::string::npos) << bad.err;
+  for (const auto& f : {trace, zeros, rows}) std::filesystem::remove(f);
+}
+
+// Expectation: Google Benchmark JSON is read a benchmark at a time too: what the
+// import does not use (a context of millions of values) is not kept.
+TEST(Cli, CalibrateImportReadsGoogleBenchmarkJsonInBoundedMemory) {
+  if (!address_space_limits_work()) GTEST_SKIP() << "sanitizers map shadow memory";
+  const std::string json = temp_file("big_benchmark.json");
+  const std::string rows = temp_file("big_benchmark_rows.json");
+  std::string text = R"({"context": [0)";
+  for (int i = 1; i < 10'000'000; ++i) text += ",0";
+  text += R"(], "benchmarks": [{"name": "BM_Gemm", "real_time": 2.0, "time_unit": "ms",
+    "m": 1024, "n": 1024, "k": 1024}]})";
+  write_text(json, text);
+  const ImportChild got =
+      import_within({"calibrate", "import", "google-benchmark", json, "--out", rows}, 128 * kMiB);
+  EXPECT_FALSE(got.signalled);
+  EXPECT_EQ(got.code, kExitOk) << got.err;
+  for (const auto& f : {json, rows}) std::filesystem::remove(f);
+}
+
+// Expectation: nccl-tests output is read a line at a time, a row kept per result
+// line up to a stated bound; 100,000 lines (3.1 GB at 600,000 before) are
+// refused at the bound, in little memory.
+TEST(Cli, CalibrateImportBoundsTheRowsOfNcclTestsOutput) {
+  if (!address_space_limits_work()) GTEST_SKIP() << "sanitizers map shadow memory";
+  const std::string text = temp_file("many_sizes.txt");
+  const std::string rows = temp_file("many_sizes_rows.json");
+  std::string lines = "# nThread 1 nGpus 8\n";
+  for (int i = 1; i <= 100'000; ++i) {
+    lines += " " + std::to_string(8 * i) + " 2 float sum -1 40.0 1.00 1.75 0 40.0 1.00 1.75 0\n";
+  }
+  write_text(text, lines);
+  const ImportChild got =
+      import_within({"calibrate", "import", "nccl-tests", text, "--out", rows}, 128 * kMiB);
+  EXPECT_FALSE(got.signalled);
+  EXPECT_EQ(got.code, kExitBadInput) << got.err;
+  EXPECT_NE(got.err.find("more than 20000 result lines"), std::string::npos) << got.err;
+  EXPECT_FALSE(std::filesystem::exists(rows));
+  for (const auto& f : {text, rows}) std::filesystem::remove(f);
+}
+
+// Expectation: running out of memory is an error that says so, exit 1 (not a
+// bad input, not a crash).
+TEST(Cli, CalibrateImportSaysWhenItRunsOutOfMemory) {
+  if (!address_space_limits_work()) GTEST_SKIP() << "sanitizers map shadow memory";
+  const std::string json = temp_file("long_name.json");
+  const std::string rows = temp_file("long_name_rows.json");
+  write_text(json, R"({"benchmarks": [{"name": ")" + std::string(60 * kMiB, 'x') + "\"}]}");
+  const ImportChild got =
+      import_within({"calibrate", "import", "google-benchmark", json, "--out", rows}, 48 * kMiB);
+  EXPECT_FALSE(got.signalled);
+  EXPECT_EQ(got.code, kExitFailure) << got.err;
+  EXPECT_NE(got.err.find("out of memory"), std::string::npos) << got.err;
+  for (const auto& f : {json, rows}) std::filesystem::remove(f);
+}
+
+// Expectation: an input over its kind's size cap is refused before it is read,
+// with its size, the cap and the option that raises it.
+TEST(Cli, CalibrateImportRefusesAnInputOverItsSizeCap) {
+  const std::string trace = temp_file("capped_trace.json");
+  const std::string json = temp_file("capped_benchmark.json");
+  const std::string rows = temp_file("capped_rows.json");
+  write_text(trace, gemm_trace(7000));  // 2.3 MB
+  const Result small =
+      run_cli({"calibrate", "import", "kineto", trace, "--out", rows, "--max-input-size", "1MiB"});
+  EXPECT_EQ(small.code, kExitBadInput);
+  EXPECT_NE(small.err.find("bytes, more than the 1 MiB"), std::string::npos) << small.err;
+  EXPECT_NE(small.err.find("--max-input-size"), std::string::npos) << small.err;
+  const Result raised =
+      run_cli({"calibrate", "import", "kineto", trace, "--out", rows, "--max-input-size", "3MiB"});
+  EXPECT_EQ(raised.code, kExitOk) << raised.err;
+  // Google Benchmark JSON is a few kilobytes: 64 MiB by default (a sparse file).
+  { std::ofstream(json, std::ios::binary); }
+  std::filesystem::resize_file(json, 65 * kMiB);
+  const Result big = run_cli({"calibrate", "import", "google-benchmark", json, "--out", rows});
+  EXPECT_EQ(big.code, kExitBadInput);
+  EXPECT_NE(big.err.find("68157440 bytes, more than the 64 MiB"), std::string::npos) << big.err;
+  EXPECT_NE(big.err.find("--max-input-size"), std::string::npos) << big.err;
+  for (const auto& f : {trace, json, rows}) std::filesystem::remove(f);
+}
+
+// Expectation: a row its own reader would refuse (a GEMM of m = 0) is never
+// written: with --append the rows already there stay readable.
+TEST(Cli, CalibrateImportNeverWritesRowsItsReaderRefuses) {
+  const std::string json = temp_file("m0.json");
+  const std::string rows = temp_file("m0_rows.json");
+  const Result first = run_cli(
+      {"calibrate", "import", "nccl-tests", example("nccl-tests-all_reduce.txt"), "--out", rows});
+  ASSERT_EQ(first.code, kExitOk) << first.err;
+  write_text(json, R"({"benchmarks": [{"name": "BM_Gemm/0", "real_time": 2.0, "time_unit": "ms",
+    "m": 0, "n": 1024, "k": 1024}]})");
+  const Result bad =
+      run_cli({"calibrate", "import", "google-benchmark", json, "--out", rows, "--append"});
+  EXPECT_NE(bad.code, kExitOk);
+  EXPECT_NE(bad.err.find("benchmarks[0].m"), std::string::npos) << bad.err;
+  EXPECT_NO_THROW(EXPECT_EQ(calibration::read_rows(rows).rows.size(), 6U));
+  for (const auto& f : {json, rows}) std::filesystem::remove(f);
+}
+
+// Expectation: --append reads, adds and writes under an exclusive lock; a second
+// import waits for the first instead of writing over what it wrote. Here the
+// test is the first writer: it holds the lock, read the rows, and writes them
+// with one more after the import started.
+TEST(Cli, CalibrateImportAppendWaitsForAConcurrentWriter) {
+  const std::string rows = temp_file("shared_rows.json");
+  const std::string lock_path = (std::filesystem::path(rows).parent_path() /
+                                 ("." + std::filesystem::path(rows).filename().string() + ".lock"))
+                                    .string();
+  const Result first = run_cli(
+      {"calibrate", "import", "nccl-tests", example("nccl-tests-all_reduce.txt"), "--out", rows});
+  ASSERT_EQ(first.code, kExitOk) << first.err;
+  const int lock = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  ASSERT_GE(lock, 0);
+  ASSERT_EQ(flock(lock, LOCK_EX), 0);
+  calibration::RowsFile mine = calibration::read_rows(rows);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    _exit(run_cli({"calibrate", "import", "kineto", example("kineto-trace.json"), "--out", rows,
+                   "--append"})
+              .code);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  mine.rows.push_back(mine.rows.front());
+  mine.rows.back().name = "written while the import waited";
+  calibration::write_rows(mine, rows);
+  flock(lock, LOCK_UN);
+  close(lock);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == kExitOk);
+  const calibration::RowsFile after = calibration::read_rows(rows);
+  EXPECT_EQ(after.rows.size(), 6U + 1U + 5U);  // nccl-tests, the test's row, the trace's
+  std::filesystem::remove(rows);
+  std::filesystem::remove(lock_path);
+}
+
+// Expectation: the lock waits a bounded time, then names the file and says why;
+// a link planted as the lock file is refused, not followed.
+TEST(Cli, CalibrateImportLockWaitsABoundedTimeAndFollowsNoLink) {
+  const std::string rows = temp_file("locked_rows.json");
+  const std::string lock_path = models::FileLock::lock_path(rows);
+  {
+    const models::FileLock held(rows, 1);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      const models::FileLock second(rows, 0.2);
+      ADD_FAILURE() << "two holders of one lock";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("another process has held the lock for 0.2 s"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(200));
+  }
+  EXPECT_NO_THROW(const models::FileLock again(rows, 0.2));  // released
+  std::filesystem::remove(lock_path);
+  std::filesystem::create_symlink(rows + ".target", lock_path);
+  EXPECT_THROW(const models::FileLock linked(rows, 0.2), std::runtime_error);
+  EXPECT_FALSE(std::filesystem::exists(rows + ".target"));
+  std::filesystem::remove(lock_path);
 }
 
 }  // namespace

@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <memory>
+#include <new>
 #include <set>
+#include <variant>
 
 #include "calibration/environment/environment.hpp"
 #include "calibration/import/import.hpp"
+#include "models/scenario/file_lock.hpp"
 #include "models/scenario/text_file.hpp"
+#include "models/scenario/units.hpp"
 #include "tools/cli/report_table.hpp"
 
 namespace myriad::cli {
@@ -16,104 +19,174 @@ namespace {
 
 namespace cal = myriad::calibration;
 
-}  // namespace
+// How long an import waits for another writing the same rows file.
+constexpr double kLockTimeout_s = 10;
 
-// Over 100 lines: issue 43 rewrites this reader (streaming, bounded).
-// NOLINTNEXTLINE(readability-function-size)
-int run_import(const ImportOptions& o, Streams io) {
-  const auto format = cal::import_format_from_name(o.format);
-  if (!format) {
-    io.err << fmt::format(
-        "myriad calibrate import: error: {}: expected nccl-tests, google-benchmark or kineto\n",
-        models::printable(o.format));
-    return kExitBadInput;
-  }
+constexpr const char* kError = "myriad calibrate import: error: ";
+
+// What the command line asks of the readers, or an error (written to io.err).
+std::optional<cal::ImportOptions> reader_options(const ImportOptions& o, Streams io) {
   cal::ImportOptions options;
   if (!o.collective.empty()) {
     options.collective = models::collective_from_key(o.collective);
     if (!options.collective) {
       io.err << fmt::format(
-          "myriad calibrate import: error: --collective {}: expected all_reduce, all_gather, "
-          "reduce_scatter, all_to_all, broadcast or send_recv\n",
-          models::printable(o.collective));
-      return kExitBadInput;
+          "{}--collective {}: expected all_reduce, all_gather, reduce_scatter, all_to_all, "
+          "broadcast or send_recv\n",
+          kError, models::printable(o.collective));
+      return std::nullopt;
     }
   }
   const auto algorithm = models::algorithm_from_name(o.algorithm);
   if (!algorithm) {
-    io.err << fmt::format(
-        "myriad calibrate import: error: --algorithm {}: expected ring, tree, nvls, pairwise, "
-        "...\n",
-        models::printable(o.algorithm));
-    return kExitBadInput;
+    io.err << fmt::format("{}--algorithm {}: expected ring, tree, nvls, pairwise, ...\n", kError,
+                          models::printable(o.algorithm));
+    return std::nullopt;
   }
   options.algorithm = *algorithm;
   if (o.ranks > 0) options.ranks = o.ranks;
   options.family = o.family;
-  if (const std::string problem = models::output_problem(o.out, o.files); !problem.empty()) {
-    io.err << fmt::format("myriad calibrate import: error: --out {}\n", problem);
-    return kExitBadInput;
+  if (!o.max_input_size.empty()) {
+    const auto size = scenario::parse_quantity(o.max_input_size, scenario::Dimension::bytes);
+    const double* bytes = std::get_if<double>(&size);
+    if (bytes == nullptr || *bytes < 1 || *bytes > 1e18) {
+      io.err << fmt::format("{}--max-input-size {}: expected a size such as 8GiB\n", kError,
+                            models::printable(o.max_input_size));
+      return std::nullopt;
+    }
+    options.max_input_bytes = static_cast<std::uint64_t>(*bytes);
   }
+  return options;
+}
 
+// The rows file --append adds to (read again under the lock), or a new one.
+cal::RowsFile rows_to_add_to(const ImportOptions& o) {
   cal::RowsFile file;
   if (o.append && std::filesystem::exists(o.out)) {
     try {
       file = cal::read_rows(o.out);
     } catch (const std::exception& e) {
-      io.err << fmt::format("myriad calibrate import: error: --append: {}\n", e.what());
-      return kExitBadInput;
+      throw std::runtime_error(fmt::format("--append: {}", e.what()));
     }
     if (file.backend != o.backend) {
-      io.err << fmt::format(
-          "myriad calibrate import: error: --append: {} holds {} rows, these are --backend {}\n",
-          o.out, file.backend, o.backend);
-      return kExitBadInput;
+      throw std::runtime_error(fmt::format("--append: {} holds {} rows, these are --backend {}",
+                                           o.out, file.backend, o.backend));
     }
-  } else {
-    file.backend = o.backend;
-    file.grid = "imported";
-    file.date = cal::utc_now();
-    // The machine that imports is not the one that measured: only what the
-    // sources say of theirs is kept.
-    file.environment = {{"note", "imported: each row's arguments name its source file"},
-                        {"imported_by", cal::to_json(cal::current_environment())}};
+    return file;
   }
-  std::set<std::string> names;
-  for (const cal::Row& r : file.rows) names.insert(r.name);
-  const std::size_t kept = file.rows.size();
+  file.backend = o.backend;
+  file.grid = "imported";
+  file.date = cal::utc_now();
+  // The machine that imports is not the one that measured: only what the
+  // sources say of theirs is kept.
+  file.environment = {{"note", "imported: each row's arguments name its source file"},
+                      {"imported_by", cal::to_json(cal::current_environment())}};
+  return file;
+}
+
+struct ImportedFile {
+  std::string path;
+  cal::Imported got;
+};
+
+// Each file's rows (its notes written to io.out), or an exit code.
+int import_each(const ImportOptions& o, cal::ImportFormat format, const cal::ImportOptions& options,
+                std::vector<ImportedFile>& out, Streams io) {
   for (const std::string& path : o.files) {
     try {
-      const std::string text = models::read_text_file(path, "measurements", models::kMaxJsonBytes);
-      cal::Imported got = cal::import_rows(text, path, *format, options);
-      for (const std::string& note : got.notes) io.out << path << ": " << note << "\n";
-      if (!got.device.empty() && !file.environment.contains("gpu")) {
-        file.environment["gpu"] = got.device;
-      }
-      for (cal::Row& r : got.rows) {
-        if (!names.insert(r.name).second) {
-          throw std::runtime_error(
-              fmt::format("{}: row '{}' is already in the rows (from an earlier file or --append)",
-                          path, r.name));
-        }
-        file.rows.push_back(std::move(r));
-      }
+      out.push_back({path, cal::import_file(path, format, options)});
+      for (const std::string& note : out.back().got.notes) io.out << path << ": " << note << "\n";
+    } catch (const std::bad_alloc&) {
+      io.err << fmt::format(
+          "{}{}: out of memory while importing it: more memory, or a smaller input\n", kError,
+          path);
+      return kExitFailure;
     } catch (const std::exception& e) {
-      io.err << fmt::format("myriad calibrate import: error: {}\n", e.what());
+      io.err << kError << e.what() << "\n";
       return kExitBadInput;
     }
   }
+  return kExitOk;
+}
+
+// `file` with the imported rows added; throws when a row is there already.
+void add_rows(cal::RowsFile& file, std::vector<ImportedFile>& imported) {
+  std::set<std::string> names;
+  for (const cal::Row& r : file.rows) names.insert(r.name);
+  for (ImportedFile& f : imported) {
+    if (!f.got.device.empty() && !file.environment.contains("gpu")) {
+      file.environment["gpu"] = f.got.device;
+    }
+    for (cal::Row& r : f.got.rows) {
+      if (!names.insert(r.name).second) {
+        throw std::runtime_error(
+            fmt::format("{}: row '{}' is already in the rows (from an earlier file or --append)",
+                        f.path, r.name));
+      }
+      file.rows.push_back(std::move(r));
+    }
+  }
+}
+
+void print_rows(const cal::RowsFile& file, std::size_t from, std::ostream& out) {
   Table t({"row", "family", "best", "rate", "spread", "check"}, "llrrrl");
-  for (std::size_t i = kept; i < file.rows.size(); ++i) {
+  for (std::size_t i = from; i < file.rows.size(); ++i) {
     const cal::Row& r = file.rows[i];
     t.add({r.name.size() > 70 ? r.name.substr(0, 67) + "..." : r.name, r.family, seconds(r.best_s),
            cal::rate_text(r), cal::spread_text(r), r.check});
   }
-  io.out << t.str();
+  out << t.str();
+}
+
+// The rows as `calibrate fit` will read them: refused, and nothing written, when
+// its reader would refuse them.
+std::string rows_text(const cal::RowsFile& file, const std::string& path) {
+  const nlohmann::json doc = cal::to_json(file);
   try {
-    cal::write_rows(file, o.out);
-    (void)cal::read_rows(o.out);  // what fit and check will read
+    (void)cal::rows_from_json(doc, path);
   } catch (const std::exception& e) {
-    io.err << fmt::format("myriad calibrate import: error: {}\n", e.what());
+    throw std::runtime_error(fmt::format("not written: {}", e.what()));
+  }
+  std::string text = doc.dump(1) + "\n";
+  if (text.size() > models::kMaxJsonBytes) {
+    throw std::runtime_error(fmt::format(
+        "{}: not written: {} rows would be {}, more than the {} calibrate fit reads: import "
+        "into several files",
+        path, file.rows.size(), cal::size_text(text.size()),
+        cal::size_text(models::kMaxJsonBytes)));
+  }
+  return text;
+}
+
+// Reads the rows file (--append), adds the imported rows and writes it, under
+// its lock: another import of the same file waits, and nothing it wrote is lost.
+int add_and_write(const ImportOptions& o, std::vector<ImportedFile>& imported, Streams io) {
+  std::optional<models::FileLock> lock;
+  try {
+    lock.emplace(o.out, kLockTimeout_s);
+  } catch (const std::runtime_error& e) {
+    io.err << kError << e.what() << "\n";
+    return kExitFailure;
+  }
+  cal::RowsFile file;
+  std::size_t kept = 0;
+  std::string text;
+  try {
+    file = rows_to_add_to(o);
+    kept = file.rows.size();
+    add_rows(file, imported);
+    text = rows_text(file, o.out);
+  } catch (const std::bad_alloc&) {
+    throw;  // cli.cpp says so, exit 1
+  } catch (const std::exception& e) {
+    io.err << kError << e.what() << "\n";
+    return kExitBadInput;
+  }
+  print_rows(file, kept, io.out);
+  try {
+    models::write_file_atomically(o.out, text, "calibration rows");
+  } catch (const std::runtime_error& e) {
+    io.err << kError << e.what() << "\n";
     return kExitFailure;
   }
   io.out << fmt::format("wrote {} rows to {} ({} imported){}\n", file.rows.size(), o.out,
@@ -124,6 +197,34 @@ int run_import(const ImportOptions& o, Streams io) {
       "gives the peaks and what the rows do not measure)\n",
       o.out, file.environment.contains("gpu") ? "" : " --device <name>");
   return kExitOk;
+}
+
+}  // namespace
+
+int run_import(const ImportOptions& o, Streams io) {
+  const auto format = cal::import_format_from_name(o.format);
+  if (!format) {
+    io.err << fmt::format("{}{}: expected nccl-tests, google-benchmark or kineto\n", kError,
+                          models::printable(o.format));
+    return kExitBadInput;
+  }
+  const auto options = reader_options(o, io);
+  if (!options) return kExitBadInput;
+  if (const std::string problem = models::output_problem(o.out, o.files); !problem.empty()) {
+    io.err << fmt::format("{}--out {}\n", kError, problem);
+    return kExitBadInput;
+  }
+  std::vector<ImportedFile> imported;
+  try {
+    (void)rows_to_add_to(o);  // a bad --append file is said before hours of reading
+  } catch (const std::exception& e) {
+    io.err << kError << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (const int code = import_each(o, *format, *options, imported, io); code != kExitOk) {
+    return code;
+  }
+  return add_and_write(o, imported, io);
 }
 
 }  // namespace myriad::cli

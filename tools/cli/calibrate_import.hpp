@@ -21,6 +21,7 @@ struct ImportOptions {
   int ranks = 0;
   std::string family;
   bool append = false;
+  std::string max_input_size;  // "8GiB"; else the format's cap (calibration/import/import.hpp)
 };
 
 int run_import(const ImportOptions& o, Streams io);

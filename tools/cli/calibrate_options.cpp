@@ -52,6 +52,9 @@ Command add_calibrate_import(CLI::App& calibrate, Streams io) {
   cmd->add_option("--family", o->family,
                   "google-benchmark: the family of benchmarks without m, n, k counters "
                   "(norm.rms.fwd, activation.swiglu.bwd, attention.fwd, ...)");
+  cmd->add_option("--max-input-size", o->max_input_size,
+                  "the largest input file read, e.g. 8GiB (default 4GiB for kineto, 64MiB for "
+                  "nccl-tests and google-benchmark); a larger one is refused before it is read");
   return {cmd, [o, io] { return run_import(*o, io); }};
 }
 
