@@ -63,6 +63,7 @@ std::string read_text_file(const std::string& path, std::string_view what, std::
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   // Read at most one byte past the limit: the file may grow while it is read.
   std::string text;
+  text.reserve(static_cast<std::size_t>(info.st_size) + 1);  // one allocation, not doublings
   char buffer[1 << 16];
   while (text.size() <= limit) {
     const std::size_t n = std::fread(buffer, 1, sizeof buffer, file.get());

@@ -12,8 +12,12 @@ namespace myriad::models {
 
 // Scenario and preset YAML: a scenario is a few kilobytes.
 constexpr std::size_t kMaxScenarioBytes = std::size_t{16} << 20;
-// JSON inputs (device profiles, calibration rows, check reports).
+// JSON inputs (device profiles, calibration rows, check reports), and the
+// values one may hold (read_json_file): a row of a rows file has a few dozen, a
+// profile a few thousand, so 2 million is far past any file Myriad writes, and
+// its document tree stays within a few hundred MB.
 constexpr std::size_t kMaxJsonBytes = std::size_t{256} << 20;
+constexpr std::size_t kMaxJsonValues = 2'000'000;
 
 // The file's bytes. Throws std::runtime_error "PATH: cannot read WHAT: REASON"
 // (no such file, a folder, permission denied, larger than the limit, ...).
