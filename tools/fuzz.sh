@@ -4,7 +4,8 @@
 # a seed corpus (see fuzz/README.md).
 #   tools/fuzz.sh [SECONDS] [HARNESS...]
 # SECONDS per harness: default $MYRIAD_FUZZ_SECONDS, else 60 (CI fuzzes 15 s each:
-# tools/test.sh --fuzz). HARNESS: fuzz_scenario, fuzz_units, fuzz_profile, fuzz_rows
+# tools/test.sh --fuzz). HARNESS: fuzz_scenario, fuzz_units, fuzz_profile, fuzz_rows,
+# fuzz_import
 # (default: all).
 # Exits 1 when a harness finds anything: a crash, a sanitizer report, a violated
 # property, an input that runs over 10 s or takes over 4 GiB, a leak; or when a
@@ -18,7 +19,7 @@ build="$root/build-sanitize/fuzz"
 seconds=${1:-${MYRIAD_FUZZ_SECONDS:-60}}
 shift || true
 harnesses=("$@")
-((${#harnesses[@]} > 0)) || harnesses=(fuzz_scenario fuzz_units fuzz_profile fuzz_rows)
+((${#harnesses[@]} > 0)) || harnesses=(fuzz_scenario fuzz_units fuzz_profile fuzz_rows fuzz_import)
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "usage: tools/fuzz.sh [SECONDS] [HARNESS...]" >&2; exit 2; }
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
@@ -33,12 +34,13 @@ seeds_of() {
     fuzz_profile) echo "calibration/profiles/*.json" ;;
     fuzz_rows) echo "calibration/measurements/*/rows.json" ;;
     fuzz_units) echo "" ;;  # the shipped scenarios' quantities: unit_seeds
+    fuzz_import) echo "" ;;  # fuzz/corpus/fuzz_import/: a format byte, then the file
   esac
 }
 max_len_of() {
   case "$1" in
     fuzz_scenario | fuzz_profile) echo 65536 ;;
-    fuzz_rows) echo 131072 ;;
+    fuzz_rows | fuzz_import) echo 131072 ;;
     fuzz_units) echo 256 ;;
   esac
 }
