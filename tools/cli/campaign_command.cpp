@@ -583,9 +583,10 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
     }
   }
   options.seeds = o.seeds;
-  options.threads = o.threads > 0
-                        ? o.threads
-                        : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  // Each thread holds one run's state (about 0.3 KB a node) and a step-time
+  // cache: more threads than cores would only multiply that memory.
+  const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  options.threads = o.threads > 0 ? std::min(o.threads, cores) : cores;
   std::optional<StepEngineFit> fit;
   if (o.step_engine == "simulate") {
     if (!o.vary.empty() || (s->training.growth.given() && options.days == 0)) {

@@ -23,7 +23,10 @@ Command add_campaign_command(CLI::App& app, Streams io, const Environment& env) 
       ->excludes(days);
   cmd->add_option("--seeds", options->seeds, "independent runs, for confidence intervals")
       ->check(CLI::Range(1, 100000));
-  cmd->add_option("--threads", options->threads, "seeds in parallel (default: all cores)")
+  cmd->add_option(
+         "--threads", options->threads,
+         "seeds in parallel (default: all cores; at most the cores, since each thread holds a "
+         "run's state and more than the cores only add memory)")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--json", options->json_file, "also write the report as JSON");
   auto* events =

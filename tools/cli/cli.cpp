@@ -57,7 +57,9 @@ int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostrea
   app.set_version_flag("--version", version_text,
                        "print the version, build and devices, then exit");
   app.require_subcommand(1);
-  app.footer("Exit codes: 0 ok, 1 failure while working, 2 bad input or usage.");
+  app.footer(
+      "Exit codes: 0 ok, 1 failure while working, 2 bad input or usage; interrupted, the "
+      "signal's (130 for Ctrl-C), after removing unfinished outputs.");
 
   const Streams io{out, err, raw_err};
   std::map<const CLI::App*, Action> actions;
