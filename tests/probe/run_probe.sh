@@ -5,7 +5,7 @@
 # interruption: SIGTERM to a campaign writing --json, --events and --report over
 # earlier files must end it by that signal, keep the earlier files, and leave no
 # temporary file and no child process behind.
-#   run_probe.sh MYRIAD SOURCE_DIR WORK_DIR [CASE...]
+#   run_probe.sh MYRIAD SOURCE_DIR WORK_DIR [CASE... | interruption]
 # Prints a table: case, expected, exit status, seconds, peak resident MiB.
 set -uo pipefail
 myriad=$1
@@ -106,8 +106,10 @@ interrupt() {
   local dir=$W/interrupt
   mkdir -p "$dir"
   for f in c.json ev.jsonl c.html; do echo "earlier" >"$dir/$f"; done
-  "$myriad" campaign "$CAMPAIGN" --days 30 --seeds 200 --threads 2 --json "$dir/c.json" \
-    --events "$dir/ev.jsonl" --report "$dir/c.html" >/dev/null 2>"$dir/err.txt" &
+  # The step engine plays the healthy step in a child process first (seconds).
+  "$myriad" campaign "$CAMPAIGN" --days 30 --seeds 50 --step-engine simulate \
+    --json "$dir/c.json" --events "$dir/ev.jsonl" --report "$dir/c.html" \
+    >/dev/null 2>"$W/interrupt-err.txt" &
   local pid=$!
   sleep 1.5
   local children
@@ -115,24 +117,31 @@ interrupt() {
   kill -TERM "$pid"
   wait "$pid"
   local rc=$?
+  sleep 0.5
   local problems=()
   ((rc == 143)) || problems+=("exit $rc, not 143 (SIGTERM)")
   for f in c.json ev.jsonl c.html; do
     [[ $(cat "$dir/$f") == earlier ]] || problems+=("$f was not kept")
   done
   local left
-  left=$(find "$dir" -name '.*' -type f | wc -l)
-  ((left == 0)) || problems+=("$left temporary files left")
-  for c in $children; do kill -0 "$c" 2>/dev/null && problems+=("child $c still running"); done
+  left=$(find "$dir" -type f ! -name c.json ! -name ev.jsonl ! -name c.html | wc -l)
+  ((left == 0)) || problems+=("$left other files left: $(ls -A "$dir" | xargs)")
+  [[ -n $children ]] || problems+=("no child process was seen to check")
+  # A child that ended but that no one reaped yet (a zombie, state Z) has ended.
+  for c in $children; do
+    local state
+    state=$(awk '{print $3}' "/proc/$c/stat" 2>/dev/null || true)
+    [[ -n $state && $state != Z ]] && problems+=("child $c still running (state $state)")
+  done
   if ((${#problems[@]} == 0)); then
     echo "interruption: ok (exit 143, earlier files kept, nothing left behind)"
   else
     echo "interruption: FAILED: ${problems[*]}"
-    cat "$dir/err.txt"
+    cat "$W/interrupt-err.txt"
     failed=1
   fi
 }
-if ((${#only[@]} == 0)); then interrupt; fi
+if ((${#only[@]} == 0)) || [[ " ${only[*]} " == *" interruption "* ]]; then interrupt; fi
 
 [[ $failed -eq 0 ]] && echo "probe ok"
 exit "$failed"
