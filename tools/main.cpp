@@ -2,8 +2,11 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <exception>
 #include <iostream>
+#include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/scenario/interrupt.hpp"
@@ -56,6 +59,7 @@ std::vector<std::string> gather_to_root(const std::string& text, int rank, int s
 #endif
 
 int main(int argc, char** argv) {
+  myriad::models::install_terminate_handler();
   // SIGINT, SIGTERM, SIGHUP: files half written removed, children ended.
   myriad::models::install_interrupt_cleanup();
   myriad::cli::Environment env;

@@ -6,7 +6,10 @@
 
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <new>
 
 namespace myriad::models {
 namespace {
@@ -30,13 +33,9 @@ void say(const char* text) {
   [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, text, n);
 }
 
-extern "C" void on_interrupt(int signal) {
-  if (handling != 0) {  // a second signal: stop at once
-    ::signal(signal, SIG_DFL);
-    ::raise(signal);
-    return;
-  }
-  handling = 1;
+// Ends the children and removes the pending files; true when one was removed.
+// Only async-signal-safe calls.
+bool abandon() {
   for (auto& pid : child_pid) {
     const pid_t p = pid.load();
     if (p > 0) ::kill(p, SIGTERM);
@@ -47,6 +46,17 @@ extern "C" void on_interrupt(int signal) {
       removed = ::unlink(file_path[static_cast<std::size_t>(i)].data()) == 0 || removed;
     }
   }
+  return removed;
+}
+
+extern "C" void on_interrupt(int signal) {
+  if (handling != 0) {  // a second signal: stop at once
+    ::signal(signal, SIG_DFL);
+    ::raise(signal);
+    return;
+  }
+  handling = 1;
+  const bool removed = abandon();
   say(signal == SIGINT    ? "\nmyriad: interrupted (SIGINT)"
       : signal == SIGTERM ? "\nmyriad: interrupted (SIGTERM)"
                           : "\nmyriad: interrupted (SIGHUP)");
@@ -70,6 +80,30 @@ void install_interrupt_cleanup() {
     ::sigaction(signal, &action, nullptr);
   }
 }
+
+namespace {
+
+[[noreturn]] void on_terminate() {
+  bool memory = false;
+  if (const std::exception_ptr e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::bad_alloc&) {
+      memory = true;
+    } catch (...) {
+    }
+  }
+  abandon();
+  say(memory ? "myriad: error: out of memory while working; a smaller job, fewer seeds or "
+               "threads, or more memory\n"
+             : "myriad: error: internal failure (std::terminate)\n");
+  if (memory) ::_exit(1);
+  std::abort();
+}
+
+}  // namespace
+
+void install_terminate_handler() { std::set_terminate(on_terminate); }
 
 PendingFile::PendingFile(const std::string& path) {
   if (path.empty() || path.size() >= kPathBytes) return;  // none, or too long to register

@@ -47,6 +47,13 @@ class ChildProcess {
   int slot_ = -1;
 };
 
+// std::terminate after an allocation that failed where nothing could catch it
+// (a destructor freeing a JSON tree allocates, and may not throw) says "out of
+// memory" and exits 1, as the verbs' own handler does, after removing the
+// outputs not finished and ending the children; any other exception reaching
+// std::terminate is a bug and aborts. The `myriad` command installs it first.
+void install_terminate_handler();
+
 // In a child process just forked: ends it with SIGTERM when its parent ends
 // (Linux's parent-death signal), and at once if the parent is already gone.
 void end_with_parent(pid_t parent);

@@ -1,5 +1,7 @@
 #include "tools/cli/cli.hpp"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <charconv>
@@ -100,13 +102,21 @@ int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostrea
     try {
       code = it->second();
     } catch (const std::bad_alloc&) {
-      err << fmt::format(
-          "myriad {}: error: out of memory while working; a smaller job, fewer "
-          "seeds or threads, or more memory\n",
-          sub->get_name());
+      // Said without allocating where it can be: memory may still be short.
+      err << "myriad " << sub->get_name()
+          << ": error: out of memory while working; a smaller job, fewer seeds or threads, or "
+             "more memory\n"
+          << std::flush;
+      if (!err) {
+        constexpr std::string_view kSaid = "myriad: error: out of memory while working\n";
+        [[maybe_unused]] const auto ignored = ::write(STDERR_FILENO, kSaid.data(), kSaid.size());
+      }
       return kExitFailure;
     } catch (const std::exception& e) {
       err << fmt::format("myriad {}: error: {}\n", sub->get_name(), e.what());
+      return kExitFailure;
+    } catch (...) {
+      err << "myriad " << sub->get_name() << ": error: an unexpected failure\n";
       return kExitFailure;
     }
     // A report that did not reach its reader is a failure (a full disk, a closed pipe).
