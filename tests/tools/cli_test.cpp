@@ -239,6 +239,26 @@ TEST(Cli, PlanRanksLayoutsAndReproducesTheBest) {
   EXPECT_NE(batch.err.find("--global-batch"), std::string::npos) << batch.err;
 }
 
+// Expectation: a GPU whose memory is no larger than what the device profile
+// reserves has no usable memory; every verb that prices it refuses it (exit 2),
+// naming the key where it was written (a negative usable memory was reported).
+TEST(Cli, HbmCapacityMustExceedTheProfileReserve) {
+  const auto file =
+      std::filesystem::temp_directory_path() / ("myriad_hbm_" + std::to_string(getpid()) + ".yaml");
+  std::ofstream(file) << "cluster: {preset: llama3-like, gpus: 64, gpu: {preset: H100, "
+                         "hbm_capacity: 1GB}}\nmodel: {preset: llama3-8b}\n"
+                         "parallelism: {tp: 8, global_batch: 64}\n";
+  for (const char* verb : {"estimate", "simulate", "plan", "campaign"}) {
+    const Result r = run_cli({verb, file.string()});
+    EXPECT_EQ(r.code, kExitBadInput) << verb << r.out;
+    EXPECT_NE(r.err.find(":1:76: error: cluster.gpu.hbm_capacity: expected more than the "),
+              std::string::npos)
+        << verb << ": " << r.err;
+    EXPECT_NE(r.err.find("found 1 GB: no memory would be left"), std::string::npos) << r.err;
+  }
+  std::filesystem::remove(file);
+}
+
 // Expectation: --rescore plays the best K on the step engine (each in a child
 // process) and over days on the campaign engine, ranks them again, and says which
 // engine gave each figure; the step engine's figure is what `simulate` gives for
