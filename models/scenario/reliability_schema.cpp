@@ -30,11 +30,17 @@ Schema<FailureProcessSpec> make_failure_process_schema() {
               "pod (second-tier switch group) or rack (faults.nodes_per_rack); nodes are "
               "numbered job first, then spares, so a domain of spares takes only spares")
       .quantity("per_1000_node_days", &FailureProcessSpec::per_1000_node_days, Dimension::count,
-                D::none(), "failures per 1000 node-days (Meta's unit: Kokolis et al. HPCA'25)")
+                D::none(),
+                "failures per 1000 node-days (Meta's unit: Kokolis et al. HPCA'25); at most "
+                "24,000, once an hour")
       .quantity("per_component_hour", &FailureProcessSpec::per_component_hour, Dimension::count,
-                D::none(), "failures per component-hour, times components_per_node")
+                D::none(),
+                "failures per component-hour, times components_per_node; at most once an hour "
+                "a node in all")
       .quantity("per_1000_domain_days", &FailureProcessSpec::per_1000_domain_days, Dimension::count,
-                D::none(), "a leaf, pod or rack process: failures per 1000 days of one such domain")
+                D::none(),
+                "a leaf, pod or rack process: failures per 1000 days of one such domain; at most "
+                "24,000, once an hour")
       .integer("components_per_node", &FailureProcessSpec::components_per_node, {1, 1 << 16},
                D::value("1"), "components of this kind in a node (for per_component_hour)")
       .choice("distribution", &FailureProcessSpec::distribution,
@@ -84,7 +90,7 @@ Schema<StragglerProcessSpec> make_straggler_schema() {
       "flapping). A synchronous job runs at its slowest rank's pace.");
   s.text("name", &StragglerProcessSpec::name, D::none(), "a label for reports")
       .quantity("per_1000_node_days", &StragglerProcessSpec::per_1000_node_days, Dimension::count,
-                D::required(), "onsets per 1000 node-days")
+                D::required(), "onsets per 1000 node-days; at most 24,000, once an hour")
       .quantity("duration", &StragglerProcessSpec::duration_s, Dimension::time, D::required(),
                 "mean duration (exponentially distributed)")
       .quantity("slowdown", &StragglerProcessSpec::slowdown, Dimension::count, D::required(),
@@ -176,12 +182,15 @@ const Schema<PolicySpec>& policy_schema() {
         .quantity("host_copy_bandwidth", &PolicySpec::host_copy_bw_Bps, Dimension::bandwidth,
                   D::value("25GB/s"),
                   "GPU to pinned host memory, per GPU (PCIe Gen4 x16 in practice); each GPU "
-                  "copies its 1/gpus share: the blocking stage")
+                  "copies its 1/gpus share: the blocking stage; at least 1 Gbps (a sanity floor)")
         .quantity("storage_write_bandwidth", &PolicySpec::storage_write_bw_Bps,
                   Dimension::bandwidth, D::value("273GB/s"),
-                  "aggregate write to storage (Megatron SC'21: 273 GB/s saving 13.8 TB)")
+                  "aggregate write to storage (Megatron SC'21: 273 GB/s saving 13.8 TB); at least "
+                  "10 MB/s (a sanity floor)")
         .quantity("storage_read_bandwidth", &PolicySpec::storage_read_bw_Bps, Dimension::bandwidth,
-                  D::value("1TB/s"), "aggregate read on restart (Megatron SC'21: 1 TB/s peak)")
+                  D::value("1TB/s"),
+                  "aggregate read on restart (Megatron SC'21: 1 TB/s peak); at least 10 MB/s (a "
+                  "sanity floor)")
         .boolean("async_upload", &PolicySpec::async_upload, D::value("true"),
                  "upload to storage in the background (MegaScale two-stage); false blocks "
                  "until it is durable")
@@ -211,7 +220,8 @@ const Schema<PolicySpec>& policy_schema() {
                  "its memory too since the last checkpoint: then to the last one in storage")
         .quantity("peer_bandwidth", &PolicySpec::peer_bw_Bps, Dimension::bandwidth,
                   D::derived("= cluster.nic_bandwidth x cluster.nics_per_node"),
-                  "per node, host to peer host, for in-memory checkpoints")
+                  "per node, host to peer host, for in-memory checkpoints; at least 1 Gbps (a "
+                  "sanity floor)")
         .integer("persistent_every", &PolicySpec::persistent_every, {0, 1 << 30},
                  D::derived("= the fewest checkpoints that span one upload"),
                  "with in_memory: every Nth checkpoint also goes to storage (Gemini keeps a "

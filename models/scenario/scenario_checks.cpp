@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 
+#include "models/scenario/physical_bounds.hpp"
 #include "models/scenario/reliability_checks.hpp"
 #include "models/scenario/units.hpp"
 
@@ -566,6 +567,7 @@ void check(const Scenario& s, const Location& file, Diagnostics& d) {
   check_context_and_experts(c);
   check_training_and_overlap(c);
   check_reliability(s, file, d);
+  check_physical_bounds(s, file, d);
 }
 
 }  // namespace myriad::scenario

@@ -29,12 +29,13 @@ Schema<GpuSpec> make_gpu_schema() {
       .quantity("fp8_peak", &GpuSpec::fp8_flops, Dimension::flop_rate, D::value("0FLOPS"),
                 "dense fp8 tensor-core peak; 0 when the GPU has none")
       .quantity("hbm_capacity", &GpuSpec::hbm_bytes, Dimension::bytes, D::required(),
-                "memory capacity")
+                "memory capacity; above what the device profile reserves")
       .quantity("hbm_bandwidth", &GpuSpec::hbm_bw_Bps, Dimension::bandwidth, D::required(),
-                "memory bandwidth")
+                "memory bandwidth; at least 10 GB/s (a sanity floor)")
       .quantity("nvlink_bandwidth", &GpuSpec::nvlink_bw_Bps, Dimension::bandwidth, D::required(),
                 "NVLink bandwidth per GPU and direction (half the datasheet's bidirectional "
-                "figure); the device profile's NVLink curve scales with it")
+                "figure); the device profile's NVLink curve scales with it; at least 1 Gbps (a "
+                "sanity floor)")
       .integer("sms", &GpuSpec::sms, Range{0, 100000}, D::value("0"),
                "streaming multiprocessors, for GEMM wave quantization; 0: the device profile's")
       .boolean("nvls", &GpuSpec::nvls, D::value("false"),
@@ -55,7 +56,8 @@ Schema<TierSpec> make_tier_schema() {
   s.text("name", &TierSpec::name, D::none(), "a label such as leaf, spine, core")
       .integer("radix", &TierSpec::radix, Range{2, 1 << 16}, D::required(), "ports per switch")
       .quantity("port_bandwidth", &TierSpec::port_bw_Bps, Dimension::bandwidth,
-                D::derived("= cluster.nic_bandwidth"), "bandwidth per switch port and direction")
+                D::derived("= cluster.nic_bandwidth"),
+                "bandwidth per switch port and direction; at least 1 Gbps (a sanity floor)")
       .quantity("oversubscription", &TierSpec::oversubscription, Dimension::ratio, D::value("1:1"),
                 "downlink to uplink bandwidth of this tier's switches; 1:7 means 7 times more "
                 "bandwidth down than up")
@@ -89,7 +91,7 @@ Schema<ClusterSpec> make_cluster_schema() {
       .integer("nics_per_node", &ClusterSpec::nics_per_node, Range{1, 1024}, D::required(),
                "scale-out NICs per node (rails)")
       .quantity("nic_bandwidth", &ClusterSpec::nic_bw_Bps, Dimension::bandwidth, D::required(),
-                "bandwidth of one NIC per direction")
+                "bandwidth of one NIC per direction; at least 1 Gbps (a sanity floor)")
       .quantity("nic_latency", &ClusterSpec::nic_latency_s, Dimension::time, D::value("2us"),
                 "NIC and host software latency of one message")
       .quantity("price_per_gpu_hour", &ClusterSpec::price_per_gpu_hour, Dimension::count,
@@ -142,7 +144,8 @@ Schema<MoeSpec> make_moe_schema() {
                 "tokens an expert accepts relative to an even share; the rest are dropped and "
                 "every expert's input is padded to it (Megatron-LM's "
                 "--moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity); 0: "
-                "dropless, every routed token computed")
+                "dropless, every routed token computed; else at least experts / (top_k x "
+                "micro_batch x seq_length), below which an expert holds no token")
       .choice("skew", &MoeSpec::skew,
               {{"uniform", RouterSkew::uniform},
                {"zipf", RouterSkew::zipf},

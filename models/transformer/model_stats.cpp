@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/transformer/moe_routing.hpp"
+
 namespace myriad::models {
 namespace {
 
@@ -42,7 +44,10 @@ ParamCounts param_counts(const scenario::ModelSpec& m) {
   return p;
 }
 
-double model_flops_per_step(const scenario::Scenario& s) {
+namespace {
+
+// Model FLOPs with every routed token-expert slot computed, dropped ones included.
+double routed_flops_per_step(const scenario::Scenario& s) {
   const auto& m = s.model;
   const ParamCounts p = param_counts(m);
   const double seq = m.seq_length;
@@ -53,6 +58,21 @@ double model_flops_per_step(const scenario::Scenario& s) {
   const double forward =
       m.layers * (layer_matmul_flops_per_token(p) + attention_core) + 2.0 * m.hidden * m.vocab;
   return 3 * forward * tokens;
+}
+
+}  // namespace
+
+double model_flops_per_step(const scenario::Scenario& s) {
+  const auto& m = s.model;
+  if (!m.is_moe() || !(m.moe.capacity_factor > 0)) return routed_flops_per_step(s);
+  // A token an expert's capacity drops skips that expert (the residual carries it
+  // on): its FLOPs are not done, and counting them made a step that drops every
+  // token report the MFU of one that drops none. The share dropped does not
+  // depend on how the experts are spread over ranks (moe_load), so ep 1 gives it.
+  const double dropped = moe_load(m.moe, 1).dropped;
+  const double expert = 2 * mlp_params(m.hidden, m.moe.expert_ffn_hidden, m.activation);
+  const double tokens = static_cast<double>(s.parallelism.global_batch) * m.seq_length;
+  return routed_flops_per_step(s) - 3 * m.layers * expert * m.moe.top_k * dropped * tokens;
 }
 
 double hardware_flops_per_step(const scenario::Scenario& s) {
@@ -86,7 +106,9 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
     padding = 3 * m.layers * expert * m.moe.top_k * (m.moe.capacity_factor - 1);
     if (s.parallelism.recompute == scenario::Recompute::full) padding *= 4.0 / 3;
   }
-  return model_flops_per_step(s) + (extra + padding) * tokens;
+  // Relative to every routed slot computed: capacity_factor * top_k slots an expert
+  // computes in all, whatever the router dropped.
+  return routed_flops_per_step(s) + (extra + padding) * tokens;
 }
 
 }  // namespace myriad::models

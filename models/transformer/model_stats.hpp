@@ -6,10 +6,12 @@
 // lookups, norms and biases left out. For GPT (4h MLP, multi-head attention):
 //   72 * B * L * s * h^2 * (1 + s/(6h) + V/(12hL)).
 // Generalized here to grouped-query attention, SwiGLU, MoE (the top-k experts'
-// MLPs count, plus the router) and sliding windows (w keys per query, not s).
+// MLPs count, plus the router, less the token-expert pairs a capacity factor
+// drops) and sliding windows (w keys per query, not s).
 // Hardware FLOPs add what recomputation runs again, as the papers count it:
 // selective recomputation replaces s/(6h) by s/(3h); full recomputation runs
-// the layers' forward pass again (96 in place of 72, the LM head excepted).
+// the layers' forward pass again (96 in place of 72, the LM head excepted);
+// experts padded to a capacity compute capacity_factor * top_k slots a token.
 #pragma once
 
 #include "models/scenario/scenario.hpp"

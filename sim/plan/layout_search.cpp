@@ -218,6 +218,40 @@ scenario::PruneSpec parse_prune(const std::string& text) {
   return p;
 }
 
+std::vector<scenario::PruneSpec> parse_prune_axis(const scenario::Scenario& s,
+                                                  const std::string& values) {
+  if (values.empty()) return {};
+  if (!s.model.is_moe()) throw std::invalid_argument("the model has no experts to prune");
+  const scenario::MoeSpec& moe = s.model.moe;
+  std::vector<scenario::PruneSpec> variants;
+  for (const auto& v : parse_axis("model.moe.prune=" + values).values) {
+    const scenario::PruneSpec p = parse_prune(v);
+    const int left = moe.experts - p.experts;
+    if (left < moe.top_k) {
+      throw std::invalid_argument(fmt::format(
+          "'{}' prunes {} of the model's {} experts and leaves {}: {}", v, p.experts, moe.experts,
+          std::max(left, 0),
+          left < 1 ? std::string("none to route a token to")
+                   : fmt::format("fewer than the {} each token is routed to (top_k)", moe.top_k)));
+    }
+    variants.push_back(p);
+  }
+  return variants;
+}
+
+std::string empty_space_problem(const PlanResult& r) {
+  if (r.candidates == 0 || r.evaluated > 0) return "";
+  std::vector<std::string> keys;
+  for (const auto& [key, by] : r.pruned_by) {
+    keys.push_back(fmt::format("{} refused {} ('{}')", key.empty() ? "the scenario" : key, by.count,
+                               by.example));
+  }
+  return fmt::format(
+      "the search space is empty: the scenario checks refused all {} candidates, so none was "
+      "estimated: {}",
+      r.candidates, fmt::join(keys, "; "));
+}
+
 std::size_t candidate_count(const SearchSpace& space) {
   std::size_t n = 1;
   for (std::size_t size : {space.tp.size(), space.pp.size(), space.virtual_stages.size(),

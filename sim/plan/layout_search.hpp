@@ -36,6 +36,12 @@ std::string prune_text(const scenario::PruneSpec& p);
 // Reads one: none | 2:4 | unstructured=F | unstructured-kernel=F | experts=N, joined by '+'
 // ("experts=8+2:4"); std::invalid_argument saying what was expected.
 scenario::PruneSpec parse_prune(const std::string& text);
+// Reads `plan --prune`'s comma-separated variants for the scenario's model (none
+// from ""; the scenario's own pruning is then searched);
+// std::invalid_argument when the model has no experts, or a variant leaves
+// fewer experts than a token is routed to (top_k): it would prune every candidate.
+std::vector<scenario::PruneSpec> parse_prune_axis(const scenario::Scenario& s,
+                                                  const std::string& values);
 
 // A space worth searching for this scenario: tp in powers of two up to a node,
 // pp in powers of two up to the layers (at most 64), 1 to 8 virtual stages, cp
@@ -114,6 +120,12 @@ struct PlanOptions {
 
 PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& profile,
                           const SearchSpace& space, const PlanOptions& options);
+
+// Why a search estimated nothing: every candidate refused by the scenario checks,
+// with the keys that refused them (how many, and the first message); "" when
+// some candidate was estimated. A space the constraints empty is bad input, not
+// a plan that found no layout.
+std::string empty_space_problem(const PlanResult& r);
 
 // The searches of every shard as one: the same as the search of all candidates
 // at once (counts, first examples, best K, alike counts).

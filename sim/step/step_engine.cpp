@@ -357,6 +357,14 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
   // A scenario the engine cannot play is refused here, leaving the process's one
   // engine unused.
   Plan p(lower_step(s, profile, std::move(stragglers), options.all_replicas));
+  // SimGrid aborts or crashes where an allocation fails (xbt_malloc throws
+  // nothing), so the address space the step is expected to take is mapped once,
+  // untouched, and given back before the engine starts: where it cannot be (a
+  // `ulimit -v`), std::bad_alloc is thrown here and reported as out of memory.
+  const double expected_bytes = static_cast<double>(p.rows.size()) * p.pp * kStepBytesPerRankGroup;
+  // Through a volatile pointer, so that the pair is not optimized away.
+  void* volatile reserved = ::operator new(static_cast<std::size_t>(expected_bytes));
+  ::operator delete(reserved);
   static std::atomic<bool> ran{false};
   if (ran.exchange(true)) {
     throw std::logic_error("simulate_step: SimGrid runs one engine per process");

@@ -244,6 +244,46 @@ int StepLowering::first_node(const scenario::Scenario& s, int actor, int stage) 
   return models::first_node(s, {stage, actor * per_node});
 }
 
+namespace {
+
+// Which replicas are played, and why, for a step too large to play.
+std::string played_replicas(const StepLowering& p, const scenario::Scenario& s, bool asked) {
+  if (asked) return "it plays every replica, as --all-replicas asks";
+  const char* alone =
+      "ring edges that leave a subtree, and stragglers with their ring neighbours, stand alone";
+  if (p.classes) {
+    return fmt::format(
+        "it plays {} classes of the {} replicas, as traffic contends on the oversubscribed tiers "
+        "and {}",
+        p.rows.size(), p.dp, alone);
+  }
+  if (p.all_replicas && oversubscribed_below_join(s.cluster)) {
+    return fmt::format(
+        "it plays every replica, as traffic contends on the oversubscribed tiers and no two "
+        "replicas share them alike: {}",
+        alone);
+  }
+  if (p.all_replicas) {
+    return "it plays every replica, as expert all-to-alls couple a group's replicas and there "
+           "are stragglers";
+  }
+  return fmt::format("it plays replica 0 and the {} holding stragglers", p.rows.size() - 1);
+}
+
+void check_size(const StepLowering& p, const scenario::Scenario& s, bool asked) {
+  const double groups = static_cast<double>(p.rows.size()) * p.pp;
+  if (groups <= kMaxStepRankGroups) return;
+  throw std::invalid_argument(fmt::format(
+      "the step engine would play {:.0f} rank groups ({} rows x {} stages), past its bound of {}: "
+      "{}. At about {:.1f} MB a rank group it would need about {:.1f} GB "
+      "(sim/step/step_lowering.hpp); use `myriad estimate`, or fewer GPUs, stragglers or "
+      "oversubscription",
+      groups, p.rows.size(), p.pp, kMaxStepRankGroups, played_replicas(p, s, asked),
+      kStepBytesPerRankGroup / 1e6, groups * kStepBytesPerRankGroup / 1e9));
+}
+
+}  // namespace
+
 StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profile,
                         std::vector<Straggler> stragglers, bool all_replicas) {
   check_playable(s);
@@ -295,6 +335,7 @@ StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profil
   // every replica, on the plain platform (no latency links to pay for).
   if (p.classes && static_cast<int>(p.rows.size()) == p.dp) p.classes = false;
   if (p.rows.empty()) p.rows = replicas_to_simulate(p, s, stragglers);
+  check_size(p, s, all_replicas);
   p.weights.resize(p.rows.size(), 1);
   if (p.all_replicas || p.classes) {
     p.row_of.assign(static_cast<std::size_t>(p.dp), -1);

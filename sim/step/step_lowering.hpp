@@ -16,6 +16,7 @@
 //   - each simulated rank group's node, and its GPU and link straggler factors.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "models/plan/collective.hpp"
@@ -148,8 +149,23 @@ struct StepLowering {
 std::vector<ReplicaClass> replica_classes(const StepLowering& p, const scenario::Scenario& s,
                                           const std::vector<Straggler>& stragglers);
 
+// The most rank groups (actors: rows x stages) the step engine plays in one
+// process, and the address space it takes a rank group. Measured on the 2-core
+// development machine, 2026-12-04, Llama 3 405B with every replica played
+// (overlapped data-parallel traffic: five helpers a rank group): peak virtual
+// memory 250 MB with a handful of rank groups, 805 MB with 2,048, 1.36 GB with
+// 4,096 (0.27 MB each); 8,192 (65,536 GPUs at 1:7 with stragglers, 279k flows)
+// peaked at 1.65 GB resident in 99 s idle, 270 s shared; 65,536 (the same at
+// 524,288 GPUs) was still building after 15 min, and where an allocation
+// fails SimGrid aborts (xbt_malloc) or crashes, with no exception to catch.
+// 10,240 at 0.3 MB keeps to about 3.3 GB, within the 4 GB every verb runs in,
+// and to minutes: a judgement between the two.
+inline constexpr int kMaxStepRankGroups = 10240;
+inline constexpr double kStepBytesPerRankGroup = 0.3e6;
+
 // Throws std::invalid_argument for scenarios the step engine cannot play (rank
-// groups that neither fill whole nodes nor divide one, or stages sharing a node).
+// groups that neither fill whole nodes nor divide one, or stages sharing a node)
+// and for steps past kMaxStepRankGroups, saying what makes them that large.
 // `profile` is already on the scenario's hardware (on_hardware).
 StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profile,
                         std::vector<Straggler> stragglers, bool all_replicas);

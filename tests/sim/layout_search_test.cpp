@@ -292,3 +292,35 @@ TEST(LayoutSearch, SearchesExpertTensorParallelismAndPruning) {
 
 }  // namespace
 }  // namespace myriad::sim
+
+namespace myriad::sim {
+namespace {
+
+// Expectation: a space whose every candidate the scenario checks refuse is said
+// to be empty, naming the key that emptied it (tp 3 divides no 32 heads), and
+// `--prune` variants that leave fewer experts than top_k are refused before any
+// search, saying how many are left; a space with an estimate is not empty.
+TEST(LayoutSearch, AnEmptySpaceNamesTheConstraintThatEmptiedIt) {
+  const auto s = scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  SearchSpace space = small_space(s);
+  PlanOptions options;
+  EXPECT_EQ(empty_space_problem(search_layouts(s, h100(), space, options)), "");
+  space.tp = {3};
+  const std::string why = empty_space_problem(search_layouts(s, h100(), space, options));
+  EXPECT_NE(why.find("the search space is empty"), std::string::npos) << why;
+  EXPECT_NE(why.find("parallelism.tp refused"), std::string::npos) << why;
+  const auto mixtral = scenario::load_scenario_text(
+      "cluster: {preset: llama3-like, gpus: 64}\n"
+      "model: {preset: mixtral-8x7b, seq_length: 4096}\n"
+      "parallelism: {tp: 2, sp: true, ep: 8, global_batch: 256}\n",
+      "plan.yaml", kShipped);
+  EXPECT_EQ(parse_prune_axis(mixtral, "none,experts=6").size(), 2U);
+  EXPECT_TRUE(parse_prune_axis(mixtral, "").empty());
+  for (const char* bad : {"experts=9", "experts=8", "none,experts=7"}) {
+    EXPECT_THROW((void)parse_prune_axis(mixtral, bad), std::invalid_argument) << bad;
+  }
+  EXPECT_THROW((void)parse_prune_axis(s, "2:4"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace myriad::sim

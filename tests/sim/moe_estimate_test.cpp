@@ -2,6 +2,7 @@
 // traffic, router skew, pruning, and the example matching its source.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "models/scenario/loader.hpp"
@@ -131,6 +132,40 @@ TEST(MoePrune, TwoFourSpeedsTheExpertGemms) {
   bare.sparse_gemm_efficiency = 0;
   EXPECT_THROW((void)estimate(megascale("", "prune: {pattern: \"2:4\"}"), bare),
                std::runtime_error);
+}
+
+}  // namespace
+}  // namespace myriad::sim
+
+namespace myriad::sim {
+namespace {
+
+// Expectation: a capacity of half an even share drops half the routed token-expert
+// pairs (uniform routing), and a dropped pair skips its expert, so MFU counts
+// model FLOPs less half of 3 (forward, backward) x 2 x top_k x expert-params a
+// token and layer; the hardware FLOPs (capacity_factor * top_k slots computed) stay as they
+// were, so MFU cannot pass HFU. (MFU counted the dropped pairs: 90.5 % with
+// every token dropped.)
+TEST(MoeCapacity, DroppedTokensDoNotCountAsModelFlops) {
+  const auto mixtral = [](const std::string& factor) {
+    return scenario::load_scenario_text(
+        "cluster: {preset: llama3-like, gpus: 64}\n"
+        "model: {preset: mixtral-8x7b, moe: {capacity_factor: " +
+            factor + "}}\nparallelism: {tp: 2, sp: true, ep: 8, global_batch: 256}\n",
+        "moe_capacity_test.yaml", kShipped);
+  };
+  const scenario::Scenario dropless = mixtral("0");
+  const scenario::Scenario half = mixtral("0.5");
+  const auto& m = half.model;
+  const double expert = 3.0 * m.hidden * m.moe.expert_ffn_hidden;  // SwiGLU: three matrices
+  const double tokens = 256.0 * m.seq_length;
+  const double dropped = 6 * expert * m.moe.top_k * m.layers * 0.5 * tokens;
+  const StepReport r = estimate(half, testing::shipped_profile("H100"));
+  const StepReport full = estimate(dropless, testing::shipped_profile("H100"));
+  std::printf("model FLOPs: expected %.6g, actual %.6g\n", full.model_flops - dropped,
+              r.model_flops);
+  EXPECT_NEAR(r.model_flops, full.model_flops - dropped, 1e-9 * full.model_flops);
+  EXPECT_LE(r.mfu, r.hfu);
 }
 
 }  // namespace

@@ -201,3 +201,44 @@ parallelism: {tp: 2, pp: 2, micro_batch: 1, global_batch: 64}
 
 }  // namespace
 }  // namespace myriad::sim
+
+namespace myriad::sim {
+namespace {
+
+// Expectation: Llama 3 405B at 1:7 with MegaScale-like stragglers plays every
+// replica (no two share the oversubscribed tiers alike): at 65,536 GPUs 512
+// replicas x 16 stages = 8,192 rank groups, within the bound; at 524,288 GPUs
+// 4,096 x 16 = 65,536, refused before anything is built, with the figure and
+// why every replica is played (SimGrid aborted on a failed allocation there).
+TEST(StepLowering, RefusesAStepPastItsBoundOfRankGroups) {
+  const auto at = [](int gpus) {
+    return scenario::load_scenario(
+        std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-405b-h100-16384-campaign.yaml",
+        scenario::LoadOptions(
+            kShipped.preset_path,
+            {"cluster.gpus=" + std::to_string(gpus),
+             "parallelism.global_batch=" + std::to_string(gpus / 8),
+             "cluster.network.tiers=[{name: tor, radix: 32, oversubscription: \"1:1\", latency: "
+             "600ns}, {name: cluster, radix: 256, oversubscription: \"1:7\", latency: 600ns}, "
+             "{name: aggregation, radix: 256, latency: 600ns}]",
+             "faults.stragglers=[{per_1000_node_days: 120, duration: 1h, slowdown: 1.1}]"}));
+  };
+  const scenario::Scenario fits = at(65536);
+  const StepLowering p = lower_step(fits, h100(), draw_stragglers(fits), false);
+  EXPECT_EQ(p.rows.size() * static_cast<std::size_t>(p.pp), 8192U);
+  const scenario::Scenario large = at(524288);
+  try {
+    (void)lower_step(large, h100(), draw_stragglers(large), false);
+    FAIL() << "65,536 rank groups were lowered";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("would play 65536 rank groups (4096 rows x 16 stages), past its bound of "
+                        "10240: it plays every replica, as traffic contends"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("about 19.7 GB"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace myriad::sim

@@ -283,6 +283,22 @@ TEST(Cli, CalibrateImportBoundsTheRowsOfNcclTestsOutput) {
   for (const auto& f : {text, rows}) std::filesystem::remove(f);
 }
 
+// Expectation: the step engine's SimGrid aborts where an allocation fails, so
+// simulate maps the address space the step should take (2,048 rank groups x
+// 0.3 MB) before it starts: 256 MiB more than is mapped is out of memory, said
+// so, exit 1 (it was SIGABRT inside SimGrid).
+TEST(Cli, SimulateSaysWhenItRunsOutOfMemory) {
+  if (!address_space_limits_work()) GTEST_SKIP() << "sanitizers map shadow memory";
+  const ImportChild got = import_within(
+      {"simulate",
+       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-405b-h100-16384-campaign.yaml", "--set",
+       "faults.stragglers=[{per_1000_node_days: 120, duration: 1h, slowdown: 1.1}]"},
+      256 * kMiB);
+  EXPECT_FALSE(got.signalled);
+  EXPECT_EQ(got.code, kExitFailure) << got.err;
+  EXPECT_NE(got.err.find("out of memory"), std::string::npos) << got.err;
+}
+
 // Expectation: running out of memory is an error that says so, exit 1 (not a
 // bad input, not a crash).
 TEST(Cli, CalibrateImportSaysWhenItRunsOutOfMemory) {

@@ -239,6 +239,44 @@ TEST(Cli, PlanRanksLayoutsAndReproducesTheBest) {
   EXPECT_NE(batch.err.find("--global-batch"), std::string::npos) << batch.err;
 }
 
+// Expectation: a --prune variant that leaves fewer experts than a token is routed
+// to prunes every candidate: it is bad input (exit 2) naming the variant and what
+// is left, not a plan that found no layout (it exited 0 with "No layout fits").
+TEST(Cli, PlanRefusesAPruneThatLeavesTooFewExperts) {
+  const std::string mixtral =
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml";
+  const Result none = run_cli({"plan", mixtral, "--prune", "experts=9"});
+  EXPECT_EQ(none.code, kExitBadInput) << none.out;
+  EXPECT_NE(none.err.find("--prune: 'experts=9' prunes 9 of the model's 8 experts and leaves 0"),
+            std::string::npos)
+      << none.err;
+  const Result one = run_cli({"plan", mixtral, "--prune", "none,experts=7"});
+  EXPECT_EQ(one.code, kExitBadInput) << one.out;
+  EXPECT_NE(one.err.find("leaves 1: fewer than the 2 each token is routed to (top_k)"),
+            std::string::npos)
+      << one.err;
+}
+
+// Expectation: a GPU whose memory is no larger than what the device profile
+// reserves has no usable memory; every verb that prices it refuses it (exit 2),
+// naming the key where it was written (a negative usable memory was reported).
+TEST(Cli, HbmCapacityMustExceedTheProfileReserve) {
+  const auto file =
+      std::filesystem::temp_directory_path() / ("myriad_hbm_" + std::to_string(getpid()) + ".yaml");
+  std::ofstream(file) << "cluster: {preset: llama3-like, gpus: 64, gpu: {preset: H100, "
+                         "hbm_capacity: 1GB}}\nmodel: {preset: llama3-8b}\n"
+                         "parallelism: {tp: 8, global_batch: 64}\n";
+  for (const char* verb : {"estimate", "simulate", "plan", "campaign"}) {
+    const Result r = run_cli({verb, file.string()});
+    EXPECT_EQ(r.code, kExitBadInput) << verb << r.out;
+    EXPECT_NE(r.err.find(":1:76: error: cluster.gpu.hbm_capacity: expected more than the "),
+              std::string::npos)
+        << verb << ": " << r.err;
+    EXPECT_NE(r.err.find("found 1 GB: no memory would be left"), std::string::npos) << r.err;
+  }
+  std::filesystem::remove(file);
+}
+
 // Expectation: --rescore plays the best K on the step engine (each in a child
 // process) and over days on the campaign engine, ranks them again, and says which
 // engine gave each figure; the step engine's figure is what `simulate` gives for

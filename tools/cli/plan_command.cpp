@@ -289,16 +289,11 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     }
     batch_origin = "--global-batch";
   }
-  if (!o.prune.empty()) {
-    try {
-      if (!s->model.is_moe()) throw std::invalid_argument("the model has no experts to prune");
-      for (const auto& v : sim::parse_axis("model.moe.prune=" + o.prune).values) {
-        space.prune.push_back(sim::parse_prune(v));
-      }
-    } catch (const std::exception& e) {
-      io.err << fmt::format("myriad plan: error: --prune: {}\n", e.what());
-      return kExitBadInput;
-    }
+  try {
+    space.prune = sim::parse_prune_axis(*s, o.prune);
+  } catch (const std::exception& e) {
+    io.err << fmt::format("myriad plan: error: --prune: {}\n", e.what());
+    return kExitBadInput;
   }
   options.top = static_cast<std::size_t>(o.top);
   options.headroom = o.headroom;
@@ -383,6 +378,10 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
       why.add({key.empty() ? "(scenario)" : key, std::to_string(by.count), by.example});
     }
     io.out << "\n" << why.str();
+  }
+  if (const std::string empty = sim::empty_space_problem(r); !empty.empty()) {
+    io.err << fmt::format("myriad plan: error: {}\n", empty);
+    return kExitBadInput;
   }
   if (r.top.empty()) {
     io.out << "\nNo layout fits: loosen --headroom, add GPUs or give another global batch.\n";

@@ -11,6 +11,7 @@
 
 #include "models/scenario/loader.hpp"
 #include "models/scenario/text_file.hpp"
+#include "models/scenario/units.hpp"
 #include "tools/report/html_report.hpp"
 
 namespace myriad::cli {
@@ -174,6 +175,21 @@ std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const
           "gemm_fp8_efficiency is 0 ({} has no fp8 measurement); give a profile of an fp8 GPU "
           "with --profile or cluster.gpu.profile\n",
           s.file, profile.file, profile.device);
+      return std::nullopt;
+    }
+    // Usable memory is the capacity less what the profile reserves (CUDA context,
+    // cuBLAS workspaces, NCCL buffers): with none left, no weight fits and every
+    // figure of memory is negative.
+    if (!(gpu.hbm_bytes > profile.memory_reserved_bytes)) {
+      const auto origin = s.origins.find("cluster.gpu.hbm_capacity");
+      const bool located = origin != s.origins.end() && origin->second.in_file();
+      io.err << fmt::format(
+          "{}: error: cluster.gpu.hbm_capacity: expected more than the {} that {} reserves "
+          "(CUDA context, workspaces, NCCL buffers), found {}: no memory would be left for "
+          "weights, optimizer states or activations\n",
+          located ? origin->second.str() : s.file,
+          scenario::format_human(profile.memory_reserved_bytes, scenario::Dimension::bytes),
+          profile.file, scenario::format_human(gpu.hbm_bytes, scenario::Dimension::bytes));
       return std::nullopt;
     }
     return profile;
