@@ -13,7 +13,6 @@ declare -A exception=(
   [sim/analytic/estimator.cpp]=662
   # issue 37: orchestration out of tools/cli (run_plan, the campaign's step-engine fit)
   [tools/cli/plan_command.cpp]=609
-  [tools/cli/campaign_command.cpp]=666
   # issue 40, 100,000 GPUs: the campaign engine's event loop and its reductions apart
   [sim/campaign/campaign_engine.cpp]=663
   # issue 42, kernels measured on the GPU: cases, fits and references by op family

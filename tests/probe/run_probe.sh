@@ -111,9 +111,14 @@ interrupt() {
     --json "$dir/c.json" --events "$dir/ev.jsonl" --report "$dir/c.html" \
     >/dev/null 2>"$W/interrupt-err.txt" &
   local pid=$!
-  sleep 1.5
-  local children
-  children=$(pgrep -P "$pid" || true)
+  # Interrupted while a child plays a step (the first within seconds).
+  local children="" tries
+  for tries in $(seq 50); do
+    sleep 0.1
+    children=$(pgrep -P "$pid" || true)
+    [[ -n $children ]] && break
+  done
+  sleep 0.2
   kill -TERM "$pid"
   wait "$pid"
   local rc=$?
