@@ -243,6 +243,18 @@ TEST(Cli, PlanRanksLayoutsAndReproducesTheBest) {
 // process) and over days on the campaign engine, ranks them again, and says which
 // engine gave each figure; the step engine's figure is what `simulate` gives for
 // the layout the plan prints.
+// Expectation: a plan whose lists span more than sim::kMostCandidates (here
+// 100,000 global batches: over 10^9 candidates, which ran for days) is refused
+// up front with exit 2, naming --global-batch; nothing is searched.
+TEST(Cli, PlanRefusesTooLargeASearchUpFront) {
+  const Result r =
+      run_cli({"plan", kDefault, "--global-batch", "1..100000", "--objective", "step-time"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("myriad plan: error: the search spans"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("global batches 100000 (--global-batch)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 TEST(Cli, PlanRescoresTheBestByTheStepAndCampaignEngines) {
   const std::string text =
       "cluster: {preset: llama3-like, gpus: 64}\n"
