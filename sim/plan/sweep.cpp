@@ -1,10 +1,12 @@
 #include "sim/plan/sweep.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <stdexcept>
 
@@ -66,6 +68,25 @@ bool expand_range(const std::string& text, std::vector<std::string>& values) {
   return true;
 }
 
+// Throws when the axes span more than `limit` configurations: how many, each
+// axis's length, the longest, and the rate behind kMostSweepConfigs.
+void check_count(const std::vector<SweepAxis>& axes, bool zip, std::size_t limit) {
+  double count = zip ? static_cast<double>(axes.front().values.size()) : 1;
+  std::vector<std::string> lengths;
+  const SweepAxis* longest = &axes.front();
+  for (const auto& a : axes) {
+    if (!zip) count *= static_cast<double>(a.values.size());
+    lengths.push_back(fmt::format("{} {}", a.key, a.values.size()));
+    if (a.values.size() > longest->values.size()) longest = &a;
+  }
+  if (count <= static_cast<double>(limit)) return;
+  throw std::invalid_argument(fmt::format(
+      "the axes span {:.0f} configurations ({}{}), more than the limit of {} (--max-configs; "
+      "at most {}, as a sweep estimates about 1,000 a second): narrow --vary {} ({} values)",
+      count, zip ? "zipped: " : "", fmt::join(lengths, zip ? ", " : " x "), limit,
+      kMostSweepConfigs, longest->key, longest->values.size()));
+}
+
 }  // namespace
 
 SweepAxis parse_axis(const std::string& text) {
@@ -114,6 +135,7 @@ std::vector<std::vector<std::string>> expand_axes(const std::vector<SweepAxis>& 
                         axes.front().key, axes.front().values.size(), a.key, a.values.size()));
       }
     }
+    check_count(axes, zip, limit);
     for (std::size_t i = 0; i < axes.front().values.size(); ++i) {
       std::vector<std::string> config;
       config.reserve(axes.size());
@@ -122,13 +144,7 @@ std::vector<std::vector<std::string>> expand_axes(const std::vector<SweepAxis>& 
     }
     return out;
   }
-  double count = 1;
-  for (const auto& a : axes) count *= static_cast<double>(a.values.size());
-  if (count > static_cast<double>(limit)) {
-    throw std::invalid_argument(fmt::format(
-        "the axes span {:.0f} configurations, more than the limit of {} (--max-configs)", count,
-        limit));
-  }
+  check_count(axes, zip, limit);
   std::vector<std::size_t> at(axes.size(), 0);
   while (true) {
     std::vector<std::string> config;

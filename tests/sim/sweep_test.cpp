@@ -60,6 +60,29 @@ TEST(SweepAxes, CartesianLastFastestOrZipped) {
                std::invalid_argument);
 }
 
+// Expectation: axes past the limit are refused before a configuration is built,
+// zipped or not, saying how many they span, each axis's length and which to
+// narrow, beside the bound every limit stays under.
+TEST(SweepAxes, TooManyConfigurationsNameTheAxes) {
+  const std::vector<std::string> thousand(1000, "1");
+  const std::vector<SweepAxis> axes = {{"parallelism.tp", {"1", "2"}}, {"training.seed", thousand}};
+  try {
+    (void)expand_axes(axes, false, 1999);
+    ADD_FAILURE() << "2,000 configurations past a limit of 1,999";
+  } catch (const std::invalid_argument& e) {
+    const std::string why = e.what();
+    EXPECT_NE(why.find("2000 configurations (parallelism.tp 2 x training.seed 1000)"),
+              std::string::npos)
+        << why;
+    EXPECT_NE(why.find("the limit of 1999 (--max-configs"), std::string::npos) << why;
+    EXPECT_NE(why.find(std::to_string(kMostSweepConfigs)), std::string::npos) << why;
+    EXPECT_NE(why.find("narrow --vary training.seed (1000 values)"), std::string::npos) << why;
+  }
+  const std::vector<SweepAxis> zipped = {{"a", thousand}, {"b", thousand}};
+  EXPECT_EQ(expand_axes(zipped, true, 1000).size(), 1000U);
+  EXPECT_THROW((void)expand_axes(zipped, true, 999), std::invalid_argument);
+}
+
 TEST(SweepObjectives, KnownNamesAndDirections) {
   const auto o = parse_objectives("days,tokens-per-s");
   ASSERT_EQ(o.size(), 2U);
