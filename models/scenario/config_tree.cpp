@@ -352,7 +352,8 @@ std::string cut_past_flow_depth(const std::string& text) {
       open += c;
       if (open.size() <= kMaxYamlDepth) continue;
       std::string cut = text.substr(0, i + 1);
-      for (auto at = open.rbegin(); at != open.rend(); ++at) cut += *at == '[' ? ']' : '}';
+      std::reverse(open.begin(), open.end());
+      for (const char b : open) cut += b == '[' ? ']' : '}';
       return cut + "\n";
     } else if ((c == ']' || c == '}') && !open.empty()) {
       open.pop_back();
