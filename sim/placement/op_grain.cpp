@@ -127,6 +127,15 @@ void describe(const OpGrainGraph& g, OpGrainPlacement& out) {
 
 }  // namespace
 
+OpGrainSize op_grain_size(const scenario::Scenario& s) {
+  const models::ShardShape sh = models::shard_shape(s);
+  const std::size_t layer = models::transformer_layer(s.model, sh).forward.ops.size();
+  const std::size_t ends = models::embedding(s.model, sh).forward.ops.size() +
+                           models::lm_head_and_loss(s.model, sh).forward.ops.size();
+  const auto layers = static_cast<std::size_t>(std::max(s.model.layers, 0));
+  return {2 * (ends + layers * layer), layer};
+}
+
 OpGrainGraph op_grain_graph(const scenario::Scenario& s, const DeviceProfile& profile,
                             const PipelineGraph& units) {
   std::optional<DeviceProfile> copy;

@@ -67,6 +67,14 @@ struct OpGrainGraph {
 OpGrainGraph op_grain_graph(const scenario::Scenario& s, const DeviceProfile& profile,
                             const PipelineGraph& units);
 
+// The op-grain graph's least nodes (one micro-batch: a forward and a backward
+// node per piece), from the units' programs alone, and the pieces of one layer.
+struct OpGrainSize {
+  std::size_t least_ops = 0;
+  std::size_t pieces_a_layer = 0;
+};
+OpGrainSize op_grain_size(const scenario::Scenario& s);
+
 struct OpGrainPlacement {
   StageAlgorithm algorithm = StageAlgorithm::uniform;
   models::place::Placement graph;  // the op graph's schedule under this placement

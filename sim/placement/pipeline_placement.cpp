@@ -306,6 +306,10 @@ PipelineGraph pipeline_units(const scenario::Scenario& s, const DeviceProfile& p
   return g;
 }
 
+std::size_t pipeline_graph_least_ops(const scenario::Scenario& s) {
+  return 2 * (static_cast<std::size_t>(std::max(s.model.layers, 0)) + 2);
+}
+
 PipelineGraph pipeline_graph(const scenario::Scenario& s, const DeviceProfile& profile) {
   PipelineGraph g = pipeline_units(s, profile);
   const int units = g.units();

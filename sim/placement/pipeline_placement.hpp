@@ -38,6 +38,7 @@
 // them.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,6 +63,15 @@ inline constexpr StageAlgorithm kStageAlgorithms[] = {
 
 // Above this many ops the graph unrolls fewer micro-batches (at least one).
 inline constexpr int kPipelineGraphMaxOps = 20000;
+// The most ops a placement graph may have with one micro-batch unrolled, its
+// least: `myriad place` refuses a scenario past it before building the graph.
+// 400,000 ops took 3.8 s and 190 MB at layer grain (Llama 3 8B at 200,000
+// layers) and 4.9 s and 240 MB at op grain (20,000 layers), 2-core development
+// machine, 2026-12; a million layers took 17 s and 800 MB at layer grain.
+inline constexpr std::size_t kPlaceMostOps = 400000;
+// The layer grain's: a forward and a backward node for the embedding, each layer
+// and the head.
+std::size_t pipeline_graph_least_ops(const scenario::Scenario& s);
 
 struct PipelineGraph {
   models::place::OpGraph graph;

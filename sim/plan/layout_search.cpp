@@ -73,7 +73,8 @@ SearchSpace default_space(const scenario::Scenario& s) {
   space.ep = {1};
   if (s.model.is_moe()) {
     space.ep.clear();
-    for (int e = 1; e <= s.model.moe.experts; e *= 2) {
+    // An ep group is made of GPUs: a degree above the cluster is never valid.
+    for (int e = 1; e <= std::min(s.model.moe.experts, s.cluster.gpus); e *= 2) {
       if (s.model.moe.experts % e == 0) space.ep.push_back(e);
     }
   }
@@ -261,6 +262,42 @@ std::size_t candidate_count(const SearchSpace& space) {
     n *= std::max<std::size_t>(size, 1);
   }
   return n;
+}
+
+std::string search_too_large(const SearchSpace& space) {
+  const std::size_t count = candidate_count(space);
+  if (count <= kMostCandidates) return {};
+  struct List {
+    const char* name;
+    std::size_t size;
+    const char* origin;
+  };
+  const List lists[] = {
+      {"tp", space.tp.size(), "cluster.gpus_per_node"},
+      {"pp", space.pp.size(), "model.layers"},
+      {"virtual stages", space.virtual_stages.size(), "the search"},
+      {"cp", space.cp.size(), "model.seq_length"},
+      {"ep", space.ep.size(), "model.moe.experts and cluster.gpus"},
+      {"etp", space.etp.size(), "the search"},
+      {"micro-batches", space.micro_batch.size(), "the search"},
+      {"zero", space.zero.size(), "the search"},
+      {"global batches", space.global_batch.size(), "--global-batch"},
+      {"recomputations", space.recompute.size(), "the search"},
+      {"placements", space.placement.size(), "the search"},
+      {"pruning variants", space.prune.size(), "--prune"},
+  };
+  std::vector<std::string> sizes;
+  const List* longest = &lists[0];
+  for (const List& l : lists) {
+    if (l.size <= 1) continue;
+    sizes.push_back(fmt::format("{} {}", l.name, l.size));
+    if (l.size > longest->size) longest = &l;
+  }
+  return fmt::format(
+      "the search spans {} candidates ({}), more than the {} a plan may try (about 100,000 "
+      "a second, fewer where they are estimated); the most values: {} {} ({}): narrow it",
+      count, fmt::join(sizes, " x "), kMostCandidates, longest->name, longest->size,
+      longest->origin);
 }
 
 scenario::ParallelSpec layout_at(const scenario::ParallelSpec& base, const SearchSpace& space,

@@ -46,12 +46,23 @@ std::vector<scenario::PruneSpec> parse_prune_axis(const scenario::Scenario& s,
 // A space worth searching for this scenario: tp in powers of two up to a node,
 // pp in powers of two up to the layers (at most 64), 1 to 8 virtual stages, cp
 // 1, 2, 4 (1 for sequences under 8k tokens), ep over the powers of two that
-// divide the experts (MoE only), micro-batches 1, 2, 4, 8, ZeRO 0 to 3, every
-// recomputation and both placements; the scenario's global batch.
+// divide the experts up to the GPUs (MoE only; an ep rank is a GPU), micro-batches 1, 2, 4, 8, ZeRO
+// 0 to 3, every recomputation and both placements; the scenario's global batch.
 SearchSpace default_space(const scenario::Scenario& s);
 
 // Candidates the space spans (before any pruning).
 std::size_t candidate_count(const SearchSpace& space);
+
+// The most candidates one search may span. A plan goes through about 100,000
+// candidates a second, most refused by the scenario checks, and 6,000 to 30,000 a
+// second where they are estimated (the shipped examples, 2-core development
+// machine, 2026-12), so this is under a minute as a rule and ten at the very
+// worst.
+inline constexpr std::size_t kMostCandidates = 3000000;
+// Empty when the space spans at most kMostCandidates; else why not: the count,
+// each list's length and which input drives the longest (--global-batch,
+// --prune, model.moe.experts, ...).
+std::string search_too_large(const SearchSpace& space);
 
 // What planning ranks a configuration by, from the analytic engine's report.
 struct LayoutMetrics {

@@ -24,9 +24,15 @@ struct SweepAxis {
 // Parses `key=list|range`; throws std::invalid_argument naming what is wrong.
 SweepAxis parse_axis(const std::string& text);
 
+// The most configurations one sweep may span. A sweep estimates about 1,000
+// configurations a second, valid or refused by the scenario checks (the shipped
+// examples, 2-core development machine, 2026-12), so this is under two minutes.
+inline constexpr std::size_t kMostSweepConfigs = 100000;
+
 // The configurations the axes span: each a list of `key=value`, one per axis.
 // Throws std::invalid_argument when zipped axes differ in length, a key is
-// varied twice, or the product exceeds `limit`.
+// varied twice, or the configurations would exceed `limit` (--max-configs, at
+// most kMostSweepConfigs), naming each axis's length and the longest.
 std::vector<std::vector<std::string>> expand_axes(const std::vector<SweepAxis>& axes, bool zip,
                                                   std::size_t limit);
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace myriad::scenario {
 namespace {
 
@@ -65,6 +67,45 @@ TEST(ConfigTree, ANestedMapNamingAPresetReplacesWhatItLiesOn) {
   const ConfigNode merged = merge(base, over);
   EXPECT_EQ(merged.find("gpu")->find("preset")->text(), "B");
   EXPECT_EQ(merged.find("gpu")->find("hbm"), nullptr);
+}
+
+// Expectation: a list past kMaxYamlValues is refused alike written block-style or
+// flow-style, at the same value with the same message, before a tree is built
+// (nothing returned): yaml-cpp built the whole tree first, 3.9 GB for a 16 MiB
+// flow list of zeros, 2.7 GB block-style.
+TEST(ConfigTree, ListsPastTheValueLimitAreRefusedAlikeBeforeTheTreeIsBuilt) {
+  const std::size_t n = kMaxYamlValues + 1000;
+  std::string flow = "x: [0";
+  std::string block = "x:\n";
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i > 0) flow += ",0";
+    block += "- 0\n";
+  }
+  flow += "]\n";
+  for (const std::string& text : {flow, block}) {
+    Diagnostics d;
+    const ConfigNode root = load_yaml_text(text, "t.yaml", d);
+    ASSERT_EQ(d.error_count(), 1) << d.str();
+    // The root mapping and the list are values 1 and 2: the limit falls on item N - 2.
+    EXPECT_EQ(d.all()[0].key, "x[" + std::to_string(kMaxYamlValues - 2) + "]");
+    EXPECT_NE(d.all()[0].message.find("more than 200000 values"), std::string::npos) << d.str();
+    EXPECT_TRUE(root.is_null());
+  }
+}
+
+// Expectation: flow brackets nested a million deep are refused at the depth limit
+// with its path, as 70 are (tests/scenarios/malformed/deep-nesting.yaml); yaml-cpp's
+// scanner read all of them first and gave up with "bad file" (8 million: 2.4 GB).
+TEST(ConfigTree, DeepFlowNestingIsRefusedAtTheDepthLimit) {
+  const std::size_t deep = 1000000;
+  const std::string text = "a: 'not [ counted' # nor [ this\nx: " + std::string(deep, '[') +
+                           std::string(deep, ']') + "\n";
+  Diagnostics d;
+  const ConfigNode root = load_yaml_text(text, "t.yaml", d);
+  ASSERT_EQ(d.error_count(), 1) << d.str().substr(0, 500);
+  EXPECT_EQ(d.all()[0].message, "nested deeper than 64 levels");
+  EXPECT_EQ(d.all()[0].where.str(), "t.yaml:2:67");
+  EXPECT_TRUE(root.is_null());
 }
 
 }  // namespace

@@ -100,6 +100,35 @@ TEST(MoeLoad, ZipfSkewGrowsWithItsExponent) {
   EXPECT_GT(mild, 1.5);
 }
 
+// Expectation: the load in closed form (uniform, or Zipf summed by Euler-Maclaurin
+// past 32 terms) is the load summed expert by expert, within 1e-9, dropless or
+// with a capacity, whether ep divides the experts or not.
+TEST(MoeLoad, ClosedFormIsTheSumExpertByExpert) {
+  for (const int experts : {5, 64, 1000, 65536}) {
+    for (const int ep : {1, 3, 8, 64}) {
+      for (const double capacity : {0.0, 1.0, 1.25}) {
+        for (const double s : {0.0, 0.5, 1.0, 2.0}) {
+          auto m = spec(experts, 2);
+          m.capacity_factor = capacity;
+          m.skew = s > 0 ? scenario::RouterSkew::zipf : scenario::RouterSkew::uniform;
+          m.zipf_exponent = s;
+          auto h = m;  // the same shares as a histogram: summed one by one
+          h.skew = scenario::RouterSkew::histogram;
+          h.histogram = expert_shares(m);
+          const MoeLoad want = moe_load(h, ep);
+          const MoeLoad got = moe_load(m, ep);
+          SCOPED_TRACE(testing::Message() << experts << " experts, ep " << ep << ", capacity "
+                                          << capacity << ", zipf " << s);
+          EXPECT_NEAR(got.busiest_slots, want.busiest_slots, 1e-9 * want.busiest_slots);
+          EXPECT_NEAR(got.mean_slots, want.mean_slots, 1e-9 * want.mean_slots);
+          EXPECT_NEAR(got.dropped, want.dropped, 1e-9);
+          ASSERT_EQ(got.rank_slots.size(), want.rank_slots.size());
+        }
+      }
+    }
+  }
+}
+
 // Expectation: in MegaScale-MoE's layout (cp 8, ep 8, whole experts) a rank's
 // expert GEMMs take its 4 experts' share of the 8 ranks' 1,024 tokens x top-3, and
 // the all-to-alls move 1,024 x 3 tokens of 4,096 bf16 values, inside the node.

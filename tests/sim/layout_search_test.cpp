@@ -290,6 +290,44 @@ TEST(LayoutSearch, SearchesExpertTensorParallelismAndPruning) {
                    sparse->metrics.step_time_s);
 }
 
+// Expectation: a model of 2^20 experts on 64 GPUs searches ep 1, 2, ..., 64 (7
+// degrees; an ep rank is a GPU), not the 21 powers of two that divide the experts,
+// and a layout's estimate costs what it costs for 8 experts (the router's load in
+// closed form), so the plan is done in seconds: it ran past a minute before.
+TEST(LayoutSearch, ExpertParallelDegreesStopAtTheGpus) {
+  const auto s = scenario::load_scenario_text(
+      "cluster: {preset: llama3-like, gpus: 64}\n"
+      "model: {preset: mixtral-8x7b, seq_length: 4096, moe: {experts: 1048576}}\n"
+      "parallelism: {tp: 2, sp: true, ep: 8, zero: 1, global_batch: 256}\n",
+      "plan.yaml", kShipped);
+  SearchSpace space = default_space(s);
+  EXPECT_EQ(space.ep, (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
+  space.pp = {1};
+  space.virtual_stages = {1};
+  space.micro_batch = {1};
+  space.recompute = {scenario::Recompute::full};
+  space.placement = {scenario::Placement::tp_cp_dp_pp};
+  PlanOptions options;
+  const PlanResult r = search_layouts(s, h100(), space, options);
+  EXPECT_EQ(r.candidates, candidate_count(space));
+  EXPECT_GT(r.evaluated, 0U);
+}
+
+// Expectation: a space past kMostCandidates is refused up front, with the count,
+// each list's length and the input behind the longest (here --global-batch).
+TEST(LayoutSearch, TooLargeASearchIsRefusedNamingItsLongestList) {
+  const auto s = scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  SearchSpace space = default_space(s);
+  EXPECT_EQ(search_too_large(space), "");
+  space.global_batch.clear();
+  for (int b = 1; b <= 100000; ++b) space.global_batch.push_back(b);
+  const std::string why = search_too_large(space);
+  EXPECT_NE(why.find(std::to_string(candidate_count(space)) + " candidates"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("global batches 100000 (--global-batch)"), std::string::npos) << why;
+  EXPECT_NE(why.find(std::to_string(kMostCandidates)), std::string::npos) << why;
+}
+
 }  // namespace
 }  // namespace myriad::sim
 

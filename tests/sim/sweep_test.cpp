@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -60,6 +62,29 @@ TEST(SweepAxes, CartesianLastFastestOrZipped) {
                std::invalid_argument);
 }
 
+// Expectation: axes past the limit are refused before a configuration is built,
+// zipped or not, saying how many they span, each axis's length and which to
+// narrow, beside the bound every limit stays under.
+TEST(SweepAxes, TooManyConfigurationsNameTheAxes) {
+  const std::vector<std::string> thousand(1000, "1");
+  const std::vector<SweepAxis> axes = {{"parallelism.tp", {"1", "2"}}, {"training.seed", thousand}};
+  try {
+    (void)expand_axes(axes, false, 1999);
+    ADD_FAILURE() << "2,000 configurations past a limit of 1,999";
+  } catch (const std::invalid_argument& e) {
+    const std::string why = e.what();
+    EXPECT_NE(why.find("2000 configurations (parallelism.tp 2 x training.seed 1000)"),
+              std::string::npos)
+        << why;
+    EXPECT_NE(why.find("the limit of 1999 (--max-configs"), std::string::npos) << why;
+    EXPECT_NE(why.find(std::to_string(kMostSweepConfigs)), std::string::npos) << why;
+    EXPECT_NE(why.find("narrow --vary training.seed (1000 values)"), std::string::npos) << why;
+  }
+  const std::vector<SweepAxis> zipped = {{"a", thousand}, {"b", thousand}};
+  EXPECT_EQ(expand_axes(zipped, true, 1000).size(), 1000U);
+  EXPECT_THROW((void)expand_axes(zipped, true, 999), std::invalid_argument);
+}
+
 TEST(SweepObjectives, KnownNamesAndDirections) {
   const auto o = parse_objectives("days,tokens-per-s");
   ASSERT_EQ(o.size(), 2U);
@@ -85,6 +110,56 @@ TEST(ParetoFront, NonDominatedCandidatesOnly) {
   const std::vector<bool> candidate = {true, true, true, false, true, true};
   const auto front = pareto_front(points, objectives, candidate);
   EXPECT_EQ(front, (std::vector<bool>{true, true, false, false, true, false}));
+}
+
+// Expectation: the front is the pairwise definition's, for one, two and three
+// objectives, over points with many ties and repeats (values from a small set).
+TEST(ParetoFront, IsThePairwiseDefinitionWithTies) {
+  const auto all = parse_objectives("days,tokens-per-s,gpus");
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> value(0, 4);
+  for (std::size_t count = 1; count <= 3; ++count) {
+    const std::vector<Objective> objectives(all.begin(), all.begin() + static_cast<long>(count));
+    for (int trial = 0; trial < 50; ++trial) {
+      std::vector<std::vector<double>> points(40);
+      std::vector<bool> candidate;
+      for (auto& p : points) {
+        for (std::size_t k = 0; k < count; ++k) p.push_back(value(rng));
+        candidate.push_back(value(rng) > 0);
+      }
+      std::vector<bool> want(points.size(), false);
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        bool dominated = false;
+        for (std::size_t j = 0; j < points.size(); ++j) {
+          bool no_worse = true;
+          bool better = false;
+          for (std::size_t k = 0; k < count; ++k) {
+            const double x = objectives[k].maximize ? -points[j][k] : points[j][k];
+            const double y = objectives[k].maximize ? -points[i][k] : points[i][k];
+            no_worse = no_worse && x <= y;
+            better = better || x < y;
+          }
+          dominated = dominated || (candidate[j] && no_worse && better);
+        }
+        want[i] = candidate[i] && !dominated;
+      }
+      EXPECT_EQ(pareto_front(points, objectives, candidate), want) << count << " objectives";
+    }
+  }
+}
+
+// Expectation: 100,000 points all on the front of two objectives (days rising
+// as tokens/s rise) are found in well under a second; compared pairwise, as
+// before, they took minutes (a sweep at --max-configs's bound with --pareto).
+TEST(ParetoFront, ScalesToTheSweepBound) {
+  const auto objectives = parse_objectives("days,tokens-per-s");
+  std::vector<std::vector<double>> points;
+  for (std::size_t i = 0; i < kMostSweepConfigs; ++i) {
+    points.push_back({static_cast<double>(i), static_cast<double>(i)});
+  }
+  const auto front = pareto_front(points, objectives, std::vector<bool>(points.size(), true));
+  EXPECT_EQ(std::count(front.begin(), front.end(), true),
+            static_cast<std::ptrdiff_t>(kMostSweepConfigs));
 }
 
 }  // namespace

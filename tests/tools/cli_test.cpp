@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "myriad_source_paths.hpp"
+#include "sim/plan/sweep.hpp"
 #include "sim/step/step_engine.hpp"
 #include "tests/tools/run_cli.hpp"
 
@@ -281,6 +282,43 @@ TEST(Cli, HbmCapacityMustExceedTheProfileReserve) {
 // process) and over days on the campaign engine, ranks them again, and says which
 // engine gave each figure; the step engine's figure is what `simulate` gives for
 // the layout the plan prints.
+// Expectation: --max-configs is held to sim::kMostSweepConfigs (10^7 was
+// accepted, and axes that wide ran for hours, silent); on a terminal the sweep
+// draws its progress on standard error and erases it when done, and elsewhere
+// draws nothing.
+TEST(Cli, SweepBoundsItsConfigurationsAndShowsProgressOnATerminal) {
+  const std::string mixtral =
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml";
+  const Result wide = run_cli({"sweep", mixtral, "--vary", "parallelism.tp=1,2", "--max-configs",
+                               std::to_string(sim::kMostSweepConfigs + 1)});
+  EXPECT_EQ(wide.code, 2) << wide.err;
+  EXPECT_NE(wide.err.find("--max-configs"), std::string::npos) << wide.err;
+  const std::vector<std::string> args = {"sweep", mixtral, "--vary", "parallelism.tp=1,2,4"};
+  std::ostringstream out;
+  std::ostringstream err;
+  Environment env{{MYRIAD_SCENARIO_DIR},
+                  MYRIAD_PROFILE_DIR,
+                  std::string(MYRIAD_SCENARIO_DIR) + "/validation",
+                  MYRIAD_REPORT_DIR};
+  env.terminal = true;
+  ASSERT_EQ(run(args, out, err, env), 0) << err.str();
+  EXPECT_NE(err.str().find("\rsweep: 0 of 3 configurations (0 %)"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("\r\033[K"), std::string::npos) << "the line is erased at the end";
+  EXPECT_EQ(run_cli(args).err, "") << "no progress line off a terminal";
+}
+
+// Expectation: a plan whose lists span more than sim::kMostCandidates (here
+// 100,000 global batches: over 10^9 candidates, which ran for days) is refused
+// up front with exit 2, naming --global-batch; nothing is searched.
+TEST(Cli, PlanRefusesTooLargeASearchUpFront) {
+  const Result r =
+      run_cli({"plan", kDefault, "--global-batch", "1..100000", "--objective", "step-time"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("myriad plan: error: the search spans"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("global batches 100000 (--global-batch)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 TEST(Cli, PlanRescoresTheBestByTheStepAndCampaignEngines) {
   const std::string text =
       "cluster: {preset: llama3-like, gpus: 64}\n"

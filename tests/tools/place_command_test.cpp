@@ -120,5 +120,30 @@ TEST(Cli, PlaceRejectsWhatItCannotPlace) {
   EXPECT_NE(no_dir.err.find("--write"), std::string::npos) << no_dir.err;
 }
 
+// Expectation: a million layers are refused before a graph is built, naming
+// model.layers and the grain, with the least ops the graph would have (at op
+// grain Llama 3 8B's layer is 10 pieces: 20,000,008 ops, which took 3.2 GB and
+// more than a minute before; at layer grain 2,000,004 ops took 17 s and 800 MB).
+// 200,000 layers make 400,004 ops: just past the bound.
+TEST(Cli, PlaceRefusesAGraphPastItsBoundBeforeBuildingIt) {
+  const std::string scenario = llama8b_file("myriad_place_huge.yaml");
+  const Result op = run_cli({"place", scenario, "--grain", "op", "--set", "model.layers=1000000"});
+  EXPECT_EQ(op.code, kExitBadInput) << op.err;
+  EXPECT_NE(op.err.find("place: error: model.layers 1000000: the graph at --grain op has at "
+                        "least 20000008 ops (10 pieces a layer"),
+            std::string::npos)
+      << op.err;
+  EXPECT_NE(op.err.find("or --grain layer"), std::string::npos) << op.err;
+  EXPECT_EQ(op.out, "");
+  const Result layer = run_cli({"place", scenario, "--set", "model.layers=1000000"});
+  EXPECT_EQ(layer.code, kExitBadInput) << layer.err;
+  EXPECT_NE(layer.err.find("model.layers 1000000: the graph at --grain layer has at least "
+                           "2000004 ops"),
+            std::string::npos)
+      << layer.err;
+  const Result past = run_cli({"place", scenario, "--set", "model.layers=200000"});
+  EXPECT_NE(past.err.find("at least 400004 ops"), std::string::npos) << past.err;
+}
+
 }  // namespace
 }  // namespace myriad::cli

@@ -20,6 +20,7 @@
 #include "models/scenario/resolved.hpp"
 #include "models/scenario/text_file.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/placement/op_grain.hpp"
 #include "sim/placement/pipeline_placement.hpp"
 #include "sim/step/step_in_child.hpp"
 #include "tools/cli/place_op_grain.hpp"
@@ -173,6 +174,21 @@ int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
   if (!s) return kExitBadInput;
   const auto profile = profile_for(*s, o.profile, io, env);
   if (!profile) return kExitBadInput;
+  // Refused before the graph is built: its size is the layers' (times the ops a
+  // layer at op grain), and placing it costs time and memory with it.
+  const bool by_op = o.grain == "op";
+  const sim::OpGrainSize op_size = by_op ? sim::op_grain_size(*s) : sim::OpGrainSize{};
+  const std::size_t least_ops = by_op ? op_size.least_ops : sim::pipeline_graph_least_ops(*s);
+  if (least_ops > sim::kPlaceMostOps) {
+    io.err << fmt::format(
+        "place: error: model.layers {}: the graph at --grain {} has at least {} ops ({} a "
+        "layer, each a forward and a backward node, one micro-batch), more than the {} place "
+        "handles (about 5 s and 250 MB at that size); fewer layers{}\n",
+        s->model.layers, o.grain, least_ops,
+        by_op ? fmt::format("{} pieces", op_size.pieces_a_layer) : std::string("one piece"),
+        sim::kPlaceMostOps, by_op ? ", or --grain layer" : "");
+    return kExitBadInput;
+  }
   sim::PipelineGraph g;
   try {
     g = sim::pipeline_graph(*s, *profile);

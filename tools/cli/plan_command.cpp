@@ -295,6 +295,10 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     io.err << fmt::format("myriad plan: error: --prune: {}\n", e.what());
     return kExitBadInput;
   }
+  if (const std::string why = sim::search_too_large(space); !why.empty()) {
+    io.err << "myriad plan: error: " << why << "\n";
+    return kExitBadInput;
+  }
   options.top = static_cast<std::size_t>(o.top);
   options.headroom = o.headroom;
   options.balanced_stages = o.stages == "balanced";
@@ -302,12 +306,10 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
   const auto ranks = static_cast<std::size_t>(env.world.size);
   const auto own = static_cast<std::size_t>(env.world.rank);
   const std::size_t total = (sim::candidate_count(space) + ranks - 1 - own) / ranks;
-  if (env.terminal && own == 0) {
-    options.progress = [&io, total](std::size_t done) {
-      io.progress << fmt::format("\rplan: {} of {} candidates ({:.0f} %)", done, total,
-                                 100.0 * static_cast<double>(done) / static_cast<double>(total))
-                  << std::flush;
-    };
+  std::optional<ProgressLine> line;  // erased when the search ends
+  if (own == 0) {
+    line.emplace(io, env, "plan");
+    options.progress = [&line, total](std::size_t n) { line->update(n, total, "candidates"); };
   }
   const auto start = std::chrono::steady_clock::now();
   LayoutSample sample;
@@ -339,8 +341,7 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
   }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (env.terminal && total >= options.progress_every) io.progress << "\r\033[K" << std::flush;
-
+  line.reset();
   io.out << fmt::format("{}\n  {} x {}, {} layers, {} tokens a sequence; global batch: {} ({})\n",
                         s->name.empty() ? scenario_name(o.scenario) : s->name, s->cluster.gpus,
                         s->cluster.gpu.name, s->model.layers, s->model.seq_length,
@@ -388,19 +389,17 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     return kExitOk;
   }
   std::vector<Rescored> best;
+  line.emplace(io, env, "plan");  // drawn while re-scoring
+  const std::string what = fmt::format("re-scored by the {}", fmt::join(o.rescore, " and "));
   for (const auto& l : r.top) {
     if (o.rescore.empty()) {
       best.emplace_back(l, static_cast<int>(best.size()) + 1);
       continue;
     }
-    if (env.terminal) {
-      io.progress << fmt::format("\rplan: re-scoring {} of {} by the {}", best.size() + 1,
-                                 r.top.size(), fmt::join(o.rescore, " and "))
-                  << std::flush;
-    }
+    line->update(best.size(), r.top.size(), what);
     best.push_back(rescore(*s, *profile, l, static_cast<int>(best.size()) + 1, o));
   }
-  if (env.terminal && !o.rescore.empty()) io.progress << "\r\033[K" << std::flush;
+  line.reset();
   // Ranked again by the most faithful figures; ties keep the estimate's order.
   std::stable_sort(best.begin(), best.end(), [&](const Rescored& a, const Rescored& b) {
     const double x = a.layout.metrics.objective(options.objective.name);

@@ -345,9 +345,14 @@ int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
   // them and goes on alone.
   const World& world = env.world;
   std::vector<Row> rows(configs.size());
-  for (std::size_t i = static_cast<std::size_t>(world.rank); i < configs.size();
-       i += static_cast<std::size_t>(world.size)) {
-    rows[i] = evaluate(text, scenario_name(o.scenario), configs[i], o, env, cache, keep);
+  {
+    // Drawn on a terminal by rank 0 (a share of the whole under mpirun), erased when done.
+    ProgressLine line(io, env, "sweep");
+    for (std::size_t i = static_cast<std::size_t>(world.rank); i < configs.size();
+         i += static_cast<std::size_t>(world.size)) {
+      if (world.rank == 0) line.update(i, configs.size(), "configurations");
+      rows[i] = evaluate(text, scenario_name(o.scenario), configs[i], o, env, cache, keep);
+    }
   }
   if (world.size > 1) {
     nlohmann::json mine = nlohmann::json::array();

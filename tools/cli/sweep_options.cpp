@@ -1,4 +1,6 @@
 // `myriad sweep`'s command line: its subcommand and options (CLI11).
+#include <fmt/format.h>
+
 #include <memory>
 #include <string>
 
@@ -38,8 +40,10 @@ Command add_sweep_command(CLI::App& app, Streams io, const Environment& env) {
                   "(axes, colour, brushing, a click for its breakdown, memory and scenario), the "
                   "Pareto front, the objective against each axis; works offline");
   cmd->add_option("--max-configs", options->max_configs,
-                  "refuse axes that span more configurations than this")
-      ->check(CLI::Range(1, 10000000));
+                  fmt::format("refuse axes that span more configurations than this (at most {}: "
+                              "a sweep estimates about 1,000 a second)",
+                              sim::kMostSweepConfigs))
+      ->check(CLI::Range(1, static_cast<int>(sim::kMostSweepConfigs)));
   return {cmd, [options, io, &env] { return run_sweep(*options, io, env); }};
 }
 

@@ -18,7 +18,7 @@ struct SweepOptions {
   std::string csv_file;
   std::string jsonl_file;
   std::string report_file;
-  int max_configs = 100000;
+  int max_configs = 100000;  // at most sim::kMostSweepConfigs
 };
 
 int run_sweep(const SweepOptions& o, Streams io, const Environment& env);
