@@ -158,9 +158,11 @@ std::vector<ReplicaClass> replica_classes(const StepLowering& p, const scenario:
 // peaked at 1.65 GB resident in 99 s idle, 270 s shared; 65,536 (the same at
 // 524,288 GPUs) was still building after 15 min, and where an allocation
 // fails SimGrid aborts (xbt_malloc) or crashes, with no exception to catch.
-// 10,240 at 0.3 MB keeps to about 3.3 GB, within the 4 GB every verb runs in,
-// and to minutes: a judgement between the two.
-inline constexpr int kMaxStepRankGroups = 10240;
+// 16,384 (131,072 GPUs, issue 40) plays in about 80 s. 32,768 at 0.3 MB is
+// about 10 GB and a few minutes: a judgement; below it, whether the machine
+// has the memory is asked of the machine itself (simulate reserves the
+// address space first and reports "out of memory" when it cannot).
+inline constexpr int kMaxStepRankGroups = 32768;
 inline constexpr double kStepBytesPerRankGroup = 0.3e6;
 
 // Throws std::invalid_argument for scenarios the step engine cannot play (rank

@@ -233,7 +233,7 @@ TEST(StepLowering, RefusesAStepPastItsBoundOfRankGroups) {
   } catch (const std::invalid_argument& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("would play 65536 rank groups (4096 rows x 16 stages), past its bound of "
-                        "10240: it plays every replica, as traffic contends"),
+                        "32768: it plays every replica, as traffic contends"),
               std::string::npos)
         << what;
     EXPECT_NE(what.find("about 19.7 GB"), std::string::npos) << what;
