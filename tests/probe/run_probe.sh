@@ -48,6 +48,10 @@ open(os.path.join(w, "kineto-dim.json"), "w").write(
 open(os.path.join(w, "gbench-m0.json"), "w").write(
     '{"benchmarks": [{"name": "BM_Gemm/0", "run_type": "iteration", "iterations": 10,'
     ' "real_time": 2.0, "time_unit": "ms", "m": 0, "n": 1024, "k": 1024}]}')
+# A scenario holding a 300,000-value flow-style list, and 100,000 nested ones.
+base = open(os.environ["SMALL"]).read()
+open(os.path.join(w, "flow-list.yaml"), "w").write(base + "\ndescription: [" + "0," * 300_000 + "0]\n")
+open(os.path.join(w, "deep-flow.yaml"), "w").write(base + "\ndescription: " + "[" * 100_000 + "]" * 100_000 + "\n")
 open(os.path.join(w, "failures.csv"), "w").write("time,component,id,duration\n2h,gpu,3,1h\n")
 EOF
   mkfifo "$W/fifo.yaml"
@@ -60,11 +64,18 @@ make_inputs
 timer=()
 [[ -x /usr/bin/time ]] && timer=(/usr/bin/time -f "%e %M" -o "$W/time.txt")
 
+trim() {
+  local s=$1
+  s=${s#"${s%%[![:space:]]*}"}
+  printf '%s' "${s%"${s##*[![:space:]]}"}"
+}
+
 failed=0
 printf '%-24s %-4s %4s %7s %9s  %s\n' case want exit seconds "peak MiB" verdict
-while IFS='|' read -r name want args; do
-  name=$(echo "$name" | xargs)
-  want=$(echo "$want" | xargs)
+while IFS='|' read -r name want args said; do
+  name=$(trim "$name")
+  want=$(trim "$want")
+  said=$(trim "${said:-}")
   [[ -z $name || $name == \#* ]] && continue
   if ((${#only[@]} > 0)) && [[ ! " ${only[*]} " == *" $name "* ]]; then continue; fi
   eval "argv=($args)"
@@ -89,6 +100,9 @@ while IFS='|' read -r name want args; do
     verdict="FAILED: exit $rc where a refusal (1 or 2) was expected"
   elif [[ $want == ok && $rc -ne 0 ]]; then
     verdict="FAILED: exit $rc"
+  fi
+  if [[ $verdict == ok && -n $said ]] && ! grep -qF -- "$said" "$W/err.txt" "$W/out.txt"; then
+    verdict="FAILED: the message does not say '$said'"
   fi
   # "terminate called", "Aborted", a sanitizer: never a clean refusal.
   if grep -qE 'terminate called|std::bad_alloc|Aborted|AddressSanitizer' "$W/err.txt"; then
