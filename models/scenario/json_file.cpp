@@ -22,9 +22,7 @@ class ValueCounter : public nlohmann::json::json_sax_t {
   bool boolean(bool /*value*/) override { return count(); }
   bool number_integer(number_integer_t /*value*/) override { return count(); }
   bool number_unsigned(number_unsigned_t /*value*/) override { return count(); }
-  bool number_float(number_float_t /*value*/, const string_t& /*text*/) override {
-    return count();
-  }
+  bool number_float(number_float_t /*value*/, const string_t& /*text*/) override { return count(); }
   bool string(string_t& /*value*/) override { return count(); }
   bool binary(binary_t& /*value*/) override { return count(); }
   bool start_object(std::size_t /*elements*/) override { return count(); }

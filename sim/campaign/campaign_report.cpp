@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <array>
-#include <mutex>
 #include <cmath>
+#include <mutex>
 #include <stdexcept>
 
 #include "sim/campaign/campaign_engine.hpp"
