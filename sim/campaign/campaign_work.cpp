@@ -32,7 +32,8 @@ RunWork run_work(const scenario::Scenario& s, const ResolvedPolicy& policy, std:
     const auto& p = s.faults.processes[i];
     const int span =
         p.domain == scenario::Domain::node ? 1 : std::max(1, scenario::domain_nodes(s, p.domain));
-    const auto clocks = static_cast<double>((nodes + span - 1) / span);
+    const int domains = (nodes + span - 1) / span;  // the domains the nodes touch, rounded up
+    const auto clocks = static_cast<double>(domains);
     const std::string rate = p.per_1000_domain_days > 0 ? "per_1000_domain_days"
                              : p.per_component_hour > 0 ? "per_component_hour"
                                                         : "per_1000_node_days";
