@@ -13,14 +13,20 @@ double RunWork::events() const {
   return n;
 }
 
-const WorkShare& RunWork::largest() const {
-  static const WorkShare none{"", 0};
-  if (shares.empty()) return none;
-  return *std::max_element(
-      shares.begin(), shares.end(),
-      [](const WorkShare& a, const WorkShare& b) { return a.events < b.events; });
+double RunWork::compute_s() const {
+  double s = 0;
+  for (const auto& share : shares) s += share.events * share.cost_s;
+  return s;
 }
 
+const WorkShare& RunWork::largest() const {
+  static const WorkShare none{"", 0, 0};
+  if (shares.empty()) return none;
+  return *std::max_element(shares.begin(), shares.end(),
+                           [](const WorkShare& a, const WorkShare& b) {
+                             return a.events * a.cost_s < b.events * b.cost_s;
+                           });
+}
 RunWork run_work(const scenario::Scenario& s, const ResolvedPolicy& policy, std::size_t index,
                  int job_nodes, double duration_s) {
   RunWork w;
@@ -38,13 +44,15 @@ RunWork run_work(const scenario::Scenario& s, const ResolvedPolicy& policy, std:
                              : p.per_component_hour > 0 ? "per_component_hour"
                                                         : "per_1000_node_days";
     w.shares.push_back({fmt::format("faults.processes[{}].{}", i, rate),
-                        p.rate_per_domain_s() * s.faults.rate_scale * clocks * duration_s});
+                        p.rate_per_domain_s() * s.faults.rate_scale * clocks * duration_s,
+                        kFailureEventCost_s});
   }
   // Stragglers: an onset and an end each.
   for (std::size_t i = 0; i < s.faults.stragglers.size(); ++i) {
     const auto& g = s.faults.stragglers[i];
     w.shares.push_back({fmt::format("faults.stragglers[{}].per_1000_node_days", i),
-                        2 * g.per_1000_node_days / (1000 * kDay) * nodes * duration_s});
+                        2 * g.per_1000_node_days / (1000 * kDay) * nodes * duration_s,
+                        kStragglerEventCost_s});
   }
   // Checkpoints: one start each, while running (at most one per interval of compute).
   const auto& spec = *policy.spec;
@@ -56,34 +64,40 @@ RunWork run_work(const scenario::Scenario& s, const ResolvedPolicy& policy, std:
                 "checkpoint's size and the storage bandwidths)",
                 index, spec.checkpoint_rule == scenario::CheckpointRule::young ? "young" : "daly",
                 policy.interval_s);
-  w.shares.push_back(
-      {key, policy.interval_s > 0 ? duration_s / policy.interval_s : duration_s * 1e9});
+  w.shares.push_back({key,
+                      policy.interval_s > 0 ? duration_s / policy.interval_s : duration_s * 1e9,
+                      kCheckpointCost_s});
   w.shares.push_back({"faults.events and faults.replay",
-                      static_cast<double>(s.faults.events.size() + s.faults.replayed.size())});
+                      static_cast<double>(s.faults.events.size() + s.faults.replayed.size()),
+                      kFailureEventCost_s});
   return w;
 }
 
 void check_campaign_work(const std::vector<RunWork>& by_policy,
                          const std::vector<std::string>& policy_names, std::size_t seeds) {
-  double total = 0;
+  double total_s = 0;
+  double events = 0;
   for (std::size_t p = 0; p < by_policy.size(); ++p) {
     const RunWork& w = by_policy[p];
-    const double n = w.events();
-    total += n * static_cast<double>(seeds);
-    if (!(n <= kMaxEventsPerRun)) {
+    total_s += w.compute_s() * static_cast<double>(seeds);
+    events += w.events() * static_cast<double>(seeds);
+    if (!(w.compute_s() <= kMaxRunCompute_s)) {
       const WorkShare& top = w.largest();
       throw std::invalid_argument(fmt::format(
-          "policy set '{}' would handle about {:.3g} events in each seed's run of {:.3g} "
-          "days, past the bound of {:.0e} a run; most come from {} ({:.3g} events): lower the "
-          "rate or raise the interval, or shorten the run (--days, --tokens)",
-          policy_names[p], n, w.duration_s / 86400, kMaxEventsPerRun, top.key, top.events));
+          "policy set '{}' would handle about {:.3g} events in each seed's run of {:.3g} days, "
+          "about {:.3g} s of computing, past the bound of {:g} s a run; most come from {} "
+          "({:.3g} events): lower the rate or raise the interval, or shorten the run (--days, "
+          "--tokens)",
+          policy_names[p], w.events(), w.duration_s / 86400, w.compute_s(), kMaxRunCompute_s,
+          top.key, top.events));
     }
   }
-  if (!(total <= kMaxCampaignEvents)) {
+  if (!(total_s <= kMaxCampaignCompute_s)) {
     throw std::invalid_argument(fmt::format(
-        "the campaign would handle about {:.3g} events ({} seeds x {} policy sets), past the "
-        "bound of {:.0e}: fewer seeds (--seeds) or a shorter run (--days, --tokens)",
-        total, seeds, by_policy.size(), kMaxCampaignEvents));
+        "the campaign would handle about {:.3g} events ({} seeds x {} policy sets), about {:.0f} "
+        "s of computing on one core, past the bound of {:g} s: fewer seeds (--seeds) or a "
+        "shorter run (--days, --tokens)",
+        events, seeds, by_policy.size(), total_s, kMaxCampaignCompute_s));
   }
 }
 

@@ -15,15 +15,23 @@
 
 namespace myriad::sim::campaign {
 
-// One run may handle this many events at most (a few seconds on one core at
-// about 1-2 us an event); a whole campaign, every seed and policy set, 50 times
-// that. Measured figures: docs/performance.md.
-constexpr double kMaxEventsPerRun = 2e6;
-constexpr double kMaxCampaignEvents = 1e8;
+// What an event costs the engine, by kind, in seconds of one core: measured on
+// the 2-core development machine, 2026-12-04, on the 405B campaign example
+// (`campaign --threads 1`, user time over the events counted here): a straggler
+// onset or end 1.0 us (the slowest node is found again), a failure clock
+// 0.27 us, a checkpoint 0.14 us (no queue: the loop's own timer).
+constexpr double kStragglerEventCost_s = 1.0e-6;
+constexpr double kFailureEventCost_s = 0.27e-6;
+constexpr double kCheckpointCost_s = 0.14e-6;
+// The bounds: a run at most 10 s of computing, a campaign (every seed and
+// policy set) at most 10 minutes of one core, fewer minutes on more threads.
+constexpr double kMaxRunCompute_s = 10;
+constexpr double kMaxCampaignCompute_s = 600;
 
 struct WorkShare {
   std::string key;  // the scenario key that drives it, e.g. faults.stragglers[0].per_1000_node_days
   double events = 0;
+  double cost_s = 0;  // what one costs (k*Cost_s above)
 };
 
 struct RunWork {
@@ -31,7 +39,8 @@ struct RunWork {
                           // compute time when it comes first
   std::vector<WorkShare> shares;
   [[nodiscard]] double events() const;
-  [[nodiscard]] const WorkShare& largest() const;
+  [[nodiscard]] double compute_s() const;          // the events at their cost
+  [[nodiscard]] const WorkShare& largest() const;  // by cost
 };
 
 // The events of one run of `policy` (policies[index]) over `duration_s` of
