@@ -49,8 +49,9 @@ std::string read_text_file(const std::string& path, std::string_view what, std::
   if (S_ISDIR(info.st_mode)) refuse(path, what, "it is a folder, not a file");
   if (!S_ISREG(info.st_mode)) {
     refuse(path, what,
-           fmt::format("it is {}, not a regular file; to read a stream, give - and pipe it to "
-                       "standard input",
+           fmt::format("it is {}, not a regular file (one read while it is written could "
+                       "wait for ever or never end): save it to a file first (a scenario "
+                       "also reads standard input, given as -)",
                        S_ISFIFO(info.st_mode)   ? "a pipe (FIFO)"
                        : S_ISSOCK(info.st_mode) ? "a socket"
                                                 : "a device"));
