@@ -4,18 +4,16 @@
 // log that never follows a planted link. Each is refused at once with the figure
 // and the key or flag behind it; none runs, hangs or overwrites.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "models/scenario/interrupt.hpp"
 #include "myriad_source_paths.hpp"
 #include "tests/tools/run_cli.hpp"
+#include "tests/tools/run_within.hpp"
 #include "tools/cli/cli.hpp"
 
 namespace myriad::cli {
@@ -23,8 +21,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using test_support::address_space_limits_work;
+using test_support::ChildResult;
 using test_support::Result;
 using test_support::run_cli;
+using test_support::run_cli_within;
 
 const std::string kCampaign =
     std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-405b-h100-16384-campaign.yaml";
@@ -172,71 +173,6 @@ TEST_F(Bounds, TheEventLogFollowsNoPlantedLinkAndLeavesNoTemporary) {
   EXPECT_EQ(files, 3) << "the victim, the planted link and the log; no temporary left";
 }
 
-struct Child {
-  bool signalled = false;
-  int code = -1;
-  std::string err;
-};
-
-std::size_t mapped_bytes() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;
-  }
-  return 0;
-}
-
-bool address_space_limits_work() {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  return false;  // the sanitizers reserve terabytes of shadow memory
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-  return false;
-#else
-  return true;
-#endif
-#else
-  return true;
-#endif
-}
-
-// `args` in a child whose address space may grow by `extra` bytes at most, with
-// the terminate handler the `myriad` command installs.
-Child run_within(const std::vector<std::string>& args, std::size_t extra) {
-  int fds[2];
-  if (::pipe(fds) != 0) return {};
-  const std::size_t limit = mapped_bytes() + extra;
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(fds[0]);
-    ::dup2(fds[1], STDERR_FILENO);  // the terminate handler writes there
-    models::install_terminate_handler();
-    const rlimit bound{limit, limit};
-    ::setrlimit(RLIMIT_AS, &bound);
-    const Result r = run_cli(args);
-    const std::string report = std::to_string(r.code) + "\n" + r.err;
-    ::_exit(::write(fds[1], report.data(), report.size()) < 0 ? 99 : 0);
-  }
-  ::close(fds[1]);
-  std::string report;
-  char buffer[4096];
-  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) report.append(buffer, n);
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  Child child;
-  child.signalled = !WIFEXITED(status);
-  child.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  const auto newline = report.find('\n');
-  if (newline != std::string::npos && report.rfind("myriad: error: out of memory", 0) != 0) {
-    child.code = std::stoi(report.substr(0, newline));
-    child.err = report.substr(newline + 1);
-  } else {
-    child.err = report;  // the terminate handler's line, exit status as given
-  }
-  return child;
-}
-
 // Each JSON reader, short of memory for a document within its bounds (1.9
 // million numbers: a tree of about 60 MB), says "out of memory" and exits 1.
 // Before: std::terminate (SIGABRT): the tree's destructor allocates, and a
@@ -258,7 +194,7 @@ TEST_F(Bounds, EveryJsonReaderShortOfMemorySaysSoWithoutASignal) {
   };
   for (const auto& args : readers) {
     for (const std::size_t extra_mib : {24, 40, 56}) {
-      const Child got = run_within(args, extra_mib << 20);
+      const ChildResult got = run_cli_within(args, extra_mib << 20);
       EXPECT_FALSE(got.signalled) << args[0] << " " << args[1] << " at +" << extra_mib << " MiB";
       EXPECT_TRUE(got.code == kExitFailure || got.code == kExitBadInput)
           << args[1] << ": exit " << got.code << "\n"

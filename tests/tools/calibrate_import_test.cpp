@@ -19,6 +19,7 @@
 #include "models/scenario/file_lock.hpp"
 #include "myriad_source_paths.hpp"
 #include "tests/tools/run_cli.hpp"
+#include "tests/tools/run_within.hpp"
 #include "tools/cli/cli.hpp"
 
 namespace myriad::cli {
@@ -129,64 +130,12 @@ TEST(Cli, CalibrateImportNamesWhatIsWrong) {
 
 // Issue 43, hostile inputs. What a child running `args` reported: its exit code and
 // standard error, or `signalled` when it did not exit by itself.
-struct ImportChild {
-  bool signalled = false;
-  int code = -1;
-  std::string err;
-};
+using ImportChild = test_support::ChildResult;
+using test_support::address_space_limits_work;
 
-// The address space this process maps now, in bytes.
-std::size_t mapped_bytes() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;
-  }
-  return 0;
-}
-
-// Runs `args` in a child whose address space may grow by `extra` bytes at most
-// (RLIMIT_AS), as `ulimit -v` would bound the command.
+// Runs `args` in a child whose address space may grow by `extra` bytes at most.
 ImportChild import_within(const std::vector<std::string>& args, std::size_t extra) {
-  int fds[2];
-  if (pipe(fds) != 0) return {};
-  const std::size_t limit = mapped_bytes() + extra;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    const rlimit bound{limit, limit};
-    setrlimit(RLIMIT_AS, &bound);
-    const Result r = run_cli(args);
-    const std::string report = std::to_string(r.code) + "\n" + r.err;
-    _exit(write(fds[1], report.data(), report.size()) < 0 ? 99 : 0);
-  }
-  close(fds[1]);
-  std::string report;
-  char buffer[4096];
-  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) report.append(buffer, n);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ImportChild child;
-  child.signalled = !WIFEXITED(status) || report.empty();
-  if (!child.signalled) {
-    child.code = std::stoi(report);
-    child.err = report.substr(report.find('\n') + 1);
-  }
-  return child;
-}
-
-bool address_space_limits_work() {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  return false;  // the sanitizers reserve terabytes of shadow memory
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-  return false;
-#else
-  return true;
-#endif
-#else
-  return true;
-#endif
+  return test_support::run_cli_within(args, extra);
 }
 
 std::string temp_file(const std::string& name) {
