@@ -50,29 +50,40 @@ struct Weights {
   }
 };
 
+// Rank by rank, the slots each holds and what the group keeps, into a MoeLoad.
+struct LoadTally {
+  MoeLoad load;
+  double kept = 0;
+  double total = 0;
+  void add_rank(double slots) {
+    load.busiest_slots = std::max(load.busiest_slots, slots);
+    load.rank_slots.push_back(slots);
+    total += slots;
+  }
+  MoeLoad finish(int ep, double group) {
+    load.mean_slots = total / ep;
+    load.dropped = std::max(0.0, 1 - kept / group);
+    return load;
+  }
+};
+
 // The load from each expert's share, one by one (a measured histogram).
 MoeLoad load_of_shares(const std::vector<double>& shares, const scenario::MoeSpec& moe, int ep) {
-  MoeLoad load;
   const auto experts = static_cast<int>(shares.size());
   const double group = ep * static_cast<double>(moe.top_k);
   const double capacity = moe.capacity_factor > 0 ? moe.capacity_factor * group / experts : 0;
   const int local = std::max(1, experts / ep);
-  double kept = 0;
-  double total = 0;
+  LoadTally tally;
   for (int r = 0; r < ep; ++r) {
     double rank = 0;
     for (int e = r * local; e < std::min(experts, (r + 1) * local); ++e) {
       const double routed = group * shares[e];
-      kept += capacity > 0 ? std::min(routed, capacity) : routed;
+      tally.kept += capacity > 0 ? std::min(routed, capacity) : routed;
       rank += capacity > 0 ? capacity : routed;  // padded to capacity
     }
-    load.busiest_slots = std::max(load.busiest_slots, rank);
-    load.rank_slots.push_back(rank);
-    total += rank;
+    tally.add_rank(rank);
   }
-  load.mean_slots = total / ep;
-  load.dropped = std::max(0.0, 1 - kept / group);
-  return load;
+  return tally.finish(ep, group);
 }
 
 }  // namespace
@@ -103,7 +114,6 @@ MoeLoad moe_load(const scenario::MoeSpec& moe, int ep) {
                            (moe.skew == scenario::RouterSkew::zipf && moe.zipf_exponent > 0);
   if (!closed_form) return load_of_shares(expert_shares(moe), moe, ep);
   const Weights w{moe.skew == scenario::RouterSkew::zipf, moe.zipf_exponent};
-  MoeLoad load;
   // Slots the group routes per token a rank routes: ep ranks, top_k each.
   const double group = ep * static_cast<double>(moe.top_k);
   const double whole = w.sum(0, experts);
@@ -111,27 +121,22 @@ MoeLoad moe_load(const scenario::MoeSpec& moe, int ep) {
   // The experts routed more than their capacity: the first ones, shares falling.
   const int over = capacity > 0 ? w.heavier_than(capacity * whole / group, experts) : 0;
   const int local = std::max(1, experts / ep);
-  double kept = 0;
-  double total = 0;
+  LoadTally tally;
   for (int r = 0; r < ep; ++r) {
     const int lo = static_cast<int>(std::min<long long>(experts, 1LL * r * local));
     const int hi = static_cast<int>(std::min<long long>(experts, (r + 1LL) * local));
     double rank = 0;
     if (capacity > 0) {
       const int capped = std::clamp(over, lo, hi) - lo;
-      kept += capped * capacity + group * w.sum(lo + capped, hi) / whole;
+      tally.kept += capped * capacity + group * w.sum(lo + capped, hi) / whole;
       rank = (hi - lo) * capacity;  // padded to capacity
     } else {
       rank = group * w.sum(lo, hi) / whole;
-      kept += rank;
+      tally.kept += rank;
     }
-    load.busiest_slots = std::max(load.busiest_slots, rank);
-    load.rank_slots.push_back(rank);
-    total += rank;
+    tally.add_rank(rank);
   }
-  load.mean_slots = total / ep;
-  load.dropped = std::max(0.0, 1 - kept / group);
-  return load;
+  return tally.finish(ep, group);
 }
 
 }  // namespace myriad::models
