@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string_view>
@@ -43,6 +44,10 @@ ChildStep simulate_step_in_child(const scenario::Scenario& s, const DeviceProfil
   int fds[2];
   if (pipe(fds) != 0) return {false, 0, 0, fmt::format("pipe: {}", std::strerror(errno))};
   const pid_t parent = getpid();
+  // What this process has buffered for its streams goes out now, once: the
+  // child gets a copy of the buffers, and SimGrid flushes them as it ends (the
+  // header of `plan --rescore` came out once per re-scored layout).
+  std::fflush(nullptr);
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
