@@ -441,6 +441,39 @@ TEST(Cli, ReportsAreSelfContainedPages) {
   std::filesystem::remove(page);
 }
 
+// Expectation: every row of the plan report shows the layout as played: dp is
+// the GPUs over tp x pp x cp, not the base scenario's dp (issue 41 item 4: every
+// row showed the base's).
+TEST(Cli, PlanReportRowsShowTheirOwnDataParallelDegree) {
+  if (!std::filesystem::exists(std::string(MYRIAD_REPORT_DIR) +
+                               "/node_modules/vega-lite/build/vega-lite.min.js")) {
+    GTEST_SKIP() << "the report's npm packages are not installed (tools/setup.sh)";
+  }
+  const std::string page = (std::filesystem::temp_directory_path() /
+                            ("myriad-plan-dp-" + std::to_string(getpid()) + ".html"))
+                               .string();
+  const std::string example =
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-8b-h100-64-pp4.yaml";  // 64 GPUs, dp 2
+  const Result r = run_cli({"plan", example, "--report", page});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string open = "<script id=\"myriad-data\" type=\"application/json\">";
+  const auto at = html.find(open);
+  ASSERT_NE(at, std::string::npos);
+  const auto end = html.find("</script>", at);
+  const auto data = nlohmann::json::parse(html.substr(at + open.size(), end - at - open.size()));
+  std::set<int> seen;
+  for (const auto& row : data["rows"]) {
+    const auto& p = row["p"];
+    const int dp = 64 / (p["tp"].get<int>() * p["pp"].get<int>() * p["cp"].get<int>());
+    EXPECT_EQ(p["dp"].get<int>(), dp) << p.dump();
+    seen.insert(p["dp"].get<int>());
+  }
+  EXPECT_GT(seen.size(), 3U);
+  std::filesystem::remove(page);
+}
+
 // Expectation: a scenario's sweep section gives the axes when --vary does not;
 // --vary replaces them; its bad values are errors located in the file.
 TEST(Cli, SweepTakesItsAxesFromTheScenario) {

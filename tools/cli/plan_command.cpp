@@ -208,7 +208,9 @@ bool write_report(const PlanCliOptions& o, const scenario::Scenario& base,
                                "within {:.0f} % of usable memory (--headroom).",
                                options.objective.name, 100 * options.headroom));
   for (std::size_t i = 0; i < layouts.size(); ++i) {
-    const auto& p = layouts[i].second;
+    // The layout as played, derived values included (dp from the GPUs over tp pp
+    // cp), not the search's spec, which keeps the base scenario's dp.
+    const auto& p = evaluated[i].s.parallelism;
     nlohmann::json params = {
         {"tp", p.tp},
         {"pp", p.pp},
