@@ -33,7 +33,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const std::exception&) {
     return 0;  // rejected, with a message
   }
-  myriad::calibration::RowsFile file;
+  myriad::calibration::RowsFile file;  // as `calibrate import` writes it
+  file.backend = "cuda";
+  file.grid = "imported";
+  file.date = "2026-12-04T00:00:00Z";
   file.rows = imported.rows;
   try {
     (void)myriad::calibration::rows_from_json(myriad::calibration::to_json(file), "written.json");

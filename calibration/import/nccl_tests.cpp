@@ -78,7 +78,20 @@ void read_comment(const std::string& line, const std::vector<std::string>& w, in
   const auto gpus = std::find(w.begin(), w.end(), "nGpus");
   if (threads != w.end() && gpus != w.end() && threads + 1 != w.end() && gpus + 1 != w.end()) {
     const auto t = number(*(threads + 1)), g = number(*(gpus + 1));
-    if (t && g) out.header_ranks = static_cast<int>(*t * *g);
+    // At most --ranks' bound (2^20), whole and positive; the product computed
+    // in double is exact there, and only then converted.
+    constexpr double kMostRanks = 1 << 20;
+    if (t && g) {
+      const double ranks = *t * *g;
+      if (!(*t >= 1 && *g >= 1 && *t == std::floor(*t) && *g == std::floor(*g) &&
+            ranks <= kMostRanks)) {
+        import_fail(path, fmt::format("line {}", line_no),
+                    fmt::format("nThread x nGpus: expected whole numbers of at most {:.0f} ranks "
+                                "in all, found {:g} x {:g}",
+                                kMostRanks, *t, *g));
+      }
+      out.header_ranks = static_cast<int>(ranks);
+    }
   }
 }
 

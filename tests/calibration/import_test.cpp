@@ -66,6 +66,25 @@ TEST(ImportNcclTests, EverySizeIsACollectiveRowWithItsTimeAndCheck) {
   ASSERT_FALSE(got.notes.empty());
 }
 
+// Found by fuzz_import: nThread x nGpus past an int was converted anyway
+// (undefined behaviour); a header naming more ranks than --ranks allows, or
+// fractions of one, is refused with its line.
+TEST(ImportNcclTests, AHeaderOfAbsurdRanksIsRefused) {
+  ImportOptions o;
+  o.collective = models::CollectiveKind::all_reduce;
+  const std::string row = "  1024  256  float  sum  -1  40.0  26.2  45.9  0  39.5  26.5  46.4  0\n";
+  for (const std::string header :
+       {"# nThread 1e30 nGpus 5e14\n", "# nThread 1.5 nGpus 8\n", "# nThread 2048 nGpus 1024\n"}) {
+    try {
+      (void)import_rows(header + row, "ar.txt", ImportFormat::nccl_tests, o);
+      FAIL() << header << "was accepted";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("ar.txt: line 1: nThread x nGpus"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(ImportNcclTests, WrongElementsFailTheRowAndTheFitRefusesIt) {
   const Imported got = import_rows(nccl_all_reduce("12"), "ar.txt", ImportFormat::nccl_tests, {});
   EXPECT_EQ(got.rows[2].check, "12 wrong elements (nccl-tests)");
