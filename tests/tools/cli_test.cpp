@@ -18,6 +18,7 @@
 #include "sim/plan/sweep.hpp"
 #include "sim/step/step_engine.hpp"
 #include "tests/tools/run_cli.hpp"
+#include "tools/cli/report_table.hpp"
 
 namespace myriad::cli {
 namespace {
@@ -472,6 +473,21 @@ TEST(Cli, PlanReportRowsShowTheirOwnDataParallelDegree) {
   }
   EXPECT_GT(seen.size(), 3U);
   std::filesystem::remove(page);
+}
+
+// Expectation: a table's rule spans its columns, but a last column of prose
+// counts for at most 40 characters (issue 41 item 12: rules 250-450 wide).
+TEST(Cli, TableRulesDoNotRunTheLengthOfTheLongestSentence) {
+  Table t({"key", "count", "for example"}, "lrl");
+  t.add({"parallelism.tp", "12", std::string(300, 'x')});
+  t.add({"parallelism.pp", "3", "short"});
+  const std::string text = t.str(0);
+  const auto rule_at = text.find('\n') + 1;
+  const std::string rule = text.substr(rule_at, text.find('\n', rule_at) - rule_at);
+  EXPECT_EQ(rule, std::string(14 + 2 + 5 + 2 + 40, '-'));
+  Table numbers({"policy", "ETTR"}, "lr");
+  numbers.add({"megascale-like", "0.9512"});
+  EXPECT_NE(numbers.str(0).find(std::string(14 + 2 + 6, '-') + "\n"), std::string::npos);
 }
 
 // Expectation: a scenario's sweep section gives the axes when --vary does not;

@@ -36,8 +36,15 @@ std::string Table::str(int indent) const {
     while (!out.empty() && out.back() == ' ') out.pop_back();
     return out + "\n";
   };
+  // The rule spans the columns; a left-aligned last column of prose (an example
+  // message, a source) counts for at most kProseRule, or its header: a rule as
+  // long as the longest sentence was 250 to 450 characters wide.
+  constexpr std::size_t kProseRule = 40;
   std::size_t total = 0;
-  for (auto w : width) total += w;
+  for (std::size_t c = 0; c < width.size(); ++c) {
+    const bool prose = c + 1 == width.size() && align_[c] == 'l' && c > 0;
+    total += prose ? std::min(width[c], std::max(headers_[c].size(), kProseRule)) : width[c];
+  }
   total += 2 * (width.size() - 1);
   const std::string rule = pad + std::string(total, '-') + "\n";
   // A table whose headers are all empty prints no header and no rule under it.
