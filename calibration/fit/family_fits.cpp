@@ -566,8 +566,7 @@ CollectiveFit fit_collectives(FitState& s) {
         "calibration rows have no all-reduce rows: measure collectives, or give a base profile "
         "(--base) whose bus bandwidth curve is kept");
   }
-  CollectiveFit fit;
-  fit.note = "not measured: no collective rows; the bus bandwidth curve is the base profile's";
+  CollectiveFit fit{{}, "not measured: no ring all-reduce rows; the curve is the base profile's"};
   double latency = 0;
   if (colls.empty()) {
     fit.curve = s.base["nvlink_busbw"];
@@ -628,6 +627,7 @@ CollectiveFit fit_collectives(FitState& s) {
         "collectives on the {} executor: latency per ring step and the bus bandwidth curve above; "
         "{}",
         s.cpu ? "thread" : "NCCL", residual_note(res));
+    fit.measured = true;
   }
   s.result.latency_per_step_s = latency;
   // The link rate the curve is relative to (what a scenario's nvlink_bandwidth scales).

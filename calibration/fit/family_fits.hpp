@@ -61,6 +61,7 @@ void fit_attention(FitState& s);
 struct CollectiveFit {
   nlohmann::json curve = nlohmann::json::array();  // the profile's "nvlink_busbw"
   std::string note;                                // provenance.transport.note
+  bool measured = false;  // fitted from rows (else the base profile's curve, kept)
 };
 CollectiveFit fit_collectives(FitState& s);
 // Ranks sharing the host: provenance.host, or null without a concurrent ceiling.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -29,6 +30,29 @@ double predict_row(const Row& row, const sim::DeviceProfile& profile, double lat
 }
 
 namespace {
+
+// The collective rows the bus bandwidth curve is not fitted from (other
+// collectives, algorithms such as nvls, in-place copies), named by family with
+// their count: "; not used: all_reduce.nvls x12 (...)", or "" when every one is.
+std::string unused_collectives(const std::vector<Row>& rows) {
+  std::map<std::string, int> unused;
+  for (const Row& r : rows) {
+    if (r.kind != RowKind::collective) continue;
+    const bool fitted = r.collective.collective == models::CollectiveKind::all_reduce &&
+                        r.collective.algorithm == models::Algorithm::ring &&
+                        !r.collective.device_copy;
+    if (!fitted) ++unused[r.family];
+  }
+  std::string left;
+  for (const auto& [family, n] : unused) {
+    left += fmt::format("{}{} x{}", left.empty() ? "" : ", ", family, n);
+  }
+  return left.empty() ? left
+                      : fmt::format(
+                            "; not used: {} (the curve is fitted from out-of-place ring "
+                            "all-reduce rows only)",
+                            left);
+}
 
 // The rows the fit may use: those that passed their check; the others stop the
 // fit, or with leave_out_failed are named in the result.
@@ -70,7 +94,8 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
   const json families = fit_detail::fit_memory_bound(s);
   fit_detail::fit_gemm(s);
   fit_detail::fit_attention(s);
-  const fit_detail::CollectiveFit collectives = fit_detail::fit_collectives(s);
+  fit_detail::CollectiveFit collectives = fit_detail::fit_collectives(s);
+  collectives.note += unused_collectives(s.rows.rows);
   const json host = fit_detail::fit_host(s);
 
   // The profile.
@@ -108,16 +133,17 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
     residuals[r.parameter] = {
         {"rows", r.rows}, {"rms_error", r.rms_error}, {"max_error", r.max_error}};
   }
-  profile["provenance"] = {
-      {"backend", f.backend},
-      {"grid", f.grid},
-      {"date", f.date},
-      {"environment", f.environment},
-      {"transport",
-       {{"latency_per_step_s", s.result.latency_per_step_s}, {"note", collectives.note}}},
-      {"host", host},
-      {"residuals", residuals},
-      {"ceilings", s.result.ceilings}};
+  profile["provenance"] = {{"backend", f.backend},
+                           {"grid", f.grid},
+                           {"date", f.date},
+                           {"environment", f.environment},
+                           {"transport",
+                            {{"latency_per_step_s", s.result.latency_per_step_s},
+                             {"measured", collectives.measured},
+                             {"note", collectives.note}}},
+                           {"host", host},
+                           {"residuals", residuals},
+                           {"ceilings", s.result.ceilings}};
   if (!s.result.left_out.empty()) {
     json names = json::array();
     for (const Row& r : given.rows) {

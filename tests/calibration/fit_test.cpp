@@ -1,8 +1,12 @@
 // The fit recovers a known profile from rows its own cost model generated, and
 // refuses rows it cannot trust; the profile it writes is one estimate accepts.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -407,6 +411,39 @@ TEST(CalibrationRows, RoundTripThroughJson) {
     EXPECT_EQ(back.rows[i].collective.collective, rows.rows[i].collective.collective);
     EXPECT_EQ(back.rows[i].collective.algorithm, rows.rows[i].collective.algorithm);
   }
+}
+
+// Expectation: collective rows the curve is not fitted from (NCCL's nvls) are
+// named with their count, and a curve kept from the base profile is not called
+// measured (issue 41 item 5: they were dropped silently, and the console said
+// "measured" of the base profile's curve).
+TEST(CalibrationFit, NamesTheCollectiveRowsItDoesNotUse) {
+  RowsFile rows = synthetic();
+  int nvls = 0;
+  for (Row& r : rows.rows) {
+    if (r.kind != RowKind::collective) continue;
+    r.collective.algorithm = models::Algorithm::nvls;
+    r.family = "all_reduce.nvls";
+    ++nvls;
+  }
+  ASSERT_GT(nvls, 0);
+  // The base: the profile these rows fit with ring all-reduces.
+  const FitResult ring = fit_profile(synthetic(), {});
+  EXPECT_TRUE(ring.profile["provenance"]["transport"]["measured"].get<bool>());
+  const std::string base = (std::filesystem::temp_directory_path() /
+                            ("myriad-fit-base-" + std::to_string(::getpid()) + ".json"))
+                               .string();
+  std::ofstream(base) << ring.profile.dump();
+  FitOptions o;
+  o.base_profile = base;
+  const FitResult fit = fit_profile(rows, o);
+  std::filesystem::remove(base);
+  const auto& transport = fit.profile["provenance"]["transport"];
+  EXPECT_FALSE(transport["measured"].get<bool>());
+  const std::string note = transport["note"].get<std::string>();
+  EXPECT_NE(note.find("not measured"), std::string::npos) << note;
+  EXPECT_NE(note.find(fmt::format("not used: all_reduce.nvls x{}", nvls)), std::string::npos)
+      << note;
 }
 
 // Expectation: collectives copied between ranks on one device keep saying so

@@ -119,7 +119,13 @@ int fit(const CalibrateOptions& o, Streams io, const std::string& rows_path,
     t.add({"memory_bound_kernels." + key, fmt::format("{:.4g}", p["value"].get<double>()),
            origin_of(p), p.value("note", std::string{})});
   }
-  t.add({"transport latency per step", seconds(result.latency_per_step_s), "measured", ""});
+  // The transport's latency and curve are measured only where rows were fitted;
+  // else they are the base profile's, and the note says which rows were not used.
+  const auto& transport = result.profile["provenance"]["transport"];
+  const bool measured = transport.value("measured", false);
+  const std::string transport_origin = measured ? "measured" : "base profile (not measured)";
+  t.add({"transport latency per step", seconds(result.latency_per_step_s), transport_origin,
+         transport.value("note", std::string{})});
   if (result.concurrent_threads > 1) {
     t.add({fmt::format("host: {} threads at once", result.concurrent_threads),
            fmt::format("{:.3g}x", result.concurrent_slowdown), "measured",
@@ -127,7 +133,7 @@ int fit(const CalibrateOptions& o, Streams io, const std::string& rows_path,
   }
   for (const auto& point : result.profile["nvlink_busbw"]) {
     t.add({fmt::format("busbw at {}", decimal_bytes(point[0].get<double>())),
-           fmt::format("{:.3g} GB/s", point[1].get<double>() / 1e9), "measured", ""});
+           fmt::format("{:.3g} GB/s", point[1].get<double>() / 1e9), transport_origin, ""});
   }
   io.out << fmt::format("Fitted profile for {} ({} rows of {}):\n",
                         result.profile["device"].get<std::string>(),
