@@ -297,10 +297,7 @@ TEST(Cli, SweepBoundsItsConfigurationsAndShowsProgressOnATerminal) {
   const std::vector<std::string> args = {"sweep", mixtral, "--vary", "parallelism.tp=1,2,4"};
   std::ostringstream out;
   std::ostringstream err;
-  Environment env{{MYRIAD_SCENARIO_DIR},
-                  MYRIAD_PROFILE_DIR,
-                  std::string(MYRIAD_SCENARIO_DIR) + "/validation",
-                  MYRIAD_REPORT_DIR};
+  Environment env = test_support::test_environment();
   env.terminal = true;
   ASSERT_EQ(run(args, out, err, env), 0) << err.str();
   EXPECT_NE(err.str().find("\rsweep: 0 of 3 configurations (0 %)"), std::string::npos) << err.str();
@@ -400,10 +397,7 @@ TEST(Cli, ReportsAreSelfContainedPages) {
   const auto run_with = [](const std::vector<std::string>& args, const std::string& report_dir) {
     std::ostringstream out;
     std::ostringstream err;
-    Environment env{{MYRIAD_SCENARIO_DIR},
-                    MYRIAD_PROFILE_DIR,
-                    std::string(MYRIAD_SCENARIO_DIR) + "/validation",
-                    MYRIAD_REPORT_DIR};
+    Environment env = test_support::test_environment();
     env.report_dir = report_dir;
     const int code = run(args, out, err, env);
     return Result{code, out.str(), err.str()};
@@ -423,11 +417,9 @@ TEST(Cli, ReportsAreSelfContainedPages) {
   EXPECT_EQ(html.rfind("<!doctype html>", 0), 0U);
   EXPECT_EQ(html.find("<script src"), std::string::npos);
   EXPECT_EQ(html.find("<link"), std::string::npos);
-  const std::string open = "<script id=\"myriad-data\" type=\"application/json\">";
-  const auto at = html.find(open);
-  ASSERT_NE(at, std::string::npos);
-  const auto end = html.find("</script>", at);
-  const auto data = nlohmann::json::parse(html.substr(at + open.size(), end - at - open.size()));
+  const std::string text = test_support::report_data_text(html);
+  ASSERT_FALSE(text.empty());
+  const auto data = nlohmann::json::parse(text);
   EXPECT_EQ(data["kind"], "configurations");
   EXPECT_EQ(data["rows"].size(), 6U);
   EXPECT_EQ(data["front"]["keys"], nlohmann::json({"days", "memory"}));
@@ -459,11 +451,9 @@ TEST(Cli, PlanReportRowsShowTheirOwnDataParallelDegree) {
   ASSERT_EQ(r.code, kExitOk) << r.err;
   std::ifstream in(page);
   const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string open = "<script id=\"myriad-data\" type=\"application/json\">";
-  const auto at = html.find(open);
-  ASSERT_NE(at, std::string::npos);
-  const auto end = html.find("</script>", at);
-  const auto data = nlohmann::json::parse(html.substr(at + open.size(), end - at - open.size()));
+  const std::string text = test_support::report_data_text(html);
+  ASSERT_FALSE(text.empty());
+  const auto data = nlohmann::json::parse(text);
   std::set<int> seen;
   for (const auto& row : data["rows"]) {
     const auto& p = row["p"];

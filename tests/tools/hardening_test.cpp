@@ -217,11 +217,8 @@ TEST_F(Scratch, HtmlReportsEmbedAnyNameSafely) {
                                {"title", hostile},
                                {"rows", {{{"name", hostile}, {"value", -3.5}}}}};
   const std::string page = report::html_page(data, dir_);
-  const std::string open = "<script id=\"myriad-data\" type=\"application/json\">";
-  const auto at = page.find(open);
-  ASSERT_NE(at, std::string::npos);
-  const auto end = page.find("</script>", at);
-  const std::string text = page.substr(at + open.size(), end - at - open.size());
+  const std::string text = test_support::report_data_text(page);
+  ASSERT_FALSE(text.empty());
   EXPECT_EQ(text.find_first_of("<>&"), std::string::npos) << text;
   EXPECT_EQ(text.find("\u2028"), std::string::npos) << text;
   EXPECT_EQ(text.find("\u2029"), std::string::npos) << text;
