@@ -87,7 +87,27 @@ double micro_batches_in_flight(const scenario::Scenario& s, const StepPlan& plan
   return n;
 }
 
-MemoryBreakdown stage_memory(const scenario::Scenario& s, const StepPlan& plan, int stage) {
+namespace {
+
+// ZeRO-3 holds, besides its shards, the units it has gathered whole: the one
+// computing and the next one, whose all-gather runs beside it (PyTorch's FSDP
+// notes, docs.pytorch.org/docs/stable/notes/fsdp.html: layer k+1's all-gather
+// overlaps layer k's compute; its rate limiter, limit_all_gathers, on by default,
+// keeps further layers from being gathered early), in 16 bits, and the gradients
+// of the unit being reduce-scattered, in 32 (the gradient buffer's precision). A
+// unit is a layer, or the embedding or the head where a stage holds a larger one.
+void add_gathered(const scenario::Scenario& s, const StepPlan& plan, int stage,
+                  MemoryBreakdown& b) {
+  if (s.parallelism.zero < 3 || plan.dense_dp <= 1) return;
+  double unit = plan.params_per_layer;
+  if (stage == 0) unit = std::max(unit, plan.embedding_params);
+  if (stage == s.parallelism.pp - 1) unit = std::max(unit, plan.head_params);
+  b.weights += 2 * unit * 2;
+  b.gradients += unit * 4;
+}
+
+MemoryBreakdown stage_states_and_activations(const scenario::Scenario& s, const StepPlan& plan,
+                                             int stage) {
   const auto& p = s.parallelism;
   const double per_layer = layer_activation_bytes(s);
   if (stage == 0) {
@@ -109,6 +129,14 @@ MemoryBreakdown stage_memory(const scenario::Scenario& s, const StepPlan& plan, 
   const int layers = plan.layers_by_stage[static_cast<std::size_t>(stage)];
   MemoryBreakdown b = states(s, plan, layers * per_layer_params, layers);
   b.activations = layers * per_layer * micro_batches_in_flight(s, plan, stage);
+  return b;
+}
+
+}  // namespace
+
+MemoryBreakdown stage_memory(const scenario::Scenario& s, const StepPlan& plan, int stage) {
+  MemoryBreakdown b = stage_states_and_activations(s, plan, stage);
+  add_gathered(s, plan, stage, b);
   return b;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 namespace myriad::models {
 namespace {
@@ -59,6 +60,38 @@ GroupSpan span(int size, int gpn, Member member) {
   return g;
 }
 
+// The worse of two spans for a collective: more nodes, or as many with fewer
+// members in the fullest (more of the group's traffic leaves its nodes).
+bool worse(const GroupSpan& a, const GroupSpan& b) {
+  return a.nodes != b.nodes ? a.nodes > b.nodes : a.per_node < b.per_node;
+}
+
+// The most spread of a kind's groups: `size` ranks `stride` apart, starting at
+// each of the first `inner` ranks of every block of `block` ranks. A group whose
+// size or stride does not divide a node straddles nodes where others do not (tp
+// 6 on 8-GPU nodes: ranks 0-5 in one node, 6-11 over two); a collective waits
+// for its slowest group, so the group priced is the most spread. Starts are taken
+// modulo the node: at most gpus_per_node spans are computed.
+GroupSpan most_spread(int size, long long stride, long long block, long long inner, int gpn) {
+  const auto along = [&](long long start) {
+    return span(size, gpn, [&](int i) { return start + i * stride; });
+  };
+  GroupSpan worst = along(0);
+  std::vector<char> seen(static_cast<std::size_t>(gpn), 0);
+  long long first = 0;  // a block's first rank, modulo the node
+  do {
+    for (long long j = 0; j < std::min<long long>(inner, gpn); ++j) {
+      const auto start = static_cast<std::size_t>((first + j) % gpn);
+      if (seen[start]) continue;
+      seen[start] = 1;
+      const GroupSpan g = along(static_cast<long long>(start));
+      if (worse(g, worst)) worst = g;
+    }
+    first = (first + block) % gpn;
+  } while (first != 0);
+  return worst;
+}
+
 }  // namespace
 
 GroupSpan group_span(GroupKind group, const scenario::Scenario& s) {
@@ -70,9 +103,12 @@ GroupSpan group_span(GroupKind group, const scenario::Scenario& s) {
   };
   switch (group) {
     case GroupKind::tp:
-      return along(p.tp, st.tp);
-    case GroupKind::cp:
-      return along(p.cp, st.cp);
+      // Tensor-parallel groups start at every multiple of tp.
+      return most_spread(p.tp, st.tp, p.tp, 1, gpn);
+    case GroupKind::cp: {
+      // Context-parallel groups start at each tp rank of every tp x cp block.
+      return most_spread(p.cp, st.cp, static_cast<long long>(p.tp) * p.cp, p.tp, gpn);
+    }
     case GroupKind::ep: {
       // Megatron-LM's expert groups: a stage's tp * cp * dp ranks in order (tp
       // fastest, then cp, then dp) cut into etp ranks, ep of those, expert dp.

@@ -16,8 +16,10 @@ struct GroupSpan {
   int nodes = 1;     // nodes the group spans
 };
 
-// The span of the group of kind `group` holding rank 0 (every group of a kind
-// spans alike).
+// The span of a group of kind `group`: tp and cp groups, the most spread of the
+// kind's (a group whose size or stride does not divide a node straddles nodes where
+// others do not, and the collective waits for it); the others, the group holding
+// rank 0 (each of those kinds spans alike in the layouts the step engine plays).
 GroupSpan group_span(GroupKind group, const scenario::Scenario& s);
 
 // A rank group: the tp x cp ranks of one pipeline stage and data-parallel replica.

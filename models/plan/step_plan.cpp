@@ -1,7 +1,10 @@
 #include "models/plan/step_plan.hpp"
 
 #include <algorithm>
+#include <array>
+#include <string_view>
 
+#include "models/plan/placement.hpp"
 #include "models/transformer/model_stats.hpp"
 
 namespace myriad::models {
@@ -49,18 +52,72 @@ double gradient_wire_bytes(const scenario::Scenario& s) {
 // (n - 1) / n (reduce-scatter, all-gather): relative to one over dp ranks.
 double ring_share(double n, double dp) { return dp > 1 ? ((n - 1) / n) / ((dp - 1) / dp) : 0; }
 
+// What one rank's share of the data-parallel rings is, per parameter it holds:
+// dense parameters are held by the dp x cp ranks (Megatron-LM reduces their
+// gradients over its data-parallel group with context parallelism: a cp rank
+// computed its gradients from its part of the sequence, so the cp ranks' copies
+// are summed like the replicas'). The cp ranks of a replica that share a node
+// reduce-scatter among themselves over NVLink (that step is not priced: under
+// 0.2 % of the step in the MoE suite) and send a 1/(those in a node) shard
+// across; cp ranks on different nodes (tp x cp past a node) each send all of
+// theirs. Experts reduce over the expert data-parallel ranks, scaled to the dp
+// ring's share.
+struct DpShares {
+  double dense = 1;
+  double expert = 0;
+};
+
+DpShares dp_shares(const scenario::Scenario& s, const StepPlan& plan) {
+  DpShares d;
+  d.dense = 1.0 / group_span(GroupKind::cp, s).per_node;
+  d.expert = plan.expert_trained * ring_share(plan.expert_dp, plan.dp);
+  return d;
+}
+
+// ZeRO-3 (FSDP) holds a 1/(dp x cp) shard of each layer's parameters and gathers
+// the layer whole before each use: in every micro-batch's forward, and again in
+// its backward (with recomputation, that gather serves both); the backward then
+// reduce-scatters the layer's gradients into the shards, micro-batch by
+// micro-batch (Rajbhandari et al., ZeRO, SC'20 s5.3: "parameters ... broadcast
+// ... during the forward and backward"; Zhao et al., PyTorch FSDP, VLDB'23 s3:
+// all-gather before forward and backward, reduce-scatter after backward). They
+// are the layer program's collectives, on the dp group.
+void plan_zero3(const scenario::Scenario& s, StepPlan& plan) {
+  const DpShares share = dp_shares(s, plan);
+  const double expert = plan.expert_params_per_layer;
+  const double dense = plan.params_per_layer - expert;
+  const double ring_expert = plan.expert_trained > 0 ? share.expert / plan.expert_trained : 0;
+  const double layer_params =
+      dense * 2 * share.dense + expert * ring_expert * plan.expert_weight_bytes;
+  const double layer_grads = (dense * share.dense + expert * share.expert) * gradient_wire_bytes(s);
+  // Named apart, so that a report's per-step counts are the layer's alone.
+  const auto add = [&](LayerProgram& lp, double params, double grads,
+                       std::array<std::string_view, 3> names) {
+    if (params <= 0) return;
+    lp.forward.comms.push_back({names[0], CollectiveKind::all_gather, GroupKind::dp, params});
+    lp.backward.comms.push_back({names[1], CollectiveKind::all_gather, GroupKind::dp, params});
+    lp.backward.comms.push_back({names[2], CollectiveKind::reduce_scatter, GroupKind::dp, grads});
+  };
+  add(plan.layer, layer_params, layer_grads, {"dp.params", "dp.params.bwd", "dp.grads"});
+  const double grad_bytes = gradient_wire_bytes(s);
+  const double embedding = plan.embedding_params * share.dense;
+  const double head = plan.head_params * share.dense;
+  add(plan.embedding, embedding * 2, embedding * grad_bytes,
+      {"dp.params.embedding", "dp.params.embedding.bwd", "dp.grads.embedding"});
+  add(plan.head, head * 2, head * grad_bytes,
+      {"dp.params.head", "dp.params.head.bwd", "dp.grads.head"});
+}
+
 void plan_dp(const scenario::Scenario& s, StepPlan& plan) {
   if (plan.dp == 1) return;
-  // The data-parallel rings carry, per rank, what crosses the replicas: dense
-  // gradients after the cp ranks holding copies of them reduce-scatter among
-  // themselves over NVLink (a 1/cp shard each; that NVLink step is not priced:
-  // under 0.2 % of the step in the MoE suite), and expert gradients over the
-  // expert data-parallel ranks, scaled to the dp ring's share.
+  if (s.parallelism.zero == 3) {
+    plan_zero3(s, plan);
+    return;
+  }
   const double expert = plan.expert_params_at_max;
   const double dense = plan.params_max - expert;
-  const double cp = s.parallelism.cp;
-  const double equivalent =
-      dense / cp + expert * plan.expert_trained * ring_share(plan.expert_dp, plan.dp);
+  const DpShares share = dp_shares(s, plan);
+  const double equivalent = dense * share.dense + expert * share.expert;
   // Megatron-LM accumulates and reduces the gradients of bf16 models in fp32, those
   // of fp16 and fp8 models in 16 bits (training.gradient_precision); parameters are
   // gathered in 16 bits.
@@ -72,10 +129,6 @@ void plan_dp(const scenario::Scenario& s, StepPlan& plan) {
   }
   plan.dp_comms.push_back({"dp.grads", CollectiveKind::reduce_scatter, GroupKind::dp, grads});
   plan.dp_comms.push_back({"dp.params", CollectiveKind::all_gather, GroupKind::dp, params});
-  if (s.parallelism.zero == 3) {
-    // Parameters gathered again for the backward pass.
-    plan.dp_comms.push_back({"dp.params.bwd", CollectiveKind::all_gather, GroupKind::dp, params});
-  }
 }
 
 }  // namespace
@@ -147,6 +200,8 @@ StepPlan plan_step(const scenario::Scenario& s) {
                          : plan.params_max == plan.params_last_stage ? plan.last_stage_layers
                                                                      : plan.layers_per_stage;
   plan.expert_params_at_max = (p.pp == 1 ? m.layers : max_layers) * plan.expert_params_per_layer;
+  plan.embedding_params = vocab_rows;
+  plan.head_params = m.hidden + (own_head ? vocab_rows : 0);
   plan_dp(s, plan);
   return plan;
 }

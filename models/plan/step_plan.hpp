@@ -26,7 +26,9 @@ struct StepPlan {
   LayerProgram embedding;            // first stage
   LayerProgram head;                 // last stage: final norm, LM head, loss
   Collective pp_transfer;            // activations (or their gradients) across a stage boundary
-  std::vector<Collective> dp_comms;  // gradient reduction and parameter gathering, per step
+  // Gradient reduction and parameter gathering, per step. ZeRO-3's are per layer
+  // and micro-batch instead: in the layer, embedding and head programs.
+  std::vector<Collective> dp_comms;
 
   double params_first_stage = 0;  // parameters a rank of the first stage holds
   double params_last_stage = 0;
@@ -43,6 +45,10 @@ struct StepPlan {
   int expert_dp = 1;               // tp * cp * dp / (etp * ep)
   // Expert parameters on the stage holding params_max.
   double expert_params_at_max = 0;
+  // Parameters of the embedding (first stage) and of the final norm and LM head
+  // (last stage; tied to the embedding without pipelining) on one rank.
+  double embedding_params = 0;
+  double head_params = 0;
 };
 
 StepPlan plan_step(const scenario::Scenario& s);

@@ -15,6 +15,7 @@
 #include "models/plan/placement.hpp"
 #include "models/transformer/model_stats.hpp"
 #include "models/transformer/moe_routing.hpp"
+#include "sim/analytic/dp_exposure.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/network_slowdown.hpp"
 
@@ -30,6 +31,7 @@ struct PhaseTime {
   double tp = 0;
   double cp = 0;
   double ep = 0;
+  double dp = 0;  // ZeRO-3's gathers and reductions, layer by layer
 };
 
 class Pricer {
@@ -87,6 +89,8 @@ class Pricer {
           t.ep += time;
           break;
         case GroupKind::dp:
+          t.dp += time;
+          break;
         case GroupKind::pp:
           break;
       }
@@ -177,7 +181,8 @@ struct StageTime {
   double cp = 0;
   double ep = 0;
   double pp = 0;
-  [[nodiscard]] double total() const { return compute + tp + cp + ep + pp; }
+  double dp = 0;  // ZeRO-3's exposed gathers and reductions
+  [[nodiscard]] double total() const { return compute + tp + cp + ep + pp + dp; }
   StageTime& operator+=(const StageTime& o) {
     compute += o.compute;
     forward += o.forward;
@@ -185,6 +190,7 @@ struct StageTime {
     cp += o.cp;
     ep += o.ep;
     pp += o.pp;
+    dp += o.dp;
     return *this;
   }
 };
@@ -197,10 +203,16 @@ struct LayerOverlap {
   bool cp = false;
   bool ep = false;
   bool fused = false;
+  bool dp = false;           // ZeRO-3's layer gathers prefetched beside the layer before
   double fused_exposed = 0;  // share of a fused collective left exposed
 
   LayerOverlap(const scenario::OverlapSpec& o, const DeviceProfile& p)
-      : tp(o.tp), cp(o.cp), ep(o.ep), fused(o.fused), fused_exposed(p.fused_overlap_exposed) {}
+      : tp(o.tp),
+        cp(o.cp),
+        ep(o.ep),
+        fused(o.fused),
+        dp(o.dp),
+        fused_exposed(p.fused_overlap_exposed) {}
   [[nodiscard]] bool fuses(GroupKind g) const {
     return fused && (g == GroupKind::tp || g == GroupKind::cp || g == GroupKind::ep);
   }
@@ -242,6 +254,14 @@ PhaseTime exposed(const PhaseTime& t, const LayerOverlap& overlap, double share)
   e.tp = overlap.of(GroupKind::tp) ? t.tp * kept : t.tp;
   e.cp = overlap.of(GroupKind::cp) ? t.cp * kept : t.cp;
   e.ep = overlap.of(GroupKind::ep) ? t.ep * kept : t.ep;
+  // ZeRO-3's gathers go over the NICs, not NVLink: prefetched, a layer's runs
+  // beside the layer before it, its whole compute as cover (the next phase's
+  // all the same), and what the compute cannot hide stays exposed; hiding the
+  // rest costs the compute `share` of its rate.
+  if (t.dp > 0 && overlap.dp) {
+    const double out = std::max(0.0, t.dp - t.compute);
+    e.dp = out + share * (t.dp - out);
+  }
   return e;
 }
 
@@ -252,10 +272,11 @@ StageTime program_time(const models::LayerProgram& lp, Pricer& pricer, const Lay
     const PhaseTime pt =
         exposed(pricer.price(*phase, runs_per_step), overlap, pricer.overlap_share());
     t.compute += pt.compute;
-    if (phase == &lp.forward) t.forward += pt.compute + pt.tp + pt.cp + pt.ep;
+    if (phase == &lp.forward) t.forward += pt.compute + pt.tp + pt.cp + pt.ep + pt.dp;
     t.tp += pt.tp;
     t.cp += pt.cp;
     t.ep += pt.ep;
+    t.dp += pt.dp;
   }
   return t;
 }
@@ -267,12 +288,19 @@ StageTime scaled(StageTime t, double k) {
   t.cp *= k;
   t.ep *= k;
   t.pp *= k;
+  t.dp *= k;
   return t;
 }
 
 double optimizer_time(const scenario::Scenario& s, const models::StepPlan& plan,
                       const DeviceProfile& p) {
-  const double params = plan.params_max / (s.parallelism.zero >= 1 ? plan.dp : 1);
+  // The distributed optimizer updates a 1/(dp x cp) shard of the dense parameters
+  // and a 1/(expert dp) shard of the trained expert ones.
+  const double expert = plan.expert_params_at_max * plan.expert_trained;
+  const double dense = plan.params_max - plan.expert_params_at_max;
+  const bool sharded = s.parallelism.zero >= 1;
+  const double params =
+      dense / (sharded ? plan.dense_dp : 1) + expert / (sharded ? plan.expert_dp : 1);
   // Bytes per parameter: read the fp32 gradient and the optimizer states (master
   // weights and moments), write the states back and the bf16 weights, and read the
   // gradient once more for the clipping norm: 34 B for Adam.
@@ -286,7 +314,7 @@ double optimizer_time(const scenario::Scenario& s, const models::StepPlan& plan,
 PassTimes pass_times(const models::LayerProgram& lp, Pricer& pricer, const LayerOverlap& overlap) {
   const auto exposed_total = [&](const models::Phase& phase) {
     const PhaseTime t = exposed(pricer.price(phase, 0), overlap, pricer.overlap_share());
-    return t.compute + t.tp + t.cp + t.ep;
+    return t.compute + t.tp + t.cp + t.ep + t.dp;
   };
   return {exposed_total(lp.forward), exposed_total(lp.backward) + exposed_total(lp.recompute)};
 }
@@ -299,6 +327,7 @@ ExposedComm exposed_comm(const models::LayerProgram& lp, Pricer& pricer,
     c.tp += t.tp;
     c.cp += t.cp;
     c.ep += t.ep;
+    c.dp += t.dp;
   }
   return c;
 }
@@ -320,87 +349,6 @@ std::vector<LayerCollective> layer_collectives(std::initializer_list<const model
     }
   }
   return out;
-}
-
-// What hides data-parallel traffic (overlap.dp): the first stage's schedule, which
-// starts the step and ends it.
-struct DpWindows {
-  double forward = 0;        // one chunk's forward of one micro-batch
-  double backward = 0;       // one chunk's backward (and recomputation) of one micro-batch
-  double gather_stride = 0;  // from one chunk's first forward to the next's
-  double reduce_stride = 0;  // from one chunk's last backward to the previous chunk's
-  double buckets = 1;        // gradient buckets per chunk
-  double stages = 1;         // pipeline stages as slow as the slowest
-};
-
-// Exposed data-parallel time with overlap, as Megatron-LM overlaps it (for any
-// schedule), on one link that carries one collective after another.
-// Parameters are gathered chunk by chunk from the step's start: chunk 0's first
-// bucket before anything, its others beside its first forward; chunk k's before
-// its first forward, k strides in. Gradients are reduced chunk by chunk as the
-// last micro-batch's backwards make them: chunk k's (k > 0) once its last
-// backward ends, k strides before the last; chunk 0's bucket by bucket from the
-// end of its backward's first bucket, its last bucket after the backward. What
-// the step waits for is exposed; the rest hides beside compute, whose kernels
-// lose `share` of their rate to it. Every stage reduces beside its own last
-// backward, and the last micro-batch's backward passes through them all in turn:
-// that slowdown is paid once a stage (the step engine plays the same schedule).
-// What data-parallel traffic costs the step: the time it waits for the link, and
-// the compute that traffic beside it slows, on the stage that ends the step
-// (compute) and on the others, reaching it as waits (bubble).
-struct DpCost {
-  double exposed = 0;
-  double compute = 0;
-  double bubble = 0;
-};
-
-DpCost exposed_dp(double gather, double reduce, double v, const DpWindows& w, double share) {
-  const double b = w.buckets;
-  const int chunks = std::max(1, static_cast<int>(std::lround(v)));
-  const double gather_c = gather / v;
-  const double reduce_c = reduce / v;
-  const double stretch = share / (1 - share);  // what compute beside loses, per second
-  // Gathers: stalls of the forward pass, from the step's start. Beside the first
-  // forward, the rest of chunk 0's: the forward slowed while they run, and what it
-  // loses hidden when they outlast it.
-  const double first_rest = gather_c * (1 - 1 / b);
-  double stall = gather_c / b + std::max(first_rest, w.forward + share * first_rest) - w.forward;
-  double link = gather_c;  // when the link is done with the chunks asked for so far
-  for (int k = 1; k < chunks; ++k) {
-    link += gather_c;
-    stall = std::max(stall, link - k * w.gather_stride);
-  }
-  // The other chunks' gathers beside the forwards that follow.
-  const double gathers_beside = std::max(0.0, link - gather_c - (stall - gather_c / b));
-  // Reductions, chunk by chunk from the last: chunk k's last backward ends k strides
-  // before the end of the last backward (time 0); its buckets but the last are
-  // reduced from the end of that backward's first bucket, its last after it, one
-  // collective after another on the link. A reduction beside a last backward slows
-  // it, on every stage, and the last micro-batch's backward passes through each
-  // stage's last backward of the chunk in turn: that slowdown is paid once a stage.
-  // Beside the backwards that follow (chunks k > 0), it slows them; beside nothing
-  // (the first stage's last backward done, its link still busy), it costs nothing.
-  double queue = -std::numeric_limits<double>::infinity();
-  DpCost cost;
-  cost.compute = share * gathers_beside;
-  double beside_last = 0;
-  for (int k = chunks - 1; k >= 0; --k) {
-    const double end = -k * w.reduce_stride;
-    const double start = std::max(queue, end - w.backward + w.backward / b);
-    const double early = start + reduce_c * (1 - 1 / b);
-    const double beside = std::max(0.0, std::min(early, end) - start);
-    queue = std::max(early, end) + reduce_c / b;
-    cost.bubble += (w.stages - 1) * stretch * beside;
-    if (k > 0) {
-      cost.compute += stretch * beside + share * std::max(0.0, std::min(queue, 0.0) - end);
-    } else {
-      beside_last = beside;
-    }
-  }
-  // The first stage's own last backward, slowed, ends after its reductions or before.
-  cost.exposed = stall + queue;
-  cost.compute += std::max(0.0, stretch * beside_last - queue);
-  return cost;
 }
 
 std::vector<std::string> network_notes(const scenario::Scenario& s, const Pricer& pricer) {
@@ -453,7 +401,7 @@ void require_parameters(const scenario::Scenario& s, const DeviceProfile& p) {
 }  // namespace
 
 double dp_buckets_per_chunk(const models::StepPlan& plan) {
-  const double bucket = std::max(kDdpBucketParams, kDdpBucketParamsPerRank * plan.dp);
+  const double bucket = std::max(kDdpBucketParams, kDdpBucketParamsPerRank * plan.dense_dp);
   return std::max(1.0, std::ceil(plan.params_max / plan.virtual_stages / bucket));
 }
 
@@ -470,6 +418,7 @@ StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& measure
   StageCosts c;
   const LayerOverlap overlap(s.overlap, profile);
   c.layer = pass_times(plan.layer, pricer, overlap);
+
   // Overlapped collectives stay inside the layer's time.
   c.forward_comms = layer_collectives({&plan.layer.forward}, pricer, profile, overlap);
   c.backward_comms =
@@ -601,7 +550,7 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
                  {"ep", m * critical.ep},
                  {"pp", m * critical.pp},
                  {"bubble", bubble + dp.bubble},
-                 {"dp", dp.exposed},
+                 {"dp", dp.exposed + m * critical.dp},
                  {"optimizer", opt}};
   for (const auto& part : r.breakdown) r.step_time_s += part.seconds;
 

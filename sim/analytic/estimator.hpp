@@ -123,7 +123,8 @@ struct ExposedComm {
   double tp = 0;
   double cp = 0;
   double ep = 0;
-  [[nodiscard]] double total() const { return tp + cp + ep; }
+  double dp = 0;  // ZeRO-3's layer gathers and reductions
+  [[nodiscard]] double total() const { return tp + cp + ep + dp; }
 };
 
 // A tensor-, context- or expert-parallel collective of one layer, as the analytic
@@ -161,7 +162,8 @@ struct StageCosts {
 
 // Megatron-LM's distributed data parallel buckets gradients (and, with the
 // distributed optimizer, parameters) by max(40M, 1M x dp) parameters when it
-// overlaps their communication (its default bucket size).
+// overlaps their communication (its default bucket size; dp counts the cp ranks,
+// its data-parallel group with context parallelism).
 inline constexpr double kDdpBucketParams = 40e6;
 inline constexpr double kDdpBucketParamsPerRank = 1e6;
 // Buckets per model chunk of the most loaded stage (at least one).

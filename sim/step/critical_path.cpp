@@ -135,13 +135,13 @@ std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans, do
     }
   }
   const double busy = passes + pp + dp + optimizer;
-  return {{"compute", passes * (1 - comm.tp - comm.cp - comm.ep)},
+  return {{"compute", passes * (1 - comm.tp - comm.cp - comm.ep - comm.dp)},
           {"tp", passes * comm.tp},
           {"cp", passes * comm.cp},
           {"ep", passes * comm.ep},
           {"pp", pp},
           {"bubble", std::max(0.0, step_s - busy)},
-          {"dp", dp},
+          {"dp", dp + passes * comm.dp},
           {"optimizer", optimizer}};
 }
 
@@ -152,6 +152,7 @@ PassShares pass_shares(const StageCosts& costs, double layers, bool first, bool 
     comm.tp += k * c.tp;
     comm.cp += k * c.cp;
     comm.ep += k * c.ep;
+    comm.dp += k * c.dp;
   };
   add(costs.layer_comm, layers);
   if (first) {
@@ -163,7 +164,7 @@ PassShares pass_shares(const StageCosts& costs, double layers, bool first, bool 
     add(costs.head_comm, 1);
   }
   if (total <= 0) return {};
-  return {comm.tp / total, comm.cp / total, comm.ep / total};
+  return {comm.tp / total, comm.cp / total, comm.ep / total, comm.dp / total};
 }
 
 std::vector<BreakdownPart> step_breakdown(const std::vector<std::vector<Span>>& timelines, int pp,

@@ -58,6 +58,7 @@ struct PassShares {
   double tp = 0;
   double cp = 0;
   double ep = 0;
+  double dp = 0;  // ZeRO-3's layer gathers and reductions
 };
 
 // The step as the analytic engine breaks it down, from the timeline of the rank

@@ -182,8 +182,12 @@ parallelism: {tp: 8, global_batch: 64}
   EXPECT_DOUBLE_EQ(m.optimizer, 12 * params);
   s.parallelism.zero = 3;
   m = memory_per_gpu(s, plan);
-  EXPECT_DOUBLE_EQ(m.weights, 2 * params / 8);
-  EXPECT_DOUBLE_EQ(m.gradients, 4 * params / 8);
+  // Besides the shards, the largest unit gathered whole, twice (the one computing
+  // and the next), and its fp32 gradients: without pipelining, the head's final
+  // norm (4,096) and its own (untied) 128,256 x 4,096 / tp rows.
+  const double unit = 128256.0 * 4096 / 8 + 4096;
+  EXPECT_DOUBLE_EQ(m.weights, 2 * params / 8 + 2 * unit * 2);
+  EXPECT_DOUBLE_EQ(m.gradients, 4 * params / 8 + 4 * unit);
   EXPECT_DOUBLE_EQ(m.optimizer, 12 * params / 8);
 }
 

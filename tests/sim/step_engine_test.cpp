@@ -101,6 +101,44 @@ TEST(StepEngine, AgreesWithTheAnalyticEngineWithinOnePercent) {
   }
 }
 
+// Expectation: the two engines agree within 1% on ZeRO-3's layer gathers and
+// reductions (every micro-batch's, in the layers' passes) and on the gradients of
+// cp ranks on different nodes (tp 8 x cp 2: a rank group of two nodes, each cp
+// rank reducing all its gradients).
+TEST(StepEngine, AgreesOnZeroThreeAndContextParallelGradients) {
+  auto zero3 = llama8b_tp2(32, 2, true);
+  zero3.parallelism.zero = 3;
+  auto cp = llama8b_tp2(64, 1, true);
+  cp.parallelism.tp = 8;
+  cp.parallelism.cp = 2;
+  cp.parallelism.dp = 4;
+  for (const auto& s : {zero3, cp}) {
+    const double analytic = estimate(s, a100()).step_time_s;
+    const double simulated = simulate_in_child(s);
+    ASSERT_GT(simulated, 0);
+    EXPECT_NEAR(simulated / analytic, 1.0, 0.01)
+        << "zero " << s.parallelism.zero << " cp " << s.parallelism.cp;
+  }
+}
+
+// Expectation: ZeRO-3 gathers once a layer, micro-batch and pass: the report's
+// per-step counts grow with the micro-batches (32 layers: 32 m), and the exposed
+// data-parallel time is in the breakdown.
+TEST(Estimate, ZeroThreeGathersPerMicroBatch) {
+  for (const int m : {4, 16}) {
+    auto s = llama8b_tp2(8, 1, true);
+    s.parallelism.zero = 3;
+    s.parallelism.global_batch = 4 * m;
+    s.parallelism.dp = 4;
+    const StepReport r = estimate(s, a100(), Detail::full);
+    ASSERT_EQ(s.parallelism.micro_batches(), m);
+    const auto it = std::find_if(r.collectives.begin(), r.collectives.end(),
+                                 [](const auto& c) { return c.name == "dp.params"; });
+    ASSERT_NE(it, r.collectives.end());
+    EXPECT_DOUBLE_EQ(it->per_step, 32.0 * m);
+  }
+}
+
 // Expectation: every stage its own layer count (parallelism.stage_layers, a
 // placement) plays as the analytic engine prices it within 4%. With the slowest
 // stage between the ends, the analytic engine counts every other stage's passes

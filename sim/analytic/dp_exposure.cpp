@@ -1,0 +1,58 @@
+#include "sim/analytic/dp_exposure.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace myriad::sim {
+
+DpCost exposed_dp(double gather, double reduce, double v, const DpWindows& w, double share) {
+  const double b = w.buckets;
+  const int chunks = std::max(1, static_cast<int>(std::lround(v)));
+  const double gather_c = gather / v;
+  const double reduce_c = reduce / v;
+  const double stretch = share / (1 - share);  // what compute beside loses, per second
+  // Gathers: stalls of the forward pass, from the step's start. Beside the first
+  // forward, the rest of chunk 0's: the forward slowed while they run, and what it
+  // loses hidden when they outlast it.
+  const double first_rest = gather_c * (1 - 1 / b);
+  double stall = gather_c / b + std::max(first_rest, w.forward + share * first_rest) - w.forward;
+  double link = gather_c;  // when the link is done with the chunks asked for so far
+  for (int k = 1; k < chunks; ++k) {
+    link += gather_c;
+    stall = std::max(stall, link - k * w.gather_stride);
+  }
+  // The other chunks' gathers beside the forwards that follow.
+  const double gathers_beside = std::max(0.0, link - gather_c - (stall - gather_c / b));
+  // Reductions, chunk by chunk from the last: chunk k's last backward ends k strides
+  // before the end of the last backward (time 0); its buckets but the last are
+  // reduced from the end of that backward's first bucket, its last after it, one
+  // collective after another on the link. A reduction beside a last backward slows
+  // it, on every stage, and the last micro-batch's backward passes through each
+  // stage's last backward of the chunk in turn: that slowdown is paid once a stage.
+  // Beside the backwards that follow (chunks k > 0), it slows them; beside nothing
+  // (the first stage's last backward done, its link still busy), it costs nothing.
+  double queue = -std::numeric_limits<double>::infinity();
+  DpCost cost;
+  cost.compute = share * gathers_beside;
+  double beside_last = 0;
+  for (int k = chunks - 1; k >= 0; --k) {
+    const double end = -k * w.reduce_stride;
+    const double start = std::max(queue, end - w.backward + w.backward / b);
+    const double early = start + reduce_c * (1 - 1 / b);
+    const double beside = std::max(0.0, std::min(early, end) - start);
+    queue = std::max(early, end) + reduce_c / b;
+    cost.bubble += (w.stages - 1) * stretch * beside;
+    if (k > 0) {
+      cost.compute += stretch * beside + share * std::max(0.0, std::min(queue, 0.0) - end);
+    } else {
+      beside_last = beside;
+    }
+  }
+  // The first stage's own last backward, slowed, ends after its reductions or before.
+  cost.exposed = stall + queue;
+  cost.compute += std::max(0.0, stretch * beside_last - queue);
+  return cost;
+}
+
+}  // namespace myriad::sim
