@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -96,6 +97,14 @@ void check_rows(const Imported& out, const std::string& path) {
 
 void import_fail(const std::string& path, const std::string& where, const std::string& what) {
   throw std::runtime_error(fmt::format("{}: {}: {}", path, where, what));
+}
+
+BusCeiling bus_ceiling_of(const sim::DeviceProfile& profile) {
+  BusCeiling c{profile.file, profile.device, profile.nvlink_bw_Bps, 0};
+  for (const sim::BusBandwidthPoint& p : profile.nvlink_ring_busbw) {
+    c.ring_Bps = std::max(c.ring_Bps, p.busbw_Bps);
+  }
+  return c;
 }
 
 std::string size_text(std::uint64_t bytes) {

@@ -107,7 +107,9 @@ TEST(ImportNcclTests, TheCollectiveComesFromTheOutputOrTheOption) {
   std::string gather =
       "# nThread 1 nGpus 4 minBytes 8 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: 20\n"
       "     1048576         65536     float    none      -1    30.00   34.95   26.21      0    "
-      "29.00   36.16   27.12      0\n";
+      "29.00   36.16   27.12      0\n"
+      "# Out of bounds values : 0 OK\n"
+      "# Avg bus bandwidth    : 26.21\n";
   try {
     (void)import_rows(gather, "ag.txt", ImportFormat::nccl_tests, {});
     FAIL() << "an all-gather and an all-to-all cannot be told apart";
@@ -140,7 +142,8 @@ TEST(ImportNcclTests, RefusesWhatIsNotItsOutput) {
   EXPECT_NE(error("# nThread 1 nGpus 8\n 1048576 1 float sum -1 x 1 1 0\n").find("line 2"),
             std::string::npos);
   // No ranks anywhere.
-  EXPECT_NE(error(" 1048576 262144 float sum -1 40.00 26.21 45.88 0\n").find("--ranks"),
+  EXPECT_NE(error(" 1048576 262144 float sum -1 40.00 26.21 45.88 0\n# Avg bus bandwidth : 45.88\n")
+                .find("--ranks"),
             std::string::npos);
 }
 

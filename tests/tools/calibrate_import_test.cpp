@@ -369,5 +369,63 @@ TEST(Cli, CalibrateImportLockWaitsABoundedTimeAndFollowsNoLink) {
   std::filesystem::remove(lock_path);
 }
 
+// The example's 408.49 and 427.06 GB/s (lines 22 and 23) pass the 370 GB/s ring
+// ceiling of the H100 profile (0.8222 of its 450 GB/s NVLink): flagged, on the
+// console and in the rows, not refused; the same sizes as an NVLS run are what NVLS
+// does. A link the rows could not fit on is refused.
+TEST(Cli, CalibrateImportFlagsBusBandwidthAboveTheProfilesRingCeiling) {
+  const std::string rows = temp_file("ceiling_rows.json");
+  const std::string h100 = std::string(MYRIAD_PROFILE_DIR) + "/H100.json";
+  const Result ring =
+      run_cli({"calibrate", "import", "nccl-tests", example("nccl-tests-all_reduce.txt"), "--out",
+               rows, "--profile", h100});
+  ASSERT_EQ(ring.code, kExitOk) << ring.err;
+  EXPECT_NE(ring.out.find("2 of 6 sizes (the first at line 22, 408.49 GB/s) have a busbw above "
+                          "the 370 GB/s ring ceiling the tool prices with " +
+                          h100),
+            std::string::npos)
+      << ring.out;
+  const calibration::RowsFile file = calibration::read_rows(rows);
+  EXPECT_FALSE(file.rows[3].arguments.contains("above_ring_ceiling"));  // 355.88 GB/s
+  EXPECT_TRUE(file.rows[4].arguments.contains("above_ring_ceiling"));
+  const Result nvls =
+      run_cli({"calibrate", "import", "nccl-tests", example("nccl-tests-all_reduce.txt"), "--out",
+               rows, "--profile", h100, "--algorithm", "nvls"});
+  ASSERT_EQ(nvls.code, kExitOk) << nvls.err;
+  EXPECT_NE(nvls.out.find("as nvls can"), std::string::npos) << nvls.out;
+  // The A100's NVLink 3 carries 300 GB/s: the first size above it, 355.88 GB/s, is refused.
+  const Result a100 =
+      run_cli({"calibrate", "import", "nccl-tests", example("nccl-tests-all_reduce.txt"), "--out",
+               rows, "--profile", std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json"});
+  EXPECT_EQ(a100.code, kExitBadInput);
+  EXPECT_NE(a100.err.find("nccl-tests-all_reduce.txt: line 21: busbw 355.88 GB/s is more than "
+                          "A100-SXM4-80GB links of 300 GB/s"),
+            std::string::npos)
+      << a100.err;
+  const Result bad =
+      run_cli({"calibrate", "import", "nccl-tests", example("nccl-tests-all_reduce.txt"), "--out",
+               rows, "--profile", "/nonexistent.json"});
+  EXPECT_EQ(bad.code, kExitBadInput);
+  EXPECT_NE(bad.err.find("--profile: "), std::string::npos) << bad.err;
+  std::filesystem::remove(rows);
+}
+
+// An option the format does not read is an error, not ignored.
+TEST(Cli, CalibrateImportRefusesOptionsItsFormatDoesNotRead) {
+  const std::string rows = temp_file("unread_rows.json");
+  const Result kineto = run_cli({"calibrate", "import", "kineto", example("kineto-trace.json"),
+                                 "--out", rows, "--collective", "all_reduce", "--ranks", "8"});
+  EXPECT_EQ(kineto.code, kExitBadInput);
+  EXPECT_NE(kineto.err.find("--collective, --ranks: not read from kineto input"), std::string::npos)
+      << kineto.err;
+  const Result nccl =
+      run_cli({"calibrate", "import", "nccl-tests", example("nccl-tests-all_reduce.txt"), "--out",
+               rows, "--family", "norm.rms.fwd"});
+  EXPECT_EQ(nccl.code, kExitBadInput);
+  EXPECT_NE(nccl.err.find("--family: not read from nccl-tests input"), std::string::npos)
+      << nccl.err;
+  EXPECT_FALSE(std::filesystem::exists(rows));
+}
+
 }  // namespace
 }  // namespace myriad::cli

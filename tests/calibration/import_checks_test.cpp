@@ -1,0 +1,194 @@
+// What the importers refuse or flag rather than accept silently: an nccl-tests
+// output cut short, a result that was wrong in place, bus bandwidths that do not
+// follow from the ranks or that no link could carry.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "calibration/import/import.hpp"
+#include "myriad_source_paths.hpp"
+#include "sim/cost/device_profile.hpp"
+
+namespace myriad::calibration {
+namespace {
+
+// nccl-tests' output for `ranks` ranks: the header, a "#  Rank" line a rank, one
+// result line a (bytes, algbw GB/s) with busbw = algbw x `factor` printed to two
+// places as nccl-tests prints it, and its closing lines when `closed`.
+std::string nccl_output(int ranks, double factor,
+                        const std::vector<std::pair<double, double>>& rows, bool closed = true,
+                        const std::string& redop = "sum") {
+  std::string text =
+      fmt::format("# nThread 1 nGpus {} minBytes 1048576 maxBytes 1073741824\n#\n", ranks);
+  for (int r = 0; r < ranks; ++r) {
+    text += fmt::format(
+        "#  Rank {:2d} Group  0 Pid 4242 on node01 device {:2d} [0x1b] NVIDIA "
+        "H100 80GB HBM3\n",
+        r, r);
+  }
+  text +=
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n";
+  for (const auto& [bytes, algbw] : rows) {
+    const double us = bytes / algbw / 1e3;
+    text += fmt::format(
+        "  {:10.0f}  {:10.0f}  float  {}  -1  {:7.2f}  {:6.2f}  {:6.2f}  0  {:7.2f}  {:6.2f}  "
+        "{:6.2f}  0\n",
+        bytes, bytes / 4, redop, us, algbw, algbw * factor, us, algbw, algbw * factor);
+  }
+  if (closed) text += "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 100\n#\n";
+  return text;
+}
+
+std::string refusal(const std::string& text, const ImportOptions& o = {}) {
+  try {
+    (void)import_rows(text, "nccl.txt", ImportFormat::nccl_tests, o);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string notes_of(const Imported& got) {
+  std::string text;
+  for (const std::string& n : got.notes) text += n + "\n";
+  return text;
+}
+
+const std::vector<std::pair<double, double>> kSizes = {{1048576, 26.21}, {1073741824, 223.70}};
+
+// The 8-rank header is 12 lines (header, "#", 8 ranks, column names), so the
+// result lines are 12 and 13 and the closing lines 14 to 16.
+TEST(ImportNcclTests, AnOutputCutShortIsRefusedAtItsLastLine) {
+  const std::string whole = nccl_output(8, 1.75, kSizes);
+  EXPECT_EQ(refusal(whole), "no error");
+  // The closing lines lost: the run was killed, or the log copied in part.
+  const std::string cut = nccl_output(8, 1.75, kSizes, false);
+  EXPECT_EQ(refusal(cut),
+            "nccl.txt: line 13: the output ends inside the table that starts at line 12, without "
+            "nccl-tests' closing lines (\"# Out of bounds values\", \"# Avg bus bandwidth\"): cut "
+            "short (a run that did not finish, or a log copied in part)");
+  // Cut after the out-of-place columns of its last line: 9 columns, as an output
+  // without in-place columns prints, but not in a table of 13.
+  const std::string half = cut.substr(0, cut.rfind("  0  ")) + "  0\n";
+  EXPECT_EQ(refusal(half),
+            "nccl.txt: line 13: a result line of 9 columns where line 12 has 13: a line cut short");
+  // Cut inside a number.
+  EXPECT_NE(refusal(cut.substr(0, cut.rfind("223.70") + 4) + "\n")
+                .find("nccl.txt: line 13: expected a result line of 9 or 13 columns"),
+            std::string::npos);
+  // A second run cut short after a whole one (16 lines): its result line is 28.
+  const std::string two = whole + nccl_output(8, 1.75, {{2097152, 40.00}}, false);
+  EXPECT_NE(refusal(two).find("the output ends inside the table that starts at line 28"),
+            std::string::npos)
+      << refusal(two);
+}
+
+TEST(ImportNcclTests, WrongElementsInPlaceFailTheRow) {
+  std::string text = nccl_output(8, 1.75, kSizes);
+  const auto last_zero = text.rfind("  0\n");
+  text.replace(last_zero, 4, "  7\n");
+  const Imported got = import_rows(text, "nccl.txt", ImportFormat::nccl_tests, {});
+  EXPECT_EQ(got.rows[0].check, "pass");
+  EXPECT_EQ(got.rows[1].check, "7 wrong elements in place (nccl-tests)");
+}
+
+// nccl-tests prints busbw = algbw x the factor of its collective on its ranks; a
+// factor of other ranks or another collective is not the run's, and the fit
+// would compute every busbw with it.
+TEST(ImportNcclTests, BusbwMustBeAlgbwTimesTheFactorOfTheRanksThatRan) {
+  const std::string eight = nccl_output(8, 1.75, kSizes);
+  ImportOptions o;
+  o.ranks = 16;  // 2 x 15 / 16 = 1.875
+  o.collective = models::CollectiveKind::all_reduce;
+  EXPECT_EQ(refusal(eight, o),
+            "nccl.txt: line 12: busbw 45.87 GB/s is not algbw 26.21 GB/s x 1.875, the bus "
+            "bandwidth factor of all_reduce on 16 ranks: the ranks (--ranks, the \"#  Rank\" "
+            "lines, nThread x nGpus) or the collective (--collective) are not those that ran");
+  o.ranks = 8;
+  o.collective = models::CollectiveKind::all_gather;  // 7/8
+  EXPECT_NE(refusal(eight, o).find("x 0.875, the bus bandwidth factor of all_gather on 8 ranks"),
+            std::string::npos);
+  // Without --collective, a ratio that is neither all-reduce's nor
+  // reduce-scatter's on the ranks says so, and that the ranks may be wrong.
+  ImportOptions ranks_only;
+  ranks_only.ranks = 16;
+  EXPECT_NE(refusal(eight, ranks_only)
+                .find("nccl.txt: line 13: busbw / algbw is 1.75, neither all-reduce's 2(n-1)/n = "
+                      "1.875 nor reduce-scatter's (n-1)/n = 0.9375 on 16 ranks"),
+            std::string::npos)
+      << refusal(eight, ranks_only);
+  // To the places printed: 26.21 x 1.75 = 45.8675, printed 45.87, within
+  // 0.005 + 1.75 x 0.005; one hundredth more is not.
+  std::string off = eight;
+  off.replace(off.find("45.87"), 5, "45.89");
+  EXPECT_NE(refusal(off).find("line 12: busbw 45.89 GB/s is not algbw 26.21"), std::string::npos)
+      << refusal(off);
+}
+
+BusCeiling h100() {
+  return bus_ceiling_of(sim::load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json"));
+}
+
+// The ceiling is what the tool prices: NVLink 4's 450 GB/s per direction, and
+// the H100 profile's ring capped at nvlink_ring_busbw_fraction 0.8222 of it
+// (its curve was measured with NVLS); the A100's curve is a ring's, its peak the
+// ceiling.
+TEST(ImportNcclTests, TheBusCeilingIsTheProfilesLinkAndRingModel) {
+  const BusCeiling c = h100();
+  EXPECT_DOUBLE_EQ(c.link_Bps, 450e9);
+  EXPECT_NEAR(c.ring_Bps, 0.8222 * 450e9, 1);
+  EXPECT_EQ(c.device, "H100-SXM5-80GB");
+  const BusCeiling a100 =
+      bus_ceiling_of(sim::load_profile(std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json"));
+  EXPECT_DOUBLE_EQ(a100.link_Bps, 300e9);
+  EXPECT_DOUBLE_EQ(a100.ring_Bps, 231.6e9);
+}
+
+TEST(ImportNcclTests, BusbwAboveTheLinksIsRefusedAndAboveTheRingCeilingFlagged) {
+  ImportOptions o;
+  o.bus_ceiling = h100();
+  // 391.47 GB/s at 1 GiB: above the 370 GB/s ring, within the 450 GB/s link.
+  const Imported got =
+      import_rows(nccl_output(8, 1.75, kSizes), "nccl.txt", ImportFormat::nccl_tests, o);
+  EXPECT_FALSE(got.rows[0].arguments.contains("above_ring_ceiling"));
+  EXPECT_NE(got.rows[1]
+                .arguments.value("above_ring_ceiling", "")
+                .find("busbw 391.47 GB/s above "
+                      "the 370 GB/s ring"),
+            std::string::npos)
+      << got.rows[1].arguments.dump();
+  EXPECT_NE(notes_of(got).find("1 of 2 sizes (the first at line 13, 391.47 GB/s) have a busbw "
+                               "above the 370 GB/s ring ceiling the tool prices"),
+            std::string::npos)
+      << notes_of(got);
+  EXPECT_NE(notes_of(got).find("import with --algorithm nvls"), std::string::npos);
+  // 480 GB/s as a ring: more than the link carries. NVLS gives it.
+  const std::string nvls = nccl_output(8, 1.75, {{1048576, 26.21}, {1073741824, 274.29}});
+  EXPECT_NE(refusal(nvls, o).find("nccl.txt: line 13: busbw 480.01 GB/s is more than "
+                                  "H100-SXM5-80GB links of 450 GB/s per GPU and direction"),
+            std::string::npos)
+      << refusal(nvls, o);
+  EXPECT_NE(refusal(nvls, o).find("--algorithm nvls"), std::string::npos);
+  o.algorithm = models::Algorithm::nvls;
+  const Imported by_nvls = import_rows(nvls, "nccl.txt", ImportFormat::nccl_tests, o);
+  EXPECT_NE(notes_of(by_nvls).find("as nvls can"), std::string::npos) << notes_of(by_nvls);
+  EXPECT_NE(by_nvls.rows[1].arguments.value("above_ring_ceiling", "").find("(nvls)"),
+            std::string::npos);
+  // Even NVLS sends each GPU's data and receives the result once: algbw at most
+  // the link, busbw at most 2 x 7/8 x 450 = 787.5 GB/s.
+  EXPECT_EQ(refusal(nccl_output(8, 1.75, {{1073741824, 449.00}}), o), "no error");
+  EXPECT_NE(refusal(nccl_output(8, 1.75, {{1073741824, 451.00}}), o).find("at most 787.5 GB/s"),
+            std::string::npos)
+      << refusal(nccl_output(8, 1.75, {{1073741824, 451.00}}), o);
+  // Without a profile nothing is checked, and the note says so.
+  EXPECT_NE(notes_of(import_rows(nvls, "nccl.txt", ImportFormat::nccl_tests, {}))
+                .find("bus bandwidths not checked against a link rate: --profile"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace myriad::calibration
