@@ -190,5 +190,76 @@ TEST(ImportNcclTests, BusbwAboveTheLinksIsRefusedAndAboveTheRingCeilingFlagged) 
             std::string::npos);
 }
 
+// A Kineto trace of GEMM calls, each with its kernel; `args` is what each
+// cpu_op's args hold besides its External id.
+std::string gemm_calls(const std::vector<std::string>& args) {
+  std::string events;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    events += fmt::format(
+        R"({{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "args": {{"External id": {}{}}}}},
+  {{"ph": "X", "cat": "kernel", "name": "sm90_gemm", "dur": 10.0, "args": {{"External id": {}}}}},
+  )",
+        i + 1, args[i], i + 1);
+  }
+  return R"({"traceEvents": [)" + events +
+         R"({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "dur": 250.0},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "args": {}}]})";
+}
+
+const std::string kShapes =
+    R"(, "Input Dims": [[4096, 1024], [1024, 2048]], "Input type": ["float", "float"])";
+
+// PyTorch records shapes only with record_shapes=True: a trace without any is
+// refused, saying so and how to record it, rather than imported as nothing.
+TEST(ImportKineto, ATraceWithoutShapesIsRefusedSayingHowToRecordThem) {
+  try {
+    (void)import_rows(gemm_calls({"", ""}), "t.json", ImportFormat::kineto, {});
+    FAIL() << "a trace without shapes was imported";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "t.json: traceEvents[0]: aten::mm records no input shapes (\"Input Dims\"), nor does "
+              "any op in the trace (2 calls of 1 ops Myriad prices have kernels): it was recorded "
+              "without shapes, and Myriad prices GEMMs, attention and memory-bound ops by them. "
+              "Record again with torch.profiler.profile(record_shapes=True, ...)");
+  }
+  // Where other ops have shapes, the calls without are left out and counted.
+  const Imported got =
+      import_rows(gemm_calls({kShapes, "", ""}), "t.json", ImportFormat::kineto, {});
+  ASSERT_EQ(got.rows.size(), 1U);
+  const std::string notes = notes_of(got);
+  EXPECT_NE(notes.find("kernels of 2 calls of aten::mm (0.02 ms), an op Myriad prices, left out: "
+                       "no input shapes (\"Input Dims\") (the first at traceEvents[2])"),
+            std::string::npos)
+      << notes;
+}
+
+// Nothing in a trace is passed over unsaid: ops Myriad prices whose calls it
+// cannot use, op events no kernel can be linked to, and events of other kinds
+// (with their GPU time: copies are not kernels).
+TEST(ImportKineto, WhatIsLeftOutIsCountedWithItsFirstEvent) {
+  const std::string unknown_type =
+      R"(, "Input Dims": [[64, 64], [64, 64]], "Input type": ["c10::complex<float>", "float"])";
+  const std::string empty =
+      R"(, "Input Dims": [[0, 64], [64, 64]], "Input type": ["float", "float"])";
+  const Imported got =
+      import_rows(gemm_calls({kShapes, unknown_type, empty}), "t.json", ImportFormat::kineto, {});
+  const std::string notes = notes_of(got);
+  EXPECT_NE(notes.find("kernels of 1 calls of aten::mm (0.01 ms), an op Myriad prices, left out: "
+                       "an input type of no size Myriad knows (the first at traceEvents[2])"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("left out: an empty or mismatched shape (the first at traceEvents[4])"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("1 ATen op events without an integer \"External id\": no kernel is linked "
+                       "to them (the first at traceEvents[7])"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("1 events neither ATen ops nor kernels, not read: 1 gpu_memcpy (0.25 ms on "
+                       "the GPU)"),
+            std::string::npos)
+      << notes;
+}
+
 }  // namespace
 }  // namespace myriad::calibration

@@ -269,8 +269,15 @@ TEST(ImportKineto, KernelsBecomeRowsOfTheOpsThatLaunchedThem) {
   std::string notes;
   for (const auto& n : got.notes) notes += n + "\n";
   EXPECT_NE(notes.find("aten::topk (1 calls"), std::string::npos) << notes;
-  // Without is_causal recorded, the second attention cannot be priced: left out, named.
-  EXPECT_NE(notes.find("aten::_scaled_dot_product_flash_attention (1 calls"), std::string::npos)
+  // Without is_causal recorded, the second attention cannot be priced: left out,
+  // named with why and where.
+  EXPECT_NE(notes.find("kernels of 1 calls of aten::_scaled_dot_product_flash_attention (0.09 "
+                       "ms), an op Myriad prices, left out: is_causal not recorded among its "
+                       "\"Concrete Inputs\" (the first at traceEvents[12])"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("1 events neither ATen ops nor kernels, not read: 1 cuda_runtime"),
+            std::string::npos)
       << notes;
   EXPECT_NE(notes.find("1 kernels name no ATen op"), std::string::npos) << notes;
   EXPECT_THROW((void)import_rows(R"({"traceEvents": []})", "t.json", ImportFormat::kineto, {}),
