@@ -11,6 +11,7 @@
 #include "calibration/import/import.hpp"
 #include "myriad_source_paths.hpp"
 #include "sim/cost/device_profile.hpp"
+#include "tests/calibration/gzip_text.hpp"
 
 namespace myriad::calibration {
 namespace {
@@ -259,6 +260,72 @@ TEST(ImportKineto, WhatIsLeftOutIsCountedWithItsFirstEvent) {
                        "the GPU)"),
             std::string::npos)
       << notes;
+}
+
+using test_support::gzip_text;
+
+std::string import_error(const std::string& text, ImportFormat format, const ImportOptions& o) {
+  try {
+    (void)import_rows(text, "t.json.gz", format, o);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// PyTorch writes *.pt.trace.json.gz when asked a .gz name: the same rows as the
+// JSON it holds, recognised by gzip's magic bytes, whatever the name; several
+// members one after the other are one input, as gunzip reads them.
+TEST(ImportGzip, ACompressedInputGivesTheRowsOfWhatItHolds) {
+  const std::string trace = gemm_calls({kShapes, kShapes});
+  const Imported plain = import_rows(trace, "t.json", ImportFormat::kineto, {});
+  const Imported packed = import_rows(gzip_text(trace), "t.json", ImportFormat::kineto, {});
+  ASSERT_EQ(packed.rows.size(), 1U);
+  EXPECT_EQ(packed.rows[0].name, plain.rows[0].name);
+  EXPECT_EQ(packed.rows[0].times_s, plain.rows[0].times_s);
+  EXPECT_EQ(packed.notes.front(), fmt::format("gzip: {} decompressed", size_text(trace.size())));
+  const std::size_t half = trace.size() / 2;
+  const Imported members =
+      import_rows(gzip_text(trace.substr(0, half)) + gzip_text(trace.substr(half)), "t.json",
+                  ImportFormat::kineto, {});
+  EXPECT_EQ(members.rows[0].times_s, plain.rows[0].times_s);
+  const std::string nccl = nccl_output(8, 1.75, kSizes);
+  EXPECT_EQ(import_rows(gzip_text(nccl), "n.txt.gz", ImportFormat::nccl_tests, {}).rows.size(), 2U);
+}
+
+TEST(ImportGzip, ACompressedInputCutShortCorruptOrTrailedIsRefused) {
+  const std::string packed = gzip_text(gemm_calls({kShapes, kShapes}));
+  const std::string where = "t.json.gz: cannot read kineto input: ";
+  EXPECT_EQ(import_error(packed.substr(0, packed.size() - 12), ImportFormat::kineto, {}),
+            where + "the gzip stream stops before its end: the file is cut short");
+  std::string corrupt = packed;
+  corrupt[corrupt.size() - 6] = static_cast<char>(corrupt[corrupt.size() - 6] ^ 0x55);  // its CRC
+  EXPECT_EQ(import_error(corrupt, ImportFormat::kineto, {}),
+            where + "not a valid gzip stream (incorrect data check)");
+  EXPECT_EQ(import_error(packed + "trailing text\n", ImportFormat::kineto, {}),
+            where + "bytes after the end of the gzip stream that are not another gzip member");
+}
+
+// A gzip bomb: 16 MiB of one byte compress to 16 KiB. Its decompressed size is
+// held to the cap before any of it is parsed (as a file's size is checked before
+// it is read): the refusal names the cap, not the JSON, though the text is not
+// JSON from its first byte; a JSON bomb is refused the same way.
+TEST(ImportGzip, ABombIsRefusedAtTheCapBeforeItIsParsed) {
+  ImportOptions o;
+  o.max_input_bytes = std::uint64_t{1} << 19;
+  const std::string cap =
+      "t.json.gz: cannot read kineto input: more than the 512 KiB cap for kineto input once "
+      "decompressed (--max-input-size raises it)";
+  const std::string zeros = gzip_text(std::string(std::size_t{16} << 20, '\0'));
+  EXPECT_LT(zeros.size(), std::size_t{1} << 15);
+  EXPECT_EQ(import_error(zeros, ImportFormat::kineto, o), cap);
+  std::string events = R"({"traceEvents": [)";
+  for (int i = 0; i < 300'000; ++i) events += "{},";  // 900 KB
+  EXPECT_EQ(import_error(gzip_text(events), ImportFormat::kineto, o), cap);
+  // Within the cap the same bytes are parsed, and the JSON is what is wrong.
+  o.max_input_bytes = std::uint64_t{1} << 20;
+  EXPECT_NE(import_error(gzip_text(events), ImportFormat::kineto, o).find("t.json.gz: JSON: "),
+            std::string::npos);
 }
 
 }  // namespace

@@ -15,9 +15,11 @@
 #include <thread>
 #include <vector>
 
+#include "calibration/import/import.hpp"
 #include "calibration/measure/rows.hpp"
 #include "models/scenario/file_lock.hpp"
 #include "myriad_source_paths.hpp"
+#include "tests/calibration/gzip_text.hpp"
 #include "tests/tools/run_cli.hpp"
 #include "tests/tools/run_within.hpp"
 #include "tools/cli/cli.hpp"
@@ -425,6 +427,40 @@ TEST(Cli, CalibrateImportRefusesOptionsItsFormatDoesNotRead) {
   EXPECT_NE(nccl.err.find("--family: not read from nccl-tests input"), std::string::npos)
       << nccl.err;
   EXPECT_FALSE(std::filesystem::exists(rows));
+}
+
+// PyTorch's *.pt.trace.json.gz: read as it streams, decompressed, in the bounded
+// memory of an uncompressed trace (a 23 MB trace in 128 MiB more than the
+// test's); a gzip bomb is refused at the cap, before it is parsed.
+TEST(Cli, CalibrateImportReadsGzipTracesAndRefusesABomb) {
+  const std::string trace = temp_file("trace.pt.trace.json.gz");
+  const std::string bomb = temp_file("bomb.json.gz");
+  const std::string rows = temp_file("gzip_rows.json");
+  write_text(trace, myriad::test_support::gzip_text(gemm_trace(70'000)));
+  if (address_space_limits_work()) {
+    const ImportChild got =
+        import_within({"calibrate", "import", "kineto", trace, "--out", rows}, 128 * kMiB);
+    EXPECT_FALSE(got.signalled);
+    EXPECT_EQ(got.code, kExitOk) << got.err;
+  }
+  write_text(trace, myriad::test_support::gzip_text(gemm_trace(20)));
+  const Result named = run_cli({"calibrate", "import", "kineto", trace, "--out", rows});
+  ASSERT_EQ(named.code, kExitOk) << named.err;
+  EXPECT_NE(named.out.find(trace + ": gzip: " + calibration::size_text(gemm_trace(20).size()) +
+                           " decompressed"),
+            std::string::npos)
+      << named.out;
+  EXPECT_NE(named.out.find("20 kernels"), std::string::npos) << named.out;
+  // 64 MiB of zeros in a 64 KiB file, under a 4 MiB cap: refused by its size.
+  write_text(bomb, myriad::test_support::gzip_text(std::string(std::size_t{64} << 20, '\0')));
+  const Result refused =
+      run_cli({"calibrate", "import", "kineto", bomb, "--out", rows, "--max-input-size", "4MiB"});
+  EXPECT_EQ(refused.code, kExitBadInput);
+  EXPECT_NE(refused.err.find(bomb + ": cannot read kineto input: more than the 4 MiB cap for "
+                                    "kineto input once decompressed (--max-input-size raises it)"),
+            std::string::npos)
+      << refused.err;
+  for (const auto& f : {trace, bomb, rows}) std::filesystem::remove(f);
 }
 
 }  // namespace
