@@ -1,6 +1,7 @@
 // Fuzzes `calibrate import`'s three readers (calibration/import): the first
 // byte picks the format (nccl-tests text, Google Benchmark JSON, a Kineto
-// trace), the rest is the file. Rows or a std::runtime_error naming the
+// trace), the rest is the file, plain or gzip-compressed (corpus kineto-gzip:
+// import_rows decompresses what starts with gzip's magic). Rows or a std::runtime_error naming the
 // problem come out; never a crash, a hang or an unbounded allocation.
 //
 // Property: every imported row is one the rows reader accepts (import.hpp:

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <stdexcept>
 #include <streambuf>
 
+#include "calibration/import/gzip_input.hpp"
 #include "calibration/import/readers.hpp"
 #include "models/scenario/text_file.hpp"
 
@@ -37,6 +39,12 @@ class CappedFile : public std::streambuf {
     if (file_.open(path, std::ios::in | std::ios::binary) == nullptr) {
       refuse(path, what_, std::strerror(errno));
     }
+  }
+
+  // The bytes read but not yet taken: the file's first block before any is.
+  std::string_view head() {
+    if (gptr() == egptr()) (void)underflow();
+    return {gptr(), static_cast<std::size_t>(egptr() - gptr())};
   }
 
  protected:
@@ -98,6 +106,14 @@ void import_fail(const std::string& path, const std::string& where, const std::s
   throw std::runtime_error(fmt::format("{}: {}: {}", path, where, what));
 }
 
+BusCeiling bus_ceiling_of(const sim::DeviceProfile& profile) {
+  BusCeiling c{profile.file, profile.device, profile.nvlink_bw_Bps, 0};
+  for (const sim::BusBandwidthPoint& p : profile.nvlink_ring_busbw) {
+    c.ring_Bps = std::max(c.ring_Bps, p.busbw_Bps);
+  }
+  return c;
+}
+
 std::string size_text(std::uint64_t bytes) {
   const auto in = [&](int shift) { return static_cast<double>(bytes) / double(1ULL << shift); };
   if (bytes >= (1ULL << 30)) return fmt::format("{:.4g} GiB", in(30));
@@ -130,10 +146,38 @@ std::optional<ImportFormat> import_format_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+std::string what_of(ImportFormat format) {
+  return fmt::format("{} input", import_format_name(format));
+}
+
+// Reads gzip input through `gzip`, the decompressed bytes being `size`, and says so.
+Imported read_gzip(GzipInput& gzip, std::uint64_t size, const std::string& path,
+                   ImportFormat format, const ImportOptions& options) {
+  std::istream in(&gzip);
+  in.exceptions(std::ios::badbit);  // what the buffer throws goes through getline
+  Imported out = read(in, path, format, options);
+  out.notes.insert(out.notes.begin(),
+                   fmt::format("gzip: {} decompressed", size_text(std::max(size, gzip.total()))));
+  return out;
+}
+
+}  // namespace
+
 Imported import_rows(std::string_view text, const std::string& path, ImportFormat format,
                      const ImportOptions& options) {
-  std::istringstream in{std::string(text)};
-  Imported out = read(in, path, format, options);
+  Imported out;
+  if (is_gzip(text)) {
+    const std::uint64_t cap = options.max_input_bytes.value_or(default_max_input_bytes(format));
+    std::stringbuf sized{std::string(text)}, source{std::string(text)};
+    const std::uint64_t size = gzip_size(sized, cap, path, what_of(format));
+    GzipInput gzip(source, cap, path, what_of(format));
+    out = read_gzip(gzip, size, path, format, options);
+  } else {
+    std::istringstream in{std::string(text)};
+    out = read(in, path, format, options);
+  }
   check_rows(out, path);
   return out;
 }
@@ -148,9 +192,23 @@ Imported import_file(const std::string& path, ImportFormat format, const ImportO
     refuse(path, what, fmt::format("{} bytes, {}", info.st_size, over_cap(what, cap)));
   }
   CappedFile file(path, cap, what);
-  std::istream in(&file);
-  in.exceptions(std::ios::badbit);  // what the buffer throws goes through getline
-  Imported out = read(in, path, format, options);
+  Imported out;
+  if (is_gzip(file.head())) {
+    // A file's decompressed size is checked before it is parsed, as its size
+    // is: inflating alone is fast (a 1 GiB bomb in about a second), parsing is
+    // not. A pipe cannot be read twice; its cap holds as it streams.
+    std::uint64_t size = 0;
+    if (S_ISREG(info.st_mode)) {
+      CappedFile sized(path, cap, what);
+      size = gzip_size(sized, cap, path, what);
+    }
+    GzipInput gzip(file, cap, path, what);
+    out = read_gzip(gzip, size, path, format, options);
+  } else {
+    std::istream in(&file);
+    in.exceptions(std::ios::badbit);  // what the buffer throws goes through getline
+    out = read(in, path, format, options);
+  }
   check_rows(out, path);
   return out;
 }

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "calibration/measure/rows.hpp"
+#include "sim/cost/device_profile.hpp"
 
 namespace myriad::calibration {
 
@@ -47,6 +48,20 @@ enum class ImportFormat { nccl_tests, google_benchmark, kineto };
 std::string_view import_format_name(ImportFormat f);
 std::optional<ImportFormat> import_format_from_name(std::string_view name);
 
+// What a GPU's links carry, from a device profile (bus_ceiling_of): nccl-tests'
+// bus bandwidths are checked against it.
+struct BusCeiling {
+  std::string profile;  // the profile's file, named in notes and errors
+  std::string device;   // its GPU
+  double link_Bps = 0;  // NVLink per GPU and direction
+  double ring_Bps = 0;  // the most bus bandwidth the tool's ring model gives on it
+};
+
+// The profile's link rate and the peak of the ring curve the collective cost
+// model prices (sim::DeviceProfile::nvlink_ring_busbw: the measured curve, capped
+// at nvlink_ring_busbw_fraction of the link where it was measured with NVLS).
+BusCeiling bus_ceiling_of(const sim::DeviceProfile& profile);
+
 struct ImportOptions {
   // nccl-tests: the collective, when the output does not name it (newer versions
   // print "Collective test starting: all_reduce_perf"), and the algorithm NCCL
@@ -54,6 +69,9 @@ struct ImportOptions {
   std::optional<models::CollectiveKind> collective;
   models::Algorithm algorithm = models::Algorithm::ring;
   std::optional<int> ranks;  // nccl-tests: else counted from its "#  Rank" lines
+  // nccl-tests: a busbw above what these links carry is refused, one above the
+  // ring's ceiling flagged (in the row's arguments and a note); unchecked without.
+  std::optional<BusCeiling> bus_ceiling;
   // google-benchmark: the family of benchmarks without m, n and k counters (a
   // memory-bound family such as norm.rms.fwd, or attention.fwd).
   std::string family;

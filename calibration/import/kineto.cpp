@@ -21,6 +21,10 @@ constexpr double kMaxTensorElements = 281474976710656.0;
 // training step has thousands.
 constexpr std::size_t kMaxDistinct = 200'000;
 
+// Why an op Myriad prices had no row: the profiler recorded no shapes
+// (torch.profiler.profile without record_shapes=True writes no "Input Dims").
+constexpr const char* kNoShapes = "no input shapes (\"Input Dims\")";
+
 // Bytes of one element of an ATen type as the profiler writes it; 0 when unknown.
 double element_bytes(const std::string& type) {
   static const std::map<std::string, double> sizes = {
@@ -165,11 +169,27 @@ std::optional<Row> describe(const std::string& op, const std::vector<Tensor>& in
   return r;
 }
 
+// Why describe() made no row of an op Myriad prices, from what it was given.
+std::string why_not_priced(const std::string& op, const std::vector<Tensor>& in,
+                           std::optional<bool> causal) {
+  if (in.empty()) return kNoShapes;
+  if (op == "aten::_scaled_dot_product_flash_attention" && !causal) {
+    return "is_causal not recorded among its \"Concrete Inputs\"";
+  }
+  for (const Tensor& t : in) {
+    if (!t.dims.empty() && t.elem == 0) return "an input type of no size Myriad knows";
+  }
+  return "an empty or mismatched shape";
+}
+
 // What one op call became, shared by the calls of one op, shapes and types: the
-// row describe() made of it, named, or nullopt when Myriad does not price it.
+// row describe() made of it, named, or nullopt with why: `why` is empty for an
+// op Myriad does not price.
 struct OpShape {
   std::string op;
   std::optional<Row> row;
+  std::string why;
+  std::size_t event = 0;  // its first call's place in traceEvents
 };
 
 // A kernel launch linked to an op call.
@@ -177,6 +197,13 @@ struct Launch {
   long long id;  // the op call's External id
   double seconds;
   std::uint32_t kernel;  // its name, in kernel_names
+};
+
+// Calls of an op Myriad prices that became no row, for one reason.
+struct Unusable {
+  int calls = 0;
+  double seconds = 0;
+  std::size_t event = 0;  // the first call's place in traceEvents
 };
 
 bool may_be_priced(const std::string& op) {
@@ -194,7 +221,10 @@ class TraceReader {
     const auto where = [&] { return fmt::format("traceEvents[{}]", i); };
     if (!e.is_object()) import_fail(path_, where(), "expected an event object");
     const std::string cat = e.value("cat", std::string{});
-    if (cat != "cpu_op" && cat != "kernel" && cat != "Kernel") return;
+    if (cat != "cpu_op" && cat != "kernel" && cat != "Kernel") {
+      count_other(cat, e);
+      return;
+    }
     if (!e.contains("name") || !e["name"].is_string()) {
       import_fail(path_, where() + ".name", "expected a string");
     }
@@ -204,7 +234,12 @@ class TraceReader {
       id = args["External id"].get<long long>();
     }
     if (cat == "cpu_op") {
-      if (id) ops_.emplace_back(*id, op_shape(e["name"].get<std::string>(), args, where()));
+      if (args.contains("Input Dims")) ++ops_with_shapes_;
+      if (id) {
+        ops_.emplace_back(*id, op_shape(e["name"].get<std::string>(), args, i));
+      } else if (ops_without_id_++ == 0) {
+        first_op_without_id_ = i;
+      }
       return;
     }
     if (!e.contains("dur") || !e["dur"].is_number() || e["dur"].get<double>() < 0) {
@@ -234,7 +269,8 @@ class TraceReader {
     std::map<std::string, Row> rows;
     std::vector<std::string> order;
     std::map<std::string, std::pair<int, double>> left;  // unpriced ops: calls, seconds
-    int zero_calls = 0;                                  // op calls whose kernels took 0 us
+    std::map<std::pair<std::string, std::string>, Unusable> unusable;  // by why, op
+    int zero_calls = 0;  // op calls whose kernels took 0 us
     double imported_s = 0;
   };
   Joined join();
@@ -254,8 +290,10 @@ class TraceReader {
   }
 
   // The op call's shape: ops Myriad cannot price are told apart by name alone.
-  std::uint32_t op_shape(const std::string& op, const json& args, const std::string& where) {
-    if (!may_be_priced(op)) return add_shape("\x1e" + op, op, where, {}, std::nullopt);
+  std::uint32_t op_shape(const std::string& op, const json& args, std::size_t event) {
+    const std::string where = fmt::format("traceEvents[{}]", event);
+    if (!may_be_priced(op)) return add_shape("\x1e" + op, op, event, {}, std::nullopt);
+    if (!args.contains("Input Dims")) return add_shape("\x1d" + op, op, event, {}, std::nullopt);
     std::vector<Tensor> inputs = inputs_of(args, path_, where);
     std::optional<bool> causal;  // SDPA's is_causal, when its concrete inputs were recorded
     const json concrete = args.value("Concrete Inputs", json::array());
@@ -267,21 +305,52 @@ class TraceReader {
     std::string key = op + "\x1f" + shape_text(inputs) + "\x1f";
     for (const Tensor& t : inputs) key += fmt::format("{},", t.elem);
     key += causal ? (*causal ? "1" : "0") : "-";
-    return add_shape(key, op, where, inputs, causal);
+    return add_shape(key, op, event, inputs, causal);
   }
 
-  std::uint32_t add_shape(const std::string& key, const std::string& op, const std::string& where,
+  std::uint32_t add_shape(const std::string& key, const std::string& op, std::size_t event,
                           const std::vector<Tensor>& inputs, std::optional<bool> causal) {
-    const std::uint32_t at = intern(shape_index_, key, where, "op shapes");
+    const std::uint32_t at =
+        intern(shape_index_, key, fmt::format("traceEvents[{}]", event), "op shapes");
     if (at == shapes_.size()) {
       std::optional<Row> row = describe(op, inputs, causal);
-      if (row) row->name = fmt::format("{} {}", op, shape_text(inputs));
-      shapes_.push_back({op, std::move(row)});
+      std::string why;
+      if (row) {
+        row->name = fmt::format("{} {}", op, shape_text(inputs));
+      } else if (may_be_priced(op)) {
+        why = why_not_priced(op, inputs, causal);
+      }
+      shapes_.push_back({op, std::move(row), std::move(why), event});
     }
     return at;
   }
 
+  // An event neither an ATen op nor a kernel, counted by its category (the
+  // first kMaxCategories named, the rest together) with its time when on the GPU.
+  void count_other(const std::string& cat, const json& e) {
+    static constexpr std::size_t kMaxCategories = 64;
+    const std::string name = cat.empty() ? "(no cat)" : cat;
+    auto it = other_.find(name);
+    if (it == other_.end()) {
+      it = other_.size() < kMaxCategories ? other_.emplace(name, Other{}).first
+                                          : other_.try_emplace("(other categories)").first;
+    }
+    ++it->second.events;
+    if (cat.rfind("gpu_", 0) == 0 && e.contains("dur") && e["dur"].is_number()) {
+      it->second.gpu_s += std::max(0.0, e["dur"].get<double>()) * 1e-6;
+    }
+  }
+  std::vector<std::string> left_out_notes(
+      const std::map<std::pair<std::string, std::string>, Unusable>& unusable) const;
+
+  struct Other {
+    long long events = 0;
+    double gpu_s = 0;  // the durations of GPU events (gpu_memcpy, gpu_memset)
+  };
   const std::string& path_;
+  std::map<std::string, Other> other_;
+  long long ops_with_shapes_ = 0, ops_without_id_ = 0;
+  std::size_t first_op_without_id_ = 0;
   std::unordered_map<std::string, std::uint32_t> shape_index_, kernel_index_;
   std::vector<OpShape> shapes_;
   std::vector<std::string> kernel_names_;
@@ -319,6 +388,13 @@ TraceReader::Joined TraceReader::join() {
 
 void TraceReader::add_call(Joined& out, const OpShape& shape, double seconds,
                            const std::vector<std::uint32_t>& kernels) const {
+  if (!shape.row && !shape.why.empty()) {
+    auto [it, fresh] = out.unusable.try_emplace({shape.why, shape.op});
+    if (fresh || shape.event < it->second.event) it->second.event = shape.event;
+    ++it->second.calls;
+    it->second.seconds += seconds;
+    return;
+  }
   if (!shape.row) {
     auto& l = out.left[shape.op];
     ++l.first;
@@ -353,9 +429,72 @@ void TraceReader::add_call(Joined& out, const OpShape& shape, double seconds,
   out.imported_s += seconds;
 }
 
+// Ops Myriad prices whose calls became no row, and why; refused when the trace
+// has no shapes at all: it was recorded without record_shapes.
+std::vector<std::string> TraceReader::left_out_notes(
+    const std::map<std::pair<std::string, std::string>, Unusable>& unusable) const {
+  std::vector<std::string> out;
+  // Calls without shapes in a trace where no op has them: refused at the first.
+  const Unusable* first = nullptr;
+  std::string first_op;
+  int calls = 0;
+  std::size_t ops = 0;
+  for (const auto& [key, u] : unusable) {
+    if (key.first != kNoShapes || ops_with_shapes_ > 0) continue;
+    calls += u.calls;
+    ++ops;
+    if (first == nullptr || u.event < first->event) {
+      first = &u;
+      first_op = key.second;
+    }
+  }
+  if (first != nullptr) {
+    import_fail(path_, fmt::format("traceEvents[{}]", first->event),
+                fmt::format("{} records no input shapes (\"Input Dims\"), nor does any op in the "
+                            "trace ({} calls of {} ops Myriad prices have kernels): it was "
+                            "recorded without shapes, and Myriad prices GEMMs, attention and "
+                            "memory-bound ops by them. Record again with "
+                            "torch.profiler.profile(record_shapes=True, ...)",
+                            first_op, calls, ops));
+  }
+  out.reserve(unusable.size() + 2);
+  for (const auto& [key, u] : unusable) {
+    out.push_back(fmt::format(
+        "kernels of {} calls of {} ({:.3g} ms), an op Myriad prices, left out: {} (the first "
+        "at traceEvents[{}])",
+        u.calls, key.second, u.seconds * 1e3, key.first, u.event));
+  }
+  if (ops_without_id_ > 0) {
+    out.push_back(fmt::format(
+        "{} ATen op events without an integer \"External id\": no kernel is linked to them (the "
+        "first at traceEvents[{}])",
+        ops_without_id_, first_op_without_id_));
+  }
+  if (!other_.empty()) {
+    std::vector<std::pair<long long, std::string>> kinds;
+    long long events = 0;
+    for (const auto& [cat, o] : other_) {
+      events += o.events;
+      kinds.emplace_back(o.events, o.gpu_s > 0 ? fmt::format("{} {} ({:.3g} ms on the GPU)",
+                                                             o.events, cat, o.gpu_s * 1e3)
+                                               : fmt::format("{} {}", o.events, cat));
+    }
+    std::stable_sort(kinds.begin(), kinds.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<std::string> named;
+    for (std::size_t i = 0; i < std::min<std::size_t>(6, kinds.size()); ++i) {
+      named.push_back(kinds[i].second);
+    }
+    out.push_back(fmt::format("{} events neither ATen ops nor kernels, not read: {}{}", events,
+                              fmt::join(named, ", "), kinds.size() > 6 ? ", ..." : ""));
+  }
+  return out;
+}
+
 Imported TraceReader::finish(const std::string& device) {
   if (kernels_ == 0) import_fail(path_, "traceEvents", "no GPU kernel events (cat \"kernel\")");
   Joined joined = join();
+  std::vector<std::string> left_out = left_out_notes(joined.unusable);
   Imported out;
   out.device = device;
   for (const std::string& name : joined.order) {
@@ -393,6 +532,7 @@ Imported TraceReader::finish(const std::string& device) {
                                     worst.size(), fmt::join(names, ", "),
                                     worst.size() > 5 ? ", ..." : ""));
   }
+  out.notes.insert(out.notes.end(), left_out.begin(), left_out.end());
   return out;
 }
 

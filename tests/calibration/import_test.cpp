@@ -107,7 +107,9 @@ TEST(ImportNcclTests, TheCollectiveComesFromTheOutputOrTheOption) {
   std::string gather =
       "# nThread 1 nGpus 4 minBytes 8 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: 20\n"
       "     1048576         65536     float    none      -1    30.00   34.95   26.21      0    "
-      "29.00   36.16   27.12      0\n";
+      "29.00   36.16   27.12      0\n"
+      "# Out of bounds values : 0 OK\n"
+      "# Avg bus bandwidth    : 26.21\n";
   try {
     (void)import_rows(gather, "ag.txt", ImportFormat::nccl_tests, {});
     FAIL() << "an all-gather and an all-to-all cannot be told apart";
@@ -140,7 +142,8 @@ TEST(ImportNcclTests, RefusesWhatIsNotItsOutput) {
   EXPECT_NE(error("# nThread 1 nGpus 8\n 1048576 1 float sum -1 x 1 1 0\n").find("line 2"),
             std::string::npos);
   // No ranks anywhere.
-  EXPECT_NE(error(" 1048576 262144 float sum -1 40.00 26.21 45.88 0\n").find("--ranks"),
+  EXPECT_NE(error(" 1048576 262144 float sum -1 40.00 26.21 45.88 0\n# Avg bus bandwidth : 45.88\n")
+                .find("--ranks"),
             std::string::npos);
 }
 
@@ -266,8 +269,15 @@ TEST(ImportKineto, KernelsBecomeRowsOfTheOpsThatLaunchedThem) {
   std::string notes;
   for (const auto& n : got.notes) notes += n + "\n";
   EXPECT_NE(notes.find("aten::topk (1 calls"), std::string::npos) << notes;
-  // Without is_causal recorded, the second attention cannot be priced: left out, named.
-  EXPECT_NE(notes.find("aten::_scaled_dot_product_flash_attention (1 calls"), std::string::npos)
+  // Without is_causal recorded, the second attention cannot be priced: left out,
+  // named with why and where.
+  EXPECT_NE(notes.find("kernels of 1 calls of aten::_scaled_dot_product_flash_attention (0.09 "
+                       "ms), an op Myriad prices, left out: is_causal not recorded among its "
+                       "\"Concrete Inputs\" (the first at traceEvents[12])"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("1 events neither ATen ops nor kernels, not read: 1 cuda_runtime"),
+            std::string::npos)
       << notes;
   EXPECT_NE(notes.find("1 kernels name no ATen op"), std::string::npos) << notes;
   EXPECT_THROW((void)import_rows(R"({"traceEvents": []})", "t.json", ImportFormat::kineto, {}),

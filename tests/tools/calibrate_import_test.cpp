@@ -15,9 +15,11 @@
 #include <thread>
 #include <vector>
 
+#include "calibration/import/import.hpp"
 #include "calibration/measure/rows.hpp"
 #include "models/scenario/file_lock.hpp"
 #include "myriad_source_paths.hpp"
+#include "tests/calibration/gzip_text.hpp"
 #include "tests/tools/run_cli.hpp"
 #include "tests/tools/run_within.hpp"
 #include "tools/cli/cli.hpp"
@@ -367,6 +369,98 @@ TEST(Cli, CalibrateImportLockWaitsABoundedTimeAndFollowsNoLink) {
   EXPECT_THROW(const models::FileLock linked(rows, 0.2), std::runtime_error);
   EXPECT_FALSE(std::filesystem::exists(rows + ".target"));
   std::filesystem::remove(lock_path);
+}
+
+// The example's 408.49 and 427.06 GB/s (lines 22 and 23) pass the 370 GB/s ring
+// ceiling of the H100 profile (0.8222 of its 450 GB/s NVLink): flagged, on the
+// console and in the rows, not refused; the same sizes as an NVLS run are what NVLS
+// does. A link the rows could not fit on is refused.
+TEST(Cli, CalibrateImportFlagsBusBandwidthAboveTheProfilesRingCeiling) {
+  const std::string rows = temp_file("ceiling_rows.json");
+  const std::string h100 = std::string(MYRIAD_PROFILE_DIR) + "/H100.json";
+  const Result ring =
+      run_cli({"calibrate", "import", "nccl-tests", example("nccl-tests-all_reduce.txt"), "--out",
+               rows, "--profile", h100});
+  ASSERT_EQ(ring.code, kExitOk) << ring.err;
+  EXPECT_NE(ring.out.find("2 of 6 sizes (the first at line 22, 408.49 GB/s) have a busbw above "
+                          "the 370 GB/s ring ceiling the tool prices with " +
+                          h100),
+            std::string::npos)
+      << ring.out;
+  const calibration::RowsFile file = calibration::read_rows(rows);
+  EXPECT_FALSE(file.rows[3].arguments.contains("above_ring_ceiling"));  // 355.88 GB/s
+  EXPECT_TRUE(file.rows[4].arguments.contains("above_ring_ceiling"));
+  const Result nvls =
+      run_cli({"calibrate", "import", "nccl-tests", example("nccl-tests-all_reduce.txt"), "--out",
+               rows, "--profile", h100, "--algorithm", "nvls"});
+  ASSERT_EQ(nvls.code, kExitOk) << nvls.err;
+  EXPECT_NE(nvls.out.find("as nvls can"), std::string::npos) << nvls.out;
+  // The A100's NVLink 3 carries 300 GB/s: the first size above it, 355.88 GB/s, is refused.
+  const Result a100 =
+      run_cli({"calibrate", "import", "nccl-tests", example("nccl-tests-all_reduce.txt"), "--out",
+               rows, "--profile", std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json"});
+  EXPECT_EQ(a100.code, kExitBadInput);
+  EXPECT_NE(a100.err.find("nccl-tests-all_reduce.txt: line 21: busbw 355.88 GB/s is more than "
+                          "A100-SXM4-80GB links of 300 GB/s"),
+            std::string::npos)
+      << a100.err;
+  const Result bad =
+      run_cli({"calibrate", "import", "nccl-tests", example("nccl-tests-all_reduce.txt"), "--out",
+               rows, "--profile", "/nonexistent.json"});
+  EXPECT_EQ(bad.code, kExitBadInput);
+  EXPECT_NE(bad.err.find("--profile: "), std::string::npos) << bad.err;
+  std::filesystem::remove(rows);
+}
+
+// An option the format does not read is an error, not ignored.
+TEST(Cli, CalibrateImportRefusesOptionsItsFormatDoesNotRead) {
+  const std::string rows = temp_file("unread_rows.json");
+  const Result kineto = run_cli({"calibrate", "import", "kineto", example("kineto-trace.json"),
+                                 "--out", rows, "--collective", "all_reduce", "--ranks", "8"});
+  EXPECT_EQ(kineto.code, kExitBadInput);
+  EXPECT_NE(kineto.err.find("--collective, --ranks: not read from kineto input"), std::string::npos)
+      << kineto.err;
+  const Result nccl =
+      run_cli({"calibrate", "import", "nccl-tests", example("nccl-tests-all_reduce.txt"), "--out",
+               rows, "--family", "norm.rms.fwd"});
+  EXPECT_EQ(nccl.code, kExitBadInput);
+  EXPECT_NE(nccl.err.find("--family: not read from nccl-tests input"), std::string::npos)
+      << nccl.err;
+  EXPECT_FALSE(std::filesystem::exists(rows));
+}
+
+// PyTorch's *.pt.trace.json.gz: read as it streams, decompressed, in the bounded
+// memory of an uncompressed trace (a 23 MB trace in 128 MiB more than the
+// test's); a gzip bomb is refused at the cap, before it is parsed.
+TEST(Cli, CalibrateImportReadsGzipTracesAndRefusesABomb) {
+  const std::string trace = temp_file("trace.pt.trace.json.gz");
+  const std::string bomb = temp_file("bomb.json.gz");
+  const std::string rows = temp_file("gzip_rows.json");
+  write_text(trace, myriad::test_support::gzip_text(gemm_trace(70'000)));
+  if (address_space_limits_work()) {
+    const ImportChild got =
+        import_within({"calibrate", "import", "kineto", trace, "--out", rows}, 128 * kMiB);
+    EXPECT_FALSE(got.signalled);
+    EXPECT_EQ(got.code, kExitOk) << got.err;
+  }
+  write_text(trace, myriad::test_support::gzip_text(gemm_trace(20)));
+  const Result named = run_cli({"calibrate", "import", "kineto", trace, "--out", rows});
+  ASSERT_EQ(named.code, kExitOk) << named.err;
+  EXPECT_NE(named.out.find(trace + ": gzip: " + calibration::size_text(gemm_trace(20).size()) +
+                           " decompressed"),
+            std::string::npos)
+      << named.out;
+  EXPECT_NE(named.out.find("20 kernels"), std::string::npos) << named.out;
+  // 64 MiB of zeros in a 64 KiB file, under a 4 MiB cap: refused by its size.
+  write_text(bomb, myriad::test_support::gzip_text(std::string(std::size_t{64} << 20, '\0')));
+  const Result refused =
+      run_cli({"calibrate", "import", "kineto", bomb, "--out", rows, "--max-input-size", "4MiB"});
+  EXPECT_EQ(refused.code, kExitBadInput);
+  EXPECT_NE(refused.err.find(bomb + ": cannot read kineto input: more than the 4 MiB cap for "
+                                    "kineto input once decompressed (--max-input-size raises it)"),
+            std::string::npos)
+      << refused.err;
+  for (const auto& f : {trace, bomb, rows}) std::filesystem::remove(f);
 }
 
 }  // namespace

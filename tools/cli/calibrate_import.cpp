@@ -12,6 +12,7 @@
 #include "models/scenario/file_lock.hpp"
 #include "models/scenario/text_file.hpp"
 #include "models/scenario/units.hpp"
+#include "sim/cost/device_profile.hpp"
 #include "tools/cli/report_table.hpp"
 
 namespace myriad::cli {
@@ -24,9 +25,40 @@ constexpr double kLockTimeout_s = 10;
 
 constexpr const char* kError = "myriad calibrate import: error: ";
 
+// The options given that `format` does not read: each is an error, not ignored.
+std::vector<std::string> options_not_read(const ImportOptions& o, cal::ImportFormat format) {
+  std::vector<std::string> out;
+  if (format != cal::ImportFormat::nccl_tests) {
+    if (!o.collective.empty()) out.emplace_back("--collective");
+    if (!o.algorithm.empty()) out.emplace_back("--algorithm");
+    if (o.ranks > 0) out.emplace_back("--ranks");
+    if (!o.profile.empty()) out.emplace_back("--profile");
+  }
+  if (format != cal::ImportFormat::google_benchmark && !o.family.empty()) {
+    out.emplace_back("--family");
+  }
+  return out;
+}
+
 // What the command line asks of the readers, or an error (written to io.err).
-std::optional<cal::ImportOptions> reader_options(const ImportOptions& o, Streams io) {
+std::optional<cal::ImportOptions> reader_options(const ImportOptions& o, cal::ImportFormat format,
+                                                 Streams io) {
+  if (const auto unread = options_not_read(o, format); !unread.empty()) {
+    io.err << fmt::format(
+        "{}{}: not read from {} input (nccl-tests takes --collective, "
+        "--algorithm, --ranks and --profile; google-benchmark --family)\n",
+        kError, fmt::join(unread, ", "), cal::import_format_name(format));
+    return std::nullopt;
+  }
   cal::ImportOptions options;
+  if (!o.profile.empty()) {
+    try {
+      options.bus_ceiling = cal::bus_ceiling_of(sim::load_profile(o.profile));
+    } catch (const std::exception& e) {
+      io.err << fmt::format("{}--profile: {}\n", kError, e.what());
+      return std::nullopt;
+    }
+  }
   if (!o.collective.empty()) {
     options.collective = models::collective_from_key(o.collective);
     if (!options.collective) {
@@ -37,7 +69,7 @@ std::optional<cal::ImportOptions> reader_options(const ImportOptions& o, Streams
       return std::nullopt;
     }
   }
-  const auto algorithm = models::algorithm_from_name(o.algorithm);
+  const auto algorithm = models::algorithm_from_name(o.algorithm.empty() ? "ring" : o.algorithm);
   if (!algorithm) {
     io.err << fmt::format("{}--algorithm {}: expected ring, tree, nvls, pairwise, ...\n", kError,
                           models::printable(o.algorithm));
@@ -208,7 +240,7 @@ int run_import(const ImportOptions& o, Streams io) {
                           models::printable(o.format));
     return kExitBadInput;
   }
-  const auto options = reader_options(o, io);
+  const auto options = reader_options(o, *format, io);
   if (!options) return kExitBadInput;
   if (const std::string problem = models::output_problem(o.out, o.files); !problem.empty()) {
     io.err << fmt::format("{}--out {}\n", kError, problem);

@@ -17,8 +17,9 @@ struct ImportOptions {
   std::string out;
   std::string backend = "cuda";
   std::string collective;
-  std::string algorithm = "ring";
+  std::string algorithm;  // else ring
   int ranks = 0;
+  std::string profile;  // nccl-tests: the device profile whose links bound the busbw
   std::string family;
   bool append = false;
   std::string max_input_size;  // "8GiB"; else the format's cap (calibration/import/import.hpp)

@@ -47,6 +47,9 @@ Command add_calibrate_import(CLI::App& calibrate, Streams io) {
   cmd->add_option(
       "--algorithm", o->algorithm,
       "nccl-tests: the algorithm NCCL ran (NCCL_ALGO): ring (default), tree, nvls, ...");
+  cmd->add_option("--profile", o->profile,
+                  "nccl-tests: a device profile (calibration/profiles/H100.json): a busbw above "
+                  "what its links carry is refused, one above its ring ceiling flagged");
   cmd->add_option("--ranks", o->ranks, "nccl-tests: the ranks, when the output does not list them")
       ->check(CLI::Range(2, 1 << 20));
   cmd->add_option("--family", o->family,
