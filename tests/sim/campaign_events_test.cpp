@@ -1,5 +1,5 @@
-// The campaign's event log at scale: one event per repair incident rather
-// than one a node.
+// The campaign's event log at scale: levels that leave out the checkpoint
+// routine, and one event per repair incident rather than one a node.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -7,6 +7,7 @@
 
 #include "models/scenario/loader.hpp"
 #include "myriad_source_paths.hpp"
+#include "sim/campaign/campaign_event.hpp"
 #include "sim/campaign/campaign_report.hpp"
 #include "sim/campaign/repair_incidents.hpp"
 
@@ -18,6 +19,23 @@ const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
 const DeviceProfile& a100() {
   static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json");
   return p;
+}
+
+TEST(EventLevels, FailuresLeaveOutOnlyTheCheckpointRoutine) {
+  int routine_kinds = 0;
+  for (std::size_t k = 0; k < kEventNames.size(); ++k) {
+    const auto kind = static_cast<EventKind>(k);
+    const std::string name(event_name(kind));
+    const bool checkpointing = name.rfind("checkpoint_", 0) == 0 || name.rfind("upload_", 0) == 0 ||
+                               name == "peer_copy_done";
+    EXPECT_EQ(routine(kind), checkpointing) << name;
+    EXPECT_TRUE(logged_at(EventLevel::all, kind)) << name;
+    EXPECT_EQ(logged_at(EventLevel::failures, kind), !checkpointing) << name;
+    routine_kinds += checkpointing ? 1 : 0;
+  }
+  EXPECT_EQ(routine_kinds, 7);
+  EXPECT_EQ(kEventLevelNames[static_cast<std::size_t>(EventLevel::failures)], "failures");
+  EXPECT_EQ(kEventLevelNames[static_cast<std::size_t>(EventLevel::all)], "all");
 }
 
 TEST(RepairIncidents, OneEventAnIncidentWithTheNodesThatCameBack) {

@@ -935,7 +935,7 @@ TEST(Cli, CampaignComparesPoliciesAndWritesJsonAndEvents) {
   const auto events = dir / "myriad_cli_campaign.events";
   const Result r =
       run_cli({"campaign", scenario.string(), "--days", "20", "--seeds", "3", "--threads", "2",
-               "--json", json.string(), "--events", events.string()});
+               "--json", json.string(), "--events", events.string(), "--events-level", "all"});
   EXPECT_EQ(r.code, kExitOk) << r.err;
   for (const char* part :
        {"no-spares", "four-spares", "effective training time ratio", "hours lost: detection", "± ",

@@ -500,7 +500,8 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
   std::optional<EventLogFile> events;
   if (!o.events_file.empty()) {
     try {
-      events.emplace(o.events_file);
+      events.emplace(o.events_file, o.events_level == "all" ? sim::campaign::EventLevel::all
+                                                            : sim::campaign::EventLevel::failures);
     } catch (const std::runtime_error& e) {
       io.err << "myriad campaign: error: " << e.what() << "\n";
       return kExitFailure;
@@ -518,7 +519,10 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
       line.update(done, total, "runs");
     };
     report = sim::campaign::run_campaign(*s, *profile, options);
-    if (events) events->finish();
+    if (events) {
+      events->finish();
+      io.err << events->summary();
+    }
   } catch (const std::invalid_argument& e) {
     io.err << "myriad campaign: error: " << e.what() << "\n";
     return kExitBadInput;
