@@ -137,6 +137,8 @@ try {
     const [kind, file] = arg.split("=");
     if (kind === "configurations") await configurations(file);
     else if (kind === "campaign") await simple(kind, file, ["ettr", "days", "goodput", "cost", "paired", "lost"]);
+    // campaign --days: tokens trained and tokens per dollar in place of days and cost.
+    else if (kind === "campaign-days") await simple(kind, file, ["ettr", "tokens", "goodput", "tokens_per_usd", "paired", "lost"]);
     else if (kind === "sensitivity") await simple(kind, file, ["ettr", "tokens"]);
     else if (kind === "step") await simple(kind, file, ["breakdown", "wait"]);
     else check(false, `unknown report kind ${kind}`);

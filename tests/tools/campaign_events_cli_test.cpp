@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -135,6 +136,57 @@ TEST_F(EventLog, AnUnknownLevelIsAnErrorNamingTheLevels) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "e.jsonl"));
   // A level without a log is an error too.
   EXPECT_EQ(run_cli({"campaign", scenario_, "--events-level", "all"}).code, 2);
+}
+
+// The HTML report's data (its <script id="myriad-data">) after `campaign
+// --days 5 --seeds 1` with `extra` options, and the command's result.
+nlohmann::json report_data(const std::string& scenario, const std::filesystem::path& dir,
+                           const std::vector<std::string>& extra, Result* result) {
+  const auto html = (dir / "report.html").string();
+  std::vector<std::string> args = {"campaign", scenario,
+                                   "--seeds",  "1",
+                                   "--report", html,
+                                   "--set",    "cluster.price_per_gpu_hour=2",
+                                   "--json",   (dir / "report.json").string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  *result = run_cli(args);
+  EXPECT_EQ(result->code, 0) << result->err;
+  std::ifstream in(html);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return nlohmann::json::parse(test_support::report_data_text(text));
+}
+
+TEST_F(EventLog, InFixedDaysTheReportChartsTokensAndTokensPerDollarNotFlatDaysAndCost) {
+  // Two policies that lose different amounts: no spares waits for repairs.
+  std::ofstream(scenario_, std::ios::app)
+      << "  - {name: no-spares, repair_time: 12h}\n";  // appended to policies
+  Result r;
+  const auto days = report_data(scenario_, dir_, {"--days", "5"}, &r);
+  EXPECT_DOUBLE_EQ(days["fixed_days"].get<double>(), 5);
+  const auto& p = days["policies"];
+  ASSERT_EQ(p.size(), 2U);
+  for (const auto& policy : p) {
+    // Every policy lasts 5 days at one price: nothing to compare in those.
+    EXPECT_FALSE(policy.contains("wall_days")) << policy;
+    EXPECT_FALSE(policy.contains("cost_usd")) << policy;
+    EXPECT_GT(policy["tokens"]["mean"].get<double>(), 0) << policy;
+  }
+  EXPECT_GT(p[0]["tokens"]["mean"].get<double>(), p[1]["tokens"]["mean"].get<double>());
+  // Tokens over 5 days x 24 h x the GPUs in service (8 spare nodes or none) x $2.
+  const std::array<double, 2> nodes = {24, 16};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const double usd = 5 * 24 * nodes[i] * 8 * 2;
+    EXPECT_NEAR(p[i]["tokens_per_usd"]["mean"].get<double>(),
+                p[i]["tokens"]["mean"].get<double>() / usd,
+                1e-9 * p[i]["tokens"]["mean"].get<double>());
+  }
+  // To a token target, the days and the cost differ by policy.
+  const auto target = report_data(scenario_, dir_, {"--tokens", "20B"}, &r);
+  EXPECT_EQ(target["fixed_days"].get<double>(), 0);
+  const auto& q = target["policies"];
+  EXPECT_LT(q[0]["wall_days"]["mean"].get<double>(), q[1]["wall_days"]["mean"].get<double>());
+  EXPECT_NE(q[0]["cost_usd"]["mean"].get<double>(), q[1]["cost_usd"]["mean"].get<double>());
+  EXPECT_FALSE(q[0].contains("tokens"));
 }
 
 }  // namespace

@@ -190,6 +190,10 @@ nlohmann::json html_data(const scenario::Scenario& s, const CampaignReport& repo
   const auto interval = [](const Interval& x) {
     return nlohmann::json{{"mean", x.mean}, {"half_width", x.half_width}};
   };
+  // In fixed days every policy lasts as long and costs about the same: what
+  // differs is the tokens trained, and so the tokens a dollar buys (as in the
+  // text report); to a token target, the days and the cost.
+  const bool fixed_days = report.target_tokens == 0;
   nlohmann::json policies = nlohmann::json::array();
   for (const auto& p : report.policies) {
     nlohmann::json lost = nlohmann::json::object();
@@ -200,16 +204,14 @@ nlohmann::json html_data(const scenario::Scenario& s, const CampaignReport& repo
     policies.push_back(
         {{"name", p.name},
          {"ettr", interval(p.over_seeds([](const RunResult& r) { return r.ettr(); }))},
-         {"days", interval(p.over_seeds([](const RunResult& r) { return r.wall_s / 86400; }))},
          {"goodput", interval(p.over_seeds([](const RunResult& r) {
             return r.wall_s > 0 ? r.tokens / r.wall_s : 0;
           }))},
          {"lost_hours", lost}});
-    if (s.cluster.price_per_gpu_hour > 0) {
-      policies.back()["cost_usd"] = interval(p.over_seeds([&s](const RunResult& r) {
-        return r.wall_s / 3600 * r.nodes_in_service * s.cluster.gpus_per_node *
-               s.cluster.price_per_gpu_hour;
-      }));
+    for (const auto& row : rows(s)) {
+      const bool shown = fixed_days ? row.key == "tokens" || row.key == "tokens_per_usd"
+                                    : row.key == "wall_days" || row.key == "cost_usd";
+      if (shown) policies.back()[row.key] = interval(p.over_seeds(row.figure));
     }
     if (&p != &report.policies.front()) {
       policies.back()["ettr_minus_first"] =
@@ -219,6 +221,7 @@ nlohmann::json html_data(const scenario::Scenario& s, const CampaignReport& repo
   nlohmann::json notes = nlohmann::json::array();
   for (const auto& w : sim::campaign::campaign_warnings(report)) notes.push_back(w);
   return {{"kind", "campaign"},
+          {"fixed_days", fixed_days ? report.horizon_s / 86400 : 0},
           {"title", fmt::format("myriad campaign {}", name)},
           {"subtitle",
            fmt::format("{}: {} nodes, healthy step {:.4g} s, {}; {} seeds, mean and 95 % interval",

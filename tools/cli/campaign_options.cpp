@@ -86,7 +86,8 @@ Command add_campaign_command(CLI::App& app, Streams io, const Environment& env) 
                 "every figure: checkpoint and storage costs, uploads, failures by component");
   cmd->add_option("--report", options->report_file,
                   "also write an HTML report: effective training time ratio, days and goodput "
-                  "by policy with their 95 % intervals, hours lost by cause; works offline");
+                  "by policy with their 95 % intervals (tokens and tokens per dollar in place of "
+                  "days and cost with --days), hours lost by cause; works offline");
   return {cmd, [options, io, &env] { return run_campaign(*options, io, env); }};
 }
 

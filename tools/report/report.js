@@ -420,16 +420,22 @@
         ],
       };
     };
+    // Tokens in prefixes (4T), not in thirteen digits.
     const interval = (key, title, percent) =>
-      bars(policies, (p) => p[key], title, percent ? { format: ".0%" } : {}, ".4g");
+      bars(policies, (p) => p[key], title, percent ? { format: ".0%" } : key.startsWith("tokens") ? { format: "~s" } : {}, ".4g");
+    // To a token target: the days and the cost. In fixed days (campaign --days),
+    // where every policy lasts as long and costs about the same: the tokens
+    // trained and the tokens a dollar buys.
+    const days = data.fixed_days > 0;
     const charts = [
       ["ettr", "ettr", "effective training time ratio (95 % interval)", true],
-      ["days", "days", "wall-clock days (95 % interval)", false],
+      days
+        ? ["tokens", "tokens", `tokens trained in ${fmt(data.fixed_days)} days (95 % interval)`, false]
+        : ["days", "wall_days", "wall-clock days (95 % interval)", false],
       ["goodput", "goodput", "goodput, tokens/s (95 % interval)", false],
     ];
-    if (policies.length > 0 && policies[0].cost_usd) {
-      charts.push(["cost", "cost_usd", "cost, US$ (95 % interval)", false]);
-    }
+    const price = days ? ["tokens_per_usd", "tokens_per_usd", "tokens per US$ (95 % interval)", false] : ["cost", "cost_usd", "cost, US$ (95 % interval)", false];
+    if (policies.length > 0 && policies[0][price[1]]) charts.push(price);
     for (const [id, key, title, percent] of charts) {
       const box = el("div", { id });
       main.appendChild(el("section", {}, [el("h2", { text: title }), box]));
