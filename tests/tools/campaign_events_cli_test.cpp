@@ -189,5 +189,48 @@ TEST_F(EventLog, InFixedDaysTheReportChartsTokensAndTokensPerDollarNotFlatDaysAn
   EXPECT_FALSE(q[0].contains("tokens"));
 }
 
+TEST_F(EventLog, TheFailureTimelineCountsTheLoggedSeedsInterruptionsAndTheirHours) {
+  Result r;
+  const auto data = report_data(scenario_, dir_, {"--days", "5"}, &r);
+  std::ifstream in(dir_ / "report.json");
+  const auto json = nlohmann::json::parse(in);
+  // One seed: its mean is the logged run's figure.
+  const auto& figures = json["policies"][0]["figures"];
+  const double interruptions = figures["interruptions"]["mean"].get<double>();
+  double hours = 0;
+  for (const char* cause : {"detection", "repair_wait", "restart", "lost_work"}) {
+    hours += figures["lost_hours"][cause]["mean"].get<double>();
+  }
+  ASSERT_GT(interruptions, 2);
+  const auto& timeline = data["timeline"];
+  EXPECT_EQ(timeline["seed"], 0);
+  EXPECT_EQ(timeline["interruptions"].size(), static_cast<std::size_t>(interruptions));
+  double drawn = 0;
+  for (const auto& i : timeline["interruptions"]) {
+    EXPECT_EQ(i["policy"], "spares");
+    EXPECT_GE(i["day"].get<double>(), 0);
+    EXPECT_LE(i["day"].get<double>(), 5);
+    EXPECT_NEAR(i["hours_lost"].get<double>(),
+                i["downtime_h"].get<double>() + i["lost_work_h"].get<double>(), 1e-9);
+    drawn += i["hours_lost"].get<double>();
+  }
+  EXPECT_NEAR(drawn, hours, 1e-6);
+  // The leaf failure at hour 10: its domain and nodes.
+  bool leaf = false;
+  for (const auto& i : timeline["interruptions"]) {
+    leaf = leaf || (i["domain"] == "leaf" && i["nodes"] == "8-15" && i["cause"] == "switch");
+  }
+  EXPECT_TRUE(leaf) << timeline;
+  // The text: five days in ten bins of 12 hours, then the total of the same seed.
+  EXPECT_NE(r.out.find("failure timeline of seed 0 (--event-seed)"), std::string::npos) << r.out;
+  for (const char* bin : {"\n  hours ", "\n  0-12 ", "\n  108-120 ", "\n  total "}) {
+    EXPECT_NE(r.out.find(bin), std::string::npos) << bin << r.out;
+  }
+  EXPECT_EQ(r.out.find("\n  120-132 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(fmt::format("{}, {:.1f} h", static_cast<int>(interruptions), hours)),
+            std::string::npos)
+      << r.out;
+}
+
 }  // namespace
 }  // namespace myriad::cli

@@ -26,6 +26,7 @@
 #include "tools/cli/campaign_options.hpp"
 #include "tools/cli/campaign_step_engine.hpp"
 #include "tools/cli/campaign_table.hpp"
+#include "tools/cli/campaign_timeline.hpp"
 #include "tools/cli/report_table.hpp"
 
 namespace myriad::cli {
@@ -499,7 +500,11 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
     small = sim::campaign::run_campaign(growth->small, *profile, first);
     options.tokens = (1 - growth->saved_fraction) * tokens;
   }
-  // The event log streams to its file while the last campaign runs.
+  // The logged seed's events feed the failure timeline and, with --events, stream to
+  // the log's file while the last campaign runs.
+  std::vector<std::string> names;
+  for (const auto& p : s->policies) names.push_back(p.name);
+  CampaignTimelines timelines(names, o.event_seed);
   std::optional<EventLogFile> events;
   if (!o.events_file.empty()) {
     try {
@@ -509,12 +514,12 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
       io.err << "myriad campaign: error: " << e.what() << "\n";
       return kExitFailure;
     }
-    options.event_seed = o.event_seed;
-    options.on_event = [&events, &s, seed = o.event_seed](std::size_t p,
-                                                          const sim::campaign::CampaignEvent& e) {
-      events->write(s->policies[p].name, seed, e);
-    };
   }
+  options.event_seed = o.event_seed;
+  options.on_event = [&](std::size_t p, const sim::campaign::CampaignEvent& e) {
+    timelines.add(p, e);
+    if (events) events->write(names[p], o.event_seed, e);
+  };
   CampaignReport report;
   try {
     ProgressLine line(io, env, "campaign");
@@ -522,6 +527,7 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
       line.update(done, total, "runs");
     };
     report = sim::campaign::run_campaign(*s, *profile, options);
+    timelines.end(report);
     if (events) {
       events->finish();
       io.err << events->summary();
@@ -539,12 +545,12 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
   if (!o.json_file.empty() && !write_json(o.json_file, json_report, "campaign", io)) {
     return kExitFailure;
   }
-  if (!o.report_file.empty() &&
-      !write_html_report(o.report_file, html_data(*s, report, scenario_name(o.scenario), o.seeds),
-                         "campaign", io, env)) {
-    return kExitFailure;
+  if (!o.report_file.empty()) {
+    auto data = html_data(*s, report, scenario_name(o.scenario), o.seeds);
+    data["timeline"] = timelines.html();
+    if (!write_html_report(o.report_file, data, "campaign", io, env)) return kExitFailure;
   }
-  io.out << report_text(*s, report, o.seeds, o.wide);
+  io.out << report_text(*s, report, o.seeds, o.wide) << timelines.text();
   if (fit) io.out << step_engine_text(*s, *fit);
   if (growth) io.out << "\n" << growth_text(*growth, *small, report, *without);
   if (s->training.growth.given() && !growth) {

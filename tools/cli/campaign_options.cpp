@@ -63,9 +63,9 @@ Command add_campaign_command(CLI::App& app, Streams io, const Environment& env) 
       ->check(events_level_check())
       ->needs(events);
   cmd->add_option("--event-seed", options->event_seed,
-                  "the seed index whose events --events writes (default 0)")
-      ->check(CLI::Range(0, 100000))
-      ->needs(events);
+                  "the seed index whose events --events writes and whose interruptions the "
+                  "failure timeline shows (default 0)")
+      ->check(CLI::Range(0, 100000));
   cmd->add_option("--vary", options->vary,
                   "KEY=VALUES: the campaign once per value, ETTR, days and cost against it "
                   "(a list a,b,c or a range 1..8*2; policies.KEY sets KEY in every policy set), "
@@ -87,7 +87,8 @@ Command add_campaign_command(CLI::App& app, Streams io, const Environment& env) 
   cmd->add_option("--report", options->report_file,
                   "also write an HTML report: effective training time ratio, days and goodput "
                   "by policy with their 95 % intervals (tokens and tokens per dollar in place of "
-                  "days and cost with --days), hours lost by cause; works offline");
+                  "days and cost with --days), hours lost by cause, the failure timeline; works "
+                  "offline");
   return {cmd, [options, io, &env] { return run_campaign(*options, io, env); }};
 }
 

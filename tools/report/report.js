@@ -469,6 +469,46 @@
         tooltip: [{ field: "policy" }, { field: "cause" }, { field: "hours", format: ".1f" }],
       },
     });
+    await failureTimeline(main, policies.map((p) => p.name));
+  }
+
+  // One seed's interruptions over the campaign, a lane a policy: when each
+  // began, what failed, and the hours it lost (down, and work rolled back).
+  async function failureTimeline(main, names) {
+    const timeline = data.timeline;
+    if (!timeline) return;
+    const points = timeline.interruptions || [];
+    const title = `Failure timeline of seed ${timeline.seed}: each interruption, sized by the hours it lost`;
+    const box = el("div", { id: "timeline" });
+    const section = el("section", { class: "wide" }, [el("h2", { text: title }), box]);
+    for (const note of timeline.notes || []) section.appendChild(el("p", { class: "muted", text: note }));
+    if (points.length === 0) section.appendChild(el("p", { class: "muted", text: "No interruption in this seed." }));
+    main.appendChild(section);
+    await render(
+      "timeline",
+      box,
+      {
+        width: 760,
+        data: { values: points },
+        mark: { type: "circle", opacity: 0.7 },
+        encoding: {
+          x: { field: "day", type: "quantitative", title: "day of the campaign", scale: { zero: true } },
+          y: { field: "policy", type: "nominal", sort: names, title: null },
+          size: { field: "hours_lost", type: "quantitative", title: "hours lost", scale: { range: [12, 600] } },
+          color: { field: "cause", type: "nominal", title: "cause" },
+        },
+      },
+      {
+        policy: "policy",
+        day: "day",
+        cause: "cause",
+        domain: "domain",
+        nodes: "nodes",
+        hours_lost: "hours lost",
+        downtime_h: "down (h)",
+        lost_work_h: "work rolled back (h)",
+      },
+    );
   }
 
   // ---- one step: estimate and simulate ---------------------------------------------
