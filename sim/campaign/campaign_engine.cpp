@@ -219,6 +219,7 @@ void CampaignEngine::handle(const Event& e) {
           ev.node_count = 1;
           ev.interrupts = true;
           emit(ev);
+          repairs_.open({}, "node", e.node, e.node, 1);
         }
         send_to_repair(e.node, -1);
         interrupt(false);
@@ -228,12 +229,8 @@ void CampaignEngine::handle(const Event& e) {
       if (e.gen != node_gen_[static_cast<std::size_t>(e.node)]) return;
       nodes_[static_cast<std::size_t>(e.node)] = NodeState::spare;
       draw_clocks(e.node);
-      if (logging()) {
-        auto ev = event(EventKind::repaired);
-        ev.first_node = e.node;
-        ev.node_count = 1;
-        emit(ev);
-      }
+      // One event for all the nodes of one incident (repair_incidents.hpp).
+      if (auto ev = logging() ? repairs_.back(e.node, now_) : std::nullopt) emit(*ev);
       if (phase_ == Phase::waiting) restart_or_wait();
       return;
     case Kind::phase_end:
@@ -367,6 +364,7 @@ void CampaignEngine::take_down(int first, int count, scenario::Component compone
     ev.duration_s = replace ? until - now_ : 0;
     ev.detail = source;
     emit(ev);
+    if (replace) repairs_.open(ev.component, ev.domain, id, first, end - first);
   }
   if (replace) {
     for (int n = first; n < end; ++n) {
@@ -588,6 +586,7 @@ void CampaignEngine::send_to_repair(int node, double until) {
   slow_[static_cast<std::size_t>(node)] = 1;
   std::erase(slow_nodes_, node);
   const auto gen = ++node_gen_[static_cast<std::size_t>(node)];
+  if (logging()) repairs_.sent(node);
   push(until, Kind::repaired, node, 0, gen);
 }
 

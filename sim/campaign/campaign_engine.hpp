@@ -26,6 +26,7 @@
 #include "models/random/random_stream.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/campaign/campaign_event.hpp"
+#include "sim/campaign/repair_incidents.hpp"
 #include "sim/campaign/resolved_policy.hpp"
 #include "sim/campaign/run_result.hpp"
 #include "sim/campaign/step_time_cache.hpp"
@@ -166,6 +167,7 @@ class CampaignEngine {
   double durable_steps_ = 0;
   double staged_steps_ = 0;
   double since_checkpoint_s_ = 0;  // running time since the last checkpoint or restart
+  RepairIncidents repairs_;        // the log's repairs by incident, while logging
   RunResult result_;
 };
 

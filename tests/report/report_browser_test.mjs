@@ -136,7 +136,9 @@ try {
   for (const arg of reports) {
     const [kind, file] = arg.split("=");
     if (kind === "configurations") await configurations(file);
-    else if (kind === "campaign") await simple(kind, file, ["ettr", "days", "goodput", "cost", "paired", "lost"]);
+    else if (kind === "campaign") await simple(kind, file, ["ettr", "days", "goodput", "cost", "paired", "lost", "timeline"]);
+    // campaign --days: tokens trained and tokens per dollar in place of days and cost.
+    else if (kind === "campaign-days") await simple(kind, file, ["ettr", "tokens", "goodput", "tokens_per_usd", "paired", "lost", "timeline"]);
     else if (kind === "sensitivity") await simple(kind, file, ["ettr", "tokens"]);
     else if (kind === "step") await simple(kind, file, ["breakdown", "wait"]);
     else check(false, `unknown report kind ${kind}`);

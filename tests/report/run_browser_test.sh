@@ -19,8 +19,10 @@ examples=$scenarios/examples
 "$myriad" campaign "$examples/llama3-405b-h100-16384-campaign.yaml" --seeds 3 --set cluster.price_per_gpu_hour=2.5 \
   --report "$out/campaign.html" >/dev/null
 "$myriad" campaign "$examples/llama3-405b-h100-16384-campaign.yaml" --seeds 3 --days 30 \
+  --set cluster.price_per_gpu_hour=2.5 --report "$out/campaign-days.html" >/dev/null 2>&1
+"$myriad" campaign "$examples/llama3-405b-h100-16384-campaign.yaml" --seeds 3 --days 30 \
   --vary faults.rate_scale=0.5,1,2 --report "$out/sensitivity.html" >/dev/null 2>&1
 "$myriad" simulate "$examples/megatron-175b-selene-64.yaml" --report "$out/step.html" >/dev/null
 exec node "$(dirname "$0")/report_browser_test.mjs" "$report_dir" "$out" \
   configurations="$out/sweep.html" configurations="$out/plan.html" \
-  campaign="$out/campaign.html" sensitivity="$out/sensitivity.html" step="$out/step.html"
+  campaign="$out/campaign.html" campaign-days="$out/campaign-days.html" sensitivity="$out/sensitivity.html" step="$out/step.html"

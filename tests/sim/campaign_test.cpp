@@ -766,9 +766,16 @@ policies:
   ASSERT_EQ(restarts.size(), 1U);
   EXPECT_EQ(restarts[0].node_count, 16);
   EXPECT_EQ(restarts[0].time_s, 36000 + 600);  // after detection and diagnosis
+  // The leaf's eight nodes come back together: one event, not one a node.
   const auto repaired = of_kind(events, EventKind::repaired);
-  ASSERT_EQ(repaired.size(), 8U);
-  for (const auto& e : repaired) EXPECT_EQ(e.time_s, 36000 + 7200);
+  ASSERT_EQ(repaired.size(), 1U);
+  EXPECT_EQ(repaired[0].time_s, 36000 + 7200);
+  EXPECT_EQ(repaired[0].domain, "leaf");
+  EXPECT_EQ(repaired[0].component, "switch");
+  EXPECT_EQ(repaired[0].id, 1);
+  EXPECT_EQ(repaired[0].first_node, 8);
+  EXPECT_EQ(repaired[0].node_count, 8);
+  EXPECT_EQ(repaired[0].detail, "");
   EXPECT_EQ(cause(eight, Cause::repair_wait), 0);
   // Four spares are not enough: the job waits until the leaf is back.
   auto four_only = s;

@@ -935,7 +935,7 @@ TEST(Cli, CampaignComparesPoliciesAndWritesJsonAndEvents) {
   const auto events = dir / "myriad_cli_campaign.events";
   const Result r =
       run_cli({"campaign", scenario.string(), "--days", "20", "--seeds", "3", "--threads", "2",
-               "--json", json.string(), "--events", events.string()});
+               "--json", json.string(), "--events", events.string(), "--events-level", "all"});
   EXPECT_EQ(r.code, kExitOk) << r.err;
   for (const char* part :
        {"no-spares", "four-spares", "effective training time ratio", "hours lost: detection", "± ",
@@ -991,23 +991,33 @@ TEST(Cli, CampaignComparesPoliciesAndWritesJsonAndEvents) {
     EXPECT_GT(kinds[kind], 0) << kind;
   }
   EXPECT_FALSE(std::filesystem::exists(events.string() + ".partial"));
-  // Same seed, same report; CSV for another seed, with its header.
+  // Same seeds, same report up to the failure timeline, which is the logged
+  // seed's; CSV for another seed, with its header.
   const auto csv = dir / "myriad_cli_campaign_events.csv";
   const Result again = run_cli({"campaign", scenario.string(), "--days", "20", "--seeds", "3",
                                 "--threads", "1", "--events", csv.string(), "--event-seed", "2"});
-  EXPECT_EQ(again.out, r.out);
+  const auto report = [](const std::string& out) {
+    return out.substr(0, out.find("\n  failure timeline of seed "));
+  };
+  EXPECT_EQ(report(again.out), report(r.out));
+  EXPECT_NE(again.out.find("failure timeline of seed 2"), std::string::npos) << again.out;
   std::ifstream table(csv);
   std::getline(table, line);
   EXPECT_EQ(line.rfind("time_s,time_h,policy,seed,event,", 0), 0u) << line;
   std::getline(table, line);
   EXPECT_NE(line.find(",no-spares,2,"), std::string::npos) << line;
-  // A seed that is not run, and --event-seed without --events, are errors.
+  // A seed that is not run is an error.
   const Result bad = run_cli({"campaign", scenario.string(), "--days", "1", "--seeds", "2",
                               "--events", csv.string(), "--event-seed", "2"});
   EXPECT_EQ(bad.code, kExitBadInput);
   EXPECT_NE(bad.err.find("the event log's seed 2 is not among the 2 seeds run"), std::string::npos)
       << bad.err;
-  EXPECT_NE(run_cli({"campaign", scenario.string(), "--event-seed", "1"}).code, kExitOk);
+  // Without --events, --event-seed picks the failure timeline's seed.
+  const Result timeline =
+      run_cli({"campaign", scenario.string(), "--days", "2", "--seeds", "2", "--event-seed", "1"});
+  EXPECT_EQ(timeline.code, kExitOk) << timeline.err;
+  EXPECT_NE(timeline.out.find("failure timeline of seed 1 (--event-seed)"), std::string::npos)
+      << timeline.out;
   for (const auto& p : {scenario, json, events, csv}) std::filesystem::remove(p);
 }
 

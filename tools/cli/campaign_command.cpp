@@ -26,6 +26,7 @@
 #include "tools/cli/campaign_options.hpp"
 #include "tools/cli/campaign_step_engine.hpp"
 #include "tools/cli/campaign_table.hpp"
+#include "tools/cli/campaign_timeline.hpp"
 #include "tools/cli/report_table.hpp"
 
 namespace myriad::cli {
@@ -190,6 +191,10 @@ nlohmann::json html_data(const scenario::Scenario& s, const CampaignReport& repo
   const auto interval = [](const Interval& x) {
     return nlohmann::json{{"mean", x.mean}, {"half_width", x.half_width}};
   };
+  // In fixed days every policy lasts as long and costs about the same: what
+  // differs is the tokens trained, and so the tokens a dollar buys (as in the
+  // text report); to a token target, the days and the cost.
+  const bool fixed_days = report.target_tokens == 0;
   nlohmann::json policies = nlohmann::json::array();
   for (const auto& p : report.policies) {
     nlohmann::json lost = nlohmann::json::object();
@@ -200,16 +205,14 @@ nlohmann::json html_data(const scenario::Scenario& s, const CampaignReport& repo
     policies.push_back(
         {{"name", p.name},
          {"ettr", interval(p.over_seeds([](const RunResult& r) { return r.ettr(); }))},
-         {"days", interval(p.over_seeds([](const RunResult& r) { return r.wall_s / 86400; }))},
          {"goodput", interval(p.over_seeds([](const RunResult& r) {
             return r.wall_s > 0 ? r.tokens / r.wall_s : 0;
           }))},
          {"lost_hours", lost}});
-    if (s.cluster.price_per_gpu_hour > 0) {
-      policies.back()["cost_usd"] = interval(p.over_seeds([&s](const RunResult& r) {
-        return r.wall_s / 3600 * r.nodes_in_service * s.cluster.gpus_per_node *
-               s.cluster.price_per_gpu_hour;
-      }));
+    for (const auto& row : rows(s)) {
+      const bool shown = fixed_days ? row.key == "tokens" || row.key == "tokens_per_usd"
+                                    : row.key == "wall_days" || row.key == "cost_usd";
+      if (shown) policies.back()[row.key] = interval(p.over_seeds(row.figure));
     }
     if (&p != &report.policies.front()) {
       policies.back()["ettr_minus_first"] =
@@ -219,6 +222,7 @@ nlohmann::json html_data(const scenario::Scenario& s, const CampaignReport& repo
   nlohmann::json notes = nlohmann::json::array();
   for (const auto& w : sim::campaign::campaign_warnings(report)) notes.push_back(w);
   return {{"kind", "campaign"},
+          {"fixed_days", fixed_days ? report.horizon_s / 86400 : 0},
           {"title", fmt::format("myriad campaign {}", name)},
           {"subtitle",
            fmt::format("{}: {} nodes, healthy step {:.4g} s, {}; {} seeds, mean and 95 % interval",
@@ -496,21 +500,26 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
     small = sim::campaign::run_campaign(growth->small, *profile, first);
     options.tokens = (1 - growth->saved_fraction) * tokens;
   }
-  // The event log streams to its file while the last campaign runs.
+  // The logged seed's events feed the failure timeline and, with --events, stream to
+  // the log's file while the last campaign runs.
+  std::vector<std::string> names;
+  for (const auto& p : s->policies) names.push_back(p.name);
+  CampaignTimelines timelines(names, o.event_seed);
   std::optional<EventLogFile> events;
   if (!o.events_file.empty()) {
     try {
-      events.emplace(o.events_file);
+      events.emplace(o.events_file, o.events_level == "all" ? sim::campaign::EventLevel::all
+                                                            : sim::campaign::EventLevel::failures);
     } catch (const std::runtime_error& e) {
       io.err << "myriad campaign: error: " << e.what() << "\n";
       return kExitFailure;
     }
-    options.event_seed = o.event_seed;
-    options.on_event = [&events, &s, seed = o.event_seed](std::size_t p,
-                                                          const sim::campaign::CampaignEvent& e) {
-      events->write(s->policies[p].name, seed, e);
-    };
   }
+  options.event_seed = o.event_seed;
+  options.on_event = [&](std::size_t p, const sim::campaign::CampaignEvent& e) {
+    timelines.add(p, e);
+    if (events) events->write(names[p], o.event_seed, e);
+  };
   CampaignReport report;
   try {
     ProgressLine line(io, env, "campaign");
@@ -518,7 +527,11 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
       line.update(done, total, "runs");
     };
     report = sim::campaign::run_campaign(*s, *profile, options);
-    if (events) events->finish();
+    timelines.end(report);
+    if (events) {
+      events->finish();
+      io.err << events->summary();
+    }
   } catch (const std::invalid_argument& e) {
     io.err << "myriad campaign: error: " << e.what() << "\n";
     return kExitBadInput;
@@ -532,12 +545,12 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
   if (!o.json_file.empty() && !write_json(o.json_file, json_report, "campaign", io)) {
     return kExitFailure;
   }
-  if (!o.report_file.empty() &&
-      !write_html_report(o.report_file, html_data(*s, report, scenario_name(o.scenario), o.seeds),
-                         "campaign", io, env)) {
-    return kExitFailure;
+  if (!o.report_file.empty()) {
+    auto data = html_data(*s, report, scenario_name(o.scenario), o.seeds);
+    data["timeline"] = timelines.html();
+    if (!write_html_report(o.report_file, data, "campaign", io, env)) return kExitFailure;
   }
-  io.out << report_text(*s, report, o.seeds, o.wide);
+  io.out << report_text(*s, report, o.seeds, o.wide) << timelines.text();
   if (fit) io.out << step_engine_text(*s, *fit);
   if (growth) io.out << "\n" << growth_text(*growth, *small, report, *without);
   if (s->training.growth.given() && !growth) {

@@ -68,7 +68,8 @@ std::string json_line(const std::string& policy, int seed, const CampaignEvent& 
 
 }  // namespace
 
-EventLogFile::EventLogFile(std::string path) : path_(std::move(path)) {
+EventLogFile::EventLogFile(std::string path, sim::campaign::EventLevel level)
+    : path_(std::move(path)), level_(level) {
   csv_ = std::filesystem::path(path_).extension() == ".csv";
   // A new file of its own beside the log (never a predictable name, never an
   // existing file or link), renamed over the log when complete; removed if the
@@ -101,6 +102,10 @@ EventLogFile::~EventLogFile() {
 
 void EventLogFile::write(const std::string& policy, int seed,
                          const sim::campaign::CampaignEvent& e) {
+  if (!sim::campaign::logged_at(level_, e.kind)) {
+    ++left_out_;
+    return;
+  }
   if (failed_) return;
   const std::string line = csv_ ? csv_line(policy, seed, e) : json_line(policy, seed, e);
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size()) {
@@ -131,6 +136,16 @@ void EventLogFile::finish() {
         fmt::format("{}: cannot write the event log: {}", path_, ec.message()));
   }
   pending_.reset();
+}
+
+std::string EventLogFile::summary() const {
+  std::string out =
+      fmt::format("campaign: event log {}: {} events", models::printable(path_), lines_);
+  if (left_out_ > 0) {
+    out += fmt::format("; {} checkpoint and upload events left out (--events-level all keeps them)",
+                       left_out_);
+  }
+  return out + "\n";
 }
 
 }  // namespace myriad::cli

@@ -1,11 +1,31 @@
 // `myriad campaign`'s command line: its subcommand and options (CLI11).
+#include <fmt/format.h>
+
 #include <memory>
 
+#include "models/scenario/text_file.hpp"
 #include "sim/campaign/campaign_report.hpp"
 #include "tools/cli/campaign_options.hpp"
 #include "tools/cli/commands.hpp"
 
 namespace myriad::cli {
+namespace {
+
+// An unknown level names the two there are and what each keeps.
+CLI::Validator events_level_check() {
+  return {[](const std::string& level) -> std::string {
+            for (const auto name : sim::campaign::kEventLevelNames) {
+              if (level == name) return {};
+            }
+            return fmt::format(
+                "expected failures (failures, detection, restarts, repairs, stragglers) or all "
+                "(also every checkpoint and upload), found '{}'",
+                models::printable(level));
+          },
+          "failures|all"};
+}
+
+}  // namespace
 
 Command add_campaign_command(CLI::App& app, Streams io, const Environment& env) {
   auto options = std::make_shared<CampaignCliOptions>();
@@ -32,13 +52,20 @@ Command add_campaign_command(CLI::App& app, Streams io, const Environment& env) 
   auto* events =
       cmd->add_option("--events", options->events_file,
                       "stream one seed's event log, every policy set's run in turn, to this file: "
-                      "JSON Lines, or CSV when it ends in .csv (failures with their domain and "
-                      "nodes, detection, restarts, rollbacks with the work lost, checkpoints, "
-                      "uploads, stragglers, evictions, shrink and grow)");
-  cmd->add_option("--event-seed", options->event_seed,
-                  "the seed index whose events --events writes (default 0)")
-      ->check(CLI::Range(0, 100000))
+                      "JSON Lines, or CSV when it ends in .csv (failures and repairs with their "
+                      "domain and nodes, one line an incident, detection, restarts, rollbacks "
+                      "with the work lost, stragglers, evictions, shrink and grow; checkpoints "
+                      "and uploads with --events-level all)");
+  cmd->add_option("--events-level", options->events_level,
+                  "what --events keeps: failures (default: failures, evictions, stragglers, "
+                  "rollbacks, detection, waits, restarts, repairs) or all (also each checkpoint's "
+                  "stage, upload and peer copy, over 99 % of the lines at a Young interval)")
+      ->check(events_level_check())
       ->needs(events);
+  cmd->add_option("--event-seed", options->event_seed,
+                  "the seed index whose events --events writes and whose interruptions the "
+                  "failure timeline shows (default 0)")
+      ->check(CLI::Range(0, 100000));
   cmd->add_option("--vary", options->vary,
                   "KEY=VALUES: the campaign once per value, ETTR, days and cost against it "
                   "(a list a,b,c or a range 1..8*2; policies.KEY sets KEY in every policy set), "
@@ -59,7 +86,9 @@ Command add_campaign_command(CLI::App& app, Streams io, const Environment& env) 
                 "every figure: checkpoint and storage costs, uploads, failures by component");
   cmd->add_option("--report", options->report_file,
                   "also write an HTML report: effective training time ratio, days and goodput "
-                  "by policy with their 95 % intervals, hours lost by cause; works offline");
+                  "by policy with their 95 % intervals (tokens and tokens per dollar in place of "
+                  "days and cost with --days), hours lost by cause, the failure timeline; works "
+                  "offline");
   return {cmd, [options, io, &env] { return run_campaign(*options, io, env); }};
 }
 

@@ -15,6 +15,7 @@ struct CampaignCliOptions {
   std::string profile;
   std::string json_file;
   std::string events_file;
+  std::string events_level = "failures";
   std::string report_file;
   int event_seed = 0;
   bool wide = false;

@@ -420,16 +420,22 @@
         ],
       };
     };
+    // Tokens in prefixes (4T), not in thirteen digits.
     const interval = (key, title, percent) =>
-      bars(policies, (p) => p[key], title, percent ? { format: ".0%" } : {}, ".4g");
+      bars(policies, (p) => p[key], title, percent ? { format: ".0%" } : key.startsWith("tokens") ? { format: "~s" } : {}, ".4g");
+    // To a token target: the days and the cost. In fixed days (campaign --days),
+    // where every policy lasts as long and costs about the same: the tokens
+    // trained and the tokens a dollar buys.
+    const days = data.fixed_days > 0;
     const charts = [
       ["ettr", "ettr", "effective training time ratio (95 % interval)", true],
-      ["days", "days", "wall-clock days (95 % interval)", false],
+      days
+        ? ["tokens", "tokens", `tokens trained in ${fmt(data.fixed_days)} days (95 % interval)`, false]
+        : ["days", "wall_days", "wall-clock days (95 % interval)", false],
       ["goodput", "goodput", "goodput, tokens/s (95 % interval)", false],
     ];
-    if (policies.length > 0 && policies[0].cost_usd) {
-      charts.push(["cost", "cost_usd", "cost, US$ (95 % interval)", false]);
-    }
+    const price = days ? ["tokens_per_usd", "tokens_per_usd", "tokens per US$ (95 % interval)", false] : ["cost", "cost_usd", "cost, US$ (95 % interval)", false];
+    if (policies.length > 0 && policies[0][price[1]]) charts.push(price);
     for (const [id, key, title, percent] of charts) {
       const box = el("div", { id });
       main.appendChild(el("section", {}, [el("h2", { text: title }), box]));
@@ -463,6 +469,46 @@
         tooltip: [{ field: "policy" }, { field: "cause" }, { field: "hours", format: ".1f" }],
       },
     });
+    await failureTimeline(main, policies.map((p) => p.name));
+  }
+
+  // One seed's interruptions over the campaign, a lane a policy: when each
+  // began, what failed, and the hours it lost (down, and work rolled back).
+  async function failureTimeline(main, names) {
+    const timeline = data.timeline;
+    if (!timeline) return;
+    const points = timeline.interruptions || [];
+    const title = `Failure timeline of seed ${timeline.seed}: each interruption, sized by the hours it lost`;
+    const box = el("div", { id: "timeline" });
+    const section = el("section", { class: "wide" }, [el("h2", { text: title }), box]);
+    for (const note of timeline.notes || []) section.appendChild(el("p", { class: "muted", text: note }));
+    if (points.length === 0) section.appendChild(el("p", { class: "muted", text: "No interruption in this seed." }));
+    main.appendChild(section);
+    await render(
+      "timeline",
+      box,
+      {
+        width: 760,
+        data: { values: points },
+        mark: { type: "circle", opacity: 0.7 },
+        encoding: {
+          x: { field: "day", type: "quantitative", title: "day of the campaign", scale: { zero: true } },
+          y: { field: "policy", type: "nominal", sort: names, title: null },
+          size: { field: "hours_lost", type: "quantitative", title: "hours lost", scale: { range: [12, 600] } },
+          color: { field: "cause", type: "nominal", title: "cause" },
+        },
+      },
+      {
+        policy: "policy",
+        day: "day",
+        cause: "cause",
+        domain: "domain",
+        nodes: "nodes",
+        hours_lost: "hours lost",
+        downtime_h: "down (h)",
+        lost_work_h: "work rolled back (h)",
+      },
+    );
   }
 
   // ---- one step: estimate and simulate ---------------------------------------------
