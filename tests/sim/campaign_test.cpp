@@ -442,11 +442,12 @@ TEST(CampaignWarnings, NameWhatMakesFiguresDubious) {
   q.policy.job_mtbf_s = 30;  // three steps
   q.policy.interval_s = 2;   // under the 5 s stall
   const auto w = campaign_warnings(dubious);
-  ASSERT_EQ(w.size(), 4U);
+  ASSERT_EQ(w.size(), 5U);
   EXPECT_NE(w[0].find("2 seeds: a confidence interval needs at least 3"), std::string::npos);
   EXPECT_NE(w[1].find("less than 5 healthy steps"), std::string::npos) << w[1];
   EXPECT_NE(w[2].find("more time goes to checkpoints than to training"), std::string::npos);
-  EXPECT_NE(w[3].find("not reached within 3650 days in 1 of 2 seeds"), std::string::npos) << w[3];
+  EXPECT_NE(w[3].find("under one step of 10 s"), std::string::npos) << w[3];
+  EXPECT_NE(w[4].find("not reached within 3650 days in 1 of 2 seeds"), std::string::npos) << w[4];
 
   // Checkpoints the storage cannot keep up with.
   CampaignReport slow = sound;

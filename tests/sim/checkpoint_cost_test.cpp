@@ -100,5 +100,34 @@ TEST(CheckpointCost, TheIntervalAndTheBytesWrittenFollowFromTheStall) {
   EXPECT_LT(run.storage_bytes / run.wall_s, 30e9);
 }
 
+TEST(CheckpointCost, WarningsNameCheckpointsUnderAStepAndWhatBusyStorageWrites) {
+  static const scenario::PolicySpec spec;  // young rule, storage only
+  CampaignReport report;
+  report.healthy_step_s = 10;
+  PolicyReport p;
+  p.name = "often";
+  p.policy.spec = &spec;
+  p.policy.job_mtbf_s = 86400;
+  p.policy.interval_s = 8;  // under one 10 s step
+  p.policy.stall_s = 1;
+  p.policy.write_Bps = 1e9;
+  p.runs.resize(4);
+  for (auto& run : p.runs) {
+    run.reached_target = true;
+    run.wall_s = 86400;
+    run.storage_bytes = 0.6 * 86400 * 1e9;  // 51.8 TB a day: busy 60 % at 1 GB/s
+  }
+  report.policies.push_back(p);
+  const auto w = campaign_warnings(report);
+  ASSERT_EQ(w.size(), 2U);
+  EXPECT_NE(w[0].find("a checkpoint every 8 s of training, under one step of 10 s"),
+            std::string::npos)
+      << w[0];
+  EXPECT_NE(w[1].find("busy 60 % of the time at 1 GB/s, writing 51.8 TB in 1 days (0.6 GB/s "
+                      "sustained)"),
+            std::string::npos)
+      << w[1];
+}
+
 }  // namespace
 }  // namespace myriad::sim::campaign
