@@ -65,6 +65,8 @@ void check_bandwidths(const Scenario& s, const Location& file, Diagnostics& d) {
     const std::string path = fmt::format("policies[{}]", i);
     check_floor(s, file, d, path + ".host_copy_bandwidth", p.host_copy_bw_Bps,
                 kMinLinkBandwidth_Bps, kLinkReason);
+    check_floor(s, file, d, path + ".host_memory_bandwidth", p.host_memory_bw_Bps,
+                kMinLinkBandwidth_Bps, kLinkReason);
     if (written(s, path + ".peer_bandwidth")) {
       check_floor(s, file, d, path + ".peer_bandwidth", p.peer_bw_Bps, kMinLinkBandwidth_Bps,
                   kLinkReason);

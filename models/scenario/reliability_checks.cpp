@@ -554,6 +554,7 @@ void check_reliability(const Scenario& s, const Location& file, Diagnostics& d) 
               "the interval must be above 0");
     }
     for (const auto& [key, value] : {std::pair{".host_copy_bandwidth", p.host_copy_bw_Bps},
+                                     std::pair{".host_memory_bandwidth", p.host_memory_bw_Bps},
                                      std::pair{".storage_write_bandwidth", p.storage_write_bw_Bps},
                                      std::pair{".storage_read_bandwidth", p.storage_read_bw_Bps},
                                      std::pair{".peer_bandwidth", p.peer_bw_Bps}}) {

@@ -103,6 +103,37 @@ Schema<StragglerProcessSpec> make_straggler_schema() {
   return s;
 }
 
+// The blocking part of a checkpoint: what each GPU copies to host memory, how
+// fast, and the coordination around it (docs/campaign.md gives the sources).
+void add_snapshot_keys(Schema<PolicySpec>& p) {
+  p.quantity("host_copy_bandwidth", &PolicySpec::host_copy_bw_Bps, Dimension::bandwidth,
+             D::value("25GB/s"),
+             "GPU to pinned host memory, per GPU (PCIe Gen4 x16 in practice): the blocking "
+             "snapshot copies what checkpoint_snapshot gives each GPU at this rate, or at "
+             "its share of host_memory_bandwidth when that is less; at least 1 Gbps (a "
+             "sanity floor)")
+      .quantity("host_memory_bandwidth", &PolicySpec::host_memory_bw_Bps, Dimension::bandwidth,
+                D::value("614GB/s"),
+                "per node: what host memory takes from all of the node's GPUs copying at once "
+                "(a DGX H100's two Xeon 8480C, eight DDR5-4800 channels each: 2 x 8 x 38.4 "
+                "GB/s, the datasheet peak); at least 1 Gbps (a sanity floor)")
+      .choice("checkpoint_snapshot", &PolicySpec::checkpoint_snapshot,
+              {{"balanced", CheckpointSnapshot::balanced}, {"held", CheckpointSnapshot::held}},
+              D::value("balanced"),
+              "what each GPU copies to host memory at a checkpoint: balanced, its share of the "
+              "checkpoint (weights replicated over data-parallel replicas split among them, "
+              "its optimizer shard; Megatron-LM's fully parallel save, on by default), or "
+              "held, all the weights and optimizer state it holds (PyTorch DCP's default "
+              "asynchronous stager copies the whole local state; DCP's default deduplication "
+              "gives all replicated weights to the first replica, which then copies as much)")
+      .quantity("checkpoint_coordination", &PolicySpec::checkpoint_coordination_s, Dimension::time,
+                D::value("2s"),
+                "blocking per checkpoint besides the copy: save planning, metadata exchange "
+                "and the barrier that ends it, software costs no bandwidth sets (an "
+                "assumption from MegaScale, NSDI'24: the blocking stage takes 'a few seconds' "
+                "on more than 10,000 GPUs, of which the copy is under 0.3 s; docs/campaign.md)");
+}
+
 }  // namespace
 
 const Schema<FaultsSpec>& faults_schema() {
@@ -178,15 +209,12 @@ const Schema<PolicySpec>& policy_schema() {
                   D::none(), "compute time between checkpoints (fixed rule)")
         .quantity("checkpoint_size", &PolicySpec::checkpoint_bytes, Dimension::bytes,
                   D::derived("= parameters x (2 B of bf16 weights + optimizer bytes)"),
-                  "bytes of one checkpoint")
-        .quantity("host_copy_bandwidth", &PolicySpec::host_copy_bw_Bps, Dimension::bandwidth,
-                  D::value("25GB/s"),
-                  "GPU to pinned host memory, per GPU (PCIe Gen4 x16 in practice); each GPU "
-                  "copies its 1/gpus share: the blocking stage; at least 1 Gbps (a sanity floor)")
-        .quantity("storage_write_bandwidth", &PolicySpec::storage_write_bw_Bps,
-                  Dimension::bandwidth, D::value("273GB/s"),
-                  "aggregate write to storage (Megatron SC'21: 273 GB/s saving 13.8 TB); at least "
-                  "10 MB/s (a sanity floor)")
+                  "bytes of one checkpoint");
+    add_snapshot_keys(p);
+    p.quantity("storage_write_bandwidth", &PolicySpec::storage_write_bw_Bps, Dimension::bandwidth,
+               D::value("273GB/s"),
+               "aggregate write to storage (Megatron SC'21: 273 GB/s saving 13.8 TB); at least "
+               "10 MB/s (a sanity floor)")
         .quantity("storage_read_bandwidth", &PolicySpec::storage_read_bw_Bps, Dimension::bandwidth,
                   D::value("1TB/s"),
                   "aggregate read on restart (Megatron SC'21: 1 TB/s peak); at least 10 MB/s (a "

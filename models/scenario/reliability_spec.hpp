@@ -91,6 +91,11 @@ enum class NoSpare { wait_for_repair, shrink };
 enum class StragglerAction { tolerate, evict };
 // A checkpoint that comes due while the previous one is still uploading.
 enum class UploadOverlap { block, skip, queue };
+// What each GPU copies to host memory when a checkpoint is taken: `balanced`,
+// its share of the checkpoint (the replicated weights split over the
+// data-parallel replicas, as Megatron-LM's fully parallel save does), or
+// `held`, everything it holds (PyTorch DCP's default asynchronous stager).
+enum class CheckpointSnapshot { balanced, held };
 
 // One set of policies; several are compared side by side.
 struct PolicySpec {
@@ -110,8 +115,11 @@ struct PolicySpec {
   double checkpoint_interval_s = 0;  // fixed rule only
   double checkpoint_bytes = 0;       // 0: derived from the model
   double host_copy_bw_Bps = 0;       // per GPU, blocking stage
-  double storage_write_bw_Bps = 0;   // aggregate, upload
-  double storage_read_bw_Bps = 0;    // aggregate, load on restart
+  double host_memory_bw_Bps = 0;     // per node: all its GPUs' copies into host memory at once
+  CheckpointSnapshot checkpoint_snapshot = CheckpointSnapshot::balanced;
+  double checkpoint_coordination_s = 0;  // blocking: save planning, metadata exchange, barrier
+  double storage_write_bw_Bps = 0;       // aggregate, upload
+  double storage_read_bw_Bps = 0;        // aggregate, load on restart
   bool async_upload = true;
   UploadOverlap upload_overlap = UploadOverlap::block;
   double storage_background_load = 0;  // share of the storage bandwidth other jobs take

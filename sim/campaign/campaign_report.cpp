@@ -59,6 +59,44 @@ Interval PolicyReport::versus(const PolicyReport& base,
   return summarize(xs);
 }
 
+namespace {
+
+// Checkpoints the job cannot take as often as its policy says: more often than
+// one step (a checkpoint is taken between steps), or uploads that keep the
+// storage busy most of the time, with what they write.
+void checkpoint_pace_warnings(const CampaignReport& report, const PolicyReport& p,
+                              std::vector<std::string>& out) {
+  const ResolvedPolicy& r = p.policy;
+  if (r.interval_s > 0 && r.interval_s < report.healthy_step_s) {
+    out.push_back(fmt::format(
+        "policy {}: a checkpoint every {:.3g} s of training, under one step of {:.3g} s: "
+        "checkpoints are taken between steps, so every step would checkpoint",
+        p.name, r.interval_s, report.healthy_step_s));
+  }
+  if (p.runs.empty()) return;
+  double busy = 0;
+  double written = 0;
+  double wall = 0;
+  for (const auto& run : p.runs) {
+    if (run.wall_s > 0 && r.write_Bps > 0) busy += run.storage_bytes / r.write_Bps / run.wall_s;
+    written += run.storage_bytes;
+    wall += run.wall_s;
+  }
+  const auto n = static_cast<double>(p.runs.size());
+  busy /= n;
+  constexpr double kBusyStorage = 0.5;
+  if (busy > kBusyStorage) {
+    out.push_back(fmt::format(
+        "policy {}: checkpoint uploads keep the storage busy {:.0f} % of the time at {:.3g} "
+        "GB/s, writing {:.3g} TB in {:.3g} days ({:.3g} GB/s sustained); other jobs sharing it "
+        "would see less (storage_background_load)",
+        p.name, 100 * busy, r.write_Bps / 1e9, written / n / 1e12, wall / n / 86400,
+        wall > 0 ? written / wall / 1e9 : 0.0));
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> campaign_warnings(const CampaignReport& report) {
   constexpr std::size_t kMinSeeds = 3;
   constexpr double kFewSteps = 5;
@@ -117,23 +155,7 @@ std::vector<std::string> campaign_warnings(const CampaignReport& report) {
                       "s: {}",
                       p.name, r.interval_s, what, background, effect));
     }
-    if (!p.runs.empty()) {
-      // Storage kept busy by this job's checkpoints most of the time.
-      double busy = 0;
-      for (const auto& run : p.runs) {
-        if (run.wall_s > 0 && r.write_Bps > 0) {
-          busy += run.storage_bytes / r.write_Bps / run.wall_s;
-        }
-      }
-      busy /= static_cast<double>(p.runs.size());
-      constexpr double kBusyStorage = 0.5;
-      if (busy > kBusyStorage) {
-        out.push_back(fmt::format(
-            "policy {}: checkpoint uploads keep the storage busy {:.0f} % of the time at {:.3g} "
-            "GB/s; other jobs sharing it would see less (storage_background_load)",
-            p.name, 100 * busy, r.write_Bps / 1e9));
-      }
-    }
+    checkpoint_pace_warnings(report, p, out);
     if (report.target_tokens > 0) {
       const auto missed = std::count_if(p.runs.begin(), p.runs.end(),
                                         [](const RunResult& run) { return !run.reached_target; });

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "models/plan/memory.hpp"
 #include "models/plan/step_plan.hpp"
 #include "models/transformer/model_stats.hpp"
 
@@ -29,19 +30,59 @@ double daly_interval(double cost_s, double mtbf_s) {
   return young_interval(cost_s, mtbf_s) * (1 + std::sqrt(r) / 3 + r / 9) - cost_s;
 }
 
+namespace {
+
+// A checkpoint of the model: bf16 weights and the optimizer's fp32 state.
+double model_checkpoint_bytes(const scenario::Scenario& s) {
+  const double params = models::param_counts(s.model).total;
+  return params * (2 + models::optimizer_bytes_per_param(s.training.optimizer));
+}
+
+}  // namespace
+
+// What a GPU holds comes from models/plan/memory (weights, optimizer state by
+// ZeRO stage). Balanced: weights replicated over the data-parallel replicas
+// (dp x cp; all but ZeRO-3) are split among them, and so is an optimizer state
+// that is not sharded (ZeRO-0), as Megatron-LM's fully parallel save splits
+// each replicated shard's writes over the data-parallel group; each GPU then
+// copies its share of the checkpoint. Held: each GPU copies all it holds. The
+// slowest rank sets the stall, since the next step's collectives wait for it.
+double snapshot_bytes_per_gpu(const scenario::Scenario& s, const scenario::PolicySpec& p,
+                              double checkpoint_bytes) {
+  const models::StepPlan plan = models::plan_step(s);
+  const int zero = s.parallelism.zero;
+  const double replicas = plan.dense_dp;
+  const double weight_copies = zero >= 3 ? 1 : replicas;
+  const double optimizer_copies = zero >= 1 ? 1 : replicas;
+  double most = 0;
+  for (int stage = 0; stage < s.parallelism.pp; ++stage) {
+    const models::MemoryBreakdown m = models::stage_memory(s, plan, stage);
+    const double bytes = p.checkpoint_snapshot == scenario::CheckpointSnapshot::held
+                             ? m.weights + m.optimizer
+                             : m.weights / weight_copies + m.optimizer / optimizer_copies;
+    most = std::max(most, bytes);
+  }
+  return most * checkpoint_bytes / model_checkpoint_bytes(s);
+}
+
 ResolvedPolicy resolve_policy(const scenario::Scenario& s, const scenario::PolicySpec& p) {
   ResolvedPolicy r;
   r.spec = &p;
-  r.checkpoint_bytes = p.checkpoint_bytes;
-  if (r.checkpoint_bytes <= 0) {
-    const double params = models::param_counts(s.model).total;
-    r.checkpoint_bytes = params * (2 + models::optimizer_bytes_per_param(s.training.optimizer));
-  }
+  r.checkpoint_bytes = p.checkpoint_bytes > 0 ? p.checkpoint_bytes : model_checkpoint_bytes(s);
   // Other jobs' share of the storage leaves the rest to this one, both ways.
   const double free = 1 - p.storage_background_load;
   r.write_Bps = p.storage_write_bw_Bps * free;
-  // Sharded save: each GPU stages its 1/gpus share over its own host link.
-  const double stage_s = r.checkpoint_bytes / (s.cluster.gpus * p.host_copy_bw_Bps);
+  // The blocking stage. Checkpoints are taken between steps, where a
+  // synchronous step has already drained its pipeline and collectives, so no
+  // drain is added. Every GPU copies its part over its own link (PCIe), and a
+  // node's GPUs together at most at its host memory's bandwidth (MegaScale,
+  // NSDI'24: the first, blocking stage copies GPU state to pinned host memory).
+  r.snapshot_bytes_per_gpu = snapshot_bytes_per_gpu(s, p, r.checkpoint_bytes);
+  r.snapshot_s =
+      std::max(r.snapshot_bytes_per_gpu / p.host_copy_bw_Bps,
+               s.cluster.gpus_per_node * r.snapshot_bytes_per_gpu / p.host_memory_bw_Bps);
+  r.coordination_s = p.checkpoint_coordination_s;
+  const double stage_s = r.coordination_s + r.snapshot_s;
   const double upload_s = r.checkpoint_bytes / r.write_Bps;
   r.stall_s = p.async_upload ? stage_s : stage_s + upload_s;
   r.upload_s = p.async_upload ? upload_s : 0;

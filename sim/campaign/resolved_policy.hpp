@@ -3,6 +3,10 @@
 // by its rule (Young 1974: sqrt(2 C M); Daly 2006: the higher-order form),
 // computed on the checkpoint's effective cost and never shorter than what the
 // storage can take (one upload, or one peer copy for in-memory checkpoints).
+// The stall is what every rank waits for: the coordination of the save
+// (planning, metadata, barrier) and the busiest GPU's copy of its part of the
+// state to host memory, at its own link or its node's share of host memory
+// (docs/campaign.md, "What a checkpoint costs", gives each term's source).
 #pragma once
 
 #include "models/scenario/scenario.hpp"
@@ -12,10 +16,14 @@ namespace myriad::sim::campaign {
 struct ResolvedPolicy {
   const scenario::PolicySpec* spec = nullptr;
   double checkpoint_bytes = 0;
-  double write_Bps = 0;       // storage write bandwidth the job gets (after other jobs' load)
-  double stall_s = 0;         // blocking per checkpoint (stage; plus upload when not async)
-  double upload_s = 0;        // background upload, when async
-  double peer_copy_s = 0;     // in-memory: each node's shard to its peer, in the background
+  double write_Bps = 0;  // storage write bandwidth the job gets (after other jobs' load)
+  double stall_s = 0;    // blocking per checkpoint (stage; plus upload when not async)
+  // The stage, in parts: coordination_s + snapshot_s.
+  double snapshot_bytes_per_gpu = 0;  // the busiest GPU's copy to host memory
+  double snapshot_s = 0;              // that copy, at its link or its node's host memory share
+  double coordination_s = 0;          // save planning, metadata exchange, barrier
+  double upload_s = 0;                // background upload, when async
+  double peer_copy_s = 0;             // in-memory: each node's shard to its peer, in the background
   double load_s = 0;          // reading the checkpoint back on restart (from a peer when in memory)
   double storage_load_s = 0;  // reading it back from storage
   // What the interval rules see: the stall, plus the training an upload's
@@ -36,6 +44,12 @@ struct ResolvedPolicy {
 double job_failure_rate(const scenario::Scenario& s, int nodes);
 double young_interval(double cost_s, double mtbf_s);
 double daly_interval(double cost_s, double mtbf_s);
+
+// Bytes the busiest GPU copies to host memory at a checkpoint of
+// `checkpoint_bytes` (the model's own size, or the policy's checkpoint_size,
+// which scales every GPU's part alike), by the policy's checkpoint_snapshot.
+double snapshot_bytes_per_gpu(const scenario::Scenario& s, const scenario::PolicySpec& p,
+                              double checkpoint_bytes);
 
 ResolvedPolicy resolve_policy(const scenario::Scenario& s, const scenario::PolicySpec& p);
 

@@ -3,6 +3,7 @@
 // named as an output, an output name the file system cannot hold, and an event
 // log that never follows a planted link. Each is refused at once with the figure
 // and the key or flag behind it; none runs, hangs or overwrites.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -65,9 +66,12 @@ TEST_F(Bounds, ACampaignPastItsEventBoundIsRefusedNamingTheKey) {
 
 // Before: a tiny checkpoint made Young's interval microseconds, and the campaign
 // never ended.
+// A checkpoint of a thousandth of a byte with no coordination stalls for
+// nothing, so Young's interval tends to zero.
 TEST_F(Bounds, ACheckpointIntervalTendingToZeroIsRefused) {
   const Result r = run_cli({"campaign", kCampaign, "--days", "1", "--seeds", "2", "--set",
-                            "policies.0.checkpoint_size=0.001B"});
+                            "policies.0.checkpoint_size=0.001B", "--set",
+                            "policies.0.checkpoint_coordination=0s"});
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("policies[0].checkpoint_rule: young"), std::string::npos) << r.err;
 }
@@ -80,8 +84,13 @@ TEST_F(Bounds, TooManySeedsAreRefusedBeforeAnyRun) {
 
 // Before: the bad last value was found after every other value's campaign ran.
 TEST_F(Bounds, EveryVaryValueIsCheckedBeforeAnyCampaignRuns) {
-  const Result r = run_cli({"campaign", kCampaign, "--days", "1", "--seeds", "2", "--vary",
-                            "policies.checkpoint_size=1TB,0.001B"});
+  std::vector<std::string> args = {
+      "campaign", kCampaign, "--days", "1",
+      "--seeds",  "2",       "--vary", "policies.checkpoint_size=1TB,0.001B"};
+  for (int i = 0; i < 4; ++i) {  // every policy set, without coordination
+    args.insert(args.end(), {"--set", fmt::format("policies.{}.checkpoint_coordination=0s", i)});
+  }
+  const Result r = run_cli(args);
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("--vary policies.checkpoint_size=0.001B"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("(1 of 2)"), std::string::npos) << "a campaign ran first:\n" << r.err;

@@ -38,6 +38,25 @@ using sim::campaign::PolicyReport;
 using sim::campaign::RunResult;
 using namespace campaign_table;  // NOLINT(google-build-using-namespace): this verb's rows
 
+using AddRow =
+    std::function<void(const std::string&, const std::function<std::string(const PolicyReport&)>&)>;
+
+// The blocking stall every checkpoint costs, and with --wide its parts: the
+// coordination of the save and the busiest GPU's copy to host memory.
+void add_checkpoint_stall(const AddRow& add, bool wide) {
+  add("checkpoint stall", [](const PolicyReport& p) { return duration(p.policy.stall_s); });
+  if (!wide) return;
+  add("  coordination (planning, metadata, barrier)",
+      [](const PolicyReport& p) { return duration(p.policy.coordination_s); });
+  add("  copy to host memory (busiest GPU)", [](const PolicyReport& p) {
+    return fmt::format("{}B in {}", si_count(p.policy.snapshot_bytes_per_gpu),
+                       duration(p.policy.snapshot_s));
+  });
+  add("checkpoint size", [](const PolicyReport& p) {
+    return fmt::format("{}B", si_count(p.policy.checkpoint_bytes));
+  });
+}
+
 std::string report_text(const scenario::Scenario& s, const CampaignReport& report, int seeds,
                         bool wide) {
   std::string out = fmt::format("{}\n", s.name.empty() ? s.file : s.name);
@@ -77,8 +96,8 @@ std::string report_text(const scenario::Scenario& s, const CampaignReport& repor
       return p.policy.raised ? duration(p.policy.rule_interval_s) : std::string("-");
     });
   }
+  add_checkpoint_stall(add, wide);
   if (wide) {
-    add("checkpoint stall", [](const PolicyReport& p) { return duration(p.policy.stall_s); });
     add("checkpoint upload (background)", [](const PolicyReport& p) {
       return p.policy.upload_s > 0 ? duration(p.policy.upload_s) : std::string("in the stall");
     });
@@ -162,6 +181,9 @@ nlohmann::json report_json(const scenario::Scenario& s, const CampaignReport& re
          {"checkpoint_rule_interval_s", p.policy.rule_interval_s},
          {"checkpoint_interval_raised", p.policy.raised},
          {"checkpoint_stall_s", p.policy.stall_s},
+         {"checkpoint_coordination_s", p.policy.coordination_s},
+         {"checkpoint_snapshot_s", p.policy.snapshot_s},
+         {"checkpoint_snapshot_bytes_per_gpu", p.policy.snapshot_bytes_per_gpu},
          {"checkpoint_upload_s", p.policy.upload_s},
          {"checkpoint_bytes", p.policy.checkpoint_bytes},
          {"storage_write_Bps", p.policy.write_Bps},
