@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/scenario/loader.hpp"
+#include "models/scenario/run_title.hpp"
 #include "myriad_source_paths.hpp"
 
 namespace myriad::scenario {
@@ -136,6 +137,30 @@ TEST(Overrides, APresetSwitchLeavesWhatTheCommandSets) {
   const Scenario back = refined_with({"cluster.preset=gb200-nvl72", "cluster.preset=llama3-like"});
   EXPECT_EQ(back.cluster.gpus, 2048);
   EXPECT_EQ(warnings_of(back).find("gives way"), std::string::npos) << warnings_of(back);
+}
+
+// A report's title is the run's: the scenario's name while the command changes
+// neither its cluster nor its model, else the model, GPU count and GPU as
+// resolved, with the name and the overrides that changed it.
+TEST(Overrides, TitlesComeFromTheResolvedRun) {
+  const std::string named = "name: Llama 3 8B on 2,048 H800\n" + kRefined;
+  const auto title = [&](const std::vector<std::string>& sets) {
+    return run_title(
+        load_scenario_text(named, "refined.yaml", LoadOptions({MYRIAD_SCENARIO_DIR}, sets)));
+  };
+  EXPECT_EQ(title({}), "Llama 3 8B on 2,048 H800");
+  EXPECT_EQ(title({"training.tokens=1T"}), "Llama 3 8B on 2,048 H800");
+  EXPECT_EQ(title({"cluster.gpu=B200"}),
+            "Llama 3 8B on 2,048 B200 (scenario \"Llama 3 8B on 2,048 H800\" with --set "
+            "cluster.gpu)");
+  EXPECT_EQ(title({"cluster.preset=gb200-nvl72", "cluster.gpus=576"}),
+            "Llama 3 8B on 576 GB200 (scenario \"Llama 3 8B on 2,048 H800\" with --set "
+            "cluster.gpus, --set cluster.preset)");
+  EXPECT_EQ(title({"cluster.gpu=B200", "name=mine"}), "mine");
+  EXPECT_EQ(run_title(refined_with({})), "refined.yaml");
+  EXPECT_EQ(grouped(16384), "16,384");
+  EXPECT_EQ(grouped(999), "999");
+  EXPECT_EQ(grouped(-1234567), "-1,234,567");
 }
 
 TEST(Overrides, ProblemsNameTheOverride) {

@@ -1,7 +1,6 @@
-// `myriad plan SCENARIO`: the layout search (sim/plan/layout_search.hpp) with the
-// scenario's model, cluster and token target fixed; the best layouts by an
-// objective, how many candidates were pruned and why, and the `--set` line that
-// reproduces the best one for `estimate`, `simulate` or `campaign`.
+// `myriad plan SCENARIO`: the layout search (sim/plan/layout_search.hpp); the best layouts by
+// an objective, how many candidates were pruned and why, and the `--set` line that reproduces
+// the best one for `estimate`, `simulate` or `campaign`.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <ostream>
 #include <thread>
 
+#include "models/scenario/run_title.hpp"
 #include "models/scenario/text_file.hpp"
 #include "sim/campaign/campaign_report.hpp"
 #include "sim/plan/growth.hpp"
@@ -345,9 +345,9 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   line.reset();
   io.out << fmt::format("{}\n  {} x {}, {} layers, {} tokens a sequence; global batch: {} ({})\n",
-                        s->name.empty() ? scenario_name(o.scenario) : s->name, s->cluster.gpus,
-                        s->cluster.gpu.name, s->model.layers, s->model.seq_length,
-                        fmt::join(space.global_batch, ", "), batch_origin);
+                        scenario::run_title(*s), s->cluster.gpus, s->cluster.gpu.name,
+                        s->model.layers, s->model.seq_length, fmt::join(space.global_batch, ", "),
+                        batch_origin);
   io.out << profile_line(*profile);
   std::string experts;
   if (!space.etp.empty()) experts += " x etp {tp, 1}";
