@@ -222,7 +222,22 @@ Scenario build(ConfigNode root, const std::string& name, const LoadOptions& opti
   if (!diagnostics.has_errors()) load_fault_replay(scenario, diagnostics);
   if (!diagnostics.has_errors()) {
     derive(scenario);
-    check(scenario, root.where(), diagnostics);
+    if (options.layout_searched) {
+      Diagnostics checked;
+      check(scenario, root.where(), checked);
+      for (const Diagnostic& d : checked.all()) {
+        if (d.severity == Severity::error && d.key.starts_with("parallelism.")) {
+          diagnostics.warning(d.where, d.key,
+                              d.message + " (the scenario's own layout; the search tries others)");
+        } else if (d.severity == Severity::error) {
+          diagnostics.error(d.where, d.key, d.message);
+        } else {
+          diagnostics.warning(d.where, d.key, d.message);
+        }
+      }
+    } else {
+      check(scenario, root.where(), diagnostics);
+    }
   }
   if (diagnostics.has_errors()) throw ScenarioError(diagnostics);
   for (const auto& d : diagnostics.all()) scenario.warnings.push_back(d);
