@@ -22,8 +22,9 @@ std::string display_path(const std::filesystem::path& p) {
 
 class PresetResolver {
  public:
-  PresetResolver(const PresetLibrary& library, Diagnostics& diagnostics)
-      : library_(library), diagnostics_(diagnostics) {}
+  PresetResolver(const PresetLibrary& library, Diagnostics& diagnostics,
+                 const PresetSwitches* switches = nullptr)
+      : library_(library), diagnostics_(diagnostics), switches_(switches) {}
 
   // True when a preset could not be resolved: the section then lacks what the
   // preset would have given, and errors about missing keys would be noise.
@@ -32,17 +33,19 @@ class PresetResolver {
   // The preset named by the scalar `name` (the key `key_path` in messages), resolved.
   ConfigNode named(PresetKind kind, const ConfigNode& name, const std::string& key_path) {
     ConfigNode section = load(kind, name.text(), name, key_path);
-    resolve_children(section, kind, key_path);
+    resolve_children(section, kind, key_path, false);
     return section;
   }
 
   // Replaces `section` by its preset (recursively) with the section's own keys laid over it.
-  // `path` is the section's dotted key, for messages.
-  void resolve(ConfigNode& section, PresetKind kind, const std::string& path) {
+  // `path` is the section's dotted key, for messages; `in_scenario`: the section is
+  // the scenario's (not a preset file's), so an override's preset switch applies to it.
+  void resolve(ConfigNode& section, PresetKind kind, const std::string& path,
+               bool in_scenario = false) {
     normalize(section, kind);
     const ConfigNode* preset = section.is_map() ? section.find("preset") : nullptr;
     if (preset == nullptr) {
-      resolve_children(section, kind, path);
+      resolve_children(section, kind, path, in_scenario);
       return;
     }
     if (!preset->is_scalar()) {  // the schema reports it
@@ -53,12 +56,13 @@ class PresetResolver {
     ConfigNode base = load(kind, name, *preset, path + ".preset");
     ConfigNode own = section;
     own.erase("preset");
+    if (in_scenario) give_way(own, base, path);
     const ConfigNode::Entry* preset_entry = section.find_entry("preset");
     const Location key_where = preset_entry->key_where;
     const ConfigNode name_node = preset_entry->value;
     section = merge(base, own);
     section.set("preset", key_where, name_node);
-    resolve_children(section, kind, path);
+    resolve_children(section, kind, path, in_scenario);
   }
 
  private:
@@ -78,13 +82,37 @@ class PresetResolver {
     }
   }
 
-  void resolve_children(ConfigNode& section, PresetKind kind, const std::string& path) {
+  void resolve_children(ConfigNode& section, PresetKind kind, const std::string& path,
+                        bool in_scenario) {
     if (kind != PresetKind::clusters || !section.is_map()) return;
     if (const auto* entry = section.find_entry("gpu"); entry != nullptr) {
       ConfigNode gpu = entry->value;
-      resolve(gpu, PresetKind::hardware, path + ".gpu");
+      resolve(gpu, PresetKind::hardware, path + ".gpu", in_scenario);
       section.set("gpu", entry->key_where, gpu);
     }
+  }
+
+  // An override switched the section at `path` to the preset `base`: every key of
+  // `own` (the scenario's keys there) that the preset defines gives way to the
+  // preset's, a mapping such as `gpu` or `network` whole, unless an override set
+  // it; each one a warning, so that nothing the file said is dropped unseen.
+  void give_way(ConfigNode& own, const ConfigNode& base, const std::string& path) {
+    const PresetSwitch* to = switches_ != nullptr ? switches_->of(path) : nullptr;
+    if (to == nullptr || !own.is_map() || !base.is_map()) return;
+    std::vector<std::string> dropped;
+    for (const auto& e : own.entries()) {
+      const std::string key = path + "." + e.key;
+      if (base.find(e.key) == nullptr || switches_->sets(key)) continue;
+      diagnostics_.warning(
+          e.key_where, key,
+          fmt::format("{} in the scenario gives way to {} of preset '{}': --set {}={} "
+                      "switched the preset{}, and the file's value went with the old one; give "
+                      "--set {}=VALUE to choose another",
+                      e.value.describe(), base.find(e.key)->describe(), to->to, to->by, to->to,
+                      to->from.empty() ? std::string{} : fmt::format(" from '{}'", to->from), key));
+      dropped.push_back(e.key);
+    }
+    for (const auto& key : dropped) own.erase(key);
   }
 
   ConfigNode load(PresetKind kind, const std::string& name, const ConfigNode& at,
@@ -126,19 +154,20 @@ class PresetResolver {
 
   const PresetLibrary& library_;
   Diagnostics& diagnostics_;
+  const PresetSwitches* switches_;
   std::vector<std::string> chain_;
   bool failed_ = false;
 };
 
 // Returns false when a preset could not be resolved.
 bool resolve_scenario_presets(ConfigNode& root, const PresetLibrary& library,
-                              Diagnostics& diagnostics) {
-  PresetResolver resolver(library, diagnostics);
+                              const PresetSwitches& switches, Diagnostics& diagnostics) {
+  PresetResolver resolver(library, diagnostics, &switches);
   for (const auto& [key, kind] :
        {std::pair{"cluster", PresetKind::clusters}, std::pair{"model", PresetKind::models}}) {
     if (const auto* entry = root.find_entry(key); entry != nullptr) {
       ConfigNode section = entry->value;
-      resolver.resolve(section, kind, key);
+      resolver.resolve(section, kind, key, true);
       root.set(key, entry->key_where, section);
     }
   }
@@ -171,7 +200,8 @@ Scenario build(ConfigNode root, const std::string& name, const LoadOptions& opti
   scenario.file = name;
   // A syntax error leaves nothing worth checking further.
   if (diagnostics.has_errors() && root.is_null()) throw ScenarioError(diagnostics);
-  apply_overrides(root, options.overrides, OverridePhase::presets, diagnostics);
+  const PresetSwitches switches =
+      apply_overrides(root, options.overrides, OverridePhase::presets, diagnostics);
   if (!root.is_map()) {
     diagnostics.error(root.where(), "",
                       fmt::format("a scenario must be a mapping of sections (cluster, model, "
@@ -180,7 +210,7 @@ Scenario build(ConfigNode root, const std::string& name, const LoadOptions& opti
     throw ScenarioError(diagnostics);
   }
   const PresetLibrary library(options.preset_path);
-  const bool presets_ok = resolve_scenario_presets(root, library, diagnostics);
+  const bool presets_ok = resolve_scenario_presets(root, library, switches, diagnostics);
   apply_overrides(root, options.overrides, OverridePhase::values, diagnostics);
   // Without its preset a section lacks most keys: say so once, not once per key.
   ParseContext ctx{diagnostics, scenario.origins, !presets_ok};
@@ -192,7 +222,22 @@ Scenario build(ConfigNode root, const std::string& name, const LoadOptions& opti
   if (!diagnostics.has_errors()) load_fault_replay(scenario, diagnostics);
   if (!diagnostics.has_errors()) {
     derive(scenario);
-    check(scenario, root.where(), diagnostics);
+    if (options.layout_searched) {
+      Diagnostics checked;
+      check(scenario, root.where(), checked);
+      for (const Diagnostic& d : checked.all()) {
+        if (d.severity == Severity::error && d.key.starts_with("parallelism.")) {
+          diagnostics.warning(d.where, d.key,
+                              d.message + " (the scenario's own layout; the search tries others)");
+        } else if (d.severity == Severity::error) {
+          diagnostics.error(d.where, d.key, d.message);
+        } else {
+          diagnostics.warning(d.where, d.key, d.message);
+        }
+      }
+    } else {
+      check(scenario, root.where(), diagnostics);
+    }
   }
   if (diagnostics.has_errors()) throw ScenarioError(diagnostics);
   for (const auto& d : diagnostics.all()) scenario.warnings.push_back(d);

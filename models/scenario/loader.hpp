@@ -26,6 +26,11 @@ struct LoadOptions {
   // `key.path=value`, laid over the scenario in order before its presets are
   // resolved (overrides.hpp): `--set` on the command line.
   std::vector<std::string> overrides;
+  // The caller searches the layouts (`myriad plan`): the scenario's own parallelism
+  // is a template there, so what the checks find wrong with it under a `parallelism.`
+  // key (a batch dp does not divide at another GPU count) is a warning that says so,
+  // not an error. The model, cluster and training must still be valid.
+  bool layout_searched = false;
 };
 
 // Throws ScenarioError with every problem found; warnings ride on the result.

@@ -92,16 +92,45 @@ void set_below(ConfigNode& node, const std::vector<std::string>& parts, std::siz
   node.set(part, entry != nullptr ? entry->key_where : where, std::move(child));
 }
 
+// The preset the section at `parts[0..n)` names in `root` ("" for none): a
+// mapping's `preset`, or the scalar short form of a GPU (`gpu: H100`).
+std::string preset_named(const ConfigNode& root, const std::vector<std::string>& parts,
+                         std::size_t n) {
+  const ConfigNode* node = &root;
+  for (std::size_t i = 0; i < n; ++i) {
+    node = node->is_map() ? node->find(parts[i]) : nullptr;
+    if (node == nullptr) return "";
+  }
+  if (node->is_scalar()) return node->text();
+  const ConfigNode* preset = node->is_map() ? node->find("preset") : nullptr;
+  return preset != nullptr && preset->is_scalar() ? preset->text() : "";
+}
+
 }  // namespace
 
-void apply_overrides(ConfigNode& root, const std::vector<std::string>& overrides,
-                     OverridePhase phase, Diagnostics& diagnostics) {
+const PresetSwitch* PresetSwitches::of(const std::string& section) const {
+  const auto it = std::find_if(switched.begin(), switched.end(),
+                               [&](const PresetSwitch& s) { return s.section == section; });
+  return it == switched.end() ? nullptr : &*it;
+}
+
+bool PresetSwitches::sets(const std::string& path) const {
+  return std::any_of(set.begin(), set.end(), [&](const std::string& p) {
+    return p == path || (p.size() > path.size() && p.starts_with(path) && p[path.size()] == '.');
+  });
+}
+
+PresetSwitches apply_overrides(ConfigNode& root, const std::vector<std::string>& overrides,
+                               OverridePhase phase, Diagnostics& diagnostics) {
+  PresetSwitches switches;
   for (const std::string& text : overrides) {
     const std::size_t eq = text.find('=');
     const std::string path = text.substr(0, eq);
     const bool chooses_preset =
         eq != std::string::npos && (path == "cluster.gpu" || path == "preset" ||
                                     (path.size() > 7 && path.ends_with(".preset")));
+    // Every path the command sets, so that a preset switch leaves them to it.
+    if (phase == OverridePhase::presets && eq != std::string::npos) switches.set.push_back(path);
     if (chooses_preset != (phase == OverridePhase::presets)) continue;
     const Location where{fmt::format("--set {}", models::printable(path)), 0, 0};
     try {
@@ -119,11 +148,25 @@ void apply_overrides(ConfigNode& root, const std::vector<std::string>& overrides
       }
       value.relocate(where);
       if (!root.is_map()) root = ConfigNode::map(root.where());
+      if (phase == OverridePhase::presets && value.is_scalar()) {
+        // The section whose preset this chooses: `cluster.gpu` itself, or the path less `.preset`.
+        const std::size_t n = parts.back() == "preset" ? parts.size() - 1 : parts.size();
+        std::string section = joined(parts, n);
+        // A second override of the same section switches from what the scenario named.
+        const PresetSwitch* prior = switches.of(section);
+        const std::string from = prior != nullptr ? prior->from : preset_named(root, parts, n);
+        std::erase_if(switches.switched,
+                      [&](const PresetSwitch& s) { return s.section == section; });
+        if (n > 0 && from != value.text()) {
+          switches.switched.push_back({std::move(section), from, value.text(), path});
+        }
+      }
       set_below(root, parts, 0, value, where);
     } catch (const OverrideError& e) {
       diagnostics.error(where, "", e.what());
     }
   }
+  return switches;
 }
 
 }  // namespace myriad::scenario

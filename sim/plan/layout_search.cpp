@@ -26,16 +26,37 @@ std::vector<T> or_base(const std::vector<T>& values, T base) {
   return values.empty() ? std::vector<T>{base} : values;
 }
 
-// Better first; ties by enumeration order, so the result does not depend on
-// anything but the space.
-bool better(const PlannedLayout& a, const PlannedLayout& b, const Objective& o) {
-  const double x = a.metrics.objective(o.name);
-  const double y = b.metrics.objective(o.name);
-  if (x != y) return o.maximize ? x > y : x < y;
-  return a.index < b.index;
+bool better(const PlannedLayout& a, const PlannedLayout& b, const PlanOptions& o) {
+  return ranks_before(a, b, o);
+}
+
+// Alike: the same search, step time and memory (so the same objective).
+bool alike(const PlannedLayout& a, const PlannedLayout& b) {
+  return a.variant == b.variant && a.metrics.step_time_s == b.metrics.step_time_s &&
+         a.metrics.memory == b.metrics.memory;
 }
 
 }  // namespace
+
+bool ranks_before(const PlannedLayout& a, const PlannedLayout& b, const PlanOptions& options) {
+  const bool a_meets = a.metrics.days <= options.max_days;
+  const bool b_meets = b.metrics.days <= options.max_days;
+  if (a_meets != b_meets) return a_meets;
+  const Objective& o = options.objective;
+  const double x = a_meets ? a.metrics.objective(o.name) : a.metrics.days;
+  const double y = b_meets ? b.metrics.objective(o.name) : b.metrics.days;
+  if (x != y) return a_meets && o.maximize ? x > y : x < y;
+  if (a.variant != b.variant) return a.variant < b.variant;
+  return a.index < b.index;
+}
+
+int batch_in_range(const scenario::ParallelSpec& p, const SearchSpace::BatchRange& range) {
+  const long long model_parallel = static_cast<long long>(p.tp) * p.pp * p.cp;
+  if (model_parallel <= 0 || range.gpus % model_parallel != 0) return range.lo;
+  const long long step = p.micro_batch * (range.gpus / model_parallel);
+  const long long largest = range.hi / step * step;
+  return largest >= range.lo ? static_cast<int>(largest) : range.lo;
+}
 
 double LayoutMetrics::objective(const std::string& name) const {
   if (name == "gpu-hours") return gpu_hours;
@@ -96,6 +117,7 @@ struct Lists {
   std::vector<scenario::Recompute> recompute;
   std::vector<scenario::Placement> placement;
   std::vector<scenario::PruneSpec> prune;
+  std::optional<SearchSpace::BatchRange> batch_range;
 
   Lists(const SearchSpace& space, const scenario::ParallelSpec& p0,
         const scenario::PruneSpec& prune0)
@@ -110,7 +132,8 @@ struct Lists {
         batch(or_base(space.global_batch, p0.global_batch)),
         recompute(or_base(space.recompute, p0.recompute)),
         placement(or_base(space.placement, p0.placement)),
-        prune(or_base(space.prune, prune0)) {}
+        prune(or_base(space.prune, prune0)),
+        batch_range(space.batch_range) {}
 
   // Layouts per pruning variant.
   [[nodiscard]] std::size_t layouts() const {
@@ -146,6 +169,7 @@ struct Lists {
     p.first_stage_layers = 0;
     p.last_stage_layers = 0;
     p.stage_layers.clear();
+    if (batch_range) p.global_batch = batch_in_range(p, *batch_range);
     return p;
   }
   [[nodiscard]] const scenario::PruneSpec& prune_at(std::size_t index) const {
@@ -154,91 +178,6 @@ struct Lists {
 };
 
 }  // namespace
-
-std::string prune_text(const scenario::PruneSpec& p) {
-  std::vector<std::string> parts;
-  if (p.experts > 0) parts.push_back(fmt::format("experts {}", p.experts));
-  if (p.pattern == scenario::Sparsity::two_four) parts.emplace_back("2:4");
-  if (p.pattern == scenario::Sparsity::unstructured) {
-    parts.push_back(fmt::format("unstructured {:g} %{}", 100 * p.sparsity,
-                                p.sparse_kernel ? " (sparse kernel)" : ""));
-  }
-  return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, " + "));
-}
-
-scenario::PruneSpec parse_prune(const std::string& text) {
-  scenario::PruneSpec p;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find('+', start), text.size());
-    const std::string part = text.substr(start, end - start);
-    const std::size_t eq = part.find('=');
-    const std::string name = part.substr(0, eq);
-    const std::string value = eq == std::string::npos ? "" : part.substr(eq + 1);
-    const auto number = [&](double lo, double hi) {
-      std::size_t used = 0;
-      double v = 0;
-      try {
-        v = std::stod(value, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != value.size() || !(v >= lo && v <= hi)) {
-        throw std::invalid_argument(
-            fmt::format("'{}': expected {}=NUMBER in [{:g}, {:g}]", part, name, lo, hi));
-      }
-      return v;
-    };
-    const bool pattern = part == "2:4" || name == "unstructured" || name == "unstructured-kernel";
-    if (pattern && p.pattern != scenario::Sparsity::none) {
-      throw std::invalid_argument(
-          fmt::format("'{}': one sparsity pattern a variant ('{}' has two)", part, text));
-    }
-    if (part == "none") {
-    } else if (part == "2:4") {
-      p.pattern = scenario::Sparsity::two_four;
-      p.sparsity = 0.5;
-    } else if (name == "unstructured" || name == "unstructured-kernel") {
-      p.pattern = scenario::Sparsity::unstructured;
-      p.sparsity = number(0.01, 0.99);
-      p.sparse_kernel = name == "unstructured-kernel";
-    } else if (name == "experts") {
-      const double n = number(1, 1 << 20);
-      if (n != std::floor(n)) {
-        throw std::invalid_argument(fmt::format("'{}': experts=N takes a whole number", part));
-      }
-      p.experts = static_cast<int>(n);
-    } else {
-      throw std::invalid_argument(fmt::format(
-          "'{}': expected none, 2:4, unstructured=F, unstructured-kernel=F or experts=N, "
-          "joined by '+'",
-          part));
-    }
-    start = end + 1;
-  }
-  return p;
-}
-
-std::vector<scenario::PruneSpec> parse_prune_axis(const scenario::Scenario& s,
-                                                  const std::string& values) {
-  if (values.empty()) return {};
-  if (!s.model.is_moe()) throw std::invalid_argument("the model has no experts to prune");
-  const scenario::MoeSpec& moe = s.model.moe;
-  std::vector<scenario::PruneSpec> variants;
-  for (const auto& v : parse_axis("model.moe.prune=" + values).values) {
-    const scenario::PruneSpec p = parse_prune(v);
-    const int left = moe.experts - p.experts;
-    if (left < moe.top_k) {
-      throw std::invalid_argument(fmt::format(
-          "'{}' prunes {} of the model's {} experts and leaves {}: {}", v, p.experts, moe.experts,
-          std::max(left, 0),
-          left < 1 ? std::string("none to route a token to")
-                   : fmt::format("fewer than the {} each token is routed to (top_k)", moe.top_k)));
-    }
-    variants.push_back(p);
-  }
-  return variants;
-}
 
 std::string empty_space_problem(const PlanResult& r) {
   if (r.candidates == 0 || r.evaluated > 0) return "";
@@ -324,7 +263,7 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
   PlanResult result;
   // The layouts kept: a heap whose top is the worst of them.
   const auto worse_first = [&](const PlannedLayout& a, const PlannedLayout& b) {
-    return better(a, b, options.objective);
+    return better(a, b, options);
   };
   std::vector<PlannedLayout> kept;
   scenario::Scenario s = base;
@@ -377,13 +316,13 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
       ++result.over_memory;
       continue;
     }
+    if (l.metrics.days <= options.max_days) ++result.meets_deadline;
     // Alike: the same step time and memory as a layout kept, so the same objective
     // and a later index: folded into it. (Order-free: the layouts kept at the end
     // are the best K of the distinct (step time, memory) groups, each its group's
     // first, with the rest of its group counted.)
-    const auto same = std::find_if(kept.begin(), kept.end(), [&](const auto& k) {
-      return k.metrics.step_time_s == l.metrics.step_time_s && k.metrics.memory == l.metrics.memory;
-    });
+    const auto same =
+        std::find_if(kept.begin(), kept.end(), [&](const auto& k) { return alike(k, l); });
     if (same != kept.end()) {
       ++same->alike;
       continue;
@@ -391,7 +330,7 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
     if (kept.size() < options.top) {
       kept.push_back(l);
       std::push_heap(kept.begin(), kept.end(), worse_first);
-    } else if (options.top > 0 && better(l, kept.front(), options.objective)) {
+    } else if (options.top > 0 && better(l, kept.front(), options)) {
       std::pop_heap(kept.begin(), kept.end(), worse_first);
       kept.back() = l;
       std::push_heap(kept.begin(), kept.end(), worse_first);
@@ -448,13 +387,10 @@ nlohmann::json plan_to_json(const PlanResult& r) {
                    {"metrics", metrics_to_json(l.metrics)},
                    {"stage_layers", l.parallelism.stage_layers}});
   }
-  return {{"candidates", r.candidates},
-          {"pruned", r.pruned},
-          {"over_memory", r.over_memory},
-          {"evaluated", r.evaluated},
-          {"balanced", r.balanced},
-          {"pruned_by", pruned},
-          {"top", top}};
+  return {{"candidates", r.candidates},   {"pruned", r.pruned},
+          {"over_memory", r.over_memory}, {"evaluated", r.evaluated},
+          {"balanced", r.balanced},       {"meets_deadline", r.meets_deadline},
+          {"pruned_by", pruned},          {"top", top}};
 }
 
 PlanResult plan_from_json(const nlohmann::json& j, const scenario::Scenario& base,
@@ -465,6 +401,7 @@ PlanResult plan_from_json(const nlohmann::json& j, const scenario::Scenario& bas
   r.over_memory = j.at("over_memory").get<std::size_t>();
   r.evaluated = j.at("evaluated").get<std::size_t>();
   r.balanced = j.at("balanced").get<std::size_t>();
+  r.meets_deadline = j.at("meets_deadline").get<std::size_t>();
   for (const auto& [key, by] : j.at("pruned_by").items()) {
     r.pruned_by[key] = {by.at("count").get<std::size_t>(), by.at("example").get<std::string>(),
                         by.at("first").get<std::size_t>()};
@@ -493,6 +430,7 @@ PlanResult merge_plans(const std::vector<PlanResult>& shards, const PlanOptions&
     out.over_memory += r.over_memory;
     out.evaluated += r.evaluated;
     out.balanced += r.balanced;
+    out.meets_deadline += r.meets_deadline;
     for (const auto& [key, by] : r.pruned_by) {
       PrunedBy& merged = out.pruned_by[key];
       if (merged.count == 0 || by.first < merged.first) {
@@ -504,22 +442,19 @@ PlanResult merge_plans(const std::vector<PlanResult>& shards, const PlanOptions&
     // A group the best K hold has every shard's members of it in that shard's
     // best K (a shard with K better groups would put K better ones ahead of it).
     for (const PlannedLayout& l : r.top) {
-      const auto same = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
-        return g.metrics.step_time_s == l.metrics.step_time_s &&
-               g.metrics.memory == l.metrics.memory;
-      });
+      const auto same =
+          std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return alike(g, l); });
       if (same == groups.end()) {
         groups.push_back(l);
       } else {
         const std::size_t alike = same->alike + l.alike + 1;
-        if (l.index < same->index) *same = l;
+        if (std::pair(l.variant, l.index) < std::pair(same->variant, same->index)) *same = l;
         same->alike = alike;
       }
     }
   }
-  std::sort(groups.begin(), groups.end(), [&](const PlannedLayout& a, const PlannedLayout& b) {
-    return better(a, b, options.objective);
-  });
+  std::sort(groups.begin(), groups.end(),
+            [&](const PlannedLayout& a, const PlannedLayout& b) { return better(a, b, options); });
   if (groups.size() > options.top) groups.resize(options.top);
   out.top = std::move(groups);
   return out;
@@ -536,24 +471,6 @@ void apply_layout(scenario::Scenario& s, const scenario::ParallelSpec& p) {
 void apply_planned(scenario::Scenario& s, const PlannedLayout& l) {
   apply_layout(s, l.parallelism);
   s.model.moe.prune = l.prune;
-}
-
-std::vector<std::string> prune_overrides(const scenario::PruneSpec& p) {
-  std::vector<std::string> out = {fmt::format("model.moe.prune.experts={}", p.experts)};
-  switch (p.pattern) {
-    case scenario::Sparsity::none:
-      out.emplace_back("model.moe.prune.pattern=none");
-      break;
-    case scenario::Sparsity::two_four:
-      out.emplace_back("model.moe.prune.pattern=2:4");
-      break;
-    case scenario::Sparsity::unstructured:
-      out.emplace_back("model.moe.prune.pattern=unstructured");
-      out.push_back(fmt::format("model.moe.prune.sparse_kernel={}", p.sparse_kernel));
-      break;
-  }
-  out.push_back(fmt::format("model.moe.prune.sparsity={}", p.sparsity));
-  return out;
 }
 
 std::vector<std::string> layout_overrides(const scenario::ParallelSpec& p) {

@@ -10,7 +10,9 @@
 
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,7 +31,23 @@ struct SearchSpace {
   std::vector<scenario::Placement> placement;
   // What-if axis on the model: expert pruning variants (the scenario's own when empty).
   std::vector<scenario::PruneSpec> prune;
+  // A range of global batches (sequences) in place of the list: each layout takes
+  // the largest batch from `lo` to `hi` that its micro-batch x dp divides (dp =
+  // gpus / (tp pp cp)); `lo` where none does (the checks then refuse it). The
+  // largest, since in the cost model a larger batch never takes longer per token:
+  // the pipeline bubble and the step's gradient reduction are spread over more
+  // micro-batches, while memory does not grow with their count. How large a batch
+  // still converges is the user's bound, not the model's.
+  struct BatchRange {
+    int lo = 0;
+    int hi = 0;
+    int gpus = 0;  // the cluster's, which dp divides
+  };
+  std::optional<BatchRange> batch_range;
 };
+
+// The batch a layout takes from a range (SearchSpace::BatchRange).
+int batch_in_range(const scenario::ParallelSpec& p, const SearchSpace::BatchRange& range);
 
 // A pruning variant in words: "none", "2:4", "experts 8 + unstructured 50 %".
 std::string prune_text(const scenario::PruneSpec& p);
@@ -89,6 +107,9 @@ struct PlannedLayout {
   // Later layouts with exactly this step time and memory (a placement or a
   // recomputation that changes nothing here), folded into this one.
   std::size_t alike = 0;
+  // Which of several searches (clusters, GPU counts) it came from: the caller's
+  // numbering; layouts fold as alike only within one, and tie by (variant, index).
+  std::size_t variant = 0;
 };
 
 // Candidates the scenario checks refused for one key.
@@ -104,6 +125,7 @@ struct PlanResult {
   std::size_t over_memory = 0;  // valid, but above the headroom
   std::size_t evaluated = 0;    // estimated (valid)
   std::size_t balanced = 0;     // PlanOptions::balanced_stages: layouts taken with a balanced split
+  std::size_t meets_deadline = 0;  // within the headroom and PlanOptions::max_days
   // Pruned candidates by the key their first problem names, with one message.
   std::map<std::string, PrunedBy> pruned_by;
   std::vector<PlannedLayout> top;  // best first, at most K, within the headroom, alike folded
@@ -111,6 +133,9 @@ struct PlanResult {
 
 struct PlanOptions {
   Objective objective{"days", false};
+  // A deadline in days to the token target: the layouts that meet it rank first
+  // by the objective, then the others by days (the nearest miss first).
+  double max_days = std::numeric_limits<double>::infinity();
   // The stage split as an axis: every layout with a pipeline is estimated also
   // with its balanced split (sim/placement: each stage within the headroom), and
   // that one is kept where it is faster, or fits where the even one does not.
@@ -131,6 +156,11 @@ struct PlanOptions {
 
 PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& profile,
                           const SearchSpace& space, const PlanOptions& options);
+
+// Whether `a` ranks before `b`: the deadline met first, then the objective (days
+// where both miss it), then (variant, index), so the order depends on nothing
+// but the spaces.
+bool ranks_before(const PlannedLayout& a, const PlannedLayout& b, const PlanOptions& options);
 
 // Why a search estimated nothing: every candidate refused by the scenario checks,
 // with the keys that refused them (how many, and the first message); "" when

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <stdexcept>
 #include <string>
 
@@ -358,6 +360,101 @@ TEST(LayoutSearch, AnEmptySpaceNamesTheConstraintThatEmptiedIt) {
     EXPECT_THROW((void)parse_prune_axis(mixtral, bad), std::invalid_argument) << bad;
   }
   EXPECT_THROW((void)parse_prune_axis(s, "2:4"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace myriad::sim
+
+namespace myriad::sim {
+namespace {
+
+PlannedLayout planned(std::size_t index, double days, double gpu_hours, std::size_t variant = 0) {
+  PlannedLayout l;
+  l.index = index;
+  l.variant = variant;
+  l.metrics.days = days;
+  l.metrics.gpu_hours = gpu_hours;
+  return l;
+}
+
+// Expectation: with a deadline, the layouts that meet it rank first by the
+// objective (the cheapest), those that miss it after, the nearest miss first;
+// ties by (variant, index); without one, the objective alone.
+TEST(LayoutSearch, TheDeadlineRanksFirstThenTheObjective) {
+  PlanOptions o;
+  o.objective = {"gpu-hours", false};
+  o.max_days = 60;
+  const PlannedLayout cheap_late = planned(0, 61, 1e6);
+  const PlannedLayout dear_on_time = planned(1, 59, 2e6);
+  const PlannedLayout cheap_on_time = planned(2, 60, 1.5e6);
+  const PlannedLayout later = planned(3, 70, 0.5e6);
+  EXPECT_TRUE(ranks_before(dear_on_time, cheap_late, o));
+  EXPECT_TRUE(ranks_before(cheap_on_time, dear_on_time, o));  // 60 days meets 60
+  EXPECT_TRUE(ranks_before(cheap_late, later, o));            // both late: fewer days first
+  EXPECT_FALSE(ranks_before(later, cheap_late, o));
+  // Ties: the earlier search, then the earlier index.
+  EXPECT_TRUE(ranks_before(planned(9, 50, 1e6, 0), planned(1, 50, 1e6, 1), o));
+  EXPECT_TRUE(ranks_before(planned(1, 50, 1e6, 1), planned(2, 50, 1e6, 1), o));
+  o.max_days = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(ranks_before(later, cheap_late, o));
+}
+
+// Expectation: from a batch range a layout takes the largest batch that its
+// micro-batch x dp divides (dp = GPUs / (tp pp cp)), by hand: 8,192 GPUs at tp 8,
+// cp 4 are dp 256; micro-batches of 2 take steps of 512: 2,560 in [1,536, 2,560].
+// 12,288 GPUs are dp 384: 2,304. A range no multiple reaches, or a count dp cannot
+// divide, gives the range's low end (the checks then refuse the layout).
+TEST(LayoutSearch, ABatchRangeGivesEachLayoutTheLargestItsDpDivides) {
+  scenario::ParallelSpec p;
+  p.tp = 8;
+  p.pp = 1;
+  p.cp = 4;
+  p.micro_batch = 2;
+  EXPECT_EQ(batch_in_range(p, {1536, 2560, 8192}), 2560);
+  p.micro_batch = 1;
+  EXPECT_EQ(batch_in_range(p, {1536, 2560, 12288}), 2304);
+  EXPECT_EQ(batch_in_range(p, {1536, 2000, 8192}), 1792);
+  EXPECT_EQ(batch_in_range(p, {1537, 1790, 8192}), 1537);  // 1,536 and 1,792 are outside
+  EXPECT_EQ(batch_in_range(p, {1536, 2560, 8200}), 1536);  // 8,200 is no multiple of 32
+}
+
+// Expectation: a search with a deadline counts the layouts within the headroom
+// that meet it, lists those first, and a range of batches puts on every layout a
+// batch its micro-batch x dp divides, within the range.
+TEST(LayoutSearch, ADeadlineAndABatchRangeShapeTheSearch) {
+  const auto s = scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  SearchSpace space = small_space(s);
+  PlanOptions options;
+  options.top = 200;
+  const PlanResult all = search_layouts(s, h100(), space, options);
+  ASSERT_GT(all.top.size(), 10U);
+  // A deadline between the fastest and the slowest kept.
+  options.max_days = all.top[all.top.size() / 2].metrics.days;
+  options.objective = {"memory", false};
+  const PlanResult r = search_layouts(s, h100(), space, options);
+  EXPECT_GT(r.meets_deadline, 0U);
+  EXPECT_LT(r.meets_deadline, r.evaluated - r.over_memory);
+  bool missed = false;
+  for (const auto& l : r.top) {
+    const bool meets = l.metrics.days <= options.max_days;
+    EXPECT_FALSE(meets && missed) << "a layout that meets the deadline after one that does not";
+    missed = missed || !meets;
+  }
+  EXPECT_TRUE(missed);
+  space.batch_range = SearchSpace::BatchRange{100, 200, s.cluster.gpus};
+  options = PlanOptions{};
+  options.top = 50;
+  const PlanResult ranged = search_layouts(s, h100(), space, options);
+  ASSERT_FALSE(ranged.top.empty());
+  for (const auto& l : ranged.top) {
+    const auto& p = l.parallelism;
+    EXPECT_GE(p.global_batch, 100);
+    EXPECT_LE(p.global_batch, 200);
+    EXPECT_EQ(p.global_batch % (p.micro_batch * p.dp), 0);
+    EXPECT_GT(p.global_batch + p.micro_batch * p.dp, 200) << "not the largest in the range";
+    // Decoded again from its index, the same batch.
+    EXPECT_EQ(layout_at(s.parallelism, space, l.index).global_batch, p.global_batch);
+  }
 }
 
 }  // namespace

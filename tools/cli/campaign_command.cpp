@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "models/scenario/loader.hpp"
+#include "models/scenario/run_title.hpp"
 #include "models/scenario/text_file.hpp"
 #include "models/scenario/units.hpp"
 #include "sim/campaign/campaign_report.hpp"
@@ -59,7 +60,7 @@ void add_checkpoint_stall(const AddRow& add, bool wide) {
 
 std::string report_text(const scenario::Scenario& s, const CampaignReport& report, int seeds,
                         bool wide) {
-  std::string out = fmt::format("{}\n", s.name.empty() ? s.file : s.name);
+  std::string out = fmt::format("{}\n", scenario::run_title(s));
   out += fmt::format("  {} nodes x {} GPUs, healthy step {}, {} tokens per step\n",
                      report.job_nodes, s.cluster.gpus_per_node, seconds(report.healthy_step_s),
                      si_count(report.tokens_per_step));
@@ -248,7 +249,7 @@ nlohmann::json html_data(const scenario::Scenario& s, const CampaignReport& repo
           {"title", fmt::format("myriad campaign {}", name)},
           {"subtitle",
            fmt::format("{}: {} nodes, healthy step {:.4g} s, {}; {} seeds, mean and 95 % interval",
-                       s.name.empty() ? name : s.name, report.job_nodes, report.healthy_step_s,
+                       scenario::run_title(s), report.job_nodes, report.healthy_step_s,
                        report.target_tokens > 0
                            ? fmt::format("until {} tokens", si_count(report.target_tokens))
                            : fmt::format("for {:.1f} days", report.horizon_s / 86400),

@@ -18,6 +18,7 @@
 #include "models/plan/step_plan.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolved.hpp"
+#include "models/scenario/run_title.hpp"
 #include "models/scenario/text_file.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/placement/op_grain.hpp"
@@ -198,8 +199,9 @@ int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
   }
   const double bound = models::place::single_device_lower_bound_s(g.graph);
   const auto& par = s->parallelism;
+  const std::string title = scenario::run_title(*s);
   io.out << fmt::format("myriad place {}{}\n", scenario_name(o.scenario),
-                        s->name.empty() ? "" : ": " + s->name);
+                        title == s->file ? "" : ": " + title);
   io.out << fmt::format(
       "pipeline: {} stages of {} GPUs (tp {}, cp {}), {} layers, {} micro-batches a step{}\n",
       par.pp, par.tp * par.cp, par.tp, par.cp, g.layers, g.micro_batches_in_step,

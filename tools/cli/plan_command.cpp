@@ -1,11 +1,11 @@
-// `myriad plan SCENARIO`: the layout search (sim/plan/layout_search.hpp) with the
-// scenario's model, cluster and token target fixed; the best layouts by an
-// objective, how many candidates were pruned and why, and the `--set` line that
-// reproduces the best one for `estimate`, `simulate` or `campaign`.
+// `myriad plan SCENARIO`: the layout search (sim/plan/layout_search.hpp); the best layouts by
+// an objective, how many candidates were pruned and why, and the `--set` line that reproduces
+// the best one for `estimate`, `simulate` or `campaign`.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -13,6 +13,7 @@
 #include <ostream>
 #include <thread>
 
+#include "models/scenario/run_title.hpp"
 #include "models/scenario/text_file.hpp"
 #include "sim/campaign/campaign_report.hpp"
 #include "sim/plan/growth.hpp"
@@ -20,49 +21,13 @@
 #include "sim/plan/sweep.hpp"
 #include "sim/step/step_in_child.hpp"
 #include "tools/cli/configuration_report.hpp"
+#include "tools/cli/csv.hpp"
 #include "tools/cli/plan_options.hpp"
+#include "tools/cli/plan_search.hpp"
 #include "tools/cli/report_table.hpp"
 
 namespace myriad::cli {
 namespace {
-
-// The layouts a report draws: every one estimated, thinned evenly (every other
-// one dropped, then every fourth kept, ...) beyond this many, so that memory
-// stays flat and the browser draws quickly.
-constexpr std::size_t kMostReportLayouts = 10000;
-
-class LayoutSample {
- public:
-  void add(std::size_t index) {
-    if (seen_++ % stride_ != 0) return;
-    if (kept_.size() == kMostReportLayouts) {
-      thin();
-      if ((seen_ - 1) % stride_ != 0) return;
-    }
-    kept_.push_back(index);
-  }
-  // Another process's sample (mpirun): the union, thinned evenly to the most.
-  void absorb(const std::vector<std::size_t>& kept, std::size_t seen) {
-    kept_.insert(kept_.end(), kept.begin(), kept.end());
-    std::sort(kept_.begin(), kept_.end());
-    seen_ += seen;
-    while (kept_.size() > kMostReportLayouts) thin();
-  }
-  [[nodiscard]] const std::vector<std::size_t>& kept() const { return kept_; }
-  [[nodiscard]] std::size_t seen() const { return seen_; }
-
- private:
-  void thin() {
-    std::vector<std::size_t> half;
-    for (std::size_t i = 0; i < kept_.size(); i += 2) half.push_back(kept_[i]);
-    kept_ = std::move(half);
-    stride_ *= 2;
-  }
-
-  std::vector<std::size_t> kept_;
-  std::size_t seen_ = 0;
-  std::size_t stride_ = 1;
-};
 
 // A layout of the best K, re-scored by the slower engines: the step engine
 // (contention, stragglers) and the campaign engine (days under the scenario's
@@ -134,116 +99,70 @@ Rescored rescore(const scenario::Scenario& base, const sim::DeviceProfile& profi
   return r;
 }
 
+// "meets", or how late: "+3.2 d".
+std::string deadline_text(double days, double max_days) {
+  return days <= max_days ? std::string("meets") : fmt::format("+{:.1f} d", days - max_days);
+}
+
+// The searches beside the first: each cluster with its GPU counts.
+std::string searches_text(const PlanVariants& v) {
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < v.all.size(); ++i) {
+    const auto& x = v.all[i];
+    if (i > 0 && x.hardware == v.all[i - 1].hardware) {
+      lines.back() += ", " + scenario::grouped(x.base.cluster.gpus);
+      continue;
+    }
+    lines.push_back(fmt::format("    {} (rates of the {} profile): {}", x.hardware,
+                                x.profile.device, scenario::grouped(x.base.cluster.gpus)));
+  }
+  return fmt::format("  {} searches, GPUs from {}:\n{}\n", v.all.size(), v.gpus_origin,
+                     fmt::join(lines, "\n"));
+}
+
+// Comparing clusters: the layout that ranks first on each, at whichever GPU count.
+std::string per_hardware_table(const PlanVariants& v, const PlanSearch& search,
+                               const sim::PlanOptions& options, bool deadline) {
+  std::vector<const sim::PlannedLayout*> firsts;
+  for (const auto& l : search.firsts) {
+    const auto same = std::find_if(firsts.begin(), firsts.end(), [&](const auto* f) {
+      return v.all[f->variant].hardware == v.all[l.variant].hardware;
+    });
+    if (same == firsts.end()) {
+      firsts.push_back(&l);
+    } else if (sim::ranks_before(l, **same, options)) {
+      *same = &l;
+    }
+  }
+  std::stable_sort(firsts.begin(), firsts.end(), [&](const auto* a, const auto* b) {
+    return sim::ranks_before(*a, *b, options);
+  });
+  Table t({"hardware", "GPUs", "tp", "pp", "v", "cp", "dp", "mb", "batch", "ZeRO", "recompute",
+           "step time", "MFU", "days", "GPU-hours", "cost", "deadline", "memory"},
+          "lrrrrrrrrrlrrrrrlr");
+  for (const auto* l : firsts) {
+    const auto& p = l->parallelism;
+    const auto& m = l->metrics;
+    t.add({v.all[l->variant].hardware, scenario::grouped(m.gpus), std::to_string(p.tp),
+           std::to_string(p.pp), std::to_string(p.virtual_stages), std::to_string(p.cp),
+           std::to_string(p.dp), std::to_string(p.micro_batch), std::to_string(p.global_batch),
+           std::to_string(p.zero),
+           std::string(models::name_in(scenario::kRecomputeNames, p.recompute)),
+           seconds(m.step_time_s), percent(m.mfu), fmt::format("{:.1f}", m.days),
+           si_count(m.gpu_hours), std::isfinite(m.cost) ? "$" + si_count(m.cost) : "-",
+           deadline ? deadline_text(m.days, options.max_days) : "-", percent(m.memory, 0)});
+  }
+  return fmt::format(
+      "\nThe first of each cluster by {} ({}{}), at any GPU count searched, by the estimate:\n{}",
+      options.objective.name, options.objective.maximize ? "max" : "min",
+      deadline ? ", the deadline met first" : "", t.str());
+}
+
 std::string layout_text(const sim::PlannedLayout& l) {
   const auto& p = l.parallelism;
   return fmt::format("{},{},{},{},{},{},{},{},{},{},{}", p.tp, p.sp, p.pp, p.virtual_stages, p.cp,
                      p.ep, p.dp, p.micro_batch, p.global_batch, p.zero,
                      models::name_in(scenario::kRecomputeNames, p.recompute));
-}
-
-bool write_report(const PlanCliOptions& o, const scenario::Scenario& base,
-                  const sim::DeviceProfile& profile, const sim::SearchSpace& space,
-                  const sim::PlanOptions& options, const sim::PlanResult& r,
-                  const LayoutSample& sample, const std::vector<Rescored>& best,
-                  const sim::GrowthPhase* growth, Streams io, const Environment& env) {
-  std::vector<std::pair<std::size_t, scenario::ParallelSpec>> layouts;
-  for (const std::size_t index : sample.kept()) {
-    layouts.emplace_back(index, sim::layout_at(base.parallelism, space, index));
-  }
-  const bool moe = base.model.is_moe();
-  std::map<std::size_t, int> rank_of;
-  for (std::size_t i = 0; i < best.size(); ++i) {
-    rank_of[best[i].layout.index] = static_cast<int>(i) + 1;
-    const bool drawn = std::any_of(layouts.begin(), layouts.end(),
-                                   [&](const auto& l) { return l.first == best[i].layout.index; });
-    if (!drawn) layouts.emplace_back(best[i].layout.index, best[i].layout.parallelism);
-  }
-  std::sort(layouts.begin(), layouts.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  struct Evaluated {
-    scenario::Scenario s;
-    sim::StepReport report;
-    sim::LayoutMetrics m;
-  };
-  std::vector<Evaluated> evaluated;
-  evaluated.reserve(layouts.size());
-  std::vector<std::vector<double>> points;
-  std::vector<bool> candidate;
-  for (const auto& [index, p] : layouts) {
-    Evaluated e{base, {}, {}};
-    sim::apply_planned(e.s, {index, p, sim::prune_at(base, space, index), {}});
-    e.report = sim::estimate(e.s, profile, sim::Detail::summary);
-    e.m = sim::metrics_of(e.s, e.report);
-    if (growth != nullptr) e.m = sim::with_growth(e.m, *growth);
-    points.push_back({e.m.objective(options.objective.name), e.m.memory});
-    candidate.push_back(e.m.memory <= options.headroom);
-    evaluated.push_back(std::move(e));
-  }
-  const std::vector<bool> front =
-      sim::pareto_front(points, {options.objective, {"memory", false}}, candidate);
-  std::string command = "myriad estimate " + o.scenario.scenario;
-  for (const auto& set : o.scenario.overrides) command += " --set " + set;
-  ConfigurationReport report(
-      fmt::format("myriad plan {}", scenario_name(o.scenario)),
-      fmt::format("{} x {}: {} candidate layouts, {} pruned, {} estimated; the analytic engine's "
-                  "figures",
-                  base.cluster.gpus, base.cluster.gpu.name, r.candidates, r.pruned, r.evaluated),
-      base, command,
-      {{"tp", "tp"},
-       {"pp", "pp"},
-       {"virtual_stages", "v"},
-       {"cp", "cp"},
-       {"ep", "ep"},
-       {"etp", "etp"},
-       {"pruning", "pruning"},
-       {"dp", "dp"},
-       {"micro_batch", "micro-batch"},
-       {"zero", "ZeRO"},
-       {"recompute", "recompute"},
-       {"placement", "placement"},
-       {"global_batch", "global batch"}});
-  report.set_objective(options.objective);
-  report.set_front({metric_key(options.objective.name), "memory"},
-                   fmt::format("Diamonds: the Pareto front of {} and memory among the layouts "
-                               "within {:.0f} % of usable memory (--headroom).",
-                               options.objective.name, 100 * options.headroom));
-  for (std::size_t i = 0; i < layouts.size(); ++i) {
-    // The layout as played, derived values included (dp from the GPUs over tp pp
-    // cp), not the search's spec, which keeps the base scenario's dp.
-    const auto& p = evaluated[i].s.parallelism;
-    nlohmann::json params = {
-        {"tp", p.tp},
-        {"pp", p.pp},
-        {"virtual_stages", p.virtual_stages},
-        {"cp", p.cp},
-        {"ep", p.ep},
-        {"dp", p.dp},
-        {"micro_batch", p.micro_batch},
-        {"zero", p.zero},
-        {"recompute", std::string(models::name_in(scenario::kRecomputeNames, p.recompute))},
-        {"placement", std::string(models::name_in(scenario::kPlacementNames, p.placement))},
-        {"global_batch", p.global_batch}};
-    if (moe) {
-      params["etp"] = p.etp;
-      params["pruning"] = sim::prune_text(sim::prune_at(base, space, layouts[i].first));
-    }
-    const auto rank = rank_of.find(layouts[i].first);
-    report.add(params, evaluated[i].s, evaluated[i].report, evaluated[i].m,
-               sim::layout_overrides(p), front[i], rank == rank_of.end() ? 0 : rank->second);
-  }
-  if (sample.seen() > sample.kept().size()) {
-    report.add_note(
-        fmt::format("{} of the {} layouts estimated are drawn, evenly spaced in the "
-                    "search's order, and the best {}.",
-                    sample.kept().size(), sample.seen(), best.size()));
-  }
-  report.add_note(fmt::format(
-      "# in the table: the rank of the best {} by {}{}.", best.size(), options.objective.name,
-      o.rescore.empty() ? std::string{}
-                        : fmt::format(" after re-scoring by the {} (the points keep the "
-                                      "analytic engine's figures)",
-                                      fmt::join(o.rescore, " and "))));
-  return write_html_report(o.report_file, report.data(), "plan", io, env);
 }
 
 }  // namespace
@@ -255,105 +174,78 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
   if (!outputs_ok(outputs.verb, outputs.outputs, {o.scenario.scenario, o.profile}, io)) {
     return kExitBadInput;
   }
+  const auto variants = plan_variants(o, io, env);
+  if (!variants) return kExitBadInput;
+  const PlanVariants& v = *variants;
+  const scenario::Scenario* s = &v.all.front().base;
+  const sim::DeviceProfile* profile = &v.all.front().profile;
+  const sim::SearchSpace& space = v.all.front().space;
   sim::PlanOptions options;
-  sim::SearchSpace space;
+  // With a deadline the question is the cheapest plan that meets it.
+  const std::string objective = !o.objective.empty() ? o.objective
+                                : o.max_days <= 0    ? "days"
+                                : v.priced()         ? "cost"
+                                                     : "gpu-hours";
   try {
-    const auto objectives = sim::parse_objectives(o.objective);
+    const auto objectives = sim::parse_objectives(objective);
     if (objectives.size() != 1) throw std::invalid_argument("--objective takes one objective");
     options.objective = objectives.front();
   } catch (const std::invalid_argument& e) {
     io.err << fmt::format("myriad plan: error: --objective: {}\n", e.what());
     return kExitBadInput;
   }
-  const auto s = load_for_cli(o.scenario, io, env, nullptr, &outputs);
-  if (!s) return kExitBadInput;
-  const auto profile = profile_for(*s, o.profile, io, env);
-  if (!profile) return kExitBadInput;
-  if (options.objective.name == "cost" && !(s->cluster.price_per_gpu_hour > 0)) {
-    io.err << "myriad plan: error: --objective cost: the scenario gives no price "
-              "(cluster.price_per_gpu_hour); set one, e.g. --set cluster.price_per_gpu_hour=2.5\n";
+  if (options.objective.name == "cost" && !v.priced()) {
+    io.err << "myriad plan: error: --objective cost: a cluster searched gives no price "
+              "(cluster.price_per_gpu_hour); set one, e.g. --set cluster.price_per_gpu_hour=2.5, "
+              "or one per cluster with --vary\n";
     return kExitBadInput;
   }
-  space = sim::default_space(*s);
-  std::string batch_origin = "the scenario's";
-  if (!o.global_batch.empty()) {
-    try {
-      space.global_batch.clear();
-      for (const auto& v : sim::parse_axis("parallelism.global_batch=" + o.global_batch).values) {
-        std::size_t used = 0;
-        const int b = std::stoi(v, &used);
-        if (used != v.size() || b < 1) throw std::invalid_argument("'" + v + "' is not a batch");
-        space.global_batch.push_back(b);
-      }
-    } catch (const std::exception& e) {
-      io.err << fmt::format("myriad plan: error: --global-batch: {}\n", e.what());
-      return kExitBadInput;
-    }
-    batch_origin = "--global-batch";
-  }
-  try {
-    space.prune = sim::parse_prune_axis(*s, o.prune);
-  } catch (const std::exception& e) {
-    io.err << fmt::format("myriad plan: error: --prune: {}\n", e.what());
-    return kExitBadInput;
-  }
-  if (const std::string why = sim::search_too_large(space); !why.empty()) {
-    io.err << "myriad plan: error: " << why << "\n";
+  if (v.candidates() > sim::kMostCandidates) {
+    io.err << fmt::format(
+        "myriad plan: error: {}\n",
+        v.all.size() == 1
+            ? sim::search_too_large(space)
+            : fmt::format("the {} searches (clusters x GPU counts) span {} candidates, more than "
+                          "the {} a plan may try; each: {}: narrow --gpus, --vary or "
+                          "--global-batch",
+                          v.all.size(), v.candidates(), sim::kMostCandidates,
+                          sim::search_too_large(space).empty()
+                              ? fmt::format("{} candidates", v.all.front().candidates)
+                              : sim::search_too_large(space)));
     return kExitBadInput;
   }
   options.top = static_cast<std::size_t>(o.top);
   options.headroom = o.headroom;
   options.balanced_stages = o.stages == "balanced";
-  // This process's share of the candidates (all of them without mpirun).
-  const auto ranks = static_cast<std::size_t>(env.world.size);
-  const auto own = static_cast<std::size_t>(env.world.rank);
-  const std::size_t total = (sim::candidate_count(space) + ranks - 1 - own) / ranks;
-  std::optional<ProgressLine> line;  // erased when the search ends
-  if (own == 0) {
-    line.emplace(io, env, "plan");
-    options.progress = [&line, total](std::size_t n) { line->update(n, total, "candidates"); };
-  }
+  if (o.max_days > 0) options.max_days = o.max_days;
   const auto start = std::chrono::steady_clock::now();
-  LayoutSample sample;
-  if (!o.report_file.empty()) {
-    options.on_evaluated = [&sample](std::size_t index, const scenario::ParallelSpec&) {
-      sample.add(index);
-    };
-  }
-  // Under mpirun each rank searches its share; rank 0 merges and goes on alone.
-  const World& world = env.world;
-  options.shard = world.rank;
-  options.shards = world.size;
-  sim::PlanResult r = sim::search_layouts(*s, *profile, space, options);
-  if (world.size > 1) {
-    nlohmann::json mine = sim::plan_to_json(r);
-    mine["sample"] = sample.kept();
-    mine["seen"] = sample.seen();
-    const std::vector<std::string> parts = world.gather(mine.dump());
-    if (world.rank != 0) return kExitOk;
-    std::vector<sim::PlanResult> shards;
-    LayoutSample all;
-    for (const std::string& text : parts) {
-      const auto j = nlohmann::json::parse(text);
-      shards.push_back(sim::plan_from_json(j, *s, space));
-      all.absorb(j.at("sample").get<std::vector<std::size_t>>(), j.at("seen").get<std::size_t>());
-    }
-    r = sim::merge_plans(shards, options);
-    sample = std::move(all);
-  }
+  const auto search = search_variants(v, options, !o.report_file.empty(), io, env);
+  if (!search) return kExitOk;  // mpirun: rank 0 goes on alone
+  const sim::PlanResult& r = search->result;
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  line.reset();
-  io.out << fmt::format("{}\n  {} x {}, {} layers, {} tokens a sequence; global batch: {} ({})\n",
-                        s->name.empty() ? scenario_name(o.scenario) : s->name, s->cluster.gpus,
-                        s->cluster.gpu.name, s->model.layers, s->model.seq_length,
-                        fmt::join(space.global_batch, ", "), batch_origin);
+  const std::string batch_text =
+      space.batch_range
+          ? fmt::format("{} to {}, each layout the largest its micro-batch x dp divides",
+                        space.batch_range->lo, space.batch_range->hi)
+          : fmt::format("{}", fmt::join(space.global_batch, ", "));
+  io.out << fmt::format("{}\n  {}{} layers, {} tokens a sequence; global batch: {} ({})\n",
+                        scenario::run_title(v.all.size() > 1 ? v.scenario : *s),
+                        v.all.size() > 1
+                            ? std::string{}
+                            : fmt::format("{} x {}, ", s->cluster.gpus, s->cluster.gpu.name),
+                        s->model.layers, s->model.seq_length, batch_text, v.batch_origin);
+  if (v.all.size() > 1) io.out << searches_text(v);
+  if (o.max_days > 0) {
+    io.out << fmt::format("  deadline: {:g} days to {} tokens (--max-days); ranked by {}\n",
+                          o.max_days, si_count(s->training.tokens), options.objective.name);
+  }
   io.out << profile_line(*profile);
   std::string experts;
   if (!space.etp.empty()) experts += " x etp {tp, 1}";
   if (!space.prune.empty()) {
     std::vector<std::string> names;
-    for (const auto& v : space.prune) names.push_back(sim::prune_text(v));
+    for (const auto& variant : space.prune) names.push_back(sim::prune_text(variant));
     experts += fmt::format(" x pruning {{{}}}", fmt::join(names, ", "));
   }
   io.out << fmt::format(
@@ -383,7 +275,11 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     io.out << "\n" << why.str();
   }
   if (const std::string empty = sim::empty_space_problem(r); !empty.empty()) {
-    io.err << fmt::format("myriad plan: error: {}\n", empty);
+    const bool batch = r.pruned_by.contains("parallelism.global_batch") && !space.batch_range;
+    io.err << fmt::format("myriad plan: error: {}{}\n", empty,
+                          batch ? "; a batch range (--global-batch A..B) lets each layout take "
+                                  "the batch its micro-batch x dp divides"
+                                : "");
     return kExitBadInput;
   }
   if (r.top.empty()) {
@@ -391,6 +287,7 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     return kExitOk;
   }
   std::vector<Rescored> best;
+  std::optional<ProgressLine> line;
   line.emplace(io, env, "plan");  // drawn while re-scoring
   const std::string what = fmt::format("re-scored by the {}", fmt::join(o.rescore, " and "));
   for (const auto& l : r.top) {
@@ -399,50 +296,60 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
       continue;
     }
     line->update(best.size(), r.top.size(), what);
-    best.push_back(rescore(*s, *profile, l, static_cast<int>(best.size()) + 1, o));
+    const PlanVariant& x = v.all[l.variant];
+    best.push_back(rescore(x.base, x.profile, l, static_cast<int>(best.size()) + 1, o));
   }
   line.reset();
-  // Ranked again by the most faithful figures; ties keep the estimate's order.
+  // Ranked again by the most faithful figures (the deadline first); ties keep the
+  // estimate's order.
   std::stable_sort(best.begin(), best.end(), [&](const Rescored& a, const Rescored& b) {
-    const double x = a.layout.metrics.objective(options.objective.name);
-    const double y = b.layout.metrics.objective(options.objective.name);
-    return options.objective.maximize ? x > y : x < y;
+    return sim::ranks_before(a.layout, b.layout, options);
   });
   // Growth (training.growth): every layout's days, GPU-hours and cost with the small
   // model's training added and the model's own shortened (the order stays).
-  std::optional<sim::GrowthPhase> growth;
+  GrowthPhases growth(v);
   if (s->training.growth.given()) {
     try {
-      growth = sim::growth_phase(*s, *profile);
+      for (auto& b : best) {
+        const sim::GrowthPhase& g = *growth.of(b.layout.variant);
+        const double rest = 1 - g.saved_fraction;
+        b.layout.metrics = sim::with_growth(b.layout.metrics, g);
+        if (b.days)
+          b.days = sim::campaign::Interval{g.metrics.days + rest * b.days->mean,
+                                           rest * b.days->half_width};
+      }
     } catch (const std::invalid_argument& e) {
       io.err << fmt::format("myriad plan: error: {}: {}\n", scenario_name(o.scenario), e.what());
       return kExitBadInput;
     }
-    const double rest = 1 - growth->saved_fraction;
-    for (auto& b : best) {
-      b.layout.metrics = sim::with_growth(b.layout.metrics, *growth);
-      if (b.days)
-        b.days = sim::campaign::Interval{growth->metrics.days + rest * b.days->mean,
-                                         rest * b.days->half_width};
-    }
     io.out << fmt::format(
-        "\n  growth (what-if): {};\n  days, GPU-hours and cost below include it (the small "
+        "\n  growth (what-if): {}{};\n  days, GPU-hours and cost below include it (the small "
         "model's training by the analytic engine, the rest by the row's engine)\n",
-        sim::describe_growth(*growth));
+        sim::describe_growth(*growth.of(best.front().layout.variant)),
+        v.all.size() > 1 ? " (the best's cluster; each row its own)" : "");
   }
   const bool rescored = !o.rescore.empty();
   const bool simulated = std::any_of(
       best.begin(), best.end(), [](const Rescored& x) { return x.simulated_step_s.has_value(); });
   const bool campaigned =
       std::any_of(best.begin(), best.end(), [](const Rescored& x) { return x.days.has_value(); });
-  const bool priced = s->cluster.price_per_gpu_hour > 0;
+  const bool priced = v.priced();
+  const bool deadline = o.max_days > 0;
   std::vector<std::string> headers = {"#"};
   std::string align = "r";
   if (rescored) {
     headers.emplace_back("est. #");
     align += 'r';
   }
-  const bool batches = space.global_batch.size() > 1;
+  const bool batches = space.global_batch.size() > 1 || space.batch_range.has_value();
+  if (v.several_hardware()) {
+    headers.emplace_back("hardware");
+    align += 'l';
+  }
+  if (v.several_counts()) {
+    headers.emplace_back("GPUs");
+    align += 'r';
+  }
   const bool experts_tp = !space.etp.empty();
   const bool pruning = space.prune.size() > 1;
   for (const char* h : {"tp", "pp", "v", "cp", "ep"}) headers.emplace_back(h);
@@ -483,6 +390,10 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     headers.emplace_back("cost");
     align += 'r';
   }
+  if (deadline) {
+    headers.emplace_back("deadline");
+    align += 'l';
+  }
   headers.emplace_back("memory");
   headers.emplace_back("alike");
   headers.emplace_back("engine");
@@ -494,6 +405,8 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     const auto& p = l.parallelism;
     std::vector<std::string> row = {std::to_string(++rank)};
     if (rescored) row.push_back(std::to_string(b.estimate_rank));
+    if (v.several_hardware()) row.push_back(v.all[l.variant].hardware);
+    if (v.several_counts()) row.push_back(scenario::grouped(l.metrics.gpus));
     for (const int n : {p.tp, p.pp, p.virtual_stages, p.cp, p.ep}) {
       row.push_back(std::to_string(n));
     }
@@ -525,6 +438,7 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     row.push_back(si_count(l.metrics.gpu_hours));
     if (campaigned) row.push_back(b.ettr ? fmt::format("{:.3f}", b.ettr->mean) : std::string("-"));
     if (priced) row.push_back("$" + si_count(l.metrics.cost));
+    if (deadline) row.push_back(deadline_text(l.metrics.days, o.max_days));
     row.push_back(percent(l.metrics.memory, 0));
     row.push_back(l.alike > 0 ? fmt::format("+{}", l.alike) : std::string{});
     row.push_back(b.engine);
@@ -536,6 +450,14 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
                 best.size(), options.objective.name, options.objective.maximize ? "max" : "min",
                 100 * options.headroom)
          << table.str();
+  if (v.several_hardware()) {
+    io.out << per_hardware_table(v, *search, options, deadline);
+    if (!priced) {
+      io.out << "GPU-hours of different GPUs are no cost: give each cluster its price "
+                "(--vary cluster.price_per_gpu_hour=..., zipped with the clusters) to rank by "
+                "cost.\n";
+    }
+  }
   if (rescored) {
     io.out << fmt::format(
         "engine: which gave the row's figures. estimate: the analytic engine; step: the step "
@@ -554,6 +476,7 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
   // The user's own overrides first: the layout is the best on that scenario.
   std::string sets;
   for (const auto& set : o.scenario.overrides) sets += " --set " + set;
+  for (const auto& set : v.all[best.front().layout.variant].sets) sets += " --set " + set;
   for (const auto& set : sim::layout_overrides(best.front().layout.parallelism)) {
     sets += " --set " + set;
   }
@@ -575,7 +498,7 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
         "rank,tp,sp,pp,virtual_stages,cp,ep,dp,micro_batch,global_batch,zero,recompute,"
         "step_time_s,mfu,tokens_per_s,days,gpu_hours,cost_usd,memory_fraction,engine,"
         "estimate_rank,estimated_step_time_s,simulated_step_time_s,days_ci95,ettr,etp,pruning,"
-        "stage_layers\n";
+        "stage_layers,gpus,hardware,meets_deadline\n";
     rank = 0;
     const auto optional = [](const std::optional<double>& x) {
       return x ? fmt::format("{:.9g}", *x) : std::string{};
@@ -583,14 +506,18 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     for (const auto& b : best) {
       const sim::LayoutMetrics& m = b.layout.metrics;
       csv += fmt::format(
-          "{},{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g},{},{},{:.9g},{},{},{},{},{},{}\n",
+          "{},{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g},{},{},{:.9g},{},{},{},{},{},{},{},{},"
+          "{}"
+          "\n",
           ++rank, layout_text(b.layout), m.step_time_s, m.mfu, m.tokens_per_s, m.days, m.gpu_hours,
           priced ? fmt::format("{:.9g}", m.cost) : std::string{}, m.memory, b.engine,
           b.estimate_rank, b.estimated_step_s, optional(b.simulated_step_s),
           b.days ? optional(b.days->half_width) : std::string{},
           b.ettr ? optional(b.ettr->mean) : std::string{}, b.layout.parallelism.etp,
           sim::prune_text(b.layout.prune),
-          fmt::join(b.layout.parallelism.stage_layers, " "));  // empty: even stages
+          fmt::join(b.layout.parallelism.stage_layers, " "),  // empty: even stages
+          m.gpus, csv_field(v.all[b.layout.variant].hardware),
+          deadline ? (m.days <= o.max_days ? "true" : "false") : "");
     }
     try {
       models::write_file_atomically(o.csv_file, csv, "the CSV table");
@@ -599,9 +526,11 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
       return kExitFailure;
     }
   }
-  if (!o.report_file.empty() && !write_report(o, *s, *profile, space, options, r, sample, best,
-                                              growth ? &*growth : nullptr, io, env)) {
-    return kExitFailure;
+  if (!o.report_file.empty()) {
+    std::vector<sim::PlannedLayout> layouts;
+    layouts.reserve(best.size());
+    for (const auto& b : best) layouts.push_back(b.layout);
+    if (!write_plan_report(o, v, options, *search, layouts, growth, io, env)) return kExitFailure;
   }
   return kExitOk;
 }

@@ -16,7 +16,24 @@ Command add_plan_command(CLI::App& app, Streams io, const Environment& env) {
   add_profile_option(*cmd, options->profile);
   cmd->add_option("--objective", options->objective,
                   "what ranks the layouts: days, gpu-hours, cost, tokens-per-s, step-time, mfu, "
-                  "memory (default days)");
+                  "memory (default days; with --max-days, cost where every cluster has a price, "
+                  "else gpu-hours)");
+  cmd->add_option("--max-days", options->max_days,
+                  "a deadline: days to the scenario's token target; the layouts that meet it "
+                  "rank first by the objective (the cheapest), the others after by days")
+      ->check(finite_range(0.001, 1e6));
+  cmd->add_option("--gpus", options->gpus,
+                  "GPU counts to search: a list (8192,12288), a range with a step "
+                  "(8192..16384:1024) or a factor (4096..16384*2), or a plain range "
+                  "(8192..16384): the whole-node counts whose number of nodes is 2^k times 1, "
+                  "3, 5 or 7 (four a doubling); default: the scenario's");
+  cmd->add_option("--vary", options->vary,
+                  "compare clusters or GPUs (or any key): KEY=VALUES as for sweep "
+                  "(cluster.gpu=H100,B200,MI300X); each value's scenario is searched, the "
+                  "layouts ranked together");
+  cmd->add_flag("--zip", options->zip,
+                "advance the --vary axes together (cluster.preset=...,gb200-nvl72 with "
+                "cluster.gpu=...,GB200) instead of their cartesian product");
   cmd->add_option("--top", options->top, "how many of the best layouts to list (default 10)")
       ->check(CLI::Range(1, 10000));
   cmd->add_option("--headroom", options->headroom,
@@ -28,8 +45,10 @@ Command add_plan_command(CLI::App& app, Streams io, const Environment& env) {
                   "`myriad place` finds it, and keep it where it is faster or fits only so)")
       ->check(CLI::IsMember({"uniform", "balanced"}));
   cmd->add_option("--global-batch", options->global_batch,
-                  "global batches to search, as a list or range (1024,2048 or 512..4096*2); "
-                  "default: the scenario's");
+                  "global batches (sequences) to search: a list or stepped range (1024,2048, "
+                  "512..4096*2, 512..4864:256), or a plain range (1536..2560): each layout "
+                  "then takes the largest batch in it that micro-batch x dp divides; default: "
+                  "the scenario's");
   cmd->add_option("--prune", options->prune,
                   "expert pruning variants to search beside the layouts (MoE), comma-separated: "
                   "none, 2:4, unstructured=F (dense kernels), unstructured-kernel=F (a sparse "

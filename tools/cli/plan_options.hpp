@@ -12,7 +12,7 @@ namespace myriad::cli {
 struct PlanCliOptions {
   ScenarioOptions scenario;
   std::string profile;
-  std::string objective = "days";
+  std::string objective;  // "" : days, or with --max-days cost (priced) or gpu-hours
   int top = 10;
   double headroom = 0.9;
   std::string global_batch;
@@ -22,6 +22,10 @@ struct PlanCliOptions {
   int seeds = 8;
   std::string report_file;
   std::string stages = "uniform";  // uniform | balanced
+  double max_days = 0;             // --max-days: a deadline; 0 for none
+  std::string gpus;                // --gpus: GPU counts, a list or range
+  std::vector<std::string> vary;   // --vary KEY=VALUES: hardware (or any key) compared
+  bool zip = false;                // --zip: the --vary axes advance together
 };
 
 int run_plan(const PlanCliOptions& o, Streams io, const Environment& env);

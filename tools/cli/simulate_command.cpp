@@ -7,6 +7,7 @@
 #include <memory>
 #include <ostream>
 
+#include "models/scenario/run_title.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/step/step_engine.hpp"
 #include "tools/cli/simulate_options.hpp"
@@ -55,17 +56,17 @@ nlohmann::json report_data(const scenario::Scenario& s, const sim::StepReport& a
   for (std::size_t i = 0; i < simulated.wait_s.size(); ++i) {
     wait.push_back({{"stage", i}, {"seconds", simulated.wait_s[i]}});
   }
-  return {{"kind", "step"},
-          {"title", fmt::format("myriad simulate {}", name)},
-          {"subtitle",
-           fmt::format("{}: step {:.4g} s simulated, {:.4g} s estimated ({:+.2f} %)",
-                       s.name.empty() ? name : s.name, simulated.step_time_s, analytic.step_time_s,
-                       100 * (simulated.step_time_s / analytic.step_time_s - 1))},
-          {"breakdown", parts},
-          {"wait", wait},
-          {"notes",
-           {"The simulated breakdown is the timeline of the rank group that computes the most; "
-            "the estimate's, the analytic engine's critical stage."}}};
+  return {
+      {"kind", "step"},
+      {"title", fmt::format("myriad simulate {}", name)},
+      {"subtitle", fmt::format("{}: step {:.4g} s simulated, {:.4g} s estimated ({:+.2f} %)",
+                               scenario::run_title(s), simulated.step_time_s, analytic.step_time_s,
+                               100 * (simulated.step_time_s / analytic.step_time_s - 1))},
+      {"breakdown", parts},
+      {"wait", wait},
+      {"notes",
+       {"The simulated breakdown is the timeline of the rank group that computes the most; "
+        "the estimate's, the analytic engine's critical stage."}}};
 }
 
 }  // namespace

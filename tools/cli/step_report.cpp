@@ -1,4 +1,5 @@
 #include "tools/cli/step_report.hpp"
+#include "models/scenario/run_title.hpp"
 
 #include <fmt/format.h>
 
@@ -128,7 +129,7 @@ nlohmann::json growth_json(const scenario::Scenario& s, const sim::GrowthPhase& 
 std::string step_report_text(const scenario::Scenario& s, const sim::DeviceProfile& profile,
                              const sim::StepReport& r) {
   const auto& p = s.parallelism;
-  std::string out = fmt::format("{}\n", s.name.empty() ? s.file : s.name);
+  std::string out = fmt::format("{}\n", scenario::run_title(s));
   out += fmt::format(
       "  {} x {}, tp {}{} pp {}{} cp {} ep {} dp {}; {} micro-batches of {} x {} tokens\n",
       s.cluster.gpus, s.cluster.gpu.name, p.tp, p.sp ? " (sp)" : "", p.pp,

@@ -49,9 +49,10 @@ std::string read_stdin(std::istream& in) {
 
 std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
                                                const Environment& env, std::string* text,
-                                               const VerbOutputs* outputs) {
+                                               const VerbOutputs* outputs, bool layout_searched) {
   try {
-    const scenario::LoadOptions load{preset_path(options, env), options.overrides};
+    scenario::LoadOptions load{preset_path(options, env), options.overrides};
+    load.layout_searched = layout_searched;
     scenario::Scenario s = [&] {
       if (options.scenario == "-") {
         if (env.in == nullptr) {

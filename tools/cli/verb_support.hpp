@@ -89,10 +89,13 @@ struct VerbOutputs {
 };
 // Loads the scenario, printing warnings, or every problem (then nothing returns);
 // with `text`, also hands back the scenario's text as read (file or stdin); with
-// `outputs`, refuses (printing why) when one of them is a file the scenario read.
+// `outputs`, refuses (printing why) when one of them is a file the scenario read;
+// with `layout_searched`, the scenario's own layout may be invalid (plan:
+// scenario::LoadOptions::layout_searched).
 std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
                                                const Environment& env, std::string* text = nullptr,
-                                               const VerbOutputs* outputs = nullptr);
+                                               const VerbOutputs* outputs = nullptr,
+                                               bool layout_searched = false);
 // The device profile for the scenario's GPU, put on that GPU (sim::on_hardware):
 // `path` when given, else the one cluster.gpu.profile names (by default the GPU's
 // hardware preset). Prints why when there is none.
