@@ -53,7 +53,10 @@ bool ranks_before(const PlannedLayout& a, const PlannedLayout& b, const PlanOpti
 int batch_in_range(const scenario::ParallelSpec& p, const SearchSpace::BatchRange& range) {
   const long long model_parallel = static_cast<long long>(p.tp) * p.pp * p.cp;
   if (model_parallel <= 0 || range.gpus % model_parallel != 0) return range.lo;
-  const long long step = p.micro_batch * (range.gpus / model_parallel);
+  long long step = p.micro_batch * (range.gpus / model_parallel);
+  // The interleaved schedule (a layout's with virtual stages: apply_layout derives
+  // it) runs micro-batches in groups of pp (scenario checks).
+  if (p.virtual_stages > 1 || p.schedule == scenario::Schedule::interleaved) step *= p.pp;
   const long long largest = range.hi / step * step;
   return largest >= range.lo ? static_cast<int>(largest) : range.lo;
 }

@@ -416,6 +416,13 @@ TEST(LayoutSearch, ABatchRangeGivesEachLayoutTheLargestItsDpDivides) {
   EXPECT_EQ(batch_in_range(p, {1536, 2000, 8192}), 1792);
   EXPECT_EQ(batch_in_range(p, {1537, 1790, 8192}), 1537);  // 1,536 and 1,792 are outside
   EXPECT_EQ(batch_in_range(p, {1536, 2560, 8200}), 1536);  // 8,200 is no multiple of 32
+  // Interleaved, micro-batches go in groups of pp: tp 8 pp 8 cp 2 on 16,384 GPUs
+  // is dp 128, steps of 128 x 8 = 1,024: 2,048 (2,560 would be 20 micro-batches,
+  // no multiple of 8, and the layout refused).
+  p.pp = 8;
+  p.cp = 2;
+  p.virtual_stages = 8;
+  EXPECT_EQ(batch_in_range(p, {1536, 2560, 16384}), 2048);
 }
 
 // Expectation: a search with a deadline counts the layouts within the headroom
@@ -450,8 +457,10 @@ TEST(LayoutSearch, ADeadlineAndABatchRangeShapeTheSearch) {
     const auto& p = l.parallelism;
     EXPECT_GE(p.global_batch, 100);
     EXPECT_LE(p.global_batch, 200);
-    EXPECT_EQ(p.global_batch % (p.micro_batch * p.dp), 0);
-    EXPECT_GT(p.global_batch + p.micro_batch * p.dp, 200) << "not the largest in the range";
+    // Interleaved layouts take micro-batches in groups of pp.
+    const int step = p.micro_batch * p.dp * (p.virtual_stages > 1 ? p.pp : 1);
+    EXPECT_EQ(p.global_batch % step, 0);
+    EXPECT_GT(p.global_batch + step, 200) << "not the largest in the range";
     // Decoded again from its index, the same batch.
     EXPECT_EQ(layout_at(s.parallelism, space, l.index).global_batch, p.global_batch);
   }
