@@ -74,6 +74,10 @@ struct StepReport {
   double mfu = 0;      // model FLOPs over peak bf16 FLOP/s of all GPUs
   double hfu = 0;      // hardware FLOPs (with recomputation) likewise
   double mfu_fp8 = 0;  // fp8 training: model FLOPs over the fp8 peak; 0 otherwise
+  // The MFU a report leads with: against the peak of the precision the GEMMs run at
+  // (fp8 training's, the fp8 peak), the other beside it.
+  [[nodiscard]] double headline_mfu() const { return mfu_fp8 > 0 ? mfu_fp8 : mfu; }
+  [[nodiscard]] const char* headline_peak() const { return mfu_fp8 > 0 ? "fp8" : "bf16"; }
   double tokens_per_s = 0;
   double days_to_target = 0;  // training.tokens at this rate
   double model_flops = 0;     // per step

@@ -91,6 +91,31 @@ TEST(Cli, AnFp8JobNeedsAProfileWithAnFp8Rate) {
   EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
 }
 
+// Expectation: an fp8 job leads with its MFU against the fp8 peak (the precision
+// its GEMMs run at), the bf16 peak's beside it: on H100 (1,979 against 989 TFLOP/s
+// dense) the bf16 figure is twice the fp8 one. A bf16 job leads with the bf16 peak's.
+TEST(Cli, AnFp8JobLeadsWithItsMfuAgainstTheFp8Peak) {
+  const std::string example =
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-70b-h100-2048.yaml";
+  const Result r = run_cli({"estimate", example});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const auto figure = [&](const std::string& label) {
+    const auto at = r.out.find(label);
+    if (at == std::string::npos) return -1.0;
+    return std::stod(r.out.substr(r.out.find_first_of("0123456789", at + label.size())));
+  };
+  const double fp8 = figure("MFU (model FLOPs / fp8 peak)");
+  const double bf16 = figure("MFU against the bf16 peak");
+  ASSERT_GT(fp8, 0) << r.out;
+  ASSERT_GT(bf16, 0) << r.out;
+  EXPECT_LT(r.out.find("fp8 peak"), r.out.find("bf16 peak")) << r.out;
+  EXPECT_NEAR(bf16 / fp8, 1979.0 / 989.0, 0.02) << r.out;
+  const Result plain = run_cli({"estimate", example, "--set", "training.precision=bf16"});
+  ASSERT_EQ(plain.code, kExitOk) << plain.err;
+  EXPECT_NE(plain.out.find("MFU (model FLOPs / bf16 peak)"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("fp8 peak"), std::string::npos) << plain.out;
+}
+
 // Expectation: a sweep estimates every configuration of its axes, keeps invalid
 // ones as rows with their reason, marks the Pareto front among those that fit,
 // and writes the same rows as CSV and JSON Lines.

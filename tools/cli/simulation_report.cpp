@@ -39,7 +39,8 @@ std::string comparison_text(const sim::StepReport& analytic, const sim::StepSimu
                             double mfu, double tokens_per_s) {
   Table t({"", "simulated", "estimated"}, "lrr");
   t.add({"step time", seconds(r.step_time_s), seconds(analytic.step_time_s)});
-  t.add({"MFU", percent(mfu), percent(analytic.mfu)});
+  t.add({fmt::format("MFU ({} peak)", analytic.headline_peak()), percent(mfu),
+         percent(analytic.headline_mfu())});
   t.add({"tokens/s", si_count(tokens_per_s), si_count(analytic.tokens_per_s)});
   const double gap = (r.step_time_s - analytic.step_time_s) / analytic.step_time_s;
   return t.str() + fmt::format("  simulated - estimated: {:+.2f} %\n\n", gap * 100);
@@ -161,7 +162,7 @@ sim::StepReport simulated_step_report(const scenario::Scenario& s, const sim::St
 std::string simulation_text(const scenario::Scenario& s, const sim::StepReport& analytic,
                             const sim::StepSimulation& simulated) {
   const double t = simulated.step_time_s;
-  const double mfu = analytic.mfu * analytic.step_time_s / t;
+  const double mfu = analytic.headline_mfu() * analytic.step_time_s / t;
   const double tokens = analytic.tokens_per_s * analytic.step_time_s / t;
   return comparison_text(analytic, simulated, mfu, tokens) + waiting_text(simulated) +
          critical_path_text(s, simulated) + links_text(simulated) + stragglers_text(s, simulated);

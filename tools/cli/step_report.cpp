@@ -139,9 +139,11 @@ std::string step_report_text(const scenario::Scenario& s, const sim::DeviceProfi
   out += profile_line(profile) + "\n";
   Table headline({"", ""}, "lr");
   headline.add({"step time", seconds(r.step_time_s)});
-  headline.add({"MFU (model FLOPs / bf16 peak)", percent(r.mfu)});
-  headline.add({"HFU (with recomputation)", percent(r.hfu)});
-  if (r.mfu_fp8 > 0) headline.add({"MFU against the fp8 peak", percent(r.mfu_fp8)});
+  headline.add(
+      {fmt::format("MFU (model FLOPs / {} peak)", r.headline_peak()), percent(r.headline_mfu())});
+  if (r.mfu_fp8 > 0) headline.add({"MFU against the bf16 peak", percent(r.mfu)});
+  headline.add({r.mfu_fp8 > 0 ? "HFU (with recomputation, bf16 peak)" : "HFU (with recomputation)",
+                percent(r.hfu)});
   headline.add({"tokens/s", si_count(r.tokens_per_s)});
   headline.add({fmt::format("days for {} tokens", si_count(s.training.tokens)),
                 fmt::format("{:.1f}", r.days_to_target)});
