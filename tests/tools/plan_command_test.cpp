@@ -31,6 +31,22 @@ TEST(PlanCommand, TitlesComeFromTheResolvedRun) {
   EXPECT_EQ(first_line(plain.out), "Llama 3 70B on 2,048 H100");
 }
 
+// Expectation: with a deadline the console says how many layouts meet it, and
+// when none does, how far the fastest is and what would close the gap (70B on
+// 15T tokens at 1,024 GPUs: no layout in a day, every one in a year).
+TEST(PlanCommand, SaysWhetherAnyLayoutMeetsTheDeadline) {
+  const Result none = run_cli({"plan", k70b, "--max-days", "1", "--gpus", "1024", "--top", "1"});
+  ASSERT_EQ(none.code, 0) << none.err;
+  EXPECT_NE(none.out.find("meets the 1-day deadline: the fastest takes"), std::string::npos)
+      << none.out;
+  EXPECT_NE(none.out.find("on 1,024 GPUs. More GPUs (--gpus)"), std::string::npos) << none.out;
+  const Result all = run_cli({"plan", k70b, "--max-days", "365", "--gpus", "1024", "--top", "1"});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_NE(all.out.find("within the memory headroom meet the 365-day deadline"), std::string::npos)
+      << all.out;
+  EXPECT_EQ(all.out.find("None of"), std::string::npos) << all.out;
+}
+
 // Expectation: a plain range of GPUs is the whole-node counts whose number of
 // nodes is 2^k x 1, 3, 5 or 7 (by hand: 1,024 to 2,048 nodes of 8; 114 to 227
 // racks of 72: 128, 160, 192, 224); a list or a stepped range is taken as given.

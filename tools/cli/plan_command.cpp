@@ -104,6 +104,24 @@ std::string deadline_text(double days, double max_days) {
   return days <= max_days ? std::string("meets") : fmt::format("+{:.1f} d", days - max_days);
 }
 
+// How many layouts meet the deadline; when none does, how far the fastest is from it
+// and what would close the gap.
+std::string deadline_summary(const sim::PlanResult& r, double max_days,
+                             const sim::LayoutMetrics& fastest) {
+  const std::size_t fit = r.evaluated - r.over_memory;
+  if (r.meets_deadline > 0) {
+    return fmt::format(
+        "{} of the {} layouts within the memory headroom meet the {:g}-day deadline.\n",
+        r.meets_deadline, fit, max_days);
+  }
+  return fmt::format(
+      "None of the {} layouts within the memory headroom meets the {:g}-day deadline: the "
+      "fastest takes {:.1f} days on {} GPUs. More GPUs (--gpus), a larger global batch "
+      "(--global-batch), fewer tokens or a later deadline would close the gap.\n",
+      scenario::grouped(static_cast<long long>(fit)), max_days, fastest.days,
+      scenario::grouped(static_cast<long long>(fastest.gpus)));
+}
+
 // The searches beside the first: each cluster with its GPU counts.
 std::string searches_text(const PlanVariants& v) {
   std::vector<std::string> lines;
@@ -450,6 +468,7 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
                 best.size(), options.objective.name, options.objective.maximize ? "max" : "min",
                 100 * options.headroom)
          << table.str();
+  if (deadline) io.out << deadline_summary(search->result, o.max_days, best.front().layout.metrics);
   if (v.several_hardware()) {
     io.out << per_hardware_table(v, *search, options, deadline);
     if (!priced) {
@@ -486,8 +505,8 @@ int run_plan(const PlanCliOptions& o, Streams io, const Environment& env) {
     }
   }
   if (s->training.precision == scenario::Precision::fp8) {
-    io.out << "MFU: model FLOPs over the bf16 peak, as estimate reports it; this job's GEMMs run "
-              "in fp8 (estimate also gives MFU against the fp8 peak).\n";
+    io.out << "MFU: model FLOPs over the fp8 peak, the precision this job's GEMMs run at, as "
+              "estimate leads with it (estimate also gives MFU against the bf16 peak).\n";
   }
   io.out << fmt::format(
       "\nThe best, to check under contention and stragglers, or over days with failures:\n"
