@@ -16,6 +16,7 @@
 #include "models/transformer/model_stats.hpp"
 #include "models/transformer/moe_routing.hpp"
 #include "sim/analytic/dp_exposure.hpp"
+#include "sim/analytic/step_rates.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/network_slowdown.hpp"
 
@@ -554,17 +555,9 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
                  {"optimizer", opt}};
   for (const auto& part : r.breakdown) r.step_time_s += part.seconds;
 
-  const double gpus = s.cluster.gpus;
   r.model_flops = models::model_flops_per_step(s);
   r.hardware_flops = models::hardware_flops_per_step(s);
-  r.mfu = r.model_flops / (r.step_time_s * gpus * s.cluster.gpu.bf16_flops);
-  r.hfu = r.hardware_flops / (r.step_time_s * gpus * s.cluster.gpu.bf16_flops);
-  if (s.training.precision == scenario::Precision::fp8) {
-    r.mfu_fp8 = r.model_flops / (r.step_time_s * gpus * s.cluster.gpu.fp8_flops);
-  }
-  r.tokens_per_s =
-      static_cast<double>(s.parallelism.global_batch) * s.model.seq_length / r.step_time_s;
-  r.days_to_target = s.training.tokens / r.tokens_per_s / 86400;
+  r.set_rates(step_rates(s, r.model_flops, r.hardware_flops, r.step_time_s));
   // Largest total first; sorted by index, then moved once (each op holds two strings).
   std::vector<std::size_t> order(r.ops.size());
   std::iota(order.begin(), order.end(), std::size_t{0});

@@ -27,6 +27,7 @@
 #include "models/plan/memory.hpp"
 #include "models/plan/step_plan.hpp"
 #include "models/scenario/scenario.hpp"
+#include "sim/analytic/step_rates.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "sim/cost/device_profile.hpp"
 
@@ -78,6 +79,14 @@ struct StepReport {
   // (fp8 training's, the fp8 peak), the other beside it.
   [[nodiscard]] double headline_mfu() const { return mfu_fp8 > 0 ? mfu_fp8 : mfu; }
   [[nodiscard]] const char* headline_peak() const { return mfu_fp8 > 0 ? "fp8" : "bf16"; }
+  // The rates of step_time_s (sim/analytic/step_rates.hpp).
+  void set_rates(const StepRates& rates) {
+    mfu = rates.mfu;
+    hfu = rates.hfu;
+    mfu_fp8 = rates.mfu_fp8;
+    tokens_per_s = rates.tokens_per_s;
+    days_to_target = rates.days;
+  }
   double tokens_per_s = 0;
   double days_to_target = 0;  // training.tokens at this rate
   double model_flops = 0;     // per step

@@ -160,6 +160,29 @@ TEST(Estimate, BreakdownSumsToTheStepAndRepeatsExactly) {
   EXPECT_TRUE(a.fits);
 }
 
+// Expectation: one function derives a step time's rates, by hand: GPT-3 175B at
+// MegaScale's 6,144 x 2,048 tokens a step on 12,288 A100 (312 TFLOP/s bf16) in 10 s
+// is 1.258 M tokens/s, 300 B tokens in 2.76 days; an fp8 job gets its MFU against
+// the fp8 peak too. The estimate's own rates are that function's at its step time.
+TEST(StepRates, OneFunctionDerivesMfuTokensAndDays) {
+  auto s = scenario::load_scenario(
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/gpt3-175b-megascale-12288.yaml", kShipped);
+  const StepRates r = step_rates(s, 3e19, 4e19, 10.0);
+  EXPECT_DOUBLE_EQ(r.mfu, 3e19 / (10.0 * 12288 * 312e12));
+  EXPECT_DOUBLE_EQ(r.hfu, 4e19 / (10.0 * 12288 * 312e12));
+  EXPECT_EQ(r.mfu_fp8, 0);
+  EXPECT_DOUBLE_EQ(r.tokens_per_s, 6144.0 * 2048 / 10);
+  EXPECT_NEAR(r.days, 300e9 / (6144.0 * 2048 / 10) / 86400, 1e-12);
+  const StepReport e = estimate(s, a100());
+  const StepRates again = step_rates(s, e.model_flops, e.hardware_flops, e.step_time_s);
+  EXPECT_EQ(e.mfu, again.mfu);
+  EXPECT_EQ(e.tokens_per_s, again.tokens_per_s);
+  EXPECT_EQ(e.days_to_target, again.days);
+  s.training.precision = scenario::Precision::fp8;
+  s.cluster.gpu.fp8_flops = 624e12;
+  EXPECT_DOUBLE_EQ(step_rates(s, 3e19, 4e19, 10.0).mfu_fp8, 3e19 / (10.0 * 12288 * 624e12));
+}
+
 TEST(Estimate, BubbleIsPMinusOneOverVStages) {
   auto s = load(R"(
 cluster: {preset: selene-like, gpus: 64}

@@ -15,6 +15,8 @@
 
 #include "models/scenario/run_title.hpp"
 #include "models/scenario/text_file.hpp"
+#include "models/transformer/model_stats.hpp"
+#include "sim/analytic/step_rates.hpp"
 #include "sim/campaign/campaign_report.hpp"
 #include "sim/plan/growth.hpp"
 #include "sim/plan/layout_search.hpp"
@@ -64,9 +66,12 @@ Rescored rescore(const scenario::Scenario& base, const sim::DeviceProfile& profi
       r.simulated_step_s = sim.step_time_s;
       scale = sim.step_time_s / m.step_time_s;
       m.step_time_s = sim.step_time_s;
-      m.tokens_per_s /= scale;
-      m.mfu /= scale;
-      m.days *= scale;
+      sim::StepReport played;
+      played.set_rates(sim::step_rates(s, models::model_flops_per_step(s),
+                                       models::hardware_flops_per_step(s), sim.step_time_s));
+      m.tokens_per_s = played.tokens_per_s;
+      m.mfu = played.headline_mfu();
+      m.days = played.days_to_target;
       m.gpu_hours *= scale;
       m.cost *= scale;
       r.engine = "step";

@@ -147,25 +147,18 @@ std::string stragglers_text(const scenario::Scenario& s, const sim::StepSimulati
 sim::StepReport simulated_step_report(const scenario::Scenario& s, const sim::StepReport& analytic,
                                       const sim::StepSimulation& simulated) {
   sim::StepReport r = analytic;
-  const double t = simulated.step_time_s;
-  const double peak = s.cluster.gpus * s.cluster.gpu.bf16_flops;
-  r.step_time_s = t;
-  r.mfu = r.model_flops / (t * peak);
-  r.hfu = r.hardware_flops / (t * peak);
-  r.mfu_fp8 = analytic.mfu_fp8 * analytic.step_time_s / t;
-  r.tokens_per_s = static_cast<double>(s.parallelism.global_batch) * s.model.seq_length / t;
-  r.days_to_target = s.training.tokens / r.tokens_per_s / 86400;
+  r.step_time_s = simulated.step_time_s;
+  r.set_rates(sim::step_rates(s, r.model_flops, r.hardware_flops, r.step_time_s));
   r.breakdown = simulated.breakdown;
   return r;
 }
 
 std::string simulation_text(const scenario::Scenario& s, const sim::StepReport& analytic,
                             const sim::StepSimulation& simulated) {
-  const double t = simulated.step_time_s;
-  const double mfu = analytic.headline_mfu() * analytic.step_time_s / t;
-  const double tokens = analytic.tokens_per_s * analytic.step_time_s / t;
-  return comparison_text(analytic, simulated, mfu, tokens) + waiting_text(simulated) +
-         critical_path_text(s, simulated) + links_text(simulated) + stragglers_text(s, simulated);
+  const sim::StepReport played = simulated_step_report(s, analytic, simulated);
+  return comparison_text(analytic, simulated, played.headline_mfu(), played.tokens_per_s) +
+         waiting_text(simulated) + critical_path_text(s, simulated) + links_text(simulated) +
+         stragglers_text(s, simulated);
 }
 
 nlohmann::json simulation_json(const scenario::Scenario& s, const sim::StepReport& analytic,
