@@ -2,7 +2,7 @@
 # Checks that includes follow the layering in ARCHITECTURE.md:
 #   models <- kernels <- sim <- calibration <- tools
 # and, inside sim, that each part reaches only the parts below it:
-#   cost, engine <- topology, analytic <- step;  cost, analytic <- campaign, plan
+#   cost, engine <- topology, analytic <- program <- step;  cost, analytic <- campaign, plan
 # (step and campaign are siblings: what both need lives below them, as the
 # random streams do in models/random). The build enforces the first rule for
 # headers through each library's include view (cmake/MyriadLayering.cmake);
@@ -19,7 +19,8 @@ declare -A sim_allowed=(
   [engine]=""
   [topology]="cost"
   [analytic]="cost"
-  [step]="cost engine topology analytic"
+  [program]="cost analytic"
+  [step]="cost engine topology analytic program"
   [campaign]="cost analytic"
   [placement]="cost analytic"
   [plan]="cost analytic placement"

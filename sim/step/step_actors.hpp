@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/step/critical_path.hpp"
+#include "sim/program/critical_path.hpp"
 #include "sim/step/link_monitor.hpp"
 #include "sim/step/step_engine.hpp"
 #include "sim/step/step_lowering.hpp"

@@ -74,7 +74,7 @@
 // most (compute, exposed tp/cp/ep, pp sends, bubble, dp, optimizer;
 // critical_path.hpp), waiting per rank group, the
 // critical path (walked back from the step's end through the pipeline
-// messages, sim/step/critical_path.hpp) and per-link mean utilization
+// messages, sim/program/critical_path.hpp) and per-link mean utilization
 // (sim/step/link_monitor.hpp).
 //
 // SimGrid allows one engine per process: simulate_step runs once per process.
@@ -88,7 +88,7 @@
 #include "models/scenario/scenario.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/cost/device_profile.hpp"
-#include "sim/step/critical_path.hpp"
+#include "sim/program/critical_path.hpp"
 #include "sim/step/link_load.hpp"
 #include "sim/step/stragglers.hpp"
 

@@ -1,6 +1,6 @@
 // The step engine's timelines: a step reported only when every rank group
 // finished at a finite time.
-#include "sim/step/critical_path.hpp"
+#include "sim/program/critical_path.hpp"
 
 #include <gtest/gtest.h>
 

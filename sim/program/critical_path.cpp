@@ -1,4 +1,4 @@
-#include "sim/step/critical_path.hpp"
+#include "sim/program/critical_path.hpp"
 
 #include <fmt/format.h>
 

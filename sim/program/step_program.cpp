@@ -1,0 +1,236 @@
+#include "sim/program/step_program.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <utility>
+
+#include "models/plan/placement.hpp"
+
+namespace myriad::sim {
+namespace {
+
+using models::PipelineTask;
+
+// Builds one stage's tasks; receives are resolved once every stage's sends exist.
+class StageBuilder {
+ public:
+  StageBuilder(const StepProgram& p, int stage, StageProgram& out)
+      : p_(p), stage_(stage), out_(out) {}
+
+  void build() {
+    const double chunk = 1.0 / p_.v;  // a chunk's share of the stage's parameters
+    const double buckets = p_.overlap_dp ? p_.costs.dp_buckets : 1;
+    // Gathered before anything: the first chunk's first bucket, or everything.
+    const int first_gather =
+        collective(Stream::compute, p_.overlap_dp ? chunk / buckets : 1.0, true, {});
+    int first_rest = -1;
+    if (buckets > 1) {
+      first_rest =
+          collective(Stream::dp, chunk * (1 - 1 / buckets), true, {{stage_, first_gather}});
+    }
+    if (p_.overlap_dp && p_.v > 1) {
+      overlapped_.push_back(collective(Stream::dp, 1.0 - chunk, true, {{stage_, first_gather}}));
+    }
+    std::vector<int> backwards_left(static_cast<std::size_t>(p_.v), p_.m);
+    for (const PipelineTask& t : models::pipeline_order(p_.pp, p_.v, p_.m, stage_)) {
+      const bool last_backward =
+          !t.forward && --backwards_left[static_cast<std::size_t>(t.chunk)] == 0 && p_.overlap_dp;
+      StepTask run = task(TaskKind::pass, t.forward ? Activity::forward : Activity::backward,
+                          p_.pass_time(stage_, t));
+      run.pass = t;
+      const int pass = add(std::move(run));
+      int early = -1;
+      if (last_backward) {
+        // This chunk's gradients come bucket by bucket: all but the last are
+        // reduced from the end of the backward's first bucket, beside it.
+        const double first_bucket = out_.tasks[static_cast<std::size_t>(pass)].seconds / buckets;
+        early = collective(Stream::dp, chunk * (1 - 1 / buckets), false,
+                           {{stage_, pass, true, first_bucket}});
+      }
+      if (t.forward && first_rest >= 0) {
+        StepTask join = task(TaskKind::join, Activity::dp, 0);
+        join.after = {{stage_, first_rest}};
+        add(std::move(join));
+        first_rest = -1;
+      }
+      int done = pass;
+      if (has_output(t)) {
+        const bool let_go = p_.overlap_pp;
+        StepTask send = task(TaskKind::send, Activity::pp, p_.costs.pp_transfer.time_s);
+        send.stream = let_go ? Stream::network : Stream::compute;
+        send.pass = t;
+        send.after = {{stage_, pass}};
+        done = add(std::move(send));
+        sends_.push_back(done);
+        if (let_go) done = pass;
+      }
+      if (last_backward) {
+        // The last bucket once the backward (and its blocking send) is done.
+        overlapped_.push_back(
+            collective(Stream::dp, chunk / buckets, false, {{stage_, done}, {stage_, early}}));
+      }
+    }
+    std::vector<Dependency> tail;
+    for (const int task : overlapped_) tail.push_back({stage_, task});
+    StepTask join = task(TaskKind::join, Activity::dp, 0);
+    join.after = std::move(tail);
+    add(std::move(join));
+    if (!p_.overlap_dp) collective(Stream::compute, 1.0, false, {});
+    add(task(TaskKind::optimizer, Activity::optimizer, p_.costs.optimizer_s));
+  }
+
+  [[nodiscard]] bool has_input(const PipelineTask& t) const {
+    if (t.forward) return stage_ > 0 || t.chunk > 0;
+    return stage_ < p_.pp - 1 || t.chunk < p_.v - 1;
+  }
+  [[nodiscard]] bool has_output(const PipelineTask& t) const {
+    if (t.forward) return stage_ < p_.pp - 1 || t.chunk < p_.v - 1;
+    return stage_ > 0 || t.chunk > 0;
+  }
+  [[nodiscard]] const std::vector<int>& sends() const { return sends_; }
+
+ private:
+  static StepTask task(TaskKind kind, Activity activity, double seconds) {
+    StepTask t;
+    t.kind = kind;
+    t.activity = activity;
+    t.seconds = seconds;
+    return t;
+  }
+  int add(StepTask t) {
+    out_.tasks.push_back(std::move(t));
+    return static_cast<int>(out_.tasks.size()) - 1;
+  }
+  int collective(Stream stream, double share, bool gather, std::vector<Dependency> after) {
+    StepTask t = task(TaskKind::dp_collective, Activity::dp, p_.dp_time(share, gather));
+    t.stream = stream;
+    t.takes_share = stream == Stream::dp && p_.overlap_share > 0;
+    t.share = share;
+    t.gather = gather;
+    t.after = std::move(after);
+    return add(std::move(t));
+  }
+
+  const StepProgram& p_;
+  int stage_;
+  StageProgram& out_;
+  std::vector<int> overlapped_;  // what the tail waits for
+  std::vector<int> sends_;       // in program order
+};
+
+std::size_t slot(const StepProgram& p, const PipelineTask& t) {
+  return (static_cast<std::size_t>(t.forward ? 0 : 1) * static_cast<std::size_t>(p.v) +
+          static_cast<std::size_t>(t.chunk)) *
+             static_cast<std::size_t>(p.m) +
+         static_cast<std::size_t>(t.micro_batch);
+}
+
+// Each pass that has an input waits for the send that carries it: from the
+// previous (next) stage's same chunk, or across the wrap of the interleaved
+// schedule from the last (first) stage's previous (next) chunk.
+void connect(StepProgram& p, const std::vector<std::vector<int>>& sends) {
+  std::vector<std::vector<int>> by_slot(static_cast<std::size_t>(p.pp));
+  for (int stage = 0; stage < p.pp; ++stage) {
+    auto& table = by_slot[static_cast<std::size_t>(stage)];
+    table.assign(slot(p, {false, p.v, 0}), -1);
+    for (const int task : sends[static_cast<std::size_t>(stage)]) {
+      table[slot(
+          p,
+          p.stages[static_cast<std::size_t>(stage)].tasks[static_cast<std::size_t>(task)].pass)] =
+          task;
+    }
+  }
+  for (int stage = 0; stage < p.pp; ++stage) {
+    for (StepTask& t : p.stages[static_cast<std::size_t>(stage)].tasks) {
+      if (t.kind != TaskKind::pass) continue;
+      const PipelineTask& x = t.pass;
+      const int from = ((x.forward ? stage - 1 : stage + 1) + p.pp) % p.pp;
+      PipelineTask input = x;
+      if (x.forward && stage == 0) input.chunk = x.chunk - 1;
+      if (!x.forward && stage == p.pp - 1) input.chunk = x.chunk + 1;
+      if (input.chunk < 0 || input.chunk >= p.v) continue;  // the step's first or last pass
+      const int send = by_slot[static_cast<std::size_t>(from)][slot(p, input)];
+      if (send < 0) throw std::logic_error("step program: a pass's input is never sent");
+      t.after.push_back({from, send});
+    }
+  }
+}
+
+}  // namespace
+
+std::string StepTask::name() const {
+  switch (kind) {
+    case TaskKind::pass:
+      return fmt::format("{} c{} mb{}", pass.forward ? "fwd" : "bwd", pass.chunk, pass.micro_batch);
+    case TaskKind::send:
+      return fmt::format("send {} c{} mb{}", pass.forward ? "fwd" : "bwd", pass.chunk,
+                         pass.micro_batch);
+    case TaskKind::dp_collective:
+      return fmt::format("{} {:.4g}", gather ? "parameter gather" : "gradient reduction", share);
+    case TaskKind::join:
+      return "wait for data-parallel";
+    case TaskKind::optimizer:
+      return "optimizer";
+  }
+  return "?";
+}
+
+double StepProgram::pass_time(int stage, const models::PipelineTask& t) const {
+  double time = chunk_layers[static_cast<std::size_t>(stage)] *
+                (t.forward ? costs.layer.forward : costs.layer.backward);
+  if (stage == 0 && t.chunk == 0)
+    time += t.forward ? costs.embedding.forward : costs.embedding.backward;
+  if (stage == pp - 1 && t.chunk == v - 1)
+    time += t.forward ? costs.head.forward : costs.head.backward;
+  return time;
+}
+
+double StepProgram::dp_time(double share, bool gather) const {
+  double time = 0;
+  if (share <= 0) return 0;
+  for (std::size_t i = 0; i < costs.dp_comms.size(); ++i) {
+    if ((costs.dp_comms[i].kind == models::CollectiveKind::all_gather) != gather) continue;
+    const CommCost& c = costs.dp_costs[i];
+    time += c.latency_s + share * (c.time_s - c.latency_s);
+  }
+  return time;
+}
+
+std::size_t StepProgram::tasks() const {
+  std::size_t n = 0;
+  for (const auto& s : stages) n += s.tasks.size();
+  return n;
+}
+
+StepProgram build_step_program(const scenario::Scenario& s, StageCosts costs,
+                               double overlap_share) {
+  StepProgram p;
+  const auto& par = s.parallelism;
+  p.pp = par.pp;
+  p.v = par.virtual_stages;
+  p.m = par.micro_batches();
+  p.overlap_pp = s.overlap.pp;
+  p.overlap_dp = s.overlap.dp;
+  p.overlap_share = overlap_share;
+  for (int stage = 0; stage < p.pp; ++stage) {
+    p.chunk_layers.push_back(models::stage_layers(s, stage) / p.v);
+  }
+  p.costs = std::move(costs);
+  p.stages.resize(static_cast<std::size_t>(p.pp));
+  std::vector<std::vector<int>> sends;
+  for (int stage = 0; stage < p.pp; ++stage) {
+    StageBuilder b(p, stage, p.stages[static_cast<std::size_t>(stage)]);
+    b.build();
+    sends.push_back(b.sends());
+  }
+  connect(p, sends);
+  return p;
+}
+
+StepProgram build_step_program(const scenario::Scenario& s, const DeviceProfile& profile) {
+  const DeviceProfile placed = on_hardware(profile, s.cluster.gpu);
+  return build_step_program(s, stage_costs(s, placed), placed.overlap_compute_share);
+}
+
+}  // namespace myriad::sim
