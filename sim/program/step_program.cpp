@@ -60,7 +60,9 @@ class StageBuilder {
         StepTask send = task(TaskKind::send, Activity::pp, p_.costs.pp_transfer.time_s);
         send.stream = let_go ? Stream::network : Stream::compute;
         send.pass = t;
-        send.after = {{stage_, pass}};
+        // Sent when the stage gets to it: after the pass and what the stage
+        // waited for after it (the first forward's parameters).
+        send.after = {{stage_, last_compute()}};
         done = add(std::move(send));
         sends_.push_back(done);
         if (let_go) done = pass;
@@ -97,6 +99,12 @@ class StageBuilder {
     t.activity = activity;
     t.seconds = seconds;
     return t;
+  }
+  [[nodiscard]] int last_compute() const {
+    for (auto i = static_cast<int>(out_.tasks.size()) - 1; i >= 0; --i) {
+      if (out_.tasks[static_cast<std::size_t>(i)].stream == Stream::compute) return i;
+    }
+    return -1;
   }
   int add(StepTask t) {
     out_.tasks.push_back(std::move(t));

@@ -28,13 +28,23 @@ struct Tag {
   int micro_batch = 0;
 };
 
+// A task another of the rank group's streams waits for (its start, or its end):
+// when it started, and whether it has started or ended (each semaphore released
+// once then, and given back by every waiter).
+struct Signal {
+  sg4::SemaphorePtr started;
+  sg4::SemaphorePtr done;
+  double start_s = 0;
+};
+
 // One simulated rank group (an actor): where it and its mirrors sit on the
 // platform, and what it has done so far.
 struct ActorState {
-  int host = -1;               // its platform host
-  int ghost = -1;              // its ring neighbour's mirror (one replica simulated)
-  std::vector<int> ep_ghosts;  // its expert-parallel partners' mirrors
-  int group_ghost = -1;        // its rank group's second node (groups spanning nodes)
+  std::vector<Signal> signals;  // [Plan::signal_of[stage][task]]
+  int host = -1;                // its platform host
+  int ghost = -1;               // its ring neighbour's mirror (one replica simulated)
+  std::vector<int> ep_ghosts;   // its expert-parallel partners' mirrors
+  int group_ghost = -1;         // its rank group's second node (groups spanning nodes)
   // Every replica or class simulated: its ring edges' ports (class mode: the
   // edges inside the class, of its weight less one, and the edge to the next
   // class, of weight 1; else its host), and its readiness for its predecessor's.
@@ -61,6 +71,9 @@ struct Plan : StepLowering {
   ActorState& actor(int row, int stage) { return actors[index(row, stage)]; }
 
   std::vector<Tag> tags;  // payloads: tags[chunk * m + micro_batch]
+  // [stage][task]: the task's signal in its actor's `signals`, -1 when no other
+  // stream of the rank group waits for it.
+  std::vector<std::vector<int>> signal_of;
   std::unique_ptr<FatTreePlatform> platform;
   std::unique_ptr<LinkMonitor> monitor;
   std::vector<ActorState> actors;  // [row * pp + stage]

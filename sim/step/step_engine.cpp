@@ -49,17 +49,6 @@ double task_time(const Plan& p, int stage, const PipelineTask& t) {
          ends_time(p, stage, t);
 }
 
-// Where a task's input comes from and where its output goes: stage and whether any.
-bool has_input(const Plan& p, int stage, const PipelineTask& t) {
-  if (t.forward) return stage > 0 || t.chunk > 0;
-  return stage < p.pp - 1 || t.chunk < p.v - 1;
-}
-
-bool has_output(const Plan& p, int stage, const PipelineTask& t) {
-  if (t.forward) return stage < p.pp - 1 || t.chunk < p.v - 1;
-  return stage > 0 || t.chunk > 0;
-}
-
 // A task's compute, slowed by the rank group's straggler factor; with layer
 // collectives played as flows, layer by layer, each followed by them.
 void run_task(Plan& p, int row, int stage, const PipelineTask& t, double slow) {
@@ -141,6 +130,47 @@ void send_output(Plan& p, int row, int stage, const PipelineTask& t) {
   record(p, row, stage, Activity::pp, start, "send");
 }
 
+// Waits for a task of the rank group's other stream: its end, or its start plus
+// the lag (a lag measured in compute is slowed by the rank group's straggler factor).
+void wait_for(Plan& p, int row, int stage, const Dependency& d, double slow) {
+  if (d.stage != stage) return;  // a pipeline message: the pass receives it
+  const int k = p.signal_of[static_cast<std::size_t>(stage)][static_cast<std::size_t>(d.task)];
+  if (k < 0) return;  // on the same stream, before it: done
+  Signal& signal = p.actor(row, stage).signals[static_cast<std::size_t>(k)];
+  const sg4::SemaphorePtr& event = d.on_start ? signal.started : signal.done;
+  event->acquire();
+  event->release();
+  if (d.on_start) {
+    const double at = signal.start_s + slow * d.lag_s;
+    if (at > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(at);
+  }
+}
+
+// Tells the rank group's other stream that a task it waits for started (ended).
+void signal(Plan& p, int row, int stage, int task, bool done) {
+  const int k = p.signal_of[static_cast<std::size_t>(stage)][static_cast<std::size_t>(task)];
+  if (k < 0) return;
+  Signal& s = p.actor(row, stage).signals[static_cast<std::size_t>(k)];
+  if (!done) s.start_s = sg4::Engine::get_clock();
+  (done ? s.done : s.started)->release();
+}
+
+// The rank group's data-parallel communicator: its collectives one after another
+// in program order, beside compute, each once what it waits for is there.
+void play_dp_stream(Plan& p, int row, int stage, double slow) {
+  const auto& tasks = p.program.stages[static_cast<std::size_t>(stage)].tasks;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const StepTask& t = tasks[i];
+    if (t.stream != Stream::dp) continue;
+    for (const Dependency& d : t.after) wait_for(p, row, stage, d, slow);
+    signal(p, row, stage, static_cast<int>(i), false);
+    dp_beside_compute(p, row, stage, t.share, t.gather);
+    signal(p, row, stage, static_cast<int>(i), true);
+  }
+}
+
+// One rank group's step: the stage's program, its compute stream and let-go
+// sends in order on this actor, its data-parallel stream on a helper beside it.
 void play_stage(Plan& p, int row, int stage) {
   for (const char* kind : {"f", "b", "dp", "ep"}) {
     for (const char* parity : {"", ".0", ".1"}) {
@@ -149,85 +179,73 @@ void play_stage(Plan& p, int row, int stage) {
           ->set_receiver(sg4::Actor::self());
     }
   }
-  const std::size_t self = at(row, p.pp, stage);
-  const double slow = p.places[self].slowdown;
-  const double share = 1.0 / p.v;
-  // Overlapped, data-parallel traffic goes bucket by bucket (exposed_dp, estimator.cpp):
-  // the first chunk's first parameter bucket gathered before anything, its others beside
-  // its first forward, which waits for them at its end; the other chunks' beside.
-  const double buckets = p.overlap_dp ? p.costs.dp_buckets : 1;
-  // Helpers whose end the step's tail waits for, counted rather than held: a
-  // held actor keeps its stack until the step ends (1.4 GB of the 12,288-GPU
-  // step with every replica simulated).
-  const sg4::SemaphorePtr overlapped_done = sg4::Semaphore::create(0);
-  int overlapped = 0;
-  const auto overlap = [&](const char* name, const std::function<void()>& work) {
-    ++overlapped;
-    (void)beside(name, [work, overlapped_done] {
-      work();
-      overlapped_done->release();
-    });
-  };
-  const double gather = sg4::Engine::get_clock();
-  dp_collectives(p, row, stage, p.overlap_dp ? share / buckets : 1.0, true);
-  if (sg4::Engine::get_clock() > gather) {
-    record(p, row, stage, Activity::dp, gather, "parameter gather");
+  const double slow = p.places[at(row, p.pp, stage)].slowdown;
+  const auto& tasks = p.program.stages[static_cast<std::size_t>(stage)].tasks;
+  ActorState& me = p.actor(row, stage);
+  for (const int k : p.signal_of[static_cast<std::size_t>(stage)]) {
+    if (k >= 0) me.signals.push_back({sg4::Semaphore::create(0), sg4::Semaphore::create(0), 0});
   }
-  sg4::ActorPtr first_chunk_gather =
-      buckets <= 1 ? nullptr : beside("dp-gather", [&p, row, stage, share, buckets] {
-        dp_beside_compute(p, row, stage, share * (1 - 1 / buckets), true);
-      });
-  if (p.overlap_dp && p.v > 1) {
-    overlap("dp-gather",
-            [&p, row, stage, share] { dp_beside_compute(p, row, stage, 1.0 - share, true); });
+  if (std::any_of(tasks.begin(), tasks.end(),
+                  [](const StepTask& t) { return t.stream == Stream::dp; })) {
+    (void)beside("dp-stream", [&p, row, stage, slow] { play_dp_stream(p, row, stage, slow); });
   }
-  std::vector<int> backwards_left(static_cast<std::size_t>(p.v), p.m);
-  for (const PipelineTask& t : p.orders[static_cast<std::size_t>(stage)]) {
-    if (has_input(p, stage, t)) receive_input(p, row, stage, t);
-    const bool last_backward =
-        !t.forward && --backwards_left[static_cast<std::size_t>(t.chunk)] == 0 && p.overlap_dp;
-    sg4::ActorPtr reduce_early;
-    if (last_backward) {
-      // This chunk's gradients come bucket by bucket: all but the last are reduced
-      // from the end of the backward's first bucket, beside it.
-      const double first_bucket = slow * task_time(p, stage, t) / buckets;
-      reduce_early = sg4::Actor::create(
-          "dp-reduce", sg4::this_actor::get_host(), [&p, row, stage, share, buckets, first_bucket] {
-            sg4::this_actor::sleep_for(first_bucket);
-            dp_beside_compute(p, row, stage, share * (1 - 1 / buckets), false);
-          });
-    }
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const StepTask& t = tasks[i];
+    if (t.stream == Stream::dp) continue;
+    const auto task = static_cast<int>(i);
+    const bool input = std::any_of(t.after.begin(), t.after.end(),
+                                   [stage](const Dependency& d) { return d.stage != stage; });
+    if (input) receive_input(p, row, stage, t.pass);
     const double start = sg4::Engine::get_clock();
-    run_task(p, row, stage, t, slow);
-    record(p, row, stage, t.forward ? Activity::forward : Activity::backward, start,
-           fmt::format("{} c{} mb{}", t.forward ? "fwd" : "bwd", t.chunk, t.micro_batch));
-    if (first_chunk_gather && t.forward) {
-      const double wait = sg4::Engine::get_clock();
-      first_chunk_gather->join();
-      first_chunk_gather = nullptr;
-      if (sg4::Engine::get_clock() > wait) {
-        record(p, row, stage, Activity::dp, wait, "parameter gather");
+    for (const Dependency& d : t.after) wait_for(p, row, stage, d, slow);
+    signal(p, row, stage, task, false);
+    switch (t.kind) {
+      case TaskKind::pass: {
+        const double begun = sg4::Engine::get_clock();
+        run_task(p, row, stage, t.pass, slow);
+        record(p, row, stage, t.activity, begun, t.name());
+        break;
+      }
+      case TaskKind::send:
+        send_output(p, row, stage, t.pass);
+        break;
+      case TaskKind::dp_collective:
+        dp_collectives(p, row, stage, t.share, t.gather);
+        if (sg4::Engine::get_clock() > start) record(p, row, stage, Activity::dp, start, t.name());
+        break;
+      case TaskKind::join:
+        if (sg4::Engine::get_clock() > start) record(p, row, stage, Activity::dp, start, t.name());
+        break;
+      case TaskKind::optimizer:
+        compute_for(p, slow * t.seconds);
+        record(p, row, stage, Activity::optimizer, start, t.name());
+        break;
+    }
+    signal(p, row, stage, task, true);
+  }
+  XBT_VERB("stage %d replica %d: done at %.6g s, %.6g s waiting", stage,
+           p.rows[static_cast<std::size_t>(row)] * p.per_node, sg4::Engine::get_clock(), me.wait_s);
+}
+
+// Which tasks another stream of their rank group waits for: those get signals.
+std::vector<std::vector<int>> signals_needed(const StepProgram& program) {
+  std::vector<std::vector<int>> slot;
+  for (std::size_t stage = 0; stage < program.stages.size(); ++stage) {
+    const auto& tasks = program.stages[stage].tasks;
+    std::vector<int> of(tasks.size(), -1);
+    for (const StepTask& t : tasks) {
+      for (const Dependency& d : t.after) {
+        if (static_cast<std::size_t>(d.stage) != stage) continue;
+        if (tasks[static_cast<std::size_t>(d.task)].stream != t.stream || d.on_start) {
+          of[static_cast<std::size_t>(d.task)] = 0;
+        }
       }
     }
-    if (has_output(p, stage, t)) send_output(p, row, stage, t);
-    if (last_backward) {
-      // The last bucket once the backward is done, after the others.
-      overlap("dp-reduce", [&p, row, stage, share, buckets, reduce_early] {
-        reduce_early->join();
-        dp_beside_compute(p, row, stage, share / buckets, false);
-      });
-    }
+    int n = 0;
+    for (int& k : of) k = k == 0 ? n++ : -1;
+    slot.push_back(std::move(of));
   }
-  const double tail = sg4::Engine::get_clock();
-  for (int i = 0; i < overlapped; ++i) overlapped_done->acquire();
-  if (!p.overlap_dp) dp_collectives(p, row, stage, 1.0, false);
-  record(p, row, stage, Activity::dp, tail, "data-parallel");
-  const double opt = sg4::Engine::get_clock();
-  compute_for(p, slow * p.costs.optimizer_s);
-  record(p, row, stage, Activity::optimizer, opt, "optimizer");
-  XBT_VERB("stage %d replica %d: done at %.6g s, %.6g s waiting", stage,
-           p.rows[static_cast<std::size_t>(row)] * p.per_node, sg4::Engine::get_clock(),
-           p.actor(row, stage).wait_s);
+  return slot;
 }
 
 // The step broken down as `estimate` does (critical_path.hpp, step_breakdown).
@@ -372,6 +390,7 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
   const int groups = p.pp * static_cast<int>(p.rows.size());
   p.actors.resize(static_cast<std::size_t>(groups));
   for (ActorState& a : p.actors) a.sent_at.assign(at(2, p.v * p.m, 0), 0.0);
+  p.signal_of = signals_needed(p.program);
   p.tags.resize(at(p.v, p.m, 0));
   for (int c = 0; c < p.v; ++c) {
     for (int j = 0; j < p.m; ++j) p.tags[at(c, p.m, j)] = Tag{c, j};
@@ -384,9 +403,9 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
   if (!options.log.empty()) {
     xbt_log_control_set(fmt::format("myriad_step.thres:{}", options.log).c_str());
   }
-  // With data-parallel overlap each rank group starts helpers beside it: the
-  // parameter gathers (2) and, per chunk, the gradient reduction's three.
-  const int helpers = p.overlap_dp ? 2 + 3 * p.v : 0;
+  // With data-parallel overlap each rank group plays its data-parallel stream
+  // on a helper beside it.
+  const int helpers = p.overlap_dp ? 1 : 0;
   apply_engine_config(options.sanitizer_safe, groups * (1 + helpers));
   build_platform(p, s);
   for (int row = 0; row < static_cast<int>(p.rows.size()); ++row) {

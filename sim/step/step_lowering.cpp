@@ -312,9 +312,7 @@ StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profil
   p.node_Bps = s.cluster.nics_per_node * s.cluster.nic_bw_Bps * profile.nic_efficiency;
   p.dp_phases = lower_dp(p, s, profile);
   plan_layer_flows(p, s, p.node_Bps);
-  for (int stage = 0; stage < p.pp; ++stage) {
-    p.orders.push_back(models::pipeline_order(p.pp, p.v, p.m, stage));
-  }
+  p.program = build_step_program(s, p.costs, p.overlap_share);
   // Expert all-to-alls couple the replicas of a group layer by layer, so a slow
   // node slows its partners as it goes: with stragglers, simulate them all.
   const bool coupled = p.ep_actors > 1 && !stragglers.empty();

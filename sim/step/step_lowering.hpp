@@ -25,6 +25,7 @@
 #include "sim/analytic/estimator.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "sim/cost/device_profile.hpp"
+#include "sim/program/step_program.hpp"
 #include "sim/step/stragglers.hpp"
 
 namespace myriad::sim {
@@ -114,7 +115,9 @@ struct StepLowering {
   bool overlap_pp = false;
   bool overlap_dp = false;
   double overlap_share = 0;  // of the compute rate, taken by communication beside compute
-  std::vector<std::vector<models::PipelineTask>> orders;  // [stage]: Megatron's order
+  // What each stage of a replica runs, in order (sim/program/step_program.hpp):
+  // the actors play it.
+  StepProgram program;
   bool all_replicas = false;
   // The replicas simulated, one row of actors each (rows index `places` and the
   // engine's per-actor tables): all of them, or replica 0 and those holding a
