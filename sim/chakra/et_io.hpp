@@ -24,9 +24,12 @@ namespace myriad::sim::chakra {
 
 struct EtReadOptions {
   EtGraphChecks checks;
-  // Far above a step's program on one rank (a few hundred thousand nodes), far
-  // below what would exhaust memory; raise them for a larger trace.
-  std::uint64_t max_nodes = std::uint64_t{1} << 25;
+  // Bounds on what one file may make the reader hold. An EtNode takes some 500 bytes
+  // in memory however few it takes in the file (3 bytes at the least), so the node
+  // count bounds memory: 2^22 nodes, about 2 GiB, is far above one rank's step
+  // program (tens of thousands of nodes) and Chakra's sample traces (3,664). Raise
+  // them for a larger trace.
+  std::uint64_t max_nodes = std::uint64_t{1} << 22;
   std::uint64_t max_bytes = std::uint64_t{8} << 30;
 };
 

@@ -52,23 +52,23 @@ std::optional<std::pair<std::string, int>> parse_rank_file_name(const std::strin
   return std::make_pair(stem.substr(0, dot), rank);
 }
 
-// Each of 0 .. ranks - 1 in exactly one file's ascending list.
-void check_cover(const EtSet& set, const std::string& where) {
-  if (set.ranks < 1 || set.ranks > kMaxRanks) {
-    throw EtError(where + ": ranks " + std::to_string(set.ranks) + " is not in 1 .. " +
+// Each of 0 .. ranks - 1 in exactly one of the files' ascending lists.
+void check_cover(int ranks, const std::vector<std::vector<int>>& lists, const std::string& where) {
+  if (ranks < 1 || ranks > kMaxRanks) {
+    throw EtError(where + ": ranks " + std::to_string(ranks) + " is not in 1 .. " +
                   std::to_string(kMaxRanks));
   }
-  std::vector<int> owner(static_cast<std::size_t>(set.ranks), -1);
-  for (std::size_t f = 0; f < set.files.size(); ++f) {
-    const auto& ranks = set.files[f].ranks;
-    if (ranks.empty()) throw EtError(where + ": file " + std::to_string(f) + " stands for no rank");
-    for (std::size_t k = 0; k < ranks.size(); ++k) {
-      const int r = ranks[k];
-      if (r < 0 || r >= set.ranks) {
+  std::vector<int> owner(static_cast<std::size_t>(ranks), -1);
+  for (std::size_t f = 0; f < lists.size(); ++f) {
+    const auto& list = lists[f];
+    if (list.empty()) throw EtError(where + ": file " + std::to_string(f) + " stands for no rank");
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const int r = list[k];
+      if (r < 0 || r >= ranks) {
         throw EtError(where + ": file " + std::to_string(f) + ": rank " + std::to_string(r) +
-                      " is not in 0 .. " + std::to_string(set.ranks - 1));
+                      " is not in 0 .. " + std::to_string(ranks - 1));
       }
-      if (k > 0 && r <= ranks[k - 1]) {
+      if (k > 0 && r <= list[k - 1]) {
         throw EtError(where + ": file " + std::to_string(f) + ": ranks must ascend");
       }
       auto& o = owner[static_cast<std::size_t>(r)];
@@ -85,16 +85,39 @@ void check_cover(const EtSet& set, const std::string& where) {
   }
 }
 
-json manifest_of(const EtSet& set) {
+std::vector<std::vector<int>> rank_lists(const EtSet& set) {
+  std::vector<std::vector<int>> lists;
+  lists.reserve(set.files.size());
+  for (const EtRankFile& f : set.files) lists.push_back(f.ranks);
+  return lists;
+}
+
+// Writes file i's graph, `graph_of(i)`, for each list of ranks, then the manifest.
+template <typename GraphOf>
+fs::path write_files(const fs::path& dir, const std::string& name, int ranks,
+                     const std::vector<std::vector<int>>& lists, GraphOf graph_of,
+                     const EtGraphChecks& checks) {
+  fs::path manifest = dir / et_manifest_name(name);
+  check_name(name, manifest.string());
+  check_cover(ranks, lists, manifest.string());
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw EtError(dir.string() + ": cannot create: " + ec.message());
   json files = json::array();
-  for (const EtRankFile& f : set.files) {
-    files.push_back({{"file", rank_file_name(set.name, f.ranks.front())}, {"ranks", f.ranks}});
+  for (std::size_t i = 0; i < lists.size(); ++i) {
+    const std::string file = rank_file_name(name, lists[i].front());
+    write_et_file(graph_of(i), dir / file, checks);
+    files.push_back({{"file", file}, {"ranks", lists[i]}});
   }
-  return {{"format", kFormat},
-          {"version", kVersion},
-          {"name", set.name},
-          {"ranks", set.ranks},
-          {"files", std::move(files)}};
+  const json root = {{"format", kFormat},
+                     {"version", kVersion},
+                     {"name", name},
+                     {"ranks", ranks},
+                     {"files", std::move(files)}};
+  std::ofstream out(manifest, std::ios::binary | std::ios::trunc);
+  out << root.dump(1) << '\n';
+  if (!out) throw EtError(manifest.string() + ": write failed");
+  return manifest;
 }
 
 // A manifest's key, checked: present, of its type.
@@ -170,7 +193,7 @@ EtSet read_manifest(const fs::path& path, const EtReadOptions& options) {
     }
     set.files.push_back(std::move(f));
   }
-  check_cover(set, where);
+  check_cover(set.ranks, rank_lists(set), where);
   for (EtRankFile& f : set.files) f.graph = read_et_file(path.parent_path() / f.file, options);
   return set;
 }
@@ -210,30 +233,18 @@ EtSet read_rank_files(const fs::path& dir, const EtReadOptions& options) {
 std::string et_manifest_name(const std::string& name) { return name + ".et.json"; }
 
 fs::path write_et_set(const fs::path& dir, const EtSet& set, const EtGraphChecks& checks) {
-  const std::string where = (dir / et_manifest_name(set.name)).string();
-  check_name(set.name, where);
-  check_cover(set, where);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw EtError(dir.string() + ": cannot create: " + ec.message());
-  for (const EtRankFile& f : set.files) {
-    write_et_file(f.graph, dir / rank_file_name(set.name, f.ranks.front()), checks);
-  }
-  fs::path manifest = dir / et_manifest_name(set.name);
-  std::ofstream out(manifest, std::ios::binary | std::ios::trunc);
-  out << manifest_of(set).dump(1) << '\n';
-  if (!out) throw EtError(manifest.string() + ": write failed");
-  return manifest;
+  return write_files(
+      dir, set.name, set.ranks, rank_lists(set),
+      [&](std::size_t i) -> const EtGraph& { return set.files[i].graph; }, checks);
 }
 
 fs::path write_et_set(const fs::path& dir, const std::string& name,
                       const std::vector<EtGraph>& per_rank, const EtGraphChecks& checks) {
-  EtSet set{.name = name, .ranks = static_cast<int>(per_rank.size()), .files = {}};
-  set.files.reserve(per_rank.size());
-  for (std::size_t r = 0; r < per_rank.size(); ++r) {
-    set.files.push_back({.ranks = {static_cast<int>(r)}, .graph = per_rank[r], .file = {}});
-  }
-  return write_et_set(dir, set, checks);
+  std::vector<std::vector<int>> lists(per_rank.size());
+  for (std::size_t r = 0; r < lists.size(); ++r) lists[r] = {static_cast<int>(r)};
+  return write_files(
+      dir, name, static_cast<int>(per_rank.size()), lists,
+      [&](std::size_t i) -> const EtGraph& { return per_rank[i]; }, checks);
 }
 
 EtSet read_et_set(const fs::path& path, const EtReadOptions& options) {
