@@ -62,7 +62,7 @@ constexpr std::array<std::string_view, 12> kTypedAttrNames = {
     "comm_src",  "comm_dst", "comm_tag",    "pg_name",   "involved_dim"};
 
 // Which of EtAttr's vectors a kind's values live in.
-enum class Family : std::uint8_t { none, ints, uints, reals, strings };
+enum class Family : std::uint8_t { none, ints, uints, reals, strings, unknown };
 
 Family family_of(EtValueKind kind) {
   using K = EtValueKind;
@@ -104,7 +104,7 @@ Family family_of(EtValueKind kind) {
     case K::bytes_list:
       return Family::strings;
   }
-  throw EtError("unknown attribute value kind " + std::to_string(static_cast<int>(kind)));
+  return Family::unknown;
 }
 
 // The list kinds are the even field numbers of the oneof.
@@ -223,6 +223,10 @@ bool is_typed_attr_name(std::string_view name) {
 
 void check_et_attr(const EtAttr& attr, const std::string& where) {
   const Family family = family_of(attr.kind);
+  if (family == Family::unknown) {
+    throw EtError(where + ": attr " + attr.name + ": unknown attribute value kind " +
+                  std::to_string(static_cast<int>(attr.kind)));
+  }
   const auto count = [&](Family f) -> std::size_t {
     switch (f) {
       case Family::ints:
@@ -234,6 +238,7 @@ void check_et_attr(const EtAttr& attr, const std::string& where) {
       case Family::strings:
         return attr.strings.size();
       case Family::none:
+      case Family::unknown:
         return 0;
     }
     return 0;

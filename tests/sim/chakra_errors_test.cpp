@@ -234,6 +234,9 @@ TEST(ChakraErrors, WhatTheWriterRefuses) {
   f.reals = {0.1};
   g.nodes[1].attrs = {f};
   EXPECT_HAS(write_error(g), "attr f (float_val): value 0.100000 is not a float");
+  f.kind = static_cast<EtValueKind>(2);
+  g.nodes[1].attrs = {f};
+  EXPECT_EQ(write_error(g), "out.et: node 1 (id 2): attr f: unknown attribute value kind 2");
   g.nodes[1].attrs = {};
   g.nodes[1].type = EtNodeType::invalid;
   EXPECT_HAS(write_error(g), "node type INVALID_NODE (0)");
