@@ -2,7 +2,8 @@
 # Checks that includes follow the layering in ARCHITECTURE.md:
 #   models <- kernels <- sim <- calibration <- tools
 # and, inside sim, that each part reaches only the parts below it:
-#   cost, engine <- topology, analytic <- program <- step;  cost, analytic <- campaign, plan
+#   cost, engine <- topology, analytic <- program <- step;  cost, analytic <- campaign, plan;
+#   cost, analytic, program <- chakra (Chakra execution traces of the step program)
 # (step and campaign are siblings: what both need lives below them, as the
 # random streams do in models/random). The build enforces the first rule for
 # headers through each library's include view (cmake/MyriadLayering.cmake);
@@ -24,6 +25,7 @@ declare -A sim_allowed=(
   [campaign]="cost analytic"
   [placement]="cost analytic"
   [plan]="cost analytic placement"
+  [chakra]="cost analytic program"
 )
 
 status=0

@@ -5,7 +5,7 @@
 #   tools/fuzz.sh [SECONDS] [HARNESS...]
 # SECONDS per harness: default $MYRIAD_FUZZ_SECONDS, else 60 (CI fuzzes 15 s each:
 # tools/test.sh --fuzz). HARNESS: fuzz_scenario, fuzz_units, fuzz_profile, fuzz_rows,
-# fuzz_import
+# fuzz_import, fuzz_chakra
 # (default: all).
 # Exits 1 when a harness finds anything: a crash, a sanitizer report, a violated
 # property, an input that runs over 10 s or takes over 4 GiB, a leak; or when a
@@ -19,7 +19,7 @@ build="$root/build-sanitize/fuzz"
 seconds=${1:-${MYRIAD_FUZZ_SECONDS:-60}}
 shift || true
 harnesses=("$@")
-((${#harnesses[@]} > 0)) || harnesses=(fuzz_scenario fuzz_units fuzz_profile fuzz_rows fuzz_import)
+((${#harnesses[@]} > 0)) || harnesses=(fuzz_scenario fuzz_units fuzz_profile fuzz_rows fuzz_import fuzz_chakra)
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "usage: tools/fuzz.sh [SECONDS] [HARNESS...]" >&2; exit 2; }
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
@@ -35,12 +35,13 @@ seeds_of() {
     fuzz_rows) echo "calibration/measurements/*/rows.json" ;;
     fuzz_units) echo "" ;;  # the shipped scenarios' quantities: unit_seeds
     fuzz_import) echo "" ;;  # fuzz/corpus/fuzz_import/: a format byte, then the file
+    fuzz_chakra) echo "tests/data/chakra/*.et" ;;
   esac
 }
 max_len_of() {
   case "$1" in
     fuzz_scenario | fuzz_profile) echo 65536 ;;
-    fuzz_rows | fuzz_import) echo 131072 ;;
+    fuzz_rows | fuzz_import | fuzz_chakra) echo 131072 ;;
     fuzz_units) echo 256 ;;
   esac
 }
@@ -48,6 +49,7 @@ dict_of() {
   case "$1" in
     fuzz_scenario) echo "$root/fuzz/yaml.dict" ;;
     fuzz_units) echo "$root/fuzz/units.dict" ;;
+    fuzz_chakra) echo "$root/fuzz/chakra.dict" ;;
     *) echo "$root/fuzz/json.dict" ;;
   esac
 }

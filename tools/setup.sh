@@ -7,6 +7,7 @@ packages=(
   g++ cmake ninja-build pkg-config git
   libsimgrid-dev libeigen3-dev libfmt-dev libcli11-dev libyaml-cpp-dev
   nlohmann-json3-dev libgtest-dev libbenchmark-dev libglpk-dev zlib1g-dev
+  libprotobuf-dev protobuf-compiler
   clang-format clang-tidy ccache python3 time
   clang libclang-rt-dev
   chromium
