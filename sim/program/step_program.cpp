@@ -168,6 +168,7 @@ void connect(StepProgram& p, const std::vector<std::vector<int>>& sends) {
 }  // namespace
 
 std::string StepTask::name() const {
+  if (!label.empty()) return label;
   switch (kind) {
     case TaskKind::pass:
       return fmt::format("{} c{} mb{}", pass.forward ? "fwd" : "bwd", pass.chunk, pass.micro_batch);
@@ -180,6 +181,8 @@ std::string StepTask::name() const {
       return "wait for data-parallel";
     case TaskKind::optimizer:
       return "optimizer";
+    case TaskKind::kernel:
+      return "kernel";
   }
   return "?";
 }

@@ -53,6 +53,7 @@ enum class TaskKind : std::uint8_t {
   dp_collective,  // the data-parallel collectives of `share` of the stage's parameters
   join,           // nothing of its own: waits for its dependencies
   optimizer,
+  kernel,  // compute of a traced workload (a Chakra trace's COMP_NODE), as traced
 };
 
 // What a task waits for: another task's end or, `on_start`, its start plus a lag.
@@ -71,13 +72,14 @@ struct StepTask {
   // Passes and the optimizer run kernels on the GPU's SMs: collectives beside
   // them (`takes_share`) slow them by the profile's overlap_compute_share.
   [[nodiscard]] bool computes() const {
-    return kind == TaskKind::pass || kind == TaskKind::optimizer;
+    return kind == TaskKind::pass || kind == TaskKind::optimizer || kind == TaskKind::kernel;
   }
   bool takes_share = false;       // its kernels take that share while it runs
   models::PipelineTask pass{};    // pass and send: which one
   double share = 0;               // dp_collective: of the stage's parameters
   bool gather = false;            // dp_collective: parameter gathers, else gradient reductions
   std::vector<Dependency> after;  // besides the stream's order
+  std::string label;              // a traced task's name (name() builds the others')
   [[nodiscard]] std::string name() const;
 };
 

@@ -217,8 +217,9 @@ void play_stage(Plan& p, int row, int stage) {
         if (sg4::Engine::get_clock() > start) record(p, row, stage, Activity::dp, start, t.name());
         break;
       case TaskKind::optimizer:
+      case TaskKind::kernel:
         compute_for(p, slow * t.seconds);
-        record(p, row, stage, Activity::optimizer, start, t.name());
+        record(p, row, stage, t.activity, start, t.name());
         break;
     }
     signal(p, row, stage, task, true);

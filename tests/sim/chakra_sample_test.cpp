@@ -1,7 +1,6 @@
 // Real Chakra traces (tests/data/chakra/README.md: where each comes from and how the
 // facts below were found, with Chakra's own Python decoder, apart from this reader).
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -14,27 +13,13 @@
 #include "myriad_source_paths.hpp"
 #include "sim/chakra/et_graph.hpp"
 #include "sim/chakra/et_io.hpp"
+#include "tests/sim/chakra_samples.hpp"
 
 namespace myriad::sim::chakra {
 namespace {
 
-std::filesystem::path sample(const std::string& name) {
-  return std::filesystem::path(MYRIAD_TEST_DATA_DIR).parent_path() / "data" / "chakra" / name;
-}
-
-std::string gunzip_file(const std::filesystem::path& path) {
-  gzFile in = gzopen(path.c_str(), "rb");
-  if (in == nullptr) throw std::runtime_error("cannot open " + path.string());
-  std::string out;
-  std::vector<char> buffer(1 << 16);
-  int got = 0;
-  while ((got = gzread(in, buffer.data(), static_cast<unsigned>(buffer.size()))) > 0) {
-    out.append(buffer.data(), static_cast<std::size_t>(got));
-  }
-  gzclose(in);
-  if (got < 0) throw std::runtime_error("cannot decompress " + path.string());
-  return out;
-}
+using testing::gunzip_file;
+using testing::sample;
 
 std::map<EtNodeType, int> type_counts(const EtGraph& g) {
   std::map<EtNodeType, int> counts;
