@@ -69,7 +69,8 @@ int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostrea
                     add_simulate_command(app, io, env), add_campaign_command(app, io, env),
                     add_validate_command(app, io, env), add_calibrate_command(app, io, env),
                     add_sweep_command(app, io, env), add_plan_command(app, io, env),
-                    add_place_command(app, io, env), add_explain_command(app, io, env)}) {
+                    add_place_command(app, io, env), add_trace_command(app, io, env),
+                    add_explain_command(app, io, env)}) {
     c.app->set_version_flag("--version", version_text,
                             "print the version, build and devices, then exit");
     actions[c.app] = std::move(c.action);

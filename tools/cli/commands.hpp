@@ -32,5 +32,6 @@ Command add_explain_command(CLI::App& app, Streams io, const Environment& env);
 Command add_sweep_command(CLI::App& app, Streams io, const Environment& env);
 Command add_plan_command(CLI::App& app, Streams io, const Environment& env);
 Command add_place_command(CLI::App& app, Streams io, const Environment& env);
+Command add_trace_command(CLI::App& app, Streams io, const Environment& env);
 
 }  // namespace myriad::cli

@@ -1,0 +1,61 @@
+// `myriad trace`: a scenario's step program written as Chakra traces, and traces
+// played as a step.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "myriad_source_paths.hpp"
+#include "tests/tools/run_cli.hpp"
+
+namespace myriad::cli {
+namespace {
+
+using test_support::Result;
+using test_support::run_cli;
+
+std::string example(const std::string& name) {
+  return std::string(MYRIAD_SCENARIO_DIR) + "/examples/" + name + ".yaml";
+}
+
+// Exported, then played: the step the program plays, whichever way it is read.
+TEST(TraceCommand, ExportsAStepAndPlaysItBack) {
+  const auto dir = std::filesystem::temp_directory_path() / "myriad-trace-command-test";
+  std::filesystem::remove_all(dir);
+  const Result out = run_cli(
+      {"trace", "export", example("llama3-8b-h100-64-pp4"), "--out", dir.string(), "--name", "l8"});
+  ASSERT_EQ(out.code, 0) << out.err;
+  EXPECT_NE(out.out.find("4 files (one a pipeline stage"), std::string::npos) << out.out;
+  for (int r = 0; r < 4; ++r)
+    EXPECT_TRUE(std::filesystem::exists(dir / ("l8." + std::to_string(r) + ".et")));
+  const auto json = (dir / "played.json").string();
+  const Result played = run_cli({"trace", "play", (dir / "l8.et.json").string(), "--json", json});
+  ASSERT_EQ(played.code, 0) << played.err;
+  const auto j = nlohmann::json::parse(std::ifstream(json));
+  // The export says the step it describes, to four places; the play says it again.
+  const std::string step =
+      fmt::format("{:.4f} s as the program plays", j["step_time_s"].get<double>());
+  EXPECT_NE(out.out.find(step), std::string::npos) << out.out << step;
+  EXPECT_EQ(j["files"].size(), 4U);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TraceCommand, SaysWhatIsWrongWithATrace) {
+  const Result missing = run_cli({"trace", "play", "/nonexistent/trace.et"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/trace.et"), std::string::npos) << missing.err;
+  const auto bad = std::filesystem::temp_directory_path() / "myriad-trace-bad.0.et";
+  std::ofstream(bad) << "\x05\x01";
+  const Result truncated = run_cli({"trace", "play", bad.string()});
+  EXPECT_EQ(truncated.code, 2);
+  EXPECT_NE(truncated.err.find("myriad-trace-bad.0.et"), std::string::npos) << truncated.err;
+  std::filesystem::remove(bad);
+  EXPECT_NE(run_cli({"trace"}).code, 0);
+}
+
+}  // namespace
+}  // namespace myriad::cli

@@ -1,0 +1,28 @@
+// `myriad trace`: a scenario's step program as Chakra execution traces (export), and
+// Chakra traces played as a step program (play). Its options, as the command line
+// fills them (trace_options.cpp, CLI11), and the runs that read them (trace_command.cpp).
+#pragma once
+
+#include <string>
+
+#include "tools/cli/verb_support.hpp"
+
+namespace myriad::cli {
+
+struct TraceExportOptions {
+  ScenarioOptions scenario;
+  std::string profile;
+  std::string out_dir;
+  std::string name = "step";
+};
+
+struct TracePlayOptions {
+  std::string path;  // a manifest, a folder or one .et file
+  bool ignore_ctrl_deps = false;
+  std::string json_file;
+};
+
+int run_trace_export(const TraceExportOptions& o, Streams io, const Environment& env);
+int run_trace_play(const TracePlayOptions& o, Streams io);
+
+}  // namespace myriad::cli
