@@ -465,8 +465,9 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
   first += program_time(plan.embedding, pricer, layer_overlap, m);
   StageTime last = scaled(layer, plan.last_stage_layers);
   last += program_time(plan.head, pricer, layer_overlap, m);
+  double p2p = 0;
   if (plan.pp > 1) {
-    const double p2p = pricer.price(plan.pp_transfer, m * 2 * v).time_s;
+    p2p = pricer.price(plan.pp_transfer, m * 2 * v).time_s;
     // Blocking transfers: in the steady state a stage's period holds one transfer per
     // chunk (its forward output and its backward output go on while the neighbour
     // computes the other direction's): with the bubble's share, (m v + p - 1) per
@@ -496,7 +497,11 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
   // Fill and drain: every stage's pass but the slowest one's, which the m passes
   // count ((p - 1) / v of a stage's time when the stages are alike; less when the
   // slowest stage is slower than the others, as the step engine plays it).
-  const double bubble = (pp * mean - critical.total()) / v;
+  // Transfers that overlap compute still take their time on the way: the first
+  // micro-batch's forward crosses p - 1 stage boundaries before the last stage
+  // starts, and the last one's backward as many after it ends.
+  const double in_flight = s.overlap.pp ? 2 * (pp - 1) * p2p : 0;
+  const double bubble = (pp * mean - critical.total()) / v + in_flight;
 
   // Reductions overlapping across stages: when one outlasts the stagger between
   // the stages' ends, a backward pass of one micro-batch and chunk. (Overlapped,

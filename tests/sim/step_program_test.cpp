@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <tuple>
@@ -231,17 +232,24 @@ TEST(StepProgram, ClosedFormAgreesWithTheEvaluatorOnRandomLayouts) {
     std::sort(v.begin(), v.end());
     return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
   };
-  // One stage: the closed form is the program's exact account.
+  const char* kinds[] = {"one stage", "1F1B", "interleaved"};
+  for (std::size_t k = 0; k < errors.size(); ++k) {
+    std::printf("%-12s %4zu layouts: median %.3f %%, p95 %.3f %%, worst %.3f %%\n", kinds[k],
+                errors[k].size(), 100 * quantile(errors[k], 0.5), 100 * quantile(errors[k], 0.95),
+                100 * quantile(errors[k], 1));
+    if (std::getenv("MYRIAD_SHOW_WORST")) std::printf("%s\n", worst[k].c_str());
+  }
+  // One stage, and 1F1B: the closed form is the program's account, within 1 %
+  // everywhere (measured 2026-12-04: worst 0.09 % and 0.54 %).
   EXPECT_LT(quantile(errors[0], 1), 0.01) << worst[0];
-  // 1F1B: within 1 % but where the data-parallel gathers' stall at the step's
-  // start overlaps the pipeline's fill (the closed form adds both; measured
-  // gaps up to 7 %, issue 37's note).
-  EXPECT_LT(quantile(errors[1], 0.95), 0.01) << worst[1];
-  EXPECT_LT(quantile(errors[1], 1), 0.08) << worst[1];
-  // Interleaved: the closed form spreads a stage's time evenly over its chunks;
-  // where the embedding or the head outweighs a chunk (1 layer a chunk), the
-  // schedule's rounds are paced by that chunk (measured gaps up to 25 %).
+  EXPECT_LT(quantile(errors[1], 1), 0.01) << worst[1];
+  // Interleaved: the closed form spreads a stage's time evenly over its chunks.
+  // Where the embedding or the head outweighs a chunk (a layer or two a chunk),
+  // the schedule's rounds are paced by that chunk while buffering between stages
+  // absorbs part of it; no closed form of that is derived yet (issue 37's note).
+  // Measured: median 0.3 %, p95 3.4 %, worst 27 %.
   EXPECT_LT(quantile(errors[2], 0.5), 0.01) << worst[2];
+  EXPECT_LT(quantile(errors[2], 0.95), 0.05) << worst[2];
   EXPECT_LT(quantile(errors[2], 1), 0.3) << worst[2];
 }
 
