@@ -29,10 +29,7 @@ using models::GroupKind;
 struct PhaseTime {
   double compute = 0;
   double gemm = 0;  // the part of compute that collectives can hide behind
-  double tp = 0;
-  double cp = 0;
-  double ep = 0;
-  double dp = 0;  // ZeRO-3's gathers and reductions, layer by layer
+  GroupTimes comm;  // by group; dp: ZeRO-3's gathers and reductions, layer by layer
 };
 
 class Pricer {
@@ -79,22 +76,7 @@ class Pricer {
     }
     for (const auto& c : phase.comms) {
       const double time = price(c, runs_per_step).time_s;
-      switch (c.group) {
-        case GroupKind::tp:
-          t.tp += time;
-          break;
-        case GroupKind::cp:
-          t.cp += time;
-          break;
-        case GroupKind::ep:
-          t.ep += time;
-          break;
-        case GroupKind::dp:
-          t.dp += time;
-          break;
-        case GroupKind::pp:
-          break;
-      }
+      if (c.group != GroupKind::pp) t.comm[c.group] += time;
     }
     return t;
   }
@@ -177,21 +159,13 @@ class Pricer {
 // What a stage spends per micro-batch, by kind.
 struct StageTime {
   double compute = 0;
-  double forward = 0;  // forward passes: their compute and exposed tp, cp and ep time
-  double tp = 0;
-  double cp = 0;
-  double ep = 0;
-  double pp = 0;
-  double dp = 0;  // ZeRO-3's exposed gathers and reductions
-  [[nodiscard]] double total() const { return compute + tp + cp + ep + pp + dp; }
+  double forward = 0;  // forward passes: their compute and exposed layer communication
+  GroupTimes comm;     // exposed, by group (pp: blocking transfers; dp: ZeRO-3's)
+  [[nodiscard]] double total() const { return compute + comm.total(); }
   StageTime& operator+=(const StageTime& o) {
     compute += o.compute;
     forward += o.forward;
-    tp += o.tp;
-    cp += o.cp;
-    ep += o.ep;
-    pp += o.pp;
-    dp += o.dp;
+    comm += o.comm;
     return *this;
   }
 };
@@ -200,26 +174,24 @@ struct StageTime {
 // (inter-operator) or fused into them tile by tile (intra-operator: tp and ep
 // collectives, which sit beside a GEMM).
 struct LayerOverlap {
-  bool tp = false;
-  bool cp = false;
-  bool ep = false;
+  std::array<bool, kGroupKinds.size()> chunked{};  // by group: overlapped chunk by chunk
   bool fused = false;
   bool dp = false;           // ZeRO-3's layer gathers prefetched beside the layer before
   double fused_exposed = 0;  // share of a fused collective left exposed
 
   LayerOverlap(const scenario::OverlapSpec& o, const DeviceProfile& p)
-      : tp(o.tp),
-        cp(o.cp),
-        ep(o.ep),
-        fused(o.fused),
-        dp(o.dp),
-        fused_exposed(p.fused_overlap_exposed) {}
-  [[nodiscard]] bool fuses(GroupKind g) const {
-    return fused && (g == GroupKind::tp || g == GroupKind::cp || g == GroupKind::ep);
+      : fused(o.fused), dp(o.dp), fused_exposed(p.fused_overlap_exposed) {
+    chunked[static_cast<std::size_t>(GroupKind::tp)] = o.tp;
+    chunked[static_cast<std::size_t>(GroupKind::cp)] = o.cp;
+    chunked[static_cast<std::size_t>(GroupKind::ep)] = o.ep;
   }
+  // The layer collectives a GEMM can carry tile by tile: tp, cp and ep.
+  [[nodiscard]] static bool layer_group(GroupKind g) {
+    return g == GroupKind::tp || g == GroupKind::cp || g == GroupKind::ep;
+  }
+  [[nodiscard]] bool fuses(GroupKind g) const { return fused && layer_group(g); }
   [[nodiscard]] bool of(GroupKind g) const {
-    return fuses(g) || (g == GroupKind::tp && tp) || (g == GroupKind::cp && cp) ||
-           (g == GroupKind::ep && ep);
+    return fuses(g) || (layer_group(g) && chunked[static_cast<std::size_t>(g)]);
   }
 };
 
@@ -239,9 +211,7 @@ PhaseTime exposed(const PhaseTime& t, const LayerOverlap& overlap, double share)
       chunked += time;
     }
   };
-  add(GroupKind::tp, t.tp);
-  add(GroupKind::cp, t.cp);
-  add(GroupKind::ep, t.ep);
+  for (const GroupKind g : kGroupKinds) add(g, t.comm[g]);
   const double hideable = chunked + fused;
   double kept = 1;  // fraction of an overlapped collective left exposed, with the cost of hiding
   if (hideable > 0) {
@@ -252,16 +222,17 @@ PhaseTime exposed(const PhaseTime& t, const LayerOverlap& overlap, double share)
     kept = (out + share * (hideable - out) * chunked / hideable) / hideable;
   }
   PhaseTime e = t;
-  e.tp = overlap.of(GroupKind::tp) ? t.tp * kept : t.tp;
-  e.cp = overlap.of(GroupKind::cp) ? t.cp * kept : t.cp;
-  e.ep = overlap.of(GroupKind::ep) ? t.ep * kept : t.ep;
+  for (const GroupKind g : kGroupKinds) {
+    if (overlap.of(g)) e.comm[g] = t.comm[g] * kept;
+  }
   // ZeRO-3's gathers go over the NICs, not NVLink: prefetched, a layer's runs
   // beside the layer before it, its whole compute as cover (the next phase's
   // all the same), and what the compute cannot hide stays exposed; hiding the
   // rest costs the compute `share` of its rate.
-  if (t.dp > 0 && overlap.dp) {
-    const double out = std::max(0.0, t.dp - t.compute);
-    e.dp = out + share * (t.dp - out);
+  const double dp = t.comm[GroupKind::dp];
+  if (dp > 0 && overlap.dp) {
+    const double out = std::max(0.0, dp - t.compute);
+    e.comm[GroupKind::dp] = out + share * (dp - out);
   }
   return e;
 }
@@ -273,11 +244,8 @@ StageTime program_time(const models::LayerProgram& lp, Pricer& pricer, const Lay
     const PhaseTime pt =
         exposed(pricer.price(*phase, runs_per_step), overlap, pricer.overlap_share());
     t.compute += pt.compute;
-    if (phase == &lp.forward) t.forward += pt.compute + pt.tp + pt.cp + pt.ep + pt.dp;
-    t.tp += pt.tp;
-    t.cp += pt.cp;
-    t.ep += pt.ep;
-    t.dp += pt.dp;
+    if (phase == &lp.forward) t.forward += pt.compute + pt.comm.total();
+    t.comm += pt.comm;
   }
   return t;
 }
@@ -285,11 +253,7 @@ StageTime program_time(const models::LayerProgram& lp, Pricer& pricer, const Lay
 StageTime scaled(StageTime t, double k) {
   t.compute *= k;
   t.forward *= k;
-  t.tp *= k;
-  t.cp *= k;
-  t.ep *= k;
-  t.pp *= k;
-  t.dp *= k;
+  t.comm *= k;
   return t;
 }
 
@@ -315,7 +279,7 @@ double optimizer_time(const scenario::Scenario& s, const models::StepPlan& plan,
 PassTimes pass_times(const models::LayerProgram& lp, Pricer& pricer, const LayerOverlap& overlap) {
   const auto exposed_total = [&](const models::Phase& phase) {
     const PhaseTime t = exposed(pricer.price(phase, 0), overlap, pricer.overlap_share());
-    return t.compute + t.tp + t.cp + t.ep + t.dp;
+    return t.compute + t.comm.total();
   };
   return {exposed_total(lp.forward), exposed_total(lp.backward) + exposed_total(lp.recompute)};
 }
@@ -324,11 +288,7 @@ ExposedComm exposed_comm(const models::LayerProgram& lp, Pricer& pricer,
                          const LayerOverlap& overlap) {
   ExposedComm c;
   for (const auto* phase : {&lp.forward, &lp.backward, &lp.recompute}) {
-    const PhaseTime t = exposed(pricer.price(*phase, 0), overlap, pricer.overlap_share());
-    c.tp += t.tp;
-    c.cp += t.cp;
-    c.ep += t.ep;
-    c.dp += t.dp;
+    c += exposed(pricer.price(*phase, 0), overlap, pricer.overlap_share()).comm;
   }
   return c;
 }
@@ -473,7 +433,7 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
     // computes the other direction's): with the bubble's share, (m v + p - 1) per
     // step, as the step engine plays them.
     const double exposed_p2p = s.overlap.pp ? 0 : v * p2p;
-    for (auto* st : {&body, &first, &last}) st->pp = exposed_p2p;
+    for (auto* st : {&body, &first, &last}) st->comm[GroupKind::pp] = exposed_p2p;
   } else {
     first += program_time(plan.head, pricer, layer_overlap, 0);
     last = first;
@@ -490,8 +450,9 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
   double stages_total = pp == 1 ? first.total() : first.total() + last.total();
   for (int k = 1; k + 1 < plan.pp; ++k) {
     const int layers = plan.layers_by_stage[static_cast<std::size_t>(k)];
-    stages_total +=
-        layers == plan.layers_per_stage ? body.total() : scaled(layer, layers).total() + body.pp;
+    stages_total += layers == plan.layers_per_stage
+                        ? body.total()
+                        : scaled(layer, layers).total() + body.comm[GroupKind::pp];
   }
   const double mean = stages_total / pp;
   // Fill and drain: every stage's pass but the slowest one's, which the m passes
@@ -522,7 +483,8 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
   if (s.overlap.dp) {
     // The first stage starts the step and ends it: its first chunk's first forward
     // waits for its parameters, its first chunk's last backward makes the last gradients.
-    const double passes = first.total() - first.pp;  // forward and backward, as tasks run
+    // forward and backward, as tasks run
+    const double passes = first.total() - first.comm[GroupKind::pp];
     // Chunk by chunk, p passes apart (the interleaved schedule's groups of p
     // micro-batches); the first stage's idle time is in its cool-down, among the
     // backwards Megatron-LM leaves for it: 2 (p - 1) + (v - 1) p of them.
@@ -551,12 +513,12 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
   // stage's) and as bubble (the others', which it waits for), as the step engine's
   // critical path sees it.
   r.breakdown = {{"compute", m * critical.compute + dp.compute},
-                 {"tp", m * critical.tp},
-                 {"cp", m * critical.cp},
-                 {"ep", m * critical.ep},
-                 {"pp", m * critical.pp},
+                 {"tp", m * critical.comm[GroupKind::tp]},
+                 {"cp", m * critical.comm[GroupKind::cp]},
+                 {"ep", m * critical.comm[GroupKind::ep]},
+                 {"pp", m * critical.comm[GroupKind::pp]},
                  {"bubble", bubble + dp.bubble},
-                 {"dp", dp.exposed + m * critical.dp},
+                 {"dp", dp.exposed + m * critical.comm[GroupKind::dp]},
                  {"optimizer", opt}};
   for (const auto& part : r.breakdown) r.step_time_s += part.seconds;
 

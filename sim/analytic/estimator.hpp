@@ -27,6 +27,7 @@
 #include "models/plan/memory.hpp"
 #include "models/plan/step_plan.hpp"
 #include "models/scenario/scenario.hpp"
+#include "sim/analytic/group_times.hpp"
 #include "sim/analytic/step_rates.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "sim/cost/device_profile.hpp"
@@ -129,16 +130,11 @@ struct PassTimes {
   double backward = 0;
 };
 
-// The exposed tensor-, context- and expert-parallel time inside a program's
-// passes (forward, backward and recomputation of one micro-batch): the part of
-// PassTimes that is communication, so that both engines break a step down alike.
-struct ExposedComm {
-  double tp = 0;
-  double cp = 0;
-  double ep = 0;
-  double dp = 0;  // ZeRO-3's layer gathers and reductions
-  [[nodiscard]] double total() const { return tp + cp + ep + dp; }
-};
+// The exposed tensor-, context-, expert- and data-parallel time inside a
+// program's passes (forward, backward and recomputation of one micro-batch), by
+// group: the part of PassTimes that is communication, so that both engines break
+// a step down alike. (Its dp slot: ZeRO-3's layer gathers and reductions.)
+using ExposedComm = GroupTimes;
 
 // A tensor-, context- or expert-parallel collective of one layer, as the analytic
 // engine prices it.

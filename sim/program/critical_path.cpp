@@ -135,25 +135,21 @@ std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans, do
     }
   }
   const double busy = passes + pp + dp + optimizer;
-  return {{"compute", passes * (1 - comm.tp - comm.cp - comm.ep - comm.dp)},
-          {"tp", passes * comm.tp},
-          {"cp", passes * comm.cp},
-          {"ep", passes * comm.ep},
+  using models::GroupKind;
+  return {{"compute", passes * (1 - comm.total())},
+          {"tp", passes * comm[GroupKind::tp]},
+          {"cp", passes * comm[GroupKind::cp]},
+          {"ep", passes * comm[GroupKind::ep]},
           {"pp", pp},
           {"bubble", std::max(0.0, step_s - busy)},
-          {"dp", dp + passes * comm.dp},
+          {"dp", dp + passes * comm[GroupKind::dp]},
           {"optimizer", optimizer}};
 }
 
 PassShares pass_shares(const StageCosts& costs, double layers, bool first, bool last) {
   double total = layers * (costs.layer.forward + costs.layer.backward);
   ExposedComm comm;
-  const auto add = [&](const ExposedComm& c, double k) {
-    comm.tp += k * c.tp;
-    comm.cp += k * c.cp;
-    comm.ep += k * c.ep;
-    comm.dp += k * c.dp;
-  };
+  const auto add = [&](const ExposedComm& c, double k) { comm += c.scaled(k); };
   add(costs.layer_comm, layers);
   if (first) {
     total += costs.embedding.forward + costs.embedding.backward;
@@ -164,7 +160,7 @@ PassShares pass_shares(const StageCosts& costs, double layers, bool first, bool 
     add(costs.head_comm, 1);
   }
   if (total <= 0) return {};
-  return {comm.tp / total, comm.cp / total, comm.ep / total, comm.dp / total};
+  return comm.scaled(1 / total);
 }
 
 std::vector<BreakdownPart> step_breakdown(const std::vector<std::vector<Span>>& timelines, int pp,

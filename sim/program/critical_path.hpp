@@ -52,14 +52,9 @@ struct CriticalPath {
 CriticalPath critical_path(const std::vector<std::vector<Span>>& timelines, int pp);
 
 // The shares of a rank group's forward and backward passes that are exposed
-// tensor-, context- and expert-parallel communication (as the analytic engine
-// prices the passes).
-struct PassShares {
-  double tp = 0;
-  double cp = 0;
-  double ep = 0;
-  double dp = 0;  // ZeRO-3's layer gathers and reductions
-};
+// communication, by group (as the analytic engine prices the passes; dp: ZeRO-3's
+// layer gathers and reductions).
+using PassShares = GroupTimes;
 
 // The step as the analytic engine breaks it down, from the timeline of the rank
 // group that computes the most (the slowest stage): its passes split into
