@@ -1,9 +1,7 @@
 // Google Benchmark of the analytic engine: estimates per second on the GPT-3
 // 175B / 12,288-GPU example and the MegaScale-MoE example, as full reports and
 // as the summaries a layout search asks for (target: >= 100,000 on one core of
-// the dev machine); and of the step program (sim/program): building it and
-// playing it with the evaluator, the closed form's oracle (target: milliseconds
-// for the 12,288-GPU example).
+// the dev machine). The step program's is sim/program/program_benchmark.cpp.
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -11,46 +9,8 @@
 #include "models/scenario/loader.hpp"
 #include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
-#include "sim/program/evaluator.hpp"
-#include "sim/program/step_program.hpp"
 
 namespace {
-
-struct Loaded {
-  myriad::scenario::Scenario scenario;
-  myriad::sim::DeviceProfile profile;
-};
-
-Loaded load(const std::string& example, const std::string& profile_name) {
-  const myriad::scenario::LoadOptions options{{MYRIAD_SCENARIO_DIR}};
-  auto scenario = myriad::scenario::load_scenario(
-      std::string(MYRIAD_SCENARIO_DIR) + "/examples/" + example + ".yaml", options);
-  auto profile = myriad::sim::on_hardware(
-      myriad::sim::load_profile(std::string(MYRIAD_PROFILE_DIR) + "/" + profile_name + ".json"),
-      scenario.cluster.gpu);
-  return {std::move(scenario), std::move(profile)};
-}
-
-// Built and played: what checking one layout against the oracle costs.
-void program(benchmark::State& state, const std::string& example, const std::string& profile_name) {
-  const Loaded l = load(example, profile_name);
-  std::size_t tasks = 0;
-  for (auto _ : state) {
-    const auto p = myriad::sim::build_step_program(l.scenario, l.profile);
-    tasks = p.tasks();
-    benchmark::DoNotOptimize(myriad::sim::evaluate_program(p).step_time_s);
-  }
-  state.counters["tasks"] = static_cast<double>(tasks);
-}
-
-void BM_Program175B12288(benchmark::State& state) {
-  program(state, "gpt3-175b-megascale-12288", "A100-80GB");
-}
-void BM_ProgramMoE352B240(benchmark::State& state) {
-  program(state, "megascale-moe-352b-h800-240", "H800");
-}
-BENCHMARK(BM_Program175B12288)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ProgramMoE352B240)->Unit(benchmark::kMillisecond);
 
 void run(benchmark::State& state, const std::string& example, const std::string& profile_name,
          myriad::sim::Detail detail) {

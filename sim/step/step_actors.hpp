@@ -37,23 +37,32 @@ struct Signal {
   double start_s = 0;
 };
 
+// What a kind of layer traffic keeps for one simulated rank group: the hosts
+// mirroring its partners (one replica simulated), a port of its own (a class's
+// traffic between its members, of their pairs' weight), and how many collectives
+// it has played (mailboxes alternate by parity).
+struct TrafficState {
+  std::vector<int> ghosts;
+  int self_port = -1;
+  int played = 0;
+};
+
 // One simulated rank group (an actor): where it and its mirrors sit on the
 // platform, and what it has done so far.
 struct ActorState {
   std::vector<Signal> signals;  // [Plan::signal_of[stage][task]]
   int host = -1;                // its platform host
   int ghost = -1;               // its ring neighbour's mirror (one replica simulated)
-  std::vector<int> ep_ghosts;   // its expert-parallel partners' mirrors
-  int group_ghost = -1;         // its rank group's second node (groups spanning nodes)
+  // What each kind of layer traffic added for it and keeps as it plays
+  // ([StepLowering::traffic index]), and the hosts they added.
+  std::vector<TrafficState> traffic;
+  int traffic_hosts = 0;
   // Every replica or class simulated: its ring edges' ports (class mode: the
   // edges inside the class, of its weight less one, and the edge to the next
   // class, of weight 1; else its host), and its readiness for its predecessor's.
   int ring_self = -1;
   int ring_out = -1;
-  // A class's expert all-to-alls between its own members: a port of their pairs' weight.
-  int ep_self = -1;
   sg4::SemaphorePtr ring_ready;
-  int ep_played = 0;            // all-to-alls so far
   std::vector<Span> timeline;   // what it did, in order
   std::vector<double> sent_at;  // [direction * v * m + chunk * m + mb]: when each output left
   double wait_s = 0;            // blocked on inputs and on blocking sends
@@ -107,8 +116,28 @@ void compute_for(const Plan& p, double seconds);
 void dp_beside_compute(Plan& p, int row, int stage, double share, bool gather);
 // Runs `work` beside the stage's own actor, on its host: traffic that overlaps.
 sg4::ActorPtr beside(const std::string& name, const std::function<void()>& work);
-// A layer's expert all-to-all, and a tp or cp collective between a rank group's nodes.
-void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e, bool beside = false);
-void group_flows(Plan& p, int row, int stage, const LayerCollective& c);
+
+// Whom an actor's flows of one collective go to and come from: the partners
+// themselves, every replica simulated (a message to the mailbox each reads, and
+// one from each in the actor's own), or ghosts mirroring them (a flow out to each
+// and an equal one back, at once). Each kind of traffic names its peers;
+// `exchange` plays them either way.
+struct Peers {
+  std::vector<std::pair<int, sg4::Mailbox*>> real;  // a partner's host and the mailbox it reads
+  sg4::Mailbox* inbox = nullptr;                    // where the real partners' messages arrive
+  std::vector<int> ghosts;                          // the mirrored partners' hosts
+};
+// `out_bytes[k]` to the k-th peer (real partners, then ghosts) and, from each
+// ghost, `in_bytes` back (a real partner sends its own), all at once; returns when
+// all are in.
+void exchange(Plan& p, int self, const Peers& peers, const std::vector<double>& out_bytes,
+              double in_bytes);
+// A flow of `weight` members' traffic from `from` to `to` (ports whose links
+// bound it to their members' NIC rate); not waited for.
+sg4::CommPtr weighted_flow(Plan& p, int from, int to, double bytes, int weight);
+// A slice of replica 0's trace inside its task's: a layer collective played as flows.
+void trace_layer_collective(Plan& p, int row, int stage, const models::Collective& c, double start);
+// The traffic state kind `kind` keeps for the rank group.
+TrafficState& traffic_state(Plan& p, int row, int stage, const LayerTraffic& kind);
 
 }  // namespace myriad::sim::step_detail

@@ -60,20 +60,28 @@ void run_task(Plan& p, int row, int stage, const PipelineTask& t, double slow) {
   const auto& comms = t.forward ? p.costs.forward_comms : p.costs.backward_comms;
   const auto& plays = t.forward ? p.forward_play : p.backward_play;
   const auto& overlapped = t.forward ? p.costs.forward_beside : p.costs.backward_beside;
+  const auto& beside_plays = t.forward ? p.forward_beside_play : p.backward_beside_play;
+  const bool any_beside = std::any_of(beside_plays.begin(), beside_plays.end(),
+                                      [](const std::vector<int>& k) { return !k.empty(); });
   for (int l = 0; l < p.chunk_layers[static_cast<std::size_t>(stage)]; ++l) {
-    // Overlapped expert all-to-alls between nodes: one after another beside the
+    // Overlapped collectives played as flows: one after another beside the
     // layer's compute, which ends when they have.
-    sg4::ActorPtr experts;
-    if (p.experts_beside && !overlapped.empty()) {
-      experts = beside("experts", [&p, row, stage, &overlapped] {
-        for (const auto& e : overlapped) expert_all_to_all(p, row, stage, e, true);
+    sg4::ActorPtr side;
+    if (any_beside) {
+      side = beside("layer-traffic", [&p, row, stage, &overlapped, &beside_plays] {
+        for (std::size_t i = 0; i < overlapped.size(); ++i) {
+          for (const int k : beside_plays[i]) {
+            p.traffic[static_cast<std::size_t>(k)]->play(p, row, stage, overlapped[i], true);
+          }
+        }
       });
     }
     compute_for(p, slow * (t.forward ? p.layer_local.forward : p.layer_local.backward));
-    if (experts) experts->join();
+    if (side) side->join();
     for (std::size_t i = 0; i < comms.size(); ++i) {
-      if (plays[i] == Play::expert_flows) expert_all_to_all(p, row, stage, comms[i]);
-      if (plays[i] == Play::group_flows) group_flows(p, row, stage, comms[i]);
+      for (const int k : plays[i]) {
+        p.traffic[static_cast<std::size_t>(k)]->play(p, row, stage, comms[i], false);
+      }
     }
   }
 }
@@ -285,10 +293,6 @@ void build_platform(Plan& p, const scenario::Scenario& s) {
       a.ring_out = weight == 1 ? a.host : p.platform->add_port(name + ".ring", a.host, 1);
       // Its own port, not ring_out's: a port's latency link bounds its flows together.
       if (weight > 1) a.ring_self = p.platform->add_port(name + ".class", a.host, weight - 1);
-      // A class of whole expert groups: each member's all-to-all pairs with the others.
-      if (weight > 1 && p.ep_actors > 1) {
-        a.ep_self = p.platform->add_port(name + ".ep", a.host, weight * (p.ep_actors - 1));
-      }
     }
   }
   if (!p.all_replicas) {
@@ -298,24 +302,15 @@ void build_platform(Plan& p, const scenario::Scenario& s) {
         ActorState& a = p.actor(row, stage);
         a.ghost = p.platform->add_host(fmt::format("ghost-{}-{}", stage, replica),
                                        first_node((replica + 1) % p.dp, stage));
-        const int first = replica / p.ep_actors * p.ep_actors;
-        for (int partner = first; p.ep_actors > 1 && partner < first + p.ep_actors; ++partner) {
-          if (partner == replica) continue;
-          a.ep_ghosts.push_back(
-              p.platform->add_host(fmt::format("ep-ghost-{}-{}-{}", stage, replica, partner),
-                                   first_node(partner, stage)));
-        }
       }
     }
   }
-  if (p.nodes_per_group > 1) {  // tp or cp traffic between the rank group's nodes
-    for (int row = 0; row < rows; ++row) {
-      const int replica = p.rows[static_cast<std::size_t>(row)];
-      for (int stage = 0; stage < p.pp; ++stage) {
-        p.actor(row, stage).group_ghost = p.platform->add_host(
-            fmt::format("group-ghost-{}-{}", stage, replica), first_node(replica, stage) + 1, 1,
-            p.weights[static_cast<std::size_t>(row)]);
-      }
+  // What each kind of layer traffic needs beside the rank groups (ghosts, ports).
+  for (int row = 0; row < rows; ++row) {
+    for (int stage = 0; stage < p.pp; ++stage) {
+      ActorState& a = p.actor(row, stage);
+      a.traffic.resize(p.traffic.size());
+      for (const auto& kind : p.traffic) a.traffic_hosts += kind->add_hosts(p, s, row, stage);
     }
   }
   p.platform->seal();
@@ -334,7 +329,7 @@ StepSimulation collect(Plan& p) {
   r.classes = p.classes;
   for (const int w : p.weights) r.class_sizes.push_back(w * p.per_node);
   for (const ActorState& a : p.actors) {
-    r.hosts += 1 + (a.ghost >= 0 ? 1 : 0) + a.ep_ghosts.size() + (a.group_ghost >= 0 ? 1 : 0);
+    r.hosts += 1 + (a.ghost >= 0 ? 1 : 0) + static_cast<std::size_t>(a.traffic_hosts);
   }
   r.actors = p.actors.size();
   r.flows = p.flows;

@@ -8,7 +8,6 @@
 
 #include "models/plan/placement.hpp"
 #include "models/plan/step_plan.hpp"
-#include "models/transformer/moe_routing.hpp"
 #include "sim/cost/network_slowdown.hpp"
 
 namespace myriad::sim {
@@ -48,88 +47,36 @@ std::vector<DpPhase> lower_dp(const StepLowering& p, const scenario::Scenario& s
   return phases;
 }
 
-// How each of the layer's exposed collectives is played (Play):
-//   expert_flows  an expert all-to-all, when an expert-parallel group's ranks fill
-//                 whole actors of one node each (tp x cp no more than a node) and
-//                 more than one of them: its members (Megatron-LM's order, etp
-//                 ranks innermost) span ep * etp / (tp * cp) replicas;
-//   group_flows   a tp or cp collective whose group spans nodes (a rank group of
-//                 several nodes, e.g. cp 2 at tp 8), between the rank group's host
-//                 and a ghost at its second node;
-//   inside        everything else, priced inside the layer's time.
-// Overlapped expert all-to-alls between nodes are played too, beside the layer's
-// compute (experts_beside): their time stays inside the layer's.
-void plan_layer_flows(StepLowering& p, const scenario::Scenario& s, double node_Bps) {
-  const auto& par = s.parallelism;
-  const int gpn = s.cluster.gpus_per_node;
-  const long long group_ranks = static_cast<long long>(par.ep) * (par.etp > 0 ? par.etp : par.tp);
-  const long long block = static_cast<long long>(par.tp) * par.cp;
-  const int replicas = group_ranks % block == 0 ? static_cast<int>(group_ranks / block) : 0;
-  const bool ep_ok = par.ep > 1 && par.tp * par.cp <= gpn && replicas > 0 &&
-                     replicas % p.per_node == 0 && replicas / p.per_node >= 2 &&
-                     p.dp % (replicas / p.per_node) == 0;
-  if (ep_ok) {
-    p.ep_actors = replicas / p.per_node;
-    p.ep_members = static_cast<double>(par.ep) / p.ep_actors;
-    // Every GPU of the actor is in one group; each sends members / ep of its
-    // bytes to each GPU of a partner actor's members.
-    p.ep_flow_factor = p.group_gpus * p.ep_members / par.ep;
-    // Members in order over the actors, experts in order over the members.
-    const models::MoeLoad load = models::moe_load(s.model.moe, par.ep);
-    const auto members = static_cast<std::size_t>(p.ep_members);
-    double busiest = 0;
-    for (int a = 0; a < p.ep_actors; ++a) {
-      double received = 0;
-      for (std::size_t m = 0; m < members; ++m) {
-        received += load.rank_slots[static_cast<std::size_t>(a) * members + m];
-      }
-      p.ep_receive_share.push_back(received);
-      busiest = std::max(busiest, received);
-    }
-    for (double& share : p.ep_receive_share) share = busiest > 0 ? share / busiest : 1;
-    // Dispatched by all-gather, every rank sends each partner that partner's own
-    // tokens (its compressed combine too, as an all-to-all): alike whatever the skew.
-    const auto gathered = [](const std::vector<LayerCollective>& comms) {
-      return std::any_of(comms.begin(), comms.end(), [](const LayerCollective& c) {
-        return c.collective.name == "ep.dispatch" &&
-               c.collective.kind == models::CollectiveKind::all_gather;
-      });
-    };
-    if (gathered(p.costs.forward_comms) || gathered(p.costs.forward_beside)) {
-      std::fill(p.ep_receive_share.begin(), p.ep_receive_share.end(), 1.0);
-    }
-  }
-  p.group_link_Bps = node_Bps * std::max(1, p.group_gpus / gpn);
-  p.actor_Bps = node_Bps * p.group_gpus / gpn;
+// Which kinds of layer traffic (layer_traffic.hpp) play each of the layer's tp,
+// cp and ep collectives as flows; what they play leaves the layer's local time.
+// Only the kinds that play something are kept: their hosts, their coupling.
+void plan_layer_flows(StepLowering& p, const scenario::Scenario& s) {
+  p.actor_Bps = p.node_Bps * p.group_gpus / s.cluster.gpus_per_node;
   p.layer_local = p.costs.layer;
-  const auto play = [&](const std::vector<LayerCollective>& comms, double& local) {
-    std::vector<Play> out;
+  const std::vector<LayerTrafficPtr> kinds = layer_traffic(p, s);
+  std::vector<int> kept(kinds.size(), -1);
+  const auto claim = [&](const std::vector<LayerCollective>& comms, bool beside, double* local) {
+    std::vector<std::vector<int>> out;
     for (const auto& c : comms) {
-      const models::GroupKind g = c.collective.group;
-      Play how = Play::inside;
-      if (g == models::GroupKind::ep && ep_ok) how = Play::expert_flows;
-      if ((g == models::GroupKind::tp || g == models::GroupKind::cp) &&
-          models::group_span(g, s).nodes > 1) {
-        how = Play::group_flows;
+      std::vector<int> by;
+      for (std::size_t k = 0; k < kinds.size(); ++k) {
+        if (!kinds[k]->claims(c, beside)) continue;
+        if (kept[k] < 0) {
+          kept[k] = static_cast<int>(p.traffic.size());
+          p.traffic.push_back(kinds[k]);
+        }
+        by.push_back(kept[k]);
+        if (local != nullptr) *local -= kinds[k]->played_s(c);
       }
-      if (how != Play::inside) {
-        local -= c.cost.time_s;
-        p.layer_flows = true;
-      }
-      out.push_back(how);
+      out.push_back(std::move(by));
     }
     return out;
   };
-  p.forward_play = play(p.costs.forward_comms, p.layer_local.forward);
-  p.backward_play = play(p.costs.backward_comms, p.layer_local.backward);
-  p.experts_beside = ep_ok && (!p.costs.forward_beside.empty() || !p.costs.backward_beside.empty());
-  if (p.experts_beside) p.layer_flows = true;
-  const auto experts = [](const std::vector<Play>& v) {
-    return std::find(v.begin(), v.end(), Play::expert_flows) != v.end();
-  };
-  if (!experts(p.forward_play) && !experts(p.backward_play) && !p.experts_beside) {
-    p.ep_actors = 1;  // no ghosts
-  }
+  p.forward_play = claim(p.costs.forward_comms, false, &p.layer_local.forward);
+  p.backward_play = claim(p.costs.backward_comms, false, &p.layer_local.backward);
+  p.forward_beside_play = claim(p.costs.forward_beside, true, nullptr);
+  p.backward_beside_play = claim(p.costs.backward_beside, true, nullptr);
+  p.layer_flows = !p.traffic.empty();
 }
 
 // The replicas to simulate: every one when asked; else replica 0 and each
@@ -188,11 +135,11 @@ std::vector<ReplicaClass> replica_classes(const StepLowering& p, const scenario:
     const int replica = models::group_on_node(s, g.node).replica / p.per_node;
     for (int r = replica - 1; r <= replica + 1; ++r) single(r);
   }
-  // Expert all-to-alls run inside groups of ep_actors consecutive replicas: a class
-  // holds whole groups (their all-to-alls one flow from the class to itself), and a
+  // Expert all-to-alls run inside groups of consecutive replicas: a class holds
+  // whole groups (their all-to-alls one flow from the class to itself), and a
   // group a boundary would cut has every member alone (real flows between them).
-  if (p.ep_actors > 1) {
-    const int a = p.ep_actors;
+  if (p.group_actors() > 1) {
+    const int a = p.group_actors();
     for (int g = 0; g < p.dp; g += a) {
       bool cut = false;
       for (int r = g + 1; r < g + a; ++r) cut = cut || starts[static_cast<std::size_t>(r)];
@@ -239,6 +186,21 @@ void check_playable(const scenario::Scenario& s) {
 }
 
 }  // namespace
+
+int StepLowering::group_actors() const {
+  int widest = 1;
+  for (const auto& t : traffic) widest = std::max(widest, t->group_actors());
+  return widest;
+}
+
+std::string StepLowering::kinds(const std::vector<int>& plays) const {
+  std::string out;
+  for (const int k : plays) {
+    if (!out.empty()) out += '+';
+    out += traffic[static_cast<std::size_t>(k)]->name();
+  }
+  return out.empty() ? "inside" : out;
+}
 
 int StepLowering::first_node(const scenario::Scenario& s, int actor, int stage) const {
   return models::first_node(s, {stage, actor * per_node});
@@ -311,11 +273,11 @@ StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profil
   p.route_latency_s = hop_latency(s.cluster, s.cluster.nodes());
   p.node_Bps = s.cluster.nics_per_node * s.cluster.nic_bw_Bps * profile.nic_efficiency;
   p.dp_phases = lower_dp(p, s, profile);
-  plan_layer_flows(p, s, p.node_Bps);
+  plan_layer_flows(p, s);
   p.program = build_step_program(s, p.costs, p.overlap_share);
   // Expert all-to-alls couple the replicas of a group layer by layer, so a slow
   // node slows its partners as it goes: with stragglers, simulate them all.
-  const bool coupled = p.ep_actors > 1 && !stragglers.empty();
+  const bool coupled = p.group_actors() > 1 && !stragglers.empty();
   const bool contended = oversubscribed_below_join(s.cluster);
   p.all_replicas = all_replicas || p.dp == 1 || contended || coupled;
   // Contention couples every replica through the shared uplinks, but replicas

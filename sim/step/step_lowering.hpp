@@ -12,7 +12,8 @@
 //     each replica holding a straggler, their ring neighbours mirrored by ghosts;
 //   - how each data-parallel collective is played (DpPhase), from the algorithm
 //     the analytic engine picked for it;
-//   - how each of a layer's exposed tp, cp and ep collectives is played (Play);
+//   - which kinds of layer traffic play each of a layer's tp, cp and ep
+//     collectives as flows (layer_traffic.hpp), the others priced inside;
 //   - each simulated rank group's node, and its GPU and link straggler factors.
 #pragma once
 
@@ -26,6 +27,7 @@
 #include "sim/cost/comm_cost.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/program/step_program.hpp"
+#include "sim/step/layer_traffic.hpp"
 #include "sim/step/stragglers.hpp"
 
 namespace myriad::sim {
@@ -49,13 +51,6 @@ struct DpPhase {
   double extra_latency_s = 0;  // the schedule's latency beyond the flow's own hop
   CommCost after;              // hierarchical: the all-gather inside the node
   double whole_s = 0;          // every replica in one node
-};
-
-// How the step engine plays one of a layer's collectives.
-enum class Play {
-  inside,        // priced inside the layer's time (inside a node, or overlapped)
-  expert_flows,  // an expert all-to-all between the nodes of its group
-  group_flows,   // a tp or cp collective between the nodes of one rank group
 };
 
 // One simulated rank group (a row's actor at one stage): where it sits and how
@@ -91,27 +86,27 @@ struct StepLowering {
   // joining the whole cluster (sim/topology/fat_tree_platform.hpp).
   double route_latency_s = 0;
   std::vector<DpPhase> dp_phases;  // [i]: how costs.dp_comms[i] is played
-  // How each of the layer's tp, cp and ep collectives is played: inside the
-  // layer's time, or as flows; `layer_local` leaves the flows out.
-  std::vector<Play> forward_play;
-  std::vector<Play> backward_play;
-  // Overlapped expert all-to-alls between nodes (costs.forward_beside, ...): flows
-  // started with the layer's compute, which the layer waits for at its end.
-  bool experts_beside = false;
+  // The kinds of layer traffic played as flows (sim/step/layer_traffic.hpp), and
+  // for each of the layer's exposed tp, cp and ep collectives in order the kinds
+  // that play it (indices into `traffic`; none: priced inside the layer's time);
+  // `layer_local` leaves what they play out.
+  std::vector<LayerTrafficPtr> traffic;
+  std::vector<std::vector<int>> forward_play;
+  std::vector<std::vector<int>> backward_play;
+  // The overlapped ones (costs.forward_beside, ...): flows started with the layer's
+  // compute, which the layer waits for at its end.
+  std::vector<std::vector<int>> forward_beside_play;
+  std::vector<std::vector<int>> backward_beside_play;
   bool layer_flows = false;  // any played as flows
   PassTimes layer_local;
-  // An expert-parallel group spans `ep_actors` consecutive actors of a stage;
-  // each sends every other one `ep_flow_factor` times a collective's bytes.
-  int ep_actors = 1;
-  double ep_flow_factor = 0;
-  // Router skew: each actor of a group's share of what it receives, relative to
-  // the busiest one's (which the collective's bytes are priced at): all 1 when even.
-  std::vector<double> ep_receive_share;
-  double ep_members = 1;      // of one group on one actor (node)
-  double group_link_Bps = 0;  // a rank group spanning nodes: its NICs' rate
-  double actor_Bps = 0;       // an actor's NICs together (its share of a node's, or more)
-  int group_gpus = 1;         // GPUs acting together in one actor (tp x cp x per_node)
-  int dp_rings = 1;           // data-parallel rings through a node: one per tp x cp rank
+  double actor_Bps = 0;  // an actor's NICs together (its share of a node's, or more)
+  // Consecutive actors of a stage the widest traffic group spans (expert groups):
+  // classes keep them whole; past one, replicas are coupled layer by layer.
+  [[nodiscard]] int group_actors() const;
+  // "expert.nvlink+expert.flows": the kinds that play a collective, for tests and logs.
+  [[nodiscard]] std::string kinds(const std::vector<int>& plays) const;
+  int group_gpus = 1;  // GPUs acting together in one actor (tp x cp x per_node)
+  int dp_rings = 1;    // data-parallel rings through a node: one per tp x cp rank
   bool overlap_pp = false;
   bool overlap_dp = false;
   double overlap_share = 0;  // of the compute rate, taken by communication beside compute

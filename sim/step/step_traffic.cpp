@@ -12,22 +12,7 @@
 XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(myriad_step);
 
 namespace myriad::sim::step_detail {
-namespace {
 
-// Whom an actor's flows of one collective go to and come from: the partners
-// themselves, every replica simulated (a message to the mailbox each reads, and
-// one from each in the actor's own), or ghosts mirroring them (a flow out to each
-// and an equal one back, at once). Each traffic mode names its peers; `exchange`
-// plays them either way.
-struct Peers {
-  std::vector<std::pair<int, sg4::Mailbox*>> real;  // a partner's host and the mailbox it reads
-  sg4::Mailbox* inbox = nullptr;                    // where the real partners' messages arrive
-  std::vector<int> ghosts;                          // the mirrored partners' hosts
-};
-
-// `out[k]` bytes to the k-th peer (real partners, then ghosts) and, from each
-// ghost, `in` bytes back (a real partner sends its own), all at once; returns when
-// all are in.
 void exchange(Plan& p, int self, const Peers& peers, const std::vector<double>& out_bytes,
               double in_bytes) {
   sg4::Host* a = p.platform->host(self);
@@ -56,6 +41,8 @@ void exchange(Plan& p, int self, const Peers& peers, const std::vector<double>& 
   }
 }
 
+namespace {
+
 // `bytes` to every peer and as much from each.
 void exchange(Plan& p, int self, const Peers& peers, uint64_t bytes) {
   const auto size = static_cast<double>(bytes);
@@ -63,13 +50,15 @@ void exchange(Plan& p, int self, const Peers& peers, uint64_t bytes) {
            size);
 }
 
-// A flow of `weight` members' traffic from `from` to `to` (ports whose links
-// bound it to their members' NIC rate); not waited for.
+}  // namespace
+
 sg4::CommPtr weighted_flow(Plan& p, int from, int to, double bytes, int weight) {
   p.monitor->flow_started(from, to, bytes * weight);
   return sg4::Comm::sendto_async(p.platform->host(from), p.platform->host(to),
                                  static_cast<uint64_t>(bytes * weight));
 }
+
+namespace {
 
 // Every replica (or class) simulated: a ring phase's flows, each member's edge
 // to the next starting once both are in the phase (NCCL's kernels meet), the
@@ -118,7 +107,8 @@ void intra_node(const CommCost& c, double share) {
   if (t > 0) sg4::this_actor::sleep_for(t);
 }
 
-// A slice of replica 0's trace inside its task's: a layer collective played as flows.
+}  // namespace
+
 void trace_layer_collective(Plan& p, int row, int stage, const models::Collective& c,
                             double start) {
   XBT_DEBUG("stage %d replica %d: %s (%s) as flows, %.6g s", stage,
@@ -129,7 +119,12 @@ void trace_layer_collective(Plan& p, int row, int stage, const models::Collectiv
                       sg4::Engine::get_clock() - start});
 }
 
-}  // namespace
+TrafficState& traffic_state(Plan& p, int row, int stage, const LayerTraffic& kind) {
+  for (std::size_t k = 0; k < p.traffic.size(); ++k) {
+    if (p.traffic[k].get() == &kind) return p.actor(row, stage).traffic[k];
+  }
+  throw std::logic_error("step engine: a kind of traffic the lowering did not keep");
+}
 
 // Keeps the span on the rank group's timeline and, for row 0 (replica 0), in the trace.
 void record(Plan& p, int row, int stage, Activity a, double start, const std::string& name,
@@ -205,92 +200,6 @@ void dp_beside_compute(Plan& p, int row, int stage, double share, bool gather) {
 
 sg4::ActorPtr beside(const std::string& name, const std::function<void()>& work) {
   return sg4::Actor::create(name, sg4::this_actor::get_host(), work);
-}
-
-// One expert all-to-all between the actors of an expert-parallel group: its
-// latency beyond a flow's own hop and its part inside the node (NVLink) as the
-// analytic engine prices them, then a flow to and from every other actor of the
-// group at once (what leaves the node: the analytic engine's remote part, here
-// sharing the node's NICs and the tree with everything else). Every replica
-// simulated, real flows between the actors (mailboxes alternate by the
-// all-to-all's parity: a partner can be at most one ahead); else mirrored by a
-// ghost per partner (Peers).
-// Under router skew the flows to a partner carry its share of what the busiest
-// actor receives (ep_receive_share), and a ghost sends this actor its own share.
-// `beside`: an overlapped all-to-all run beside the layer's compute, whose
-// latency and NVLink part are inside the layer's time already.
-void expert_all_to_all(Plan& p, int row, int stage, const LayerCollective& e, bool beside) {
-  const models::Collective& c = e.collective;
-  const double start = sg4::Engine::get_clock();
-  if (!beside) {
-    const double inside =
-        c.bytes * (p.ep_members - 1) / (p.ep_members * p.ep_actors) / e.nvlink_Bps;
-    const double before = std::max(0.0, e.cost.latency_s - p.route_latency_s) + inside;
-    if (before > 0) sg4::this_actor::sleep_for(before);
-  }
-  ActorState& me = p.actor(row, stage);
-  // An all-to-all: each GPU's bytes / ep to each partner GPU. An all-gather or
-  // reduce-scatter dispatch (top_k large next to ep): flows sized to take the
-  // analytic engine's remote part at the actor's NIC rate, alike for every partner.
-  const bool pairwise = c.kind == models::CollectiveKind::all_to_all;
-  const double inside = c.bytes * (p.ep_members - 1) / (p.ep_members * p.ep_actors) / e.nvlink_Bps;
-  const double bytes =
-      pairwise ? p.ep_flow_factor * c.bytes
-               : std::max(0.0, e.cost.bandwidth_s - inside) * p.actor_Bps / (p.ep_actors - 1);
-  const auto share = [&](int k) {
-    return pairwise ? p.ep_receive_share[static_cast<std::size_t>(k)] : 1.0;
-  };
-  const int weight = p.weights[static_cast<std::size_t>(row)];
-  if (weight > 1) {
-    // A class of whole groups: every member's flow to each partner in its group,
-    // as one flow of that many pairs from the class to itself, each at the busiest
-    // receiver's size (as the analytic engine prices the all-to-all).
-    weighted_flow(p, me.ep_self, me.ep_self, bytes, weight * (p.ep_actors - 1))->wait();
-    ++p.flows;
-    if (!beside) trace_layer_collective(p, row, stage, c, start);
-    return;
-  }
-  const int replica = p.rows[static_cast<std::size_t>(row)];
-  const int first = replica / p.ep_actors * p.ep_actors;
-  const int self = replica - first;
-  Peers peers;
-  std::vector<double> out;
-  for (int k = 0; k < p.ep_actors; ++k) {
-    if (k != self) out.push_back(bytes * share(k));
-  }
-  if (p.all_replicas) {  // every partner a row of its own (replica_classes keeps groups whole)
-    const int parity = me.ep_played++ % 2;
-    for (int partner = first; partner < first + p.ep_actors; ++partner) {
-      if (partner == replica) continue;
-      const int partner_row = p.row_of[static_cast<std::size_t>(partner)];
-      peers.real.emplace_back(
-          p.actor(partner_row, stage).host,
-          sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", partner, stage, parity)));
-    }
-    peers.inbox = sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", replica, stage, parity));
-  } else {
-    peers.ghosts = me.ep_ghosts;
-  }
-  exchange(p, me.host, peers, out, bytes * share(self));
-  if (!beside) trace_layer_collective(p, row, stage, c, start);
-}
-
-// A tp or cp collective between the nodes of one rank group: its latency beyond
-// a flow's own hop priced, then its bandwidth term as a flow out to and one in
-// from a ghost at the group's second node, sized to take that term at the rank
-// group's NIC rate (its ranks' ring edges leaving their nodes): without
-// contention the analytic time, with it a share of the group's NICs beside
-// pipeline and data-parallel traffic. Traffic between the group's own nodes
-// is taken to stay under their leaf.
-void group_flows(Plan& p, int row, int stage, const LayerCollective& c) {
-  const double start = sg4::Engine::get_clock();
-  const double before = std::max(0.0, c.cost.latency_s - p.route_latency_s);
-  if (before > 0) sg4::this_actor::sleep_for(before);
-  const ActorState& me = p.actor(row, stage);
-  exchange(p, me.host, Peers{{}, nullptr, {me.group_ghost}},
-           static_cast<uint64_t>(c.cost.bandwidth_s * p.group_link_Bps *
-                                 p.weights[static_cast<std::size_t>(row)]));
-  trace_layer_collective(p, row, stage, c.collective, start);
 }
 
 }  // namespace myriad::sim::step_detail

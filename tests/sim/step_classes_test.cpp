@@ -134,7 +134,7 @@ TEST(ReplicaClasses, ExpertGroupsStayWhole) {
   const auto s = experts_straddling();
   const StepLowering p = lower_step(s, a100(), {}, false);
   ASSERT_TRUE(p.classes);
-  ASSERT_EQ(p.ep_actors, 2);
+  ASSERT_EQ(p.group_actors(), 2);
   std::vector<int> expected(20, 1);
   expected.erase(expected.begin() + 10, expected.begin() + 14);
   expected.insert(expected.begin() + 10, 4);

@@ -141,21 +141,22 @@ TEST(StepLowering, HierarchicalAllReduceIsPricedInsideAndFlowsAcross) {
 }
 
 // Expectation: Mixtral's expert all-to-alls leave the node (ep groups of whole
-// nodes), so they are played as flows and their time leaves the layer's local
-// time; its tp collectives stay inside the node.
+// nodes), so they are played in two hops, the part inside the node over NVLink
+// then flows between the nodes, and their time leaves the layer's local time; its
+// tp collectives stay inside the node.
 TEST(StepLowering, ExpertAllToAllsBetweenNodesAreFlows) {
   auto s = mixtral();
   s.overlap.dp = false;
   const auto low = lower_step(s, h100(), {}, false);
   ASSERT_TRUE(low.layer_flows);
-  EXPECT_GT(low.ep_actors, 1);
+  EXPECT_GT(low.group_actors(), 1);
   double flows_s = 0;
   for (std::size_t i = 0; i < low.forward_play.size(); ++i) {
     const auto& c = low.costs.forward_comms[i];
-    const Play expected =
-        c.collective.group == models::GroupKind::ep ? Play::expert_flows : Play::inside;
-    EXPECT_EQ(low.forward_play[i], expected) << c.collective.name;
-    if (low.forward_play[i] != Play::inside) flows_s += c.cost.time_s;
+    const std::string expected =
+        c.collective.group == models::GroupKind::ep ? "expert.nvlink+expert.flows" : "inside";
+    EXPECT_EQ(low.kinds(low.forward_play[i]), expected) << c.collective.name;
+    if (!low.forward_play[i].empty()) flows_s += c.cost.time_s;
   }
   EXPECT_GT(flows_s, 0);
   EXPECT_NEAR(low.layer_local.forward, low.costs.layer.forward - flows_s, 1e-12);
@@ -175,7 +176,7 @@ parallelism: {tp: 8, sp: true, cp: 2, pp: 1, micro_batch: 1, global_batch: 16}
   for (std::size_t i = 0; i < low.forward_play.size(); ++i) {
     const auto& c = low.costs.forward_comms[i].collective;
     if (c.group == models::GroupKind::cp) {
-      EXPECT_EQ(low.forward_play[i], Play::group_flows) << c.name;
+      EXPECT_EQ(low.kinds(low.forward_play[i]), "group.flows") << c.name;
       any = true;
     }
   }

@@ -1,0 +1,219 @@
+// Expert-parallel layer traffic (layer_traffic.hpp): a layer's expert
+// all-to-all between the actors of an expert-parallel group, in two hops:
+//   expert.nvlink  the part inside the node, over NVLink, as the analytic
+//                  engine prices it (the group's members on one actor);
+//   expert.flows   the latency beyond a flow's own hop, then a flow to and from
+//                  every other actor of the group at once (what leaves the node:
+//                  the analytic engine's remote part, here sharing the node's
+//                  NICs and the tree with everything else).
+// They apply when an expert-parallel group's ranks fill whole actors of one node
+// each (tp x cp no more than a node) and span more than one of them: its members
+// (Megatron-LM's order, etp ranks innermost) span ep * etp / (tp * cp) replicas.
+// Every replica simulated, real flows between the actors (mailboxes alternate by
+// the all-to-all's parity: a partner can be at most one ahead); else mirrored by a
+// ghost per partner; a class of whole groups plays its members' flows as one flow
+// from the class to itself. Under router skew the flows to a partner carry its
+// share of what the busiest actor receives, and a ghost sends this actor its own.
+// An overlapped all-to-all runs beside the layer's compute (its latency and its
+// NVLink part are inside the layer's time already): flows only.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "models/transformer/moe_routing.hpp"
+#include "sim/step/step_actors.hpp"
+
+namespace myriad::sim {
+namespace {
+
+using step_detail::Plan;
+namespace sg4 = simgrid::s4u;
+
+// How expert-parallel groups sit on the actors of a stage.
+struct ExpertLayout {
+  int actors = 1;          // consecutive actors a group spans
+  double members = 1;      // of one group on one actor (node)
+  double flow_factor = 0;  // each actor sends every other one this times a collective's bytes
+  // Router skew: each actor of a group's share of what it receives, relative to
+  // the busiest one's (which the collective's bytes are priced at): all 1 when even.
+  std::vector<double> receive_share;
+};
+
+std::optional<ExpertLayout> expert_layout(const StepLowering& p, const scenario::Scenario& s) {
+  const auto& par = s.parallelism;
+  const int gpn = s.cluster.gpus_per_node;
+  const long long group_ranks = static_cast<long long>(par.ep) * (par.etp > 0 ? par.etp : par.tp);
+  const long long block = static_cast<long long>(par.tp) * par.cp;
+  const int replicas = group_ranks % block == 0 ? static_cast<int>(group_ranks / block) : 0;
+  const bool fits = par.ep > 1 && par.tp * par.cp <= gpn && replicas > 0 &&
+                    replicas % p.per_node == 0 && replicas / p.per_node >= 2 &&
+                    p.dp % (replicas / p.per_node) == 0;
+  if (!fits) return std::nullopt;
+  ExpertLayout e;
+  e.actors = replicas / p.per_node;
+  e.members = static_cast<double>(par.ep) / e.actors;
+  // Every GPU of the actor is in one group; each sends members / ep of its bytes
+  // to each GPU of a partner actor's members.
+  e.flow_factor = p.group_gpus * e.members / par.ep;
+  // Members in order over the actors, experts in order over the members.
+  const models::MoeLoad load = models::moe_load(s.model.moe, par.ep);
+  const auto members = static_cast<std::size_t>(e.members);
+  double busiest = 0;
+  for (int a = 0; a < e.actors; ++a) {
+    double received = 0;
+    for (std::size_t m = 0; m < members; ++m) {
+      received += load.rank_slots[static_cast<std::size_t>(a) * members + m];
+    }
+    e.receive_share.push_back(received);
+    busiest = std::max(busiest, received);
+  }
+  for (double& share : e.receive_share) share = busiest > 0 ? share / busiest : 1;
+  // Dispatched by all-gather, every rank sends each partner that partner's own
+  // tokens (its compressed combine too, as an all-to-all): alike whatever the skew.
+  const auto gathered = [](const std::vector<LayerCollective>& comms) {
+    return std::any_of(comms.begin(), comms.end(), [](const LayerCollective& c) {
+      return c.collective.name == "ep.dispatch" &&
+             c.collective.kind == models::CollectiveKind::all_gather;
+    });
+  };
+  if (gathered(p.costs.forward_comms) || gathered(p.costs.forward_beside)) {
+    std::fill(e.receive_share.begin(), e.receive_share.end(), 1.0);
+  }
+  return e;
+}
+
+// The part of an expert collective inside the node: its members on one actor
+// exchange over NVLink.
+double nvlink_s(const ExpertLayout& e, const LayerCollective& c) {
+  return c.collective.bytes * (e.members - 1) / (e.members * e.actors) / c.nvlink_Bps;
+}
+
+class ExpertNvlink final : public LayerTraffic {
+ public:
+  explicit ExpertNvlink(ExpertLayout e) : e_(std::move(e)) {}
+  [[nodiscard]] std::string_view name() const override { return "expert.nvlink"; }
+  [[nodiscard]] bool claims(const LayerCollective& c, bool beside) const override {
+    return c.collective.group == models::GroupKind::ep && !beside;
+  }
+  [[nodiscard]] double played_s(const LayerCollective& c) const override { return nvlink_s(e_, c); }
+  int add_hosts(Plan& /*p*/, const scenario::Scenario& /*s*/, int /*row*/,
+                int /*stage*/) const override {
+    return 0;
+  }
+  void play(Plan& /*p*/, int /*row*/, int /*stage*/, const LayerCollective& c,
+            bool /*beside*/) const override {
+    const double t = nvlink_s(e_, c);
+    if (t > 0) sg4::this_actor::sleep_for(t);
+  }
+
+ private:
+  ExpertLayout e_;
+};
+
+class ExpertFlows final : public LayerTraffic {
+ public:
+  explicit ExpertFlows(ExpertLayout e) : e_(std::move(e)) {}
+  [[nodiscard]] std::string_view name() const override { return "expert.flows"; }
+  [[nodiscard]] bool claims(const LayerCollective& c, bool /*beside*/) const override {
+    return c.collective.group == models::GroupKind::ep;
+  }
+  [[nodiscard]] double played_s(const LayerCollective& c) const override {
+    return c.cost.time_s - nvlink_s(e_, c);
+  }
+  [[nodiscard]] int group_actors() const override { return e_.actors; }
+
+  int add_hosts(Plan& p, const scenario::Scenario& s, int row, int stage) const override {
+    step_detail::TrafficState& me = step_detail::traffic_state(p, row, stage, *this);
+    const step_detail::ActorState& a = p.actor(row, stage);
+    const int weight = p.weights[static_cast<std::size_t>(row)];
+    // A class of whole expert groups: each member's all-to-all pairs with the others.
+    if (weight > 1) {
+      me.self_port = p.platform->add_port(std::string(p.platform->host(a.host)->get_name()) + ".ep",
+                                          a.host, weight * (e_.actors - 1));
+    }
+    if (p.all_replicas) return 0;
+    const int replica = p.rows[static_cast<std::size_t>(row)];
+    const int first = replica / e_.actors * e_.actors;
+    for (int partner = first; partner < first + e_.actors; ++partner) {
+      if (partner == replica) continue;
+      me.ghosts.push_back(
+          p.platform->add_host(fmt::format("ep-ghost-{}-{}-{}", stage, replica, partner),
+                               p.first_node(s, partner, stage)));
+    }
+    return static_cast<int>(me.ghosts.size());
+  }
+
+  void play(Plan& p, int row, int stage, const LayerCollective& e, bool beside) const override {
+    const models::Collective& c = e.collective;
+    const double start = sg4::Engine::get_clock();
+    if (!beside) {
+      const double before = std::max(0.0, e.cost.latency_s - p.route_latency_s);
+      if (before > 0) sg4::this_actor::sleep_for(before);
+    }
+    step_detail::TrafficState& me = step_detail::traffic_state(p, row, stage, *this);
+    // An all-to-all: each GPU's bytes / ep to each partner GPU. An all-gather or
+    // reduce-scatter dispatch (top_k large next to ep): flows sized to take the
+    // analytic engine's remote part at the actor's NIC rate, alike for every partner.
+    const bool pairwise = c.kind == models::CollectiveKind::all_to_all;
+    const double bytes = pairwise ? e_.flow_factor * c.bytes
+                                  : std::max(0.0, e.cost.bandwidth_s - nvlink_s(e_, e)) *
+                                        p.actor_Bps / (e_.actors - 1);
+    const auto share = [&](int k) {
+      return pairwise ? e_.receive_share[static_cast<std::size_t>(k)] : 1.0;
+    };
+    const int weight = p.weights[static_cast<std::size_t>(row)];
+    if (weight > 1) {
+      // A class of whole groups: every member's flow to each partner in its group,
+      // as one flow of that many pairs from the class to itself, each at the busiest
+      // receiver's size (as the analytic engine prices the all-to-all).
+      step_detail::weighted_flow(p, me.self_port, me.self_port, bytes, weight * (e_.actors - 1))
+          ->wait();
+      ++p.flows;
+      if (!beside) step_detail::trace_layer_collective(p, row, stage, c, start);
+      return;
+    }
+    const int replica = p.rows[static_cast<std::size_t>(row)];
+    const int first = replica / e_.actors * e_.actors;
+    const int self = replica - first;
+    step_detail::Peers peers;
+    std::vector<double> out;
+    for (int k = 0; k < e_.actors; ++k) {
+      if (k != self) out.push_back(bytes * share(k));
+    }
+    if (p.all_replicas) {  // every partner a row of its own (replica_classes keeps groups whole)
+      const int parity = me.played++ % 2;
+      for (int partner = first; partner < first + e_.actors; ++partner) {
+        if (partner == replica) continue;
+        const int partner_row = p.row_of[static_cast<std::size_t>(partner)];
+        peers.real.emplace_back(
+            p.actor(partner_row, stage).host,
+            sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", partner, stage, parity)));
+      }
+      peers.inbox = sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", replica, stage, parity));
+    } else {
+      peers.ghosts = me.ghosts;
+    }
+    step_detail::exchange(p, p.actor(row, stage).host, peers, out, bytes * share(self));
+    if (!beside) step_detail::trace_layer_collective(p, row, stage, c, start);
+  }
+
+ private:
+  ExpertLayout e_;
+};
+
+}  // namespace
+
+LayerTrafficPtr make_expert_nvlink(const StepLowering& p, const scenario::Scenario& s) {
+  auto e = expert_layout(p, s);
+  return e ? std::make_shared<const ExpertNvlink>(std::move(*e)) : nullptr;
+}
+
+LayerTrafficPtr make_expert_flows(const StepLowering& p, const scenario::Scenario& s) {
+  auto e = expert_layout(p, s);
+  return e ? std::make_shared<const ExpertFlows>(std::move(*e)) : nullptr;
+}
+
+}  // namespace myriad::sim
