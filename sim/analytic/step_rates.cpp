@@ -1,5 +1,7 @@
 #include "sim/analytic/step_rates.hpp"
 
+#include <limits>
+
 namespace myriad::sim {
 
 StepRates step_rates(const scenario::Scenario& s, double model_flops, double hardware_flops,
@@ -14,7 +16,14 @@ StepRates step_rates(const scenario::Scenario& s, double model_flops, double har
   r.tokens_per_s =
       static_cast<double>(s.parallelism.global_batch) * s.model.seq_length / step_time_s;
   r.days = s.training.tokens / r.tokens_per_s / 86400;
+  r.gpu_hours = r.days * 24 * s.cluster.gpus;
+  r.cost = gpu_cost(s.cluster.price_per_gpu_hour, r.gpu_hours);
   return r;
+}
+
+double gpu_cost(double price_per_gpu_hour, double gpu_hours) {
+  return price_per_gpu_hour > 0 ? gpu_hours * price_per_gpu_hour
+                                : std::numeric_limits<double>::quiet_NaN();
 }
 
 }  // namespace myriad::sim

@@ -49,6 +49,13 @@ struct RunResult {
   int evictions = 0;
 
   [[nodiscard]] double ettr() const { return wall_s > 0 ? seconds_by_cause[0] / wall_s : 0; }
+  // Tokens over wall-clock time.
+  [[nodiscard]] double goodput() const { return wall_s > 0 ? tokens / wall_s : 0; }
+  // The GPU-hours the job and its hot spares held, on nodes of `gpus_per_node` GPUs
+  // (their cost: sim::gpu_cost, sim/analytic/step_rates.hpp).
+  [[nodiscard]] double gpu_hours(int gpus_per_node) const {
+    return wall_s / 3600 * nodes_in_service * gpus_per_node;
+  }
 };
 
 }  // namespace myriad::sim::campaign

@@ -76,12 +76,7 @@ LayoutMetrics metrics_of(const scenario::Scenario& s, const StepReport& r) {
   LayoutMetrics m;
   m.gpus = s.cluster.gpus;
   m.step_time_s = r.step_time_s;
-  m.mfu = r.headline_mfu();  // fp8 jobs against the fp8 peak
-  m.tokens_per_s = r.tokens_per_s;
-  m.days = r.days_to_target;
-  m.gpu_hours = r.days_to_target * 24 * s.cluster.gpus;
-  m.cost = s.cluster.price_per_gpu_hour > 0 ? m.gpu_hours * s.cluster.price_per_gpu_hour
-                                            : std::numeric_limits<double>::quiet_NaN();
+  m.set_rates(step_rates(s, r.model_flops, r.hardware_flops, r.step_time_s));
   m.memory = r.memory_usable() > 0 ? r.memory_needed() / r.memory_usable()
                                    : std::numeric_limits<double>::infinity();
   m.fits = r.fits;

@@ -18,6 +18,7 @@
 
 #include "models/scenario/scenario.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/analytic/step_rates.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/plan/sweep.hpp"
 
@@ -95,6 +96,15 @@ struct LayoutMetrics {
   bool fits = false;     // needed within usable
   // The value of an objective (known_objectives) by its name.
   [[nodiscard]] double objective(const std::string& name) const;
+  // The rates of step_time_s (sim/analytic/step_rates.hpp): the headline MFU (fp8
+  // jobs against the fp8 peak), tokens/s, days, GPU-hours and cost.
+  void set_rates(const StepRates& r) {
+    mfu = r.headline_mfu();
+    tokens_per_s = r.tokens_per_s;
+    days = r.days;
+    gpu_hours = r.gpu_hours;
+    cost = r.cost;
+  }
 };
 LayoutMetrics metrics_of(const scenario::Scenario& s, const StepReport& r);
 

@@ -173,6 +173,13 @@ TEST(StepRates, OneFunctionDerivesMfuTokensAndDays) {
   EXPECT_EQ(r.mfu_fp8, 0);
   EXPECT_DOUBLE_EQ(r.tokens_per_s, 6144.0 * 2048 / 10);
   EXPECT_NEAR(r.days, 300e9 / (6144.0 * 2048 / 10) / 86400, 1e-12);
+  // The GPU-hours those days hold the cluster, and their cost at its price (none: NaN).
+  EXPECT_DOUBLE_EQ(r.gpu_hours, r.days * 24 * 12288);
+  EXPECT_TRUE(std::isnan(r.cost));
+  s.cluster.price_per_gpu_hour = 2.5;
+  EXPECT_DOUBLE_EQ(step_rates(s, 3e19, 4e19, 10.0).cost, 2.5 * r.gpu_hours);
+  EXPECT_DOUBLE_EQ(gpu_cost(2.5, 100), 250);
+  EXPECT_TRUE(std::isnan(gpu_cost(0, 100)));
   const StepReport e = estimate(s, a100());
   const StepRates again = step_rates(s, e.model_flops, e.hardware_flops, e.step_time_s);
   EXPECT_EQ(e.mfu, again.mfu);

@@ -204,6 +204,60 @@ std::vector<cal::Row> measured_from(const std::string& path,
   return rows;
 }
 
+// Per family: how well the fitted model describes the rows it was fitted to.
+std::string families_text(const cal::CheckReport& report) {
+  if (report.rows.empty()) return {};
+  std::map<std::string, std::vector<double>> by_family;
+  for (const auto& l : report.rows) by_family[l.family].push_back(l.error());
+  Table t({"family (fitted rows)", "rows", "median |error|", "max |error|"}, "lrrr");
+  for (auto& [family, errors] : by_family) {
+    for (auto& e : errors) e = std::abs(e);
+    t.add({family, std::to_string(errors.size()), percent(cal::median(errors)),
+           percent(*std::max_element(errors.begin(), errors.end()))});
+  }
+  return "Kernels and collectives of the calibration run, predicted by the fitted profile:\n" +
+         t.str();
+}
+
+// The composite workloads, predicted against measured, and the mean error against the target.
+std::string composites_text(const cal::CheckReport& report, double max_error) {
+  Table c({"composite (not fitted)", "predicted", "measured", "prediction error",
+           "numerics (result checked)", "beyond the sizes measured"},
+          "lrrrll");
+  for (const auto& l : report.composites) {
+    c.add({l.name, seconds(l.predicted_s), seconds(l.measured_s),
+           fmt::format("{:+.1f} %", 100 * l.error()), l.check,
+           l.extrapolated.empty() ? "-" : l.extrapolated});
+  }
+  return "Composite workloads, predicted by the analytic cost models from the profile:\n" +
+         c.str() +
+         fmt::format("Prediction error: mean {}, max {}; target: mean within {} ({})\n",
+                     percent(report.composite_mean_error()), percent(report.composite_max_error()),
+                     percent(max_error),
+                     report.composite_mean_error() <= max_error
+                         ? "met"
+                         : fmt::format("missed by {:.1f} points",
+                                       100 * (report.composite_mean_error() - max_error)));
+}
+
+// A wrong result or a mean error past the target fails the check.
+int check_verdict(const cal::CheckReport& report, double max_error, Streams io) {
+  int wrong = 0;
+  for (const auto& l : report.composites) wrong += l.check != "pass" ? 1 : 0;
+  if (wrong > 0) {
+    io.err << fmt::format(
+        "calibrate check: {} composite(s) computed a wrong result (the numerics column)\n", wrong);
+    return kExitFailure;
+  }
+  if (report.composite_mean_error() > max_error) {
+    io.err << fmt::format(
+        "calibrate check: the mean prediction error {} is past the target {} (--max-error)\n",
+        percent(report.composite_mean_error()), percent(max_error));
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
 int check(const CalibrateOptions& o, Streams io, const std::string& profile_path,
           const std::string& rows_path, const std::string& json_path,
           const std::vector<cal::Row>* measured_composites = nullptr) {
@@ -244,50 +298,8 @@ int check(const CalibrateOptions& o, Streams io, const std::string& profile_path
   if (!json_path.empty() && !write_json(json_path, cal::to_json(report), "calibrate check", io)) {
     return kExitFailure;
   }
-  if (!report.rows.empty()) {
-    // Per family: how well the fitted model describes the rows it was fitted to.
-    std::map<std::string, std::vector<double>> by_family;
-    for (const auto& l : report.rows) by_family[l.family].push_back(l.error());
-    Table t({"family (fitted rows)", "rows", "median |error|", "max |error|"}, "lrrr");
-    for (auto& [family, errors] : by_family) {
-      for (auto& e : errors) e = std::abs(e);
-      t.add({family, std::to_string(errors.size()), percent(cal::median(errors)),
-             percent(*std::max_element(errors.begin(), errors.end()))});
-    }
-    io.out << "Kernels and collectives of the calibration run, predicted by the fitted profile:\n"
-           << t.str();
-  }
-  Table c({"composite (not fitted)", "predicted", "measured", "prediction error",
-           "numerics (result checked)", "beyond the sizes measured"},
-          "lrrrll");
-  for (const auto& l : report.composites) {
-    c.add({l.name, seconds(l.predicted_s), seconds(l.measured_s),
-           fmt::format("{:+.1f} %", 100 * l.error()), l.check,
-           l.extrapolated.empty() ? "-" : l.extrapolated});
-  }
-  io.out << "Composite workloads, predicted by the analytic cost models from the profile:\n"
-         << c.str()
-         << fmt::format("Prediction error: mean {}, max {}; target: mean within {} ({})\n",
-                        percent(report.composite_mean_error()),
-                        percent(report.composite_max_error()), percent(o.max_error),
-                        report.composite_mean_error() <= o.max_error
-                            ? "met"
-                            : fmt::format("missed by {:.1f} points",
-                                          100 * (report.composite_mean_error() - o.max_error)));
-  int wrong = 0;
-  for (const auto& l : report.composites) wrong += l.check != "pass" ? 1 : 0;
-  if (wrong > 0) {
-    io.err << fmt::format(
-        "calibrate check: {} composite(s) computed a wrong result (the numerics column)\n", wrong);
-    return kExitFailure;
-  }
-  if (report.composite_mean_error() > o.max_error) {
-    io.err << fmt::format(
-        "calibrate check: the mean prediction error {} is past the target {} (--max-error)\n",
-        percent(report.composite_mean_error()), percent(o.max_error));
-    return kExitFailure;
-  }
-  return kExitOk;
+  io.out << families_text(report) << composites_text(report, o.max_error);
+  return check_verdict(report, o.max_error, io);
 }
 
 // The files a calibrate run will write, checked before it measures for minutes:

@@ -25,6 +25,7 @@
 #include "tools/cli/campaign_events.hpp"
 #include "tools/cli/campaign_growth.hpp"
 #include "tools/cli/campaign_options.hpp"
+#include "tools/cli/campaign_sensitivity.hpp"
 #include "tools/cli/campaign_step_engine.hpp"
 #include "tools/cli/campaign_table.hpp"
 #include "tools/cli/campaign_timeline.hpp"
@@ -58,8 +59,8 @@ void add_checkpoint_stall(const AddRow& add, bool wide) {
   });
 }
 
-std::string report_text(const scenario::Scenario& s, const CampaignReport& report, int seeds,
-                        bool wide) {
+// The lines above the table: the job, its pace, the horizon and the seeds.
+std::string report_header(const scenario::Scenario& s, const CampaignReport& report, int seeds) {
   std::string out = fmt::format("{}\n", scenario::run_title(s));
   out += fmt::format("  {} nodes x {} GPUs, healthy step {}, {} tokens per step\n",
                      report.job_nodes, s.cluster.gpus_per_node, seconds(report.healthy_step_s),
@@ -73,23 +74,13 @@ std::string report_text(const scenario::Scenario& s, const CampaignReport& repor
         "Young's rule: a worst case; give `policies:` to compare others\n",
         report.policies.front().name, duration(report.policies.front().policy.spec->repair_s));
   }
-  out += "\n";
-  std::vector<std::string> headers = {""};
-  std::string align = "l";
-  for (const auto& p : report.policies) {
-    headers.push_back(p.name);
-    align += "r";
-  }
-  Table policy(headers, align);
-  auto add = [&](const std::string& label,
-                 const std::function<std::string(const PolicyReport&)>& f) {
-    std::vector<std::string> row = {label};
-    for (const auto& p : report.policies) row.push_back(f(p));
-    policy.add(row);
-  };
-  const auto any = [&report](const std::function<bool(const PolicyReport&)>& f) {
-    return std::any_of(report.policies.begin(), report.policies.end(), f);
-  };
+  return out + "\n";
+}
+
+using AnyPolicy = std::function<bool(const std::function<bool(const PolicyReport&)>&)>;
+
+// The policies' own figures: checkpoints, restarts, detection, the job's MTBF.
+void add_policy_rows(const AddRow& add, const AnyPolicy& any, bool wide) {
   const bool in_memory = any([](const PolicyReport& p) { return p.policy.spec->in_memory; });
   add("checkpoint interval", [](const PolicyReport& p) { return duration(p.policy.interval_s); });
   if (wide && any([](const PolicyReport& p) { return p.policy.raised; })) {
@@ -128,7 +119,11 @@ std::string report_text(const scenario::Scenario& s, const CampaignReport& repor
   }
   add("job mean time between failures",
       [](const PolicyReport& p) { return duration(p.policy.job_mtbf_s); });
-  policy.add_rule();
+}
+
+// The outcome over seeds, and each policy against the first, seed by seed.
+void add_outcome_rows(const AddRow& add, const AnyPolicy& any, Table& policy,
+                      const scenario::Scenario& s, const CampaignReport& report, bool wide) {
   for (const auto& row : rows(s)) {
     if (!wide && !row.compact) continue;
     // The short table leaves out the causes that cost nothing under every policy.
@@ -149,62 +144,32 @@ std::string report_text(const scenario::Scenario& s, const CampaignReport& repor
           });
     }
   }
-  out += policy.str();
-  if (!wide) out += "  --wide adds checkpoint and storage figures and failures by component\n";
-  return out;
 }
 
-nlohmann::json report_json(const scenario::Scenario& s, const CampaignReport& report) {
-  nlohmann::json policies = nlohmann::json::array();
-  const auto all_rows = rows(s);
+std::string report_text(const scenario::Scenario& s, const CampaignReport& report, int seeds,
+                        bool wide) {
+  std::vector<std::string> headers = {""};
+  std::string align = "l";
   for (const auto& p : report.policies) {
-    nlohmann::json figures = nlohmann::json::object();
-    for (const auto& row : all_rows) {
-      const Interval x = p.over_seeds(row.figure);
-      figures[nlohmann::json::json_pointer("/" + row.key.substr(0, row.key.find('.')) +
-                                           (row.key.find('.') == std::string::npos
-                                                ? ""
-                                                : "/" + row.key.substr(row.key.find('.') + 1)))] = {
-          {"mean", x.mean}, {"ci95_low", x.low()}, {"ci95_high", x.high()}};
-    }
-    nlohmann::json versus = nlohmann::json::object();
-    if (&p != &report.policies.front()) {
-      for (const auto& row : paired_rows(s, report)) {
-        const Interval x = p.versus(report.policies.front(), row.figure);
-        versus[row.key] = {{"mean", x.mean}, {"ci95_low", x.low()}, {"ci95_high", x.high()}};
-      }
-    }
-    policies.push_back(
-        {{"name", p.name},
-         {"default_policy", default_policy_only(s)},
-         {"minus_first_policy", versus},
-         {"checkpoint_interval_s", p.policy.interval_s},
-         {"checkpoint_rule_interval_s", p.policy.rule_interval_s},
-         {"checkpoint_interval_raised", p.policy.raised},
-         {"checkpoint_stall_s", p.policy.stall_s},
-         {"checkpoint_coordination_s", p.policy.coordination_s},
-         {"checkpoint_snapshot_s", p.policy.snapshot_s},
-         {"checkpoint_snapshot_bytes_per_gpu", p.policy.snapshot_bytes_per_gpu},
-         {"checkpoint_upload_s", p.policy.upload_s},
-         {"checkpoint_bytes", p.policy.checkpoint_bytes},
-         {"storage_write_Bps", p.policy.write_Bps},
-         {"peer_copy_s", p.policy.peer_copy_s},
-         {"persistent_every", p.policy.spec->in_memory ? p.policy.persistent_every : 1},
-         {"restart_s", p.policy.restart_s},
-         {"restart_from_storage_s", p.policy.storage_restart_s},
-         {"detection_s", p.policy.detect_s},
-         {"job_mtbf_s", p.policy.job_mtbf_s},
-         {"figures", figures}});
+    headers.push_back(p.name);
+    align += "r";
   }
-  return {{"scenario", s.file},
-          {"seed", s.seed},
-          {"healthy_step_time_s", report.healthy_step_s},
-          {"tokens_per_step", report.tokens_per_step},
-          {"job_nodes", report.job_nodes},
-          {"horizon_s", report.horizon_s},
-          {"target_tokens", report.target_tokens},
-          {"policies", policies},
-          {"warnings", sim::campaign::campaign_warnings(report)}};
+  Table policy(headers, align);
+  const AddRow add = [&](const std::string& label,
+                         const std::function<std::string(const PolicyReport&)>& f) {
+    std::vector<std::string> row = {label};
+    for (const auto& p : report.policies) row.push_back(f(p));
+    policy.add(row);
+  };
+  const AnyPolicy any = [&report](const std::function<bool(const PolicyReport&)>& f) {
+    return std::any_of(report.policies.begin(), report.policies.end(), f);
+  };
+  add_policy_rows(add, any, wide);
+  policy.add_rule();
+  add_outcome_rows(add, any, policy, s, report, wide);
+  std::string out = report_header(s, report, seeds) + policy.str();
+  if (!wide) out += "  --wide adds checkpoint and storage figures and failures by component\n";
+  return out;
 }
 
 // The campaign report's data (tools/report/html_report.hpp): ETTR, days and
@@ -258,230 +223,22 @@ nlohmann::json html_data(const scenario::Scenario& s, const CampaignReport& repo
           {"notes", notes}};
 }
 
-// `--vary KEY=VALUES`: the campaign once per value, the figures that decide
-// against the value. `policies.KEY` (no index) sets KEY in every policy set.
-std::vector<std::string> axis_overrides(const std::string& key, const std::string& value,
-                                        const scenario::Scenario& base) {
-  const std::string prefix = "policies.";
-  const std::size_t policies = base.policies.size();
-  if (key.rfind(prefix, 0) == 0 && key.size() > prefix.size() &&
-      std::isdigit(static_cast<unsigned char>(key[prefix.size()])) == 0) {
-    if (default_policy_only(base)) {  // no list to index: the default policy, with the key
-      return {
-          fmt::format("policies=[{{name: default, {}: {}}}]", key.substr(prefix.size()), value)};
-    }
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < policies; ++i) {
-      out.push_back(fmt::format("policies.{}.{}={}", i, key.substr(prefix.size()), value));
-    }
-    return out;
-  }
-  return {key + "=" + value};
-}
-
-struct SensitivityPoint {
-  std::string value;
-  scenario::Scenario scenario;
-  CampaignReport report;
-};
-
-// The figures a sensitivity table shows: ETTR, days (to a target) or tokens
-// (in fixed days), and when priced the cost (to a target) or tokens per dollar.
-std::vector<Row> sensitivity_rows(const scenario::Scenario& s, const CampaignReport& report) {
-  std::vector<Row> out;
-  for (const auto& row : rows(s)) {
-    if (row.key == "ettr" || (row.key == "wall_days" && report.target_tokens > 0) ||
-        (row.key == "tokens" && report.target_tokens == 0) ||
-        (row.key == "cost_usd" && report.target_tokens > 0) ||
-        (row.key == "tokens_per_usd" && report.target_tokens == 0)) {
-      out.push_back(row);
-    }
-  }
-  return out;
-}
-
-std::string sensitivity_text(const std::string& key, const std::vector<SensitivityPoint>& points,
-                             int seeds) {
-  const auto& first = points.front();
-  std::string out =
-      fmt::format("{}\n", first.scenario.name.empty() ? first.scenario.file : first.scenario.name);
-  out += fmt::format("  {} over {} values; {} seeds each, mean ± 95% confidence interval\n", key,
-                     points.size(), seeds);
-  for (const auto& row : sensitivity_rows(first.scenario, first.report)) {
-    std::vector<std::string> headers = {key};
-    std::string align = "l";
-    for (const auto& p : first.report.policies) {
-      headers.push_back(p.name);
-      align += "r";
-    }
-    Table t(headers, align);
-    for (const auto& point : points) {
-      std::vector<std::string> cells = {point.value};
-      for (const auto& p : point.report.policies)
-        cells.push_back(shown(p.over_seeds(row.figure), row));
-      t.add(cells);
-    }
-    out += fmt::format("\n  {}\n", row.label);
-    out += t.str();
-  }
-  return out;
-}
-
-nlohmann::json sensitivity_json(const std::string& key,
-                                const std::vector<SensitivityPoint>& points) {
-  nlohmann::json out = {{"vary", key}, {"points", nlohmann::json::array()}};
-  for (const auto& point : points) {
-    out["points"].push_back(
-        {{"value", point.value}, {"campaign", report_json(point.scenario, point.report)}});
-  }
-  return out;
-}
-
-// The sensitivity report's data (tools/report/report.js, kind "sensitivity").
-nlohmann::json sensitivity_html(const std::string& key, const std::vector<SensitivityPoint>& points,
-                                const std::string& name, int seeds) {
-  nlohmann::json values = nlohmann::json::array();
-  const auto& first = points.front();
-  const auto figures = sensitivity_rows(first.scenario, first.report);
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    for (const auto& p : points[i].report.policies) {
-      nlohmann::json v = {{"value", points[i].value}, {"order", i}, {"policy", p.name}};
-      for (const auto& row : figures) {
-        const Interval x = p.over_seeds(row.figure);
-        v[row.key] = {{"mean", x.mean}, {"low", x.low()}, {"high", x.high()}};
-      }
-      values.push_back(v);
-    }
-  }
-  nlohmann::json titles = nlohmann::json::object();
-  for (const auto& row : figures) titles[row.key] = row.label;
-  nlohmann::json notes = nlohmann::json::array();
-  for (const auto& point : points) {
-    for (const auto& w : sim::campaign::campaign_warnings(point.report)) {
-      notes.push_back(fmt::format("{}={}: {}", key, point.value, w));
-    }
-  }
-  return {{"kind", "sensitivity"},
-          {"title", fmt::format("myriad campaign {} --vary {}", name, key)},
-          {"subtitle",
-           fmt::format("{} against {}; {} seeds per value, mean and 95 % interval",
-                       first.scenario.name.empty() ? name : first.scenario.name, key, seeds)},
-          {"key", key},
-          {"figures", titles},
-          {"values", values},
-          {"notes", notes}};
-}
-
-int run_sensitivity(const CampaignCliOptions& o, Streams io, const Environment& env,
-                    const scenario::Scenario& base, const std::string& text,
-                    const sim::campaign::CampaignOptions& options) {
-  sim::SweepAxis axis;
-  try {
-    if (o.vary.size() > 1) {
-      throw std::invalid_argument(
-          fmt::format("--vary: {} axes; a campaign varies one key at a time (sweep spans several)",
-                      o.vary.size()));
-    }
-    if (!o.events_file.empty()) {
-      throw std::invalid_argument("--events logs one campaign; it does not go with --vary");
-    }
-    if (base.training.growth.given() && options.days == 0) {
-      throw std::invalid_argument(
-          "--vary does not go with training.growth; run the campaign for each value instead");
-    }
-    axis = sim::parse_axis(o.vary.front());
-  } catch (const std::invalid_argument& e) {
-    io.err << fmt::format("myriad campaign: error: {}\n", e.what());
-    return kExitBadInput;
-  }
-  // Every value loaded and checked (its scenario, profile and work) before any
-  // campaign runs, so that a bad last value cannot discard the finished ones.
-  std::vector<SensitivityPoint> points;
-  std::vector<sim::DeviceProfile> profiles;
-  for (const std::string& value : axis.values) {
-    ScenarioOptions varied = o.scenario;
-    for (auto& x : axis_overrides(axis.key, value, base)) {
-      varied.overrides.push_back(std::move(x));
-    }
-    SensitivityPoint point;
-    point.value = value;
-    try {
-      point.scenario = scenario::load_scenario_text(text, scenario_name(o.scenario),
-                                                    {preset_path(varied, env), varied.overrides});
-    } catch (const scenario::ScenarioError& e) {
-      io.err << fmt::format("myriad campaign: --vary {}={}: ", axis.key, value) << e.what();
-      return kExitBadInput;
-    }
-    auto profile = profile_for(point.scenario, o.profile, io, env);
-    if (!profile) return kExitBadInput;
-    try {
-      sim::campaign::check_campaign(point.scenario, *profile, options);
-    } catch (const std::invalid_argument& e) {
-      io.err << fmt::format("myriad campaign: error: --vary {}={}: {}\n", axis.key, value,
-                            e.what());
-      return kExitBadInput;
-    }
-    points.push_back(std::move(point));
-    profiles.push_back(std::move(*profile));
-  }
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    io.err << fmt::format("campaign: {}={} ({} of {})\n", axis.key, points[i].value, i + 1,
-                          points.size());
-    ProgressLine line(io, env, "campaign");
-    sim::campaign::CampaignOptions own = options;
-    own.progress = [&line](std::size_t done, std::size_t total) {
-      line.update(done, total, "runs");
-    };
-    points[i].report = sim::campaign::run_campaign(points[i].scenario, profiles[i], own);
-  }
-  if (!o.json_file.empty() &&
-      !write_json(o.json_file, sensitivity_json(axis.key, points), "campaign", io)) {
-    return kExitFailure;
-  }
-  if (!o.report_file.empty() &&
-      !write_html_report(o.report_file,
-                         sensitivity_html(axis.key, points, scenario_name(o.scenario), o.seeds),
-                         "campaign", io, env)) {
-    return kExitFailure;
-  }
-  io.out << sensitivity_text(axis.key, points, o.seeds);
-  for (const auto& point : points) {
-    for (const auto& w : sim::campaign::campaign_warnings(point.report)) {
-      io.err << fmt::format("campaign: warning: {}={}: {}\n", axis.key, point.value, w);
-    }
-  }
-  return kExitOk;
-}
-
-}  // namespace
-
-// Over 100 lines: issue 37 moves this orchestration out and splits it.
-// NOLINTNEXTLINE(readability-function-size)
-int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env) {
-  const VerbOutputs outputs{
-      "campaign",
-      {{"--json", o.json_file}, {"--events", o.events_file}, {"--report", o.report_file}}};
-  if (!outputs_ok(outputs.verb, outputs.outputs, {o.scenario.scenario, o.profile}, io)) {
-    return kExitBadInput;
-  }
-  std::string text;
-  auto s = load_for_cli(o.scenario, io, env, &text, &outputs);
-  if (!s) return kExitBadInput;
-  const auto profile = profile_for(*s, o.profile, io, env);
-  if (!profile) return kExitBadInput;
+// The campaign's options from the command line's; nothing, said, on bad input.
+std::optional<sim::campaign::CampaignOptions> campaign_options(const CampaignCliOptions& o,
+                                                               Streams io) {
   sim::campaign::CampaignOptions options;
   options.days = o.days;
   if (!o.tokens.empty()) {
     const auto tokens = scenario::parse_quantity(o.tokens, scenario::Dimension::count);
     if (const auto* failure = std::get_if<scenario::ParseFailure>(&tokens)) {
       io.err << "campaign: --tokens: " << failure->message << "\n";
-      return kExitBadInput;
+      return std::nullopt;
     }
     options.tokens = std::get<double>(tokens);
     if (!(options.tokens >= 1 && std::isfinite(options.tokens))) {
       io.err << fmt::format("campaign: --tokens: expected at least one token, found '{}'\n",
                             models::printable(o.tokens));
-      return kExitBadInput;
+      return std::nullopt;
     }
   }
   options.seeds = o.seeds;
@@ -489,45 +246,67 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
   // cache: more threads than cores would only multiply that memory.
   const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   options.threads = o.threads > 0 ? std::min(o.threads, cores) : cores;
-  std::optional<StepEngineFit> fit;
-  if (o.step_engine == "simulate") {
-    if (!o.vary.empty() || (s->training.growth.given() && options.days == 0)) {
-      io.err << "myriad campaign: error: --step-engine simulate plays one campaign: not with "
-                "--vary or training.growth\n";
-      return kExitBadInput;
-    }
-    fit = fit_to_step_engine(*s, *profile, o.step_engine_states, io);
-    if (!fit) return kExitFailure;
-    options.step_scale = fit->simulated_step_s / fit->analytic_step_s;
-    options.step_scale_by_dp = fit->scale_by_dp(s->parallelism.dp);
+  return options;
+}
+
+// `--step-engine simulate`: the campaign on the step engine's pace (the fit sets
+// the stragglers' and slow nodes' effective slowdowns in `s`); an exit code when
+// it cannot run.
+std::optional<int> fit_pace(const CampaignCliOptions& o, scenario::Scenario& s,
+                            const sim::DeviceProfile& profile,
+                            sim::campaign::CampaignOptions& options,
+                            std::optional<StepEngineFit>& fit, Streams io) {
+  if (o.step_engine != "simulate") return std::nullopt;
+  if (!o.vary.empty() || (s.training.growth.given() && options.days == 0)) {
+    io.err << "myriad campaign: error: --step-engine simulate plays one campaign: not with "
+              "--vary or training.growth\n";
+    return kExitBadInput;
   }
-  if (!o.vary.empty()) return run_sensitivity(o, io, env, *s, text, options);
-  // Growth (training.growth): the model trains on (1 - saved fraction) of its tokens
-  // after the small model's training, each phase a campaign of its own; beside them,
-  // the campaign without growth, on the same seeds.
+  fit = fit_to_step_engine(s, profile, o.step_engine_states, io);
+  if (!fit) return kExitFailure;
+  options.step_scale = fit->simulated_step_s / fit->analytic_step_s;
+  options.step_scale_by_dp = fit->scale_by_dp(s.parallelism.dp);
+  return std::nullopt;
+}
+
+// Growth (training.growth): the model trains on (1 - saved fraction) of its tokens
+// after the small model's training, each phase a campaign of its own; beside them,
+// the campaign without growth, on the same seeds.
+struct GrowthCampaigns {
   std::optional<sim::GrowthPhase> growth;
   std::optional<CampaignReport> small;
   std::optional<CampaignReport> without;
-  if (s->training.growth.given() && options.days == 0) {
-    try {
-      growth = sim::growth_phase(*s, *profile);
-    } catch (const std::invalid_argument& e) {
-      io.err << fmt::format("myriad campaign: error: {}: {}\n", scenario_name(o.scenario),
-                            e.what());
-      return kExitBadInput;
-    }
-    const double tokens = options.tokens > 0 ? options.tokens : s->training.tokens;
-    without = sim::campaign::run_campaign(*s, *profile, options);
-    sim::campaign::CampaignOptions first = options;
-    first.tokens = growth->small.training.tokens;
-    small = sim::campaign::run_campaign(growth->small, *profile, first);
-    options.tokens = (1 - growth->saved_fraction) * tokens;
+};
+
+// Runs the small model's campaign and the one without growth, and sets the
+// model's own tokens in `options`; false, said, when the growth cannot be planned.
+bool run_growth(const CampaignCliOptions& o, const scenario::Scenario& s,
+                const sim::DeviceProfile& profile, sim::campaign::CampaignOptions& options,
+                GrowthCampaigns& g, Streams io) {
+  if (!s.training.growth.given() || options.days != 0) return true;
+  try {
+    g.growth = sim::growth_phase(s, profile);
+  } catch (const std::invalid_argument& e) {
+    io.err << fmt::format("myriad campaign: error: {}: {}\n", scenario_name(o.scenario), e.what());
+    return false;
   }
-  // The logged seed's events feed the failure timeline and, with --events, stream to
-  // the log's file while the last campaign runs.
+  const double tokens = options.tokens > 0 ? options.tokens : s.training.tokens;
+  g.without = sim::campaign::run_campaign(s, profile, options);
+  sim::campaign::CampaignOptions first = options;
+  first.tokens = g.growth->small.training.tokens;
+  g.small = sim::campaign::run_campaign(g.growth->small, profile, first);
+  options.tokens = (1 - g.growth->saved_fraction) * tokens;
+  return true;
+}
+
+// The campaign itself: the logged seed's events feed the failure timeline and,
+// with --events, stream to the log's file while it runs. An exit code when it fails.
+std::optional<int> run_logged(const CampaignCliOptions& o, const scenario::Scenario& s,
+                              const sim::DeviceProfile& profile,
+                              sim::campaign::CampaignOptions options, CampaignTimelines& timelines,
+                              CampaignReport& report, Streams io, const Environment& env) {
   std::vector<std::string> names;
-  for (const auto& p : s->policies) names.push_back(p.name);
-  CampaignTimelines timelines(names, o.event_seed);
+  for (const auto& p : s.policies) names.push_back(p.name);
   std::optional<EventLogFile> events;
   if (!o.events_file.empty()) {
     try {
@@ -543,13 +322,12 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
     timelines.add(p, e);
     if (events) events->write(names[p], o.event_seed, e);
   };
-  CampaignReport report;
   try {
     ProgressLine line(io, env, "campaign");
     options.progress = [&line](std::size_t done, std::size_t total) {
       line.update(done, total, "runs");
     };
-    report = sim::campaign::run_campaign(*s, *profile, options);
+    report = sim::campaign::run_campaign(s, profile, options);
     timelines.end(report);
     if (events) {
       events->finish();
@@ -562,33 +340,126 @@ int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env
     io.err << "myriad campaign: error: " << e.what() << "\n";
     return kExitFailure;
   }
-  nlohmann::json json_report = report_json(*s, report);
-  if (growth) json_report["growth"] = growth_json(*growth, *small, report, *without);
-  if (fit) json_report["step_engine"] = step_engine_json(*s, *fit);
+  return std::nullopt;
+}
+
+// What a campaign ran, as asked: --json, --report, the text and the warnings.
+int campaign_outputs(const CampaignCliOptions& o, const scenario::Scenario& s,
+                     const CampaignReport& report, const CampaignTimelines& timelines,
+                     const std::optional<StepEngineFit>& fit, const GrowthCampaigns& g, Streams io,
+                     const Environment& env) {
+  nlohmann::json json_report = campaign_json(s, report);
+  if (g.growth) json_report["growth"] = growth_json(*g.growth, *g.small, report, *g.without);
+  if (fit) json_report["step_engine"] = step_engine_json(s, *fit);
   if (!o.json_file.empty() && !write_json(o.json_file, json_report, "campaign", io)) {
     return kExitFailure;
   }
   if (!o.report_file.empty()) {
-    auto data = html_data(*s, report, scenario_name(o.scenario), o.seeds);
+    auto data = html_data(s, report, scenario_name(o.scenario), o.seeds);
     data["timeline"] = timelines.html();
     if (!write_html_report(o.report_file, data, "campaign", io, env)) return kExitFailure;
   }
-  io.out << report_text(*s, report, o.seeds, o.wide) << timelines.text();
-  if (fit) io.out << step_engine_text(*s, *fit);
-  if (growth) io.out << "\n" << growth_text(*growth, *small, report, *without);
-  if (s->training.growth.given() && !growth) {
+  io.out << report_text(s, report, o.seeds, o.wide) << timelines.text();
+  if (fit) io.out << step_engine_text(s, *fit);
+  if (g.growth) io.out << "\n" << growth_text(*g.growth, *g.small, report, *g.without);
+  if (s.training.growth.given() && !g.growth) {
     io.out << "\n  growth (training.growth) is not applied to a campaign of fixed duration "
               "(--days)\n";
   }
   for (const auto& w : sim::campaign::campaign_warnings(report)) {
     io.err << "campaign: warning: " << w << "\n";
   }
-  if (small) {
-    for (const auto& w : sim::campaign::campaign_warnings(*small)) {
+  if (g.small) {
+    for (const auto& w : sim::campaign::campaign_warnings(*g.small)) {
       io.err << "campaign: warning: the small model's training: " << w << "\n";
     }
   }
   return kExitOk;
+}
+
+}  // namespace
+
+nlohmann::json campaign_json(const scenario::Scenario& s,
+                             const sim::campaign::CampaignReport& report) {
+  nlohmann::json policies = nlohmann::json::array();
+  const auto all_rows = rows(s);
+  for (const auto& p : report.policies) {
+    nlohmann::json figures = nlohmann::json::object();
+    for (const auto& row : all_rows) {
+      const Interval x = p.over_seeds(row.figure);
+      figures[nlohmann::json::json_pointer("/" + row.key.substr(0, row.key.find('.')) +
+                                           (row.key.find('.') == std::string::npos
+                                                ? ""
+                                                : "/" + row.key.substr(row.key.find('.') + 1)))] = {
+          {"mean", x.mean}, {"ci95_low", x.low()}, {"ci95_high", x.high()}};
+    }
+    nlohmann::json versus = nlohmann::json::object();
+    if (&p != &report.policies.front()) {
+      for (const auto& row : paired_rows(s, report)) {
+        const Interval x = p.versus(report.policies.front(), row.figure);
+        versus[row.key] = {{"mean", x.mean}, {"ci95_low", x.low()}, {"ci95_high", x.high()}};
+      }
+    }
+    policies.push_back(
+        {{"name", p.name},
+         {"default_policy", default_policy_only(s)},
+         {"minus_first_policy", versus},
+         {"checkpoint_interval_s", p.policy.interval_s},
+         {"checkpoint_rule_interval_s", p.policy.rule_interval_s},
+         {"checkpoint_interval_raised", p.policy.raised},
+         {"checkpoint_stall_s", p.policy.stall_s},
+         {"checkpoint_coordination_s", p.policy.coordination_s},
+         {"checkpoint_snapshot_s", p.policy.snapshot_s},
+         {"checkpoint_snapshot_bytes_per_gpu", p.policy.snapshot_bytes_per_gpu},
+         {"checkpoint_upload_s", p.policy.upload_s},
+         {"checkpoint_bytes", p.policy.checkpoint_bytes},
+         {"storage_write_Bps", p.policy.write_Bps},
+         {"peer_copy_s", p.policy.peer_copy_s},
+         {"persistent_every", p.policy.spec->in_memory ? p.policy.persistent_every : 1},
+         {"restart_s", p.policy.restart_s},
+         {"restart_from_storage_s", p.policy.storage_restart_s},
+         {"detection_s", p.policy.detect_s},
+         {"job_mtbf_s", p.policy.job_mtbf_s},
+         {"figures", figures}});
+  }
+  return {{"scenario", s.file},
+          {"seed", s.seed},
+          {"healthy_step_time_s", report.healthy_step_s},
+          {"tokens_per_step", report.tokens_per_step},
+          {"job_nodes", report.job_nodes},
+          {"horizon_s", report.horizon_s},
+          {"target_tokens", report.target_tokens},
+          {"policies", policies},
+          {"warnings", sim::campaign::campaign_warnings(report)}};
+}
+
+int run_campaign(const CampaignCliOptions& o, Streams io, const Environment& env) {
+  const VerbOutputs outputs{
+      "campaign",
+      {{"--json", o.json_file}, {"--events", o.events_file}, {"--report", o.report_file}}};
+  if (!outputs_ok(outputs.verb, outputs.outputs, {o.scenario.scenario, o.profile}, io)) {
+    return kExitBadInput;
+  }
+  std::string text;
+  auto s = load_for_cli(o.scenario, io, env, &text, &outputs);
+  if (!s) return kExitBadInput;
+  const auto profile = profile_for(*s, o.profile, io, env);
+  if (!profile) return kExitBadInput;
+  auto options = campaign_options(o, io);
+  if (!options) return kExitBadInput;
+  std::optional<StepEngineFit> fit;
+  if (const auto failed = fit_pace(o, *s, *profile, *options, fit, io)) return *failed;
+  if (!o.vary.empty()) return run_sensitivity(o, io, env, *s, text, *options);
+  GrowthCampaigns growth;
+  if (!run_growth(o, *s, *profile, *options, growth, io)) return kExitBadInput;
+  std::vector<std::string> names;
+  for (const auto& p : s->policies) names.push_back(p.name);
+  CampaignTimelines timelines(names, o.event_seed);
+  CampaignReport report;
+  if (const auto failed = run_logged(o, *s, *profile, *options, timelines, report, io, env)) {
+    return *failed;
+  }
+  return campaign_outputs(o, *s, report, timelines, fit, growth, io, env);
 }
 
 }  // namespace myriad::cli

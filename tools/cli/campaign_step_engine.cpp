@@ -4,142 +4,49 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <map>
-#include <tuple>
-#include <utility>
 
-#include "models/plan/placement.hpp"
-#include "sim/campaign/step_time_cache.hpp"
 #include "sim/step/step_in_child.hpp"
 #include "tools/cli/report_table.hpp"
 
 namespace myriad::cli {
-
-std::map<int, double> StepEngineFit::scale_by_dp(int job_dp) const {
-  std::map<int, double> by_dp{{job_dp, simulated_step_s / analytic_step_s}};
-  for (const auto& state : shrunk) by_dp[state.dp] = state.simulated_s / state.analytic_s;
-  return by_dp;
-}
 
 namespace {
 
 // One step on the step engine, in a child process; nothing, with the reason on
 // io.err, when it cannot be played.
 std::optional<double> play(const scenario::Scenario& s, const sim::DeviceProfile& profile,
-                           std::vector<sim::Straggler> slow, const std::string& what, Streams io) {
-  io.err << fmt::format("campaign: {} on the step engine\n", what);
+                           const sim::campaign::StepToPlay& step, Streams io) {
+  io.err << fmt::format("campaign: {} on the step engine\n", step.what);
   sim::StepOptions options;
-  options.stragglers = std::move(slow);
-  const sim::ChildStep x = sim::simulate_step_in_child(s, profile, options);
+  options.stragglers = std::vector<sim::Straggler>{};
+  if (step.slow) {
+    options.stragglers->push_back(
+        {step.slow->node, step.slow->slowdown, step.slow->name, step.slow->component});
+  }
+  const sim::ChildStep x =
+      sim::simulate_step_in_child(step.shrunk ? *step.shrunk : s, profile, options);
   if (!x.ok || !(x.step_time_s > 0)) {
-    io.err << fmt::format("myriad campaign: error: --step-engine simulate: {}: {}\n", what,
+    io.err << fmt::format("myriad campaign: error: --step-engine simulate: {}: {}\n", step.what,
                           x.error);
     return std::nullopt;
   }
   return x.step_time_s;
 }
 
-// The shrunk states a policy can pass through, largest first: each distinct
-// data-parallel degree below the job's, with the fewest nodes that reach it.
-std::vector<StepEngineFit::State> shrunk_states(const scenario::Scenario& s,
-                                                sim::campaign::StepTimeCache& analytic) {
-  std::vector<StepEngineFit::State> states;
-  int last = s.parallelism.dp;
-  for (int nodes = analytic.job_nodes() - 1; nodes >= analytic.min_nodes(); --nodes) {
-    const int dp = analytic.dp_on(nodes);
-    if (dp <= 0) break;
-    if (dp == last) {
-      if (!states.empty()) states.back().nodes = nodes;
-      continue;
-    }
-    states.push_back({dp, nodes, nodes, analytic.step_time_s(nodes), 0});
-    last = dp;
-  }
-  return states;
-}
-
 }  // namespace
 
 std::optional<StepEngineFit> fit_to_step_engine(scenario::Scenario& s,
                                                 const sim::DeviceProfile& profile,
-                                                int shrunk_states_played, Streams io) {
-  StepEngineFit fit;
-  sim::campaign::StepTimeCache analytic(s, profile);
-  fit.analytic_step_s = analytic.step_time_s(analytic.job_nodes());
-  const auto healthy = play(s, profile, {}, "the healthy step", io);
-  if (!healthy) return std::nullopt;
-  fit.simulated_step_s = *healthy;
-  // Shrunk states, where a policy shrinks: the largest ones, where a job
-  // short of a few nodes spends its time.
-  const bool shrinks = std::any_of(s.policies.begin(), s.policies.end(), [](const auto& p) {
-    return p.no_spare == scenario::NoSpare::shrink;
-  });
-  if (shrinks) {
-    auto states = shrunk_states(s, analytic);
-    const auto played = std::min(states.size(), static_cast<std::size_t>(shrunk_states_played));
-    fit.shrunk_not_played = static_cast<int>(states.size() - played);
-    states.resize(played);
-    for (auto& state : states) {
-      const auto t = play(
-          analytic.at_dp(state.dp), profile, {},
-          fmt::format("the job shrunk to {} replica{}", state.dp, state.dp == 1 ? "" : "s"), io);
-      if (!t) return std::nullopt;
-      state.simulated_s = *t;
-    }
-    fit.shrunk = std::move(states);
+                                                int shrunk_states, Streams io) {
+  const sim::campaign::StepEnginePlan plan =
+      sim::campaign::plan_step_engine_fit(s, profile, shrunk_states);
+  std::vector<double> played;
+  for (const auto& step : plan.steps) {
+    const auto t = play(s, profile, step, io);
+    if (!t) return std::nullopt;
+    played.push_back(*t);
   }
-  // A straggler strikes any node alike, and what it costs depends on its
-  // pipeline stage (a stage with slack absorbs it): the first, a middle and the
-  // last stage are played, the middle one standing for all the others.
-  const int pp = s.parallelism.pp;
-  std::vector<std::pair<int, double>> stages;  // stage, weight
-  if (pp <= 3) {
-    for (int k = 0; k < pp; ++k) stages.emplace_back(k, 1.0);
-  } else {
-    stages = {{0, 1.0}, {pp / 2, pp - 2.0}, {pp - 1, 1.0}};
-  }
-  for (auto& g : s.faults.stragglers) {
-    double factor = 0;
-    std::vector<double> by_stage;
-    for (const auto& [stage, weight] : stages) {
-      const int node = models::first_node(s, {stage, 0});
-      const auto t = play(s, profile, {{node, g.slowdown, g.name, g.component}},
-                          fmt::format("straggler '{}', stage {}", g.name, stage), io);
-      if (!t) return std::nullopt;
-      by_stage.push_back(std::max(1.0, *t / fit.simulated_step_s));
-      factor += weight * by_stage.back();
-    }
-    fit.given.push_back(g.slowdown);
-    fit.by_stage.push_back(by_stage);
-    g.slowdown = factor / pp;
-    fit.effective.push_back(g.slowdown);
-  }
-  for (const auto& [stage, weight] : stages) fit.stages.push_back(stage);
-  // Injected and replayed slow nodes: each at its own node's stage, one step
-  // per distinct (stage, slowdown, component).
-  std::map<std::tuple<int, double, scenario::Component>, double> played;
-  const int job_nodes = analytic.job_nodes();
-  for (std::size_t i = 0; i < s.faults.events.size(); ++i) {
-    auto& e = s.faults.events[i];
-    if (!(e.slowdown > 0) || e.id < 0 || e.id >= job_nodes) continue;
-    const int stage = models::group_on_node(s, e.id).stage;
-    const auto key = std::make_tuple(stage, e.slowdown, e.component);
-    auto it = played.find(key);
-    if (it == played.end()) {
-      if (played.size() >= static_cast<std::size_t>(kMaxSlowNodeSteps)) {
-        ++fit.slow_nodes_not_played;
-        continue;
-      }
-      const auto t =
-          play(s, profile, {{e.id, e.slowdown, "injected", e.component}},
-               fmt::format("slow node {} (x{:.3g}, stage {})", e.id, e.slowdown, stage), io);
-      if (!t) return std::nullopt;
-      it = played.emplace(key, std::max(1.0, *t / fit.simulated_step_s)).first;
-    }
-    fit.slow_nodes.push_back({i, e.id, stage, e.slowdown, it->second});
-    e.slowdown = it->second;
-  }
-  return fit;
+  return sim::campaign::fit_step_engine(s, plan, played);
 }
 
 std::string step_engine_text(const scenario::Scenario& s, const StepEngineFit& fit) {
@@ -182,7 +89,7 @@ std::string step_engine_text(const scenario::Scenario& s, const StepEngineFit& f
   if (fit.slow_nodes_not_played > 0) {
     out += fmt::format(
         "  {} slow-node events beyond {} distinct steps not played: their slowdown as given\n",
-        fit.slow_nodes_not_played, kMaxSlowNodeSteps);
+        fit.slow_nodes_not_played, sim::campaign::kMaxSlowNodeSteps);
   }
   return out;
 }

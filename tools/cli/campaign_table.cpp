@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "models/scenario/units.hpp"
+#include "sim/analytic/step_rates.hpp"
 #include "tools/cli/report_table.hpp"
 
 namespace myriad::cli::campaign_table {
@@ -24,14 +25,13 @@ bool default_policy_only(const scenario::Scenario& s) {
 std::vector<Row> rows(const scenario::Scenario& s) {
   const int gpus_per_node = s.cluster.gpus_per_node;
   const Figure gpu_hours = [gpus_per_node](const RunResult& r) {
-    return r.wall_s / 3600 * r.nodes_in_service * gpus_per_node;
+    return r.gpu_hours(gpus_per_node);
   };
   std::vector<Row> out = {
       {"effective training time ratio", "ettr", [](const RunResult& r) { return r.ettr(); }, 4,
        Style::fixed, true},
-      {"goodput (tokens/s)", "goodput_tokens_per_s",
-       [](const RunResult& r) { return r.wall_s > 0 ? r.tokens / r.wall_s : 0; }, 0, Style::si,
-       true},
+      {"goodput (tokens/s)", "goodput_tokens_per_s", [](const RunResult& r) { return r.goodput(); },
+       0, Style::si, true},
       {"tokens trained", "tokens", [](const RunResult& r) { return r.tokens; }, 0, Style::si, true},
       {"wall-clock days", "wall_days", [](const RunResult& r) { return r.wall_s / 86400; }, 2,
        Style::fixed, true},
@@ -44,12 +44,13 @@ std::vector<Row> rows(const scenario::Scenario& s) {
        0, Style::si, true},
   };
   if (const double usd = s.cluster.price_per_gpu_hour; usd > 0) {
-    out.push_back({"cost (US$)", "cost_usd",
-                   [gpu_hours, usd](const RunResult& r) { return gpu_hours(r) * usd; }, 0,
-                   Style::dollars, true});
+    out.push_back(
+        {"cost (US$)", "cost_usd",
+         [gpu_hours, usd](const RunResult& r) { return sim::gpu_cost(usd, gpu_hours(r)); }, 0,
+         Style::dollars, true});
     out.push_back({"tokens per US$", "tokens_per_usd",
                    [gpu_hours, usd](const RunResult& r) {
-                     const double cost = gpu_hours(r) * usd;
+                     const double cost = sim::gpu_cost(usd, gpu_hours(r));
                      return cost > 0 ? r.tokens / cost : 0;
                    },
                    0, Style::si, true});

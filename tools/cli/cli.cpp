@@ -47,6 +47,43 @@ CLI::Validator finite_range(double lo, double hi) {
       fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));
 }
 
+namespace {
+
+// Runs a verb's action: an exception is the verb's failure, said; so is a report
+// that did not reach its reader (a full disk, a closed pipe).
+int run_verb(const std::string& name, const Action& action, std::ostream& out, std::ostream& err,
+             const std::ostream& raw_out) {
+  int code = kExitFailure;
+  try {
+    code = action();
+  } catch (const std::bad_alloc&) {
+    // Said without allocating where it can be: memory may still be short.
+    err << "myriad " << name
+        << ": error: out of memory while working; a smaller job, fewer seeds or threads, or "
+           "more memory\n"
+        << std::flush;
+    if (!err) {
+      constexpr std::string_view kSaid = "myriad: error: out of memory while working\n";
+      [[maybe_unused]] const auto ignored = ::write(STDERR_FILENO, kSaid.data(), kSaid.size());
+    }
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    err << fmt::format("myriad {}: error: {}\n", name, e.what());
+    return kExitFailure;
+  } catch (...) {
+    err << "myriad " << name << ": error: an unexpected failure\n";
+    return kExitFailure;
+  }
+  out.flush();
+  if (!out || !raw_out) {
+    err << fmt::format("myriad {}: error: cannot write to standard output\n", name);
+    return kExitFailure;
+  }
+  return code;
+}
+
+}  // namespace
+
 int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostream& raw_err,
         const Environment& env) {
   // Everything printed goes through the one escaping point; files are written apart.
@@ -99,34 +136,7 @@ int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostrea
   for (const auto* sub : app.get_subcommands()) {
     const auto it = actions.find(sub);
     if (it == actions.end()) continue;
-    int code = kExitFailure;
-    try {
-      code = it->second();
-    } catch (const std::bad_alloc&) {
-      // Said without allocating where it can be: memory may still be short.
-      err << "myriad " << sub->get_name()
-          << ": error: out of memory while working; a smaller job, fewer seeds or threads, or "
-             "more memory\n"
-          << std::flush;
-      if (!err) {
-        constexpr std::string_view kSaid = "myriad: error: out of memory while working\n";
-        [[maybe_unused]] const auto ignored = ::write(STDERR_FILENO, kSaid.data(), kSaid.size());
-      }
-      return kExitFailure;
-    } catch (const std::exception& e) {
-      err << fmt::format("myriad {}: error: {}\n", sub->get_name(), e.what());
-      return kExitFailure;
-    } catch (...) {
-      err << "myriad " << sub->get_name() << ": error: an unexpected failure\n";
-      return kExitFailure;
-    }
-    // A report that did not reach its reader is a failure (a full disk, a closed pipe).
-    out.flush();
-    if (!out || !raw_out) {
-      err << fmt::format("myriad {}: error: cannot write to standard output\n", sub->get_name());
-      return kExitFailure;
-    }
-    return code;
+    return run_verb(sub->get_name(), it->second, out, err, raw_out);
   }
   return kExitBadInput;
 }

@@ -142,11 +142,9 @@ void print_stages(const Priced& p, const sim::PipelineGraph& g, const sim::Devic
   out << t.str();
 }
 
-}  // namespace
-
-// Over 100 lines: issue 37 moves this orchestration out and splits it.
-// NOLINTNEXTLINE(readability-function-size)
-int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
+// The algorithms --algo names (all of them by default); nothing, said, on a bad name.
+std::optional<std::vector<sim::StageAlgorithm>> place_algorithms(const PlaceOptions& o,
+                                                                 Streams io) {
   std::vector<sim::StageAlgorithm> algorithms;
   for (const auto& name : o.algorithms) {
     if (name == "all") {
@@ -158,7 +156,7 @@ int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
       io.err << fmt::format(
           "place: error: --algo {}: expected uniform, m-topo, m-etf, m-sct, balanced or all\n",
           models::printable(name));
-      return kExitBadInput;
+      return std::nullopt;
     }
     if (std::find(algorithms.begin(), algorithms.end(), *a) == algorithms.end()) {
       algorithms.push_back(*a);
@@ -167,59 +165,60 @@ int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
   if (algorithms.empty()) {
     algorithms.assign(std::begin(sim::kStageAlgorithms), std::end(sim::kStageAlgorithms));
   }
-  const VerbOutputs outputs{"place", {{"--write", o.write_file}, {"--json", o.json_file}}};
-  if (!outputs_ok(outputs.verb, outputs.outputs, {o.scenario.scenario, o.profile}, io)) {
-    return kExitBadInput;
-  }
-  const auto s = load_for_cli(o.scenario, io, env, nullptr, &outputs);
-  if (!s) return kExitBadInput;
-  const auto profile = profile_for(*s, o.profile, io, env);
-  if (!profile) return kExitBadInput;
-  // Refused before the graph is built: its size is the layers' (times the ops a
-  // layer at op grain), and placing it costs time and memory with it.
+  return algorithms;
+}
+
+// The scenario's pipeline as a graph; nothing, said, when it is too large to
+// place (refused before it is built: its size is the layers' times the ops a
+// layer at op grain, and placing it costs time and memory with it) or cannot be built.
+std::optional<sim::PipelineGraph> place_graph(const PlaceOptions& o, const scenario::Scenario& s,
+                                              const sim::DeviceProfile& profile, Streams io) {
   const bool by_op = o.grain == "op";
-  const sim::OpGrainSize op_size = by_op ? sim::op_grain_size(*s) : sim::OpGrainSize{};
-  const std::size_t least_ops = by_op ? op_size.least_ops : sim::pipeline_graph_least_ops(*s);
+  const sim::OpGrainSize op_size = by_op ? sim::op_grain_size(s) : sim::OpGrainSize{};
+  const std::size_t least_ops = by_op ? op_size.least_ops : sim::pipeline_graph_least_ops(s);
   if (least_ops > sim::kPlaceMostOps) {
     io.err << fmt::format(
         "place: error: model.layers {}: the graph at --grain {} has at least {} ops ({} a "
         "layer, each a forward and a backward node, one micro-batch), more than the {} place "
         "handles (about 5 s and 250 MB at that size); fewer layers{}\n",
-        s->model.layers, o.grain, least_ops,
+        s.model.layers, o.grain, least_ops,
         by_op ? fmt::format("{} pieces", op_size.pieces_a_layer) : std::string("one piece"),
         sim::kPlaceMostOps, by_op ? ", or --grain layer" : "");
-    return kExitBadInput;
+    return std::nullopt;
   }
-  sim::PipelineGraph g;
   try {
-    g = sim::pipeline_graph(*s, *profile);
+    return sim::pipeline_graph(s, profile);
   } catch (const std::invalid_argument& e) {
-    io.err << fmt::format("{}: error: {}\n", s->file, e.what());
-    return kExitBadInput;
+    io.err << fmt::format("{}: error: {}\n", s.file, e.what());
+    return std::nullopt;
   }
-  const double bound = models::place::single_device_lower_bound_s(g.graph);
-  const auto& par = s->parallelism;
-  const std::string title = scenario::run_title(*s);
-  io.out << fmt::format("myriad place {}{}\n", scenario_name(o.scenario),
-                        title == s->file ? "" : ": " + title);
-  io.out << fmt::format(
+}
+
+// The lines above the table: the pipeline, its graph, its passes and its bound.
+std::string place_header(const PlaceOptions& o, const scenario::Scenario& s,
+                         const sim::PipelineGraph& g, double bound) {
+  const auto& par = s.parallelism;
+  const std::string title = scenario::run_title(s);
+  std::string out = fmt::format("myriad place {}{}\n", scenario_name(o.scenario),
+                                title == s.file ? "" : ": " + title);
+  out += fmt::format(
       "pipeline: {} stages of {} GPUs (tp {}, cp {}), {} layers, {} micro-batches a step{}\n",
       par.pp, par.tp * par.cp, par.tp, par.cp, g.layers, g.micro_batches_in_step,
       par.virtual_stages > 1 ? fmt::format(", {} virtual stages", par.virtual_stages) : "");
-  io.out << fmt::format(
+  out += fmt::format(
       "graph: {} micro-batches unrolled, {} ops, {} edges; a transfer {} + bytes / {} "
       "({:.4g} MB a micro-batch); {} usable a GPU\n",
       g.micro_batches, g.graph.nodes.size(), g.graph.edges.size(),
       cli::seconds(g.devices.latency_s), bandwidth_text(g.devices.bandwidth_Bps),
       g.transfer_bytes / 1e6, gibibytes(g.usable_bytes));
-  io.out << fmt::format("a micro-batch's pass: embedding {}, a layer {}, head and loss {}\n",
-                        cli::seconds(g.forward_s.front() + g.backward_s.front()),
-                        cli::seconds(g.forward_s[1] + g.backward_s[1]),
-                        cli::seconds(g.forward_s.back() + g.backward_s.back()));
-  io.out << fmt::format(
-      "the graph's critical path (no placement runs the unrolled graph sooner): {}\n",
-      cli::seconds(bound));
-  io.out << fmt::format(
+  out += fmt::format("a micro-batch's pass: embedding {}, a layer {}, head and loss {}\n",
+                     cli::seconds(g.forward_s.front() + g.backward_s.front()),
+                     cli::seconds(g.forward_s[1] + g.backward_s[1]),
+                     cli::seconds(g.forward_s.back() + g.backward_s.back()));
+  out +=
+      fmt::format("the graph's critical path (no placement runs the unrolled graph sooner): {}\n",
+                  cli::seconds(bound));
+  out += fmt::format(
       "m-SCT's linear program: {}\n\n",
       !models::place::sct_lp_available()
           ? "GLPK absent from this build (MYRIAD_GLPK=OFF or no libglpk-dev): greedy favourites"
@@ -227,13 +226,11 @@ int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
           ? fmt::format("skipped, {} edges > {}: greedy favourites", g.graph.edges.size(),
                         models::place::kSctLpMaxEdges)
           : std::string("solved by GLPK"));
+  return out;
+}
 
-  std::vector<Priced> all;
-  all.reserve(algorithms.size());
-  std::map<std::vector<int>, Priced> by_split;
-  for (const auto a : algorithms) {
-    all.push_back(price(*s, *profile, g, a, !o.no_simulate, by_split, io.out));
-  }
+// Every placement side by side, then each one's note.
+std::string placements_text(const std::vector<Priced>& all, bool no_simulate) {
   const Priced* uniform = nullptr;
   for (const Priced& p : all) {
     if (p.placement.algorithm == sim::StageAlgorithm::uniform && p.analytic) uniform = &p;
@@ -252,81 +249,128 @@ int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
                ? fmt::format("{:+.1f} %",
                              100 * (p.analytic->step_time_s / uniform->analytic->step_time_s - 1))
                : "-",
-           p.simulated_s                ? cli::seconds(*p.simulated_s)
-           : (o.no_simulate || !priced) ? "-"
-                                        : "failed",
+           p.simulated_s              ? cli::seconds(*p.simulated_s)
+           : (no_simulate || !priced) ? "-"
+                                      : "failed",
            priced ? percent(p.analytic->memory_needed() / p.analytic->memory_usable()) : "-",
            priced ? (p.analytic->fits ? "yes" : "no") : "-"});
   }
-  io.out << t.str() << "\n";
+  std::string out = t.str() + "\n";
   for (const Priced& p : all) {
     const std::string name = sim::stage_algorithm_name(p.placement.algorithm);
     const bool named = p.placement.note.rfind(name + ":", 0) == 0;
-    io.out << (named ? "" : name + ": ") << p.placement.note << "\n";
-    if (!p.simulate_error.empty())
-      io.out << "  the step engine failed: " << p.simulate_error << "\n";
+    out += (named ? "" : name + ": ") + p.placement.note + "\n";
+    if (!p.simulate_error.empty()) out += "  the step engine failed: " + p.simulate_error + "\n";
   }
-  io.out << "\nGraph makespan: the list schedule of the unrolled graph under each placement "
-            "(Baechi's objective). Steps: the whole training step with that split, as "
-            "parallelism.stage_layers. Fullest stage: memory needed over usable.\n";
+  return out +
+         "\nGraph makespan: the list schedule of the unrolled graph under each placement "
+         "(Baechi's objective). Steps: the whole training step with that split, as "
+         "parallelism.stage_layers. Fullest stage: memory needed over usable.\n";
+}
 
-  const Priced* pick =
-      algorithms.size() == 1 ? (all.front().analytic ? &all.front() : nullptr) : chosen(all);
-  if (pick) {
-    io.out << fmt::format("\n{} stages:\n", sim::stage_algorithm_name(pick->placement.algorithm));
-    print_stages(*pick, g, *profile, io.out);
-    io.out << fmt::format("use it: --set 'parallelism.stage_layers=[{}]'\n",
-                          fmt::join(pick->placement.stage_layers, ","));
-    if (!pick->analytic->fits) {
-      io.out << fmt::format(
-          "warning: with this split the fullest stage needs {} of usable memory\n",
-          percent(pick->analytic->memory_needed() / pick->analytic->memory_usable()));
-    }
-  } else {
-    io.out << "\nNo placement here can run as a pipeline of these stages within memory.\n";
+// The placement chosen, stage by stage, and how to use it.
+void print_pick(const Priced* pick, const sim::PipelineGraph& g, const sim::DeviceProfile& profile,
+                std::ostream& out) {
+  if (!pick) {
+    out << "\nNo placement here can run as a pipeline of these stages within memory.\n";
+    return;
   }
+  out << fmt::format("\n{} stages:\n", sim::stage_algorithm_name(pick->placement.algorithm));
+  print_stages(*pick, g, profile, out);
+  out << fmt::format("use it: --set 'parallelism.stage_layers=[{}]'\n",
+                     fmt::join(pick->placement.stage_layers, ","));
+  if (!pick->analytic->fits) {
+    out << fmt::format("warning: with this split the fullest stage needs {} of usable memory\n",
+                       percent(pick->analytic->memory_needed() / pick->analytic->memory_usable()));
+  }
+}
+
+// --write: the scenario, resolved, with the chosen stages.
+int write_placed(const PlaceOptions& o, const scenario::Scenario& s, const Priced* pick,
+                 Streams io) {
+  if (!pick) {
+    io.err << "place: error: --write: no placement to write (none fits)\n";
+    return kExitFailure;
+  }
+  const scenario::Scenario placed = sim::with_stage_layers(s, pick->placement.stage_layers);
+  try {
+    models::write_file_atomically(o.write_file,
+                                  scenario::to_yaml(scenario::resolve_for_output(placed), false),
+                                  "the placed scenario");
+  } catch (const std::runtime_error& e) {
+    io.err << "place: error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  io.out << fmt::format("wrote {} (the scenario, resolved, with the {} stages)\n", o.write_file,
+                        sim::stage_algorithm_name(pick->placement.algorithm));
+  return kExitOk;
+}
+
+nlohmann::json place_json(const scenario::Scenario& s, const sim::PipelineGraph& g, double bound,
+                          const std::vector<Priced>& all, const Priced* pick,
+                          const nlohmann::json& op_grain, const sim::DeviceProfile& profile) {
+  nlohmann::json j = {{"scenario", s.name},
+                      {"graph",
+                       {{"micro_batches", g.micro_batches},
+                        {"ops", g.graph.nodes.size()},
+                        {"edges", g.graph.edges.size()},
+                        {"transfer_latency_s", g.devices.latency_s},
+                        {"transfer_bandwidth_Bps", std::isfinite(g.devices.bandwidth_Bps)
+                                                       ? nlohmann::json(g.devices.bandwidth_Bps)
+                                                       : nullptr},
+                        {"usable_bytes", g.usable_bytes},
+                        {"critical_path_s", bound}}},
+                      {"placements", nlohmann::json::array()}};
+  for (const Priced& p : all) j["placements"].push_back(placement_json(p, profile));
+  if (pick) j["chosen"] = sim::stage_algorithm_name(pick->placement.algorithm);
+  if (!op_grain.is_null()) j["op_grain"] = op_grain;
+  return j;
+}
+
+}  // namespace
+
+int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
+  const auto algorithms = place_algorithms(o, io);
+  if (!algorithms) return kExitBadInput;
+  const VerbOutputs outputs{"place", {{"--write", o.write_file}, {"--json", o.json_file}}};
+  if (!outputs_ok(outputs.verb, outputs.outputs, {o.scenario.scenario, o.profile}, io)) {
+    return kExitBadInput;
+  }
+  const auto s = load_for_cli(o.scenario, io, env, nullptr, &outputs);
+  if (!s) return kExitBadInput;
+  const auto profile = profile_for(*s, o.profile, io, env);
+  if (!profile) return kExitBadInput;
+  const auto graph = place_graph(o, *s, *profile, io);
+  if (!graph) return kExitBadInput;
+  const sim::PipelineGraph& g = *graph;
+  const double bound = models::place::single_device_lower_bound_s(g.graph);
+  io.out << place_header(o, *s, g, bound);
+  std::vector<Priced> all;
+  all.reserve(algorithms->size());
+  std::map<std::vector<int>, Priced> by_split;
+  for (const auto a : *algorithms) {
+    all.push_back(price(*s, *profile, g, a, !o.no_simulate, by_split, io.out));
+  }
+  io.out << placements_text(all, o.no_simulate);
+  const Priced* pick =
+      algorithms->size() == 1 ? (all.front().analytic ? &all.front() : nullptr) : chosen(all);
+  print_pick(pick, g, *profile, io.out);
   nlohmann::json op_grain;
   if (o.grain == "op") {
     std::vector<std::pair<sim::StageAlgorithm, std::vector<int>>> splits;
     splits.reserve(all.size());
-    for (const Priced& p : all)
+    for (const Priced& p : all) {
       splits.emplace_back(p.placement.algorithm, p.placement.stage_layers);
-    op_grain = print_op_grain(*s, *profile, g, splits, algorithms, io.out);
+    }
+    op_grain = print_op_grain(*s, *profile, g, splits, *algorithms, io.out);
   }
   if (!o.write_file.empty()) {
-    if (!pick) {
-      io.err << "place: error: --write: no placement to write (none fits)\n";
-      return kExitFailure;
-    }
-    const scenario::Scenario placed = sim::with_stage_layers(*s, pick->placement.stage_layers);
-    try {
-      models::write_file_atomically(o.write_file,
-                                    scenario::to_yaml(scenario::resolve_for_output(placed), false),
-                                    "the placed scenario");
-    } catch (const std::runtime_error& e) {
-      io.err << "place: error: " << e.what() << "\n";
-      return kExitFailure;
-    }
-    io.out << fmt::format("wrote {} (the scenario, resolved, with the {} stages)\n", o.write_file,
-                          sim::stage_algorithm_name(pick->placement.algorithm));
+    if (const int code = write_placed(o, *s, pick, io); code != kExitOk) return code;
   }
-  if (!o.json_file.empty()) {
-    nlohmann::json j = {{"scenario", s->name},
-                        {"graph",
-                         {{"micro_batches", g.micro_batches},
-                          {"ops", g.graph.nodes.size()},
-                          {"edges", g.graph.edges.size()},
-                          {"transfer_latency_s", g.devices.latency_s},
-                          {"transfer_bandwidth_Bps", std::isfinite(g.devices.bandwidth_Bps)
-                                                         ? nlohmann::json(g.devices.bandwidth_Bps)
-                                                         : nullptr},
-                          {"usable_bytes", g.usable_bytes},
-                          {"critical_path_s", bound}}},
-                        {"placements", nlohmann::json::array()}};
-    for (const Priced& p : all) j["placements"].push_back(placement_json(p, *profile));
-    if (pick) j["chosen"] = sim::stage_algorithm_name(pick->placement.algorithm);
-    if (!op_grain.is_null()) j["op_grain"] = op_grain;
-    if (!write_json(o.json_file, j, "place", io)) return kExitFailure;
+  if (!o.json_file.empty() &&
+      !write_json(o.json_file, place_json(*s, g, bound, all, pick, op_grain, *profile), "place",
+                  io)) {
+    return kExitFailure;
   }
   return kExitOk;
 }

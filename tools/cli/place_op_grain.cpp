@@ -22,19 +22,11 @@ double fullest(const models::place::Placement& p) {
   return most;
 }
 
-}  // namespace
-
-nlohmann::json print_op_grain(
-    const scenario::Scenario& s, const sim::DeviceProfile& profile, const sim::PipelineGraph& units,
+// The layer splits, as found at layer grain, then each placer's own at op grain (timed).
+std::vector<Row> op_grain_rows(
+    const sim::OpGrainGraph& g,
     const std::vector<std::pair<sim::StageAlgorithm, std::vector<int>>>& layer_splits,
-    const std::vector<sim::StageAlgorithm>& algorithms, std::ostream& out) {
-  const sim::OpGrainGraph g = sim::op_grain_graph(s, profile, units);
-  out << fmt::format(
-      "\nOp grain: {} ops a pass ({} a layer), {} of {} micro-batches unrolled, {} ops, {} "
-      "edges; the critical path {}\n",
-      g.pieces(), std::count(g.piece_unit.begin(), g.piece_unit.end(), 1), g.micro_batches,
-      g.micro_batches_in_step, g.graph.nodes.size(), g.graph.edges.size(),
-      cli::seconds(models::place::single_device_lower_bound_s(g.graph)));
+    const std::vector<sim::StageAlgorithm>& algorithms) {
   std::vector<Row> rows;
   for (const auto& [a, split] : layer_splits) {
     if (split.empty()) continue;
@@ -48,6 +40,48 @@ nlohmann::json print_op_grain(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     rows.push_back({std::move(p), ms});
   }
+  return rows;
+}
+
+// The notes under the table, and the fastest feasible op-grain placement stage by stage.
+void print_op_grain_notes(const sim::OpGrainGraph& g, const std::vector<Row>& rows, const Row* best,
+                          std::ostream& out) {
+  out << "Graph makespan: the list schedule of the unrolled op graph. Layer splits (grain "
+         "\"layers\") are placed as found at layer grain, each layer's ops on its stage. A split "
+         "inside a layer has no scenario keys: op-grain placements are priced on the graph only, "
+         "not by the engines. Fullest stage: the graph's memory, where a layer carries the mean "
+         "micro-batches in flight (approximate; the layer table above checks each split with the "
+         "memory model).\n";
+  for (const Row& r : rows) {
+    if (r.placed_ms >= 0) {
+      out << fmt::format("{} (ops): {}\n", sim::stage_algorithm_name(r.placement.algorithm),
+                         r.placement.note);
+    }
+  }
+  if (best) {
+    out << fmt::format("\n{} at op grain, each stage's ops:\n",
+                       sim::stage_algorithm_name(best->placement.algorithm));
+    const std::vector<std::string> ranges = sim::stage_ranges(g, best->placement);
+    for (std::size_t k = 0; k < ranges.size(); ++k) {
+      out << fmt::format("  stage {}: {}\n", k, ranges[k]);
+    }
+  }
+}
+
+}  // namespace
+
+nlohmann::json print_op_grain(
+    const scenario::Scenario& s, const sim::DeviceProfile& profile, const sim::PipelineGraph& units,
+    const std::vector<std::pair<sim::StageAlgorithm, std::vector<int>>>& layer_splits,
+    const std::vector<sim::StageAlgorithm>& algorithms, std::ostream& out) {
+  const sim::OpGrainGraph g = sim::op_grain_graph(s, profile, units);
+  out << fmt::format(
+      "\nOp grain: {} ops a pass ({} a layer), {} of {} micro-batches unrolled, {} ops, {} "
+      "edges; the critical path {}\n",
+      g.pieces(), std::count(g.piece_unit.begin(), g.piece_unit.end(), 1), g.micro_batches,
+      g.micro_batches_in_step, g.graph.nodes.size(), g.graph.edges.size(),
+      cli::seconds(models::place::single_device_lower_bound_s(g.graph)));
+  const std::vector<Row> rows = op_grain_rows(g, layer_splits, algorithms);
   const Row* uniform = nullptr;
   for (const Row& r : rows) {
     if (r.placed_ms < 0 && r.placement.algorithm == sim::StageAlgorithm::uniform) uniform = &r;
@@ -91,26 +125,7 @@ nlohmann::json print_op_grain(
     }
   }
   out << t.str();
-  out << "Graph makespan: the list schedule of the unrolled op graph. Layer splits (grain "
-         "\"layers\") are placed as found at layer grain, each layer's ops on its stage. A split "
-         "inside a layer has no scenario keys: op-grain placements are priced on the graph only, "
-         "not by the engines. Fullest stage: the graph's memory, where a layer carries the mean "
-         "micro-batches in flight (approximate; the layer table above checks each split with the "
-         "memory model).\n";
-  for (const Row& r : rows) {
-    if (r.placed_ms >= 0) {
-      out << fmt::format("{} (ops): {}\n", sim::stage_algorithm_name(r.placement.algorithm),
-                         r.placement.note);
-    }
-  }
-  if (best) {
-    out << fmt::format("\n{} at op grain, each stage's ops:\n",
-                       sim::stage_algorithm_name(best->placement.algorithm));
-    const std::vector<std::string> ranges = sim::stage_ranges(g, best->placement);
-    for (std::size_t k = 0; k < ranges.size(); ++k) {
-      out << fmt::format("  stage {}: {}\n", k, ranges[k]);
-    }
-  }
+  print_op_grain_notes(g, rows, best, out);
   return j;
 }
 

@@ -17,6 +17,7 @@
 #include "sim/plan/growth.hpp"
 #include "sim/plan/layout_search.hpp"
 #include "sim/plan/sweep.hpp"
+#include "sim/plan/sweep_run.hpp"
 #include "tools/cli/configuration_report.hpp"
 #include "tools/cli/csv.hpp"
 #include "tools/cli/report_table.hpp"
@@ -28,17 +29,7 @@ namespace {
 // Beyond this many configurations a report is refused: a browser draws them slowly.
 constexpr std::size_t kMostReportRows = 20000;
 
-// One configuration and what the analytic engine made of it.
-struct Row {
-  std::vector<std::string> values;  // one per axis, as given
-  std::string problem;              // why it has no result; empty when it has one
-  sim::LayoutMetrics m;
-  bool front = false;
-  // Kept for the HTML report only: the scenario and the engine's report.
-  std::shared_ptr<const std::pair<scenario::Scenario, sim::StepReport>> kept;
-
-  [[nodiscard]] bool valid() const { return problem.empty(); }
-};
+using Row = sim::SweepRow;
 
 // The first line of a scenario error without its count header, for a table cell.
 std::string first_problem(const std::string& what) {
@@ -51,15 +42,11 @@ std::string first_problem(const std::string& what) {
   return what;
 }
 
-std::string value_after_equals(const std::string& setting) {
-  return setting.substr(setting.find('=') + 1);
-}
-
 Row evaluate(const std::string& text, const std::string& name,
              const std::vector<std::string>& config, const SweepOptions& o, const Environment& env,
              ProfileCache& cache, bool keep) {
   Row row;
-  for (const auto& setting : config) row.values.push_back(value_after_equals(setting));
+  row.values = sim::setting_values(config);
   std::vector<std::string> sets = o.scenario.overrides;
   sets.insert(sets.end(), config.begin(), config.end());
   scenario::Scenario s;
@@ -82,18 +69,7 @@ Row evaluate(const std::string& text, const std::string& name,
     row.problem = first_problem(why.str());
     return row;
   }
-  const sim::StepReport r = sim::estimate(s, *profile, sim::Detail::summary);
-  row.m = sim::metrics_of(s, r);
-  if (s.training.growth.given()) {
-    // Days, GPU-hours and cost with the small model's training (growth_phase).
-    try {
-      row.m = sim::with_growth(row.m, sim::growth_phase(s, *profile));
-    } catch (const std::invalid_argument& e) {
-      row.problem = e.what();
-      return row;
-    }
-  }
-  if (keep) row.kept = std::make_shared<const std::pair<scenario::Scenario, sim::StepReport>>(s, r);
+  sim::evaluate_row(row, s, *profile, keep);
   return row;
 }
 
@@ -261,21 +237,12 @@ bool write_report(const SweepOptions& o, const std::vector<sim::SweepAxis>& axes
   return write_html_report(o.report_file, report.data(), "sweep", io, env);
 }
 
-}  // namespace
-
-// Over 100 lines: issue 37 moves this orchestration out and splits it.
-// NOLINTNEXTLINE(readability-function-size)
-int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
-  const VerbOutputs outputs{
-      "sweep", {{"--csv", o.csv_file}, {"--jsonl", o.jsonl_file}, {"--report", o.report_file}}};
-  if (!outputs_ok(outputs.verb, outputs.outputs, {o.scenario.scenario, o.profile}, io)) {
-    return kExitBadInput;
-  }
-  // The scenario once, checked as it stands (with the --set overrides), so that a
-  // broken base is reported as such rather than as every row's problem; or, when
-  // it is valid only with the axes' values (a key the axes set is missing, or
-  // invalid as written), as the first configuration.
-  std::string text;
+// The scenario once, checked as it stands (with the --set overrides), so that a
+// broken base is reported as such rather than as every row's problem; or, when it
+// is valid only with the axes' values (a key the axes set is missing, or invalid
+// as written), as the first configuration. Nothing, said, when neither loads.
+std::optional<scenario::Scenario> load_base(const SweepOptions& o, Streams io,
+                                            const Environment& env, std::string& text) {
   std::ostringstream base_out;
   std::ostringstream base_err;
   auto base = load_for_cli(o.scenario, {base_out, base_err, base_err}, env, &text);
@@ -296,145 +263,202 @@ int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
     }
   }
   io.err << base_err.str();
-  if (!base) return kExitBadInput;
-  if (!outputs_ok(outputs.verb, outputs.outputs, scenario::scenario_inputs(*base), io)) {
-    return kExitBadInput;
-  }
-  // The axes: --vary's, else the scenario's sweep section (whose zip and pareto
-  // the command line's override).
-  SweepOptions resolved = o;
-  const bool from_scenario = o.vary.empty() && !base->sweep.axes.empty();
-  if (from_scenario) {
-    for (const auto& axis : base->sweep.axes) resolved.vary.push_back(axis.key + "=" + axis.values);
-    resolved.zip = o.zip || base->sweep.zip;
-  }
-  if (o.pareto.empty()) resolved.pareto = base->sweep.pareto;
+  return base;
+}
+
+// What a sweep varies and ranks by: --vary's axes, else the scenario's sweep
+// section (whose zip and pareto the command line's override).
+struct SweepPlan {
+  SweepOptions resolved;
+  bool from_scenario = false;
   std::vector<sim::SweepAxis> axes;
   std::vector<std::vector<std::string>> configs;
   std::vector<sim::Objective> objectives;
-  try {
-    for (std::size_t i = 0; i < resolved.vary.size(); ++i) {
-      try {
-        axes.push_back(sim::parse_axis(resolved.vary[i]));
-      } catch (const std::invalid_argument& e) {
-        if (!from_scenario) throw;
-        const std::string key = fmt::format("sweep.axes[{}].values", i);
-        const auto at = base->origins.find(key);
-        std::string why = e.what();
-        if (why.rfind("--vary ", 0) == 0) why.erase(0, 7);  // the section's, not --vary's
-        throw std::invalid_argument(fmt::format(
-            "{}: {}: {}", at == base->origins.end() ? base->file : at->second.str(), key, why));
-      }
+};
+
+// The axes of `resolved`; an axis of the scenario's section that does not parse
+// is reported at its place in the file.
+std::vector<sim::SweepAxis> parse_axes(const SweepPlan& plan, const scenario::Scenario& base) {
+  std::vector<sim::SweepAxis> axes;
+  for (std::size_t i = 0; i < plan.resolved.vary.size(); ++i) {
+    try {
+      axes.push_back(sim::parse_axis(plan.resolved.vary[i]));
+    } catch (const std::invalid_argument& e) {
+      if (!plan.from_scenario) throw;
+      const std::string key = fmt::format("sweep.axes[{}].values", i);
+      const auto at = base.origins.find(key);
+      std::string why = e.what();
+      if (why.rfind("--vary ", 0) == 0) why.erase(0, 7);  // the section's, not --vary's
+      throw std::invalid_argument(fmt::format(
+          "{}: {}: {}", at == base.origins.end() ? base.file : at->second.str(), key, why));
     }
-    configs = sim::expand_axes(axes, resolved.zip, static_cast<std::size_t>(resolved.max_configs));
-    if (!resolved.pareto.empty()) objectives = sim::parse_objectives(resolved.pareto);
+  }
+  return axes;
+}
+
+// The sweep's axes, configurations and objectives; nothing, said, on bad input.
+std::optional<SweepPlan> sweep_plan(const SweepOptions& o, const scenario::Scenario& base,
+                                    Streams io) {
+  SweepPlan plan;
+  plan.resolved = o;
+  plan.from_scenario = o.vary.empty() && !base.sweep.axes.empty();
+  if (plan.from_scenario) {
+    for (const auto& axis : base.sweep.axes) {
+      plan.resolved.vary.push_back(axis.key + "=" + axis.values);
+    }
+    plan.resolved.zip = o.zip || base.sweep.zip;
+  }
+  if (o.pareto.empty()) plan.resolved.pareto = base.sweep.pareto;
+  try {
+    plan.axes = parse_axes(plan, base);
+    plan.configs = sim::expand_axes(plan.axes, plan.resolved.zip,
+                                    static_cast<std::size_t>(plan.resolved.max_configs));
+    if (!plan.resolved.pareto.empty()) {
+      plan.objectives = sim::parse_objectives(plan.resolved.pareto);
+    }
   } catch (const std::invalid_argument& e) {
     io.err << fmt::format("myriad sweep: error: {}\n", e.what());
-    return kExitBadInput;
+    return std::nullopt;
   }
-  if (!o.report_file.empty() && configs.size() > kMostReportRows) {
+  if (!o.report_file.empty() && plan.configs.size() > kMostReportRows) {
     io.err << fmt::format(
         "myriad sweep: error: --report: {} configurations; a report draws at most {} (narrow "
         "the axes, or use --csv)\n",
-        configs.size(), kMostReportRows);
-    return kExitBadInput;
+        plan.configs.size(), kMostReportRows);
+    return std::nullopt;
   }
-  const bool keep = !o.report_file.empty();
-  ProfileCache cache;
-  // Under mpirun each rank evaluates every size-th configuration; rank 0 gathers
-  // them and goes on alone.
+  return plan;
+}
+
+// Every configuration this process evaluates: under mpirun, every size-th; rank 0
+// gathers the others' (gather_rows) and goes on alone.
+std::vector<Row> evaluate_rows(const SweepOptions& o, const SweepPlan& plan,
+                               const std::string& text, ProfileCache& cache, Streams io,
+                               const Environment& env) {
   const World& world = env.world;
+  const auto& configs = plan.configs;
   std::vector<Row> rows(configs.size());
-  {
-    // Drawn on a terminal by rank 0 (a share of the whole under mpirun), erased when done.
-    ProgressLine line(io, env, "sweep");
-    for (std::size_t i = static_cast<std::size_t>(world.rank); i < configs.size();
-         i += static_cast<std::size_t>(world.size)) {
-      if (world.rank == 0) line.update(i, configs.size(), "configurations");
-      rows[i] = evaluate(text, scenario_name(o.scenario), configs[i], o, env, cache, keep);
-    }
+  // Drawn on a terminal by rank 0 (a share of the whole under mpirun), erased when done.
+  ProgressLine line(io, env, "sweep");
+  for (std::size_t i = static_cast<std::size_t>(world.rank); i < configs.size();
+       i += static_cast<std::size_t>(world.size)) {
+    if (world.rank == 0) line.update(i, configs.size(), "configurations");
+    rows[i] = evaluate(text, scenario_name(o.scenario), configs[i], o, env, cache,
+                       !o.report_file.empty());
   }
-  if (world.size > 1) {
-    nlohmann::json mine = nlohmann::json::array();
-    for (std::size_t i = static_cast<std::size_t>(world.rank); i < configs.size();
-         i += static_cast<std::size_t>(world.size)) {
-      mine.push_back(rows[i].valid()
-                         ? nlohmann::json{{"i", i}, {"m", sim::metrics_to_json(rows[i].m)}}
-                         : nlohmann::json{{"i", i}, {"problem", rows[i].problem}});
-    }
-    const std::vector<std::string> parts = world.gather(mine.dump());
-    if (world.rank != 0) return kExitOk;
-    for (std::size_t r = 1; r < parts.size(); ++r) {
-      for (const auto& j : nlohmann::json::parse(parts[r])) {
-        const auto i = j.at("i").get<std::size_t>();
-        Row& row = rows.at(i);
-        for (const auto& setting : configs[i]) row.values.push_back(value_after_equals(setting));
-        if (j.contains("problem")) {
-          row.problem = j.at("problem").get<std::string>();
-        } else {
-          row.m = sim::metrics_from_json(j.at("m"));
-          // The report wants the scenario and the engine's report: evaluated again here.
-          if (keep)
-            row = evaluate(text, scenario_name(o.scenario), configs[i], o, env, cache, true);
+  return rows;
+}
+
+// Under mpirun, every process's rows to rank 0; false on the others.
+bool gather_rows(const SweepOptions& o, const SweepPlan& plan, const std::string& text,
+                 ProfileCache& cache, std::vector<Row>& rows, const Environment& env) {
+  const World& world = env.world;
+  if (world.size <= 1) return true;
+  const auto& configs = plan.configs;
+  nlohmann::json mine = nlohmann::json::array();
+  for (std::size_t i = static_cast<std::size_t>(world.rank); i < configs.size();
+       i += static_cast<std::size_t>(world.size)) {
+    mine.push_back(rows[i].valid()
+                       ? nlohmann::json{{"i", i}, {"m", sim::metrics_to_json(rows[i].m)}}
+                       : nlohmann::json{{"i", i}, {"problem", rows[i].problem}});
+  }
+  const std::vector<std::string> parts = world.gather(mine.dump());
+  if (world.rank != 0) return false;
+  for (std::size_t r = 1; r < parts.size(); ++r) {
+    for (const auto& j : nlohmann::json::parse(parts[r])) {
+      const auto i = j.at("i").get<std::size_t>();
+      Row& row = rows.at(i);
+      row.values = sim::setting_values(configs[i]);
+      if (j.contains("problem")) {
+        row.problem = j.at("problem").get<std::string>();
+      } else {
+        row.m = sim::metrics_from_json(j.at("m"));
+        // The report wants the scenario and the engine's report: evaluated again here.
+        if (!o.report_file.empty()) {
+          row = evaluate(text, scenario_name(o.scenario), configs[i], o, env, cache, true);
         }
       }
     }
   }
-  std::vector<bool> candidate;
-  std::vector<std::vector<double>> points;
-  for (const auto& r : rows) {
-    candidate.push_back(r.valid() && r.m.fits);
-    std::vector<double> p;
-    p.reserve(objectives.size());
-    for (const auto& obj : objectives) p.push_back(r.m.objective(obj.name));
-    points.push_back(std::move(p));
-  }
-  if (std::any_of(objectives.begin(), objectives.end(),
-                  [](const sim::Objective& ob) { return ob.name == "cost"; })) {
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      if (candidate[i] && !std::isfinite(rows[i].m.cost)) {
-        io.err << "myriad sweep: error: --pareto cost: the scenario gives no price "
-                  "(cluster.price_per_gpu_hour); set one, e.g. --set "
-                  "cluster.price_per_gpu_hour=2.5\n";
-        return kExitBadInput;
-      }
-    }
-  }
-  if (!objectives.empty()) {
-    const std::vector<bool> front = sim::pareto_front(points, objectives, candidate);
-    for (std::size_t i = 0; i < rows.size(); ++i) rows[i].front = front[i];
-  }
+  return true;
+}
+
+// The CSV table, the JSON Lines and the HTML report, where asked for.
+int write_sweep_outputs(const SweepOptions& o, const SweepPlan& plan, const std::vector<Row>& rows,
+                        const scenario::Scenario& base, Streams io, const Environment& env) {
   try {
     if (!o.csv_file.empty()) {
-      models::write_file_atomically(o.csv_file, to_csv(axes, rows), "the CSV table");
+      models::write_file_atomically(o.csv_file, to_csv(plan.axes, rows), "the CSV table");
     }
     if (!o.jsonl_file.empty()) {
-      models::write_file_atomically(o.jsonl_file, to_jsonl(axes, rows), "the JSON Lines");
+      models::write_file_atomically(o.jsonl_file, to_jsonl(plan.axes, rows), "the JSON Lines");
     }
   } catch (const std::runtime_error& e) {
     io.err << fmt::format("myriad sweep: error: {}\n", e.what());
     return kExitFailure;
   }
-  if (keep && !write_report(resolved, axes, rows, objectives, *base, io, env)) return kExitFailure;
+  if (!o.report_file.empty() &&
+      !write_report(plan.resolved, plan.axes, rows, plan.objectives, base, io, env)) {
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+// The table and the counts under it.
+std::string sweep_text(const SweepOptions& o, const SweepPlan& plan, const std::vector<Row>& rows) {
+  const auto& axes = plan.axes;
   const auto count = [&](auto pred) { return std::count_if(rows.begin(), rows.end(), pred); };
-  io.out << fmt::format(
+  std::string out = fmt::format(
       "{}: {} configuration{} of {}\n\n", scenario_name(o.scenario), rows.size(),
       rows.size() == 1 ? "" : "s",
       axes.empty() ? std::string("the scenario as it stands")
                    : fmt::format("{} {}{}{}", axes.size(), axes.size() == 1 ? "axis" : "axes",
-                                 resolved.zip ? ", zipped" : "",
-                                 from_scenario ? " (the scenario's sweep section)" : ""));
-  io.out << to_table(axes, rows, !objectives.empty());
+                                 plan.resolved.zip ? ", zipped" : "",
+                                 plan.from_scenario ? " (the scenario's sweep section)" : ""));
+  out += to_table(axes, rows, !plan.objectives.empty());
   std::string names;
-  for (const auto& ob : objectives) {
+  for (const auto& ob : plan.objectives) {
     names += (names.empty() ? "" : ", ") + ob.name + (ob.maximize ? " (max)" : " (min)");
   }
-  io.out << fmt::format(
+  out += fmt::format(
       "\n{} valid, {} fit in memory{}\n", count([](const Row& r) { return r.valid(); }),
       count([](const Row& r) { return r.valid() && r.m.fits; }),
-      objectives.empty() ? std::string{}
-                         : fmt::format(", {} on the Pareto front of {} (marked *)",
-                                       count([](const Row& r) { return r.front; }), names));
+      plan.objectives.empty() ? std::string{}
+                              : fmt::format(", {} on the Pareto front of {} (marked *)",
+                                            count([](const Row& r) { return r.front; }), names));
+  return out;
+}
+
+}  // namespace
+
+int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
+  const VerbOutputs outputs{
+      "sweep", {{"--csv", o.csv_file}, {"--jsonl", o.jsonl_file}, {"--report", o.report_file}}};
+  if (!outputs_ok(outputs.verb, outputs.outputs, {o.scenario.scenario, o.profile}, io)) {
+    return kExitBadInput;
+  }
+  std::string text;
+  const auto base = load_base(o, io, env, text);
+  if (!base) return kExitBadInput;
+  if (!outputs_ok(outputs.verb, outputs.outputs, scenario::scenario_inputs(*base), io)) {
+    return kExitBadInput;
+  }
+  const auto plan = sweep_plan(o, *base, io);
+  if (!plan) return kExitBadInput;
+  ProfileCache cache;
+  std::vector<Row> rows = evaluate_rows(o, *plan, text, cache, io, env);
+  if (!gather_rows(o, *plan, text, cache, rows, env)) return kExitOk;
+  if (sim::front_needs_price(rows, plan->objectives)) {
+    io.err << "myriad sweep: error: --pareto cost: the scenario gives no price "
+              "(cluster.price_per_gpu_hour); set one, e.g. --set "
+              "cluster.price_per_gpu_hour=2.5\n";
+    return kExitBadInput;
+  }
+  sim::mark_front(rows, plan->objectives);
+  if (const int code = write_sweep_outputs(o, *plan, rows, *base, io, env); code != kExitOk) {
+    return code;
+  }
+  io.out << sweep_text(o, *plan, rows);
   return kExitOk;
 }
 
