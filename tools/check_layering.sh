@@ -2,7 +2,7 @@
 # Checks that includes follow the layering in ARCHITECTURE.md:
 #   models <- kernels <- sim <- calibration <- tools
 # and, inside sim, that each part reaches only the parts below it:
-#   cost, engine <- topology, analytic <- program <- step;  cost, analytic <- campaign, plan;
+#   cost, engine <- topology, analytic <- program <- step;  cost, analytic <- campaign, planning;
 #   cost, analytic, program <- chakra (Chakra execution traces of the step program)
 # (step and campaign are siblings: what both need lives below them, as the
 # random streams do in models/random). The build enforces the first rule for
@@ -23,8 +23,8 @@ declare -A sim_allowed=(
   [program]="cost analytic"
   [step]="cost engine topology analytic program"
   [campaign]="cost analytic"
-  [placement]="cost analytic"
-  [plan]="cost analytic placement"
+  [stage_split]="cost analytic"
+  [planning]="cost analytic stage_split"
   [chakra]="cost analytic program"
 )
 

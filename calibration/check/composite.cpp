@@ -258,7 +258,7 @@ Composite dp_composite(const LayerDims& d, int ranks) {
     ar.family = "all_reduce.ring";
     ar.bytes = static_cast<double>(bytes);
     ar.collective = {models::CollectiveKind::all_reduce,
-                     models::Algorithm::ring,
+                     models::CollectiveAlgorithm::ring,
                      false,
                      ranks,
                      static_cast<double>(bytes),

@@ -556,7 +556,7 @@ CollectiveFit fit_collectives(FitState& s) {
   for (const Row& r : s.rows.rows) {
     if (r.kind == RowKind::collective &&
         r.collective.collective == models::CollectiveKind::all_reduce &&
-        r.collective.algorithm == models::Algorithm::ring && !r.collective.device_copy) {
+        r.collective.algorithm == models::CollectiveAlgorithm::ring && !r.collective.device_copy) {
       colls.push_back(&r);
       sizes.insert(r.collective.bytes);
     }

@@ -39,7 +39,7 @@ std::string unused_collectives(const std::vector<Row>& rows) {
   for (const Row& r : rows) {
     if (r.kind != RowKind::collective) continue;
     const bool fitted = r.collective.collective == models::CollectiveKind::all_reduce &&
-                        r.collective.algorithm == models::Algorithm::ring &&
+                        r.collective.algorithm == models::CollectiveAlgorithm::ring &&
                         !r.collective.device_copy;
     if (!fitted) ++unused[r.family];
   }

@@ -67,7 +67,7 @@ struct ImportOptions {
   // print "Collective test starting: all_reduce_perf"), and the algorithm NCCL
   // ran (the output does not say; NCCL_ALGO sets it).
   std::optional<models::CollectiveKind> collective;
-  models::Algorithm algorithm = models::Algorithm::ring;
+  models::CollectiveAlgorithm algorithm = models::CollectiveAlgorithm::ring;
   std::optional<int> ranks;  // nccl-tests: else counted from its "#  Rank" lines
   // nccl-tests: a busbw above what these links carry is refused, one above the
   // ring's ceiling flagged (in the row's arguments and a note); unchecked without.

@@ -222,8 +222,8 @@ void check_factor(const Output& out, models::CollectiveKind kind, int ranks,
 // the rate of the busiest of them then (its doc/PERFORMANCE.md), so it cannot
 // pass the link rate. NVLS reduces in the NVSwitch and a hierarchical all-reduce
 // sends part of the bytes once over the network: less crosses each GPU's links.
-bool bus_bytes_cross_own_links(models::Algorithm a) {
-  return a != models::Algorithm::nvls && a != models::Algorithm::hierarchical;
+bool bus_bytes_cross_own_links(models::CollectiveAlgorithm a) {
+  return a != models::CollectiveAlgorithm::nvls && a != models::CollectiveAlgorithm::hierarchical;
 }
 
 // The most busbw any run can show on links of `link_GBps` per GPU and
@@ -232,7 +232,7 @@ bool bus_bytes_cross_own_links(models::Algorithm a) {
 // whole size (algbw <= link, busbw <= 2(n-1)/n x link), (n-1)/n of it for a
 // gather, a scatter or an all-to-all, all of it for a broadcast or a transfer
 // (busbw <= link). Where the bus bytes cross the GPU's own links, busbw <= link.
-double busbw_bound_GBps(models::CollectiveKind kind, models::Algorithm a, int ranks,
+double busbw_bound_GBps(models::CollectiveKind kind, models::CollectiveAlgorithm a, int ranks,
                         double link_GBps) {
   if (bus_bytes_cross_own_links(a)) return link_GBps;
   return std::max(1.0, models::busbw_factor(kind, ranks)) * link_GBps;

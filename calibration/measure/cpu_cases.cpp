@@ -457,7 +457,7 @@ Case moe_case(bool permute, std::int64_t tokens, std::int64_t experts, std::int6
 
 struct CollectiveShape {
   coll::CollectiveKind kind;
-  coll::Algorithm algorithm;
+  coll::CollectiveAlgorithm algorithm;
 };
 
 // The hops the cost model charges latency for (sim/cost/comm_cost: a ring's).
@@ -532,7 +532,7 @@ Case collective_case(const CollectiveShape& shape, int ranks, std::int64_t bytes
   coll::Schedule schedule;
   switch (shape.kind) {
     case coll::CollectiveKind::all_reduce:
-      schedule = shape.algorithm == coll::Algorithm::tree
+      schedule = shape.algorithm == coll::CollectiveAlgorithm::tree
                      ? coll::make_tree_allreduce(ranks, bytes, 1, 4)
                      : coll::make_ring_allreduce(ranks, bytes, 1, 4);
       break;
@@ -648,11 +648,13 @@ std::vector<Case> cpu_cases(Grid grid) {
   cases.push_back(moe_case(true, 1024, 16, 512));
   cases.push_back(moe_case(true, 4096, 16, 256));
 
-  const CollectiveShape all_reduce{coll::CollectiveKind::all_reduce, coll::Algorithm::ring};
-  const CollectiveShape tree{coll::CollectiveKind::all_reduce, coll::Algorithm::tree};
-  const CollectiveShape reduce_scatter{coll::CollectiveKind::reduce_scatter, coll::Algorithm::ring};
-  const CollectiveShape all_gather{coll::CollectiveKind::all_gather, coll::Algorithm::ring};
-  const CollectiveShape all_to_all{coll::CollectiveKind::all_to_all, coll::Algorithm::pairwise};
+  using Kind = coll::CollectiveKind;
+  using Algo = coll::CollectiveAlgorithm;
+  const CollectiveShape all_reduce{Kind::all_reduce, Algo::ring};
+  const CollectiveShape tree{Kind::all_reduce, Algo::tree};
+  const CollectiveShape reduce_scatter{Kind::reduce_scatter, Algo::ring};
+  const CollectiveShape all_gather{Kind::all_gather, Algo::ring};
+  const CollectiveShape all_to_all{Kind::all_to_all, Algo::pairwise};
   const std::vector<std::int64_t> sizes =
       full ? std::vector<std::int64_t>{1 << 12, 1 << 16, 1 << 20, 1 << 23, 1 << 26}
            : std::vector<std::int64_t>{1 << 12, 1 << 16, 1 << 20, 1 << 23};

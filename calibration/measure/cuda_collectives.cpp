@@ -36,7 +36,7 @@ Case collective_case(coll::CollectiveKind kind, const char* name, int ranks, std
                      {"executor", one_gpu ? "device copies on one GPU" : "nccl"},
                      {"dtype", "fp32"}};
   c.row.collective = {kind,
-                      models::Algorithm::ring,
+                      models::CollectiveAlgorithm::ring,
                       one_gpu,
                       ranks,
                       static_cast<double>(bytes),

@@ -129,7 +129,8 @@ Row read_row(const nlohmann::json& j, const std::string& where,
       r.collective.device_copy = true;
       algorithm.resize(algorithm.size() - kDeviceCopy.size());
     }
-    if (const auto a = models::algorithm_from_name(algorithm); a && *a != models::Algorithm::none) {
+    if (const auto a = models::algorithm_from_name(algorithm);
+        a && *a != models::CollectiveAlgorithm::none) {
       r.collective.algorithm = *a;
     } else {
       in.problem("collective.algorithm",

@@ -48,7 +48,7 @@ std::optional<RowKind> row_kind_from_name(std::string_view name);
 struct CollectiveRun {
   // Written "all_reduce", "ring" (models::collective_key, algorithm_name).
   models::CollectiveKind collective = models::CollectiveKind::all_reduce;
-  models::Algorithm algorithm = models::Algorithm::ring;
+  models::CollectiveAlgorithm algorithm = models::CollectiveAlgorithm::ring;
   // Every rank on one device, its bytes moved by copies (written "ring.device_copy"):
   // such rows measure no interconnect, so the fit leaves them out of the curve.
   bool device_copy = false;

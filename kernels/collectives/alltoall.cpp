@@ -66,7 +66,7 @@ Schedule make_alltoall(int nranks, std::int64_t bytes_per_pair, int elem_bytes) 
   require_bytes(kName, bytes_per_pair, elem_bytes);
   CollectiveSpec spec;
   spec.kind = CollectiveKind::all_to_all;
-  spec.algorithm = Algorithm::pairwise;
+  spec.algorithm = CollectiveAlgorithm::pairwise;
   spec.nranks = nranks;
   spec.bytes = bytes_per_pair * nranks;
   spec.elem_bytes = elem_bytes;
@@ -84,7 +84,7 @@ Schedule make_alltoallv(const Matrix& matrix, int elem_bytes) {
   checked_chunks("make_alltoallv", 2, n);
   CollectiveSpec spec;
   spec.kind = CollectiveKind::all_to_all;
-  spec.algorithm = Algorithm::pairwise;
+  spec.algorithm = CollectiveAlgorithm::pairwise;
   spec.nranks = n;
   spec.elem_bytes = elem_bytes;
   for (const auto& row : matrix) {

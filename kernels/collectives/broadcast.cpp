@@ -12,7 +12,7 @@ Schedule make_broadcast(int nranks, int root, std::int64_t bytes, int chunks, in
   require_bytes(kName, bytes, elem_bytes);
   CollectiveSpec spec;
   spec.kind = CollectiveKind::broadcast;
-  spec.algorithm = Algorithm::chain;
+  spec.algorithm = CollectiveAlgorithm::chain;
   spec.nranks = nranks;
   spec.bytes = bytes;
   spec.elem_bytes = elem_bytes;

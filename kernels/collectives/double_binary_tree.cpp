@@ -85,7 +85,7 @@ Schedule make_tree_allreduce(int nranks, std::int64_t bytes, int chunks_per_tree
   require_bytes(kName, bytes, elem_bytes);
   CollectiveSpec spec;
   spec.kind = CollectiveKind::all_reduce;
-  spec.algorithm = Algorithm::tree;
+  spec.algorithm = CollectiveAlgorithm::tree;
   spec.nranks = nranks;
   spec.bytes = bytes;
   spec.elem_bytes = elem_bytes;

@@ -51,7 +51,7 @@ Schedule make_hierarchical_allreduce(int nranks, int ranks_per_node, std::int64_
   const int nodes = nranks / ranks_per_node;
   CollectiveSpec spec;
   spec.kind = CollectiveKind::all_reduce;
-  spec.algorithm = Algorithm::hierarchical;
+  spec.algorithm = CollectiveAlgorithm::hierarchical;
   spec.nranks = nranks;
   spec.bytes = bytes;
   spec.elem_bytes = elem_bytes;

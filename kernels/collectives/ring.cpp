@@ -16,7 +16,7 @@ ScheduleBuilder ring_builder(std::string_view generator, CollectiveKind kind, in
   require_bytes(generator, bytes, elem_bytes);
   CollectiveSpec spec;
   spec.kind = kind;
-  spec.algorithm = Algorithm::ring;
+  spec.algorithm = CollectiveAlgorithm::ring;
   spec.nranks = nranks;
   spec.bytes = bytes;
   spec.elem_bytes = elem_bytes;

@@ -28,7 +28,7 @@
 namespace myriad::collectives {
 
 // The collective and its algorithm, as every layer names them (models/plan/collective.hpp).
-using models::Algorithm;
+using models::CollectiveAlgorithm;
 using models::CollectiveKind;
 
 enum class StepKind : std::uint8_t { send, recv, recv_reduce, copy };
@@ -48,7 +48,7 @@ struct Step {
 // What was asked for: the collective, its algorithm and parameters.
 struct CollectiveSpec {
   CollectiveKind kind = CollectiveKind::all_reduce;
-  Algorithm algorithm = Algorithm::ring;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
   int nranks = 1;
   // nccl-tests' "size": the buffer for all-reduce and broadcast; the whole
   // (gathered, or to be scattered) buffer for all-gather and reduce-scatter;

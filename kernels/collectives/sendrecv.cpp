@@ -18,7 +18,7 @@ Schedule make_sendrecv(int src, int dst, std::int64_t bytes, int elem_bytes) {
   require_bytes(kName, bytes, elem_bytes);
   CollectiveSpec spec;
   spec.kind = CollectiveKind::send_recv;
-  spec.algorithm = Algorithm::p2p;
+  spec.algorithm = CollectiveAlgorithm::p2p;
   spec.nranks = std::max(src, dst) + 1;
   spec.bytes = bytes;
   spec.elem_bytes = elem_bytes;

@@ -1,5 +1,5 @@
 // The operator graph that Baechi places (Jeon et al., "Baechi: Fast Device
-// Placement of Machine Learning Graphs", SoCC 2020): ops that take compute time
+// Assignment of Machine Learning Graphs", SoCC 2020): ops that take compute time
 // and hold memory, and edges that carry a tensor from one op to another. A plain
 // value: the placers read it and never change it.
 #pragma once

@@ -33,20 +33,20 @@ std::string label(const LayeredGraphSpec& spec) {
          " devices=" + std::to_string(kDevices) + " latency_s=1e-5 bandwidth_Bps=1e10 headroom=1.5";
 }
 
-// state.range(0): the Algorithm, as its underlying value.
+// state.range(0): the Placer, as its underlying value.
 void BM_Place(benchmark::State& state) {
   const LayeredGraphSpec spec{10000, 100, 3, 2020};
   const OpGraph g = random_layered_graph(spec);
   const Devices d = devices_for(g);
-  const auto algorithm = static_cast<Algorithm>(state.range(0));
-  Placement p;
+  const auto algorithm = static_cast<Placer>(state.range(0));
+  Assignment p;
   for (auto _ : state) {
     p = place(g, d, algorithm);
     // The whole struct: benchmark 1.7.1's DoNotOptimize(p.makespan_s) garbles the double
     // under GCC 12 (its "+m,r" constraint; the counter below then reads noise).
     benchmark::DoNotOptimize(p);
   }
-  state.SetLabel(std::string(algorithm_name(algorithm)) + " " + label(spec) +
+  state.SetLabel(std::string(placer_name(algorithm)) + " " + label(spec) +
                  " edges=" + std::to_string(g.edges.size()));
   state.counters["makespan_s"] = p.makespan_s;
   state.counters["feasible"] = p.feasible ? 1 : 0;
@@ -62,7 +62,7 @@ void BM_Place(benchmark::State& state) {
   for (std::size_t i = 0; i < order.size(); ++i) {
     uniform[order[i]] = static_cast<int>(i * d.count / order.size());
   }
-  const Placement even = evaluate(g, d, uniform);
+  const Assignment even = evaluate(g, d, uniform);
   state.counters["over_uniform"] = p.makespan_s / even.makespan_s;
   state.counters["uniform_feasible"] = even.feasible ? 1 : 0;
   state.counters["ops_per_s"] = benchmark::Counter(static_cast<double>(g.nodes.size()),
@@ -70,9 +70,9 @@ void BM_Place(benchmark::State& state) {
 }
 BENCHMARK(BM_Place)
     ->ArgName("algorithm")
-    ->Arg(static_cast<int>(Algorithm::m_topo))
-    ->Arg(static_cast<int>(Algorithm::m_etf))
-    ->Arg(static_cast<int>(Algorithm::m_sct))
+    ->Arg(static_cast<int>(Placer::m_topo))
+    ->Arg(static_cast<int>(Placer::m_etf))
+    ->Arg(static_cast<int>(Placer::m_sct))
     ->Unit(benchmark::kMillisecond);
 
 // The LP alone on the largest graph m-SCT still solves it for (984 edges).

@@ -313,8 +313,8 @@ std::string bytes_text(double bytes) {
   return s.str();
 }
 
-Placement to_placement(const Devices& d, Schedule s, std::string note) {
-  Placement p;
+Assignment to_placement(const Devices& d, Schedule s, std::string note) {
+  Assignment p;
   p.feasible = true;
   for (int dev = 0; dev < d.count; ++dev) {
     if (s.peak_bytes[dev] <= d.memory_bytes) continue;
@@ -341,7 +341,7 @@ Schedule schedule_fixed(const OpGraph& g, const Devices& d, const std::vector<in
 // empty device when it fits there. The last device ignores the budget, which
 // op sizes rarely divide evenly; ops left over once it is full stay on it and
 // make the placement infeasible.
-Placement place_topo(const OpGraph& g, const Devices& d) {
+Assignment place_topo(const OpGraph& g, const Devices& d) {
   double total = 0;
   std::vector<double> group_bytes(g.groups(), 0);
   for (const OpNode& op : g.nodes) {
@@ -382,7 +382,7 @@ Placement place_topo(const OpGraph& g, const Devices& d) {
   return to_placement(d, schedule_fixed(g, d, device), note);
 }
 
-Placement place_etf(const OpGraph& g, const Devices& d) {
+Assignment place_etf(const OpGraph& g, const Devices& d) {
   return to_placement(d, ListScheduler(g, d, {}).run(), "m-ETF: earliest task first");
 }
 
@@ -413,7 +413,7 @@ Favourites choose_favourites(const OpGraph& g, const Devices& d) {
   return out;
 }
 
-Placement place_sct(const OpGraph& g, const Devices& d) {
+Assignment place_sct(const OpGraph& g, const Devices& d) {
   const Favourites favourites = choose_favourites(g, d);
   Schedule s = ListScheduler(g, d, {nullptr, &favourites.parent, true}).run();
   int pairs = 0, beside = 0;
@@ -441,33 +441,33 @@ void Devices::validate() const {
   throw std::invalid_argument(s.str());
 }
 
-const char* algorithm_name(Algorithm a) {
+const char* placer_name(Placer a) {
   switch (a) {
-    case Algorithm::m_topo:
+    case Placer::m_topo:
       return "m-TOPO";
-    case Algorithm::m_etf:
+    case Placer::m_etf:
       return "m-ETF";
-    case Algorithm::m_sct:
+    case Placer::m_sct:
       return "m-SCT";
   }
   return "?";
 }
 
-Placement place(const OpGraph& g, const Devices& d, Algorithm a) {
+Assignment place(const OpGraph& g, const Devices& d, Placer a) {
   g.validate();
   d.validate();
   switch (a) {
-    case Algorithm::m_topo:
+    case Placer::m_topo:
       return place_topo(g, d);
-    case Algorithm::m_etf:
+    case Placer::m_etf:
       return place_etf(g, d);
-    case Algorithm::m_sct:
+    case Placer::m_sct:
       return place_sct(g, d);
   }
   throw std::invalid_argument("place: unknown algorithm");
 }
 
-Placement evaluate(const OpGraph& g, const Devices& d, std::vector<int> device) {
+Assignment evaluate(const OpGraph& g, const Devices& d, std::vector<int> device) {
   g.validate();
   d.validate();
   if (device.size() != g.nodes.size()) {

@@ -1,5 +1,5 @@
 // Baechi's three memory-constrained placers (Jeon et al., "Baechi: Fast Device
-// Placement of Machine Learning Graphs", SoCC 2020), as pure functions of a graph
+// Assignment of Machine Learning Graphs", SoCC 2020), as pure functions of a graph
 // and a set of identical devices:
 //
 //   m-TOPO  walks the topological order and fills the devices in turn, each up to
@@ -49,8 +49,8 @@ struct Devices {
   void validate() const;
 };
 
-enum class Algorithm { m_topo, m_etf, m_sct };
-const char* algorithm_name(Algorithm a);  // "m-TOPO", "m-ETF", "m-SCT"
+enum class Placer { m_topo, m_etf, m_sct };
+const char* placer_name(Placer a);  // "m-TOPO", "m-ETF", "m-SCT"
 
 // Above this many edges m-SCT does not solve its linear program but takes the
 // greedy favourites (sct_lp.hpp), and says so in its note. GLPK's dual simplex on
@@ -59,7 +59,7 @@ const char* algorithm_name(Algorithm a);  // "m-TOPO", "m-ETF", "m-SCT"
 // edges^2.5, so the cap keeps m-SCT's LP near 0.2 s.
 inline constexpr int kSctLpMaxEdges = 1000;
 
-struct Placement {
+struct Assignment {
   std::vector<int> device;           // per op
   std::vector<double> start_s;       // per op, in the schedule built
   double makespan_s = 0;             // last finish of that schedule
@@ -71,7 +71,7 @@ struct Placement {
 // Validates both inputs (std::invalid_argument). An op that fits on no device
 // still gets one (m-TOPO: the last; m-ETF and m-SCT: the one it overfills least)
 // so that the schedule is whole; the placement is then infeasible, and says so.
-Placement place(const OpGraph& g, const Devices& d, Algorithm a);
+Assignment place(const OpGraph& g, const Devices& d, Placer a);
 
 // Schedules a given assignment (say, a uniform split) with the same list
 // scheduler: among ready ops, the one that can start first on its own device,
@@ -79,7 +79,7 @@ Placement place(const OpGraph& g, const Devices& d, Algorithm a);
 // std::invalid_argument unless there is one device in [0, count) per op and
 // every colocation group is on one device.
 // For m-ETF's own assignment this rebuilds m-ETF's schedule exactly.
-Placement evaluate(const OpGraph& g, const Devices& d, std::vector<int> device);
+Assignment evaluate(const OpGraph& g, const Devices& d, std::vector<int> device);
 
 // The critical path: the longest chain of compute, with no transfers. No
 // placement on any number of devices finishes sooner. (It is not the sum of all

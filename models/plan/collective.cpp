@@ -25,15 +25,15 @@ constexpr std::array<KindNames, 6> kKinds{{
     {CollectiveKind::send_recv, "send/recv", "send_recv"},
 }};
 
-constexpr std::array<EnumName<Algorithm>, 8> kAlgorithms{{
-    {Algorithm::none, "none"},
-    {Algorithm::ring, "ring"},
-    {Algorithm::nvls, "nvls"},
-    {Algorithm::tree, "tree"},
-    {Algorithm::hierarchical, "hierarchical"},
-    {Algorithm::pairwise, "pairwise"},
-    {Algorithm::chain, "chain"},
-    {Algorithm::p2p, "p2p"},
+constexpr std::array<EnumName<CollectiveAlgorithm>, 8> kAlgorithms{{
+    {CollectiveAlgorithm::none, "none"},
+    {CollectiveAlgorithm::ring, "ring"},
+    {CollectiveAlgorithm::nvls, "nvls"},
+    {CollectiveAlgorithm::tree, "tree"},
+    {CollectiveAlgorithm::hierarchical, "hierarchical"},
+    {CollectiveAlgorithm::pairwise, "pairwise"},
+    {CollectiveAlgorithm::chain, "chain"},
+    {CollectiveAlgorithm::p2p, "p2p"},
 }};
 
 }  // namespace
@@ -59,10 +59,10 @@ std::optional<CollectiveKind> collective_from_key(std::string_view key) {
   return std::nullopt;
 }
 
-std::string_view algorithm_name(Algorithm a) { return name_in(kAlgorithms, a); }
+std::string_view algorithm_name(CollectiveAlgorithm a) { return name_in(kAlgorithms, a); }
 
-std::optional<Algorithm> algorithm_from_name(std::string_view name) {
-  return value_in<Algorithm>(kAlgorithms, name);
+std::optional<CollectiveAlgorithm> algorithm_from_name(std::string_view name) {
+  return value_in<CollectiveAlgorithm>(kAlgorithms, name);
 }
 
 std::string_view group_name(GroupKind g) {

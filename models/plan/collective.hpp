@@ -19,7 +19,7 @@ enum class CollectiveKind : std::uint8_t {
   send_recv,
 };
 
-enum class Algorithm : std::uint8_t {
+enum class CollectiveAlgorithm : std::uint8_t {
   none,          // nothing moves: a group of one, or an empty message
   ring,          // NCCL's ring (`channels` rings over disjoint chunks)
   nvls,          // NVLink SHARP: the all-reduce done in the NVLink switch
@@ -38,8 +38,8 @@ std::string_view collective_name(CollectiveKind k);
 std::string_view collective_key(CollectiveKind k);
 std::optional<CollectiveKind> collective_from_key(std::string_view key);
 // "ring", "nvls", "tree", ...
-std::string_view algorithm_name(Algorithm a);
-std::optional<Algorithm> algorithm_from_name(std::string_view name);
+std::string_view algorithm_name(CollectiveAlgorithm a);
+std::optional<CollectiveAlgorithm> algorithm_from_name(std::string_view name);
 std::string_view group_name(GroupKind g);
 
 // nccl-tests' bus bandwidth factor (its doc/PERFORMANCE.md): the bytes on the

@@ -48,7 +48,7 @@ double micro_batches_in_flight(const scenario::Scenario& s, const StepPlan& plan
 
 // A pipeline's pieces, per GPU of the stage holding them, as stage_memory adds
 // them up: parameter states (weights, gradients, optimizer) and the activations
-// one micro-batch leaves. A placer (sim/placement) charges each piece to the
+// one micro-batch leaves. A placer (sim/stage_split) charges each piece to the
 // stage it goes on. The head's activations are its fp32 logits, which the last
 // stage holds for one micro-batch only.
 struct PieceMemory {

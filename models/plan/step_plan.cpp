@@ -4,7 +4,7 @@
 #include <array>
 #include <string_view>
 
-#include "models/plan/placement.hpp"
+#include "models/plan/rank_layout.hpp"
 #include "models/transformer/model_stats.hpp"
 
 namespace myriad::models {

@@ -11,7 +11,7 @@ enum class Schedule { one_f_one_b, interleaved };
 enum class Recompute { none, selective, full };
 // The order ranks are laid out in, fastest first; nodes take consecutive ranks.
 // Tensor parallelism is always innermost (inside a node) and context next.
-enum class Placement {
+enum class RankOrder {
   tp_cp_dp_pp,  // Megatron-LM's: a stage's replicas side by side
   tp_cp_pp_dp,  // a replica's stages side by side (pipelines inside a pod)
 };
@@ -19,8 +19,8 @@ enum class Placement {
 // How the scenario spells them (the schema, reports, `--set` lines).
 inline constexpr models::EnumName<Recompute> kRecomputeNames[] = {
     {Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}};
-inline constexpr models::EnumName<Placement> kPlacementNames[] = {
-    {Placement::tp_cp_dp_pp, "tp-cp-dp-pp"}, {Placement::tp_cp_pp_dp, "tp-cp-pp-dp"}};
+inline constexpr models::EnumName<RankOrder> kRankOrderNames[] = {
+    {RankOrder::tp_cp_dp_pp, "tp-cp-dp-pp"}, {RankOrder::tp_cp_pp_dp, "tp-cp-pp-dp"}};
 
 struct ParallelSpec {
   int tp = 1;              // tensor parallel
@@ -42,7 +42,7 @@ struct ParallelSpec {
   int micro_batch = 1;   // sequences per micro-batch
   int global_batch = 0;  // sequences per step
   Recompute recompute = Recompute::none;
-  Placement placement = Placement::tp_cp_dp_pp;
+  RankOrder placement = RankOrder::tp_cp_dp_pp;
 
   [[nodiscard]] bool uneven_stages() const {
     return first_stage_layers > 0 || last_stage_layers > 0 || !stage_layers.empty();

@@ -252,7 +252,7 @@ Schema<ParallelSpec> make_parallel_schema() {
       .choice("recompute", &ParallelSpec::recompute, choices(kRecomputeNames), D::value("none"),
               "activation recomputation: selective recomputes attention's core, full whole "
               "layers")
-      .choice("placement", &ParallelSpec::placement, choices(kPlacementNames),
+      .choice("placement", &ParallelSpec::placement, choices(kRankOrderNames),
               D::value("tp-cp-dp-pp"),
               "the order ranks are laid out in, fastest first, nodes taking consecutive ranks: "
               "Megatron-LM's (a stage's replicas side by side) or with a replica's pipeline "

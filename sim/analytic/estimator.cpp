@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "models/plan/placement.hpp"
+#include "models/plan/rank_layout.hpp"
 #include "models/transformer/model_stats.hpp"
 #include "models/transformer/moe_routing.hpp"
 #include "sim/analytic/dp_exposure.hpp"

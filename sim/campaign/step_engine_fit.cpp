@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "models/plan/placement.hpp"
+#include "models/plan/rank_layout.hpp"
 #include "sim/campaign/step_time_cache.hpp"
 
 namespace myriad::sim::campaign {

@@ -4,7 +4,7 @@
 #include <cmath>
 
 namespace myriad::sim {
-using models::Algorithm;
+using models::CollectiveAlgorithm;
 using models::CollectiveKind;
 
 double hop_latency(const scenario::ClusterSpec& c, int nodes) {
@@ -40,9 +40,11 @@ CommCost intra_node(const models::Collective& c, double n, const scenario::Clust
   r.busbw_Bps = nvlink_busbw(p, c.kind, c.bytes);
   r.latency_s = ring_steps(c.kind, n) * cluster.nvlink_latency_s;
   r.bandwidth_s = busbw_factor(c.kind, n) * c.bytes / r.busbw_Bps;
-  r.algorithm = c.kind == CollectiveKind::all_to_all ? Algorithm::pairwise : Algorithm::ring;
-  if (c.kind == CollectiveKind::all_reduce && p.all_reduce_nvls()) r.algorithm = Algorithm::nvls;
-  if (c.kind == CollectiveKind::send_recv) r.algorithm = Algorithm::p2p;
+  r.algorithm = c.kind == CollectiveKind::all_to_all ? CollectiveAlgorithm::pairwise
+                                                     : CollectiveAlgorithm::ring;
+  if (c.kind == CollectiveKind::all_reduce && p.all_reduce_nvls())
+    r.algorithm = CollectiveAlgorithm::nvls;
+  if (c.kind == CollectiveKind::send_recv) r.algorithm = CollectiveAlgorithm::p2p;
   return r;
 }
 
@@ -66,7 +68,7 @@ CommCost hierarchical_all_reduce(const models::Collective& c, const models::Grou
   const CommCost ag = intra_node(local, g.per_node, cluster, p);
   CommCost r;
   r.inter_node = true;
-  r.algorithm = Algorithm::hierarchical;
+  r.algorithm = CollectiveAlgorithm::hierarchical;
   r.latency_s = rs.latency_s + across.latency_s + ag.latency_s;
   r.time_s = rs.latency_s + rs.bandwidth_s + across.time_s + ag.latency_s + ag.bandwidth_s;
   r.bandwidth_s = r.time_s - r.latency_s;
@@ -86,12 +88,12 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
   r.inter_node = true;
   switch (c.kind) {
     case CollectiveKind::send_recv:
-      r.algorithm = Algorithm::p2p;
+      r.algorithm = CollectiveAlgorithm::p2p;
       r.busbw_Bps = nics_for_group(cluster, 1) * nic_Bps;  // every GPU of the node sends
       r.latency_s = hop;
       break;
     case CollectiveKind::all_to_all: {
-      r.algorithm = Algorithm::pairwise;
+      r.algorithm = CollectiveAlgorithm::pairwise;
       const double per_rank_nic =
           nics * nic_Bps / g.per_node /
           largest_oversubscription_below(cluster, joining_tier(cluster, g.nodes));
@@ -106,14 +108,14 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
     default: {
       r.busbw_Bps = std::min(nics * nic_Bps, g.per_node > 1 ? nvlink : nics * nic_Bps);
       const double ring_latency = ring_steps(c.kind, n) * hop;
-      r.algorithm = Algorithm::ring;
+      r.algorithm = CollectiveAlgorithm::ring;
       r.latency_s = ring_latency;
       if (c.kind == CollectiveKind::all_reduce) {
         // NCCL's double binary tree: log-depth latency, same bus bandwidth here.
         const double tree_latency =
             2 * (std::ceil(std::log2(g.nodes)) * hop + (g.per_node - 1) * cluster.nvlink_latency_s);
         if (tree_latency < ring_latency) {
-          r.algorithm = Algorithm::tree;
+          r.algorithm = CollectiveAlgorithm::tree;
           r.latency_s = tree_latency;
         }
         if (g.per_node > 1) {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "models/plan/collective.hpp"
-#include "models/plan/placement.hpp"
+#include "models/plan/rank_layout.hpp"
 #include "models/scenario/cluster_spec.hpp"
 #include "sim/cost/device_profile.hpp"
 
@@ -30,7 +30,7 @@ struct CommCost {
   double latency_s = 0;
   double bandwidth_s = 0;
   double busbw_Bps = 0;
-  models::Algorithm algorithm = models::Algorithm::none;
+  models::CollectiveAlgorithm algorithm = models::CollectiveAlgorithm::none;
   bool inter_node = false;
 };
 

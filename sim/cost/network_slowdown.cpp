@@ -6,7 +6,7 @@
 #include <array>
 #include <cmath>
 
-#include "models/plan/placement.hpp"
+#include "models/plan/rank_layout.hpp"
 #include "sim/cost/comm_cost.hpp"
 
 namespace myriad::sim {
@@ -18,7 +18,7 @@ namespace {
 struct SlowdownKey {
   Traffic traffic = Traffic::pp;
   int tp = 0, cp = 0, pp = 0, dp = 0;
-  scenario::Placement placement = scenario::Placement::tp_cp_dp_pp;
+  scenario::RankOrder placement = scenario::RankOrder::tp_cp_dp_pp;
   int gpus = 0, gpus_per_node = 0, nics_per_node = 0;
   double nic_bw_Bps = 0;
   bool rail_optimized = false;

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "models/plan/placement.hpp"
+#include "models/plan/rank_layout.hpp"
 
 namespace myriad::sim {
 namespace {

@@ -29,7 +29,7 @@
 namespace myriad::sim {
 namespace {
 
-using step_detail::Plan;
+using step_detail::StepState;
 namespace sg4 = simgrid::s4u;
 
 // How expert-parallel groups sit on the actors of a stage.
@@ -99,11 +99,11 @@ class ExpertNvlink final : public LayerTraffic {
     return c.collective.group == models::GroupKind::ep && !beside;
   }
   [[nodiscard]] double played_s(const LayerCollective& c) const override { return nvlink_s(e_, c); }
-  int add_hosts(Plan& /*p*/, const scenario::Scenario& /*s*/, int /*row*/,
+  int add_hosts(StepState& /*p*/, const scenario::Scenario& /*s*/, int /*row*/,
                 int /*stage*/) const override {
     return 0;
   }
-  void play(Plan& /*p*/, int /*row*/, int /*stage*/, const LayerCollective& c,
+  void play(StepState& /*p*/, int /*row*/, int /*stage*/, const LayerCollective& c,
             bool /*beside*/) const override {
     const double t = nvlink_s(e_, c);
     if (t > 0) sg4::this_actor::sleep_for(t);
@@ -125,7 +125,7 @@ class ExpertFlows final : public LayerTraffic {
   }
   [[nodiscard]] int group_actors() const override { return e_.actors; }
 
-  int add_hosts(Plan& p, const scenario::Scenario& s, int row, int stage) const override {
+  int add_hosts(StepState& p, const scenario::Scenario& s, int row, int stage) const override {
     step_detail::TrafficState& me = step_detail::traffic_state(p, row, stage, *this);
     const step_detail::ActorState& a = p.actor(row, stage);
     const int weight = p.weights[static_cast<std::size_t>(row)];
@@ -146,7 +146,8 @@ class ExpertFlows final : public LayerTraffic {
     return static_cast<int>(me.ghosts.size());
   }
 
-  void play(Plan& p, int row, int stage, const LayerCollective& e, bool beside) const override {
+  void play(StepState& p, int row, int stage, const LayerCollective& e,
+            bool beside) const override {
     const models::Collective& c = e.collective;
     const double start = sg4::Engine::get_clock();
     if (!beside) {

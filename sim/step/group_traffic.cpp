@@ -13,13 +13,13 @@
 #include <cstdint>
 #include <memory>
 
-#include "models/plan/placement.hpp"
+#include "models/plan/rank_layout.hpp"
 #include "sim/step/step_actors.hpp"
 
 namespace myriad::sim {
 namespace {
 
-using step_detail::Plan;
+using step_detail::StepState;
 namespace sg4 = simgrid::s4u;
 
 class GroupFlows final : public LayerTraffic {
@@ -33,7 +33,7 @@ class GroupFlows final : public LayerTraffic {
            ((g == models::GroupKind::tp && tp_spans_) || (g == models::GroupKind::cp && cp_spans_));
   }
   [[nodiscard]] double played_s(const LayerCollective& c) const override { return c.cost.time_s; }
-  int add_hosts(Plan& p, const scenario::Scenario& s, int row, int stage) const override {
+  int add_hosts(StepState& p, const scenario::Scenario& s, int row, int stage) const override {
     const int replica = p.rows[static_cast<std::size_t>(row)];
     step_detail::traffic_state(p, row, stage, *this)
         .ghosts.push_back(p.platform->add_host(fmt::format("group-ghost-{}-{}", stage, replica),
@@ -41,7 +41,8 @@ class GroupFlows final : public LayerTraffic {
                                                p.weights[static_cast<std::size_t>(row)]));
     return 1;
   }
-  void play(Plan& p, int row, int stage, const LayerCollective& c, bool /*beside*/) const override {
+  void play(StepState& p, int row, int stage, const LayerCollective& c,
+            bool /*beside*/) const override {
     const double start = sg4::Engine::get_clock();
     const double before = std::max(0.0, c.cost.latency_s - p.route_latency_s);
     if (before > 0) sg4::this_actor::sleep_for(before);

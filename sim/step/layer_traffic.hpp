@@ -22,7 +22,7 @@
 namespace myriad::sim {
 
 namespace step_detail {
-struct Plan;
+struct StepState;
 }
 struct StepLowering;
 
@@ -45,10 +45,10 @@ class LayerTraffic {
   [[nodiscard]] virtual int group_actors() const { return 1; }
   // Hosts and ports it needs for the simulated rank group (row, stage), added to
   // the platform after the rank groups' own; returns how many hosts it added.
-  virtual int add_hosts(step_detail::Plan& p, const scenario::Scenario& s, int row,
+  virtual int add_hosts(step_detail::StepState& p, const scenario::Scenario& s, int row,
                         int stage) const = 0;
   // Plays its part of `c` for the rank group (row, stage).
-  virtual void play(step_detail::Plan& p, int row, int stage, const LayerCollective& c,
+  virtual void play(step_detail::StepState& p, int row, int stage, const LayerCollective& c,
                     bool beside) const = 0;
 };
 

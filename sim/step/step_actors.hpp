@@ -50,7 +50,7 @@ struct TrafficState {
 // One simulated rank group (an actor): where it and its mirrors sit on the
 // platform, and what it has done so far.
 struct ActorState {
-  std::vector<Signal> signals;  // [Plan::signal_of[stage][task]]
+  std::vector<Signal> signals;  // [StepState::signal_of[stage][task]]
   int host = -1;                // its platform host
   int ghost = -1;               // its ring neighbour's mirror (one replica simulated)
   // What each kind of layer traffic added for it and keeps as it plays
@@ -70,8 +70,8 @@ struct ActorState {
 };
 
 // The lowering and what the actors change as they play it, owned by simulate_step.
-struct Plan : StepLowering {
-  explicit Plan(StepLowering lowering) : StepLowering(std::move(lowering)) {}
+struct StepState : StepLowering {
+  explicit StepState(StepLowering lowering) : StepLowering(std::move(lowering)) {}
 
   [[nodiscard]] std::size_t index(int row, int stage) const {
     return static_cast<std::size_t>(row) * static_cast<std::size_t>(pp) +
@@ -103,17 +103,17 @@ inline std::string mailbox(const char* kind, int replica, int stage) {
 }
 
 // Keeps the span on the rank group's timeline and, for row 0 (replica 0), in the trace.
-void record(Plan& p, int row, int stage, Activity a, double start, const std::string& name,
+void record(StepState& p, int row, int stage, Activity a, double start, const std::string& name,
             int from_group = -1, double sent = 0);
 // One flow between two platform hosts, waited for; the monitor sees it.
-void transfer(Plan& p, int from, int to, const sg4::CommPtr& comm, double bytes);
+void transfer(StepState& p, int from, int to, const sg4::CommPtr& comm, double bytes);
 // The data-parallel collectives of a fraction `share` of the stage's parameters.
-void dp_collectives(Plan& p, int row, int stage, double share, bool gather);
+void dp_collectives(StepState& p, int row, int stage, double share, bool gather);
 // Compute for `seconds` on the actor's host.
-void compute_for(const Plan& p, double seconds);
+void compute_for(const StepState& p, double seconds);
 // dp_collectives beside compute, in turn on the rank's data-parallel communicator;
 // their kernels take the profile's overlap_compute_share of the host's rate.
-void dp_beside_compute(Plan& p, int row, int stage, double share, bool gather);
+void dp_beside_compute(StepState& p, int row, int stage, double share, bool gather);
 // Runs `work` beside the stage's own actor, on its host: traffic that overlaps.
 sg4::ActorPtr beside(const std::string& name, const std::function<void()>& work);
 
@@ -130,14 +130,15 @@ struct Peers {
 // `out_bytes[k]` to the k-th peer (real partners, then ghosts) and, from each
 // ghost, `in_bytes` back (a real partner sends its own), all at once; returns when
 // all are in.
-void exchange(Plan& p, int self, const Peers& peers, const std::vector<double>& out_bytes,
+void exchange(StepState& p, int self, const Peers& peers, const std::vector<double>& out_bytes,
               double in_bytes);
 // A flow of `weight` members' traffic from `from` to `to` (ports whose links
 // bound it to their members' NIC rate); not waited for.
-sg4::CommPtr weighted_flow(Plan& p, int from, int to, double bytes, int weight);
+sg4::CommPtr weighted_flow(StepState& p, int from, int to, double bytes, int weight);
 // A slice of replica 0's trace inside its task's: a layer collective played as flows.
-void trace_layer_collective(Plan& p, int row, int stage, const models::Collective& c, double start);
+void trace_layer_collective(StepState& p, int row, int stage, const models::Collective& c,
+                            double start);
 // The traffic state kind `kind` keeps for the rank group.
-TrafficState& traffic_state(Plan& p, int row, int stage, const LayerTraffic& kind);
+TrafficState& traffic_state(StepState& p, int row, int stage, const LayerTraffic& kind);
 
 }  // namespace myriad::sim::step_detail

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "models/plan/pipeline_schedule.hpp"
-#include "models/plan/placement.hpp"
+#include "models/plan/rank_layout.hpp"
 #include "models/plan/step_plan.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "sim/cost/network_slowdown.hpp"
@@ -33,7 +33,7 @@ using models::PipelineTask;
 using namespace step_detail;  // NOLINT(google-build-using-namespace): the engine's own parts
 
 // The embedding's and the head's time in a task, on the first and last stage.
-double ends_time(const Plan& p, int stage, const PipelineTask& t) {
+double ends_time(const StepState& p, int stage, const PipelineTask& t) {
   double time = 0;
   if (stage == 0 && t.chunk == 0)
     time += t.forward ? p.costs.embedding.forward : p.costs.embedding.backward;
@@ -42,7 +42,7 @@ double ends_time(const Plan& p, int stage, const PipelineTask& t) {
   return time;
 }
 
-double task_time(const Plan& p, int stage, const PipelineTask& t) {
+double task_time(const StepState& p, int stage, const PipelineTask& t) {
   const PassTimes& layer = p.costs.layer;
   return p.chunk_layers[static_cast<std::size_t>(stage)] *
              (t.forward ? layer.forward : layer.backward) +
@@ -51,7 +51,7 @@ double task_time(const Plan& p, int stage, const PipelineTask& t) {
 
 // A task's compute, slowed by the rank group's straggler factor; with layer
 // collectives played as flows, layer by layer, each followed by them.
-void run_task(Plan& p, int row, int stage, const PipelineTask& t, double slow) {
+void run_task(StepState& p, int row, int stage, const PipelineTask& t, double slow) {
   if (!p.layer_flows) {
     compute_for(p, slow * task_time(p, stage, t));
     return;
@@ -86,12 +86,12 @@ void run_task(Plan& p, int row, int stage, const PipelineTask& t, double slow) {
   }
 }
 
-int from_stage(const Plan& p, int stage, const PipelineTask& t) {
+int from_stage(const StepState& p, int stage, const PipelineTask& t) {
   return ((t.forward ? stage - 1 : stage + 1) + p.pp) % p.pp;
 }
 
 // Waits for a task's input, checking it is the message the schedule expects.
-void receive_input(Plan& p, int row, int stage, const PipelineTask& t) {
+void receive_input(StepState& p, int row, int stage, const PipelineTask& t) {
   sg4::Mailbox* in = sg4::Mailbox::by_name(mailbox(t.forward ? "f" : "b", p.rows[row], stage));
   const double start = sg4::Engine::get_clock();
   const Tag* got = in->get<Tag>();
@@ -113,7 +113,7 @@ void receive_input(Plan& p, int row, int stage, const PipelineTask& t) {
             t.micro_batch, sg4::Engine::get_clock() - start);
 }
 
-void send_output(Plan& p, int row, int stage, const PipelineTask& t) {
+void send_output(StepState& p, int row, int stage, const PipelineTask& t) {
   const int to = ((t.forward ? stage + 1 : stage - 1) + p.pp) % p.pp;
   sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox(t.forward ? "f" : "b", p.rows[row], to));
   Tag* tag = &p.tags[at(t.chunk, p.m, t.micro_batch)];
@@ -140,7 +140,7 @@ void send_output(Plan& p, int row, int stage, const PipelineTask& t) {
 
 // Waits for a task of the rank group's other stream: its end, or its start plus
 // the lag (a lag measured in compute is slowed by the rank group's straggler factor).
-void wait_for(Plan& p, int row, int stage, const Dependency& d, double slow) {
+void wait_for(StepState& p, int row, int stage, const Dependency& d, double slow) {
   if (d.stage != stage) return;  // a pipeline message: the pass receives it
   const int k = p.signal_of[static_cast<std::size_t>(stage)][static_cast<std::size_t>(d.task)];
   if (k < 0) return;  // on the same stream, before it: done
@@ -155,7 +155,7 @@ void wait_for(Plan& p, int row, int stage, const Dependency& d, double slow) {
 }
 
 // Tells the rank group's other stream that a task it waits for started (ended).
-void signal(Plan& p, int row, int stage, int task, bool done) {
+void signal(StepState& p, int row, int stage, int task, bool done) {
   const int k = p.signal_of[static_cast<std::size_t>(stage)][static_cast<std::size_t>(task)];
   if (k < 0) return;
   Signal& s = p.actor(row, stage).signals[static_cast<std::size_t>(k)];
@@ -165,7 +165,7 @@ void signal(Plan& p, int row, int stage, int task, bool done) {
 
 // The rank group's data-parallel communicator: its collectives one after another
 // in program order, beside compute, each once what it waits for is there.
-void play_dp_stream(Plan& p, int row, int stage, double slow) {
+void play_dp_stream(StepState& p, int row, int stage, double slow) {
   const auto& tasks = p.program.stages[static_cast<std::size_t>(stage)].tasks;
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     const StepTask& t = tasks[i];
@@ -179,7 +179,7 @@ void play_dp_stream(Plan& p, int row, int stage, double slow) {
 
 // One rank group's step: the stage's program, its compute stream and let-go
 // sends in order on this actor, its data-parallel stream on a helper beside it.
-void play_stage(Plan& p, int row, int stage) {
+void play_stage(StepState& p, int row, int stage) {
   for (const char* kind : {"f", "b", "dp", "ep"}) {
     for (const char* parity : {"", ".0", ".1"}) {
       if ((*kind == 'e') == (*parity == '\0')) continue;  // ep.R.S.0 and .1; the others bare
@@ -258,7 +258,8 @@ std::vector<std::vector<int>> signals_needed(const StepProgram& program) {
 }
 
 // The step broken down as `estimate` does (critical_path.hpp, step_breakdown).
-std::vector<BreakdownPart> breakdown(const Plan& p, const std::vector<std::vector<Span>>& timelines,
+std::vector<BreakdownPart> breakdown(const StepState& p,
+                                     const std::vector<std::vector<Span>>& timelines,
                                      double step_s) {
   std::vector<PassShares> shares;
   for (int stage = 0; stage < p.pp; ++stage) {
@@ -272,7 +273,7 @@ std::vector<BreakdownPart> breakdown(const Plan& p, const std::vector<std::vecto
 // rank groups are numbered replica-fastest (Megatron's order, dp before pp). A
 // ghost sits where the next replica would (latency is the same everywhere and,
 // without contention, so is bandwidth: where it sits does not change the result).
-void build_platform(Plan& p, const scenario::Scenario& s) {
+void build_platform(StepState& p, const scenario::Scenario& s) {
   p.platform =
       std::make_unique<FatTreePlatform>(s.cluster, p.node_Bps, p.nodes_per_group, p.classes);
   const auto first_node = [&](int row, int stage) { return p.first_node(s, row, stage); };
@@ -317,7 +318,7 @@ void build_platform(Plan& p, const scenario::Scenario& s) {
   p.monitor = std::make_unique<LinkMonitor>(*p.platform);
 }
 
-StepSimulation collect(Plan& p) {
+StepSimulation collect(StepState& p) {
   StepSimulation r;
   r.step_time_s = sg4::Engine::get_clock();
   std::vector<std::vector<Span>> timelines;
@@ -370,7 +371,7 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
   std::vector<Straggler> stragglers = options.stragglers ? *options.stragglers : draw_stragglers(s);
   // A scenario the engine cannot play is refused here, leaving the process's one
   // engine unused.
-  Plan p(lower_step(s, profile, std::move(stragglers), options.all_replicas));
+  StepState p(lower_step(s, profile, std::move(stragglers), options.all_replicas));
   // SimGrid aborts or crashes where an allocation fails (xbt_malloc throws
   // nothing), so the address space the step is expected to take is mapped once,
   // untouched, and given back before the engine starts: where it cannot be (a

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "models/plan/placement.hpp"
+#include "models/plan/rank_layout.hpp"
 #include "models/plan/step_plan.hpp"
 #include "sim/cost/network_slowdown.hpp"
 
@@ -25,7 +25,7 @@ std::vector<DpPhase> lower_dp(const StepLowering& p, const scenario::Scenario& s
     d.algorithm = cost.algorithm;
     if (p.dp == 1) {
       d.whole_s = cost.time_s;
-    } else if (cost.algorithm == models::Algorithm::hierarchical) {
+    } else if (cost.algorithm == models::CollectiveAlgorithm::hierarchical) {
       const models::GroupSpan node{span.per_node, span.per_node, 1};
       models::Collective local = c;
       local.kind = models::CollectiveKind::reduce_scatter;
@@ -170,7 +170,7 @@ void check_playable(const scenario::Scenario& s) {
         group_gpus, gpn));
   }
   if (group_gpus < gpn && s.parallelism.pp > 1 &&
-      s.parallelism.placement == scenario::Placement::tp_cp_pp_dp) {
+      s.parallelism.placement == scenario::RankOrder::tp_cp_pp_dp) {
     throw std::invalid_argument(fmt::format(
         "the step engine plays the {} rank groups (tp x cp = {}) of a node as replicas of one "
         "stage, but parallelism.placement tp-cp-pp-dp puts a replica's stages there; use "

@@ -45,7 +45,7 @@ namespace myriad::sim {
 //                 the node.
 // Every replica in one node: the collective never leaves it, priced whole.
 struct DpPhase {
-  models::Algorithm algorithm = models::Algorithm::none;
+  models::CollectiveAlgorithm algorithm = models::CollectiveAlgorithm::none;
   CommCost before;             // hierarchical: the reduce-scatter inside the node
   double edge_factor = 0;      // flow bytes per GPU byte, per data-parallel ring
   double extra_latency_s = 0;  // the schedule's latency beyond the flow's own hop

@@ -13,7 +13,7 @@ XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(myriad_step);
 
 namespace myriad::sim::step_detail {
 
-void exchange(Plan& p, int self, const Peers& peers, const std::vector<double>& out_bytes,
+void exchange(StepState& p, int self, const Peers& peers, const std::vector<double>& out_bytes,
               double in_bytes) {
   sg4::Host* a = p.platform->host(self);
   std::vector<sg4::CommPtr> out;
@@ -44,7 +44,7 @@ void exchange(Plan& p, int self, const Peers& peers, const std::vector<double>& 
 namespace {
 
 // `bytes` to every peer and as much from each.
-void exchange(Plan& p, int self, const Peers& peers, uint64_t bytes) {
+void exchange(StepState& p, int self, const Peers& peers, uint64_t bytes) {
   const auto size = static_cast<double>(bytes);
   exchange(p, self, peers, std::vector<double>(peers.real.size() + peers.ghosts.size(), size),
            size);
@@ -52,7 +52,7 @@ void exchange(Plan& p, int self, const Peers& peers, uint64_t bytes) {
 
 }  // namespace
 
-sg4::CommPtr weighted_flow(Plan& p, int from, int to, double bytes, int weight) {
+sg4::CommPtr weighted_flow(StepState& p, int from, int to, double bytes, int weight) {
   p.monitor->flow_started(from, to, bytes * weight);
   return sg4::Comm::sendto_async(p.platform->host(from), p.platform->host(to),
                                  static_cast<uint64_t>(bytes * weight));
@@ -63,7 +63,7 @@ namespace {
 // Every replica (or class) simulated: a ring phase's flows, each member's edge
 // to the next starting once both are in the phase (NCCL's kernels meet), the
 // edges inside a class as one flow of their weight from the class to itself.
-void ring_flows(Plan& p, int row, int stage, double bytes) {
+void ring_flows(StepState& p, int row, int stage, double bytes) {
   ActorState& me = p.actor(row, stage);
   const int next = (row + 1) % static_cast<int>(p.rows.size());
   ActorState& to = p.actor(next, stage);
@@ -82,7 +82,7 @@ void ring_flows(Plan& p, int row, int stage, double bytes) {
 // One phase of flows of a data-parallel collective over the actors of a stage,
 // `bytes` on each edge between neighbouring actors, then `extra_latency_s`.
 // Every replica (or class) simulated, a flow to the next one; else to and from ghosts.
-void dp_flows(Plan& p, int row, int stage, double flow_bytes, double extra_latency_s) {
+void dp_flows(StepState& p, int row, int stage, double flow_bytes, double extra_latency_s) {
   if (p.all_replicas) {
     ring_flows(p, row, stage, flow_bytes);
   } else {
@@ -109,7 +109,7 @@ void intra_node(const CommCost& c, double share) {
 
 }  // namespace
 
-void trace_layer_collective(Plan& p, int row, int stage, const models::Collective& c,
+void trace_layer_collective(StepState& p, int row, int stage, const models::Collective& c,
                             double start) {
   XBT_DEBUG("stage %d replica %d: %s (%s) as flows, %.6g s", stage,
             p.rows[static_cast<std::size_t>(row)] * p.per_node, std::string(c.name).c_str(),
@@ -119,7 +119,7 @@ void trace_layer_collective(Plan& p, int row, int stage, const models::Collectiv
                       sg4::Engine::get_clock() - start});
 }
 
-TrafficState& traffic_state(Plan& p, int row, int stage, const LayerTraffic& kind) {
+TrafficState& traffic_state(StepState& p, int row, int stage, const LayerTraffic& kind) {
   for (std::size_t k = 0; k < p.traffic.size(); ++k) {
     if (p.traffic[k].get() == &kind) return p.actor(row, stage).traffic[k];
   }
@@ -127,7 +127,7 @@ TrafficState& traffic_state(Plan& p, int row, int stage, const LayerTraffic& kin
 }
 
 // Keeps the span on the rank group's timeline and, for row 0 (replica 0), in the trace.
-void record(Plan& p, int row, int stage, Activity a, double start, const std::string& name,
+void record(StepState& p, int row, int stage, Activity a, double start, const std::string& name,
             int from_group, double sent) {
   const double now = sg4::Engine::get_clock();
   p.actor(row, stage).timeline.push_back({start, now, a, from_group, sent});
@@ -135,7 +135,7 @@ void record(Plan& p, int row, int stage, Activity a, double start, const std::st
 }
 
 // One flow between two platform hosts, waited for; the monitor sees it.
-void transfer(Plan& p, int from, int to, const sg4::CommPtr& comm, double bytes) {
+void transfer(StepState& p, int from, int to, const sg4::CommPtr& comm, double bytes) {
   p.monitor->flow_started(from, to, bytes);
   comm->wait();
   ++p.flows;
@@ -148,7 +148,7 @@ void transfer(Plan& p, int from, int to, const sg4::CommPtr& comm, double bytes)
 // edge (a ring's channels spread over the node's NICs, as NCCL's do, which is
 // the bandwidth of min(members per node, NICs) NICs the analytic engine gives
 // each ring).
-void dp_collectives(Plan& p, int row, int stage, double share, bool gather) {
+void dp_collectives(StepState& p, int row, int stage, double share, bool gather) {
   if (share <= 0) return;
   for (std::size_t i = 0; i < p.costs.dp_comms.size(); ++i) {
     const auto& c = p.costs.dp_comms[i];
@@ -169,7 +169,7 @@ void dp_collectives(Plan& p, int row, int stage, double share, bool gather) {
 // beside it can take their share of the host's rate; a sleep when they take none
 // (the same time, and half the cost: 62 s against 35 s for every replica of the
 // 12,288-GPU example).
-void compute_for(const Plan& p, double seconds) {
+void compute_for(const StepState& p, double seconds) {
   if (seconds <= 0) return;
   if (p.overlap_share > 0) {
     sg4::this_actor::execute(seconds * sg4::this_actor::get_host()->get_speed());
@@ -184,7 +184,7 @@ void compute_for(const Plan& p, double seconds) {
 // (SimGrid shares a host's rate max-min: compute beside gets the rest). Run at
 // once, two would take two shares, and one waiting for another would take its
 // share doing nothing.
-void dp_beside_compute(Plan& p, int row, int stage, double share, bool gather) {
+void dp_beside_compute(StepState& p, int row, int stage, double share, bool gather) {
   ActorState& me = p.actor(row, stage);
   if (!me.dp_stream) me.dp_stream = sg4::Mutex::create();
   const std::scoped_lock stream(*me.dp_stream);

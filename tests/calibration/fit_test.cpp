@@ -74,8 +74,13 @@ Row all_reduce(int ranks, double bytes) {
   r.kind = RowKind::collective;
   r.family = "all_reduce.ring";
   r.bytes = bytes;
-  r.collective = {models::CollectiveKind::all_reduce, models::Algorithm::ring, false, ranks, bytes,
-                  2.0 * (ranks - 1) / ranks,          2.0 * (ranks - 1)};
+  r.collective = {models::CollectiveKind::all_reduce,
+                  models::CollectiveAlgorithm::ring,
+                  false,
+                  ranks,
+                  bytes,
+                  2.0 * (ranks - 1) / ranks,
+                  2.0 * (ranks - 1)};
   r.check = "pass";
   return r;
 }
@@ -422,7 +427,7 @@ TEST(CalibrationFit, NamesTheCollectiveRowsItDoesNotUse) {
   int nvls = 0;
   for (Row& r : rows.rows) {
     if (r.kind != RowKind::collective) continue;
-    r.collective.algorithm = models::Algorithm::nvls;
+    r.collective.algorithm = models::CollectiveAlgorithm::nvls;
     r.family = "all_reduce.nvls";
     ++nvls;
   }

@@ -174,7 +174,7 @@ TEST(ImportNcclTests, BusbwAboveTheLinksIsRefusedAndAboveTheRingCeilingFlagged) 
             std::string::npos)
       << refusal(nvls, o);
   EXPECT_NE(refusal(nvls, o).find("--algorithm nvls"), std::string::npos);
-  o.algorithm = models::Algorithm::nvls;
+  o.algorithm = models::CollectiveAlgorithm::nvls;
   const Imported by_nvls = import_rows(nvls, "nccl.txt", ImportFormat::nccl_tests, o);
   EXPECT_NE(notes_of(by_nvls).find("as nvls can"), std::string::npos) << notes_of(by_nvls);
   EXPECT_NE(by_nvls.rows[1].arguments.value("above_ring_ceiling", "").find("(nvls)"),

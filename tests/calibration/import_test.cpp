@@ -52,7 +52,7 @@ TEST(ImportNcclTests, EverySizeIsACollectiveRowWithItsTimeAndCheck) {
   const Row& big = got.rows[2];
   EXPECT_EQ(big.kind, RowKind::collective);
   EXPECT_EQ(big.collective.collective, models::CollectiveKind::all_reduce);  // redop and ratio
-  EXPECT_EQ(big.collective.algorithm, models::Algorithm::ring);
+  EXPECT_EQ(big.collective.algorithm, models::CollectiveAlgorithm::ring);
   EXPECT_EQ(big.collective.ranks, 8);  // the "#  Rank" lines
   EXPECT_DOUBLE_EQ(big.collective.bytes, 1073741824.0);
   EXPECT_DOUBLE_EQ(big.collective.busbw_factor, 1.75);

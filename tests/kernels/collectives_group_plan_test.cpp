@@ -109,7 +109,7 @@ TEST(GroupPlan, StagesSendsThatAReceiveWouldOverwrite) {
   constexpr std::int64_t kBytes = 20;  // five floats
   spec.bytes = kBytes;
   spec.elem_bytes = kFloat;
-  spec.algorithm = Algorithm::p2p;
+  spec.algorithm = CollectiveAlgorithm::p2p;
   Schedule s{spec, {ChunkLayout::even(kBytes, 1, kFloat)}, {}};
   for (int r = 0; r < 2; ++r) {
     s.steps.push_back({Step{StepKind::send, 1 - r, 0, 0, 1, -1, kBytes},

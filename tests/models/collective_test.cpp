@@ -16,9 +16,10 @@ TEST(CollectiveVocabulary, EveryKindAndAlgorithmReadsBackFromItsName) {
     EXPECT_EQ(collective_from_key(collective_key(k)), k) << collective_key(k);
     EXPECT_NE(collective_name(k), "?");
   }
-  for (const Algorithm a :
-       {Algorithm::none, Algorithm::ring, Algorithm::nvls, Algorithm::tree, Algorithm::hierarchical,
-        Algorithm::pairwise, Algorithm::chain, Algorithm::p2p}) {
+  for (const CollectiveAlgorithm a :
+       {CollectiveAlgorithm::none, CollectiveAlgorithm::ring, CollectiveAlgorithm::nvls,
+        CollectiveAlgorithm::tree, CollectiveAlgorithm::hierarchical, CollectiveAlgorithm::pairwise,
+        CollectiveAlgorithm::chain, CollectiveAlgorithm::p2p}) {
     EXPECT_EQ(algorithm_from_name(algorithm_name(a)), a) << algorithm_name(a);
   }
   EXPECT_FALSE(collective_from_key("allreduce").has_value());

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "models/plan/memory.hpp"
-#include "models/plan/placement.hpp"
+#include "models/plan/rank_layout.hpp"
 #include "models/plan/step_plan.hpp"
 #include "models/scenario/loader.hpp"
 #include "myriad_source_paths.hpp"
@@ -124,7 +124,7 @@ TEST(DataParallel, ZeroThreeHoldsTheLayersItGathers) {
 // Expectation: tp 6 on 8-GPU nodes: ranks 0-5 share a node, ranks 6-11 straddle
 // two (2 and 4); the tensor-parallel collectives are priced as the straddling
 // group's, which waits on the network.
-TEST(Placement, StraddlingTensorParallelGroupsAreTheOnesPriced) {
+TEST(RankOrder, StraddlingTensorParallelGroupsAreTheOnesPriced) {
   const auto s = scenario::load_scenario_text(
       "cluster: {preset: selene-like, gpus: 96}\n"
       "model: {preset: gpt3-175b-megatron}\n"

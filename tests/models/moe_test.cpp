@@ -7,7 +7,7 @@
 #include <string>
 
 #include "models/plan/memory.hpp"
-#include "models/plan/placement.hpp"
+#include "models/plan/rank_layout.hpp"
 #include "models/plan/step_plan.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/transformer/model_stats.hpp"

@@ -15,7 +15,7 @@
 namespace myriad::models::place {
 namespace {
 
-constexpr Algorithm kAll[] = {Algorithm::m_topo, Algorithm::m_etf, Algorithm::m_sct};
+constexpr Placer kAll[] = {Placer::m_topo, Placer::m_etf, Placer::m_sct};
 
 std::string thrown_by(const OpGraph& g) {
   try {
@@ -44,7 +44,7 @@ OpGraph chain(const std::vector<double>& compute, double bytes) {
 // What any schedule must respect: an op starts after each parent has finished
 // and, from another device, after the tensor's transfer; a device runs one op at
 // a time; the makespan, memory and feasibility are those of the schedule.
-void expect_valid(const OpGraph& g, const Devices& d, const Placement& p) {
+void expect_valid(const OpGraph& g, const Devices& d, const Assignment& p) {
   const std::size_t n = g.nodes.size();
   ASSERT_EQ(p.device.size(), n);
   ASSERT_EQ(p.start_s.size(), n);
@@ -119,8 +119,8 @@ TEST(OpGraph, ValidateNamesTheBadCost) {
 
 TEST(Place, RejectsBadDevicesAndAssignments) {
   const OpGraph g = chain({1, 1}, 0);
-  EXPECT_THROW((void)place(g, {0, 1, 0, 1}, Algorithm::m_etf), std::invalid_argument);
-  EXPECT_THROW((void)place(g, {2, 1, 0, 0}, Algorithm::m_etf), std::invalid_argument);
+  EXPECT_THROW((void)place(g, {0, 1, 0, 1}, Placer::m_etf), std::invalid_argument);
+  EXPECT_THROW((void)place(g, {2, 1, 0, 0}, Placer::m_etf), std::invalid_argument);
   EXPECT_THROW((void)evaluate(g, {2, 1, 0, 1}, {0}), std::invalid_argument);
   EXPECT_THROW((void)evaluate(g, {2, 1, 0, 1}, {0, 2}), std::invalid_argument);
 }
@@ -132,14 +132,14 @@ TEST(Place, RejectsBadDevicesAndAssignments) {
 TEST(Place, ChainStaysOnOneDeviceWhenTransfersAreDear) {
   const OpGraph g = chain({1, 2, 3, 4}, 0);
   const Devices d{2, 10, 1000, 1};
-  for (Algorithm a : {Algorithm::m_etf, Algorithm::m_sct}) {
-    const Placement p = place(g, d, a);
+  for (Placer a : {Placer::m_etf, Placer::m_sct}) {
+    const Assignment p = place(g, d, a);
     expect_valid(g, d, p);
-    EXPECT_EQ(p.device, (std::vector<int>{0, 0, 0, 0})) << algorithm_name(a);
-    EXPECT_DOUBLE_EQ(p.makespan_s, 10) << algorithm_name(a);
+    EXPECT_EQ(p.device, (std::vector<int>{0, 0, 0, 0})) << placer_name(a);
+    EXPECT_DOUBLE_EQ(p.makespan_s, 10) << placer_name(a);
     EXPECT_TRUE(p.feasible);
   }
-  const Placement topo = place(g, d, Algorithm::m_topo);
+  const Assignment topo = place(g, d, Placer::m_topo);
   expect_valid(g, d, topo);
   EXPECT_EQ(topo.device, (std::vector<int>{0, 0, 1, 1}));
   EXPECT_DOUBLE_EQ(topo.makespan_s, 1010);
@@ -153,13 +153,13 @@ TEST(Place, MemoryForcesASplit) {
   OpGraph g = chain({1, 1, 1, 1, 1, 1}, 0);
   for (int v : {0, 1}) g.nodes[v].memory_bytes = 2;
   const Devices d{2, 4.5, 1000, 1};
-  for (Algorithm a : kAll) {
-    const Placement p = place(g, d, a);
+  for (Placer a : kAll) {
+    const Assignment p = place(g, d, a);
     expect_valid(g, d, p);
-    EXPECT_TRUE(p.feasible) << algorithm_name(a) << ": " << p.note;
-    EXPECT_NE(p.device[0], p.device[5]) << algorithm_name(a);
+    EXPECT_TRUE(p.feasible) << placer_name(a) << ": " << p.note;
+    EXPECT_NE(p.device[0], p.device[5]) << placer_name(a);
   }
-  const Placement uniform = evaluate(g, d, {0, 0, 0, 1, 1, 1});
+  const Assignment uniform = evaluate(g, d, {0, 0, 0, 1, 1, 1});
   expect_valid(g, d, uniform);
   EXPECT_FALSE(uniform.feasible);
   EXPECT_DOUBLE_EQ(uniform.memory_bytes[0], 5);
@@ -173,12 +173,12 @@ TEST(Place, ScratchCountsOnceADevice) {
   OpGraph g = chain({1, 1, 1}, 0);
   g.nodes[0].temp_bytes = 4;
   g.nodes[1].temp_bytes = 2;
-  const Placement p = evaluate(g, {2, 7, 0, 1}, {0, 0, 0});
+  const Assignment p = evaluate(g, {2, 7, 0, 1}, {0, 0, 0});
   EXPECT_DOUBLE_EQ(p.memory_bytes[0], 7);
   EXPECT_DOUBLE_EQ(p.memory_bytes[1], 0);
   EXPECT_TRUE(p.feasible);
   // m-ETF counts it the same way: with 6.5 bytes the third op no longer fits beside the others.
-  const Placement etf = place(g, {2, 6.5, 0, 1}, Algorithm::m_etf);
+  const Assignment etf = place(g, {2, 6.5, 0, 1}, Placer::m_etf);
   expect_valid(g, {2, 6.5, 0, 1}, etf);
   EXPECT_EQ(etf.device, (std::vector<int>{0, 0, 1}));
 }
@@ -189,10 +189,10 @@ TEST(Place, AnOpTooLargeForAnyDeviceMakesItInfeasible) {
   OpGraph g = chain({1, 1, 1}, 0);
   g.nodes[1].memory_bytes = 100;
   const Devices d{2, 10, 0, 1};
-  for (Algorithm a : kAll) {
-    const Placement p = place(g, d, a);
+  for (Placer a : kAll) {
+    const Assignment p = place(g, d, a);
     expect_valid(g, d, p);
-    EXPECT_FALSE(p.feasible) << algorithm_name(a);
+    EXPECT_FALSE(p.feasible) << placer_name(a);
     EXPECT_NE(p.note.find("infeasible"), std::string::npos) << p.note;
   }
 }
@@ -241,11 +241,11 @@ TEST(Place, CommunicationHeavyForkJoinAgainstBruteForce) {
   const double optimum = brute_force_makespan(g, d);
   EXPECT_DOUBLE_EQ(optimum, 13);
   double makespan[3];
-  for (Algorithm a : kAll) {
-    const Placement p = place(g, d, a);
+  for (Placer a : kAll) {
+    const Assignment p = place(g, d, a);
     expect_valid(g, d, p);
     makespan[static_cast<int>(a)] = p.makespan_s;
-    std::cout << algorithm_name(a) << ": actual " << p.makespan_s << " s, optimum " << optimum
+    std::cout << placer_name(a) << ": actual " << p.makespan_s << " s, optimum " << optimum
               << " s; " << p.note << "\n";
   }
   const double topo = makespan[0], etf = makespan[1], sct = makespan[2];
@@ -253,7 +253,7 @@ TEST(Place, CommunicationHeavyForkJoinAgainstBruteForce) {
   EXPECT_LE(etf, topo);
   EXPECT_GE(sct, optimum);
   EXPECT_LE(sct, 1.2 * optimum);
-  const Placement p = place(g, d, Algorithm::m_sct);
+  const Assignment p = place(g, d, Placer::m_sct);
   const std::string lp = sct_lp_available() ? "LP solved by GLPK" : "GLPK absent";
   EXPECT_NE(p.note.find(lp), std::string::npos) << p.note;
 }
@@ -268,8 +268,8 @@ TEST(Place, FavouriteChildStaysBesideItsParent) {
   OpGraph g = ops({1, 3, 3});
   g.edges = {{0, 1, 0.5}, {0, 2, 10}};
   const Devices d{2, 100, 0, 1};
-  const Placement etf = place(g, d, Algorithm::m_etf);
-  const Placement sct = place(g, d, Algorithm::m_sct);
+  const Assignment etf = place(g, d, Placer::m_etf);
+  const Assignment sct = place(g, d, Placer::m_sct);
   expect_valid(g, d, etf);
   expect_valid(g, d, sct);
   EXPECT_DOUBLE_EQ(etf.makespan_s, 7);
@@ -288,8 +288,8 @@ TEST(Place, FavouriteChildStaysBesideItsParent) {
 TEST(Place, FavouritesDoNotIdleTheirParentsDevice) {
   const OpGraph g = random_layered_graph({1000, 100, 3, 7});
   const Devices d{8, 1e12, 1e-5, 1e9};
-  const Placement etf = place(g, d, Algorithm::m_etf);
-  const Placement sct = place(g, d, Algorithm::m_sct);
+  const Assignment etf = place(g, d, Placer::m_etf);
+  const Assignment sct = place(g, d, Placer::m_sct);
   expect_valid(g, d, sct);
   std::cout << "m-ETF " << etf.makespan_s << " s, m-SCT " << sct.makespan_s << " s\n";
   EXPECT_LE(sct.makespan_s, 1.05 * etf.makespan_s);
@@ -335,7 +335,7 @@ TEST(SctLp, GreedyFavouriteIsTheLargestUnclaimedEdge) {
 TEST(Place, LargeGraphSkipsTheLpAndSaysSo) {
   const OpGraph g = random_layered_graph({1200, 100, 3, 5});
   ASSERT_GT(static_cast<int>(g.edges.size()), kSctLpMaxEdges);
-  const Placement p = place(g, {4, 1e12, 1e-5, 1e10}, Algorithm::m_sct);
+  const Assignment p = place(g, {4, 1e12, 1e-5, 1e10}, Placer::m_sct);
   EXPECT_NE(p.note.find("LP skipped: " + std::to_string(g.edges.size()) + " edges > 1000"),
             std::string::npos)
       << p.note;
@@ -344,14 +344,14 @@ TEST(Place, LargeGraphSkipsTheLpAndSaysSo) {
 TEST(Place, SameInputSamePlacement) {
   const OpGraph g = random_layered_graph({450, 100, 3, 3});  // ~700 edges: m-SCT solves its LP
   const Devices d{4, 1e9, 1e-5, 1e10};
-  for (Algorithm a : kAll) {
-    const Placement first = place(g, d, a);
-    const Placement second = place(g, d, a);
-    EXPECT_EQ(first.device, second.device) << algorithm_name(a);
-    EXPECT_EQ(first.start_s, second.start_s) << algorithm_name(a);
-    EXPECT_EQ(first.memory_bytes, second.memory_bytes) << algorithm_name(a);
-    EXPECT_EQ(first.makespan_s, second.makespan_s) << algorithm_name(a);
-    EXPECT_EQ(first.note, second.note) << algorithm_name(a);
+  for (Placer a : kAll) {
+    const Assignment first = place(g, d, a);
+    const Assignment second = place(g, d, a);
+    EXPECT_EQ(first.device, second.device) << placer_name(a);
+    EXPECT_EQ(first.start_s, second.start_s) << placer_name(a);
+    EXPECT_EQ(first.memory_bytes, second.memory_bytes) << placer_name(a);
+    EXPECT_EQ(first.makespan_s, second.makespan_s) << placer_name(a);
+    EXPECT_EQ(first.note, second.note) << placer_name(a);
   }
 }
 
@@ -359,8 +359,8 @@ TEST(Place, SameInputSamePlacement) {
 TEST(Place, EvaluateRebuildsEtfsSchedule) {
   const OpGraph g = random_layered_graph({450, 50, 3, 4});
   const Devices d{4, 1e9, 1e-5, 1e10};
-  const Placement etf = place(g, d, Algorithm::m_etf);
-  const Placement replay = evaluate(g, d, etf.device);
+  const Assignment etf = place(g, d, Placer::m_etf);
+  const Assignment replay = evaluate(g, d, etf.device);
   EXPECT_EQ(replay.start_s, etf.start_s);
   EXPECT_EQ(replay.makespan_s, etf.makespan_s);
 }
@@ -378,13 +378,13 @@ TEST(Place, TenThousandOpsOnEightDevices) {
   }
   const Devices d{8, 1.5 * memory / 8, 1e-5, 1e10};
   const double bound = std::max(single_device_lower_bound_s(g), compute / 8);
-  for (Algorithm a : kAll) {
-    const Placement p = place(g, d, a);
+  for (Placer a : kAll) {
+    const Assignment p = place(g, d, a);
     expect_valid(g, d, p);
-    EXPECT_TRUE(p.feasible) << algorithm_name(a) << ": " << p.note;
-    EXPECT_GE(p.makespan_s, bound) << algorithm_name(a);
-    if (a != Algorithm::m_topo) {
-      EXPECT_LE(p.makespan_s, 1.5 * bound) << algorithm_name(a);
+    EXPECT_TRUE(p.feasible) << placer_name(a) << ": " << p.note;
+    EXPECT_GE(p.makespan_s, bound) << placer_name(a);
+    if (a != Placer::m_topo) {
+      EXPECT_LE(p.makespan_s, 1.5 * bound) << placer_name(a);
     }
   }
 }
@@ -397,13 +397,13 @@ TEST(Place, ColocationGroupsStayTogetherAndChargeTheirMemoryAtOnce) {
   OpGraph g;
   g.nodes = {{"a", 1, 3, 0, 0}, {"b", 1, 2, 0, -1}, {"c", 1, 3, 0, 0}};
   const Devices d{2, 7, 0, 1};
-  for (Algorithm a : kAll) {
-    const Placement p = place(g, d, a);
+  for (Placer a : kAll) {
+    const Assignment p = place(g, d, a);
     expect_valid(g, d, p);
-    EXPECT_EQ(p.device[0], p.device[2]) << algorithm_name(a);
-    EXPECT_NE(p.device[1], p.device[0]) << algorithm_name(a);
-    EXPECT_DOUBLE_EQ(p.memory_bytes[p.device[0]], 6) << algorithm_name(a);
-    EXPECT_TRUE(p.feasible) << algorithm_name(a) << ": " << p.note;
+    EXPECT_EQ(p.device[0], p.device[2]) << placer_name(a);
+    EXPECT_NE(p.device[1], p.device[0]) << placer_name(a);
+    EXPECT_DOUBLE_EQ(p.memory_bytes[p.device[0]], 6) << placer_name(a);
+    EXPECT_TRUE(p.feasible) << placer_name(a) << ": " << p.note;
   }
 }
 
@@ -413,13 +413,13 @@ TEST(Place, ColocationOverridesEarliestStart) {
   OpGraph g = ops({1, 1, 1, 1});
   for (int v = 0; v < 3; ++v) g.nodes[v].group = 5;
   const Devices d{2, 100, 0, 1};
-  EXPECT_DOUBLE_EQ(place(ops({1, 1, 1, 1}), d, Algorithm::m_etf).makespan_s, 2);
-  for (Algorithm a : kAll) {
-    const Placement p = place(g, d, a);
+  EXPECT_DOUBLE_EQ(place(ops({1, 1, 1, 1}), d, Placer::m_etf).makespan_s, 2);
+  for (Placer a : kAll) {
+    const Assignment p = place(g, d, a);
     expect_valid(g, d, p);
-    EXPECT_EQ(p.device[0], p.device[1]) << algorithm_name(a);
-    EXPECT_EQ(p.device[0], p.device[2]) << algorithm_name(a);
-    EXPECT_DOUBLE_EQ(p.makespan_s, 3) << algorithm_name(a);
+    EXPECT_EQ(p.device[0], p.device[1]) << placer_name(a);
+    EXPECT_EQ(p.device[0], p.device[2]) << placer_name(a);
+    EXPECT_DOUBLE_EQ(p.makespan_s, 3) << placer_name(a);
   }
   EXPECT_EQ(g.groups(), 6);
 }

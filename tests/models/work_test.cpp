@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "models/plan/memory.hpp"
-#include "models/plan/placement.hpp"
+#include "models/plan/rank_layout.hpp"
 #include "models/plan/step_plan.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/transformer/model_stats.hpp"
@@ -191,7 +191,7 @@ parallelism: {tp: 8, global_batch: 64}
   EXPECT_DOUBLE_EQ(m.optimizer, 12 * params / 8);
 }
 
-TEST(Placement, GroupsFollowMegatronOrder) {
+TEST(RankOrder, GroupsFollowMegatronOrder) {
   const auto s = load(R"(
 cluster: {preset: megascale-like, gpus: 12288}
 model: {preset: gpt3-175b-megascale}
@@ -211,7 +211,7 @@ parallelism: {tp: 8, pp: 8, virtual_stages: 6, global_batch: 6144}
 // tp 2 on 8-GPU nodes: Megatron's order puts four replicas of a stage in a node;
 // tp-cp-pp-dp puts a replica's four stages there instead. The rank groups a node
 // holds and the node a rank group starts on agree both ways.
-TEST(Placement, TheScenarioChoosesTheOrder) {
+TEST(RankOrder, TheScenarioChoosesTheOrder) {
   const char* text = R"(
 cluster: {preset: selene-like, gpus: 64}
 model: {preset: llama3-8b}
@@ -223,9 +223,9 @@ parallelism: {tp: 2, pp: 4, global_batch: 64%s}
     return load(t);
   };
   const auto megatron = with("");
-  EXPECT_EQ(megatron.parallelism.placement, scenario::Placement::tp_cp_dp_pp);
+  EXPECT_EQ(megatron.parallelism.placement, scenario::RankOrder::tp_cp_dp_pp);
   const auto pipes = with(", placement: tp-cp-pp-dp");
-  EXPECT_EQ(pipes.parallelism.placement, scenario::Placement::tp_cp_pp_dp);
+  EXPECT_EQ(pipes.parallelism.placement, scenario::RankOrder::tp_cp_pp_dp);
   EXPECT_EQ(group_span(GroupKind::dp, megatron).per_node, 4);
   EXPECT_EQ(group_span(GroupKind::dp, megatron).nodes, 2);
   EXPECT_EQ(group_span(GroupKind::pp, megatron).nodes, 4);

@@ -113,7 +113,7 @@ TEST(CommCost, IntraNodeAllReduceIsAlphaBetaAtMeasuredBusBandwidth) {
   const CommCost c = collective_cost(ar, {8, 8, 1}, cluster, a100());
   EXPECT_DOUBLE_EQ(c.busbw_Bps, 228.0e9);
   EXPECT_DOUBLE_EQ(c.time_s, 14 * cluster.nvlink_latency_s + 2.0 * 7 / 8 * 1073741824.0 / 228e9);
-  EXPECT_EQ(c.algorithm, models::Algorithm::ring);
+  EXPECT_EQ(c.algorithm, models::CollectiveAlgorithm::ring);
 }
 
 TEST(CommCost, InterNodeBandwidthIsTheNicsTheGroupCanUse) {
@@ -127,7 +127,8 @@ TEST(CommCost, InterNodeBandwidthIsTheNicsTheGroupCanUse) {
   models::Collective ar = rs;
   ar.kind = models::CollectiveKind::all_reduce;
   ar.bytes = 1e4;
-  EXPECT_EQ(collective_cost(ar, {32, 1, 32}, cluster, a100()).algorithm, models::Algorithm::tree);
+  EXPECT_EQ(collective_cost(ar, {32, 1, 32}, cluster, a100()).algorithm,
+            models::CollectiveAlgorithm::tree);
 }
 
 TEST(CommCost, OversubscriptionSlowsAllToAllAcrossThePod) {

@@ -1,7 +1,7 @@
-// The model-growth what-if (training.growth, sim/plan/growth.hpp): the scenario
+// The model-growth what-if (training.growth, sim/planning/growth.hpp): the scenario
 // keys, the small model's training on the same cluster, and the days, GPU-hours
 // and cost that add up the two phases.
-#include "sim/plan/growth.hpp"
+#include "sim/planning/growth.hpp"
 
 #include <gtest/gtest.h>
 

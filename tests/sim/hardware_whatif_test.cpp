@@ -118,8 +118,8 @@ parallelism: {tp: 8, sp: )" +
   const StepReport with = estimate(scenario(false, ""), h100());
   const StepReport without = estimate(scenario(false, ", nvls: false"), h100());
   ASSERT_EQ(tp(with).kind, "all-reduce");
-  EXPECT_EQ(tp(with).cost.algorithm, models::Algorithm::nvls);
-  EXPECT_EQ(tp(without).cost.algorithm, models::Algorithm::ring);
+  EXPECT_EQ(tp(with).cost.algorithm, models::CollectiveAlgorithm::nvls);
+  EXPECT_EQ(tp(without).cost.algorithm, models::CollectiveAlgorithm::ring);
   const double bytes = tp(with).bytes;
   const double curve = interpolate_busbw(h100().reference_nvlink_busbw, bytes);
   const double ring = std::min(curve, h100().ring_busbw_fraction * 450e9);
@@ -129,7 +129,7 @@ parallelism: {tp: 8, sp: )" +
   // Sequence parallelism's all-gather and reduce-scatter: rings with or without.
   const StepReport sp_with = estimate(scenario(true, ""), h100());
   const StepReport sp_without = estimate(scenario(true, ", nvls: false"), h100());
-  EXPECT_EQ(tp(sp_with).cost.algorithm, models::Algorithm::ring);
+  EXPECT_EQ(tp(sp_with).cost.algorithm, models::CollectiveAlgorithm::ring);
   EXPECT_EQ(tp(sp_with).cost.time_s, tp(sp_without).cost.time_s);
   EXPECT_EQ(sp_with.step_time_s, sp_without.step_time_s);
   EXPECT_LE(tp(sp_with).cost.busbw_Bps, h100().ring_busbw_fraction * 450e9 * (1 + 1e-12));

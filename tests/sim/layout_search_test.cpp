@@ -1,7 +1,7 @@
-// The layout search (sim/plan/layout_search.hpp): every candidate accounted for,
+// The layout search (sim/planning/layout_search.hpp): every candidate accounted for,
 // the best by the objective, each as the scenario with its overrides would be
 // estimated, and the same result every time.
-#include "sim/plan/layout_search.hpp"
+#include "sim/planning/layout_search.hpp"
 
 #include <gtest/gtest.h>
 
@@ -266,7 +266,7 @@ TEST(LayoutSearch, SearchesExpertTensorParallelismAndPruning) {
   space.pp = {1};
   space.virtual_stages = {1};
   space.recompute = {scenario::Recompute::full};
-  space.placement = {scenario::Placement::tp_cp_dp_pp};
+  space.placement = {scenario::RankOrder::tp_cp_dp_pp};
   const std::size_t unpruned = candidate_count(space);
   space.prune = {parse_prune("none"), parse_prune("2:4")};
   EXPECT_EQ(candidate_count(space), 2 * unpruned);
@@ -308,7 +308,7 @@ TEST(LayoutSearch, ExpertParallelDegreesStopAtTheGpus) {
   space.virtual_stages = {1};
   space.micro_batch = {1};
   space.recompute = {scenario::Recompute::full};
-  space.placement = {scenario::Placement::tp_cp_dp_pp};
+  space.placement = {scenario::RankOrder::tp_cp_dp_pp};
   PlanOptions options;
   const PlanResult r = search_layouts(s, h100(), space, options);
   EXPECT_EQ(r.candidates, candidate_count(space));

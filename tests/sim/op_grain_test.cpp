@@ -1,6 +1,6 @@
-// The pipeline at op grain (sim/placement/op_grain): a layer's ops as pieces
+// The pipeline at op grain (sim/stage_split/op_grain): a layer's ops as pieces
 // that add up to the layer, placed by Baechi's placers or by a layer split.
-#include "sim/placement/op_grain.hpp"
+#include "sim/stage_split/op_grain.hpp"
 
 #include <gtest/gtest.h>
 
@@ -101,11 +101,11 @@ TEST(OpGrain, ALayerSplitCutsNoLayerAndMatchesTheLayerGraph) {
   ASSERT_EQ(layers.micro_batches, 8);
   ASSERT_EQ(g.micro_batches, 8);
   const std::vector<int> split = {8, 8, 8, 8};
-  const OpGrainPlacement p = split_on_ops(g, split, StageAlgorithm::uniform);
+  const OpGrainPlacement p = split_on_ops(g, split, StageSplit::uniform);
   EXPECT_EQ(p.layers_cut, 0);
   EXPECT_EQ(p.stages_used, 4);
   EXPECT_TRUE(p.contiguous);
-  const StagePlacement at_layers = place_stages(small, layers, StageAlgorithm::uniform);
+  const StagePlacement at_layers = place_stages(small, layers, StageSplit::uniform);
   // The same work on the same stages: the schedules differ only in how a stage
   // interleaves micro-batches between ops rather than between layers.
   EXPECT_NEAR(p.graph.makespan_s, at_layers.graph.makespan_s, 0.02 * at_layers.graph.makespan_s);
@@ -120,10 +120,9 @@ TEST(OpGrain, BaechisPlacersPlaceOpsAndCountTheLayersTheyCut) {
   const auto s = llama8b();
   const PipelineGraph units = pipeline_units(s, h100());
   const OpGrainGraph g = op_grain_graph(s, h100(), units);
-  for (const StageAlgorithm a :
-       {StageAlgorithm::m_topo, StageAlgorithm::m_etf, StageAlgorithm::m_sct}) {
+  for (const StageSplit a : {StageSplit::m_topo, StageSplit::m_etf, StageSplit::m_sct}) {
     const OpGrainPlacement p = place_ops(g, a);
-    SCOPED_TRACE(stage_algorithm_name(a));
+    SCOPED_TRACE(stage_split_name(a));
     ASSERT_EQ(p.piece_stage.size(), static_cast<std::size_t>(g.pieces()));
     EXPECT_GE(p.stages_used, 1);
     EXPECT_LE(p.stages_used, 4);
@@ -145,11 +144,11 @@ TEST(OpGrain, BaechisPlacersPlaceOpsAndCountTheLayersTheyCut) {
   }
   // m-TOPO fills the stages by memory in order: it uses them all, contiguously,
   // and cuts layers where a stage's budget runs out.
-  const OpGrainPlacement topo = place_ops(g, StageAlgorithm::m_topo);
+  const OpGrainPlacement topo = place_ops(g, StageSplit::m_topo);
   EXPECT_EQ(topo.stages_used, 4);
   EXPECT_TRUE(topo.contiguous);
-  EXPECT_THROW((void)place_ops(g, StageAlgorithm::uniform), std::invalid_argument);
-  EXPECT_THROW((void)place_ops(g, StageAlgorithm::balanced), std::invalid_argument);
+  EXPECT_THROW((void)place_ops(g, StageSplit::uniform), std::invalid_argument);
+  EXPECT_THROW((void)place_ops(g, StageSplit::balanced), std::invalid_argument);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
-// `myriad plan` over several searches, as data (sim/plan/plan_run.hpp): the
+// `myriad plan` over several searches, as data (sim/planning/plan_run.hpp): the
 // objective a plan ranks by, the layouts a report draws, the searches merged over
 // one numbering, the columns the table shows, the --set line of the best, and the
 // points of the report.
-#include "sim/plan/plan_run.hpp"
+#include "sim/planning/plan_run.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
-// A plan's best layouts re-scored (sim/plan/rescore.hpp): what a step engine's
+// A plan's best layouts re-scored (sim/planning/rescore.hpp): what a step engine's
 // step time and a campaign's outcome make of a layout's figures, growth added,
 // and the order again. The engines' results are given, not run.
-#include "sim/plan/rescore.hpp"
+#include "sim/planning/rescore.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "models/plan/placement.hpp"
+#include "models/plan/rank_layout.hpp"
 #include "models/scenario/loader.hpp"
 #include "sim/step/step_lowering.hpp"
 #include "tests/sim/step_engine_support.hpp"

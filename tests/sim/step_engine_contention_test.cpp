@@ -131,7 +131,7 @@ TEST(StepEngine, PlacementKeepsPipelinesInsidePods) {
   scenario::Scenario megatron = scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-70b-h100-3584-pods-1to7.yaml", kShipped);
   scenario::Scenario pipes = megatron;
-  pipes.parallelism.placement = scenario::Placement::tp_cp_pp_dp;
+  pipes.parallelism.placement = scenario::RankOrder::tp_cp_pp_dp;
   scenario::Scenario flat = megatron;
   for (auto& tier : flat.cluster.network.tiers) tier.oversubscription = 1;
   const double analytic = estimate(pipes, a100()).step_time_s;

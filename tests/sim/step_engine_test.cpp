@@ -70,7 +70,7 @@ TEST(StepEngine, AgreesWithTheAnalyticEngineWithinOnePercent) {
   auto pipes = llama8b_tp2(64, 4, true);
   pipes.parallelism.tp = 8;
   pipes.parallelism.dp = 2;
-  pipes.parallelism.placement = scenario::Placement::tp_cp_pp_dp;
+  pipes.parallelism.placement = scenario::RankOrder::tp_cp_pp_dp;
   // Uneven stages: Llama 3 8B's 32 layers as 6 + 10 + 10 + 6 on 4 stages.
   auto uneven = llama8b_tp2(32, 4, true);
   uneven.parallelism.first_stage_layers = 6;

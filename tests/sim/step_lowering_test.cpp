@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/plan/placement.hpp"
+#include "models/plan/rank_layout.hpp"
 #include "myriad_source_paths.hpp"
 #include "sim/step/step_lowering.hpp"
 #include "tests/sim/shipped.hpp"
@@ -109,7 +109,8 @@ TEST(StepLowering, DataParallelRingsCarryTheBusBandwidthFactor) {
     const DpPhase& d = low.dp_phases[i];
     const CommCost& priced = low.costs.dp_costs[i];
     EXPECT_EQ(d.algorithm, priced.algorithm);
-    if (d.algorithm == models::Algorithm::ring || d.algorithm == models::Algorithm::tree) {
+    if (d.algorithm == models::CollectiveAlgorithm::ring ||
+        d.algorithm == models::CollectiveAlgorithm::tree) {
       EXPECT_DOUBLE_EQ(d.edge_factor, 0.75) << low.costs.dp_comms[i].name;
       EXPECT_NEAR(d.extra_latency_s + low.route_latency_s, priced.latency_s, 1e-15);
     }
@@ -133,7 +134,7 @@ TEST(StepLowering, HierarchicalAllReduceIsPricedInsideAndFlowsAcross) {
                                   [](const models::Collective& c) { return c.name == "dp.grads"; });
   ASSERT_NE(grads, low.costs.dp_comms.end());
   const DpPhase& d = low.dp_phases[static_cast<std::size_t>(grads - low.costs.dp_comms.begin())];
-  ASSERT_EQ(d.algorithm, models::Algorithm::hierarchical);
+  ASSERT_EQ(d.algorithm, models::CollectiveAlgorithm::hierarchical);
   EXPECT_DOUBLE_EQ(d.edge_factor, 1.0);
   EXPECT_GT(d.before.time_s, 0);
   EXPECT_GT(d.after.time_s, 0);

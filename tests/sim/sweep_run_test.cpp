@@ -1,6 +1,6 @@
-// A sweep's rows as data (sim/plan/sweep_run.hpp): each configuration's figures,
+// A sweep's rows as data (sim/planning/sweep_run.hpp): each configuration's figures,
 // growth included, and the Pareto front among the rows that fit.
-#include "sim/plan/sweep_run.hpp"
+#include "sim/planning/sweep_run.hpp"
 
 #include <gtest/gtest.h>
 

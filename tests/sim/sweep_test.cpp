@@ -1,5 +1,5 @@
-// Sweep axes, their expansion and the Pareto front (sim/plan/sweep.hpp).
-#include "sim/plan/sweep.hpp"
+// Sweep axes, their expansion and the Pareto front (sim/planning/sweep.hpp).
+#include "sim/planning/sweep.hpp"
 
 #include <gtest/gtest.h>
 

@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "myriad_source_paths.hpp"
-#include "sim/plan/sweep.hpp"
+#include "sim/planning/sweep.hpp"
 #include "sim/step/step_engine.hpp"
 #include "tests/tools/run_cli.hpp"
 #include "tools/cli/report_table.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "sim/campaign/campaign_report.hpp"
-#include "sim/plan/growth.hpp"
+#include "sim/planning/growth.hpp"
 
 namespace myriad::cli {
 

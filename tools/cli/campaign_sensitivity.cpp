@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "models/scenario/loader.hpp"
-#include "sim/plan/sweep.hpp"
+#include "sim/planning/sweep.hpp"
 #include "tools/cli/campaign_table.hpp"
 #include "tools/cli/report_table.hpp"
 

@@ -11,7 +11,7 @@
 
 #include "models/scenario/scenario.hpp"
 #include "sim/analytic/estimator.hpp"
-#include "sim/plan/layout_search.hpp"
+#include "sim/planning/layout_search.hpp"
 
 namespace myriad::cli {
 

@@ -10,7 +10,7 @@
 
 #include "models/scenario/loader.hpp"
 #include "sim/analytic/estimator.hpp"
-#include "sim/plan/growth.hpp"
+#include "sim/planning/growth.hpp"
 #include "tools/cli/estimate_options.hpp"
 #include "tools/cli/step_report.hpp"
 

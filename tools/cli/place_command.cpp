@@ -1,6 +1,6 @@
 // `myriad place SCENARIO`: which layers each pipeline stage holds, placed by
 // Baechi's m-TOPO, m-ETF and m-SCT on the scenario's pipeline unrolled over
-// micro-batches (sim/placement/pipeline_placement.hpp), beside the scenario's own
+// micro-batches (sim/stage_split/pipeline_split.hpp), beside the scenario's own
 // split and the time-balanced one; every placement priced by the analytic engine
 // and played by the step engine, and the chosen one written back as
 // parallelism.stage_layers.
@@ -21,8 +21,8 @@
 #include "models/scenario/run_title.hpp"
 #include "models/scenario/text_file.hpp"
 #include "sim/analytic/estimator.hpp"
-#include "sim/placement/op_grain.hpp"
-#include "sim/placement/pipeline_placement.hpp"
+#include "sim/stage_split/op_grain.hpp"
+#include "sim/stage_split/pipeline_split.hpp"
 #include "sim/step/step_in_child.hpp"
 #include "tools/cli/place_op_grain.hpp"
 #include "tools/cli/place_options.hpp"
@@ -46,7 +46,7 @@ std::string bandwidth_text(double Bps) {
 }
 
 Priced price(const scenario::Scenario& s, const sim::DeviceProfile& profile,
-             const sim::PipelineGraph& g, sim::StageAlgorithm a, bool simulate,
+             const sim::PipelineGraph& g, sim::StageSplit a, bool simulate,
              std::map<std::vector<int>, Priced>& by_split, std::ostream& out_stream) {
   const auto start = std::chrono::steady_clock::now();  // the algorithm's wall time, for the user
   sim::StagePlacement placement = sim::place_stages(s, g, a);
@@ -81,7 +81,7 @@ Priced price(const scenario::Scenario& s, const sim::DeviceProfile& profile,
 
 nlohmann::json placement_json(const Priced& p, const sim::DeviceProfile& profile) {
   const sim::StagePlacement& sp = p.placement;
-  nlohmann::json j = {{"algorithm", sim::stage_algorithm_name(sp.algorithm)},
+  nlohmann::json j = {{"algorithm", sim::stage_split_name(sp.algorithm)},
                       {"placed_ms", p.placed_ms},
                       {"graph_makespan_s", sp.graph.makespan_s},
                       {"graph_feasible", sp.graph.feasible},
@@ -143,9 +143,8 @@ void print_stages(const Priced& p, const sim::PipelineGraph& g, const sim::Devic
 }
 
 // The algorithms --algo names (all of them by default); nothing, said, on a bad name.
-std::optional<std::vector<sim::StageAlgorithm>> place_algorithms(const PlaceOptions& o,
-                                                                 Streams io) {
-  std::vector<sim::StageAlgorithm> algorithms;
+std::optional<std::vector<sim::StageSplit>> place_algorithms(const PlaceOptions& o, Streams io) {
+  std::vector<sim::StageSplit> algorithms;
   for (const auto& name : o.algorithms) {
     if (name == "all") {
       algorithms.assign(std::begin(sim::kStageAlgorithms), std::end(sim::kStageAlgorithms));
@@ -233,7 +232,7 @@ std::string place_header(const PlaceOptions& o, const scenario::Scenario& s,
 std::string placements_text(const std::vector<Priced>& all, bool no_simulate) {
   const Priced* uniform = nullptr;
   for (const Priced& p : all) {
-    if (p.placement.algorithm == sim::StageAlgorithm::uniform && p.analytic) uniform = &p;
+    if (p.placement.algorithm == sim::StageSplit::uniform && p.analytic) uniform = &p;
   }
   Table t({"algorithm", "placed in", "graph makespan", "stage layers", "analytic step",
            "vs uniform", "simulated step", "fullest stage", "fits"},
@@ -241,7 +240,7 @@ std::string placements_text(const std::vector<Priced>& all, bool no_simulate) {
   for (const Priced& p : all) {
     const sim::StagePlacement& sp = p.placement;
     const bool priced = p.analytic.has_value();
-    t.add({sim::stage_algorithm_name(sp.algorithm), fmt::format("{:.1f} ms", p.placed_ms),
+    t.add({sim::stage_split_name(sp.algorithm), fmt::format("{:.1f} ms", p.placed_ms),
            cli::seconds(sp.graph.makespan_s),
            sp.stage_layers.empty() ? "-" : stage_layers_text(sp.stage_layers),
            priced ? cli::seconds(p.analytic->step_time_s) : "-",
@@ -257,7 +256,7 @@ std::string placements_text(const std::vector<Priced>& all, bool no_simulate) {
   }
   std::string out = t.str() + "\n";
   for (const Priced& p : all) {
-    const std::string name = sim::stage_algorithm_name(p.placement.algorithm);
+    const std::string name = sim::stage_split_name(p.placement.algorithm);
     const bool named = p.placement.note.rfind(name + ":", 0) == 0;
     out += (named ? "" : name + ": ") + p.placement.note + "\n";
     if (!p.simulate_error.empty()) out += "  the step engine failed: " + p.simulate_error + "\n";
@@ -275,7 +274,7 @@ void print_pick(const Priced* pick, const sim::PipelineGraph& g, const sim::Devi
     out << "\nNo placement here can run as a pipeline of these stages within memory.\n";
     return;
   }
-  out << fmt::format("\n{} stages:\n", sim::stage_algorithm_name(pick->placement.algorithm));
+  out << fmt::format("\n{} stages:\n", sim::stage_split_name(pick->placement.algorithm));
   print_stages(*pick, g, profile, out);
   out << fmt::format("use it: --set 'parallelism.stage_layers=[{}]'\n",
                      fmt::join(pick->placement.stage_layers, ","));
@@ -302,7 +301,7 @@ int write_placed(const PlaceOptions& o, const scenario::Scenario& s, const Price
     return kExitFailure;
   }
   io.out << fmt::format("wrote {} (the scenario, resolved, with the {} stages)\n", o.write_file,
-                        sim::stage_algorithm_name(pick->placement.algorithm));
+                        sim::stage_split_name(pick->placement.algorithm));
   return kExitOk;
 }
 
@@ -322,7 +321,7 @@ nlohmann::json place_json(const scenario::Scenario& s, const sim::PipelineGraph&
                         {"critical_path_s", bound}}},
                       {"placements", nlohmann::json::array()}};
   for (const Priced& p : all) j["placements"].push_back(placement_json(p, profile));
-  if (pick) j["chosen"] = sim::stage_algorithm_name(pick->placement.algorithm);
+  if (pick) j["chosen"] = sim::stage_split_name(pick->placement.algorithm);
   if (!op_grain.is_null()) j["op_grain"] = op_grain;
   return j;
 }
@@ -357,7 +356,7 @@ int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
   print_pick(pick, g, *profile, io.out);
   nlohmann::json op_grain;
   if (o.grain == "op") {
-    std::vector<std::pair<sim::StageAlgorithm, std::vector<int>>> splits;
+    std::vector<std::pair<sim::StageSplit, std::vector<int>>> splits;
     splits.reserve(all.size());
     for (const Priced& p : all) {
       splits.emplace_back(p.placement.algorithm, p.placement.stage_layers);

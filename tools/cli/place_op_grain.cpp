@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "sim/placement/op_grain.hpp"
+#include "sim/stage_split/op_grain.hpp"
 #include "tools/cli/report_table.hpp"
 
 namespace myriad::cli {
@@ -16,7 +16,7 @@ struct Row {
   double placed_ms = -1;  // -1: a layer split, placed at layer grain
 };
 
-double fullest(const models::place::Placement& p) {
+double fullest(const models::place::Assignment& p) {
   double most = 0;
   for (const double bytes : p.memory_bytes) most = std::max(most, bytes);
   return most;
@@ -25,15 +25,15 @@ double fullest(const models::place::Placement& p) {
 // The layer splits, as found at layer grain, then each placer's own at op grain (timed).
 std::vector<Row> op_grain_rows(
     const sim::OpGrainGraph& g,
-    const std::vector<std::pair<sim::StageAlgorithm, std::vector<int>>>& layer_splits,
-    const std::vector<sim::StageAlgorithm>& algorithms) {
+    const std::vector<std::pair<sim::StageSplit, std::vector<int>>>& layer_splits,
+    const std::vector<sim::StageSplit>& algorithms) {
   std::vector<Row> rows;
   for (const auto& [a, split] : layer_splits) {
     if (split.empty()) continue;
     rows.push_back({sim::split_on_ops(g, split, a), -1});
   }
-  for (const sim::StageAlgorithm a : algorithms) {
-    if (a == sim::StageAlgorithm::uniform || a == sim::StageAlgorithm::balanced) continue;
+  for (const sim::StageSplit a : algorithms) {
+    if (a == sim::StageSplit::uniform || a == sim::StageSplit::balanced) continue;
     const auto start = std::chrono::steady_clock::now();
     sim::OpGrainPlacement p = sim::place_ops(g, a);
     const double ms =
@@ -54,13 +54,13 @@ void print_op_grain_notes(const sim::OpGrainGraph& g, const std::vector<Row>& ro
          "memory model).\n";
   for (const Row& r : rows) {
     if (r.placed_ms >= 0) {
-      out << fmt::format("{} (ops): {}\n", sim::stage_algorithm_name(r.placement.algorithm),
+      out << fmt::format("{} (ops): {}\n", sim::stage_split_name(r.placement.algorithm),
                          r.placement.note);
     }
   }
   if (best) {
     out << fmt::format("\n{} at op grain, each stage's ops:\n",
-                       sim::stage_algorithm_name(best->placement.algorithm));
+                       sim::stage_split_name(best->placement.algorithm));
     const std::vector<std::string> ranges = sim::stage_ranges(g, best->placement);
     for (std::size_t k = 0; k < ranges.size(); ++k) {
       out << fmt::format("  stage {}: {}\n", k, ranges[k]);
@@ -72,8 +72,8 @@ void print_op_grain_notes(const sim::OpGrainGraph& g, const std::vector<Row>& ro
 
 nlohmann::json print_op_grain(
     const scenario::Scenario& s, const sim::DeviceProfile& profile, const sim::PipelineGraph& units,
-    const std::vector<std::pair<sim::StageAlgorithm, std::vector<int>>>& layer_splits,
-    const std::vector<sim::StageAlgorithm>& algorithms, std::ostream& out) {
+    const std::vector<std::pair<sim::StageSplit, std::vector<int>>>& layer_splits,
+    const std::vector<sim::StageSplit>& algorithms, std::ostream& out) {
   const sim::OpGrainGraph g = sim::op_grain_graph(s, profile, units);
   out << fmt::format(
       "\nOp grain: {} ops a pass ({} a layer), {} of {} micro-batches unrolled, {} ops, {} "
@@ -84,7 +84,7 @@ nlohmann::json print_op_grain(
   const std::vector<Row> rows = op_grain_rows(g, layer_splits, algorithms);
   const Row* uniform = nullptr;
   for (const Row& r : rows) {
-    if (r.placed_ms < 0 && r.placement.algorithm == sim::StageAlgorithm::uniform) uniform = &r;
+    if (r.placed_ms < 0 && r.placement.algorithm == sim::StageSplit::uniform) uniform = &r;
   }
   Table t({"placement", "grain", "placed in", "graph makespan", "vs uniform", "stages used",
            "layers cut", "fullest stage", "fits"},
@@ -98,7 +98,7 @@ nlohmann::json print_op_grain(
   for (const Row& r : rows) {
     const sim::OpGrainPlacement& p = r.placement;
     const bool layer = r.placed_ms < 0;
-    t.add({sim::stage_algorithm_name(p.algorithm), layer ? "layers" : "ops",
+    t.add({sim::stage_split_name(p.algorithm), layer ? "layers" : "ops",
            layer ? "-" : fmt::format("{:.1f} ms", r.placed_ms), cli::seconds(p.graph.makespan_s),
            uniform
                ? fmt::format("{:+.1f} %",
@@ -109,7 +109,7 @@ nlohmann::json print_op_grain(
     nlohmann::json stages = nlohmann::json::array();
     for (const std::string& range : sim::stage_ranges(g, p)) stages.push_back(range);
     j["placements"].push_back(
-        {{"algorithm", sim::stage_algorithm_name(p.algorithm)},
+        {{"algorithm", sim::stage_split_name(p.algorithm)},
          {"grain", layer ? "layers" : "ops"},
          {"placed_ms", layer ? nlohmann::json(nullptr) : nlohmann::json(r.placed_ms)},
          {"graph_makespan_s", p.graph.makespan_s},

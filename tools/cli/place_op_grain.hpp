@@ -1,4 +1,4 @@
-// `myriad place --grain op`: the pipeline placed op by op (sim/placement/op_grain.hpp),
+// `myriad place --grain op`: the pipeline placed op by op (sim/stage_split/op_grain.hpp),
 // beside the layer splits found at layer grain, all priced on the op graph.
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/placement/pipeline_placement.hpp"
+#include "sim/stage_split/pipeline_split.hpp"
 
 namespace myriad::cli {
 
@@ -17,7 +17,7 @@ namespace myriad::cli {
 // run op by op.
 nlohmann::json print_op_grain(
     const scenario::Scenario& s, const sim::DeviceProfile& profile, const sim::PipelineGraph& units,
-    const std::vector<std::pair<sim::StageAlgorithm, std::vector<int>>>& layer_splits,
-    const std::vector<sim::StageAlgorithm>& algorithms, std::ostream& out);
+    const std::vector<std::pair<sim::StageSplit, std::vector<int>>>& layer_splits,
+    const std::vector<sim::StageSplit>& algorithms, std::ostream& out);
 
 }  // namespace myriad::cli

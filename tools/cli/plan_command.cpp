@@ -1,4 +1,4 @@
-// `myriad plan SCENARIO`: the layout search (sim/plan/layout_search.hpp); the best layouts by
+// `myriad plan SCENARIO`: the layout search (sim/planning/layout_search.hpp); the best layouts by
 // an objective, how many candidates were pruned and why, and the `--set` line that reproduces
 // the best one for `estimate`, `simulate` or `campaign`.
 #include <fmt/format.h>
@@ -17,10 +17,10 @@
 #include "models/scenario/text_file.hpp"
 #include "sim/campaign/campaign_report.hpp"
 #include "sim/campaign/policy_outcome.hpp"
-#include "sim/plan/growth.hpp"
-#include "sim/plan/layout_search.hpp"
-#include "sim/plan/rescore.hpp"
-#include "sim/plan/sweep.hpp"
+#include "sim/planning/growth.hpp"
+#include "sim/planning/layout_search.hpp"
+#include "sim/planning/rescore.hpp"
+#include "sim/planning/sweep.hpp"
 #include "sim/step/step_in_child.hpp"
 #include "tools/cli/configuration_report.hpp"
 #include "tools/cli/csv.hpp"
@@ -31,7 +31,7 @@
 namespace myriad::cli {
 namespace {
 
-// A layout of the best K played on the engines --rescore names (sim/plan/rescore.hpp): the
+// A layout of the best K played on the engines --rescore names (sim/planning/rescore.hpp): the
 // step engine in a child process, then the campaign's first policy set over seeds (the
 // others are for `campaign`), on the step engine's step where it ran.
 sim::Rescored rescore(const scenario::Scenario& base, const sim::DeviceProfile& profile,
@@ -328,7 +328,7 @@ std::vector<std::string> best_row(const sim::Rescored& b, int rank, const PlanVa
   if (c.batch) row.push_back(std::to_string(p.global_batch));
   row.push_back(std::to_string(p.zero));
   row.emplace_back(models::name_in(scenario::kRecomputeNames, p.recompute));
-  row.emplace_back(models::name_in(scenario::kPlacementNames, p.placement));
+  row.emplace_back(models::name_in(scenario::kRankOrderNames, p.placement));
   if (c.stages) row.push_back(p.stage_layers.empty() ? "even" : stage_layers_text(p.stage_layers));
   row.push_back(seconds(m.step_time_s));
   if (c.simulated) {

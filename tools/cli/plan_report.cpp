@@ -10,7 +10,7 @@
 #include <set>
 
 #include "models/scenario/run_title.hpp"
-#include "sim/plan/sweep.hpp"
+#include "sim/planning/sweep.hpp"
 #include "tools/cli/configuration_report.hpp"
 #include "tools/cli/plan_search.hpp"
 #include "tools/cli/report_table.hpp"
@@ -102,7 +102,7 @@ nlohmann::json point_params(const PlanCliOptions& o, const PlanVariants& v,
       {"micro_batch", p.micro_batch},
       {"zero", p.zero},
       {"recompute", std::string(models::name_in(scenario::kRecomputeNames, p.recompute))},
-      {"placement", std::string(models::name_in(scenario::kPlacementNames, p.placement))},
+      {"placement", std::string(models::name_in(scenario::kRankOrderNames, p.placement))},
       {"global_batch", p.global_batch}};
   if (o.max_days > 0) params["deadline"] = e.m.days <= o.max_days ? "meets" : "misses";
   if (v.all.front().base.model.is_moe()) {

@@ -8,7 +8,7 @@
 
 #include "models/scenario/loader.hpp"
 #include "models/scenario/run_title.hpp"
-#include "sim/plan/sweep.hpp"
+#include "sim/planning/sweep.hpp"
 
 namespace myriad::cli {
 namespace {

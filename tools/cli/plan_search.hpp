@@ -1,4 +1,4 @@
-// `myriad plan` over several searches (sim/plan/plan_run.hpp): each cluster or
+// `myriad plan` over several searches (sim/planning/plan_run.hpp): each cluster or
 // GPU that --vary compares, at each GPU count of --gpus, is the scenario with
 // those overrides, loaded and checked here (its own layout may be invalid there:
 // the search replaces it), priced on its own device profile and searched, this
@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include "sim/plan/layout_search.hpp"
-#include "sim/plan/plan_run.hpp"
+#include "sim/planning/layout_search.hpp"
+#include "sim/planning/plan_run.hpp"
 #include "tools/cli/plan_options.hpp"
 #include "tools/cli/verb_support.hpp"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "models/plan/placement.hpp"
+#include "models/plan/rank_layout.hpp"
 #include "tools/cli/report_table.hpp"
 
 namespace myriad::cli {

@@ -10,7 +10,7 @@
 #include "models/scenario/scenario.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/cost/device_profile.hpp"
-#include "sim/plan/growth.hpp"
+#include "sim/planning/growth.hpp"
 
 namespace myriad::cli {
 

@@ -1,5 +1,5 @@
 // `myriad sweep SCENARIO --vary KEY=VALUES ...`: the analytic engine over every
-// configuration the axes span (sim/plan/sweep.hpp), as a table, CSV or JSON
+// configuration the axes span (sim/planning/sweep.hpp), as a table, CSV or JSON
 // Lines, with the Pareto front of the objectives asked for. A configuration the
 // scenario checks refuse is a row with its reason, not a failure of the sweep.
 #include <fmt/format.h>
@@ -14,10 +14,10 @@
 #include "models/scenario/loader.hpp"
 #include "models/scenario/text_file.hpp"
 #include "sim/analytic/estimator.hpp"
-#include "sim/plan/growth.hpp"
-#include "sim/plan/layout_search.hpp"
-#include "sim/plan/sweep.hpp"
-#include "sim/plan/sweep_run.hpp"
+#include "sim/planning/growth.hpp"
+#include "sim/planning/layout_search.hpp"
+#include "sim/planning/sweep.hpp"
+#include "sim/planning/sweep_run.hpp"
 #include "tools/cli/configuration_report.hpp"
 #include "tools/cli/csv.hpp"
 #include "tools/cli/report_table.hpp"

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "sim/plan/sweep.hpp"
+#include "sim/planning/sweep.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/sweep_options.hpp"
 

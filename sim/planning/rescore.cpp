@@ -1,4 +1,4 @@
-#include "sim/plan/rescore.hpp"
+#include "sim/planning/rescore.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "sim/plan/plan_run.hpp"
+#include "sim/planning/plan_run.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "models/scenario/text_file.hpp"
-#include "sim/plan/sweep.hpp"
+#include "sim/planning/sweep.hpp"
 
 namespace myriad::sim {
 namespace {

@@ -52,14 +52,14 @@
 
 namespace myriad::sim {
 
-enum class StageAlgorithm { uniform, m_topo, m_etf, m_sct, balanced };
+enum class StageSplit { uniform, m_topo, m_etf, m_sct, balanced };
 // "uniform", "m-TOPO", "m-ETF", "m-SCT", "balanced"
-const char* stage_algorithm_name(StageAlgorithm a);
+const char* stage_split_name(StageSplit a);
 // From a command line: uniform, m-topo, m-etf, m-sct, balanced (any case).
-std::optional<StageAlgorithm> parse_stage_algorithm(std::string_view text);
-inline constexpr StageAlgorithm kStageAlgorithms[] = {
-    StageAlgorithm::uniform, StageAlgorithm::m_topo, StageAlgorithm::m_etf, StageAlgorithm::m_sct,
-    StageAlgorithm::balanced};
+std::optional<StageSplit> parse_stage_algorithm(std::string_view text);
+inline constexpr StageSplit kStageAlgorithms[] = {StageSplit::uniform, StageSplit::m_topo,
+                                                  StageSplit::m_etf, StageSplit::m_sct,
+                                                  StageSplit::balanced};
 
 // Above this many ops the graph unrolls fewer micro-batches (at least one).
 inline constexpr int kPipelineGraphMaxOps = 20000;
@@ -115,13 +115,13 @@ PipelineGraph pipeline_graph(const scenario::Scenario& s, const DeviceProfile& p
 PipelineGraph pipeline_units(const scenario::Scenario& s, const DeviceProfile& profile);
 
 struct StagePlacement {
-  StageAlgorithm algorithm = StageAlgorithm::uniform;
+  StageSplit algorithm = StageSplit::uniform;
   // Every stage's layers, first to last: what parallelism.stage_layers gets.
   // Empty when the placement cannot be a pipeline of the scenario's stages.
   std::vector<int> stage_layers;
   // The graph's schedule under this placement (Baechi's own, or the list
   // scheduler's for a given split): its makespan, memory and feasibility.
-  models::place::Placement graph;
+  models::place::Assignment graph;
   int stages_used = 0;     // devices holding at least one unit
   int stages_added = 0;    // empty stages filled by splitting the slowest (see above)
   bool contiguous = true;  // the units' stages never went back
@@ -135,7 +135,7 @@ struct StagePlacement {
 // minimises the slowest stage's time (the analytic engine's critical stage),
 // among those whose every stage fits the memory model (each its own
 // micro-batches in flight), by dynamic programming.
-StagePlacement place_stages(const scenario::Scenario& s, const PipelineGraph& g, StageAlgorithm a);
+StagePlacement place_stages(const scenario::Scenario& s, const PipelineGraph& g, StageSplit a);
 
 // The balanced split of place_stages, with every stage within `memory_fraction`
 // of a GPU's usable memory (a plan's headroom); empty without a pipeline or when

@@ -1,4 +1,4 @@
-#include "sim/plan/sweep.hpp"
+#include "sim/planning/sweep.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,7 +1,7 @@
-// Placing a scenario's pipeline (sim/placement): the unrolled graph Baechi's
+// Placing a scenario's pipeline (sim/stage_split): the unrolled graph Baechi's
 // placers see, the split each makes of it, and the time-balanced split against
 // brute force.
-#include "sim/placement/pipeline_placement.hpp"
+#include "sim/stage_split/pipeline_split.hpp"
 
 #include <gtest/gtest.h>
 
@@ -30,7 +30,7 @@ scenario::Scenario llama8b(const std::string& extra = "") {
       "model: {preset: llama3-8b, seq_length: 4096}\n"
       "parallelism: {tp: 8, sp: true, pp: 4, zero: 1, micro_batch: 1, global_batch: 64" +
           extra + "}\n",
-      "pipeline_placement_test.yaml", kShipped);
+      "pipeline_split_test.yaml", kShipped);
 }
 
 double pass(const PipelineGraph& g, int k) { return g.forward_s[k] + g.backward_s[k]; }
@@ -102,7 +102,7 @@ TEST(PipelineGraph, PiecesAddUpToTheStagesMemory) {
 TEST(PlaceStages, BalancedIsTheBestContiguousSplit) {
   const auto s = llama8b();
   const PipelineGraph g = pipeline_graph(s, h100());
-  const StagePlacement b = place_stages(s, g, StageAlgorithm::balanced);
+  const StagePlacement b = place_stages(s, g, StageSplit::balanced);
   ASSERT_EQ(b.stage_layers.size(), 4U);
   EXPECT_EQ(std::accumulate(b.stage_layers.begin(), b.stage_layers.end(), 0), 32);
   double least = 1e300;
@@ -116,7 +116,7 @@ TEST(PlaceStages, BalancedIsTheBestContiguousSplit) {
   EXPECT_DOUBLE_EQ(slowest(g, b.stage_layers), least);
   // The heavy head takes layers off the last stage.
   EXPECT_LT(b.stage_layers.back(), 8);
-  const StagePlacement u = place_stages(s, g, StageAlgorithm::uniform);
+  const StagePlacement u = place_stages(s, g, StageSplit::uniform);
   EXPECT_EQ(u.stage_layers, (std::vector<int>{8, 8, 8, 8}));
   EXPECT_LT(slowest(g, b.stage_layers), slowest(g, u.stage_layers));
   // And both engines see the step shorten.
@@ -132,9 +132,9 @@ TEST(PlaceStages, EveryAlgorithmGivesAPipeline) {
     const auto s = llama8b(extra);
     const PipelineGraph g = pipeline_graph(s, h100());
     const int v = s.parallelism.virtual_stages;
-    for (const StageAlgorithm a : kStageAlgorithms) {
+    for (const StageSplit a : kStageAlgorithms) {
       const StagePlacement p = place_stages(s, g, a);
-      SCOPED_TRACE(std::string(stage_algorithm_name(a)) + extra + ": " + p.note);
+      SCOPED_TRACE(std::string(stage_split_name(a)) + extra + ": " + p.note);
       EXPECT_EQ(p.graph.device.size(), g.graph.nodes.size());
       EXPECT_EQ(p.stages_used + p.stages_added, 4);
       ASSERT_EQ(p.stage_layers.size(), 4U);
@@ -162,7 +162,7 @@ TEST(PlaceStages, EveryAlgorithmGivesAPipeline) {
 TEST(PlaceStages, BaechisPlacersOnAPipelineThatFitsOneStage) {
   const auto s = llama8b();
   const PipelineGraph g = pipeline_graph(s, h100());
-  const StagePlacement topo = place_stages(s, g, StageAlgorithm::m_topo);
+  const StagePlacement topo = place_stages(s, g, StageSplit::m_topo);
   ASSERT_EQ(topo.stage_layers.size(), 4U) << topo.note;
   EXPECT_TRUE(topo.contiguous);
   EXPECT_EQ(topo.layers_moved, 0);
@@ -170,7 +170,7 @@ TEST(PlaceStages, BaechisPlacersOnAPipelineThatFitsOneStage) {
   for (int k = 0; k < 3; ++k) {
     EXPECT_LE(topo.graph.memory_bytes[k], topo.graph.memory_bytes[3]) << k;
   }
-  for (const StageAlgorithm a : {StageAlgorithm::m_etf, StageAlgorithm::m_sct}) {
+  for (const StageSplit a : {StageSplit::m_etf, StageSplit::m_sct}) {
     const StagePlacement p = place_stages(s, g, a);
     EXPECT_EQ(p.stages_used, 1) << p.note;
     EXPECT_EQ(p.stages_added, 3) << p.note;
@@ -184,7 +184,7 @@ TEST(PlaceStages, BaechisPlacersOnAPipelineThatFitsOneStage) {
   }
   // The graph plays the uniform split about as the analytic engine's step does
   // (which adds the data-parallel reduction and the optimizer).
-  const StagePlacement u = place_stages(s, g, StageAlgorithm::uniform);
+  const StagePlacement u = place_stages(s, g, StageSplit::uniform);
   const double step = estimate(s, h100()).step_time_s;
   EXPECT_GT(u.graph.makespan_s, 0.9 * step);
   EXPECT_LT(u.graph.makespan_s, step);
@@ -197,7 +197,7 @@ TEST(PlaceStages, MemoryMakesEtfSpread) {
   const double reserved = estimate(s, h100()).memory_reserved;
   s.cluster.gpu.hbm_bytes = reserved + 5.5e9;
   const PipelineGraph g = pipeline_graph(s, h100());
-  const StagePlacement p = place_stages(s, g, StageAlgorithm::m_etf);
+  const StagePlacement p = place_stages(s, g, StageSplit::m_etf);
   EXPECT_EQ(p.stages_used, 4) << p.note;
   EXPECT_EQ(p.stages_added, 0) << p.note;
   ASSERT_EQ(p.stage_layers.size(), 4U) << p.note;
@@ -215,15 +215,15 @@ TEST(PlaceStages, BalancedKeepsEveryStageWithinMemory) {
   s.cluster.gpu.hbm_bytes = reserved + 0.93 * first;
   ASSERT_FALSE(estimate(s, h100()).fits);
   const PipelineGraph g = pipeline_graph(s, h100());
-  const StagePlacement b = place_stages(s, g, StageAlgorithm::balanced);
+  const StagePlacement b = place_stages(s, g, StageSplit::balanced);
   ASSERT_EQ(b.stage_layers.size(), 4U) << b.note;
   EXPECT_TRUE(estimate(with_stage_layers(s, b.stage_layers), h100()).fits) << b.note;
   EXPECT_LT(b.stage_layers.front(), 8);
 }
 
 TEST(PlaceStages, NamesAndErrors) {
-  EXPECT_EQ(parse_stage_algorithm("M-SCT"), StageAlgorithm::m_sct);
-  EXPECT_EQ(parse_stage_algorithm("balanced"), StageAlgorithm::balanced);
+  EXPECT_EQ(parse_stage_algorithm("M-SCT"), StageSplit::m_sct);
+  EXPECT_EQ(parse_stage_algorithm("balanced"), StageSplit::balanced);
   EXPECT_FALSE(parse_stage_algorithm("m-foo"));
   const auto s = llama8b(", stage_layers: [6, 10, 10, 6]");
   const auto w = with_stage_layers(s, {8, 8, 8, 8});

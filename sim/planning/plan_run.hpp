@@ -18,9 +18,9 @@
 #include "models/scenario/scenario.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/cost/device_profile.hpp"
-#include "sim/plan/growth.hpp"
-#include "sim/plan/layout_search.hpp"
-#include "sim/plan/rescore.hpp"
+#include "sim/planning/growth.hpp"
+#include "sim/planning/layout_search.hpp"
+#include "sim/planning/rescore.hpp"
 
 namespace myriad::sim {
 

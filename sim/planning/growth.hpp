@@ -10,7 +10,7 @@
 
 #include "models/scenario/scenario.hpp"
 #include "sim/cost/device_profile.hpp"
-#include "sim/plan/layout_search.hpp"
+#include "sim/planning/layout_search.hpp"
 
 namespace myriad::sim {
 

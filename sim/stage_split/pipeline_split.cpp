@@ -1,4 +1,4 @@
-#include "sim/placement/pipeline_placement.hpp"
+#include "sim/stage_split/pipeline_split.hpp"
 
 #include <fmt/format.h>
 
@@ -195,7 +195,7 @@ std::vector<int> balanced_split(const PipelineGraph& g, int v, bool memory,
   return split;
 }
 
-StagePlacement given_split(const PipelineGraph& g, StageAlgorithm a, std::vector<int> split,
+StagePlacement given_split(const PipelineGraph& g, StageSplit a, std::vector<int> split,
                            std::string note) {
   StagePlacement out;
   out.algorithm = a;
@@ -227,27 +227,27 @@ double PipelineGraph::stage_seconds(int stage_layers, bool first, bool last) con
   return t;
 }
 
-const char* stage_algorithm_name(StageAlgorithm a) {
+const char* stage_split_name(StageSplit a) {
   switch (a) {
-    case StageAlgorithm::uniform:
+    case StageSplit::uniform:
       return "uniform";
-    case StageAlgorithm::m_topo:
+    case StageSplit::m_topo:
       return "m-TOPO";
-    case StageAlgorithm::m_etf:
+    case StageSplit::m_etf:
       return "m-ETF";
-    case StageAlgorithm::m_sct:
+    case StageSplit::m_sct:
       return "m-SCT";
-    case StageAlgorithm::balanced:
+    case StageSplit::balanced:
       return "balanced";
   }
   return "?";
 }
 
-std::optional<StageAlgorithm> parse_stage_algorithm(std::string_view text) {
+std::optional<StageSplit> parse_stage_algorithm(std::string_view text) {
   std::string lower(text);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (StageAlgorithm a : kStageAlgorithms) {
-    std::string name = stage_algorithm_name(a);
+  for (StageSplit a : kStageAlgorithms) {
+    std::string name = stage_split_name(a);
     for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (name == lower) return a;
   }
@@ -335,18 +335,18 @@ PipelineGraph pipeline_graph(const scenario::Scenario& s, const DeviceProfile& p
   return g;
 }
 
-StagePlacement place_stages(const scenario::Scenario& s, const PipelineGraph& g, StageAlgorithm a) {
+StagePlacement place_stages(const scenario::Scenario& s, const PipelineGraph& g, StageSplit a) {
   const int stages = g.devices.count;
   const int v = s.parallelism.virtual_stages;
   switch (a) {
-    case StageAlgorithm::uniform: {
+    case StageSplit::uniform: {
       std::vector<int> split(stages);
       for (int k = 0; k < stages; ++k) split[k] = models::stage_layers(s, k);
       return given_split(g, a, split,
                          s.parallelism.uneven_stages() ? "the scenario's own uneven stages"
                                                        : "every stage the same layers");
     }
-    case StageAlgorithm::balanced: {
+    case StageSplit::balanced: {
       std::vector<int> split = balanced_split(g, v, true);
       if (!split.empty()) {
         return given_split(g, a, split,
@@ -355,7 +355,7 @@ StagePlacement place_stages(const scenario::Scenario& s, const PipelineGraph& g,
       }
       split = balanced_split(g, v, false);
       if (split.empty()) {
-        StagePlacement out = place_stages(s, g, StageAlgorithm::uniform);
+        StagePlacement out = place_stages(s, g, StageSplit::uniform);
         out.algorithm = a;
         out.stage_layers.clear();
         out.note = fmt::format("{} layers do not split into {} stages of multiples of {}", g.layers,
@@ -365,13 +365,12 @@ StagePlacement place_stages(const scenario::Scenario& s, const PipelineGraph& g,
       return given_split(g, a, split,
                          "no split fits memory: contiguous layers minimising the slowest stage");
     }
-    case StageAlgorithm::m_topo:
-    case StageAlgorithm::m_etf:
-    case StageAlgorithm::m_sct: {
-      const models::place::Algorithm baechi =
-          a == StageAlgorithm::m_topo  ? models::place::Algorithm::m_topo
-          : a == StageAlgorithm::m_etf ? models::place::Algorithm::m_etf
-                                       : models::place::Algorithm::m_sct;
+    case StageSplit::m_topo:
+    case StageSplit::m_etf:
+    case StageSplit::m_sct: {
+      const models::place::Placer baechi = a == StageSplit::m_topo  ? models::place::Placer::m_topo
+                                           : a == StageSplit::m_etf ? models::place::Placer::m_etf
+                                                                    : models::place::Placer::m_sct;
       StagePlacement out;
       out.algorithm = a;
       out.graph = models::place::place(g.graph, g.devices, baechi);

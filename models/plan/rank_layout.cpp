@@ -1,4 +1,4 @@
-#include "models/plan/placement.hpp"
+#include "models/plan/rank_layout.hpp"
 
 #include <algorithm>
 #include <map>
@@ -17,7 +17,7 @@ Strides strides(const scenario::Scenario& s) {
   Strides st;
   st.cp = p.tp;
   const long long group = static_cast<long long>(p.tp) * p.cp;
-  if (p.placement == scenario::Placement::tp_cp_pp_dp) {
+  if (p.placement == scenario::RankOrder::tp_cp_pp_dp) {
     st.pp = group;
     st.dp = group * p.pp;
   } else {
@@ -136,7 +136,7 @@ RankGroup group_on_node(const scenario::Scenario& s, int node) {
   const auto& p = s.parallelism;
   const long long group = static_cast<long long>(node) * s.cluster.gpus_per_node /
                           (static_cast<long long>(p.tp) * p.cp);
-  if (p.placement == scenario::Placement::tp_cp_pp_dp) {
+  if (p.placement == scenario::RankOrder::tp_cp_pp_dp) {
     return {static_cast<int>(group % p.pp), static_cast<int>(group / p.pp)};
   }
   return {static_cast<int>(group / p.dp), static_cast<int>(group % p.dp)};

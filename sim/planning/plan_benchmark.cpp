@@ -9,7 +9,7 @@
 
 #include "models/scenario/loader.hpp"
 #include "myriad_source_paths.hpp"
-#include "sim/plan/layout_search.hpp"
+#include "sim/planning/layout_search.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "sim/plan/layout_search.hpp"
+#include "sim/planning/layout_search.hpp"
 
 namespace myriad::sim {
 

@@ -1,5 +1,5 @@
 // Placing a pipeline's ops rather than its layers: the same question as
-// pipeline_placement.hpp at a finer grain, for small models, where a stage
+// pipeline_split.hpp at a finer grain, for small models, where a stage
 // boundary inside a layer (after the attention block, say) may balance the
 // stages better than whole layers can.
 //
@@ -38,7 +38,7 @@
 
 #include "models/place/op_graph.hpp"
 #include "models/place/placer.hpp"
-#include "sim/placement/pipeline_placement.hpp"
+#include "sim/stage_split/pipeline_split.hpp"
 
 namespace myriad::sim {
 
@@ -76,9 +76,9 @@ struct OpGrainSize {
 OpGrainSize op_grain_size(const scenario::Scenario& s);
 
 struct OpGrainPlacement {
-  StageAlgorithm algorithm = StageAlgorithm::uniform;
-  models::place::Placement graph;  // the op graph's schedule under this placement
-  std::vector<int> piece_stage;    // per piece; stages numbered by their first piece
+  StageSplit algorithm = StageSplit::uniform;
+  models::place::Assignment graph;  // the op graph's schedule under this placement
+  std::vector<int> piece_stage;     // per piece; stages numbered by their first piece
   int stages_used = 0;
   int layers_cut = 0;      // layers whose pieces sit on more than one stage
   bool contiguous = true;  // the pieces' stages never go back
@@ -87,11 +87,11 @@ struct OpGrainPlacement {
 
 // Baechi's placer `a` (m-TOPO, m-ETF or m-SCT) on the op graph. Throws
 // std::invalid_argument for uniform and balanced, which are layer splits.
-OpGrainPlacement place_ops(const OpGrainGraph& g, StageAlgorithm a);
+OpGrainPlacement place_ops(const OpGrainGraph& g, StageSplit a);
 // A layer split on the op graph: every piece on its unit's stage (embedding on the
 // first, head on the last). `a` names where the split came from.
 OpGrainPlacement split_on_ops(const OpGrainGraph& g, const std::vector<int>& stage_layers,
-                              StageAlgorithm a);
+                              StageSplit a);
 
 // Each stage's pieces as a range, "embedding .. layer 7 fc2", first stage first.
 std::vector<std::string> stage_ranges(const OpGrainGraph& g, const OpGrainPlacement& p);

@@ -1,4 +1,4 @@
-#include "sim/plan/growth.hpp"
+#include "sim/planning/growth.hpp"
 
 #include <fmt/format.h>
 

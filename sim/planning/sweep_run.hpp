@@ -12,8 +12,8 @@
 #include "models/scenario/scenario.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/cost/device_profile.hpp"
-#include "sim/plan/layout_search.hpp"
-#include "sim/plan/sweep.hpp"
+#include "sim/planning/layout_search.hpp"
+#include "sim/planning/sweep.hpp"
 
 namespace myriad::sim {
 

@@ -1,6 +1,6 @@
 // A plan's best layouts re-scored by the slower engines (`myriad plan --rescore`):
 // the step engine's step time (contention, stragglers) and the campaign engine's
-// days under the scenario's failures and policies. sim/plan includes neither
+// days under the scenario's failures and policies. sim/planning includes neither
 // engine (step, campaign and plan are siblings): whoever runs them passes their
 // results in, and these functions say what each result makes of the layout's
 // figures.
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "models/scenario/scenario.hpp"
-#include "sim/plan/growth.hpp"
-#include "sim/plan/layout_search.hpp"
+#include "sim/planning/growth.hpp"
+#include "sim/planning/layout_search.hpp"
 
 namespace myriad::sim {
 

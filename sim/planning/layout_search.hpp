@@ -20,7 +20,7 @@
 #include "sim/analytic/estimator.hpp"
 #include "sim/analytic/step_rates.hpp"
 #include "sim/cost/device_profile.hpp"
-#include "sim/plan/sweep.hpp"
+#include "sim/planning/sweep.hpp"
 
 namespace myriad::sim {
 
@@ -29,7 +29,7 @@ struct SearchSpace {
   std::vector<int> tp, pp, virtual_stages, cp, ep, micro_batch, zero, global_batch;
   std::vector<int> etp;  // the experts' tensor parallelism: 0 for = tp, or 1
   std::vector<scenario::Recompute> recompute;
-  std::vector<scenario::Placement> placement;
+  std::vector<scenario::RankOrder> placement;
   // What-if axis on the model: expert pruning variants (the scenario's own when empty).
   std::vector<scenario::PruneSpec> prune;
   // A range of global batches (sequences) in place of the list: each layout takes
@@ -147,7 +147,7 @@ struct PlanOptions {
   // by the objective, then the others by days (the nearest miss first).
   double max_days = std::numeric_limits<double>::infinity();
   // The stage split as an axis: every layout with a pipeline is estimated also
-  // with its balanced split (sim/placement: each stage within the headroom), and
+  // with its balanced split (sim/stage_split: each stage within the headroom), and
   // that one is kept where it is faster, or fits where the even one does not.
   bool balanced_stages = false;
   std::size_t top = 10;

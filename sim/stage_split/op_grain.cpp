@@ -1,4 +1,4 @@
-#include "sim/placement/op_grain.hpp"
+#include "sim/stage_split/op_grain.hpp"
 
 #include <fmt/format.h>
 
@@ -210,23 +210,23 @@ OpGrainGraph op_grain_graph(const scenario::Scenario& s, const DeviceProfile& pr
   return g;
 }
 
-OpGrainPlacement place_ops(const OpGrainGraph& g, StageAlgorithm a) {
+OpGrainPlacement place_ops(const OpGrainGraph& g, StageSplit a) {
   OpGrainPlacement out;
   out.algorithm = a;
   switch (a) {
-    case StageAlgorithm::m_topo:
-      out.graph = models::place::place(g.graph, g.devices, models::place::Algorithm::m_topo);
+    case StageSplit::m_topo:
+      out.graph = models::place::place(g.graph, g.devices, models::place::Placer::m_topo);
       break;
-    case StageAlgorithm::m_etf:
-      out.graph = models::place::place(g.graph, g.devices, models::place::Algorithm::m_etf);
+    case StageSplit::m_etf:
+      out.graph = models::place::place(g.graph, g.devices, models::place::Placer::m_etf);
       break;
-    case StageAlgorithm::m_sct:
-      out.graph = models::place::place(g.graph, g.devices, models::place::Algorithm::m_sct);
+    case StageSplit::m_sct:
+      out.graph = models::place::place(g.graph, g.devices, models::place::Placer::m_sct);
       break;
-    case StageAlgorithm::uniform:
-    case StageAlgorithm::balanced:
+    case StageSplit::uniform:
+    case StageSplit::balanced:
       throw std::invalid_argument(
-          fmt::format("place_ops: {} is a layer split (split_on_ops)", stage_algorithm_name(a)));
+          fmt::format("place_ops: {} is a layer split (split_on_ops)", stage_split_name(a)));
   }
   out.note = out.graph.note;
   describe(g, out);
@@ -234,7 +234,7 @@ OpGrainPlacement place_ops(const OpGrainGraph& g, StageAlgorithm a) {
 }
 
 OpGrainPlacement split_on_ops(const OpGrainGraph& g, const std::vector<int>& stage_layers,
-                              StageAlgorithm a) {
+                              StageSplit a) {
   const std::vector<int> unit_stage = units_on_stages(g.layers, stage_layers);
   std::vector<int> device(g.graph.nodes.size());
   for (int j = 0; j < g.micro_batches; ++j) {

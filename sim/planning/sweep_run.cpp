@@ -1,10 +1,10 @@
-#include "sim/plan/sweep_run.hpp"
+#include "sim/planning/sweep_run.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-#include "sim/plan/growth.hpp"
+#include "sim/planning/growth.hpp"
 
 namespace myriad::sim {
 

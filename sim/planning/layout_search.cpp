@@ -1,4 +1,4 @@
-#include "sim/plan/layout_search.hpp"
+#include "sim/planning/layout_search.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,7 +10,7 @@
 
 #include "models/scenario/scenario_checks.hpp"
 #include "sim/analytic/estimator.hpp"
-#include "sim/placement/pipeline_placement.hpp"
+#include "sim/stage_split/pipeline_split.hpp"
 
 namespace myriad::sim {
 namespace {
@@ -103,7 +103,7 @@ SearchSpace default_space(const scenario::Scenario& s) {
   space.global_batch = {s.parallelism.global_batch};
   space.recompute = {scenario::Recompute::none, scenario::Recompute::selective,
                      scenario::Recompute::full};
-  space.placement = {scenario::Placement::tp_cp_dp_pp, scenario::Placement::tp_cp_pp_dp};
+  space.placement = {scenario::RankOrder::tp_cp_dp_pp, scenario::RankOrder::tp_cp_pp_dp};
   return space;
 }
 
@@ -113,7 +113,7 @@ namespace {
 struct Lists {
   std::vector<int> tp, pp, v, cp, ep, etp, mb, zero, batch;
   std::vector<scenario::Recompute> recompute;
-  std::vector<scenario::Placement> placement;
+  std::vector<scenario::RankOrder> placement;
   std::vector<scenario::PruneSpec> prune;
   std::optional<SearchSpace::BatchRange> batch_range;
 
@@ -486,7 +486,7 @@ std::vector<std::string> layout_overrides(const scenario::ParallelSpec& p) {
       fmt::format("parallelism.recompute={}",
                   models::name_in(scenario::kRecomputeNames, p.recompute)),
       fmt::format("parallelism.placement={}",
-                  models::name_in(scenario::kPlacementNames, p.placement)),
+                  models::name_in(scenario::kRankOrderNames, p.placement)),
   };
   if (!p.stage_layers.empty()) {
     sets.push_back(fmt::format("parallelism.stage_layers=[{}]", fmt::join(p.stage_layers, ",")));
