@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 #include <string_view>
@@ -12,6 +13,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "models/plan/rank_layout.hpp"
+#include "sim/cost/comm_cost.hpp"
 
 namespace myriad::sim::chakra {
 namespace {
@@ -154,8 +158,43 @@ const EtAttr* attr(const EtNode& n, std::string_view name) {
   return nullptr;
 }
 
+models::CollectiveKind model_kind(EtCollective c) {
+  switch (c) {
+    case EtCollective::all_gather:
+      return models::CollectiveKind::all_gather;
+    case EtCollective::reduce_scatter:
+    case EtCollective::reduce_scatter_block:
+      return models::CollectiveKind::reduce_scatter;
+    case EtCollective::all_to_all:
+      return models::CollectiveKind::all_to_all;
+    case EtCollective::broadcast:
+      return models::CollectiveKind::broadcast;
+    default:
+      return models::CollectiveKind::all_reduce;
+  }
+}
+
+// A traced collective or send priced on the scenario's cluster; none: as traced.
+std::optional<double> priced_s(const EtNode& n, const TracePricing& pricing) {
+  if (!n.comm_size || *n.comm_size <= 0) return std::nullopt;
+  models::Collective c;
+  c.name = "trace";
+  c.bytes = static_cast<double>(*n.comm_size);
+  if (n.type == EtNodeType::comm_coll) {
+    c.kind = model_kind(n.comm_type.value_or(EtCollective::all_reduce));
+    c.group = pricing.group;
+  } else if (n.type == EtNodeType::comm_send) {
+    c.kind = models::CollectiveKind::send_recv;
+    c.group = models::GroupKind::pp;
+  } else {
+    return std::nullopt;
+  }
+  const scenario::Scenario& s = *pricing.scenario;
+  return collective_cost(c, models::group_span(c.group, s), s.cluster, *pricing.profile).time_s;
+}
+
 // A trace's node as a task of its stage (its dependencies added after).
-StepTask task_of(const EtNode& n) {
+StepTask task_of(const EtNode& n, const TracePricing* pricing) {
   StepTask t;
   t.label = n.name;
   t.seconds = static_cast<double>(n.duration_micros) * 1e-6;
@@ -190,6 +229,9 @@ StepTask task_of(const EtNode& n) {
   }
   if (const EtAttr* a = attr(n, "myriad_takes_share"); a && a->uints.size() == 1) {
     t.takes_share = a->uints[0] != 0;
+  }
+  if (pricing != nullptr) {
+    if (const auto priced = priced_s(n, *pricing)) t.seconds = *priced;
   }
   return t;
 }
@@ -244,7 +286,7 @@ void order_by_dependencies(StepProgram& p) {
 
 }  // namespace
 
-StepProgram program_from_trace(const EtSet& set) {
+StepProgram program_from_trace(const EtSet& set, const TracePricing* pricing) {
   StepProgram p;
   p.pp = static_cast<int>(set.files.size());
   p.chunk_layers.assign(set.files.size(), 0);
@@ -271,7 +313,7 @@ StepProgram program_from_trace(const EtSet& set) {
         sends[{static_cast<int>(f), n.comm_dst.value_or(-1), n.comm_tag.value_or(0)}] = {
             static_cast<int>(f), static_cast<int>(tasks.size())};
       }
-      tasks.push_back(task_of(n));
+      tasks.push_back(task_of(n, pricing));
     }
   }
   for (std::size_t f = 0; f < set.files.size(); ++f) {

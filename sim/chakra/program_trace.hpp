@@ -21,6 +21,7 @@
 #include <string>
 
 #include "sim/chakra/et_set.hpp"
+#include "sim/cost/device_profile.hpp"
 #include "sim/program/step_program.hpp"
 
 namespace myriad::sim::chakra {
@@ -37,8 +38,19 @@ EtSet program_trace(const StepProgram& p, const std::string& name, int replicas 
 // dependency of what depends on it on the send of the same source, destination and
 // tag; other nodes are joins. What Myriad wrote comes back as it was (its
 // attributes above). Throws EtError for a receive that no file sends, naming the
-// file and the node. Traced durations are kept, not repriced on a scenario's
-// cluster: what the trace measured is what the program plays.
-StepProgram program_from_trace(const EtSet& set);
+// file and the node. Traced durations are kept unless `pricing` is given.
+//
+// Priced on a scenario's cluster: each COMM_COLL_NODE with a comm_size takes what
+// the analytic engine's collective cost gives its kind and size over the
+// scenario's `group` (its ranks and nodes, its NICs and NVLink), and each
+// COMM_SEND_NODE a point-to-point transfer of its size between pipeline stages;
+// compute keeps its traced duration. What the trace measured runs on the
+// scenario's network instead of the one it was measured on.
+struct TracePricing {
+  const scenario::Scenario* scenario = nullptr;
+  const DeviceProfile* profile = nullptr;  // on the scenario's hardware
+  models::GroupKind group = models::GroupKind::dp;
+};
+StepProgram program_from_trace(const EtSet& set, const TracePricing* pricing = nullptr);
 
 }  // namespace myriad::sim::chakra

@@ -6,9 +6,12 @@
 #include <string>
 #include <tuple>
 
+#include "models/plan/rank_layout.hpp"
 #include "models/scenario/loader.hpp"
+#include "myriad_source_paths.hpp"
 #include "sim/chakra/et_io.hpp"
 #include "sim/chakra/program_trace.hpp"
+#include "sim/cost/comm_cost.hpp"
 #include "sim/program/evaluator.hpp"
 #include "sim/program/step_program.hpp"
 #include "tests/sim/chakra_samples.hpp"
@@ -102,6 +105,59 @@ TEST(ChakraProgram, ARealTracePlays) {
   EXPECT_LE(run.step_time_s, total * (1 + 1e-12));
   std::printf("traced %.6f s in all, longest %.6f s, played %.6f s\n", total, longest,
               run.step_time_s);
+}
+
+// Played on a scenario's cluster: every traced collective with a size takes the
+// analytic engine's price for its kind and size over the scenario's group; compute
+// (and the host-side c10d calls, which have no size) keeps its traced time.
+TEST(ChakraProgram, OnAScenariosClusterCollectivesTakeItsPrices) {
+  EtReadOptions options;
+  options.checks.ctrl_deps = false;
+  EtSet set;
+  set.name = "chakra";
+  set.ranks = 1;
+  set.files.push_back({{0},
+                       read_et_bytes(testing::gunzip_file(testing::sample("feeder-chakra.0.et.gz")),
+                                     "chakra.0.et", options),
+                       "chakra.0.et"});
+  const auto s = scenario::load_scenario(
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-405b-h100-16384-campaign.yaml",
+      sim::testing::kShipped);
+  const DeviceProfile profile = on_hardware(sim::testing::h100(), s.cluster.gpu);
+  const TracePricing pricing{&s, &profile, models::GroupKind::dp};
+  const StepProgram traced = program_from_trace(set);
+  const StepProgram priced = program_from_trace(set, &pricing);
+  const auto span = models::group_span(models::GroupKind::dp, s);
+  // What the collectives and the compute should take, summed over the nodes (the
+  // tasks come in dependency order, and many kernels share a name).
+  double collectives = 0;
+  double compute = 0;
+  int sized = 0;
+  for (const EtNode& n : set.files[0].graph.nodes) {
+    const double traced_s = static_cast<double>(n.duration_micros) * 1e-6;
+    if (n.type == EtNodeType::comm_coll && n.comm_size) {
+      models::Collective c;
+      c.kind = n.comm_type == EtCollective::broadcast ? models::CollectiveKind::broadcast
+                                                      : models::CollectiveKind::all_reduce;
+      c.group = models::GroupKind::dp;
+      c.bytes = static_cast<double>(*n.comm_size);
+      collectives += collective_cost(c, span, s.cluster, profile).time_s;
+      ++sized;
+    } else if (n.type == EtNodeType::comm_coll) {
+      collectives += traced_s;
+    } else {
+      compute += traced_s;
+    }
+  }
+  double got_collectives = 0;
+  double got_compute = 0;
+  for (const StepTask& t : priced.stages[0].tasks) {
+    (t.kind == TaskKind::dp_collective ? got_collectives : got_compute) += t.seconds;
+  }
+  EXPECT_GT(sized, 0);
+  EXPECT_NEAR(got_collectives, collectives, 1e-12 * collectives);
+  EXPECT_NEAR(got_compute, compute, 1e-12 * compute);
+  EXPECT_NE(evaluate_program(priced).step_time_s, evaluate_program(traced).step_time_s);
 }
 
 TEST(ChakraProgram, AReceiveNobodySendsIsAnError) {

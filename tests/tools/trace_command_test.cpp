@@ -44,6 +44,22 @@ TEST(TraceCommand, ExportsAStepAndPlaysItBack) {
   std::filesystem::remove_all(dir);
 }
 
+// Played on another scenario's cluster: the traces' collectives priced there.
+TEST(TraceCommand, PlaysTracesOnAScenariosCluster) {
+  const auto dir = std::filesystem::temp_directory_path() / "myriad-trace-on-test";
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(
+      run_cli({"trace", "export", example("llama3-8b-h100-64-pp4"), "--out", dir.string()}).code,
+      0);
+  const Result on = run_cli({"trace", "play", (dir / "step.et.json").string(), "--on",
+                             example("megatron-175b-selene-64"), "--group", "dp"});
+  ASSERT_EQ(on.code, 0) << on.err;
+  EXPECT_NE(on.out.find("collectives priced on GPT-3 175B on 64 A100"), std::string::npos)
+      << on.out;
+  EXPECT_NE(run_cli({"trace", "play", (dir / "step.et.json").string(), "--group", "xx"}).code, 0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(TraceCommand, SaysWhatIsWrongWithATrace) {
   const Result missing = run_cli({"trace", "play", "/nonexistent/trace.et"});
   EXPECT_EQ(missing.code, 2);

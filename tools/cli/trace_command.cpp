@@ -5,8 +5,11 @@
 #include <array>
 #include <exception>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
+#include <string>
 
+#include "models/plan/rank_layout.hpp"
 #include "models/scenario/loader.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/chakra/et_set.hpp"
@@ -52,6 +55,13 @@ std::string file_line(const sim::chakra::EtRankFile& f) {
                      n[4] > 0 ? fmt::format(", {} other", n[4]) : "");
 }
 
+models::GroupKind group_of(const std::string& name) {
+  if (name == "tp") return models::GroupKind::tp;
+  if (name == "cp") return models::GroupKind::cp;
+  if (name == "ep") return models::GroupKind::ep;
+  return models::GroupKind::dp;
+}
+
 }  // namespace
 
 int run_trace_export(const TraceExportOptions& o, Streams io, const Environment& env) {
@@ -85,15 +95,26 @@ int run_trace_export(const TraceExportOptions& o, Streams io, const Environment&
   return kExitOk;
 }
 
-int run_trace_play(const TracePlayOptions& o, Streams io) {
+int run_trace_play(const TracePlayOptions& o, Streams io, const Environment& env) {
   if (!outputs_ok("trace play", {{"--json", o.json_file}}, {o.path}, io)) return kExitBadInput;
+  std::optional<scenario::Scenario> on;
+  std::optional<sim::DeviceProfile> profile;
+  sim::chakra::TracePricing pricing;
+  if (!o.on.scenario.empty()) {
+    on = load_for_cli(o.on, io, env);
+    if (!on) return kExitBadInput;
+    const auto measured = profile_for(*on, o.profile, io, env);
+    if (!measured) return kExitBadInput;
+    profile = sim::on_hardware(*measured, on->cluster.gpu);
+    pricing = {&*on, &*profile, group_of(o.group)};
+  }
   sim::chakra::EtSet set;
   sim::StepProgram program;
   try {
     sim::chakra::EtReadOptions read;
     read.checks.ctrl_deps = !o.ignore_ctrl_deps;
     set = sim::chakra::read_et_set(o.path, read);
-    program = sim::chakra::program_from_trace(set);
+    program = sim::chakra::program_from_trace(set, on ? &pricing : nullptr);
   } catch (const std::exception& e) {
     io.err << fmt::format("error: {}\n", e.what());
     if (!o.ignore_ctrl_deps && std::string_view(e.what()).find("ctrl dep") != std::string::npos) {
@@ -129,8 +150,15 @@ int run_trace_play(const TracePlayOptions& o, Streams io) {
                      {"compute_s", compute},
                      {"collectives_s", collectives}});
   }
-  io.out << fmt::format("Step time: {:.6f} s (traced durations, dependencies as traced)\n",
-                        run.step_time_s);
+  std::string how = "traced durations";
+  if (on) {
+    const models::GroupSpan span = models::group_span(pricing.group, *on);
+    how = fmt::format(
+        "traced compute; collectives priced on {}: its {} group, {} ranks on {} node{}; sends "
+        "between its stages",
+        on->name, o.group, span.size, span.nodes, span.nodes == 1 ? "" : "s");
+  }
+  io.out << fmt::format("Step time: {:.6f} s ({}; dependencies as traced)\n", run.step_time_s, how);
   if (!o.json_file.empty()) {
     const nlohmann::json j{{"path", o.path}, {"step_time_s", run.step_time_s}, {"files", files}};
     if (!write_json(o.json_file, j, "trace play", io)) return kExitFailure;

@@ -30,8 +30,16 @@ Command add_trace_command(CLI::App& app, Streams io, const Environment& env) {
                  "read ctrl deps without checking them (PyTorch converters record parent "
                  "operators there, some outside the file; Chakra's feeder ignores them too)");
   play->add_option("--json", in->json_file, "also write the result as JSON");
+  play->add_option("--on", in->on.scenario,
+                   "price the traces' collectives and sends on this scenario's cluster (compute "
+                   "keeps its traced time)");
+  play->add_option("--group", in->group,
+                   "with --on: the scenario's group the traced collectives span")
+      ->check(CLI::IsMember({"tp", "cp", "ep", "dp"}))
+      ->capture_default_str();
+  add_profile_option(*play, in->profile);
   return {cmd, [write, out, in, io, &env] {
-            return write->parsed() ? run_trace_export(*out, io, env) : run_trace_play(*in, io);
+            return write->parsed() ? run_trace_export(*out, io, env) : run_trace_play(*in, io, env);
           }};
 }
 

@@ -20,9 +20,14 @@ struct TracePlayOptions {
   std::string path;  // a manifest, a folder or one .et file
   bool ignore_ctrl_deps = false;
   std::string json_file;
+  // --on SCENARIO: the communication priced on that scenario's cluster, the
+  // collectives over its `group`
+  ScenarioOptions on;
+  std::string profile;
+  std::string group = "dp";
 };
 
 int run_trace_export(const TraceExportOptions& o, Streams io, const Environment& env);
-int run_trace_play(const TracePlayOptions& o, Streams io);
+int run_trace_play(const TracePlayOptions& o, Streams io, const Environment& env);
 
 }  // namespace myriad::cli
