@@ -18,6 +18,7 @@
 #include "models/scenario/loader.hpp"
 #include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/program/closed_form_check.hpp"
 #include "sim/program/evaluator.hpp"
 #include "sim/program/step_program.hpp"
 #include "tests/sim/shipped.hpp"
@@ -152,6 +153,18 @@ TEST(StepProgram, TheStepEngineAgreesWithTheEvaluatorWithoutContention) {
     const double eval = evaluate_program(build_step_program(s, testing::h100())).step_time_s;
     EXPECT_NEAR(eval / engine, 1, 5e-3) << text << engine << " s against " << eval << " s";
   }
+}
+
+// The check a report makes: the gap between the two, and a note past 1 %.
+TEST(StepProgram, TheClosedFormsCheckSaysWhenItIsApart) {
+  const auto s = example("llama3-8b-h100-64-pp4");
+  const double est = estimate(s, testing::h100(), Detail::summary).step_time_s;
+  const ClosedFormCheck agreed = check_closed_form(s, testing::h100(), est);
+  EXPECT_NEAR(agreed.gap, agreed.program_step_s / est - 1, 1e-15);
+  EXPECT_TRUE(agreed.note.empty());
+  const ClosedFormCheck apart = check_closed_form(s, testing::h100(), 0.9 * est);
+  EXPECT_NEAR(apart.gap, agreed.program_step_s / (0.9 * est) - 1, 1e-12);
+  EXPECT_NE(apart.note.find("+11."), std::string::npos) << apart.note;
 }
 
 // The shipped examples: the closed form and the evaluator within 1 %.

@@ -60,6 +60,26 @@ TEST(TraceCommand, PlaysTracesOnAScenariosCluster) {
   std::filesystem::remove_all(dir);
 }
 
+// `estimate` says, under its headline figures, when the step program it stands for
+// plays apart from it (an interleaved layout whose chunks of one layer are
+// outweighed by the embedding and the head), and says nothing where they agree.
+TEST(EstimateCommand, SaysWhenTheStepProgramPlaysApart) {
+  const auto path = std::filesystem::temp_directory_path() / "myriad-apart.yaml";
+  std::ofstream(path) << "cluster: {preset: llama3-like, gpus: 256}\n"
+                         "model: {preset: llama3-8b, seq_length: 4096}\n"
+                         "parallelism: {tp: 8, sp: true, cp: 2, pp: 8, virtual_stages: 4, zero: 3, "
+                         "micro_batch: 1, global_batch: 16}\n";
+  const Result apart = run_cli({"estimate", path.string()});
+  ASSERT_EQ(apart.code, 0) << apart.err;
+  const auto note = apart.out.find("note: the step program, played without contention, takes");
+  EXPECT_NE(note, std::string::npos) << apart.out;
+  EXPECT_LT(note, apart.out.find("step time breakdown"));
+  EXPECT_NE(apart.out.find("with interleaving"), std::string::npos);
+  const Result agreed = run_cli({"estimate", example("llama3-8b-h100-64-pp4")});
+  EXPECT_EQ(agreed.out.find("note: the step program"), std::string::npos) << agreed.out;
+  std::filesystem::remove(path);
+}
+
 TEST(TraceCommand, SaysWhatIsWrongWithATrace) {
   const Result missing = run_cli({"trace", "play", "/nonexistent/trace.et"});
   EXPECT_EQ(missing.code, 2);

@@ -7,10 +7,12 @@
 #include <optional>
 #include <ostream>
 #include <stdexcept>
+#include <string>
 
 #include "models/scenario/loader.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/planning/growth.hpp"
+#include "sim/program/closed_form_check.hpp"
 #include "tools/cli/estimate_options.hpp"
 #include "tools/cli/step_report.hpp"
 
@@ -39,7 +41,15 @@ int run_estimate(const EstimateOptions& o, Streams io, const Environment& env) {
     if (growth) j["growth"] = growth_json(*s, *growth, r);
     if (!write_json(o.json_file, j, "estimate", io)) return kExitFailure;
   }
-  io.out << step_report_text(*s, *profile, r);
+  std::string text = step_report_text(*s, *profile, r);
+  // Where the closed form and the step program it stands for are apart, said
+  // under the headline figures.
+  const sim::ClosedFormCheck check = sim::check_closed_form(*s, *profile, r.step_time_s);
+  if (!check.note.empty()) {
+    const std::size_t at = text.find("\n\n  step time breakdown");
+    text.insert(at == std::string::npos ? text.size() : at + 1, "  " + check.note + "\n");
+  }
+  io.out << text;
   if (growth) io.out << "\n" << growth_text(*s, *growth, r);
   return kExitOk;
 }
