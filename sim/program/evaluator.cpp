@@ -48,12 +48,7 @@ class Evaluator {
     for (const auto& stage : run_.times) {
       for (const TaskTimes& t : stage) run_.step_time_s = std::max(run_.step_time_s, t.end_s);
     }
-    std::vector<PassShares> shares;
-    for (int stage = 0; stage < p_.pp; ++stage) {
-      const double layers = p_.chunk_layers[static_cast<std::size_t>(stage)] * p_.v;
-      shares.push_back(pass_shares(p_.costs, layers, stage == 0, stage == p_.pp - 1));
-    }
-    run_.breakdown = step_breakdown(run_.timelines, p_.pp, shares, run_.step_time_s);
+    run_.breakdown = p_.breakdown(run_.timelines, run_.step_time_s);
     return std::move(run_);
   }
 

@@ -187,14 +187,30 @@ std::string StepTask::name() const {
   return "?";
 }
 
-double StepProgram::pass_time(int stage, const models::PipelineTask& t) const {
-  double time = chunk_layers[static_cast<std::size_t>(stage)] *
-                (t.forward ? costs.layer.forward : costs.layer.backward);
-  if (stage == 0 && t.chunk == 0)
+double StepProgram::ends_time(int stage, const models::PipelineTask& t) const {
+  double time = 0;
+  if (stage == 0 && t.chunk == 0) {
     time += t.forward ? costs.embedding.forward : costs.embedding.backward;
+  }
   if (stage == pp - 1 && t.chunk == v - 1)
     time += t.forward ? costs.head.forward : costs.head.backward;
   return time;
+}
+
+double StepProgram::pass_time(int stage, const models::PipelineTask& t) const {
+  return chunk_layers[static_cast<std::size_t>(stage)] *
+             (t.forward ? costs.layer.forward : costs.layer.backward) +
+         ends_time(stage, t);
+}
+
+std::vector<BreakdownPart> StepProgram::breakdown(const std::vector<std::vector<Span>>& timelines,
+                                                  double step_s) const {
+  std::vector<PassShares> shares;
+  for (int stage = 0; stage < pp; ++stage) {
+    const double layers = chunk_layers[static_cast<std::size_t>(stage)] * v;
+    shares.push_back(pass_shares(costs, layers, stage == 0, stage == pp - 1));
+  }
+  return step_breakdown(timelines, pp, shares, step_s);
 }
 
 double StepProgram::dp_time(double share, bool gather) const {

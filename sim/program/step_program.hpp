@@ -101,6 +101,12 @@ struct StepProgram {
   // A pass's uncontended time on `stage`: its chunk's layers, and the embedding
   // (first stage, first chunk) or the head (last stage, last chunk).
   [[nodiscard]] double pass_time(int stage, const models::PipelineTask& t) const;
+  // The embedding's and the head's part of it (the rest is the chunk's layers).
+  [[nodiscard]] double ends_time(int stage, const models::PipelineTask& t) const;
+  // The step broken down as `estimate` does, from the stages' timelines
+  // (timelines[g], g = row * pp + stage; critical_path.hpp, step_breakdown).
+  [[nodiscard]] std::vector<BreakdownPart> breakdown(
+      const std::vector<std::vector<Span>>& timelines, double step_s) const;
   // The data-parallel collectives of `share` of a stage's parameters, gathers or
   // reductions, one after another: each pays its latency whole and its bandwidth
   // term in proportion (a bucket is a collective of its own).

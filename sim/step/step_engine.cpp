@@ -32,31 +32,14 @@ namespace {
 using models::PipelineTask;
 using namespace step_detail;  // NOLINT(google-build-using-namespace): the engine's own parts
 
-// The embedding's and the head's time in a task, on the first and last stage.
-double ends_time(const StepState& p, int stage, const PipelineTask& t) {
-  double time = 0;
-  if (stage == 0 && t.chunk == 0)
-    time += t.forward ? p.costs.embedding.forward : p.costs.embedding.backward;
-  if (stage == p.pp - 1 && t.chunk == p.v - 1)
-    time += t.forward ? p.costs.head.forward : p.costs.head.backward;
-  return time;
-}
-
-double task_time(const StepState& p, int stage, const PipelineTask& t) {
-  const PassTimes& layer = p.costs.layer;
-  return p.chunk_layers[static_cast<std::size_t>(stage)] *
-             (t.forward ? layer.forward : layer.backward) +
-         ends_time(p, stage, t);
-}
-
 // A task's compute, slowed by the rank group's straggler factor; with layer
 // collectives played as flows, layer by layer, each followed by them.
 void run_task(StepState& p, int row, int stage, const PipelineTask& t, double slow) {
   if (!p.layer_flows) {
-    compute_for(p, slow * task_time(p, stage, t));
+    compute_for(p, slow * p.program.pass_time(stage, t));
     return;
   }
-  compute_for(p, slow * ends_time(p, stage, t));
+  compute_for(p, slow * p.program.ends_time(stage, t));
   const auto& comms = t.forward ? p.costs.forward_comms : p.costs.backward_comms;
   const auto& plays = t.forward ? p.forward_play : p.backward_play;
   const auto& overlapped = t.forward ? p.costs.forward_beside : p.costs.backward_beside;
@@ -257,18 +240,6 @@ std::vector<std::vector<int>> signals_needed(const StepProgram& program) {
   return slot;
 }
 
-// The step broken down as `estimate` does (critical_path.hpp, step_breakdown).
-std::vector<BreakdownPart> breakdown(const StepState& p,
-                                     const std::vector<std::vector<Span>>& timelines,
-                                     double step_s) {
-  std::vector<PassShares> shares;
-  for (int stage = 0; stage < p.pp; ++stage) {
-    const double layers = p.chunk_layers[static_cast<std::size_t>(stage)] * p.v;
-    shares.push_back(pass_shares(p.costs, layers, stage == 0, stage == p.pp - 1));
-  }
-  return step_breakdown(timelines, p.pp, shares, step_s);
-}
-
 // Hosts for the simulated rank groups (and ghosts), each where its first node sits:
 // rank groups are numbered replica-fastest (Megatron's order, dp before pp). A
 // ghost sits where the next replica would (latency is the same everywhere and,
@@ -344,7 +315,7 @@ StepSimulation collect(StepState& p) {
     if (finish > r.groups[last].finish_s) last = g;
   }
   for (int stage = 0; stage < p.pp; ++stage) r.wait_s.push_back(p.actor(0, stage).wait_s);
-  r.breakdown = breakdown(p, timelines, r.step_time_s);
+  r.breakdown = p.program.breakdown(timelines, r.step_time_s);
   r.critical_path = critical_path(timelines, p.pp);
   for (auto& stop : r.critical_path.groups) {
     stop.replica = p.rows[static_cast<std::size_t>(stop.replica)] * p.per_node;  // row -> replica

@@ -80,12 +80,11 @@ TEST(ChakraProgram, ARoundTripPlaysTheSameStep) {
   }
 }
 
-// A real trace, Chakra's feeder test trace (a PyTorch training step's kernels and
-// collectives, tests/data/chakra/README.md), plays as its traced durations and data
-// deps say: no faster than its longest kernel, no slower than every node in turn.
-TEST(ChakraProgram, ARealTracePlays) {
+// Chakra's feeder test trace as a set of one file, its ctrl deps unchecked (parent
+// operators, some outside the file).
+EtSet feeder_trace() {
   EtReadOptions options;
-  options.checks.ctrl_deps = false;  // parent operators, some outside the file
+  options.checks.ctrl_deps = false;
   EtSet set;
   set.name = "chakra";
   set.ranks = 1;
@@ -93,6 +92,14 @@ TEST(ChakraProgram, ARealTracePlays) {
                        read_et_bytes(testing::gunzip_file(testing::sample("feeder-chakra.0.et.gz")),
                                      "chakra.0.et", options),
                        "chakra.0.et"});
+  return set;
+}
+
+// A real trace, Chakra's feeder test trace (a PyTorch training step's kernels and
+// collectives, tests/data/chakra/README.md), plays as its traced durations and data
+// deps say: no faster than its longest kernel, no slower than every node in turn.
+TEST(ChakraProgram, ARealTracePlays) {
+  const EtSet set = feeder_trace();
   const EtGraph& g = set.files[0].graph;
   const ProgramRun run = evaluate_program(program_from_trace(set));
   double total = 0;
@@ -111,15 +118,7 @@ TEST(ChakraProgram, ARealTracePlays) {
 // analytic engine's price for its kind and size over the scenario's group; compute
 // (and the host-side c10d calls, which have no size) keeps its traced time.
 TEST(ChakraProgram, OnAScenariosClusterCollectivesTakeItsPrices) {
-  EtReadOptions options;
-  options.checks.ctrl_deps = false;
-  EtSet set;
-  set.name = "chakra";
-  set.ranks = 1;
-  set.files.push_back({{0},
-                       read_et_bytes(testing::gunzip_file(testing::sample("feeder-chakra.0.et.gz")),
-                                     "chakra.0.et", options),
-                       "chakra.0.et"});
+  const EtSet set = feeder_trace();
   const auto s = scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-405b-h100-16384-campaign.yaml",
       sim::testing::kShipped);
