@@ -44,3 +44,83 @@ std::vector<PipelineTask> pipeline_order(int pp, int v, int m, int stage) {
 }
 
 }  // namespace myriad::models
+
+namespace myriad::models {
+
+ScheduleGraph schedule_graph(int pp, int v, int m) {
+  std::vector<std::vector<PipelineTask>> orders;
+  std::size_t total = 0;
+  for (int stage = 0; stage < pp; ++stage) {
+    orders.push_back(pipeline_order(pp, v, m, stage));
+    total += orders.back().size();
+  }
+  const auto key = [&](int stage, bool forward, int chunk, int micro_batch) {
+    return static_cast<std::size_t>(((stage * 2 + (forward ? 0 : 1)) * v + chunk) * m +
+                                    micro_batch);
+  };
+  std::vector<int> node_of(total, -1);
+  std::vector<ScheduleGraph::Node> nodes;
+  std::vector<int> depth;
+  nodes.reserve(total);
+  depth.reserve(total);
+  std::vector<std::size_t> next(static_cast<std::size_t>(pp), 0);
+  std::vector<int> last(static_cast<std::size_t>(pp), -1);
+  // Stage by stage, each as far as its inputs allow, until every pass is placed.
+  while (nodes.size() < total) {
+    const std::size_t placed = nodes.size();
+    for (int stage = 0; stage < pp; ++stage) {
+      const auto s = static_cast<std::size_t>(stage);
+      for (; next[s] < orders[s].size(); ++next[s]) {
+        const PipelineTask& t = orders[s][next[s]];
+        int input = -1;
+        if (t.forward && stage > 0) {
+          input = node_of[key(stage - 1, true, t.chunk, t.micro_batch)];
+        } else if (t.forward && t.chunk > 0) {
+          input = node_of[key(pp - 1, true, t.chunk - 1, t.micro_batch)];
+        } else if (!t.forward && stage < pp - 1) {
+          input = node_of[key(stage + 1, false, t.chunk, t.micro_batch)];
+        } else if (!t.forward && t.chunk < v - 1) {
+          input = node_of[key(0, false, t.chunk + 1, t.micro_batch)];
+        } else if (!t.forward) {
+          input = node_of[key(stage, true, t.chunk, t.micro_batch)];
+        }
+        const bool first = t.forward && stage == 0 && t.chunk == 0;
+        if (input < 0 && !first) break;  // its input is not placed yet
+        ScheduleGraph::Node n;
+        n.stage = stage;
+        n.slot = (stage * 2 + (t.forward ? 0 : 1)) * v + t.chunk;
+        n.input = input;
+        n.sends = t.forward ? (stage < pp - 1 || t.chunk < v - 1) : (stage > 0 || t.chunk > 0);
+        int d = last[s] < 0 ? 0 : depth[static_cast<std::size_t>(last[s])] + 1;
+        if (input >= 0) d = std::max(d, depth[static_cast<std::size_t>(input)] + 1);
+        last[s] = static_cast<int>(nodes.size());
+        node_of[key(stage, t.forward, t.chunk, t.micro_batch)] = last[s];
+        nodes.push_back(n);
+        depth.push_back(d);
+      }
+    }
+    if (nodes.size() == placed) throw std::logic_error("schedule_graph: the schedule deadlocks");
+  }
+  // By depth: a node's inputs are shallower, so the order stays topological.
+  std::vector<int> order(total);
+  for (std::size_t i = 0; i < total; ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return depth[static_cast<std::size_t>(a)] < depth[static_cast<std::size_t>(b)];
+  });
+  std::vector<int> position(total);
+  for (std::size_t i = 0; i < total; ++i)
+    position[static_cast<std::size_t>(order[i])] = static_cast<int>(i);
+  ScheduleGraph g;
+  g.pp = pp;
+  g.virtual_stages = v;
+  g.micro_batches = m;
+  g.nodes.reserve(total);
+  for (const int i : order) {
+    ScheduleGraph::Node n = nodes[static_cast<std::size_t>(i)];
+    if (n.input >= 0) n.input = position[static_cast<std::size_t>(n.input)];
+    g.nodes.push_back(n);
+  }
+  return g;
+}
+
+}  // namespace myriad::models

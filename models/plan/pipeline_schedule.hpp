@@ -27,3 +27,32 @@ struct PipelineTask {
 std::vector<PipelineTask> pipeline_order(int pp, int virtual_stages, int micro_batches, int stage);
 
 }  // namespace myriad::models
+
+namespace myriad::models {
+
+// Every stage's passes as one graph: a pass waits for the pass before it on its
+// stage and for its input, the output of the same chunk and micro-batch one
+// stage before it (forward) or after it (backward), across the interleaved
+// schedule's wrap from the last stage's chunk c to the first stage's chunk c + 1
+// (forward; back again for backward). The last chunk's backward waits for its
+// own forward on the same stage. Nodes are in an order where every node comes
+// after what it waits for, grouped by depth so that neighbours in the order are
+// mostly on different stages (independent: a sweep over them pipelines well).
+struct ScheduleGraph {
+  struct Node {
+    int stage = 0;
+    int slot = 0;       // the pass's kind: (stage * 2 + backward) * v + chunk
+    int input = -1;     // the node whose output it waits for, or -1
+    bool sends = true;  // its output goes to another stage (a pipeline transfer)
+  };
+  int pp = 1;
+  int virtual_stages = 1;
+  int micro_batches = 1;
+  std::vector<Node> nodes;
+  [[nodiscard]] int slots() const { return 2 * pp * virtual_stages; }
+};
+
+// The same preconditions as pipeline_order.
+ScheduleGraph schedule_graph(int pp, int virtual_stages, int micro_batches);
+
+}  // namespace myriad::models

@@ -11,11 +11,13 @@
 #include <optional>
 #include <stdexcept>
 #include <string_view>
+#include <vector>
 
 #include "models/plan/rank_layout.hpp"
 #include "models/transformer/model_stats.hpp"
 #include "models/transformer/moe_routing.hpp"
 #include "sim/analytic/dp_exposure.hpp"
+#include "sim/analytic/pipeline_makespan.hpp"
 #include "sim/analytic/step_rates.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/network_slowdown.hpp"
@@ -422,9 +424,11 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
   const StageTime layer = program_time(plan.layer, pricer, layer_overlap, 0);
   StageTime body = scaled(layer, plan.layers_per_stage);
   StageTime first = scaled(layer, plan.first_stage_layers);
-  first += program_time(plan.embedding, pricer, layer_overlap, m);
+  const StageTime embedding = program_time(plan.embedding, pricer, layer_overlap, m);
+  first += embedding;
   StageTime last = scaled(layer, plan.last_stage_layers);
-  last += program_time(plan.head, pricer, layer_overlap, m);
+  const StageTime head = program_time(plan.head, pricer, layer_overlap, m);
+  last += head;
   double p2p = 0;
   if (plan.pp > 1) {
     p2p = pricer.price(plan.pp_transfer, m * 2 * v).time_s;
@@ -462,7 +466,18 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, 
   // micro-batch's forward crosses p - 1 stage boundaries before the last stage
   // starts, and the last one's backward as many after it ends.
   const double in_flight = s.overlap.pp ? 2 * (pp - 1) * p2p : 0;
-  const double bubble = (pp * mean - critical.total()) / v + in_flight;
+  double bubble = (pp * mean - critical.total()) / v + in_flight;
+  if (plan.virtual_stages > 1) {
+    const auto passes = [](const StageTime& t) {
+      return PassTimes{t.forward, t.total() - t.forward};
+    };
+    // Interleaved, the chunks that hold the embedding and the head pace the
+    // schedule's rounds, and buffering between stages absorbs part of it: the
+    // pipeline's time is the longest path through the schedule's passes.
+    bubble = interleaved_pipeline_time(plan, passes(layer), passes(embedding), passes(head),
+                                       {p2p, s.overlap.pp}) -
+             m * critical.total();
+  }
 
   // Reductions overlapping across stages: when one outlasts the stagger between
   // the stages' ends, a backward pass of one micro-batch and chunk. (Overlapped,

@@ -28,6 +28,7 @@
 #include "models/plan/step_plan.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/analytic/group_times.hpp"
+#include "sim/analytic/pipeline_makespan.hpp"
 #include "sim/analytic/step_rates.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "sim/cost/device_profile.hpp"
@@ -120,15 +121,6 @@ StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile,
 // Above this fraction of usable memory a job is at risk (allocator spikes,
 // a longer sequence, a new library version): reports warn.
 inline constexpr double kMemoryWarningFraction = 0.9;
-
-// What the step engine plays, priced as the analytic engine prices it: per
-// micro-batch, the forward and the backward (with recomputation) time of one
-// layer, the embedding and the LM head, their tensor-, context- and
-// expert-parallel collectives' exposed time included.
-struct PassTimes {
-  double forward = 0;
-  double backward = 0;
-};
 
 // The exposed tensor-, context-, expert- and data-parallel time inside a
 // program's passes (forward, backward and recomputation of one micro-batch), by

@@ -19,9 +19,10 @@ ClosedFormCheck check_closed_form(const scenario::Scenario& s, const DeviceProfi
       "note: the step program, played without contention, takes {:.4f} s, {:+.1f} % beside this "
       "estimate{}; `myriad simulate` plays it with the network",
       c.program_step_s, 100 * c.gap,
-      s.parallelism.virtual_stages > 1
-          ? ": with interleaving, a chunk that holds the embedding or the head can pace the "
-            "schedule's rounds, which the closed form does not count yet (docs/analytic-engine.md)"
+      s.parallelism.virtual_stages > 1 && s.overlap.dp
+          ? ": with interleaving, each chunk's overlapped data-parallel traffic slows the other "
+            "chunks' passes in the schedule's order, which the closed form counts chunk by chunk "
+            "without it (docs/analytic-engine.md)"
           : "");
   return c;
 }

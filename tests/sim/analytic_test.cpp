@@ -206,7 +206,12 @@ parallelism: {tp: 8, sp: true, pp: 8, global_batch: 64, recompute: selective}
   const double one_f_one_b = bubble();
   s.parallelism.virtual_stages = 3;
   s.parallelism.schedule = scenario::Schedule::interleaved;
-  EXPECT_NEAR(bubble() / one_f_one_b, 1.0 / 3, 0.02);  // stage time changes a little (p2p)
+  // A third with alike chunks (PipelineMakespan.AlikeChunksTakeTheTextbookBubble);
+  // a little more here: the last stage's last chunk holds the head (4 layers and
+  // the head, where 1F1B spreads the head over 12 layers), and that chunk paces
+  // the schedule's rounds (0.363, 2026-12-05), and each chunk adds a transfer.
+  EXPECT_GT(bubble() / one_f_one_b, 1.0 / 3);
+  EXPECT_LT(bubble() / one_f_one_b, 0.38);
 }
 
 TEST(Estimate, ScenarioThatDoesNotFitSaysWhatDominates) {

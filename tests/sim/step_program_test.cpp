@@ -217,9 +217,9 @@ std::string random_layout(std::mt19937_64& rng) {
 TEST(StepProgram, ClosedFormAgreesWithTheEvaluatorOnRandomLayouts) {
   std::mt19937_64 rng(37);
   int valid = 0;
-  // [0]: one stage; [1]: 1F1B; [2]: interleaved
-  std::array<std::vector<double>, 3> errors;
-  std::array<std::string, 3> worst;
+  // [0]: one stage; [1]: 1F1B; [2]: interleaved; [3]: interleaved, overlap.dp
+  std::array<std::vector<double>, 4> errors;
+  std::array<std::string, 4> worst;
   for (int tries = 0; valid < 2000 && tries < 20000; ++tries) {
     const std::string text = random_layout(rng);
     scenario::Scenario s;
@@ -233,7 +233,10 @@ TEST(StepProgram, ClosedFormAgreesWithTheEvaluatorOnRandomLayouts) {
     const double est = estimate(s, profile, Detail::summary).step_time_s;
     const double eval = evaluate_program(build_step_program(s, profile)).step_time_s;
     const double error = std::abs(eval / est - 1);
-    const std::size_t kind = s.parallelism.pp == 1 ? 0 : s.parallelism.virtual_stages == 1 ? 1 : 2;
+    const std::size_t kind = s.parallelism.pp == 1               ? 0
+                             : s.parallelism.virtual_stages == 1 ? 1
+                             : s.overlap.dp                      ? 3
+                                                                 : 2;
     if (errors[kind].empty() ||
         error > *std::max_element(errors[kind].begin(), errors[kind].end())) {
       worst[kind] = text + fmt::format("estimate {} s, evaluator {} s", est, eval);
@@ -245,25 +248,28 @@ TEST(StepProgram, ClosedFormAgreesWithTheEvaluatorOnRandomLayouts) {
     std::sort(v.begin(), v.end());
     return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
   };
-  const char* kinds[] = {"one stage", "1F1B", "interleaved"};
+  const char* kinds[] = {"one stage", "1F1B", "interleaved", "interleaved, overlap.dp"};
   for (std::size_t k = 0; k < errors.size(); ++k) {
-    std::printf("%-12s %4zu layouts: median %.3f %%, p95 %.3f %%, worst %.3f %%\n", kinds[k],
-                errors[k].size(), 100 * quantile(errors[k], 0.5), 100 * quantile(errors[k], 0.95),
-                100 * quantile(errors[k], 1));
+    std::printf("%-24s %4zu layouts: median %.3f %%, p95 %.3f %%, worst %.3f %%, %zu past 1 %%\n",
+                kinds[k], errors[k].size(), 100 * quantile(errors[k], 0.5),
+                100 * quantile(errors[k], 0.95), 100 * quantile(errors[k], 1),
+                static_cast<std::size_t>(std::count_if(errors[k].begin(), errors[k].end(),
+                                                       [](double e) { return e > 0.01; })));
     if (std::getenv("MYRIAD_SHOW_WORST")) std::printf("%s\n", worst[k].c_str());
   }
-  // One stage, and 1F1B: the closed form is the program's account, within 1 %
-  // everywhere (measured 2026-12-04: worst 0.09 % and 0.54 %).
-  EXPECT_LT(quantile(errors[0], 1), 0.01) << worst[0];
-  EXPECT_LT(quantile(errors[1], 1), 0.01) << worst[1];
-  // Interleaved: the closed form spreads a stage's time evenly over its chunks.
-  // Where the embedding or the head outweighs a chunk (a layer or two a chunk),
-  // the schedule's rounds are paced by that chunk while buffering between stages
-  // absorbs part of it; no closed form of that is derived yet (issue 37's note).
-  // Measured: median 0.3 %, p95 3.4 %, worst 27 %.
-  EXPECT_LT(quantile(errors[2], 0.5), 0.01) << worst[2];
-  EXPECT_LT(quantile(errors[2], 0.95), 0.05) << worst[2];
-  EXPECT_LT(quantile(errors[2], 1), 0.3) << worst[2];
+  // One stage, 1F1B and interleaved pipelines: the closed form is the program's
+  // account, within 1 % everywhere (measured 2026-12-05: worst 0.09 %, 0.54 % and
+  // 0.000 %; the interleaved pipeline's passes are the longest path through its
+  // schedule, pipeline_makespan).
+  for (std::size_t k = 0; k < 3; ++k) EXPECT_LT(quantile(errors[k], 1), 0.01) << worst[k];
+  // Interleaved with the data-parallel traffic overlapped: each chunk's
+  // reduction runs beside the other chunks' backwards and slows them, which the
+  // closed form's windows count chunk by chunk without the schedule's order
+  // (issue 37's note). Measured: median 0.001 %, p95 1.3 %, worst 9.5 %
+  // (24 of 371 layouts past 1 %, every one with overlap.dp).
+  EXPECT_LT(quantile(errors[3], 0.5), 0.01) << worst[3];
+  EXPECT_LT(quantile(errors[3], 0.95), 0.05) << worst[3];
+  EXPECT_LT(quantile(errors[3], 1), 0.12) << worst[3];
 }
 
 }  // namespace
