@@ -9,11 +9,9 @@
 // They apply when an expert-parallel group's ranks fill whole actors of one node
 // each (tp x cp no more than a node) and span more than one of them: its members
 // (Megatron-LM's order, etp ranks innermost) span ep * etp / (tp * cp) replicas.
-// Every replica simulated, real flows between the actors (mailboxes alternate by
-// the all-to-all's parity: a partner can be at most one ahead); else mirrored by a
-// ghost per partner; a class of whole groups plays its members' flows as one flow
-// from the class to itself. Under router skew the flows to a partner carry its
-// share of what the busiest actor receives, and a ghost sends this actor its own.
+// The exchange is the replica mode's to play (replica_modes.hpp: real partners,
+// a class's members as one flow, or ghosts). Under router skew the flows to a
+// partner carry its share of what the busiest actor receives.
 // An overlapped all-to-all runs beside the layer's compute (its latency and its
 // NVLink part are inside the layer's time already): flows only.
 #include <fmt/format.h>
@@ -126,24 +124,8 @@ class ExpertFlows final : public LayerTraffic {
   [[nodiscard]] int group_actors() const override { return e_.actors; }
 
   int add_hosts(StepState& p, const scenario::Scenario& s, int row, int stage) const override {
-    step_detail::TrafficState& me = step_detail::traffic_state(p, row, stage, *this);
-    const step_detail::ActorState& a = p.actor(row, stage);
-    const int weight = p.weights[static_cast<std::size_t>(row)];
-    // A class of whole expert groups: each member's all-to-all pairs with the others.
-    if (weight > 1) {
-      me.self_port = p.platform->add_port(std::string(p.platform->host(a.host)->get_name()) + ".ep",
-                                          a.host, weight * (e_.actors - 1));
-    }
-    if (p.all_replicas) return 0;
-    const int replica = p.rows[static_cast<std::size_t>(row)];
-    const int first = replica / e_.actors * e_.actors;
-    for (int partner = first; partner < first + e_.actors; ++partner) {
-      if (partner == replica) continue;
-      me.ghosts.push_back(
-          p.platform->add_host(fmt::format("ep-ghost-{}-{}-{}", stage, replica, partner),
-                               p.first_node(s, partner, stage)));
-    }
-    return static_cast<int>(me.ghosts.size());
+    return p.replicas->add_group_hosts(p, s, row, stage, exchange_of(0, false),
+                                       step_detail::traffic_state(p, row, stage, *this));
   }
 
   void play(StepState& p, int row, int stage, const LayerCollective& e,
@@ -154,7 +136,6 @@ class ExpertFlows final : public LayerTraffic {
       const double before = std::max(0.0, e.cost.latency_s - p.route_latency_s);
       if (before > 0) sg4::this_actor::sleep_for(before);
     }
-    step_detail::TrafficState& me = step_detail::traffic_state(p, row, stage, *this);
     // An all-to-all: each GPU's bytes / ep to each partner GPU. An all-gather or
     // reduce-scatter dispatch (top_k large next to ep): flows sized to take the
     // analytic engine's remote part at the actor's NIC rate, alike for every partner.
@@ -162,46 +143,17 @@ class ExpertFlows final : public LayerTraffic {
     const double bytes = pairwise ? e_.flow_factor * c.bytes
                                   : std::max(0.0, e.cost.bandwidth_s - nvlink_s(e_, e)) *
                                         p.actor_Bps / (e_.actors - 1);
-    const auto share = [&](int k) {
-      return pairwise ? e_.receive_share[static_cast<std::size_t>(k)] : 1.0;
-    };
-    const int weight = p.weights[static_cast<std::size_t>(row)];
-    if (weight > 1) {
-      // A class of whole groups: every member's flow to each partner in its group,
-      // as one flow of that many pairs from the class to itself, each at the busiest
-      // receiver's size (as the analytic engine prices the all-to-all).
-      step_detail::weighted_flow(p, me.self_port, me.self_port, bytes, weight * (e_.actors - 1))
-          ->wait();
-      ++p.flows;
-      if (!beside) step_detail::trace_layer_collective(p, row, stage, c, start);
-      return;
-    }
-    const int replica = p.rows[static_cast<std::size_t>(row)];
-    const int first = replica / e_.actors * e_.actors;
-    const int self = replica - first;
-    step_detail::Peers peers;
-    std::vector<double> out;
-    for (int k = 0; k < e_.actors; ++k) {
-      if (k != self) out.push_back(bytes * share(k));
-    }
-    if (p.all_replicas) {  // every partner a row of its own (replica_classes keeps groups whole)
-      const int parity = me.played++ % 2;
-      for (int partner = first; partner < first + e_.actors; ++partner) {
-        if (partner == replica) continue;
-        const int partner_row = p.row_of[static_cast<std::size_t>(partner)];
-        peers.real.emplace_back(
-            p.actor(partner_row, stage).host,
-            sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", partner, stage, parity)));
-      }
-      peers.inbox = sg4::Mailbox::by_name(fmt::format("ep.{}.{}.{}", replica, stage, parity));
-    } else {
-      peers.ghosts = me.ghosts;
-    }
-    step_detail::exchange(p, p.actor(row, stage).host, peers, out, bytes * share(self));
+    p.replicas->group_exchange(p, row, stage, exchange_of(bytes, pairwise),
+                               step_detail::traffic_state(p, row, stage, *this));
     if (!beside) step_detail::trace_layer_collective(p, row, stage, c, start);
   }
 
  private:
+  // The group's exchange: `bytes` to each partner, times its share under skew.
+  [[nodiscard]] step_detail::GroupExchange exchange_of(double bytes, bool pairwise) const {
+    return {"ep", e_.actors, bytes, pairwise ? &e_.receive_share : nullptr};
+  }
+
   ExpertLayout e_;
 };
 

@@ -6,10 +6,9 @@
 // claims (lowering, without SimGrid), what hosts it needs beside each simulated
 // rank group, and how it plays one collective. Adding a kind is its class (in a
 // file of its own) and one line in layer_traffic.cpp's table; nothing else in the
-// engine names a kind. A kind's play still meets the three ways replicas are
-// played (every one, classes, one with ghosts) itself, through Peers and
-// exchange (step_actors.hpp) for the first and last; the replica modes are not
-// yet a property of how the program is instantiated alone.
+// engine names a kind. How replicas are instantiated (every one, classes, some
+// with ghosts) is not a kind's business: traffic between replicas goes through
+// the replica mode (replica_modes.hpp), which plays it for every kind.
 #pragma once
 
 #include <memory>

@@ -14,6 +14,7 @@
 
 #include "sim/program/critical_path.hpp"
 #include "sim/step/link_monitor.hpp"
+#include "sim/step/replica_modes.hpp"
 #include "sim/step/step_engine.hpp"
 #include "sim/step/step_lowering.hpp"
 #include "sim/topology/fat_tree_platform.hpp"
@@ -71,7 +72,8 @@ struct ActorState {
 
 // The lowering and what the actors change as they play it, owned by simulate_step.
 struct StepState : StepLowering {
-  explicit StepState(StepLowering lowering) : StepLowering(std::move(lowering)) {}
+  explicit StepState(StepLowering lowering)
+      : StepLowering(std::move(lowering)), replicas(replica_mode(all_replicas, classes)) {}
 
   [[nodiscard]] std::size_t index(int row, int stage) const {
     return static_cast<std::size_t>(row) * static_cast<std::size_t>(pp) +
@@ -79,6 +81,8 @@ struct StepState : StepLowering {
   }
   ActorState& actor(int row, int stage) { return actors[index(row, stage)]; }
 
+  // How the replicas are instantiated: it plays the traffic between them.
+  std::unique_ptr<const ReplicaMode> replicas;
   std::vector<Tag> tags;  // payloads: tags[chunk * m + micro_batch]
   // [stage][task]: the task's signal in its actor's `signals`, -1 when no other
   // stream of the rank group waits for it.

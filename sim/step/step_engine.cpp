@@ -247,7 +247,6 @@ std::vector<std::vector<int>> signals_needed(const StepProgram& program) {
 void build_platform(StepState& p, const scenario::Scenario& s) {
   p.platform =
       std::make_unique<FatTreePlatform>(s.cluster, p.node_Bps, p.nodes_per_group, p.classes);
-  const auto first_node = [&](int row, int stage) { return p.first_node(s, row, stage); };
   const int rows = static_cast<int>(p.rows.size());
   for (int row = 0; row < rows; ++row) {
     const int weight = p.weights[static_cast<std::size_t>(row)];
@@ -262,20 +261,11 @@ void build_platform(StepState& p, const scenario::Scenario& s) {
       ActorState& a = p.actor(row, stage);
       a.host = p.platform->add_host(name, place.node, 1 / place.link, weight);
       a.ring_ready = sg4::Semaphore::create(0);
-      a.ring_out = weight == 1 ? a.host : p.platform->add_port(name + ".ring", a.host, 1);
-      // Its own port, not ring_out's: a port's latency link bounds its flows together.
-      if (weight > 1) a.ring_self = p.platform->add_port(name + ".class", a.host, weight - 1);
+      p.replicas->add_ring_ports(p, row, stage, name);
     }
   }
-  if (!p.all_replicas) {
-    for (int row = 0; row < rows; ++row) {
-      const int replica = p.rows[static_cast<std::size_t>(row)];
-      for (int stage = 0; stage < p.pp; ++stage) {
-        ActorState& a = p.actor(row, stage);
-        a.ghost = p.platform->add_host(fmt::format("ghost-{}-{}", stage, replica),
-                                       first_node((replica + 1) % p.dp, stage));
-      }
-    }
+  for (int row = 0; row < rows; ++row) {
+    for (int stage = 0; stage < p.pp; ++stage) (void)p.replicas->add_ring_mirrors(p, s, row, stage);
   }
   // What each kind of layer traffic needs beside the rank groups (ghosts, ports).
   for (int row = 0; row < rows; ++row) {

@@ -41,17 +41,6 @@ void exchange(StepState& p, int self, const Peers& peers, const std::vector<doub
   }
 }
 
-namespace {
-
-// `bytes` to every peer and as much from each.
-void exchange(StepState& p, int self, const Peers& peers, uint64_t bytes) {
-  const auto size = static_cast<double>(bytes);
-  exchange(p, self, peers, std::vector<double>(peers.real.size() + peers.ghosts.size(), size),
-           size);
-}
-
-}  // namespace
-
 sg4::CommPtr weighted_flow(StepState& p, int from, int to, double bytes, int weight) {
   p.monitor->flow_started(from, to, bytes * weight);
   return sg4::Comm::sendto_async(p.platform->host(from), p.platform->host(to),
@@ -60,35 +49,11 @@ sg4::CommPtr weighted_flow(StepState& p, int from, int to, double bytes, int wei
 
 namespace {
 
-// Every replica (or class) simulated: a ring phase's flows, each member's edge
-// to the next starting once both are in the phase (NCCL's kernels meet), the
-// edges inside a class as one flow of their weight from the class to itself.
-void ring_flows(StepState& p, int row, int stage, double bytes) {
-  ActorState& me = p.actor(row, stage);
-  const int next = (row + 1) % static_cast<int>(p.rows.size());
-  ActorState& to = p.actor(next, stage);
-  me.ring_ready->release();  // the predecessor's edge to this one may start
-  std::vector<sg4::CommPtr> flows;
-  const int weight = p.weights[static_cast<std::size_t>(row)];
-  if (weight > 1) flows.push_back(weighted_flow(p, me.ring_self, me.ring_self, bytes, weight - 1));
-  to.ring_ready->acquire();
-  flows.push_back(weighted_flow(p, me.ring_out, to.ring_out, bytes, 1));
-  for (const auto& f : flows) {
-    f->wait();
-    ++p.flows;
-  }
-}
-
 // One phase of flows of a data-parallel collective over the actors of a stage,
 // `bytes` on each edge between neighbouring actors, then `extra_latency_s`.
-// Every replica (or class) simulated, a flow to the next one; else to and from ghosts.
+// The replica mode plays the flows (replica_modes.hpp).
 void dp_flows(StepState& p, int row, int stage, double flow_bytes, double extra_latency_s) {
-  if (p.all_replicas) {
-    ring_flows(p, row, stage, flow_bytes);
-  } else {
-    exchange(p, p.actor(row, stage).host, Peers{{}, nullptr, {p.actor(row, stage).ghost}},
-             static_cast<uint64_t>(flow_bytes));
-  }
+  p.replicas->ring_phase(p, row, stage, flow_bytes);
   // A ring moves every chunk across every edge: its members finish together, at the
   // pace of its slowest edge (one crossing an oversubscribed uplink, a straggler's),
   // not each when its own two edges are done. (One replica simulated for several,
