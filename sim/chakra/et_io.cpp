@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include <zlib.h>
+
 #include "sim/chakra/et_dependencies.hpp"
 #include "sim/chakra/et_proto.hpp"
 
@@ -122,8 +124,43 @@ void write_et_file(const EtGraph& graph, const std::filesystem::path& path,
   write_et(graph, out, path.string(), checks);
 }
 
+namespace {
+
+// A gzip-compressed trace (Chakra's tools and samples write .et.gz) inflated,
+// under the same bound as a plain one.
+std::string gunzipped(std::string_view bytes, const std::string& file, std::size_t max_bytes) {
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw EtError(file + ": gzip: cannot start zlib");
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  z.avail_in = static_cast<uInt>(bytes.size());
+  std::string out;
+  std::string chunk(std::size_t{1} << 20, '\0');
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(chunk.data());
+    z.avail_out = static_cast<uInt>(chunk.size());
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(chunk.data(), chunk.size() - z.avail_out);
+    if (out.size() > max_bytes) {
+      inflateEnd(&z);
+      throw EtError(file + ": inflated, over the " + std::to_string(max_bytes) +
+                    " bytes a trace may have (EtReadOptions::max_bytes)");
+    }
+  }
+  inflateEnd(&z);
+  if (rc != Z_STREAM_END) {
+    throw EtError(file + ": gzip: " + (z.msg != nullptr ? z.msg : "truncated or damaged"));
+  }
+  return out;
+}
+
+}  // namespace
+
 EtGraph read_et_bytes(std::string_view bytes, const std::string& file,
                       const EtReadOptions& options) {
+  if (bytes.size() >= 2 && bytes[0] == '\x1f' && bytes[1] == '\x8b') {
+    return read_et_bytes(gunzipped(bytes, file, options.max_bytes), file, options);
+  }
   if (bytes.size() > options.max_bytes) {
     throw EtError(file + ": " + std::to_string(bytes.size()) + " bytes, over the " +
                   std::to_string(options.max_bytes) +

@@ -10,6 +10,9 @@
 #include <stdexcept>
 #include <string_view>
 #include <tuple>
+#include <utility>
+#include <vector>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -175,7 +178,7 @@ models::CollectiveKind model_kind(EtCollective c) {
 }
 
 // A traced collective or send priced on the scenario's cluster; none: as traced.
-std::optional<double> priced_s(const EtNode& n, const TracePricing& pricing) {
+std::optional<ProgramCollective> priced(const EtNode& n, const TracePricing& pricing) {
   if (!n.comm_size || *n.comm_size <= 0) return std::nullopt;
   models::Collective c;
   c.name = "trace";
@@ -190,11 +193,14 @@ std::optional<double> priced_s(const EtNode& n, const TracePricing& pricing) {
     return std::nullopt;
   }
   const scenario::Scenario& s = *pricing.scenario;
-  return collective_cost(c, models::group_span(c.group, s), s.cluster, *pricing.profile).time_s;
+  const CommCost cost =
+      collective_cost(c, models::group_span(c.group, s), s.cluster, *pricing.profile);
+  return ProgramCollective{std::move(c), cost};
 }
 
 // A trace's node as a task of its stage (its dependencies added after).
-StepTask task_of(const EtNode& n, const TracePricing* pricing) {
+StepTask task_of(const EtNode& n, const TracePricing* pricing,
+                 std::vector<ProgramCollective>& collectives) {
   StepTask t;
   t.label = n.name;
   t.seconds = static_cast<double>(n.duration_micros) * 1e-6;
@@ -230,8 +236,15 @@ StepTask task_of(const EtNode& n, const TracePricing* pricing) {
   if (const EtAttr* a = attr(n, "myriad_takes_share"); a && a->uints.size() == 1) {
     t.takes_share = a->uints[0] != 0;
   }
+  if (n.type == EtNodeType::comm_send && n.comm_size) t.bytes = static_cast<double>(*n.comm_size);
   if (pricing != nullptr) {
-    if (const auto priced = priced_s(n, *pricing)) t.seconds = *priced;
+    if (auto c = priced(n, *pricing)) {
+      t.seconds = c->cost.time_s;
+      if (n.type == EtNodeType::comm_coll) {
+        t.collective = static_cast<int>(collectives.size());
+        collectives.push_back(std::move(*c));
+      }
+    }
   }
   return t;
 }
@@ -288,6 +301,7 @@ void order_by_dependencies(StepProgram& p) {
 
 StepProgram program_from_trace(const EtSet& set, const TracePricing* pricing) {
   StepProgram p;
+  p.traced = true;
   p.pp = static_cast<int>(set.files.size());
   p.chunk_layers.assign(set.files.size(), 0);
   p.stages.resize(set.files.size());
@@ -313,7 +327,7 @@ StepProgram program_from_trace(const EtSet& set, const TracePricing* pricing) {
         sends[{static_cast<int>(f), n.comm_dst.value_or(-1), n.comm_tag.value_or(0)}] = {
             static_cast<int>(f), static_cast<int>(tasks.size())};
       }
-      tasks.push_back(task_of(n, pricing));
+      tasks.push_back(task_of(n, pricing, p.collectives));
     }
   }
   for (std::size_t f = 0; f < set.files.size(); ++f) {

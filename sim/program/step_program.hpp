@@ -74,10 +74,14 @@ struct StepTask {
   [[nodiscard]] bool computes() const {
     return kind == TaskKind::pass || kind == TaskKind::optimizer || kind == TaskKind::kernel;
   }
-  bool takes_share = false;       // its kernels take that share while it runs
-  models::PipelineTask pass{};    // pass and send: which one
-  double share = 0;               // dp_collective: of the stage's parameters
-  bool gather = false;            // dp_collective: parameter gathers, else gradient reductions
+  bool takes_share = false;     // its kernels take that share while it runs
+  models::PipelineTask pass{};  // pass and send: which one
+  double share = 0;             // dp_collective: of the stage's parameters
+  bool gather = false;          // dp_collective: parameter gathers, else gradient reductions
+  // A traced workload's: its collective (StepProgram::collectives), -1 for the
+  // stage's data-parallel share above; a send's bytes (0: the plan's transfer).
+  int collective = -1;
+  double bytes = 0;
   std::vector<Dependency> after;  // besides the stream's order
   std::string label;              // a traced task's name (name() builds the others')
   [[nodiscard]] std::string name() const;
@@ -85,6 +89,13 @@ struct StepTask {
 
 struct StageProgram {
   std::vector<StepTask> tasks;  // program order
+};
+
+// A collective a traced workload names (a Chakra COMM_COLL_NODE with its size),
+// priced on the scenario it plays on.
+struct ProgramCollective {
+  models::Collective collective;
+  CommCost cost;
 };
 
 struct StepProgram {
@@ -97,6 +108,8 @@ struct StepProgram {
   std::vector<int> chunk_layers;  // [stage]: layers of each of its chunks
   StageCosts costs;
   std::vector<StageProgram> stages;
+  std::vector<ProgramCollective> collectives;  // a traced workload's, by StepTask::collective
+  bool traced = false;                         // read from a trace (program_from_trace)
 
   // A pass's uncontended time on `stage`: its chunk's layers, and the embedding
   // (first stage, first chunk) or the head (last stage, last chunk).

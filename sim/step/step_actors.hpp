@@ -64,10 +64,12 @@ struct ActorState {
   int ring_self = -1;
   int ring_out = -1;
   sg4::SemaphorePtr ring_ready;
-  std::vector<Span> timeline;   // what it did, in order
-  std::vector<double> sent_at;  // [direction * v * m + chunk * m + mb]: when each output left
-  double wait_s = 0;            // blocked on inputs and on blocking sends
-  sg4::MutexPtr dp_stream;      // its data-parallel communicator: one collective at a time
+  std::vector<Span> timeline;        // what it did, in order
+  std::vector<double> sent_at;       // [direction * v * m + chunk * m + mb]: when each output left
+  std::vector<double> task_sent_at;  // a traced workload's: [task], when its send left
+  double wait_s = 0;                 // blocked on inputs and on blocking sends
+  bool finished = false;             // played its stage's program to the end
+  sg4::MutexPtr dp_stream;           // its data-parallel communicator: one collective at a time
 };
 
 // The lowering and what the actors change as they play it, owned by simulate_step.
@@ -113,11 +115,15 @@ void record(StepState& p, int row, int stage, Activity a, double start, const st
 void transfer(StepState& p, int from, int to, const sg4::CommPtr& comm, double bytes);
 // The data-parallel collectives of a fraction `share` of the stage's parameters.
 void dp_collectives(StepState& p, int row, int stage, double share, bool gather);
+// `share` of one collective of `bytes` a GPU, as its DpPhase says.
+void play_dp_phase(StepState& p, int row, int stage, const DpPhase& d, double bytes, double share);
+// A dp_collective task: its share of the stage's, or a traced workload's collective.
+void collective_task(StepState& p, int row, int stage, const StepTask& t);
 // Compute for `seconds` on the actor's host.
 void compute_for(const StepState& p, double seconds);
 // dp_collectives beside compute, in turn on the rank's data-parallel communicator;
 // their kernels take the profile's overlap_compute_share of the host's rate.
-void dp_beside_compute(StepState& p, int row, int stage, double share, bool gather);
+void dp_beside_compute(StepState& p, int row, int stage, const StepTask& t);
 // Runs `work` beside the stage's own actor, on its host: traffic that overlaps.
 sg4::ActorPtr beside(const std::string& name, const std::function<void()>& work);
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -96,6 +97,64 @@ void receive_input(StepState& p, int row, int stage, const PipelineTask& t) {
             t.micro_batch, sg4::Engine::get_clock() - start);
 }
 
+// A traced workload's messages: each send its own mailbox (the trace's tags are
+// its own business), read by the task that depends on it.
+std::string traced_mailbox(const StepState& p, int row, int stage, int task) {
+  return fmt::format("w.{}.{}.{}", p.rows[static_cast<std::size_t>(row)], stage, task);
+}
+
+void receive_traced(StepState& p, int row, int stage, const StepTask& t) {
+  for (const Dependency& d : t.after) {
+    if (d.stage == stage) continue;
+    const double start = sg4::Engine::get_clock();
+    XBT_DEBUG("stage %d: %s waits for stage %d's task %d", stage, t.name().c_str(), d.stage,
+              d.task);
+    (void)sg4::Mailbox::by_name(traced_mailbox(p, row, d.stage, d.task))->get<Tag>();
+    p.actor(row, stage).wait_s += sg4::Engine::get_clock() - start;
+    const auto from = static_cast<int>(at(row, p.pp, d.stage));
+    record(p, row, stage, Activity::wait, start, "wait", from,
+           p.actors[static_cast<std::size_t>(from)].task_sent_at[static_cast<std::size_t>(d.task)]);
+  }
+}
+
+void send_traced(StepState& p, int row, int stage, int task, const StepTask& t) {
+  ActorState& me = p.actor(row, stage);
+  const double start = sg4::Engine::get_clock();
+  me.task_sent_at[static_cast<std::size_t>(task)] = start;
+  const double bytes = t.bytes * p.group_gpus * p.weights[static_cast<std::size_t>(row)];
+  // A receiver: the stage a task that waits for it runs on.
+  int to = stage;
+  for (int s = 0; s < p.pp && to == stage; ++s) {
+    for (const StepTask& other : p.program.stages[static_cast<std::size_t>(s)].tasks) {
+      if (std::any_of(other.after.begin(), other.after.end(), [&](const Dependency& d) {
+            return d.stage == stage && d.task == task && s != stage;
+          })) {
+        to = s;
+        break;
+      }
+    }
+  }
+  sg4::Mailbox* out = sg4::Mailbox::by_name(traced_mailbox(p, row, stage, task));
+  XBT_DEBUG("stage %d: task %d (%s) sends %.0f bytes to stage %d", stage, task, t.name().c_str(),
+            bytes, to);
+  if (bytes <= 0 || to == stage) {  // no size traced: its traced time
+    if (t.seconds > 0) sg4::this_actor::sleep_for(t.seconds);
+    out->put_init(&p.tags[0], 0)->detach();
+    return;
+  }
+  const int dst = p.actor(row, to).host;
+  if (t.stream == Stream::network) {
+    p.monitor->flow_started(me.host, dst, bytes);
+    out->put_init(&p.tags[0], static_cast<uint64_t>(bytes))->detach();
+    ++p.flows;
+    return;
+  }
+  transfer(p, me.host, dst, out->put_init(&p.tags[0], static_cast<uint64_t>(bytes))->start(),
+           bytes);
+  me.wait_s += sg4::Engine::get_clock() - start;
+  record(p, row, stage, Activity::pp, start, "send");
+}
+
 void send_output(StepState& p, int row, int stage, const PipelineTask& t) {
   const int to = ((t.forward ? stage + 1 : stage - 1) + p.pp) % p.pp;
   sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox(t.forward ? "f" : "b", p.rows[row], to));
@@ -155,7 +214,7 @@ void play_dp_stream(StepState& p, int row, int stage, double slow) {
     if (t.stream != Stream::dp) continue;
     for (const Dependency& d : t.after) wait_for(p, row, stage, d, slow);
     signal(p, row, stage, static_cast<int>(i), false);
-    dp_beside_compute(p, row, stage, t.share, t.gather);
+    dp_beside_compute(p, row, stage, t);
     signal(p, row, stage, static_cast<int>(i), true);
   }
 }
@@ -172,6 +231,15 @@ void play_stage(StepState& p, int row, int stage) {
   }
   const double slow = p.places[at(row, p.pp, stage)].slowdown;
   const auto& tasks = p.program.stages[static_cast<std::size_t>(stage)].tasks;
+  if (p.program.traced) {  // a traced workload's messages to this rank group: its own mailboxes
+    for (const StepTask& t : tasks) {
+      for (const Dependency& d : t.after) {
+        if (d.stage == stage) continue;
+        sg4::Mailbox::by_name(traced_mailbox(p, row, d.stage, d.task))
+            ->set_receiver(sg4::Actor::self());
+      }
+    }
+  }
   ActorState& me = p.actor(row, stage);
   for (const int k : p.signal_of[static_cast<std::size_t>(stage)]) {
     if (k >= 0) me.signals.push_back({sg4::Semaphore::create(0), sg4::Semaphore::create(0), 0});
@@ -186,7 +254,8 @@ void play_stage(StepState& p, int row, int stage) {
     const auto task = static_cast<int>(i);
     const bool input = std::any_of(t.after.begin(), t.after.end(),
                                    [stage](const Dependency& d) { return d.stage != stage; });
-    if (input) receive_input(p, row, stage, t.pass);
+    if (input && p.program.traced) receive_traced(p, row, stage, t);
+    if (input && !p.program.traced) receive_input(p, row, stage, t.pass);
     const double start = sg4::Engine::get_clock();
     for (const Dependency& d : t.after) wait_for(p, row, stage, d, slow);
     signal(p, row, stage, task, false);
@@ -198,10 +267,14 @@ void play_stage(StepState& p, int row, int stage) {
         break;
       }
       case TaskKind::send:
-        send_output(p, row, stage, t.pass);
+        if (p.program.traced) {
+          send_traced(p, row, stage, task, t);
+        } else {
+          send_output(p, row, stage, t.pass);
+        }
         break;
       case TaskKind::dp_collective:
-        dp_collectives(p, row, stage, t.share, t.gather);
+        collective_task(p, row, stage, t);
         if (sg4::Engine::get_clock() > start) record(p, row, stage, Activity::dp, start, t.name());
         break;
       case TaskKind::join:
@@ -215,6 +288,7 @@ void play_stage(StepState& p, int row, int stage) {
     }
     signal(p, row, stage, task, true);
   }
+  me.finished = true;
   XBT_VERB("stage %d replica %d: done at %.6g s, %.6g s waiting", stage,
            p.rows[static_cast<std::size_t>(row)] * p.per_node, sg4::Engine::get_clock(), me.wait_s);
 }
@@ -284,7 +358,18 @@ StepSimulation collect(StepState& p) {
   r.step_time_s = sg4::Engine::get_clock();
   std::vector<std::vector<Span>> timelines;
   for (ActorState& a : p.actors) timelines.push_back(std::move(a.timeline));
-  require_finished(timelines, r.step_time_s);
+  if (p.program.traced) {  // a trace ends where it ends, not with an optimizer step
+    const auto unfinished = std::count_if(p.actors.begin(), p.actors.end(),
+                                          [](const ActorState& a) { return !a.finished; });
+    if (unfinished > 0 || !std::isfinite(r.step_time_s)) {
+      throw std::runtime_error(fmt::format(
+          "the step engine stopped at {} s with {} of {} rank groups unfinished playing the "
+          "workload (a deadlock: a message its trace waits for that none sends in time)",
+          r.step_time_s, unfinished, p.actors.size()));
+    }
+  } else {
+    require_finished(timelines, r.step_time_s);
+  }
   r.all_replicas = p.all_replicas;
   r.replicas_per_actor = p.per_node;
   for (const int row : p.rows) r.replicas.push_back(row * p.per_node);
@@ -332,7 +417,8 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
   std::vector<Straggler> stragglers = options.stragglers ? *options.stragglers : draw_stragglers(s);
   // A scenario the engine cannot play is refused here, leaving the process's one
   // engine unused.
-  StepState p(lower_step(s, profile, std::move(stragglers), options.all_replicas));
+  StepState p(
+      lower_step(s, profile, std::move(stragglers), options.all_replicas, options.workload));
   // SimGrid aborts or crashes where an allocation fails (xbt_malloc throws
   // nothing), so the address space the step is expected to take is mapped once,
   // untouched, and given back before the engine starts: where it cannot be (a
@@ -348,6 +434,14 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
   const int groups = p.pp * static_cast<int>(p.rows.size());
   p.actors.resize(static_cast<std::size_t>(groups));
   for (ActorState& a : p.actors) a.sent_at.assign(at(2, p.v * p.m, 0), 0.0);
+  if (p.program.traced) {
+    for (int row = 0; row < static_cast<int>(p.rows.size()); ++row) {
+      for (int stage = 0; stage < p.pp; ++stage) {
+        p.actor(row, stage)
+            .task_sent_at.assign(p.program.stages[static_cast<std::size_t>(stage)].tasks.size(), 0);
+      }
+    }
+  }
   p.signal_of = signals_needed(p.program);
   p.tags.resize(at(p.v, p.m, 0));
   for (int c = 0; c < p.v; ++c) {
@@ -363,7 +457,12 @@ StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& m
   }
   // With data-parallel overlap each rank group plays its data-parallel stream
   // on a helper beside it.
-  const int helpers = p.overlap_dp ? 1 : 0;
+  const bool dp_stream =
+      std::any_of(p.program.stages.begin(), p.program.stages.end(), [](const StageProgram& stage) {
+        return std::any_of(stage.tasks.begin(), stage.tasks.end(),
+                           [](const StepTask& t) { return t.stream == Stream::dp; });
+      });
+  const int helpers = p.overlap_dp || dp_stream ? 1 : 0;
   apply_engine_config(options.sanitizer_safe, groups * (1 + helpers));
   build_platform(p, s);
   for (int row = 0; row < static_cast<int>(p.rows.size()); ++row) {

@@ -137,6 +137,8 @@ struct StepSimulation {
   std::size_t flows = 0;  // transfers simulated
 };
 
+struct StepProgram;  // sim/program/step_program.hpp
+
 struct StepOptions {
   bool all_replicas = false;    // simulate every data-parallel replica
   bool sanitizer_safe = false;  // SimGrid thread contexts (for ASan builds)
@@ -146,6 +148,8 @@ struct StepOptions {
   // none, else a threshold: "verbose" (each stage's end) or "debug" (every
   // pipeline message and layer collective too).
   std::string log;
+  // A traced workload to play instead of the scenario's step (lower_step).
+  const StepProgram* workload = nullptr;
 };
 
 // Whether `level` is a log threshold StepOptions::log takes.

@@ -13,38 +13,33 @@
 namespace myriad::sim {
 namespace {
 
-// How each data-parallel collective is played (DpPhase).
-std::vector<DpPhase> lower_dp(const StepLowering& p, const scenario::Scenario& s,
-                              const DeviceProfile& profile) {
-  std::vector<DpPhase> phases;
+// How a data-parallel collective is played (DpPhase).
+DpPhase lower_dp_collective(const StepLowering& p, const scenario::Scenario& s,
+                            const DeviceProfile& profile, const models::Collective& c,
+                            const CommCost& cost) {
   const models::GroupSpan span = models::group_span(models::GroupKind::dp, s);
-  for (std::size_t i = 0; i < p.costs.dp_comms.size(); ++i) {
-    const models::Collective& c = p.costs.dp_comms[i];
-    const CommCost& cost = p.costs.dp_costs[i];
-    DpPhase d;
-    d.algorithm = cost.algorithm;
-    if (p.dp == 1) {
-      d.whole_s = cost.time_s;
-    } else if (cost.algorithm == models::CollectiveAlgorithm::hierarchical) {
-      const models::GroupSpan node{span.per_node, span.per_node, 1};
-      models::Collective local = c;
-      local.kind = models::CollectiveKind::reduce_scatter;
-      d.before = collective_cost(local, node, s.cluster, profile);
-      local.kind = models::CollectiveKind::all_gather;
-      d.after = collective_cost(local, node, s.cluster, profile);
-      models::Collective shard = c;
-      shard.bytes = c.bytes / span.per_node;
-      const CommCost across =
-          collective_cost(shard, {span.nodes, 1, span.nodes}, s.cluster, profile);
-      d.edge_factor = busbw_factor(c.kind, span.nodes);
-      d.extra_latency_s = std::max(0.0, across.latency_s - p.route_latency_s);
-    } else {  // ring or tree
-      d.edge_factor = busbw_factor(c.kind, p.dp_ranks);
-      d.extra_latency_s = std::max(0.0, cost.latency_s - p.route_latency_s);
-    }
-    phases.push_back(d);
+  DpPhase d;
+  d.algorithm = cost.algorithm;
+  if (p.dp == 1 || c.group != models::GroupKind::dp) {
+    d.whole = true;
+    d.whole_s = cost.time_s;
+  } else if (cost.algorithm == models::CollectiveAlgorithm::hierarchical) {
+    const models::GroupSpan node{span.per_node, span.per_node, 1};
+    models::Collective local = c;
+    local.kind = models::CollectiveKind::reduce_scatter;
+    d.before = collective_cost(local, node, s.cluster, profile);
+    local.kind = models::CollectiveKind::all_gather;
+    d.after = collective_cost(local, node, s.cluster, profile);
+    models::Collective shard = c;
+    shard.bytes = c.bytes / span.per_node;
+    const CommCost across = collective_cost(shard, {span.nodes, 1, span.nodes}, s.cluster, profile);
+    d.edge_factor = busbw_factor(c.kind, span.nodes);
+    d.extra_latency_s = std::max(0.0, across.latency_s - p.route_latency_s);
+  } else {  // ring or tree
+    d.edge_factor = busbw_factor(c.kind, p.dp_ranks);
+    d.extra_latency_s = std::max(0.0, cost.latency_s - p.route_latency_s);
   }
-  return phases;
+  return d;
 }
 
 // Which kinds of layer traffic (layer_traffic.hpp) play each of the layer's tp,
@@ -247,7 +242,8 @@ void check_size(const StepLowering& p, const scenario::Scenario& s, bool asked) 
 }  // namespace
 
 StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profile,
-                        std::vector<Straggler> stragglers, bool all_replicas) {
+                        std::vector<Straggler> stragglers, bool all_replicas,
+                        const StepProgram* workload) {
   check_playable(s);
   const auto& par = s.parallelism;
   StepLowering p;
@@ -272,9 +268,25 @@ StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profil
   p.overlap_share = profile.overlap_compute_share;
   p.route_latency_s = hop_latency(s.cluster, s.cluster.nodes());
   p.node_Bps = s.cluster.nics_per_node * s.cluster.nic_bw_Bps * profile.nic_efficiency;
-  p.dp_phases = lower_dp(p, s, profile);
+  for (std::size_t i = 0; i < p.costs.dp_comms.size(); ++i) {
+    p.dp_phases.push_back(
+        lower_dp_collective(p, s, profile, p.costs.dp_comms[i], p.costs.dp_costs[i]));
+  }
   plan_layer_flows(p, s);
-  p.program = build_step_program(s, p.costs, p.overlap_share);
+  if (workload != nullptr) {
+    if (workload->pp != p.pp) {
+      throw std::invalid_argument(fmt::format(
+          "the workload has {} stage{} (trace files), the scenario's pipeline {} (parallelism.pp)",
+          workload->pp, workload->pp == 1 ? "" : "s", p.pp));
+    }
+    p.program = *workload;
+    p.program.overlap_share = p.overlap_share;
+    for (const ProgramCollective& c : p.program.collectives) {
+      p.workload_phases.push_back(lower_dp_collective(p, s, profile, c.collective, c.cost));
+    }
+  } else {
+    p.program = build_step_program(s, p.costs, p.overlap_share);
+  }
   // Expert all-to-alls couple the replicas of a group layer by layer, so a slow
   // node slows its partners as it goes: with stragglers, simulate them all.
   const bool coupled = p.group_actors() > 1 && !stragglers.empty();

@@ -50,7 +50,10 @@ struct DpPhase {
   double edge_factor = 0;      // flow bytes per GPU byte, per data-parallel ring
   double extra_latency_s = 0;  // the schedule's latency beyond the flow's own hop
   CommCost after;              // hierarchical: the all-gather inside the node
-  double whole_s = 0;          // every replica in one node
+  double whole_s = 0;          // `whole`: its priced time
+  // Played as its priced time, not as flows: one replica (every one in one node),
+  // or a traced workload's collective over another group than the replicas'.
+  bool whole = false;
 };
 
 // One simulated rank group (a row's actor at one stage): where it sits and how
@@ -86,6 +89,8 @@ struct StepLowering {
   // joining the whole cluster (sim/topology/fat_tree_platform.hpp).
   double route_latency_s = 0;
   std::vector<DpPhase> dp_phases;  // [i]: how costs.dp_comms[i] is played
+  // A traced workload's collectives (program.collectives[i]), played alike.
+  std::vector<DpPhase> workload_phases;
   // The kinds of layer traffic played as flows (sim/step/layer_traffic.hpp), and
   // for each of the layer's exposed tp, cp and ep collectives in order the kinds
   // that play it (indices into `traffic`; none: priced inside the layer's time);
@@ -167,7 +172,14 @@ inline constexpr double kStepBytesPerRankGroup = 0.3e6;
 // groups that neither fill whole nodes nor divide one, or stages sharing a node)
 // and for steps past kMaxStepRankGroups, saying what makes them that large.
 // `profile` is already on the scenario's hardware (on_hardware).
+//
+// A `workload` (a traced program, program_from_trace priced on `s`) is played
+// instead of the scenario's own step: its files are the stages (as many as the
+// scenario's pp), every replica runs it, its data-parallel collectives go over
+// the replicas' rings as the scenario's own do, its other groups' collectives
+// take their priced time, its sends their bytes between the stages' hosts.
 StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profile,
-                        std::vector<Straggler> stragglers, bool all_replicas);
+                        std::vector<Straggler> stragglers, bool all_replicas,
+                        const StepProgram* workload = nullptr);
 
 }  // namespace myriad::sim

@@ -119,15 +119,28 @@ void dp_collectives(StepState& p, int row, int stage, double share, bool gather)
     const auto& c = p.costs.dp_comms[i];
     const bool is_gather = c.kind == models::CollectiveKind::all_gather;
     if (is_gather != gather) continue;
-    const DpPhase& d = p.dp_phases[i];
-    if (p.dp == 1) {
-      if (d.whole_s > 0) sg4::this_actor::sleep_for(share * d.whole_s);
-      continue;
-    }
-    intra_node(d.before, share);
-    dp_flows(p, row, stage, p.dp_rings * d.edge_factor * c.bytes * share, d.extra_latency_s);
-    intra_node(d.after, share);
+    play_dp_phase(p, row, stage, p.dp_phases[i], c.bytes, share);
   }
+}
+
+// `share` of one collective of `bytes` a GPU, as its DpPhase says.
+void play_dp_phase(StepState& p, int row, int stage, const DpPhase& d, double bytes, double share) {
+  if (d.whole) {
+    if (d.whole_s > 0) sg4::this_actor::sleep_for(share * d.whole_s);
+    return;
+  }
+  intra_node(d.before, share);
+  dp_flows(p, row, stage, p.dp_rings * d.edge_factor * bytes * share, d.extra_latency_s);
+  intra_node(d.after, share);
+}
+
+void collective_task(StepState& p, int row, int stage, const StepTask& t) {
+  if (t.collective < 0) {
+    dp_collectives(p, row, stage, t.share, t.gather);
+    return;
+  }
+  const auto k = static_cast<std::size_t>(t.collective);
+  play_dp_phase(p, row, stage, p.workload_phases[k], p.program.collectives[k].collective.bytes, 1);
 }
 
 // Compute: an execution on the rank group's host, so that communication kernels
@@ -149,17 +162,17 @@ void compute_for(const StepState& p, double seconds) {
 // (SimGrid shares a host's rate max-min: compute beside gets the rest). Run at
 // once, two would take two shares, and one waiting for another would take its
 // share doing nothing.
-void dp_beside_compute(StepState& p, int row, int stage, double share, bool gather) {
+void dp_beside_compute(StepState& p, int row, int stage, const StepTask& t) {
   ActorState& me = p.actor(row, stage);
   if (!me.dp_stream) me.dp_stream = sg4::Mutex::create();
   const std::scoped_lock stream(*me.dp_stream);
   sg4::ExecPtr kernels;
-  if (p.overlap_share > 0) {
+  if (p.overlap_share > 0 && t.takes_share) {
     kernels = sg4::this_actor::exec_init(1e30);  // runs until cancelled
     kernels->set_bound(p.overlap_share * sg4::this_actor::get_host()->get_speed());
     kernels->start();
   }
-  dp_collectives(p, row, stage, share, gather);
+  collective_task(p, row, stage, t);
   if (kernels) kernels->cancel();
 }
 

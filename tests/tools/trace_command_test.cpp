@@ -18,6 +18,13 @@ namespace {
 using test_support::Result;
 using test_support::run_cli;
 
+// Chakra's feeder test trace, gzip-compressed as shipped (tests/data/chakra).
+std::string feeder_sample() {
+  return (std::filesystem::path(MYRIAD_TEST_DATA_DIR).parent_path() / "data" / "chakra" /
+          "feeder-chakra.0.et.gz")
+      .string();
+}
+
 std::string example(const std::string& name) {
   return std::string(MYRIAD_SCENARIO_DIR) + "/examples/" + name + ".yaml";
 }
@@ -81,6 +88,53 @@ TEST(EstimateCommand, SaysWhenTheStepProgramPlaysApart) {
   const Result agreed = run_cli({"estimate", example("llama3-8b-h100-64-pp4")});
   EXPECT_EQ(agreed.out.find("note: the step program"), std::string::npos) << agreed.out;
   std::filesystem::remove(path);
+}
+
+// `simulate --workload`: a measured trace (Chakra's feeder sample, gzip as it is
+// shipped) played on a one-stage scenario's cluster, every replica running it,
+// beside the same program without contention; and what it refuses.
+TEST(SimulateCommand, PlaysAWorkloadOnTheScenariosCluster) {
+  const auto scenario = std::filesystem::temp_directory_path() / "myriad-workload.yaml";
+  std::ofstream(scenario) << "cluster: {preset: llama3-like, gpus: 1024}\n"
+                             "model: {preset: llama3-8b, seq_length: 4096}\n"
+                             "parallelism: {tp: 8, pp: 1, global_batch: 256}\n";
+  const auto json = std::filesystem::temp_directory_path() / "myriad-workload.json";
+  const std::string trace = feeder_sample();
+  const Result r = run_cli({"simulate", scenario.string(), "--workload", trace,
+                            "--ignore-ctrl-deps", "--json", json.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 file (3664 nodes)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("128 data-parallel replicas running it"), std::string::npos) << r.out;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  const double simulated = j["step_time_s"].get<double>();
+  const double uncontended = j["uncontended_step_time_s"].get<double>();
+  // Its collectives (broadcasts and all-reduces over the 128 replicas' rings)
+  // as flows, the rest its traced compute: within a few per cent of the program.
+  EXPECT_GT(simulated, 0.3);
+  EXPECT_NEAR(simulated / uncontended, 1, 0.05);
+  const Result report = run_cli({"simulate", scenario.string(), "--workload", trace, "--report",
+                                 (std::filesystem::temp_directory_path() / "w.html").string()});
+  EXPECT_EQ(report.code, 2);
+  EXPECT_NE(report.err.find("--report"), std::string::npos) << report.err;
+  std::filesystem::remove(scenario);
+  std::filesystem::remove(json);
+}
+
+// A workload of one stage on a scenario of four, and one that cannot be read:
+// refused, saying why, before anything is simulated.
+TEST(SimulateCommand, RefusesAWorkloadItCannotPlay) {
+  const std::string trace = feeder_sample();
+  const Result stages = run_cli(
+      {"simulate", example("llama3-8b-h100-64-pp4"), "--workload", trace, "--ignore-ctrl-deps"});
+  EXPECT_EQ(stages.code, 2);
+  EXPECT_NE(stages.err.find("the workload has 1 stage (trace files), the scenario's pipeline 4"),
+            std::string::npos)
+      << stages.err;
+  const Result missing =
+      run_cli({"simulate", example("llama3-8b-h100-64-pp4"), "--workload", "/nonexistent.et"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("/nonexistent.et"), std::string::npos) << missing.err;
 }
 
 TEST(TraceCommand, SaysWhatIsWrongWithATrace) {

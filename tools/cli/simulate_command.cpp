@@ -72,6 +72,7 @@ nlohmann::json report_data(const scenario::Scenario& s, const sim::StepReport& a
 }  // namespace
 
 int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
+  if (!o.workload.empty()) return run_simulate_workload(o, io, env);
   const VerbOutputs outputs{
       "simulate",
       {{"--json", o.json_file}, {"--trace", o.trace_file}, {"--report", o.report_file}}};

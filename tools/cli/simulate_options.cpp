@@ -29,6 +29,19 @@ Command add_simulate_command(CLI::App& app, Streams io, const Environment& env) 
                   "the step engine's log on stderr: verbose (each stage's end) or debug (every "
                   "pipeline message and layer collective played as flows, too)")
       ->check(CLI::IsMember({"verbose", "debug"}));
+  cmd->add_option("--workload", options->workload,
+                  "play a measured workload instead of the scenario's step: Chakra execution "
+                  "traces (a manifest, a folder or one .et file; `myriad trace` writes and reads "
+                  "them), one file a pipeline stage, every data-parallel replica running them "
+                  "on the scenario's cluster. Compute keeps its traced time; collectives with a "
+                  "size go over the scenario's --workload-group (data-parallel: the replicas' "
+                  "rings, as flows), sends between the stages' hosts");
+  cmd->add_option("--workload-group", options->workload_group,
+                  "the group a workload's collectives run over (default dp)")
+      ->check(CLI::IsMember({"dp", "tp", "cp", "ep"}));
+  cmd->add_flag("--ignore-ctrl-deps", options->ignore_ctrl_deps,
+                "read a workload's ctrl deps as Chakra's feeder does (traces converted from "
+                "PyTorch record parent operators as ctrl deps)");
   return {cmd, [options, io, &env] { return run_simulate(*options, io, env); }};
 }
 

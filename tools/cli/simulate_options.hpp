@@ -17,8 +17,15 @@ struct SimulateOptions {
   std::string report_file;
   bool all_replicas = false;
   std::string log;
+  // --workload TRACE: a Chakra trace played on the scenario's cluster instead of
+  // the scenario's own step, its collectives over the scenario's `workload_group`.
+  std::string workload;
+  std::string workload_group = "dp";
+  bool ignore_ctrl_deps = false;
 };
 
 int run_simulate(const SimulateOptions& o, Streams io, const Environment& env);
+// run_simulate with --workload (simulate_workload.cpp).
+int run_simulate_workload(const SimulateOptions& o, Streams io, const Environment& env);
 
 }  // namespace myriad::cli

@@ -55,14 +55,34 @@ std::string file_line(const sim::chakra::EtRankFile& f) {
                      n[4] > 0 ? fmt::format(", {} other", n[4]) : "");
 }
 
-models::GroupKind group_of(const std::string& name) {
+}  // namespace
+
+models::GroupKind trace_group(const std::string& name) {
   if (name == "tp") return models::GroupKind::tp;
   if (name == "cp") return models::GroupKind::cp;
   if (name == "ep") return models::GroupKind::ep;
   return models::GroupKind::dp;
 }
 
-}  // namespace
+std::optional<TraceProgram> read_trace_program(const std::string& path, bool ignore_ctrl_deps,
+                                               const sim::chakra::TracePricing* pricing,
+                                               Streams io) {
+  try {
+    sim::chakra::EtReadOptions read;
+    read.checks.ctrl_deps = !ignore_ctrl_deps;
+    TraceProgram t;
+    t.set = sim::chakra::read_et_set(path, read);
+    t.program = sim::chakra::program_from_trace(t.set, pricing);
+    return t;
+  } catch (const std::exception& e) {
+    io.err << fmt::format("error: {}\n", e.what());
+    if (!ignore_ctrl_deps && std::string_view(e.what()).find("ctrl dep") != std::string::npos) {
+      io.err << "  (traces converted from PyTorch record parent operators as ctrl deps: "
+                "--ignore-ctrl-deps reads them as Chakra's feeder does)\n";
+    }
+    return std::nullopt;
+  }
+}
 
 int run_trace_export(const TraceExportOptions& o, Streams io, const Environment& env) {
   const auto s = load_for_cli(o.scenario, io, env);
@@ -106,23 +126,12 @@ int run_trace_play(const TracePlayOptions& o, Streams io, const Environment& env
     const auto measured = profile_for(*on, o.profile, io, env);
     if (!measured) return kExitBadInput;
     profile = sim::on_hardware(*measured, on->cluster.gpu);
-    pricing = {&*on, &*profile, group_of(o.group)};
+    pricing = {&*on, &*profile, trace_group(o.group)};
   }
-  sim::chakra::EtSet set;
-  sim::StepProgram program;
-  try {
-    sim::chakra::EtReadOptions read;
-    read.checks.ctrl_deps = !o.ignore_ctrl_deps;
-    set = sim::chakra::read_et_set(o.path, read);
-    program = sim::chakra::program_from_trace(set, on ? &pricing : nullptr);
-  } catch (const std::exception& e) {
-    io.err << fmt::format("error: {}\n", e.what());
-    if (!o.ignore_ctrl_deps && std::string_view(e.what()).find("ctrl dep") != std::string::npos) {
-      io.err << "  (traces converted from PyTorch record parent operators as ctrl deps: "
-                "--ignore-ctrl-deps reads them as Chakra's feeder does)\n";
-    }
-    return kExitBadInput;
-  }
+  auto read = read_trace_program(o.path, o.ignore_ctrl_deps, on ? &pricing : nullptr, io);
+  if (!read) return kExitBadInput;
+  const sim::chakra::EtSet& set = read->set;
+  const sim::StepProgram& program = read->program;
   const sim::ProgramRun run = sim::evaluate_program(program);
   io.out << fmt::format(
       "Played {}: {} file{}, {}\n", o.path, set.files.size(), set.files.size() == 1 ? "" : "s",
@@ -156,7 +165,8 @@ int run_trace_play(const TracePlayOptions& o, Streams io, const Environment& env
     how = fmt::format(
         "traced compute; collectives priced on {}: its {} group, {} ranks on {} node{}; sends "
         "between its stages",
-        on->name, o.group, span.size, span.nodes, span.nodes == 1 ? "" : "s");
+        on->name.empty() ? on->file : on->name, o.group, span.size, span.nodes,
+        span.nodes == 1 ? "" : "s");
   }
   io.out << fmt::format("Step time: {:.6f} s ({}; dependencies as traced)\n", run.step_time_s, how);
   if (!o.json_file.empty()) {
