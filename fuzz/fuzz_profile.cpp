@@ -15,8 +15,8 @@
 namespace {
 
 // An H100-like GPU with NVLS, so that both NVLink algorithms are priced.
-myriad::scenario::GpuSpec gpu() {
-  myriad::scenario::GpuSpec g;
+myriad::models::scenario::GpuSpec gpu() {
+  myriad::models::scenario::GpuSpec g;
   g.name = "fuzz";
   g.bf16_flops = 989e12;
   g.fp8_flops = 1979e12;

@@ -16,7 +16,7 @@
 
 namespace {
 
-using myriad::scenario::LoadOptions;
+using myriad::models::scenario::LoadOptions;
 
 const LoadOptions& presets() {
   static const LoadOptions options{{MYRIAD_TEST_PRESET_DIR, MYRIAD_SCENARIO_DIR}};
@@ -25,7 +25,7 @@ const LoadOptions& presets() {
 
 void check_reloads(const std::string& printed) {
   try {
-    (void)myriad::scenario::load_scenario_text(printed, "resolved.yaml", presets());
+    (void)myriad::models::scenario::load_scenario_text(printed, "resolved.yaml", presets());
   } catch (const std::exception& e) {
     myriad::fuzz::require(false, "the resolved scenario does not load again",
                           std::string(e.what()) + "\n--- resolved:\n" + printed);
@@ -38,11 +38,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   std::string printed;
   try {
-    const auto scenario = myriad::scenario::load_scenario_text(text, "fuzz.yaml", presets());
-    const auto resolved = myriad::scenario::resolve_for_output(scenario);
-    (void)myriad::scenario::to_json(resolved).dump();
-    (void)myriad::scenario::to_yaml(resolved, true);
-    printed = myriad::scenario::to_yaml(resolved, false);
+    const auto scenario =
+        myriad::models::scenario::load_scenario_text(text, "fuzz.yaml", presets());
+    const auto resolved = myriad::models::scenario::resolve_for_output(scenario);
+    (void)myriad::models::scenario::to_json(resolved).dump();
+    (void)myriad::models::scenario::to_yaml(resolved, true);
+    printed = myriad::models::scenario::to_yaml(resolved, false);
   } catch (const std::exception&) {
     return 0;  // rejected, with a message: what the loader is for
   }

@@ -18,7 +18,7 @@
 
 namespace {
 
-using myriad::scenario::Dimension;
+using myriad::models::scenario::Dimension;
 
 constexpr Dimension kDimensions[] = {Dimension::count,     Dimension::time,      Dimension::bytes,
                                      Dimension::bandwidth, Dimension::flop_rate, Dimension::ratio,
@@ -32,15 +32,15 @@ bool in_range(double v, Dimension d) {
 }
 
 void check(std::string_view text, Dimension d) {
-  const auto parsed = myriad::scenario::parse_quantity(text, d);
+  const auto parsed = myriad::models::scenario::parse_quantity(text, d);
   if (!std::holds_alternative<double>(parsed)) return;
   const double v = std::get<double>(parsed);
-  const auto name = myriad::scenario::dimension_name(d);
+  const auto name = myriad::models::scenario::dimension_name(d);
   myriad::fuzz::require(in_range(v, d), fmt::format("{}: accepted value out of range", name),
                         fmt::format("'{}' gives {}", text, v));
-  (void)myriad::scenario::format_human(v, d);
-  const std::string exact = myriad::scenario::format_exact(v, d);
-  const auto again = myriad::scenario::parse_quantity(exact, d);
+  (void)myriad::models::scenario::format_human(v, d);
+  const std::string exact = myriad::models::scenario::format_exact(v, d);
+  const auto again = myriad::models::scenario::parse_quantity(exact, d);
   myriad::fuzz::require(std::holds_alternative<double>(again) && std::get<double>(again) == v,
                         fmt::format("{}: format_exact does not parse back", name),
                         fmt::format("'{}' gives {}, printed '{}'", text, v, exact));

@@ -59,9 +59,9 @@ std::vector<std::string> gather_to_root(const std::string& text, int rank, int s
 #endif
 
 int main(int argc, char** argv) {
-  myriad::models::install_terminate_handler();
+  myriad::models::scenario::install_terminate_handler();
   // SIGINT, SIGTERM, SIGHUP: files half written removed, children ended.
-  myriad::models::install_interrupt_cleanup();
+  myriad::models::scenario::install_interrupt_cleanup();
   myriad::cli::Environment env;
   if (const char* path = std::getenv("MYRIAD_PRESET_PATH"); path != nullptr) {
     std::string list = path;

@@ -24,7 +24,7 @@ namespace myriad::calibration {
 namespace {
 
 namespace ops = kernels::ops;
-namespace coll = myriad::collectives;
+namespace coll = myriad::kernels::collectives;
 using Floats = std::vector<float>;
 using Buffer = std::shared_ptr<Floats>;
 
@@ -294,15 +294,15 @@ std::vector<models::Op> layer_ops(const LayerDims& d) { return make_layer(d, 1).
 namespace {
 
 // A model of the given sizes for a layer-program composite.
-scenario::ModelSpec program_model(std::int64_t hidden, int heads, int kv_heads, std::int64_t ffn,
-                                  bool llama) {
-  scenario::ModelSpec m;
+models::scenario::ModelSpec program_model(std::int64_t hidden, int heads, int kv_heads,
+                                          std::int64_t ffn, bool llama) {
+  models::scenario::ModelSpec m;
   m.hidden = static_cast<int>(hidden);
   m.heads = heads;
   m.kv_heads = kv_heads;
   m.ffn_hidden = static_cast<int>(ffn);
-  m.norm = llama ? scenario::Norm::rmsnorm : scenario::Norm::layernorm;
-  m.activation = llama ? scenario::Activation::swiglu : scenario::Activation::gelu;
+  m.norm = llama ? models::scenario::Norm::rmsnorm : models::scenario::Norm::layernorm;
+  m.activation = llama ? models::scenario::Activation::swiglu : models::scenario::Activation::gelu;
   return m;
 }
 

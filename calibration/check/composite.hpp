@@ -71,9 +71,10 @@ std::vector<models::Op> layer_ops(const LayerDims& d);
 // The model's layer program as a composite (see above). Throws
 // std::invalid_argument for a shard it cannot run on one rank (tp, cp or ep > 1,
 // unfused attention, fp8, recomputation) or an op without a CPU kernel (MoE's).
-Composite program_composite(const scenario::ModelSpec& m, const models::ShardShape& sh);
+Composite program_composite(const models::scenario::ModelSpec& m, const models::ShardShape& sh);
 // Its predicted ops: the layer program's forward and backward at fp32.
-std::vector<models::Op> program_ops(const scenario::ModelSpec& m, const models::ShardShape& sh);
+std::vector<models::Op> program_ops(const models::scenario::ModelSpec& m,
+                                    const models::ShardShape& sh);
 Composite dp_composite(const LayerDims& d, int ranks);
 std::vector<Composite> cpu_composites(Grid grid);
 // The layer on the GPU: the CUDA kernels of the grid in the layer's order (bf16

@@ -79,7 +79,7 @@ struct Shape {
   ops::AttentionShape attention;
 };
 
-Shape shape_of(const scenario::ModelSpec& m, const models::ShardShape& sh) {
+Shape shape_of(const models::scenario::ModelSpec& m, const models::ShardShape& sh) {
   Shape s{};
   s.tokens = static_cast<std::int64_t>(count(sh.tokens()));
   s.hidden = m.hidden;
@@ -269,9 +269,10 @@ std::shared_ptr<Program> build(const std::vector<models::Op>& program, const Sha
 
 }  // namespace
 
-std::vector<models::Op> program_ops(const scenario::ModelSpec& m, const models::ShardShape& sh) {
+std::vector<models::Op> program_ops(const models::scenario::ModelSpec& m,
+                                    const models::ShardShape& sh) {
   if (sh.tp != 1 || sh.cp != 1 || sh.ep != 1 || !sh.fused || sh.fp8 ||
-      sh.recompute != scenario::Recompute::none) {
+      sh.recompute != models::scenario::Recompute::none) {
     throw std::invalid_argument(
         "a layer-program composite runs one rank's layer: tp, cp and ep 1, fused attention, "
         "bf16 GEMMs, no recomputation");
@@ -287,15 +288,15 @@ std::vector<models::Op> program_ops(const scenario::ModelSpec& m, const models::
   return ops;
 }
 
-Composite program_composite(const scenario::ModelSpec& m, const models::ShardShape& sh) {
+Composite program_composite(const models::scenario::ModelSpec& m, const models::ShardShape& sh) {
   const std::vector<models::Op> predicted = program_ops(m, sh);
   const Shape s = shape_of(m, sh);
   (void)build(predicted, s);  // refuses an op it cannot run now, not at measurement
   Composite c;
   c.row.name =
       fmt::format("layer program {} {} seq={} hidden={} heads={} kv_heads={} ffn={} batch={}",
-                  m.norm == scenario::Norm::rmsnorm ? "rmsnorm" : "layernorm",
-                  m.activation == scenario::Activation::swiglu ? "swiglu" : "gelu", sh.seq,
+                  m.norm == models::scenario::Norm::rmsnorm ? "rmsnorm" : "layernorm",
+                  m.activation == models::scenario::Activation::swiglu ? "swiglu" : "gelu", sh.seq,
                   m.hidden, m.heads, m.kv_heads, m.ffn_hidden, sh.micro_batch);
   c.row.kind = RowKind::composite;
   c.row.family = "composite";

@@ -364,8 +364,8 @@ void fit_gemm(FitState& s) {
   };
   const auto best_eff_at = [&](double k_half, double latency) {
     return std::exp(
-        numeric::golden_section([&](double le) { return gemm_loss(std::exp(le), k_half, latency); },
-                                std::log(kMinEfficiency), std::log(1.5)));
+        models::golden_section([&](double le) { return gemm_loss(std::exp(le), k_half, latency); },
+                               std::log(kMinEfficiency), std::log(1.5)));
   };
   // The best efficiency and k_half for one latency: k_half on a grid, refined
   // between its neighbours, the efficiency re-fitted at each.
@@ -378,7 +378,7 @@ void fit_gemm(FitState& s) {
       if (loss < best.loss) best = {loss, eff, k_half, latency};
     }
     if (best.k_half >= 1) {
-      best.k_half = numeric::golden_section(
+      best.k_half = models::golden_section(
           [&](double kh) { return gemm_loss(best_eff_at(kh, latency), kh, latency); },
           best.k_half / 1.25, best.k_half * 1.25, 40);
       best.eff = best_eff_at(best.k_half, latency);
@@ -414,9 +414,9 @@ void fit_gemm(FitState& s) {
   }
   const double step = ceiling / (kLatencySteps + 1);
   if (step > 0) {
-    const double latency = numeric::golden_section([&](double l) { return fit_at(l).loss; },
-                                                   std::max(0.0, best.latency - step),
-                                                   std::min(ceiling, best.latency + step), 30);
+    const double latency = models::golden_section([&](double l) { return fit_at(l).loss; },
+                                                  std::max(0.0, best.latency - step),
+                                                  std::min(ceiling, best.latency + step), 30);
     const Fit refined = fit_at(latency);
     if (refined.loss < best.loss) best = refined;
   }
@@ -613,7 +613,7 @@ CollectiveFit fit_collectives(FitState& s) {
     double shortest_step = 1e300;
     for (const Row* r : colls)
       shortest_step = std::min(shortest_step, r->best_s / r->collective.steps);
-    latency = numeric::golden_section(collective_loss, 0, shortest_step, 100);
+    latency = models::golden_section(collective_loss, 0, shortest_step, 100);
     const std::vector<double> inverse = inverse_bandwidths(latency);
     s.model.nvlink_busbw.clear();
     for (std::size_t i = 0; i < size_list.size(); ++i) {

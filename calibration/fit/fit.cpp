@@ -19,7 +19,7 @@ using nlohmann::json;
 
 double predict_row(const Row& row, const sim::DeviceProfile& profile, double latency_per_step_s) {
   if (row.kind != RowKind::collective) return sim::compute_cost(row.op(), profile).time_s;
-  scenario::ClusterSpec node;
+  models::scenario::ClusterSpec node;
   node.gpus_per_node = row.collective.ranks;
   node.gpus = row.collective.ranks;
   node.nvlink_latency_s = latency_per_step_s;
@@ -82,7 +82,7 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
   const RowsFile f = passed_rows(given, options, left_out);
   fit_detail::FitState s(f, f.backend == "cpu");
   if (options.base_profile) {
-    s.base = models::read_json_file(*options.base_profile, "base profile");
+    s.base = models::scenario::read_json_file(*options.base_profile, "base profile");
     s.base_path = *options.base_profile;
     (void)sim::parse_profile(s.base, s.base_path);  // complete and valid
   }

@@ -45,7 +45,7 @@ GzipInput::~GzipInput() { inflateEnd(&state_->z); }
 
 void GzipInput::fail(const std::string& why) const {
   throw std::runtime_error(
-      fmt::format("{}: cannot read {}: {}", models::printable(path_), what_, why));
+      fmt::format("{}: cannot read {}: {}", models::scenario::printable(path_), what_, why));
 }
 
 GzipInput::int_type GzipInput::underflow() {

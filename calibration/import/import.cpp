@@ -22,7 +22,7 @@ namespace {
 
 [[noreturn]] void refuse(const std::string& path, const std::string& what, const std::string& why) {
   throw std::runtime_error(
-      fmt::format("{}: cannot read {}: {}", models::printable(path), what, why));
+      fmt::format("{}: cannot read {}: {}", models::scenario::printable(path), what, why));
 }
 
 std::string over_cap(const std::string& what, std::uint64_t cap) {

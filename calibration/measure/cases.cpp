@@ -18,7 +18,7 @@ Grid parse_grid(const std::string& name) {
 
 namespace {
 
-using random::splitmix64;
+using models::splitmix64;
 
 void fill_range(float* out, std::size_t begin, std::size_t end, std::uint64_t key) {
   for (std::size_t i = begin; i < end; ++i) {

@@ -36,7 +36,7 @@ namespace myriad::calibration {
 namespace {
 
 namespace ops = kernels::ops;
-namespace coll = myriad::collectives;
+namespace coll = myriad::kernels::collectives;
 using Floats = std::vector<float>;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();

@@ -11,7 +11,7 @@
 namespace myriad::calibration::cuda_detail {
 namespace {
 
-namespace coll = myriad::collectives;
+namespace coll = myriad::kernels::collectives;
 
 // A collective schedule run by the NCCL executor (one GPU per rank), or, on one
 // GPU, by device copies between the ranks' buffers. The device-copy rows measure

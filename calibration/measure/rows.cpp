@@ -287,11 +287,11 @@ RowsFile rows_from_json(const nlohmann::json& j, const std::string& path) {
 }
 
 RowsFile read_rows(const std::string& path) {
-  return rows_from_json(models::read_json_file(path, "calibration rows"), path);
+  return rows_from_json(models::scenario::read_json_file(path, "calibration rows"), path);
 }
 
 void write_rows(const RowsFile& file, const std::string& path) {
-  models::write_file_atomically(path, to_json(file).dump(1) + "\n", "calibration rows");
+  models::scenario::write_file_atomically(path, to_json(file).dump(1) + "\n", "calibration rows");
 }
 
 }  // namespace myriad::calibration

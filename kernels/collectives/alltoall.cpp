@@ -7,7 +7,7 @@
 
 #include "kernels/collectives/schedule_builder.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 using Matrix = std::vector<std::vector<std::int64_t>>;
@@ -97,4 +97,4 @@ Schedule make_alltoallv(const Matrix& matrix, int elem_bytes) {
   });
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -13,7 +13,7 @@
 
 #include "kernels/collectives/schedule.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 // Throws std::invalid_argument on nranks < 1, bytes_per_pair < 0, or
 // bytes_per_pair not a whole number of elem_bytes elements.
@@ -23,4 +23,4 @@ Schedule make_alltoall(int nranks, std::int64_t bytes_per_pair, int elem_bytes =
 // unless the matrix is square, non-empty, with entries >= 0 of whole elements.
 Schedule make_alltoallv(const std::vector<std::vector<std::int64_t>>& matrix, int elem_bytes = 1);
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -2,7 +2,7 @@
 
 #include "kernels/collectives/schedule_builder.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 Schedule make_broadcast(int nranks, int root, std::int64_t bytes, int chunks, int elem_bytes) {
   constexpr std::string_view kName = "make_broadcast";
@@ -31,4 +31,4 @@ Schedule make_broadcast(int nranks, int root, std::int64_t bytes, int chunks, in
   return std::move(builder).finish();
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -8,11 +8,11 @@
 
 #include "kernels/collectives/schedule.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 // Throws std::invalid_argument on nranks < 1, root outside [0, nranks),
 // chunks < 1, bytes < 0, or bytes not a whole number of elem_bytes elements.
 Schedule make_broadcast(int nranks, int root, std::int64_t bytes, int chunks = 1,
                         int elem_bytes = 1);
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 std::vector<std::int64_t> bytes_of(const Schedule& schedule, bool sent) {
@@ -46,4 +46,4 @@ double busbw_Bps(CollectiveKind kind, int nranks, std::int64_t bytes, double tim
   return algbw_Bps(bytes, time_s) * models::busbw_factor(kind, nranks);
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

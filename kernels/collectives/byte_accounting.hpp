@@ -10,7 +10,7 @@
 
 #include "kernels/collectives/schedule.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 // bytes_sent(s)[r]: the bytes of all of rank r's sends; likewise received.
 std::vector<std::int64_t> bytes_sent(const Schedule& schedule);
@@ -21,4 +21,4 @@ std::int64_t total_bytes_sent(const Schedule& schedule);
 double algbw_Bps(std::int64_t bytes, double time_s);
 double busbw_Bps(CollectiveKind kind, int nranks, std::int64_t bytes, double time_s);
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

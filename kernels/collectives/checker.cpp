@@ -9,7 +9,7 @@
 #include "kernels/collectives/postcondition.hpp"
 #include "kernels/collectives/symbolic_buffer.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 // A send in flight: the sender's step and the symbolic contents of its chunks,
@@ -332,4 +332,4 @@ CheckResult Checker::check_leftovers() const {
 
 CheckResult check(const Schedule& schedule) { return Checker(schedule).run(); }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -16,7 +16,7 @@
 
 #include "kernels/collectives/schedule.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 struct CheckResult {
   bool ok = true;
@@ -27,4 +27,4 @@ struct CheckResult {
 
 CheckResult check(const Schedule& schedule);
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 void require_elements(std::int64_t bytes, int elem_bytes, const char* what) {
@@ -60,4 +60,4 @@ std::int64_t ChunkLayout::offset(int chunk) const {
   return (c * base_ + std::min(c, rem_)) * elem_bytes_;
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

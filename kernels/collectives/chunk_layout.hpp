@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 class ChunkLayout {
  public:
@@ -45,4 +45,4 @@ class ChunkLayout {
   std::vector<std::int64_t> offsets_;  // nchunks + 1 entries for explicit sizes, empty when even
 };
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

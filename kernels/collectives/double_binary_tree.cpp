@@ -4,7 +4,7 @@
 
 #include "kernels/collectives/schedule_builder.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 int binary_tree_parent(int rank, int nranks) {
@@ -103,4 +103,4 @@ Schedule make_tree_allreduce(int nranks, std::int64_t bytes, int chunks_per_tree
   return std::move(builder).finish();
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

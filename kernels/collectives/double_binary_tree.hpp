@@ -11,7 +11,7 @@
 
 #include "kernels/collectives/schedule.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 struct BinaryTree {
   int root = 0;
@@ -34,4 +34,4 @@ std::array<BinaryTree, 2> make_double_binary_tree(int nranks);
 Schedule make_tree_allreduce(int nranks, std::int64_t bytes, int chunks_per_tree = 1,
                              int elem_bytes = 1);
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -11,7 +11,7 @@
 
 #include "kernels/collectives/checker.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 using StepId = std::pair<int, int>;  // rank, index of the step in the rank's list
@@ -326,4 +326,4 @@ GroupPlan make_group_plan(const Schedule& schedule) {
   return Lowering(schedule).run();
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -23,7 +23,7 @@
 
 #include "kernels/collectives/schedule.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 // The three buffers of a rank: its data (the schedule's layout), scratch for
 // received chunks awaiting reduction, staging for sends copied ahead of time.
@@ -77,4 +77,4 @@ GroupPlan make_group_plan(const Schedule& schedule);
 // std::logic_error on a receive without a matching send or a size mismatch.
 void execute_plan(const GroupPlan& plan, std::vector<std::vector<float>>& buffers);
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -7,7 +7,7 @@
 
 #include "kernels/collectives/ring_steps.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 // One ring per node, through its local ranks; local rank l's shard is shard l.
@@ -66,4 +66,4 @@ Schedule make_hierarchical_allreduce(int nranks, int ranks_per_node, std::int64_
   return std::move(builder).finish();
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -12,11 +12,11 @@
 
 #include "kernels/collectives/schedule.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 // Throws std::invalid_argument on nranks < 1, ranks_per_node < 1, nranks not a
 // multiple of ranks_per_node, bytes < 0, or bytes not whole elements.
 Schedule make_hierarchical_allreduce(int nranks, int ranks_per_node, std::int64_t bytes,
                                      int elem_bytes = 1);
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

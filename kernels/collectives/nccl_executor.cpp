@@ -11,7 +11,7 @@
 #include "kernels/collectives/nccl_ranks_impl.hpp"
 #include "kernels/ops/reduce_cuda.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 using nccl_detail::DeviceBytes;
 using nccl_detail::floats;
@@ -328,4 +328,4 @@ std::string nccl_version() {
   return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -28,7 +28,7 @@
 
 #include "kernels/collectives/schedule.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 // Whether this build has the NCCL executor.
 bool nccl_built();
@@ -89,4 +89,4 @@ class NcclRanks {
 std::vector<double> time_schedule_nccl(const Schedule& schedule, const std::vector<int>& devices,
                                        int iterations);
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -3,7 +3,7 @@
 
 #include "kernels/collectives/nccl_executor.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 [[noreturn]] void not_built() {
@@ -45,4 +45,4 @@ std::vector<double> time_schedule_nccl(const Schedule& /*schedule*/,
   not_built();
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -26,7 +26,7 @@
     }                                                                                         \
   } while (false)
 
-namespace myriad::collectives::nccl_detail {
+namespace myriad::kernels::collectives::nccl_detail {
 
 constexpr std::int64_t kFloat = 4;
 
@@ -55,9 +55,9 @@ struct Rank {
 // Posts ops inside ncclGroupStart/End; the group is closed even when a post fails.
 void in_group(const std::function<void()>& post);
 
-}  // namespace myriad::collectives::nccl_detail
+}  // namespace myriad::kernels::collectives::nccl_detail
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 struct NcclRanks::Impl {
   std::vector<nccl_detail::Rank> ranks;
@@ -84,4 +84,4 @@ struct NcclRanks::Impl {
   std::vector<double> timed(const std::function<void()>& once, int iterations, int warmup);
 };
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -2,7 +2,7 @@
 // executor's results and times are compared with (CUDA and NCCL builds).
 #include "kernels/collectives/nccl_ranks_impl.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 using nccl_detail::floats;
 using nccl_detail::in_group;
@@ -96,4 +96,4 @@ void NcclRanks::Impl::run_reference(const Schedule& s) {
   });
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 // What one chunk of one rank must hold at the end.
@@ -111,4 +111,4 @@ CheckResult check_postcondition(const Schedule& schedule,
   return {};
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

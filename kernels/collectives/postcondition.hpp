@@ -14,10 +14,10 @@
 #include "kernels/collectives/checker.hpp"
 #include "kernels/collectives/symbolic_buffer.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 std::vector<SymbolicBuffer> initial_state(const Schedule& schedule);
 CheckResult check_postcondition(const Schedule& schedule,
                                 const std::vector<SymbolicBuffer>& final_state);
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -6,7 +6,7 @@
 
 #include "kernels/collectives/ring_steps.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 ScheduleBuilder ring_builder(std::string_view generator, CollectiveKind kind, int nranks,
@@ -63,4 +63,4 @@ Schedule make_ring_allgather(int nranks, std::int64_t bytes, int channels, int e
   return std::move(builder).finish();
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

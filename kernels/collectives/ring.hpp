@@ -12,7 +12,7 @@
 
 #include "kernels/collectives/schedule.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 // Each throws std::invalid_argument on nranks < 1, channels < 1, bytes < 0, or
 // bytes not a whole number of elem_bytes elements.
@@ -21,4 +21,4 @@ Schedule make_ring_reduce_scatter(int nranks, std::int64_t bytes, int channels =
                                   int elem_bytes = 1);
 Schedule make_ring_allgather(int nranks, std::int64_t bytes, int channels = 1, int elem_bytes = 1);
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 // Position `p` shifted by `shift` around a ring of `size`, for any integer shift.
@@ -51,4 +51,4 @@ void append_ring_allgather(ScheduleBuilder& builder, const std::vector<Ring>& ri
   append_ring_phase(builder, rings, 0, StepKind::recv);
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -7,7 +7,7 @@
 
 #include "kernels/collectives/schedule_builder.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 // A ring: members[p] sends to members[p + 1] (mod size) on `channel`;
 // ranges[p] is position p's shard.
@@ -28,4 +28,4 @@ void append_ring_reduce_scatter(ScheduleBuilder& builder, const std::vector<Ring
 // shard. Position p starts with its own shard.
 void append_ring_allgather(ScheduleBuilder& builder, const std::vector<Ring>& rings);
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

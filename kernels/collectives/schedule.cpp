@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 std::string to_string(StepKind kind) {
   switch (kind) {
@@ -37,4 +37,4 @@ std::string describe(const Step& step) {
   return "unknown step";
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -25,7 +25,7 @@
 #include "kernels/collectives/chunk_layout.hpp"
 #include "models/plan/collective.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 // The collective and its algorithm, as every layer names them (models/plan/collective.hpp).
 using models::CollectiveAlgorithm;
@@ -89,4 +89,4 @@ std::string to_string(StepKind kind);
 // "recv_reduce chunk 5 (1024 bytes) from rank 2 on channel 0": for messages.
 std::string describe(const Step& step);
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -5,7 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 ScheduleBuilder::ScheduleBuilder(CollectiveSpec spec, std::vector<ChunkLayout> layouts) {
   schedule_.spec = spec;
@@ -86,4 +86,4 @@ int checked_chunks(std::string_view generator, std::int64_t count_a, std::int64_
   return static_cast<int>(chunks);
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -10,7 +10,7 @@
 
 #include "kernels/collectives/schedule.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 // A contiguous range of chunks.
 struct ChunkRange {
@@ -45,4 +45,4 @@ void require_rank_in_range(std::string_view generator, std::string_view what, in
 // The number of chunks, count_a * count_b, when it fits an int.
 int checked_chunks(std::string_view generator, std::int64_t count_a, std::int64_t count_b);
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

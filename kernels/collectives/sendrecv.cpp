@@ -7,7 +7,7 @@
 
 #include "kernels/collectives/schedule_builder.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 Schedule make_sendrecv(int src, int dst, std::int64_t bytes, int elem_bytes) {
   constexpr std::string_view kName = "make_sendrecv";
@@ -32,4 +32,4 @@ Schedule make_sendrecv(int src, int dst, std::int64_t bytes, int elem_bytes) {
   return std::move(builder).finish();
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -8,10 +8,10 @@
 
 #include "kernels/collectives/schedule.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 // Throws std::invalid_argument on src < 0, dst < 0, bytes < 0, or bytes not a
 // whole number of elem_bytes elements.
 Schedule make_sendrecv(int src, int dst, std::int64_t bytes, int elem_bytes = 1);
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <bit>
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 constexpr int kBits = 64;
@@ -89,4 +89,4 @@ std::string format_ranks(std::span<const std::uint64_t> set) {
   return fmt::format("{{{}}}", fmt::join(shown, ", "));
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

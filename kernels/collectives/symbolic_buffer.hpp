@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 class SymbolicBuffer {
  public:
@@ -43,4 +43,4 @@ bool is_only(std::span<const std::uint64_t> set, int rank);
 // "{0, 1, 5}", or "{0, 1, 2, 3, 4, 5, 6, 7, ... (12 ranks)}" past eight.
 std::string format_ranks(std::span<const std::uint64_t> set);
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -17,7 +17,7 @@
 
 #include "kernels/collectives/checker.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 using Message = std::vector<float>;
@@ -187,4 +187,4 @@ void execute(const Schedule& schedule, std::vector<std::vector<float>>& buffers)
   run.rethrow_error();
 }
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

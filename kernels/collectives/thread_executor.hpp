@@ -9,7 +9,7 @@
 
 #include "kernels/collectives/schedule.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 
 // buffers[r] is rank r's buffer: layout(r).bytes() / 4 floats, in place
 // (all-to-all: the input blocks, then the output blocks). The schedule must
@@ -18,4 +18,4 @@ namespace myriad::collectives {
 // rank and is rethrown here.
 void execute(const Schedule& schedule, std::vector<std::vector<float>>& buffers);
 
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -7,20 +7,20 @@
 #include <stdexcept>
 #include <string>
 
-namespace myriad::kernels {
+namespace myriad::kernels::ops {
 
 class CublasError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
-}  // namespace myriad::kernels
+}  // namespace myriad::kernels::ops
 
 #define MYRIAD_CUBLAS_CHECK(call)                                                                  \
   do {                                                                                             \
     const cublasStatus_t myriad_cublas_status_ = (call);                                           \
     if (myriad_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                          \
-      throw ::myriad::kernels::CublasError(                                                        \
+      throw ::myriad::kernels::ops::CublasError(                                                   \
           std::string(#call) + " failed: " + cublasLtGetStatusName(myriad_cublas_status_) + " (" + \
           __FILE__ + ":" + std::to_string(__LINE__) + ")");                                        \
     }                                                                                              \

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-namespace myriad::numeric {
+namespace myriad::models {
 
 template <typename F>
 double golden_section(F f, double lo, double hi, int iterations = 60) {
@@ -34,4 +34,4 @@ double golden_section(F f, double lo, double hi, int iterations = 60) {
   return (a + b) / 2;
 }
 
-}  // namespace myriad::numeric
+}  // namespace myriad::models

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace myriad::random {
+namespace myriad::models {
 
 std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -26,4 +26,4 @@ double RandomStream::weibull(double shape, double mean) {
   return scale * std::pow(-std::log1p(-uniform()), 1.0 / shape);
 }
 
-}  // namespace myriad::random
+}  // namespace myriad::models

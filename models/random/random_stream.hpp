@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <random>
 
-namespace myriad::random {
+namespace myriad::models {
 
 // SplitMix64 (Steele, Lea, Flood 2014): spreads nearby seeds over the state; also
 // the counter-based generator of the calibration grid's inputs.
@@ -29,4 +29,4 @@ class RandomStream {
   std::mt19937_64 engine_;
 };
 
-}  // namespace myriad::random
+}  // namespace myriad::models

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 double network_endpoint_capacity(const NetworkSpec& network, double nic_bw_Bps) {
   if (network.tiers.empty()) return 0;
@@ -21,4 +21,4 @@ double network_endpoint_capacity(const NetworkSpec& network, double nic_bw_Bps) 
   return capacity;
 }
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

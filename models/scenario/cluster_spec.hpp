@@ -7,7 +7,7 @@
 
 #include "models/scenario/gpu_spec.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 // One tier of switches; tier 0 is the leaf (top of rack / rail) tier.
 struct TierSpec {
@@ -46,4 +46,4 @@ struct ClusterSpec {
 // split (breakout cables), as MegaScale does with 400G ports and 200G NICs.
 double network_endpoint_capacity(const NetworkSpec& network, double nic_bw_Bps);
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

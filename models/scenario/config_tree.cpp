@@ -11,7 +11,7 @@
 
 #include "models/scenario/text_file.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 ConfigNode::ConfigNode() = default;
 ConfigNode::~ConfigNode() = default;
@@ -418,10 +418,10 @@ void check_one_document(const std::string& text, const std::string& name,
 ConfigNode load_yaml_text(const std::string& text, const std::string& name,
                           Diagnostics& diagnostics) {
   const Location whole{name, 0, 0};
-  if (text.size() > models::kMaxScenarioBytes) {
+  if (text.size() > kMaxScenarioBytes) {
     diagnostics.error(whole, "",
                       fmt::format("{} bytes, more than the {} MiB a scenario may have", text.size(),
-                                  models::kMaxScenarioBytes >> 20));
+                                  kMaxScenarioBytes >> 20));
     return ConfigNode::null(whole);
   }
   if (const auto nul = text.find('\0'); nul != std::string::npos) {
@@ -446,10 +446,10 @@ ConfigNode load_yaml_text(const std::string& text, const std::string& name,
 ConfigNode load_yaml_file(const std::string& path, Diagnostics& diagnostics) {
   std::string text;
   try {
-    text = models::read_text_file(path, "scenario", models::kMaxScenarioBytes);
+    text = read_text_file(path, "scenario", kMaxScenarioBytes);
   } catch (const std::runtime_error& e) {
     const std::string message = e.what();
-    const std::string prefix = models::printable(path) + ": ";
+    const std::string prefix = printable(path) + ": ";
     diagnostics.error(Location{path, 0, 0}, "",
                       message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message);
     return ConfigNode::null(Location{path, 0, 0});
@@ -473,4 +473,4 @@ ConfigNode merge(const ConfigNode& base, const ConfigNode& over) {
   return result;
 }
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -11,7 +11,7 @@
 #include "models/scenario/diagnostics.hpp"
 #include "models/scenario/location.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 class ConfigNode {
  public:
@@ -78,7 +78,7 @@ struct ConfigNode::Entry {
 
 // Limits on a YAML document, so that no input can exhaust the stack, memory or
 // time: values after alias expansion (a bomb of nested aliases), and nesting.
-// File size: models::kMaxScenarioBytes (text_file.hpp).
+// File size: kMaxScenarioBytes (text_file.hpp).
 constexpr std::size_t kMaxYamlValues = 200000;
 constexpr std::size_t kMaxYamlDepth = 64;
 
@@ -95,4 +95,4 @@ ConfigNode load_yaml_text(const std::string& text, const std::string& name,
 // `preset` (it starts afresh from that preset). Locations stay with the values.
 ConfigNode merge(const ConfigNode& base, const ConfigNode& over);
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -8,15 +8,15 @@
 
 #include "models/scenario/text_file.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 std::string Diagnostic::str() const {
   // Keys and values come from the input: shown with control bytes escaped.
   const char* kind = severity == Severity::error ? "error" : "warning";
   if (key.empty()) {
-    return models::printable(fmt::format("{}: {}: {}", where.str(), kind, message));
+    return printable(fmt::format("{}: {}: {}", where.str(), kind, message));
   }
-  return models::printable(fmt::format("{}: {}: {}: {}", where.str(), kind, key, message));
+  return printable(fmt::format("{}: {}: {}: {}", where.str(), kind, key, message));
 }
 
 void Diagnostics::error(Location where, std::string key, std::string message) {
@@ -111,4 +111,4 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
   return match.empty() ? std::string{} : fmt::format(" (did you mean '{}'?)", match);
 }
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

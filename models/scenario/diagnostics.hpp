@@ -8,7 +8,7 @@
 
 #include "models/scenario/location.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 enum class Severity { error, warning };
 
@@ -58,4 +58,4 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 // " (did you mean 'x'?)" or "".
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

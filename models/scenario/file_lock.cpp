@@ -15,7 +15,7 @@
 
 #include "models/scenario/text_file.hpp"
 
-namespace myriad::models {
+namespace myriad::models::scenario {
 
 std::string FileLock::lock_path(const std::string& path) {
   const std::filesystem::path target(path);
@@ -55,4 +55,4 @@ FileLock::~FileLock() {
   if (fd_ >= 0) ::close(fd_);  // closing releases the lock
 }
 
-}  // namespace myriad::models
+}  // namespace myriad::models::scenario

@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace myriad::models {
+namespace myriad::models::scenario {
 
 class FileLock {
  public:
@@ -27,4 +27,4 @@ class FileLock {
   int fd_ = -1;
 };
 
-}  // namespace myriad::models
+}  // namespace myriad::models::scenario

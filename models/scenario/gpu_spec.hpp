@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 struct GpuSpec {
   std::string preset;  // hardware preset it came from, or empty
@@ -25,4 +25,4 @@ struct GpuSpec {
   std::string profile;
 };
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

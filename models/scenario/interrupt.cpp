@@ -11,7 +11,7 @@
 #include <exception>
 #include <new>
 
-namespace myriad::models {
+namespace myriad::models::scenario {
 namespace {
 
 constexpr int kSlots = 64;
@@ -155,4 +155,4 @@ void end_with_parent(pid_t parent) {
   if (::getppid() != parent) ::raise(SIGTERM);
 }
 
-}  // namespace myriad::models
+}  // namespace myriad::models::scenario

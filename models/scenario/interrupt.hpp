@@ -13,7 +13,7 @@
 
 #include <string>
 
-namespace myriad::models {
+namespace myriad::models::scenario {
 
 // Installs the handler for SIGINT, SIGTERM and SIGHUP (once per process; the
 // `myriad` command calls it first). A second signal while the first is handled
@@ -58,4 +58,4 @@ void install_terminate_handler();
 // (Linux's parent-death signal), and at once if the parent is already gone.
 void end_with_parent(pid_t parent);
 
-}  // namespace myriad::models
+}  // namespace myriad::models::scenario

@@ -6,7 +6,7 @@
 
 #include "models/scenario/text_file.hpp"
 
-namespace myriad::models {
+namespace myriad::models::scenario {
 namespace {
 
 // Counts the values of a document without building it, and stops at the first
@@ -60,4 +60,4 @@ nlohmann::json read_json_file(const std::string& path, std::string_view what) {
   }
 }
 
-}  // namespace myriad::models
+}  // namespace myriad::models::scenario

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-namespace myriad::models {
+namespace myriad::models::scenario {
 
 nlohmann::json read_json_file(const std::string& path, std::string_view what);
 
-}  // namespace myriad::models
+}  // namespace myriad::models::scenario

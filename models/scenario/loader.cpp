@@ -11,7 +11,7 @@
 #include "models/scenario/scenario_checks.hpp"
 #include "models/scenario/scenario_schema.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 namespace {
 
 std::string display_path(const std::filesystem::path& p) {
@@ -320,4 +320,4 @@ Resolved resolve_for_output(const Scenario& scenario) {
   return scenario_schema().emit(scenario, "", scenario.origins);
 }
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

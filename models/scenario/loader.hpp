@@ -14,7 +14,7 @@
 #include "models/scenario/resolved.hpp"
 #include "models/scenario/scenario.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 struct LoadOptions {
   LoadOptions() = default;
@@ -53,4 +53,4 @@ Diagnostics check_preset(PresetKind kind, const std::string& name, const LoadOpt
 // The resolved scenario, ready to print as YAML or JSON.
 Resolved resolve_for_output(const Scenario& scenario);
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

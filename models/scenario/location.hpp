@@ -3,7 +3,7 @@
 
 #include <string>
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 struct Location {
   std::string file;  // path as the user gave it; "<default>" or "<derived>" for built-ins
@@ -21,4 +21,4 @@ struct Location {
 inline Location default_location() { return Location{"<default>", 0, 0}; }
 inline Location derived_location() { return Location{"<derived>", 0, 0}; }
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 enum class Activation { gelu, swiglu, relu };
 enum class Norm { layernorm, rmsnorm };
@@ -78,4 +78,4 @@ struct ModelSpec {
   [[nodiscard]] bool is_moe() const { return moe.experts > 0; }
 };
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

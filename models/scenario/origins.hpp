@@ -8,10 +8,10 @@
 
 #include "models/scenario/location.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 // Where each key's value came from, by dotted path. A key absent from it was
 // neither given nor defaulted (a derived key before derivation).
 using Origins = std::map<std::string, Location>;
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

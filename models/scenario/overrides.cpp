@@ -9,7 +9,7 @@
 
 #include "models/scenario/text_file.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 namespace {
 
 // A problem with the override itself, reported where it was given.
@@ -34,7 +34,7 @@ std::vector<std::string> split_path(const std::string& path) {
       throw OverrideError(
           fmt::format("expected key.path=value with keys of letters, digits, _ and - "
                       "joined by dots, found key path '{}'",
-                      models::printable(path)));
+                      printable(path)));
     }
   }
   return parts;
@@ -132,18 +132,18 @@ PresetSwitches apply_overrides(ConfigNode& root, const std::vector<std::string>&
     // Every path the command sets, so that a preset switch leaves them to it.
     if (phase == OverridePhase::presets && eq != std::string::npos) switches.set.push_back(path);
     if (chooses_preset != (phase == OverridePhase::presets)) continue;
-    const Location where{fmt::format("--set {}", models::printable(path)), 0, 0};
+    const Location where{fmt::format("--set {}", printable(path)), 0, 0};
     try {
       if (eq == std::string::npos) {
         throw OverrideError(
-            fmt::format("expected key.path=value, found '{}' (no '=')", models::printable(text)));
+            fmt::format("expected key.path=value, found '{}' (no '=')", printable(text)));
       }
       const std::vector<std::string> parts = split_path(path);
       Diagnostics value_problems;
       ConfigNode value = load_yaml_text(text.substr(eq + 1), where.file, value_problems);
       if (value_problems.has_errors()) {
         throw OverrideError(fmt::format("the value '{}' is not YAML: {}",
-                                        models::printable(text.substr(eq + 1)),
+                                        printable(text.substr(eq + 1)),
                                         value_problems.all().front().message));
       }
       value.relocate(where);
@@ -169,4 +169,4 @@ PresetSwitches apply_overrides(ConfigNode& root, const std::vector<std::string>&
   return switches;
 }
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

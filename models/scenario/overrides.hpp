@@ -13,7 +13,7 @@
 #include "models/scenario/config_tree.hpp"
 #include "models/scenario/diagnostics.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 // Applies each `key.path=value` in order (a later one wins). The path walks maps
 // by key and lists by index (`cluster.network.tiers.0.oversubscription=3:1`),
@@ -49,4 +49,4 @@ struct PresetSwitches {
 PresetSwitches apply_overrides(ConfigNode& root, const std::vector<std::string>& overrides,
                                OverridePhase phase, Diagnostics& diagnostics);
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -5,7 +5,7 @@
 
 #include "models/names/enum_names.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 enum class Schedule { one_f_one_b, interleaved };
 enum class Recompute { none, selective, full };
@@ -65,4 +65,4 @@ struct OverlapSpec {
   bool dp = false;  // gradient reduce-scatter in backward, parameter all-gather prefetch
 };
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

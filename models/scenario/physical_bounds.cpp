@@ -8,7 +8,7 @@
 #include "models/scenario/reliability_checks.hpp"
 #include "models/scenario/units.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 namespace {
 
 // Where a key was written; a defaulted key is reported at the scenario file.
@@ -169,4 +169,4 @@ void check_physical_bounds(const Scenario& s, const Location& file, Diagnostics&
   check_fault_rates(s, file, d);
 }
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

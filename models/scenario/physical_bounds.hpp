@@ -8,7 +8,7 @@
 #include "models/scenario/diagnostics.hpp"
 #include "models/scenario/scenario.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 // The least link bandwidth a scenario may give (1 Gbit/s, per direction): a
 // sanity floor, below the slowest Ethernet of any GPU cluster.
@@ -28,4 +28,4 @@ double min_capacity_factor(const Scenario& s);
 
 void check_physical_bounds(const Scenario& s, const Location& file, Diagnostics& d);
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <system_error>
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 std::string_view preset_kind_name(PresetKind kind) {
   switch (kind) {
@@ -50,4 +50,4 @@ std::vector<std::string> PresetLibrary::names(PresetKind kind) const {
   return out;
 }
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 enum class PresetKind { hardware, clusters, models };
 
@@ -31,4 +31,4 @@ class PresetLibrary {
   std::vector<std::filesystem::path> search_path_;
 };
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -14,7 +14,7 @@
 #include "models/scenario/text_file.hpp"
 #include "models/scenario/units.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 namespace {
 
 constexpr double kMinWeibullShape = 0.05;
@@ -285,7 +285,7 @@ void load_fault_replay(Scenario& s, Diagnostics& d) {
   const std::string file = path.string();
   std::string text;
   try {
-    text = models::read_text_file(file, "a failure replay", models::kMaxScenarioBytes);
+    text = read_text_file(file, "a failure replay", kMaxScenarioBytes);
   } catch (const std::runtime_error& e) {
     d.error(s.origins.count("faults.replay") != 0 ? s.origins.at("faults.replay")
                                                   : Location{s.file, 0, 0},
@@ -343,7 +343,7 @@ void load_fault_replay(Scenario& s, Diagnostics& d) {
           d.error(where(fields[i].second), "faults.replay",
                   fmt::format("unknown column '{}': expected time, component, id, duration, "
                               "domain",
-                              models::printable(fields[i].first)));
+                              printable(fields[i].first)));
           return;
         }
         column[static_cast<std::size_t>(it - kNames.begin())] = static_cast<int>(i);
@@ -390,7 +390,7 @@ void load_fault_replay(Scenario& s, Diagnostics& d) {
       if (const auto* failure = std::get_if<ParseFailure>(&parsed)) {
         fail(c, failure->message);
       } else if (std::get<double>(parsed) < 0) {
-        fail(c, fmt::format("expected 0 or later, found '{}'", models::printable(value)));
+        fail(c, fmt::format("expected 0 or later, found '{}'", printable(value)));
       } else {
         (c == time ? e.at_s : e.repair_s) = std::get<double>(parsed);
       }
@@ -401,7 +401,7 @@ void load_fault_replay(Scenario& s, Diagnostics& d) {
     if (cit == components.end()) {
       fail(component, fmt::format("expected one of gpu, hbm, nic, switch, link, host, software, "
                                   "found '{}'",
-                                  models::printable(comp)));
+                                  printable(comp)));
     } else {
       e.component = cit->second;
       e.replace_node = e.component != Component::software;
@@ -411,8 +411,8 @@ void load_fault_replay(Scenario& s, Diagnostics& d) {
       const auto dit = std::find_if(domains.begin(), domains.end(),
                                     [&](const auto& x) { return x.first == dom; });
       if (dit == domains.end()) {
-        fail(domain, fmt::format("expected one of node, leaf, pod, rack, found '{}'",
-                                 models::printable(dom)));
+        fail(domain,
+             fmt::format("expected one of node, leaf, pod, rack, found '{}'", printable(dom)));
       } else {
         e.domain = dit->second;
       }
@@ -421,8 +421,8 @@ void load_fault_replay(Scenario& s, Diagnostics& d) {
     int value = 0;
     const auto [ptr, ec] = std::from_chars(idv.data(), idv.data() + idv.size(), value);
     if (idv.empty() || ec != std::errc() || ptr != idv.data() + idv.size() || value < 0) {
-      fail(id, fmt::format("expected a node or domain index (0, 1, ...), found '{}'",
-                           models::printable(idv)));
+      fail(id,
+           fmt::format("expected a node or domain index (0, 1, ...), found '{}'", printable(idv)));
     } else {
       e.id = value;
       if (e.domain == Domain::node) e.node = value;
@@ -591,4 +591,4 @@ void check_reliability(const Scenario& s, const Location& file, Diagnostics& d) 
   }
 }
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

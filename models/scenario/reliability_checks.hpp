@@ -5,7 +5,7 @@
 #include "models/scenario/diagnostics.hpp"
 #include "models/scenario/scenario.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 // The failure mix of Llama 3 405B (arXiv:2407.21783 Table 5): the 419 unexpected
 // interruptions of a 54-day snapshot on 2,048 nodes of 8 H100, by component.
@@ -18,4 +18,4 @@ void load_fault_replay(Scenario& s, Diagnostics& d);
 void derive_reliability(Scenario& s);
 void check_reliability(const Scenario& s, const Location& file, Diagnostics& d);
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -3,7 +3,7 @@
 // `myriad explain faults` and `myriad explain policies` show it.
 #include "models/scenario/scenario_schema.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 namespace {
 
 using D = Default;
@@ -264,4 +264,4 @@ const Schema<PolicySpec>& policy_schema() {
   return s;
 }
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 enum class Component { gpu, hbm, nic, switch_, link, host, software };
 enum class Lifetime { exponential, weibull };
@@ -132,4 +132,4 @@ struct PolicySpec {
   int straggler_detect_steps = 0;
 };
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 namespace {
 
 bool needs_quotes(const std::string& s) {
@@ -120,4 +120,4 @@ nlohmann::json to_json(const Resolved& root) {
   return nullptr;
 }
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -9,7 +9,7 @@
 
 #include "models/scenario/location.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 struct Resolved {
   enum class Kind { scalar, map, list };
@@ -26,4 +26,4 @@ struct Resolved {
 std::string to_yaml(const Resolved& root, bool origins);
 nlohmann::json to_json(const Resolved& root);
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

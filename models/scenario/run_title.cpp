@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 std::string grouped(long long n) {
   const std::string digits = std::to_string(n < 0 ? -n : n);
@@ -41,4 +41,4 @@ std::string run_title(const Scenario& s) {
                      grouped(s.cluster.gpus), s.cluster.gpu.name, written, fmt::join(sets, ", "));
 }
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -8,7 +8,7 @@
 
 #include "models/scenario/scenario.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 // The scenario's name (its file when it has none) when no override touched a
 // `cluster.` or `model.` key, or when `name` itself was set by one; else
@@ -20,4 +20,4 @@ std::string run_title(const Scenario& s);
 // 16384 as "16,384".
 std::string grouped(long long n);
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

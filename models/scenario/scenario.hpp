@@ -15,7 +15,7 @@
 #include "models/scenario/sweep_spec.hpp"
 #include "models/scenario/training_spec.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 struct Scenario {
   std::string file;  // where it was loaded from
@@ -35,4 +35,4 @@ struct Scenario {
   std::vector<Diagnostic> warnings;
 };
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

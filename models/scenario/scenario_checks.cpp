@@ -10,7 +10,7 @@
 #include "models/scenario/reliability_checks.hpp"
 #include "models/scenario/units.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 namespace {
 
 bool given(const Scenario& s, const std::string& key) {
@@ -570,4 +570,4 @@ void check(const Scenario& s, const Location& file, Diagnostics& d) {
   check_physical_bounds(s, file, d);
 }
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -5,7 +5,7 @@
 #include "models/scenario/diagnostics.hpp"
 #include "models/scenario/scenario.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 // Fills keys whose default is derived from others, recording them as derived.
 void derive(Scenario& scenario);
@@ -16,4 +16,4 @@ void derive_model(ModelSpec& model, const std::string& path, Origins& origins);
 // were never written.
 void check(const Scenario& scenario, const Location& file, Diagnostics& diagnostics);
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -1,6 +1,6 @@
 #include "models/scenario/scenario_schema.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 namespace {
 
 // A choice's options from an enum's name table.
@@ -395,4 +395,4 @@ const Schema<Scenario>& scenario_schema() {
 
 SectionDoc scenario_doc() { return scenario_schema().doc(""); }
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

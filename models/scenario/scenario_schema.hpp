@@ -5,7 +5,7 @@
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/schema.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 const Schema<GpuSpec>& gpu_schema();
 const Schema<ClusterSpec>& cluster_schema();
@@ -17,4 +17,4 @@ const Schema<Scenario>& scenario_schema();
 // Every section's documentation, rooted at the scenario.
 SectionDoc scenario_doc();
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

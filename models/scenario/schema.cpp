@@ -4,7 +4,7 @@
 
 #include <charconv>
 
-namespace myriad::scenario::schema_detail {
+namespace myriad::models::scenario::schema_detail {
 
 std::string join_path(const std::string& path, const std::string& key) {
   return path.empty() ? key : path + "." + key;
@@ -165,4 +165,4 @@ Resolved scalar(const std::string& key, std::string text, std::string human, nlo
   return r;
 }
 
-}  // namespace myriad::scenario::schema_detail
+}  // namespace myriad::models::scenario::schema_detail

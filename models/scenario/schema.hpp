@@ -19,7 +19,7 @@
 #include "models/scenario/resolved.hpp"
 #include "models/scenario/units.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 // What `explain` prints for a key.
 struct FieldDoc {
@@ -446,4 +446,4 @@ class Schema {
   std::vector<Field> fields_;
 };
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

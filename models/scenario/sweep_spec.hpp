@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 struct SweepAxisSpec {
   std::string key;     // a scenario key, such as parallelism.tp
@@ -20,4 +20,4 @@ struct SweepSpec {
   std::string pareto;  // objectives of the Pareto front, "days,cost" (empty: none)
 };
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -16,7 +16,7 @@
 
 #include "models/scenario/interrupt.hpp"
 
-namespace myriad::models {
+namespace myriad::models::scenario {
 namespace {
 
 // A temporary file's name: "." + the file's name + this (mkstemp's pattern).
@@ -209,4 +209,4 @@ std::string printable(std::string_view text) {
   return out;
 }
 
-}  // namespace myriad::models
+}  // namespace myriad::models::scenario

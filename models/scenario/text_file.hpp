@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace myriad::models {
+namespace myriad::models::scenario {
 
 // Scenario and preset YAML: a scenario is a few kilobytes.
 constexpr std::size_t kMaxScenarioBytes = std::size_t{16} << 20;
@@ -50,4 +50,4 @@ bool write_all(int fd, std::string_view content);
 // that input echoed in a message cannot drive the terminal or cut it short.
 std::string printable(std::string_view text);
 
-}  // namespace myriad::models
+}  // namespace myriad::models::scenario

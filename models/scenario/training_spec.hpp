@@ -6,7 +6,7 @@
 
 #include "models/scenario/model_spec.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 enum class Optimizer { adam, adamw, lamb, lion, sgd };
 enum class Precision { bf16, fp16, fp8 };
@@ -38,4 +38,4 @@ struct TrainingSpec {
   GrowthSpec growth;
 };
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <span>
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 namespace {
 
 // value = number * 10^exp10 * multiplier. The power of ten is applied to the
@@ -379,4 +379,4 @@ std::string format_exact(double v, Dimension d) {
   return fmt::format("{}{}", v, canonical_unit(d));
 }
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

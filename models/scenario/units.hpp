@@ -7,7 +7,7 @@
 #include <string_view>
 #include <variant>
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 
 enum class Dimension {
   count,      // plain number; suffixes k, M, B (billion), T: "300B" tokens
@@ -37,4 +37,4 @@ std::string format_human(double value, Dimension d);
 // Exact, re-parseable form in the canonical unit: 25e9 B/s -> "25000000000B/s".
 std::string format_exact(double value, Dimension d);
 
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

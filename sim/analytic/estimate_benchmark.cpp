@@ -14,8 +14,8 @@ namespace {
 
 void run(benchmark::State& state, const std::string& example, const std::string& profile_name,
          myriad::sim::Detail detail) {
-  const myriad::scenario::LoadOptions options{{MYRIAD_SCENARIO_DIR}};
-  const auto scenario = myriad::scenario::load_scenario(
+  const myriad::models::scenario::LoadOptions options{{MYRIAD_SCENARIO_DIR}};
+  const auto scenario = myriad::models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/" + example + ".yaml", options);
   // Put on the scenario's GPU once, as a search does.
   const auto profile = myriad::sim::on_hardware(

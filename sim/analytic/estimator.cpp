@@ -36,7 +36,7 @@ struct PhaseTime {
 
 class Pricer {
  public:
-  Pricer(const scenario::Scenario& s, const DeviceProfile& p, StepReport& report,
+  Pricer(const models::scenario::Scenario& s, const DeviceProfile& p, StepReport& report,
          bool tables = true)
       : s_(s),
         p_(p),
@@ -140,7 +140,7 @@ class Pricer {
     it->efficiency = total > 0 ? flops / total : 0;
   }
 
-  const scenario::Scenario& s_;
+  const models::scenario::Scenario& s_;
   const DeviceProfile& p_;
   StepReport& report_;
   bool tables_;                                // record every op and collective in the report
@@ -181,7 +181,7 @@ struct LayerOverlap {
   bool dp = false;           // ZeRO-3's layer gathers prefetched beside the layer before
   double fused_exposed = 0;  // share of a fused collective left exposed
 
-  LayerOverlap(const scenario::OverlapSpec& o, const DeviceProfile& p)
+  LayerOverlap(const models::scenario::OverlapSpec& o, const DeviceProfile& p)
       : fused(o.fused), dp(o.dp), fused_exposed(p.fused_overlap_exposed) {
     chunked[static_cast<std::size_t>(GroupKind::tp)] = o.tp;
     chunked[static_cast<std::size_t>(GroupKind::cp)] = o.cp;
@@ -259,7 +259,7 @@ StageTime scaled(StageTime t, double k) {
   return t;
 }
 
-double optimizer_time(const scenario::Scenario& s, const models::StepPlan& plan,
+double optimizer_time(const models::scenario::Scenario& s, const models::StepPlan& plan,
                       const DeviceProfile& p) {
   // The distributed optimizer updates a 1/(dp x cp) shard of the dense parameters
   // and a 1/(expert dp) shard of the trained expert ones.
@@ -272,7 +272,8 @@ double optimizer_time(const scenario::Scenario& s, const models::StepPlan& plan,
   // weights and moments), write the states back and the bf16 weights, and read the
   // gradient once more for the clipping norm: 34 B for Adam.
   double bytes_per_param = 4 + 2 * models::optimizer_bytes_per_param(s.training.optimizer) + 2 + 4;
-  if (s.training.optimizer == scenario::Optimizer::lamb) bytes_per_param += 8;  // trust ratios
+  if (s.training.optimizer == models::scenario::Optimizer::lamb)
+    bytes_per_param += 8;  // trust ratios
   models::Op op = models::make_elementwise("optimizer", params * bytes_per_param);
   op.cls = models::OpClass::optimizer;
   return compute_cost(op, p).time_s;
@@ -314,7 +315,7 @@ std::vector<LayerCollective> layer_collectives(std::initializer_list<const model
   return out;
 }
 
-std::vector<std::string> network_notes(const scenario::Scenario& s, const Pricer& pricer) {
+std::vector<std::string> network_notes(const models::scenario::Scenario& s, const Pricer& pricer) {
   std::vector<std::string> notes;
   double worst = 1;
   for (const auto& tier : s.cluster.network.tiers) worst = std::max(worst, tier.oversubscription);
@@ -341,11 +342,12 @@ std::vector<std::string> network_notes(const scenario::Scenario& s, const Pricer
 }
 
 // A what-if that needs a profile parameter the profile does not give stops here.
-void require_parameters(const scenario::Scenario& s, const DeviceProfile& p) {
+void require_parameters(const models::scenario::Scenario& s, const DeviceProfile& p) {
   const auto& prune = s.model.moe.prune;
-  const bool sparse = s.model.is_moe() &&
-                      (prune.pattern == scenario::Sparsity::two_four ||
-                       (prune.pattern == scenario::Sparsity::unstructured && prune.sparse_kernel));
+  const bool sparse =
+      s.model.is_moe() &&
+      (prune.pattern == models::scenario::Sparsity::two_four ||
+       (prune.pattern == models::scenario::Sparsity::unstructured && prune.sparse_kernel));
   if (sparse && !(p.sparse_gemm_efficiency > 0)) {
     throw std::runtime_error(fmt::format(
         "{}: model.moe.prune runs sparse GEMMs, but the device profile {} gives no "
@@ -368,7 +370,7 @@ double dp_buckets_per_chunk(const models::StepPlan& plan) {
   return std::max(1.0, std::ceil(plan.params_max / plan.virtual_stages / bucket));
 }
 
-StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& measured) {
+StageCosts stage_costs(const models::scenario::Scenario& s, const DeviceProfile& measured) {
   // A profile already on this GPU (a search's) is used as it is, not copied.
   std::optional<DeviceProfile> placed;
   const DeviceProfile& profile = is_on_hardware(measured, s.cluster.gpu)
@@ -405,7 +407,8 @@ StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& measure
 
 // Over 100 lines: issue 37 moves this orchestration out and splits it.
 // NOLINTNEXTLINE(readability-function-size)
-StepReport estimate(const scenario::Scenario& s, const DeviceProfile& measured, Detail detail) {
+StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& measured,
+                    Detail detail) {
   // A profile already on this GPU (a search's) is used as it is, not copied.
   std::optional<DeviceProfile> placed;
   const DeviceProfile& profile = is_on_hardware(measured, s.cluster.gpu)

@@ -115,7 +115,7 @@ enum class Detail { full, summary };
 
 // The profile's rates are put on the scenario's GPU first (on_hardware): the
 // hardware priced is always the scenario's.
-StepReport estimate(const scenario::Scenario& s, const DeviceProfile& profile,
+StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& profile,
                     Detail detail = Detail::full);
 
 // Above this fraction of usable memory a job is at risk (allocator spikes,
@@ -170,6 +170,6 @@ inline constexpr double kDdpBucketParamsPerRank = 1e6;
 // Buckets per model chunk of the most loaded stage (at least one).
 double dp_buckets_per_chunk(const models::StepPlan& plan);
 
-StageCosts stage_costs(const scenario::Scenario& s, const DeviceProfile& profile);
+StageCosts stage_costs(const models::scenario::Scenario& s, const DeviceProfile& profile);
 
 }  // namespace myriad::sim

@@ -21,7 +21,7 @@ struct Pooled {
 };
 
 Pooled pooled_error(const std::vector<const Suite*>& suites, const DeviceProfile& profile) {
-  const ProfileLookup lookup = [&](const scenario::Scenario&) -> const DeviceProfile& {
+  const ProfileLookup lookup = [&](const models::scenario::Scenario&) -> const DeviceProfile& {
     return profile;
   };
   Pooled p;
@@ -72,7 +72,7 @@ ParameterFit fit_parameters(const std::vector<const Suite*>& suites, const Devic
         param.set(trial, v);
         return pooled_error(suites, trial).objective();
       };
-      const double best = numeric::golden_section(error_at, param.lo, param.hi, kGoldenSteps);
+      const double best = models::golden_section(error_at, param.lo, param.hi, kGoldenSteps);
       // Keep the current value unless the search found better.
       if (error_at(best) < pooled_error(suites, profile).objective()) param.set(profile, best);
     }
@@ -100,7 +100,7 @@ std::vector<HeldOutSuite> leave_one_suite_out(const std::vector<Suite>& suites,
     }
     const auto on = [&](const DeviceProfile& p) {
       return evaluate(suites[i],
-                      [&](const scenario::Scenario&) -> const DeviceProfile& { return p; });
+                      [&](const models::scenario::Scenario&) -> const DeviceProfile& { return p; });
     };
     const ValidationResult held = on(fitted);
     const ValidationResult shipped = on(base);

@@ -4,13 +4,13 @@
 
 namespace myriad::sim {
 
-StepRates step_rates(const scenario::Scenario& s, double model_flops, double hardware_flops,
+StepRates step_rates(const models::scenario::Scenario& s, double model_flops, double hardware_flops,
                      double step_time_s) {
   StepRates r;
   const double gpu_seconds = step_time_s * s.cluster.gpus;
   r.mfu = model_flops / (gpu_seconds * s.cluster.gpu.bf16_flops);
   r.hfu = hardware_flops / (gpu_seconds * s.cluster.gpu.bf16_flops);
-  if (s.training.precision == scenario::Precision::fp8) {
+  if (s.training.precision == models::scenario::Precision::fp8) {
     r.mfu_fp8 = model_flops / (gpu_seconds * s.cluster.gpu.fp8_flops);
   }
   r.tokens_per_s =

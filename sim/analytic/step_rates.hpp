@@ -21,7 +21,7 @@ struct StepRates {
 };
 
 // `model_flops` and `hardware_flops` per step (models/transformer/model_stats.hpp).
-StepRates step_rates(const scenario::Scenario& s, double model_flops, double hardware_flops,
+StepRates step_rates(const models::scenario::Scenario& s, double model_flops, double hardware_flops,
                      double step_time_s);
 
 // The dollars of `gpu_hours` at `price_per_gpu_hour` (cluster.price_per_gpu_hour);

@@ -11,8 +11,8 @@
 namespace myriad::sim {
 namespace {
 
-using scenario::ConfigNode;
-using scenario::Diagnostics;
+using models::scenario::ConfigNode;
+using models::scenario::Diagnostics;
 
 const std::vector<std::string> kSuiteKeys = {"name",   "title",  "source", "notes",
                                              "metric", "bounds", "base",   "cases"};
@@ -25,7 +25,7 @@ void check_keys(const ConfigNode& node, const std::vector<std::string>& known,
   for (const auto& e : node.entries()) {
     if (std::find(known.begin(), known.end(), e.key) == known.end()) {
       d.error(e.key_where, path.empty() ? e.key : path + "." + e.key,
-              "unknown key" + scenario::did_you_mean(e.key, known));
+              "unknown key" + models::scenario::did_you_mean(e.key, known));
     }
   }
 }
@@ -67,7 +67,7 @@ bool read_published(const ConfigNode& c, const std::string& path, Diagnostics& d
   out.metric = p->entries().front().key;
   if (std::find(kMetrics.begin(), kMetrics.end(), out.metric) == kMetrics.end()) {
     d.error(p->entries().front().key_where, path + ".published." + out.metric,
-            "unknown metric" + scenario::did_you_mean(out.metric, kMetrics));
+            "unknown metric" + models::scenario::did_you_mean(out.metric, kMetrics));
     return false;
   }
   return number(*p, out.metric, path + ".published", d, out.value);
@@ -75,8 +75,8 @@ bool read_published(const ConfigNode& c, const std::string& path, Diagnostics& d
 
 // A case read and loaded: its scenario and what was published, not yet predicted.
 bool load_case(const ConfigNode& base, const ConfigNode& c, const std::string& metric,
-               const std::string& path, const scenario::LoadOptions& options, Diagnostics& d,
-               SuiteCase& out) {
+               const std::string& path, const models::scenario::LoadOptions& options,
+               Diagnostics& d, SuiteCase& out) {
   out.name = text(c, "case");
   out.note = text(c, "note");
   Published published;
@@ -94,8 +94,8 @@ bool load_case(const ConfigNode& base, const ConfigNode& c, const std::string& m
   out.published_metric = published.metric;
   out.published_value = published.value;
   const ConfigNode* own = c.find("scenario");
-  const ConfigNode merged = own != nullptr ? scenario::merge(base, *own) : base;
-  out.scenario = scenario::load_scenario_tree(merged, path, options);
+  const ConfigNode merged = own != nullptr ? models::scenario::merge(base, *own) : base;
+  out.scenario = models::scenario::load_scenario_tree(merged, path, options);
   return true;
 }
 
@@ -106,7 +106,7 @@ ValidationRow predict(const SuiteCase& c, const std::string& metric,
   row.name = c.name;
   row.note = c.note;
   row.metric = metric;
-  const scenario::Scenario& s = c.scenario;
+  const models::scenario::Scenario& s = c.scenario;
   const StepReport r = estimate(s, profile_for(s));
   if (metric == "mfu") {
     row.predicted = r.mfu;
@@ -131,13 +131,13 @@ ValidationRow predict(const SuiteCase& c, const std::string& metric,
 
 }  // namespace
 
-Suite load_suite(const std::string& path, const scenario::LoadOptions& options) {
+Suite load_suite(const std::string& path, const models::scenario::LoadOptions& options) {
   Diagnostics d;
-  const ConfigNode root = scenario::load_yaml_file(path, d);
-  if (d.has_errors()) throw scenario::ScenarioError(d);
+  const ConfigNode root = models::scenario::load_yaml_file(path, d);
+  if (d.has_errors()) throw models::scenario::ScenarioError(d);
   if (!root.is_map()) {
     d.error(root.where(), "", "a validation suite must be a mapping");
-    throw scenario::ScenarioError(d);
+    throw models::scenario::ScenarioError(d);
   }
   check_keys(root, kSuiteKeys, "", d);
   Suite suite;
@@ -164,7 +164,7 @@ Suite load_suite(const std::string& path, const scenario::LoadOptions& options) 
   if (cases == nullptr || !cases->is_list() || cases->items().empty()) {
     d.error(root.where(), "cases", "expected a non-empty list of cases");
   }
-  if (d.has_errors()) throw scenario::ScenarioError(d);
+  if (d.has_errors()) throw models::scenario::ScenarioError(d);
   const ConfigNode empty = ConfigNode::map(root.where());
   for (std::size_t i = 0; i < cases->items().size(); ++i) {
     const ConfigNode& c = cases->items()[i];
@@ -176,13 +176,13 @@ Suite load_suite(const std::string& path, const scenario::LoadOptions& options) 
                     loaded)) {
         suite.cases.push_back(std::move(loaded));
       }
-    } catch (const scenario::ScenarioError& e) {
+    } catch (const models::scenario::ScenarioError& e) {
       for (const auto& diag : e.diagnostics().all()) {
         d.error(diag.where, case_path + ": " + diag.key, diag.message);
       }
     }
   }
-  if (d.has_errors()) throw scenario::ScenarioError(d);
+  if (d.has_errors()) throw models::scenario::ScenarioError(d);
   return suite;
 }
 
@@ -192,7 +192,7 @@ ValidationResult evaluate(const Suite& suite, const ProfileLookup& profile_for) 
   double sum = 0;
   double reference_s = 0;
   if (suite.metric == "normalized_throughput" && !suite.cases.empty()) {
-    const scenario::Scenario& first = suite.cases.front().scenario;
+    const models::scenario::Scenario& first = suite.cases.front().scenario;
     reference_s = estimate(first, profile_for(first), Detail::summary).step_time_s;
   }
   for (const SuiteCase& c : suite.cases) {
@@ -207,7 +207,7 @@ ValidationResult evaluate(const Suite& suite, const ProfileLookup& profile_for) 
   return result;
 }
 
-ValidationResult run_suite(const std::string& path, const scenario::LoadOptions& options,
+ValidationResult run_suite(const std::string& path, const models::scenario::LoadOptions& options,
                            const ProfileLookup& profile_for) {
   return evaluate(load_suite(path, options), profile_for);
 }

@@ -54,7 +54,7 @@ struct ValidationResult : SuiteHeader {
 };
 
 // Resolves a GPU preset name to its device profile.
-using ProfileLookup = std::function<const DeviceProfile&(const scenario::Scenario&)>;
+using ProfileLookup = std::function<const DeviceProfile&(const models::scenario::Scenario&)>;
 
 // A suite read and its scenarios loaded, ready to be predicted with any profile.
 struct SuiteCase {
@@ -62,7 +62,7 @@ struct SuiteCase {
   std::string note;
   std::string published_metric;  // iteration_time_s, mfu or tflops_per_gpu
   double published_value = 0;
-  scenario::Scenario scenario;
+  models::scenario::Scenario scenario;
 };
 
 struct Suite : SuiteHeader {
@@ -71,13 +71,13 @@ struct Suite : SuiteHeader {
 
 // Reads and loads one suite file. Throws ScenarioError (located problems in the
 // suite) or std::runtime_error.
-Suite load_suite(const std::string& path, const scenario::LoadOptions& options);
+Suite load_suite(const std::string& path, const models::scenario::LoadOptions& options);
 
 // Predicts every case of a loaded suite with the profiles `profile_for` gives.
 ValidationResult evaluate(const Suite& suite, const ProfileLookup& profile_for);
 
 // load_suite, then evaluate.
-ValidationResult run_suite(const std::string& path, const scenario::LoadOptions& options,
+ValidationResult run_suite(const std::string& path, const models::scenario::LoadOptions& options,
                            const ProfileLookup& profile_for);
 
 }  // namespace myriad::sim

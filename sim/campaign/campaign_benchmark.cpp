@@ -12,11 +12,11 @@
 namespace {
 
 void BM_Campaign30Days12288Gpus(benchmark::State& state) {
-  const myriad::scenario::LoadOptions options{{MYRIAD_SCENARIO_DIR}};
-  auto scenario = myriad::scenario::load_scenario(
+  const myriad::models::scenario::LoadOptions options{{MYRIAD_SCENARIO_DIR}};
+  auto scenario = myriad::models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/gpt3-175b-megascale-12288.yaml", options);
   scenario.policies.front().hot_spares = 16;
-  myriad::scenario::StragglerProcessSpec slow;
+  myriad::models::scenario::StragglerProcessSpec slow;
   slow.name = "slow gpu";
   slow.per_1000_node_days = 50;
   slow.duration_s = 3600;

@@ -14,7 +14,7 @@ std::size_t at(Cause c) { return static_cast<std::size_t>(c); }
 
 }  // namespace
 
-CampaignEngine::CampaignEngine(const scenario::Scenario& s, const ResolvedPolicy& policy,
+CampaignEngine::CampaignEngine(const models::scenario::Scenario& s, const ResolvedPolicy& policy,
                                StepTimeCache& steps, CampaignLimits limits, RandomStream random)
     : s_(s), policy_(policy), steps_(steps), limits_(limits), random_(random) {
   const int job = steps_.job_nodes();
@@ -37,8 +37,8 @@ CampaignEngine::CampaignEngine(const scenario::Scenario& s, const ResolvedPolicy
   span_.assign(processes.size(), 1);
   domain_gen_.assign(processes.size(), {});
   for (std::size_t p = 0; p < processes.size(); ++p) {
-    if (processes[p].domain == scenario::Domain::node) continue;
-    span_[p] = std::max(1, scenario::domain_nodes(s_, processes[p].domain));
+    if (processes[p].domain == models::scenario::Domain::node) continue;
+    span_[p] = std::max(1, models::scenario::domain_nodes(s_, processes[p].domain));
     domain_gen_[p].assign(static_cast<std::size_t>((total + span_[p] - 1) / span_[p]), 0);
   }
   for (const auto& e : s_.faults.events) injected_.push_back({&e, "injected"});
@@ -58,8 +58,8 @@ void CampaignEngine::draw_clock(int node, int process) {
   if (static_cast<std::size_t>(process) < failures.size()) {
     const auto& p = failures[static_cast<std::size_t>(process)];
     const double rate = p.rate_per_domain_s() * s_.faults.rate_scale;
-    if (rate <= 0 || p.domain != scenario::Domain::node) return;
-    const double dt = p.distribution == scenario::Lifetime::weibull
+    if (rate <= 0 || p.domain != models::scenario::Domain::node) return;
+    const double dt = p.distribution == models::scenario::Lifetime::weibull
                           ? random_.weibull(p.shape, 1 / rate)
                           : random_.exponential(1 / rate);
     push(now_ + dt, Kind::failure, node, process, gen);
@@ -75,7 +75,7 @@ void CampaignEngine::draw_domain_clock(std::size_t process, int domain) {
   const auto& p = s_.faults.processes[process];
   const double rate = p.rate_per_domain_s() * s_.faults.rate_scale;
   if (rate <= 0) return;
-  const double dt = p.distribution == scenario::Lifetime::weibull
+  const double dt = p.distribution == models::scenario::Lifetime::weibull
                         ? random_.weibull(p.shape, 1 / rate)
                         : random_.exponential(1 / rate);
   push(now_ + dt, Kind::domain_failure, domain, static_cast<int>(process),
@@ -276,7 +276,8 @@ void CampaignEngine::on_clock(const Event& e) {
 void CampaignEngine::on_failure(int node, int process) {
   const auto& p = s_.faults.processes[static_cast<std::size_t>(process)];
   if (!p.replace_node) draw_clock(node, process);
-  take_down(node, 1, p.component, scenario::Domain::node, node, p.replace_node, -1, "random");
+  take_down(node, 1, p.component, models::scenario::Domain::node, node, p.replace_node, -1,
+            "random");
 }
 
 // A leaf, pod or rack fails: all of its nodes at once. Its clock stops until
@@ -307,7 +308,7 @@ void CampaignEngine::on_injected(const InjectedEvent& e) {
     }
     return;
   }
-  const int span = std::max(1, scenario::domain_nodes(s_, spec.domain));
+  const int span = std::max(1, models::scenario::domain_nodes(s_, spec.domain));
   double until = -1;
   if (spec.replace_node) {
     until =
@@ -326,8 +327,8 @@ int CampaignEngine::peer_of(int slot) const {
   return slot < half ? slot + half : slot - half;
 }
 
-void CampaignEngine::take_down(int first, int count, scenario::Component component,
-                               scenario::Domain domain, int id, bool replace, double until,
+void CampaignEngine::take_down(int first, int count, models::scenario::Component component,
+                               models::scenario::Domain domain, int id, bool replace, double until,
                                const std::string& source) {
   ++result_.failures_by_component[static_cast<std::size_t>(component)];
   const int end = std::min(first + count, static_cast<int>(nodes_.size()));
@@ -356,7 +357,7 @@ void CampaignEngine::take_down(int first, int count, scenario::Component compone
   if (logging()) {
     auto ev = event(EventKind::failure);
     ev.component = kComponentNames[static_cast<std::size_t>(component)];
-    ev.domain = scenario::domain_name(domain);
+    ev.domain = models::scenario::domain_name(domain);
     ev.id = id;
     ev.first_node = first;
     ev.node_count = end - first;
@@ -401,7 +402,7 @@ void CampaignEngine::start_straggler(int node, double slowdown, double end, int 
     emit(ev);
   }
   push(end, Kind::straggler_end, node, process, gen);
-  if (policy_.spec->straggler_action == scenario::StragglerAction::evict &&
+  if (policy_.spec->straggler_action == models::scenario::StragglerAction::evict &&
       nodes_[static_cast<std::size_t>(node)] == NodeState::running && phase_ == Phase::running) {
     const double seen_after = policy_.spec->straggler_detect_steps * step_time_now();
     push(now_ + seen_after, Kind::straggler_seen, node, process, gen);
@@ -416,13 +417,13 @@ void CampaignEngine::start_checkpoint() {
   staged_to_storage_ = !spec->in_memory || since_persistent_ + 1 >= policy_.persistent_every;
   if (spec->async_upload && staged_to_storage_ && upload_pending_) {
     switch (spec->upload_overlap) {
-      case scenario::UploadOverlap::block:
+      case models::scenario::UploadOverlap::block:
         phase_ = Phase::checkpointing;
         blocked_ = true;
         ++phase_gen_;
         if (logging()) emit(event(EventKind::checkpoint_blocked));
         return;
-      case scenario::UploadOverlap::skip:
+      case models::scenario::UploadOverlap::skip:
         ++result_.checkpoints_skipped;
         if (logging()) emit(event(EventKind::checkpoint_skipped));
         if (!spec->in_memory) {
@@ -431,7 +432,7 @@ void CampaignEngine::start_checkpoint() {
         }
         staged_to_storage_ = false;  // the in-memory copy still goes to the peers
         break;
-      case scenario::UploadOverlap::queue:
+      case models::scenario::UploadOverlap::queue:
         break;
     }
   }
@@ -605,7 +606,7 @@ void CampaignEngine::restart_or_wait() {
     }
   }
   const bool whole = running_nodes_ == steps_.job_nodes();
-  const bool shrink = policy_.spec->no_spare == scenario::NoSpare::shrink &&
+  const bool shrink = policy_.spec->no_spare == models::scenario::NoSpare::shrink &&
                       running_nodes_ >= steps_.min_nodes() &&
                       steps_.step_time_s(running_nodes_) > 0;
   ++phase_gen_;

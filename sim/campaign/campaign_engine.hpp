@@ -33,7 +33,7 @@
 
 namespace myriad::sim::campaign {
 
-using random::RandomStream;
+using models::RandomStream;
 
 struct CampaignLimits {
   double horizon_s = 0;               // stop here at the latest
@@ -43,8 +43,8 @@ struct CampaignLimits {
 
 class CampaignEngine {
  public:
-  CampaignEngine(const scenario::Scenario& s, const ResolvedPolicy& policy, StepTimeCache& steps,
-                 CampaignLimits limits, RandomStream random);
+  CampaignEngine(const models::scenario::Scenario& s, const ResolvedPolicy& policy,
+                 StepTimeCache& steps, CampaignLimits limits, RandomStream random);
 
   RunResult run();
 
@@ -78,7 +78,7 @@ class CampaignEngine {
   };
 
   struct InjectedEvent {
-    const scenario::InjectedEventSpec* spec = nullptr;
+    const models::scenario::InjectedEventSpec* spec = nullptr;
     std::string source;
   };
 
@@ -93,8 +93,9 @@ class CampaignEngine {
   void on_injected(const InjectedEvent& e);
   // A failure of nodes [first, first + count): counted once, the running ones
   // interrupt the job; with `replace` they leave for repair until `until`.
-  void take_down(int first, int count, scenario::Component component, scenario::Domain domain,
-                 int id, bool replace, double until, const std::string& source);
+  void take_down(int first, int count, models::scenario::Component component,
+                 models::scenario::Domain domain, int id, bool replace, double until,
+                 const std::string& source);
   void draw_domain_clock(std::size_t process, int domain);
   void start_straggler(int node, double slowdown, double end, int process,
                        const std::string& source);
@@ -119,7 +120,7 @@ class CampaignEngine {
   // An event with a step (and a duration), when logging.
   void emit_step(EventKind kind, double step, double duration_s = 0) const;
 
-  const scenario::Scenario& s_;
+  const models::scenario::Scenario& s_;
   const ResolvedPolicy& policy_;
   StepTimeCache& steps_;
   CampaignLimits limits_;

@@ -126,24 +126,25 @@ std::vector<std::string> campaign_warnings(const CampaignReport& report) {
       out.push_back(fmt::format(
           "policy {}: the {} rule's interval of {:.3g} s is shorter than one {} ({:.3g} s): "
           "checkpoints every {:.3g} s instead, as often as the {} takes them",
-          p.name, spec->checkpoint_rule == scenario::CheckpointRule::young ? "young" : "daly",
+          p.name,
+          spec->checkpoint_rule == models::scenario::CheckpointRule::young ? "young" : "daly",
           r.rule_interval_s, spec->in_memory ? "copy to peer memory" : "upload", r.interval_s,
           r.interval_s, spec->in_memory ? "network" : "storage"));
     }
     const double background = spec->in_memory ? r.peer_copy_s : r.upload_s;
-    if (spec->checkpoint_rule == scenario::CheckpointRule::fixed && r.interval_s > 0 &&
+    if (spec->checkpoint_rule == models::scenario::CheckpointRule::fixed && r.interval_s > 0 &&
         r.interval_s < background) {
       const auto* what = spec->in_memory ? "copy to peer memory" : "upload";
       std::string effect;
       switch (spec->upload_overlap) {
-        case scenario::UploadOverlap::block:
+        case models::scenario::UploadOverlap::block:
           effect =
               "training waits for the previous one at every checkpoint (upload_overlap: block)";
           break;
-        case scenario::UploadOverlap::skip:
+        case models::scenario::UploadOverlap::skip:
           effect = "most checkpoints are skipped (upload_overlap: skip)";
           break;
-        case scenario::UploadOverlap::queue:
+        case models::scenario::UploadOverlap::queue:
           effect =
               "uploads fall behind and the checkpoint in storage is older than it seems "
               "(upload_overlap: queue)";
@@ -174,7 +175,7 @@ namespace {
 
 // The report's frame before any run: the healthy step, the horizon and target,
 // each policy set resolved, and the work checked against its bound.
-CampaignReport prepare(const scenario::Scenario& s, const CampaignOptions& options,
+CampaignReport prepare(const models::scenario::Scenario& s, const CampaignOptions& options,
                        StepTimeCache& probe) {
   CampaignReport report;
   report.job_nodes = probe.job_nodes();
@@ -219,14 +220,14 @@ void check_options(const CampaignOptions& options) {
 
 }  // namespace
 
-void check_campaign(const scenario::Scenario& s, const DeviceProfile& profile,
+void check_campaign(const models::scenario::Scenario& s, const DeviceProfile& profile,
                     const CampaignOptions& options) {
   check_options(options);
   StepTimeCache probe(s, profile, options.step_scale, options.step_scale_by_dp);
   prepare(s, options, probe);
 }
 
-CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& profile,
+CampaignReport run_campaign(const models::scenario::Scenario& s, const DeviceProfile& profile,
                             const CampaignOptions& options) {
   check_options(options);
   StepTimeCache probe(s, profile, options.step_scale, options.step_scale_by_dp);

@@ -81,12 +81,12 @@ std::vector<std::string> campaign_warnings(const CampaignReport& report);
 // What run_campaign checks before it runs anything (options, the scenario's
 // policies, the work against its bound), without running: throws
 // std::invalid_argument as run_campaign would.
-void check_campaign(const scenario::Scenario& s, const DeviceProfile& profile,
+void check_campaign(const models::scenario::Scenario& s, const DeviceProfile& profile,
                     const CampaignOptions& options);
 
 // Runs every policy set of `s` over `options.seeds` seeds. Seed index i draws
 // from RandomStream(s.seed, i) under every policy set (common random numbers).
-CampaignReport run_campaign(const scenario::Scenario& s, const DeviceProfile& profile,
+CampaignReport run_campaign(const models::scenario::Scenario& s, const DeviceProfile& profile,
                             const CampaignOptions& options);
 
 }  // namespace myriad::sim::campaign

@@ -27,8 +27,8 @@ const WorkShare& RunWork::largest() const {
                              return a.events * a.cost_s < b.events * b.cost_s;
                            });
 }
-RunWork run_work(const scenario::Scenario& s, const ResolvedPolicy& policy, std::size_t index,
-                 int job_nodes, double duration_s) {
+RunWork run_work(const models::scenario::Scenario& s, const ResolvedPolicy& policy,
+                 std::size_t index, int job_nodes, double duration_s) {
   RunWork w;
   w.duration_s = duration_s;
   const int nodes = job_nodes + policy.spec->hot_spares;
@@ -36,8 +36,9 @@ RunWork run_work(const scenario::Scenario& s, const ResolvedPolicy& policy, std:
   // Failure clocks: one per node (or domain) in service, each renewed after it fires.
   for (std::size_t i = 0; i < s.faults.processes.size(); ++i) {
     const auto& p = s.faults.processes[i];
-    const int span =
-        p.domain == scenario::Domain::node ? 1 : std::max(1, scenario::domain_nodes(s, p.domain));
+    const int span = p.domain == models::scenario::Domain::node
+                         ? 1
+                         : std::max(1, models::scenario::domain_nodes(s, p.domain));
     const int domains = (nodes + span - 1) / span;  // the domains the nodes touch, rounded up
     const auto clocks = static_cast<double>(domains);
     const std::string rate = p.per_1000_domain_days > 0 ? "per_1000_domain_days"
@@ -57,12 +58,13 @@ RunWork run_work(const scenario::Scenario& s, const ResolvedPolicy& policy, std:
   // Checkpoints: one start each, while running (at most one per interval of compute).
   const auto& spec = *policy.spec;
   const std::string key =
-      spec.checkpoint_rule == scenario::CheckpointRule::fixed
+      spec.checkpoint_rule == models::scenario::CheckpointRule::fixed
           ? fmt::format("policies[{}].checkpoint_interval", index)
           : fmt::format(
                 "policies[{}].checkpoint_rule: {} (an interval of {:.3g} s, from the "
                 "checkpoint's size and the storage bandwidths)",
-                index, spec.checkpoint_rule == scenario::CheckpointRule::young ? "young" : "daly",
+                index,
+                spec.checkpoint_rule == models::scenario::CheckpointRule::young ? "young" : "daly",
                 policy.interval_s);
   w.shares.push_back({key,
                       policy.interval_s > 0 ? duration_s / policy.interval_s : duration_s * 1e9,

@@ -45,8 +45,8 @@ struct RunWork {
 
 // The events of one run of `policy` (policies[index]) over `duration_s` of
 // simulated time, with `job_nodes` nodes in the job.
-RunWork run_work(const scenario::Scenario& s, const ResolvedPolicy& policy, std::size_t index,
-                 int job_nodes, double duration_s);
+RunWork run_work(const models::scenario::Scenario& s, const ResolvedPolicy& policy,
+                 std::size_t index, int job_nodes, double duration_s);
 
 // Throws std::invalid_argument naming the figure, the bound and the key when a
 // run, or the whole campaign (`runs` of them per policy set), is past its bound.

@@ -10,10 +10,10 @@
 
 namespace myriad::sim::campaign {
 
-double job_failure_rate(const scenario::Scenario& s, int nodes) {
+double job_failure_rate(const models::scenario::Scenario& s, int nodes) {
   double rate = 0;
   for (const auto& p : s.faults.processes) {
-    const int span = std::max(1, scenario::domain_nodes(s, p.domain));
+    const int span = std::max(1, models::scenario::domain_nodes(s, p.domain));
     const int domains = (nodes + span - 1) / span;
     rate += p.rate_per_domain_s() * domains;
   }
@@ -33,7 +33,7 @@ double daly_interval(double cost_s, double mtbf_s) {
 namespace {
 
 // A checkpoint of the model: bf16 weights and the optimizer's fp32 state.
-double model_checkpoint_bytes(const scenario::Scenario& s) {
+double model_checkpoint_bytes(const models::scenario::Scenario& s) {
   const double params = models::param_counts(s.model).total;
   return params * (2 + models::optimizer_bytes_per_param(s.training.optimizer));
 }
@@ -47,8 +47,8 @@ double model_checkpoint_bytes(const scenario::Scenario& s) {
 // each replicated shard's writes over the data-parallel group; each GPU then
 // copies its share of the checkpoint. Held: each GPU copies all it holds. The
 // slowest rank sets the stall, since the next step's collectives wait for it.
-double snapshot_bytes_per_gpu(const scenario::Scenario& s, const scenario::PolicySpec& p,
-                              double checkpoint_bytes) {
+double snapshot_bytes_per_gpu(const models::scenario::Scenario& s,
+                              const models::scenario::PolicySpec& p, double checkpoint_bytes) {
   const models::StepPlan plan = models::plan_step(s);
   const int zero = s.parallelism.zero;
   const double replicas = plan.dense_dp;
@@ -57,7 +57,7 @@ double snapshot_bytes_per_gpu(const scenario::Scenario& s, const scenario::Polic
   double most = 0;
   for (int stage = 0; stage < s.parallelism.pp; ++stage) {
     const models::MemoryBreakdown m = models::stage_memory(s, plan, stage);
-    const double bytes = p.checkpoint_snapshot == scenario::CheckpointSnapshot::held
+    const double bytes = p.checkpoint_snapshot == models::scenario::CheckpointSnapshot::held
                              ? m.weights + m.optimizer
                              : m.weights / weight_copies + m.optimizer / optimizer_copies;
     most = std::max(most, bytes);
@@ -65,7 +65,8 @@ double snapshot_bytes_per_gpu(const scenario::Scenario& s, const scenario::Polic
   return most * checkpoint_bytes / model_checkpoint_bytes(s);
 }
 
-ResolvedPolicy resolve_policy(const scenario::Scenario& s, const scenario::PolicySpec& p) {
+ResolvedPolicy resolve_policy(const models::scenario::Scenario& s,
+                              const models::scenario::PolicySpec& p) {
   ResolvedPolicy r;
   r.spec = &p;
   r.checkpoint_bytes = p.checkpoint_bytes > 0 ? p.checkpoint_bytes : model_checkpoint_bytes(s);
@@ -101,13 +102,13 @@ ResolvedPolicy resolve_policy(const scenario::Scenario& s, const scenario::Polic
   const double slowed = p.upload_slowdown / (1 + p.upload_slowdown);
   r.cost_s = r.stall_s + (p.in_memory ? 0 : slowed * r.upload_s);
   switch (p.checkpoint_rule) {
-    case scenario::CheckpointRule::fixed:
+    case models::scenario::CheckpointRule::fixed:
       r.rule_interval_s = p.checkpoint_interval_s;
       break;
-    case scenario::CheckpointRule::young:
+    case models::scenario::CheckpointRule::young:
       r.rule_interval_s = young_interval(r.cost_s, r.job_mtbf_s);
       break;
-    case scenario::CheckpointRule::daly:
+    case models::scenario::CheckpointRule::daly:
       r.rule_interval_s = daly_interval(r.cost_s, r.job_mtbf_s);
       break;
   }
@@ -116,7 +117,7 @@ ResolvedPolicy resolve_policy(const scenario::Scenario& s, const scenario::Polic
   // only queue, skip or block checkpoints: the storage sets the pace. A fixed
   // interval is the user's; upload_overlap says what happens.
   const double floor = p.in_memory ? r.peer_copy_s : r.upload_s;
-  if (p.checkpoint_rule != scenario::CheckpointRule::fixed && r.interval_s < floor) {
+  if (p.checkpoint_rule != models::scenario::CheckpointRule::fixed && r.interval_s < floor) {
     r.interval_s = floor;
     r.raised = true;
   }

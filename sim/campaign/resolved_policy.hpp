@@ -14,7 +14,7 @@
 namespace myriad::sim::campaign {
 
 struct ResolvedPolicy {
-  const scenario::PolicySpec* spec = nullptr;
+  const models::scenario::PolicySpec* spec = nullptr;
   double checkpoint_bytes = 0;
   double write_Bps = 0;  // storage write bandwidth the job gets (after other jobs' load)
   double stall_s = 0;    // blocking per checkpoint (stage; plus upload when not async)
@@ -41,16 +41,17 @@ struct ResolvedPolicy {
 
 // Failures per second of a job on `nodes` nodes: every node process on each
 // node, every domain process on each domain the job touches.
-double job_failure_rate(const scenario::Scenario& s, int nodes);
+double job_failure_rate(const models::scenario::Scenario& s, int nodes);
 double young_interval(double cost_s, double mtbf_s);
 double daly_interval(double cost_s, double mtbf_s);
 
 // Bytes the busiest GPU copies to host memory at a checkpoint of
 // `checkpoint_bytes` (the model's own size, or the policy's checkpoint_size,
 // which scales every GPU's part alike), by the policy's checkpoint_snapshot.
-double snapshot_bytes_per_gpu(const scenario::Scenario& s, const scenario::PolicySpec& p,
-                              double checkpoint_bytes);
+double snapshot_bytes_per_gpu(const models::scenario::Scenario& s,
+                              const models::scenario::PolicySpec& p, double checkpoint_bytes);
 
-ResolvedPolicy resolve_policy(const scenario::Scenario& s, const scenario::PolicySpec& p);
+ResolvedPolicy resolve_policy(const models::scenario::Scenario& s,
+                              const models::scenario::PolicySpec& p);
 
 }  // namespace myriad::sim::campaign

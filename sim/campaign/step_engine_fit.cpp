@@ -21,7 +21,7 @@ namespace {
 
 // The shrunk states a policy can pass through, largest first: each distinct
 // data-parallel degree below the job's, with the fewest nodes that reach it.
-std::vector<StepEngineFit::State> shrunk_states(const scenario::Scenario& s,
+std::vector<StepEngineFit::State> shrunk_states(const models::scenario::Scenario& s,
                                                 StepTimeCache& analytic) {
   std::vector<StepEngineFit::State> states;
   int last = s.parallelism.dp;
@@ -40,10 +40,10 @@ std::vector<StepEngineFit::State> shrunk_states(const scenario::Scenario& s,
 
 // Shrunk states, where a policy shrinks: the largest ones, where a job short of a
 // few nodes spends its time.
-void plan_shrunk(const scenario::Scenario& s, StepTimeCache& analytic, int most,
+void plan_shrunk(const models::scenario::Scenario& s, StepTimeCache& analytic, int most,
                  StepEnginePlan& plan) {
   const bool shrinks = std::any_of(s.policies.begin(), s.policies.end(), [](const auto& p) {
-    return p.no_spare == scenario::NoSpare::shrink;
+    return p.no_spare == models::scenario::NoSpare::shrink;
   });
   if (!shrinks) return;
   auto states = shrunk_states(s, analytic);
@@ -61,7 +61,7 @@ void plan_shrunk(const scenario::Scenario& s, StepTimeCache& analytic, int most,
 // A straggler strikes any node alike, and what it costs depends on its pipeline
 // stage (a stage with slack absorbs it): the first, a middle and the last stage
 // are played, the middle one standing for all the others.
-void plan_stragglers(const scenario::Scenario& s, StepEnginePlan& plan) {
+void plan_stragglers(const models::scenario::Scenario& s, StepEnginePlan& plan) {
   const int pp = s.parallelism.pp;
   if (pp <= 3) {
     for (int k = 0; k < pp; ++k) plan.stages.emplace_back(k, 1.0);
@@ -80,8 +80,8 @@ void plan_stragglers(const scenario::Scenario& s, StepEnginePlan& plan) {
 
 // Injected and replayed slow nodes: each at its own node's stage, one step per
 // distinct (stage, slowdown, component).
-void plan_slow_nodes(const scenario::Scenario& s, int job_nodes, StepEnginePlan& plan) {
-  std::map<std::tuple<int, double, scenario::Component>, std::size_t> played;
+void plan_slow_nodes(const models::scenario::Scenario& s, int job_nodes, StepEnginePlan& plan) {
+  std::map<std::tuple<int, double, models::scenario::Component>, std::size_t> played;
   for (std::size_t i = 0; i < s.faults.events.size(); ++i) {
     const auto& e = s.faults.events[i];
     if (!(e.slowdown > 0) || e.id < 0 || e.id >= job_nodes) continue;
@@ -104,8 +104,8 @@ void plan_slow_nodes(const scenario::Scenario& s, int job_nodes, StepEnginePlan&
 
 }  // namespace
 
-StepEnginePlan plan_step_engine_fit(const scenario::Scenario& s, const DeviceProfile& profile,
-                                    int shrunk_states_played) {
+StepEnginePlan plan_step_engine_fit(const models::scenario::Scenario& s,
+                                    const DeviceProfile& profile, int shrunk_states_played) {
   StepEnginePlan plan;
   StepTimeCache analytic(s, profile);
   plan.fit.analytic_step_s = analytic.step_time_s(analytic.job_nodes());
@@ -116,7 +116,7 @@ StepEnginePlan plan_step_engine_fit(const scenario::Scenario& s, const DevicePro
   return plan;
 }
 
-StepEngineFit fit_step_engine(scenario::Scenario& s, const StepEnginePlan& plan,
+StepEngineFit fit_step_engine(models::scenario::Scenario& s, const StepEnginePlan& plan,
                               const std::vector<double>& played) {
   if (played.size() != plan.steps.size()) {
     throw std::invalid_argument(fmt::format("fit_step_engine: {} step times for {} steps",

@@ -60,13 +60,13 @@ constexpr int kMaxSlowNodeSteps = 24;
 // One step for the step engine to play: the job, or one of its shrunk states,
 // healthy or with one slow node.
 struct StepToPlay {
-  std::string what;                          // "the healthy step", "straggler 'x', stage 3"
-  std::optional<scenario::Scenario> shrunk;  // a shrunk state's scenario; else the job's
+  std::string what;                                  // "the healthy step", "straggler 'x', stage 3"
+  std::optional<models::scenario::Scenario> shrunk;  // a shrunk state's scenario; else the job's
   struct Slow {
     int node = 0;
     double slowdown = 1;
     std::string name;  // the straggler process's, or "injected"
-    scenario::Component component = scenario::Component::gpu;
+    models::scenario::Component component = models::scenario::Component::gpu;
   };
   std::optional<Slow> slow;  // none: healthy
 };
@@ -90,13 +90,13 @@ struct StepEnginePlan {
 };
 
 // `shrunk_states` is how many shrunk states (largest first) to play when a policy shrinks.
-StepEnginePlan plan_step_engine_fit(const scenario::Scenario& s, const DeviceProfile& profile,
-                                    int shrunk_states);
+StepEnginePlan plan_step_engine_fit(const models::scenario::Scenario& s,
+                                    const DeviceProfile& profile, int shrunk_states);
 
 // The fit from the step engine's time of each of plan.steps (`played`, in order),
 // and each straggler process's and slow node's slowdown in `s` set to its
 // step-engine factor. Throws std::invalid_argument when `played` does not match.
-StepEngineFit fit_step_engine(scenario::Scenario& s, const StepEnginePlan& plan,
+StepEngineFit fit_step_engine(models::scenario::Scenario& s, const StepEnginePlan& plan,
                               const std::vector<double>& played);
 
 }  // namespace myriad::sim::campaign

@@ -7,7 +7,7 @@
 
 namespace myriad::sim::campaign {
 
-StepTimeCache::StepTimeCache(const scenario::Scenario& s, const DeviceProfile& profile,
+StepTimeCache::StepTimeCache(const models::scenario::Scenario& s, const DeviceProfile& profile,
                              double scale, std::map<int, double> scale_by_dp)
     : scenario_(s), profile_(profile), scale_(scale), scale_by_dp_(std::move(scale_by_dp)) {
   const auto& p = s.parallelism;
@@ -26,8 +26,8 @@ int StepTimeCache::dp_on(int nodes) const {
   return dp;
 }
 
-scenario::Scenario StepTimeCache::at_dp(int dp) const {
-  scenario::Scenario s = scenario_;
+models::scenario::Scenario StepTimeCache::at_dp(int dp) const {
+  models::scenario::Scenario s = scenario_;
   const auto& p = s.parallelism;
   s.cluster.gpus = dp * p.tp * p.pp * p.cp;
   s.parallelism.dp = dp;

@@ -20,7 +20,7 @@ class StepTimeCache {
   // `scale_by_dp`, where given, holds that ratio for states the step engine
   // played (by data-parallel degree); a state it did not play takes the ratio
   // of the nearest one it did.
-  StepTimeCache(const scenario::Scenario& s, const DeviceProfile& profile, double scale = 1,
+  StepTimeCache(const models::scenario::Scenario& s, const DeviceProfile& profile, double scale = 1,
                 std::map<int, double> scale_by_dp = {});
 
   // Seconds per step on `nodes` nodes; 0 when no data-parallel degree fits.
@@ -30,7 +30,7 @@ class StepTimeCache {
   [[nodiscard]] int dp_on(int nodes) const;
   // The scenario of the job shrunk to data-parallel degree `dp` (the same
   // global batch, more micro-batches per replica).
-  [[nodiscard]] scenario::Scenario at_dp(int dp) const;
+  [[nodiscard]] models::scenario::Scenario at_dp(int dp) const;
   [[nodiscard]] double scale_at(int dp) const;
   [[nodiscard]] double tokens_per_step() const { return tokens_per_step_; }
   [[nodiscard]] int job_nodes() const { return job_nodes_; }
@@ -39,7 +39,7 @@ class StepTimeCache {
   [[nodiscard]] std::size_t states() const { return cache_.size(); }
 
  private:
-  const scenario::Scenario& scenario_;
+  const models::scenario::Scenario& scenario_;
   const DeviceProfile& profile_;
   double scale_ = 1;
   std::map<int, double> scale_by_dp_;

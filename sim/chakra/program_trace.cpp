@@ -12,8 +12,6 @@
 #include <tuple>
 #include <utility>
 #include <vector>
-#include <utility>
-#include <vector>
 
 #include <fmt/format.h>
 
@@ -192,7 +190,7 @@ std::optional<ProgramCollective> priced(const EtNode& n, const TracePricing& pri
   } else {
     return std::nullopt;
   }
-  const scenario::Scenario& s = *pricing.scenario;
+  const models::scenario::Scenario& s = *pricing.scenario;
   const CommCost cost =
       collective_cost(c, models::group_span(c.group, s), s.cluster, *pricing.profile);
   return ProgramCollective{std::move(c), cost};

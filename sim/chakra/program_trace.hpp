@@ -47,7 +47,7 @@ EtSet program_trace(const StepProgram& p, const std::string& name, int replicas 
 // compute keeps its traced duration. What the trace measured runs on the
 // scenario's network instead of the one it was measured on.
 struct TracePricing {
-  const scenario::Scenario* scenario = nullptr;
+  const models::scenario::Scenario* scenario = nullptr;
   const DeviceProfile* profile = nullptr;  // on the scenario's hardware
   models::GroupKind group = models::GroupKind::dp;
 };

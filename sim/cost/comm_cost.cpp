@@ -7,7 +7,7 @@ namespace myriad::sim {
 using models::CollectiveAlgorithm;
 using models::CollectiveKind;
 
-double hop_latency(const scenario::ClusterSpec& c, int nodes) {
+double hop_latency(const models::scenario::ClusterSpec& c, int nodes) {
   const int tier = joining_tier(c, nodes);
   double latency = c.nic_latency_s;
   for (int i = 0; i <= tier && i < static_cast<int>(c.network.tiers.size()); ++i) {
@@ -18,7 +18,7 @@ double hop_latency(const scenario::ClusterSpec& c, int nodes) {
 
 namespace {
 
-double largest_oversubscription_below(const scenario::ClusterSpec& c, int tier) {
+double largest_oversubscription_below(const models::scenario::ClusterSpec& c, int tier) {
   double o = 1;
   for (int i = 0; i < tier && i < static_cast<int>(c.network.tiers.size()); ++i) {
     o = std::max(o, c.network.tiers[i].oversubscription);
@@ -29,13 +29,13 @@ double largest_oversubscription_below(const scenario::ClusterSpec& c, int tier) 
 // The NICs one group's `per_node` members of a node have: every group in the node
 // (gpus_per_node / per_node of them: the other tp or cp ranks' replicas) sends at
 // once, so they share the node's NICs; no more than one per member.
-double nics_for_group(const scenario::ClusterSpec& cluster, double per_node) {
+double nics_for_group(const models::scenario::ClusterSpec& cluster, double per_node) {
   return std::min(per_node, static_cast<double>(cluster.nics_per_node) * per_node /
                                 std::max(per_node, static_cast<double>(cluster.gpus_per_node)));
 }
 
-CommCost intra_node(const models::Collective& c, double n, const scenario::ClusterSpec& cluster,
-                    const DeviceProfile& p) {
+CommCost intra_node(const models::Collective& c, double n,
+                    const models::scenario::ClusterSpec& cluster, const DeviceProfile& p) {
   CommCost r;
   r.busbw_Bps = nvlink_busbw(p, c.kind, c.bytes);
   r.latency_s = ring_steps(c.kind, n) * cluster.nvlink_latency_s;
@@ -49,14 +49,15 @@ CommCost intra_node(const models::Collective& c, double n, const scenario::Clust
 }
 
 CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
-                    const scenario::ClusterSpec& cluster, const DeviceProfile& p, double slowdown);
+                    const models::scenario::ClusterSpec& cluster, const DeviceProfile& p,
+                    double slowdown);
 
 // Hierarchical all-reduce: reduce-scatter inside each node, all-reduce of each
 // shard across nodes (one rank per node and shard, each on its own NIC), all-gather
 // inside the node.
 CommCost hierarchical_all_reduce(const models::Collective& c, const models::GroupSpan& g,
-                                 const scenario::ClusterSpec& cluster, const DeviceProfile& p,
-                                 double slowdown) {
+                                 const models::scenario::ClusterSpec& cluster,
+                                 const DeviceProfile& p, double slowdown) {
   models::Collective local = c;
   local.kind = CollectiveKind::reduce_scatter;
   const CommCost rs = intra_node(local, g.per_node, cluster, p);
@@ -77,7 +78,8 @@ CommCost hierarchical_all_reduce(const models::Collective& c, const models::Grou
 }
 
 CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
-                    const scenario::ClusterSpec& cluster, const DeviceProfile& p, double slowdown) {
+                    const models::scenario::ClusterSpec& cluster, const DeviceProfile& p,
+                    double slowdown) {
   const double n = g.size;
   const double nic_Bps = cluster.nic_bw_Bps * p.nic_efficiency / slowdown;
   const double nics = nics_for_group(cluster, g.per_node);
@@ -139,7 +141,7 @@ double nvlink_busbw(const DeviceProfile& p, CollectiveKind kind, double bytes) {
       kind == CollectiveKind::all_reduce ? p.nvlink_busbw : p.nvlink_ring_busbw, bytes);
 }
 
-std::vector<double> subtree_nodes(const scenario::ClusterSpec& c) {
+std::vector<double> subtree_nodes(const models::scenario::ClusterSpec& c) {
   const auto& tiers = c.network.tiers;
   std::vector<double> nodes;
   // Nodes under one leaf: a rail leaf sees one NIC per node, a rack leaf all of them.
@@ -160,7 +162,7 @@ std::vector<double> subtree_nodes(const scenario::ClusterSpec& c) {
   return nodes;
 }
 
-int joining_tier(const scenario::ClusterSpec& c, int nodes) {
+int joining_tier(const models::scenario::ClusterSpec& c, int nodes) {
   const std::vector<double> under = subtree_nodes(c);
   for (std::size_t i = 0; i < under.size(); ++i) {
     if (under[i] >= nodes) return static_cast<int>(i);
@@ -169,7 +171,7 @@ int joining_tier(const scenario::ClusterSpec& c, int nodes) {
 }
 
 CommCost collective_cost(const models::Collective& c, const models::GroupSpan& g,
-                         const scenario::ClusterSpec& cluster, const DeviceProfile& profile,
+                         const models::scenario::ClusterSpec& cluster, const DeviceProfile& profile,
                          double nic_slowdown) {
   if (g.size <= 1 || c.bytes <= 0) return {};
   if (g.nodes <= 1) {

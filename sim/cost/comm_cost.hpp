@@ -38,7 +38,7 @@ struct CommCost {
 // network's oversubscription leaves them when all such groups send at once
 // (network_slowdown.hpp).
 CommCost collective_cost(const models::Collective& c, const models::GroupSpan& g,
-                         const scenario::ClusterSpec& cluster, const DeviceProfile& profile,
+                         const models::scenario::ClusterSpec& cluster, const DeviceProfile& profile,
                          double nic_slowdown = 1);
 
 // Bus bandwidth inside a node for a collective of `kind`: all-reduce by the
@@ -48,15 +48,15 @@ double nvlink_busbw(const DeviceProfile& p, models::CollectiveKind kind, double 
 
 // One message across the network between two of `nodes` nodes: the NIC latency
 // plus the switch tiers crossed up and down.
-double hop_latency(const scenario::ClusterSpec& cluster, int nodes);
+double hop_latency(const models::scenario::ClusterSpec& cluster, int nodes);
 
 // The index of the lowest switch tier whose subtree holds `nodes` nodes; the
 // number of tiers when even the top tier's does not.
-int joining_tier(const scenario::ClusterSpec& cluster, int nodes);
+int joining_tier(const models::scenario::ClusterSpec& cluster, int nodes);
 
 // Per tier, the nodes under one of its switch groups (a leaf's rail group, a
 // pod, ...): its down ports times those of the tiers below it, a rail-optimized
 // leaf's NICs standing for one node each and a rack leaf's for 1/NICs of one.
-std::vector<double> subtree_nodes(const scenario::ClusterSpec& cluster);
+std::vector<double> subtree_nodes(const models::scenario::ClusterSpec& cluster);
 
 }  // namespace myriad::sim

@@ -204,7 +204,7 @@ double memory_efficiency_of(const DeviceProfile& profile, std::string_view op_na
 }
 
 DeviceProfile load_profile(const std::string& path) {
-  return parse_profile(models::read_json_file(path, "device profile"), path);
+  return parse_profile(models::scenario::read_json_file(path, "device profile"), path);
 }
 
 DeviceProfile parse_profile(const nlohmann::json& root, const std::string& path) {
@@ -279,7 +279,7 @@ DeviceProfile parse_profile(const nlohmann::json& root, const std::string& path)
   return p;
 }
 
-DeviceProfile on_hardware(const DeviceProfile& profile, const scenario::GpuSpec& gpu) {
+DeviceProfile on_hardware(const DeviceProfile& profile, const models::scenario::GpuSpec& gpu) {
   DeviceProfile p = profile;
   p.hardware = gpu.name;
   p.bf16_flops = gpu.bf16_flops;
@@ -292,7 +292,7 @@ DeviceProfile on_hardware(const DeviceProfile& profile, const scenario::GpuSpec&
   return p;
 }
 
-bool is_on_hardware(const DeviceProfile& p, const scenario::GpuSpec& gpu) {
+bool is_on_hardware(const DeviceProfile& p, const models::scenario::GpuSpec& gpu) {
   return p.hardware == gpu.name && p.bf16_flops == gpu.bf16_flops && p.fp8_flops == gpu.fp8_flops &&
          p.hbm_bw_Bps == gpu.hbm_bw_Bps && p.nvlink_bw_Bps == gpu.nvlink_bw_Bps &&
          p.sms == (gpu.sms > 0 ? gpu.sms : p.reference.sms) && p.nvls == gpu.nvls;

@@ -154,9 +154,9 @@ std::string_view profile_key(double DeviceProfile::*member);
 // the GPU gives one) are the GPU's; efficiencies stay, and the NVLink curve keeps
 // its shape as a fraction of the link rate. All-reduce runs NVLS where the GPU has
 // it and the curve was measured with it; ring everywhere else. Idempotent.
-DeviceProfile on_hardware(const DeviceProfile& profile, const scenario::GpuSpec& gpu);
+DeviceProfile on_hardware(const DeviceProfile& profile, const models::scenario::GpuSpec& gpu);
 // Whether `profile` is already priced on `gpu` (on_hardware would change nothing).
-bool is_on_hardware(const DeviceProfile& profile, const scenario::GpuSpec& gpu);
+bool is_on_hardware(const DeviceProfile& profile, const models::scenario::GpuSpec& gpu);
 
 // How collectives inside a node are priced, in a sentence for reports: the
 // all-reduce algorithm and why, and the ring's ceiling.

@@ -18,7 +18,7 @@ namespace {
 struct SlowdownKey {
   Traffic traffic = Traffic::pp;
   int tp = 0, cp = 0, pp = 0, dp = 0;
-  scenario::RankOrder placement = scenario::RankOrder::tp_cp_dp_pp;
+  models::scenario::RankOrder placement = models::scenario::RankOrder::tp_cp_dp_pp;
   int gpus = 0, gpus_per_node = 0, nics_per_node = 0;
   double nic_bw_Bps = 0;
   bool rail_optimized = false;
@@ -27,11 +27,11 @@ struct SlowdownKey {
   bool operator==(const SlowdownKey&) const = default;
 };
 
-NetworkSlowdown compute_slowdown(const scenario::Scenario& s, Traffic traffic);
+NetworkSlowdown compute_slowdown(const models::scenario::Scenario& s, Traffic traffic);
 
 }  // namespace
 
-NetworkSlowdown network_slowdown(const scenario::Scenario& s, Traffic traffic) {
+NetworkSlowdown network_slowdown(const models::scenario::Scenario& s, Traffic traffic) {
   const auto& tiers = s.cluster.network.tiers;
   if (tiers.size() > 4) return compute_slowdown(s, traffic);
   const auto& p = s.parallelism;
@@ -65,7 +65,7 @@ NetworkSlowdown network_slowdown(const scenario::Scenario& s, Traffic traffic) {
 
 namespace {
 
-NetworkSlowdown compute_slowdown(const scenario::Scenario& s, Traffic traffic) {
+NetworkSlowdown compute_slowdown(const models::scenario::Scenario& s, Traffic traffic) {
   NetworkSlowdown out;
   const auto& p = s.parallelism;
   const bool pipeline = traffic == Traffic::pp;
@@ -142,7 +142,7 @@ NetworkSlowdown compute_slowdown(const scenario::Scenario& s, Traffic traffic) {
 
 }  // namespace
 
-bool oversubscribed_below_join(const scenario::ClusterSpec& c) {
+bool oversubscribed_below_join(const models::scenario::ClusterSpec& c) {
   const int top = joining_tier(c, c.nodes());
   for (int i = 0; i < top && i < static_cast<int>(c.network.tiers.size()); ++i) {
     if (c.network.tiers[static_cast<std::size_t>(i)].oversubscription > 1) return true;
@@ -150,7 +150,8 @@ bool oversubscribed_below_join(const scenario::ClusterSpec& c) {
   return false;
 }
 
-std::string describe(const NetworkSlowdown& n, const scenario::Scenario& s, Traffic traffic) {
+std::string describe(const NetworkSlowdown& n, const models::scenario::Scenario& s,
+                     Traffic traffic) {
   if (n.tier < 0) return "";
   const auto& tier = s.cluster.network.tiers[static_cast<std::size_t>(n.tier)];
   return fmt::format(

@@ -34,14 +34,15 @@ enum class Traffic { dp_gather, dp_reduce, pp };
 
 // For the scenario's placement; other kinds: no slowdown (all-to-alls are priced
 // on their own, comm_cost.hpp).
-NetworkSlowdown network_slowdown(const scenario::Scenario& s, Traffic traffic);
+NetworkSlowdown network_slowdown(const models::scenario::Scenario& s, Traffic traffic);
 
 // Whether flows of a job on this cluster can slow each other: a tier below the
 // one that joins all its nodes hands its uplinks less than its NICs carry.
-bool oversubscribed_below_join(const scenario::ClusterSpec& cluster);
+bool oversubscribed_below_join(const models::scenario::ClusterSpec& cluster);
 
 // "pipeline transfers: 100 % of a leaf's NIC bandwidth leaves it through 1/3 as
 // much uplink bandwidth: 3.00x slower": for reports; empty without slowdown.
-std::string describe(const NetworkSlowdown& n, const scenario::Scenario& s, Traffic traffic);
+std::string describe(const NetworkSlowdown& n, const models::scenario::Scenario& s,
+                     Traffic traffic);
 
 }  // namespace myriad::sim

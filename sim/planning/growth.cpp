@@ -15,12 +15,14 @@
 namespace myriad::sim {
 namespace {
 
-std::string count(double n) { return scenario::format_human(n, scenario::Dimension::count); }
+std::string count(double n) {
+  return models::scenario::format_human(n, models::scenario::Dimension::count);
+}
 
 // The small model's job: the scenario with its model and token target replaced.
-scenario::Scenario small_job(const scenario::Scenario& s) {
-  const scenario::GrowthSpec& g = s.training.growth;
-  scenario::Scenario small = s;
+models::scenario::Scenario small_job(const models::scenario::Scenario& s) {
+  const models::scenario::GrowthSpec& g = s.training.growth;
+  models::scenario::Scenario small = s;
   small.name = fmt::format("{} (grown from)", g.from);
   small.model = g.model;
   small.training.tokens = g.tokens;
@@ -33,8 +35,8 @@ scenario::Scenario small_job(const scenario::Scenario& s) {
 
 }  // namespace
 
-GrowthPhase plan_growth(const scenario::Scenario& s, const DeviceProfile& profile) {
-  const scenario::GrowthSpec& g = s.training.growth;
+GrowthPhase plan_growth(const models::scenario::Scenario& s, const DeviceProfile& profile) {
+  const models::scenario::GrowthSpec& g = s.training.growth;
   if (!g.given()) throw std::invalid_argument("the scenario has no training.growth");
   const double small_params = models::param_counts(g.model).total;
   const double params = models::param_counts(s.model).total;
@@ -66,11 +68,12 @@ GrowthPhase plan_growth(const scenario::Scenario& s, const DeviceProfile& profil
   return phase;
 }
 
-GrowthPhase growth_phase(const scenario::Scenario& s, const DeviceProfile& profile) {
+GrowthPhase growth_phase(const models::scenario::Scenario& s, const DeviceProfile& profile) {
   // The small model's search, keyed by what it reads (its job, resolved, and the
   // profile); the saving and its source are the scenario's own.
-  const std::string key = scenario::to_json(scenario::resolve_for_output(small_job(s))).dump() +
-                          profile.device + profile.file;
+  const std::string key =
+      models::scenario::to_json(models::scenario::resolve_for_output(small_job(s))).dump() +
+      profile.device + profile.file;
   thread_local std::deque<std::pair<std::string, GrowthPhase>> memo;
   const auto found =
       std::find_if(memo.begin(), memo.end(), [&](const auto& m) { return m.first == key; });
@@ -84,7 +87,7 @@ GrowthPhase growth_phase(const scenario::Scenario& s, const DeviceProfile& profi
   return phase;
 }
 
-std::string layout_text(const scenario::ParallelSpec& p) {
+std::string layout_text(const models::scenario::ParallelSpec& p) {
   std::string out = fmt::format("tp {}", p.tp);
   if (p.cp > 1) out += fmt::format(" cp {}", p.cp);
   if (p.ep > 1) out += fmt::format(" ep {}", p.ep);

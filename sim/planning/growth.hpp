@@ -15,10 +15,10 @@
 namespace myriad::sim {
 
 struct GrowthPhase {
-  std::string from;          // the small model's preset
-  scenario::Scenario small;  // the small model's training, in its layout
-  LayoutMetrics metrics;     // its figures: days and GPU-hours for growth.tokens
-  std::size_t layouts = 0;   // layouts searched for it
+  std::string from;                  // the small model's preset
+  models::scenario::Scenario small;  // the small model's training, in its layout
+  LayoutMetrics metrics;             // its figures: days and GPU-hours for growth.tokens
+  std::size_t layouts = 0;           // layouts searched for it
   double saved_fraction = 0;
   std::string source;
 };
@@ -26,18 +26,18 @@ struct GrowthPhase {
 // The small model's training for `s` (which must have training.growth). Throws
 // std::invalid_argument when the small model is not smaller or no layout of it
 // fits the cluster.
-GrowthPhase plan_growth(const scenario::Scenario& s, const DeviceProfile& profile);
+GrowthPhase plan_growth(const models::scenario::Scenario& s, const DeviceProfile& profile);
 
 // The same as plan_growth, its search remembered for the last few small-model
 // jobs asked about (a sweep asks once a row, a plan once).
-GrowthPhase growth_phase(const scenario::Scenario& s, const DeviceProfile& profile);
+GrowthPhase growth_phase(const models::scenario::Scenario& s, const DeviceProfile& profile);
 
 // The model's own figures with growth: days, GPU-hours and cost of the small
 // model's training plus (1 - saved fraction) of the model's.
 LayoutMetrics with_growth(const LayoutMetrics& grown, const GrowthPhase& g);
 
 // "tp 1 cp 2 pp 1 dp 1024": the degrees above 1 (tp, pp and dp always).
-std::string layout_text(const scenario::ParallelSpec& p);
+std::string layout_text(const models::scenario::ParallelSpec& p);
 
 // One line for reports: "grown from llama3-8b (1 T tokens, 3.2 days), saving 30 % of
 // the model's own training (source: ...)".

@@ -50,13 +50,13 @@ bool ranks_before(const PlannedLayout& a, const PlannedLayout& b, const PlanOpti
   return a.index < b.index;
 }
 
-int batch_in_range(const scenario::ParallelSpec& p, const SearchSpace::BatchRange& range) {
+int batch_in_range(const models::scenario::ParallelSpec& p, const SearchSpace::BatchRange& range) {
   const long long model_parallel = static_cast<long long>(p.tp) * p.pp * p.cp;
   if (model_parallel <= 0 || range.gpus % model_parallel != 0) return range.lo;
   long long step = p.micro_batch * (range.gpus / model_parallel);
   // The interleaved schedule (a layout's with virtual stages: apply_layout derives
   // it) runs micro-batches in groups of pp (scenario checks).
-  if (p.virtual_stages > 1 || p.schedule == scenario::Schedule::interleaved) step *= p.pp;
+  if (p.virtual_stages > 1 || p.schedule == models::scenario::Schedule::interleaved) step *= p.pp;
   const long long largest = range.hi / step * step;
   return largest >= range.lo ? static_cast<int>(largest) : range.lo;
 }
@@ -72,7 +72,7 @@ double LayoutMetrics::objective(const std::string& name) const {
   return days;
 }
 
-LayoutMetrics metrics_of(const scenario::Scenario& s, const StepReport& r) {
+LayoutMetrics metrics_of(const models::scenario::Scenario& s, const StepReport& r) {
   LayoutMetrics m;
   m.gpus = s.cluster.gpus;
   m.step_time_s = r.step_time_s;
@@ -83,7 +83,7 @@ LayoutMetrics metrics_of(const scenario::Scenario& s, const StepReport& r) {
   return m;
 }
 
-SearchSpace default_space(const scenario::Scenario& s) {
+SearchSpace default_space(const models::scenario::Scenario& s) {
   SearchSpace space;
   space.tp = powers_of_two(s.cluster.gpus_per_node);
   space.pp = powers_of_two(std::min(s.model.layers, 64));
@@ -101,9 +101,10 @@ SearchSpace default_space(const scenario::Scenario& s) {
   space.micro_batch = {1, 2, 4, 8};
   space.zero = {0, 1, 2, 3};
   space.global_batch = {s.parallelism.global_batch};
-  space.recompute = {scenario::Recompute::none, scenario::Recompute::selective,
-                     scenario::Recompute::full};
-  space.placement = {scenario::RankOrder::tp_cp_dp_pp, scenario::RankOrder::tp_cp_pp_dp};
+  space.recompute = {models::scenario::Recompute::none, models::scenario::Recompute::selective,
+                     models::scenario::Recompute::full};
+  space.placement = {models::scenario::RankOrder::tp_cp_dp_pp,
+                     models::scenario::RankOrder::tp_cp_pp_dp};
   return space;
 }
 
@@ -112,13 +113,13 @@ namespace {
 // The space's lists, each the scenario's own value where the space leaves it empty.
 struct Lists {
   std::vector<int> tp, pp, v, cp, ep, etp, mb, zero, batch;
-  std::vector<scenario::Recompute> recompute;
-  std::vector<scenario::RankOrder> placement;
-  std::vector<scenario::PruneSpec> prune;
+  std::vector<models::scenario::Recompute> recompute;
+  std::vector<models::scenario::RankOrder> placement;
+  std::vector<models::scenario::PruneSpec> prune;
   std::optional<SearchSpace::BatchRange> batch_range;
 
-  Lists(const SearchSpace& space, const scenario::ParallelSpec& p0,
-        const scenario::PruneSpec& prune0)
+  Lists(const SearchSpace& space, const models::scenario::ParallelSpec& p0,
+        const models::scenario::PruneSpec& prune0)
       : tp(or_base(space.tp, p0.tp)),
         pp(or_base(space.pp, p0.pp)),
         v(or_base(space.virtual_stages, p0.virtual_stages)),
@@ -142,15 +143,15 @@ struct Lists {
 
   // Candidate `index` of the enumeration: the pruning variant outermost, then tp,
   // placement innermost.
-  [[nodiscard]] scenario::ParallelSpec at(const scenario::ParallelSpec& p0,
-                                          std::size_t index) const {
+  [[nodiscard]] models::scenario::ParallelSpec at(const models::scenario::ParallelSpec& p0,
+                                                  std::size_t index) const {
     index %= layouts();
     const auto next = [&index](const auto& list) {
       const auto& value = list[index % list.size()];
       index /= list.size();
       return value;
     };
-    scenario::ParallelSpec p = p0;
+    models::scenario::ParallelSpec p = p0;
     p.placement = next(placement);
     p.recompute = next(recompute);
     p.global_batch = next(batch);
@@ -170,7 +171,7 @@ struct Lists {
     if (batch_range) p.global_batch = batch_in_range(p, *batch_range);
     return p;
   }
-  [[nodiscard]] const scenario::PruneSpec& prune_at(std::size_t index) const {
+  [[nodiscard]] const models::scenario::PruneSpec& prune_at(std::size_t index) const {
     return prune[index / layouts()];
   }
 };
@@ -237,17 +238,17 @@ std::string search_too_large(const SearchSpace& space) {
       longest->origin);
 }
 
-scenario::ParallelSpec layout_at(const scenario::ParallelSpec& base, const SearchSpace& space,
-                                 std::size_t index) {
+models::scenario::ParallelSpec layout_at(const models::scenario::ParallelSpec& base,
+                                         const SearchSpace& space, std::size_t index) {
   return Lists(space, base, {}).at(base, index);
 }
 
-scenario::PruneSpec prune_at(const scenario::Scenario& base, const SearchSpace& space,
-                             std::size_t index) {
+models::scenario::PruneSpec prune_at(const models::scenario::Scenario& base,
+                                     const SearchSpace& space, std::size_t index) {
   return Lists(space, base.parallelism, base.model.moe.prune).prune_at(index);
 }
 
-PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& measured,
+PlanResult search_layouts(const models::scenario::Scenario& base, const DeviceProfile& measured,
                           const SearchSpace& space, const PlanOptions& options) {
   if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards) {
     throw std::invalid_argument("search_layouts: the shard must be in [0, shards)");
@@ -264,8 +265,8 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
     return better(a, b, options);
   };
   std::vector<PlannedLayout> kept;
-  scenario::Scenario s = base;
-  const scenario::Location where{base.file, 0, 0};
+  models::scenario::Scenario s = base;
+  const models::scenario::Location where{base.file, 0, 0};
   for (std::size_t index = static_cast<std::size_t>(options.shard); index < total;
        index += shards) {
     ++result.candidates;
@@ -274,11 +275,11 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
     }
     apply_layout(s, lists.at(base.parallelism, index));
     s.model.moe.prune = lists.prune_at(index);
-    scenario::Diagnostics d;
-    scenario::check(s, where, d);
+    models::scenario::Diagnostics d;
+    models::scenario::check(s, where, d);
     if (d.has_errors()) {
       ++result.pruned;
-      const scenario::Diagnostic& first = *d.first_error();
+      const models::scenario::Diagnostic& first = *d.first_error();
       PrunedBy& by = result.pruned_by[first.key];
       if (by.count++ == 0) {
         by.example = first.message;
@@ -299,7 +300,7 @@ PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& m
         return layers;
       };
       if (!split.empty() && split != even()) {
-        const scenario::Scenario balanced = with_stage_layers(s, split);
+        const models::scenario::Scenario balanced = with_stage_layers(s, split);
         const LayoutMetrics m = metrics_of(balanced, estimate(balanced, profile, Detail::summary));
         const bool even_fits = l.metrics.memory <= options.headroom;
         if (m.memory <= options.headroom && (!even_fits || m.step_time_s < l.metrics.step_time_s)) {
@@ -391,7 +392,7 @@ nlohmann::json plan_to_json(const PlanResult& r) {
           {"pruned_by", pruned},          {"top", top}};
 }
 
-PlanResult plan_from_json(const nlohmann::json& j, const scenario::Scenario& base,
+PlanResult plan_from_json(const nlohmann::json& j, const models::scenario::Scenario& base,
                           const SearchSpace& space) {
   PlanResult r;
   r.candidates = j.at("candidates").get<std::size_t>();
@@ -404,7 +405,7 @@ PlanResult plan_from_json(const nlohmann::json& j, const scenario::Scenario& bas
     r.pruned_by[key] = {by.at("count").get<std::size_t>(), by.at("example").get<std::string>(),
                         by.at("first").get<std::size_t>()};
   }
-  scenario::Scenario s = base;
+  models::scenario::Scenario s = base;
   for (const auto& t : j.at("top")) {
     PlannedLayout l;
     l.index = t.at("index").get<std::size_t>();
@@ -458,20 +459,20 @@ PlanResult merge_plans(const std::vector<PlanResult>& shards, const PlanOptions&
   return out;
 }
 
-void apply_layout(scenario::Scenario& s, const scenario::ParallelSpec& p) {
+void apply_layout(models::scenario::Scenario& s, const models::scenario::ParallelSpec& p) {
   s.parallelism = p;
   // Derived afresh: a layout's dp and schedule follow from its other keys.
   s.origins.erase("parallelism.dp");
   s.origins.erase("parallelism.schedule");
-  scenario::derive(s);
+  models::scenario::derive(s);
 }
 
-void apply_planned(scenario::Scenario& s, const PlannedLayout& l) {
+void apply_planned(models::scenario::Scenario& s, const PlannedLayout& l) {
   apply_layout(s, l.parallelism);
   s.model.moe.prune = l.prune;
 }
 
-std::vector<std::string> layout_overrides(const scenario::ParallelSpec& p) {
+std::vector<std::string> layout_overrides(const models::scenario::ParallelSpec& p) {
   std::vector<std::string> sets = {
       fmt::format("parallelism.tp={}", p.tp),
       fmt::format("parallelism.sp={}", p.sp ? "true" : "false"),
@@ -484,9 +485,9 @@ std::vector<std::string> layout_overrides(const scenario::ParallelSpec& p) {
       fmt::format("parallelism.global_batch={}", p.global_batch),
       fmt::format("parallelism.zero={}", p.zero),
       fmt::format("parallelism.recompute={}",
-                  models::name_in(scenario::kRecomputeNames, p.recompute)),
+                  models::name_in(models::scenario::kRecomputeNames, p.recompute)),
       fmt::format("parallelism.placement={}",
-                  models::name_in(scenario::kRankOrderNames, p.placement)),
+                  models::name_in(models::scenario::kRankOrderNames, p.placement)),
   };
   if (!p.stage_layers.empty()) {
     sets.push_back(fmt::format("parallelism.stage_layers=[{}]", fmt::join(p.stage_layers, ",")));

@@ -28,10 +28,10 @@ namespace myriad::sim {
 struct SearchSpace {
   std::vector<int> tp, pp, virtual_stages, cp, ep, micro_batch, zero, global_batch;
   std::vector<int> etp;  // the experts' tensor parallelism: 0 for = tp, or 1
-  std::vector<scenario::Recompute> recompute;
-  std::vector<scenario::RankOrder> placement;
+  std::vector<models::scenario::Recompute> recompute;
+  std::vector<models::scenario::RankOrder> placement;
   // What-if axis on the model: expert pruning variants (the scenario's own when empty).
-  std::vector<scenario::PruneSpec> prune;
+  std::vector<models::scenario::PruneSpec> prune;
   // A range of global batches (sequences) in place of the list: each layout takes
   // the largest batch from `lo` to `hi` that its micro-batch x dp divides (dp =
   // gpus / (tp pp cp)); `lo` where none does (the checks then refuse it). The
@@ -48,26 +48,26 @@ struct SearchSpace {
 };
 
 // The batch a layout takes from a range (SearchSpace::BatchRange).
-int batch_in_range(const scenario::ParallelSpec& p, const SearchSpace::BatchRange& range);
+int batch_in_range(const models::scenario::ParallelSpec& p, const SearchSpace::BatchRange& range);
 
 // A pruning variant in words: "none", "2:4", "experts 8 + unstructured 50 %".
-std::string prune_text(const scenario::PruneSpec& p);
+std::string prune_text(const models::scenario::PruneSpec& p);
 // Reads one: none | 2:4 | unstructured=F | unstructured-kernel=F | experts=N, joined by '+'
 // ("experts=8+2:4"); std::invalid_argument saying what was expected.
-scenario::PruneSpec parse_prune(const std::string& text);
+models::scenario::PruneSpec parse_prune(const std::string& text);
 // Reads `plan --prune`'s comma-separated variants for the scenario's model (none
 // from ""; the scenario's own pruning is then searched);
 // std::invalid_argument when the model has no experts, or a variant leaves
 // fewer experts than a token is routed to (top_k): it would prune every candidate.
-std::vector<scenario::PruneSpec> parse_prune_axis(const scenario::Scenario& s,
-                                                  const std::string& values);
+std::vector<models::scenario::PruneSpec> parse_prune_axis(const models::scenario::Scenario& s,
+                                                          const std::string& values);
 
 // A space worth searching for this scenario: tp in powers of two up to a node,
 // pp in powers of two up to the layers (at most 64), 1 to 8 virtual stages, cp
 // 1, 2, 4 (1 for sequences under 8k tokens), ep over the powers of two that
 // divide the experts up to the GPUs (MoE only; an ep rank is a GPU), micro-batches 1, 2, 4, 8, ZeRO
 // 0 to 3, every recomputation and both placements; the scenario's global batch.
-SearchSpace default_space(const scenario::Scenario& s);
+SearchSpace default_space(const models::scenario::Scenario& s);
 
 // Candidates the space spans (before any pruning).
 std::size_t candidate_count(const SearchSpace& space);
@@ -106,13 +106,13 @@ struct LayoutMetrics {
     cost = r.cost;
   }
 };
-LayoutMetrics metrics_of(const scenario::Scenario& s, const StepReport& r);
+LayoutMetrics metrics_of(const models::scenario::Scenario& s, const StepReport& r);
 
 // One layout the engine estimated.
 struct PlannedLayout {
   std::size_t index = 0;  // in the enumeration order (ties rank by it)
-  scenario::ParallelSpec parallelism;
-  scenario::PruneSpec prune;  // the model's expert pruning (a what-if axis)
+  models::scenario::ParallelSpec parallelism;
+  models::scenario::PruneSpec prune;  // the model's expert pruning (a what-if axis)
   LayoutMetrics metrics;
   // Later layouts with exactly this step time and memory (a placement or a
   // recomputation that changes nothing here), folded into this one.
@@ -157,14 +157,14 @@ struct PlanOptions {
   std::size_t progress_every = 10000;
   // Called for every layout estimated (valid, within the headroom or not), with
   // its index in the enumeration (may be empty).
-  std::function<void(std::size_t, const scenario::ParallelSpec&)> on_evaluated;
+  std::function<void(std::size_t, const models::scenario::ParallelSpec&)> on_evaluated;
   // This search's share of the candidates: those whose index is `shard` modulo
   // `shards` (one process of several, merged with merge_plans).
   int shard = 0;
   int shards = 1;
 };
 
-PlanResult search_layouts(const scenario::Scenario& base, const DeviceProfile& profile,
+PlanResult search_layouts(const models::scenario::Scenario& base, const DeviceProfile& profile,
                           const SearchSpace& space, const PlanOptions& options);
 
 // Whether `a` ranks before `b`: the deadline met first, then the objective (days
@@ -191,26 +191,26 @@ LayoutMetrics metrics_from_json(const nlohmann::json& j);
 // the best layouts by index and figures, rebuilt on `base` from `space`. The
 // figures round-trip exactly.
 nlohmann::json plan_to_json(const PlanResult& r);
-PlanResult plan_from_json(const nlohmann::json& j, const scenario::Scenario& base,
+PlanResult plan_from_json(const nlohmann::json& j, const models::scenario::Scenario& base,
                           const SearchSpace& space);
 
 // Candidate `index` of the space's enumeration (tp outermost, placement
 // innermost), before apply_layout derives it.
-scenario::ParallelSpec layout_at(const scenario::ParallelSpec& base, const SearchSpace& space,
-                                 std::size_t index);
+models::scenario::ParallelSpec layout_at(const models::scenario::ParallelSpec& base,
+                                         const SearchSpace& space, std::size_t index);
 
 // Puts a layout on a scenario: its parallelism, with the degrees and schedule
-// derived afresh (scenario::derive). The scenario checks are the caller's.
-void apply_layout(scenario::Scenario& s, const scenario::ParallelSpec& p);
+// derived afresh (models::scenario::derive). The scenario checks are the caller's.
+void apply_layout(models::scenario::Scenario& s, const models::scenario::ParallelSpec& p);
 
 // The overrides that turn the base scenario into a layout: `--set` arguments.
-std::vector<std::string> layout_overrides(const scenario::ParallelSpec& p);
+std::vector<std::string> layout_overrides(const models::scenario::ParallelSpec& p);
 // The --set lines of a pruning variant (model.moe.prune.*).
-std::vector<std::string> prune_overrides(const scenario::PruneSpec& p);
+std::vector<std::string> prune_overrides(const models::scenario::PruneSpec& p);
 // The pruning variant of candidate `index`.
-scenario::PruneSpec prune_at(const scenario::Scenario& base, const SearchSpace& space,
-                             std::size_t index);
+models::scenario::PruneSpec prune_at(const models::scenario::Scenario& base,
+                                     const SearchSpace& space, std::size_t index);
 // A planned layout's scenario: `base` with its parallelism and pruning.
-void apply_planned(scenario::Scenario& s, const PlannedLayout& l);
+void apply_planned(models::scenario::Scenario& s, const PlannedLayout& l);
 
 }  // namespace myriad::sim

@@ -14,8 +14,8 @@
 namespace {
 
 void BM_PlanSearchMillion405B(benchmark::State& state) {
-  const myriad::scenario::LoadOptions options{{MYRIAD_SCENARIO_DIR}};
-  const auto scenario = myriad::scenario::load_scenario(
+  const myriad::models::scenario::LoadOptions options{{MYRIAD_SCENARIO_DIR}};
+  const auto scenario = myriad::models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-405b-h100-16384-campaign.yaml", options);
   const auto profile = myriad::sim::load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json");
   myriad::sim::SearchSpace space = myriad::sim::default_space(scenario);

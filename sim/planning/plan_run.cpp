@@ -41,12 +41,12 @@ std::optional<std::pair<int, int>> plain_range(const std::string& text) {
   const int hi = std::stoi(m[2]);
   if (lo < 1 || hi < lo) {
     throw std::invalid_argument(
-        fmt::format("'{}': expected A..B with 1 <= A <= B", models::printable(text)));
+        fmt::format("'{}': expected A..B with 1 <= A <= B", models::scenario::printable(text)));
   }
   return std::pair{lo, hi};
 }
 
-void batch_into(const std::string& spec, const scenario::Scenario& s, SearchSpace& space) {
+void batch_into(const std::string& spec, const models::scenario::Scenario& s, SearchSpace& space) {
   if (spec.empty()) return;
   if (const auto range = plain_range(spec)) {
     space.batch_range = SearchSpace::BatchRange{range->first, range->second, s.cluster.gpus};

@@ -28,7 +28,7 @@ namespace myriad::sim {
 struct PlanVariant {
   std::vector<std::string> sets;  // its overrides after the user's (--vary values, cluster.gpus)
   std::string hardware;           // "B200 in Llama-3-like RoCE"
-  scenario::Scenario base;
+  models::scenario::Scenario base;
   DeviceProfile profile;
   SearchSpace space;
   std::size_t offset = 0;  // its first candidate's index among all
@@ -36,7 +36,7 @@ struct PlanVariant {
 };
 
 struct PlanVariants {
-  scenario::Scenario scenario;  // as the user gave it, before the searches' overrides
+  models::scenario::Scenario scenario;  // as the user gave it, before the searches' overrides
   std::vector<PlanVariant> all;
   std::vector<std::string> skipped;  // counts a cluster cannot take, with why
   std::string batch_origin;          // "the scenario's", "--global-batch", "--global-batch range"
@@ -64,7 +64,7 @@ std::optional<std::pair<int, int>> plain_range(const std::string& text);
 
 // Reads --global-batch into the space: a list, or a range for the layouts to take
 // from. Throws std::invalid_argument.
-void batch_into(const std::string& spec, const scenario::Scenario& s, SearchSpace& space);
+void batch_into(const std::string& spec, const models::scenario::Scenario& s, SearchSpace& space);
 
 // The objective a plan ranks by: the one given, else days; with a deadline the
 // cheapest plan that meets it (cost where every cluster is priced, else GPU-hours).
@@ -144,7 +144,7 @@ std::vector<const PlannedLayout*> firsts_by_hardware(const PlanVariants& v,
 // figures (growth included), its search, whether it is on the Pareto front of
 // the objective and memory, and its rank among the best (0: not among them).
 struct PlanPoint {
-  scenario::Scenario s;
+  models::scenario::Scenario s;
   StepReport report;
   LayoutMetrics m;
   std::size_t variant = 0;

@@ -11,19 +11,19 @@
 
 namespace myriad::sim {
 
-std::string prune_text(const scenario::PruneSpec& p) {
+std::string prune_text(const models::scenario::PruneSpec& p) {
   std::vector<std::string> parts;
   if (p.experts > 0) parts.push_back(fmt::format("experts {}", p.experts));
-  if (p.pattern == scenario::Sparsity::two_four) parts.emplace_back("2:4");
-  if (p.pattern == scenario::Sparsity::unstructured) {
+  if (p.pattern == models::scenario::Sparsity::two_four) parts.emplace_back("2:4");
+  if (p.pattern == models::scenario::Sparsity::unstructured) {
     parts.push_back(fmt::format("unstructured {:g} %{}", 100 * p.sparsity,
                                 p.sparse_kernel ? " (sparse kernel)" : ""));
   }
   return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, " + "));
 }
 
-scenario::PruneSpec parse_prune(const std::string& text) {
-  scenario::PruneSpec p;
+models::scenario::PruneSpec parse_prune(const std::string& text) {
+  models::scenario::PruneSpec p;
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t end = std::min(text.find('+', start), text.size());
@@ -46,16 +46,16 @@ scenario::PruneSpec parse_prune(const std::string& text) {
       return v;
     };
     const bool pattern = part == "2:4" || name == "unstructured" || name == "unstructured-kernel";
-    if (pattern && p.pattern != scenario::Sparsity::none) {
+    if (pattern && p.pattern != models::scenario::Sparsity::none) {
       throw std::invalid_argument(
           fmt::format("'{}': one sparsity pattern a variant ('{}' has two)", part, text));
     }
     if (part == "none") {
     } else if (part == "2:4") {
-      p.pattern = scenario::Sparsity::two_four;
+      p.pattern = models::scenario::Sparsity::two_four;
       p.sparsity = 0.5;
     } else if (name == "unstructured" || name == "unstructured-kernel") {
-      p.pattern = scenario::Sparsity::unstructured;
+      p.pattern = models::scenario::Sparsity::unstructured;
       p.sparsity = number(0.01, 0.99);
       p.sparse_kernel = name == "unstructured-kernel";
     } else if (name == "experts") {
@@ -75,14 +75,14 @@ scenario::PruneSpec parse_prune(const std::string& text) {
   return p;
 }
 
-std::vector<scenario::PruneSpec> parse_prune_axis(const scenario::Scenario& s,
-                                                  const std::string& values) {
+std::vector<models::scenario::PruneSpec> parse_prune_axis(const models::scenario::Scenario& s,
+                                                          const std::string& values) {
   if (values.empty()) return {};
   if (!s.model.is_moe()) throw std::invalid_argument("the model has no experts to prune");
-  const scenario::MoeSpec& moe = s.model.moe;
-  std::vector<scenario::PruneSpec> variants;
+  const models::scenario::MoeSpec& moe = s.model.moe;
+  std::vector<models::scenario::PruneSpec> variants;
   for (const auto& v : parse_axis("model.moe.prune=" + values).values) {
-    const scenario::PruneSpec p = parse_prune(v);
+    const models::scenario::PruneSpec p = parse_prune(v);
     const int left = moe.experts - p.experts;
     if (left < moe.top_k) {
       throw std::invalid_argument(fmt::format(
@@ -96,16 +96,16 @@ std::vector<scenario::PruneSpec> parse_prune_axis(const scenario::Scenario& s,
   return variants;
 }
 
-std::vector<std::string> prune_overrides(const scenario::PruneSpec& p) {
+std::vector<std::string> prune_overrides(const models::scenario::PruneSpec& p) {
   std::vector<std::string> out = {fmt::format("model.moe.prune.experts={}", p.experts)};
   switch (p.pattern) {
-    case scenario::Sparsity::none:
+    case models::scenario::Sparsity::none:
       out.emplace_back("model.moe.prune.pattern=none");
       break;
-    case scenario::Sparsity::two_four:
+    case models::scenario::Sparsity::two_four:
       out.emplace_back("model.moe.prune.pattern=2:4");
       break;
-    case scenario::Sparsity::unstructured:
+    case models::scenario::Sparsity::unstructured:
       out.emplace_back("model.moe.prune.pattern=unstructured");
       out.push_back(fmt::format("model.moe.prune.sparse_kernel={}", p.sparse_kernel));
       break;

@@ -14,7 +14,7 @@ RescoreEngines rescore_engines(const std::vector<std::string>& names) {
   return {has("step"), has("campaign")};
 }
 
-void rescore_by_step(Rescored& r, const scenario::Scenario& s, double step_s) {
+void rescore_by_step(Rescored& r, const models::scenario::Scenario& s, double step_s) {
   LayoutMetrics& m = r.layout.metrics;
   r.simulated_step_s = step_s;
   m.step_time_s = step_s;
@@ -23,7 +23,8 @@ void rescore_by_step(Rescored& r, const scenario::Scenario& s, double step_s) {
   r.engine = "step";
 }
 
-void rescore_by_campaign(Rescored& r, const scenario::Scenario& s, const CampaignOutcome& c) {
+void rescore_by_campaign(Rescored& r, const models::scenario::Scenario& s,
+                         const CampaignOutcome& c) {
   LayoutMetrics& m = r.layout.metrics;
   r.days = c.days;
   r.ettr = c.ettr;

@@ -61,11 +61,12 @@ RescoreEngines rescore_engines(const std::vector<std::string>& names);
 
 // The step engine played `s` (the layout applied) in `step_s`: step time, MFU,
 // tokens/s, days, GPU-hours and cost become that step's (sim/analytic/step_rates.hpp).
-void rescore_by_step(Rescored& r, const scenario::Scenario& s, double step_s);
+void rescore_by_step(Rescored& r, const models::scenario::Scenario& s, double step_s);
 
 // The campaign engine's outcome: days, tokens/s (goodput), GPU-hours (job and
 // spares) and their cost at the cluster's price.
-void rescore_by_campaign(Rescored& r, const scenario::Scenario& s, const CampaignOutcome& c);
+void rescore_by_campaign(Rescored& r, const models::scenario::Scenario& s,
+                         const CampaignOutcome& c);
 
 // Growth (training.growth): days, GPU-hours and cost with the small model's
 // training added and the model's own shortened, the campaign's days likewise.

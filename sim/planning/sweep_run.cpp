@@ -15,7 +15,7 @@ std::vector<std::string> setting_values(const std::vector<std::string>& config) 
   return values;
 }
 
-void evaluate_row(SweepRow& row, const scenario::Scenario& s, const DeviceProfile& profile,
+void evaluate_row(SweepRow& row, const models::scenario::Scenario& s, const DeviceProfile& profile,
                   bool keep) {
   const StepReport r = estimate(s, profile, Detail::summary);
   row.m = metrics_of(s, r);
@@ -28,7 +28,8 @@ void evaluate_row(SweepRow& row, const scenario::Scenario& s, const DeviceProfil
       return;
     }
   }
-  if (keep) row.kept = std::make_shared<const std::pair<scenario::Scenario, StepReport>>(s, r);
+  if (keep)
+    row.kept = std::make_shared<const std::pair<models::scenario::Scenario, StepReport>>(s, r);
 }
 
 namespace {

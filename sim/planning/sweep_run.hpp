@@ -24,7 +24,7 @@ struct SweepRow {
   LayoutMetrics m;
   bool front = false;
   // Kept for the HTML report only: the scenario and the engine's report.
-  std::shared_ptr<const std::pair<scenario::Scenario, StepReport>> kept;
+  std::shared_ptr<const std::pair<models::scenario::Scenario, StepReport>> kept;
 
   [[nodiscard]] bool valid() const { return problem.empty(); }
 };
@@ -35,7 +35,7 @@ std::vector<std::string> setting_values(const std::vector<std::string>& config);
 // The row's figures for `s` on `profile`: the estimate's, with the small model's
 // training where the scenario grows the model (the problem, where it cannot);
 // the scenario and the report kept where `keep`.
-void evaluate_row(SweepRow& row, const scenario::Scenario& s, const DeviceProfile& profile,
+void evaluate_row(SweepRow& row, const models::scenario::Scenario& s, const DeviceProfile& profile,
                   bool keep);
 
 // Whether cost is among `objectives` and a row that could be on the front has no price.

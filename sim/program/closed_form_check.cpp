@@ -9,7 +9,7 @@
 
 namespace myriad::sim {
 
-ClosedFormCheck check_closed_form(const scenario::Scenario& s, const DeviceProfile& profile,
+ClosedFormCheck check_closed_form(const models::scenario::Scenario& s, const DeviceProfile& profile,
                                   double estimated_s) {
   ClosedFormCheck c;
   c.program_step_s = evaluate_program(build_step_program(s, profile)).step_time_s;

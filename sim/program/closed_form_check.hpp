@@ -22,7 +22,7 @@ struct ClosedFormCheck {
 
 // Builds and plays the scenario's step program (milliseconds) and compares it
 // with `estimated_s`, the closed form's step.
-ClosedFormCheck check_closed_form(const scenario::Scenario& s, const DeviceProfile& profile,
+ClosedFormCheck check_closed_form(const models::scenario::Scenario& s, const DeviceProfile& profile,
                                   double estimated_s);
 
 }  // namespace myriad::sim

@@ -14,13 +14,13 @@
 namespace {
 
 struct Loaded {
-  myriad::scenario::Scenario scenario;
+  myriad::models::scenario::Scenario scenario;
   myriad::sim::DeviceProfile profile;
 };
 
 Loaded load(const std::string& example, const std::string& profile_name) {
-  const myriad::scenario::LoadOptions options{{MYRIAD_SCENARIO_DIR}};
-  auto scenario = myriad::scenario::load_scenario(
+  const myriad::models::scenario::LoadOptions options{{MYRIAD_SCENARIO_DIR}};
+  auto scenario = myriad::models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/" + example + ".yaml", options);
   auto profile = myriad::sim::on_hardware(
       myriad::sim::load_profile(std::string(MYRIAD_PROFILE_DIR) + "/" + profile_name + ".json"),

@@ -230,7 +230,7 @@ std::size_t StepProgram::tasks() const {
   return n;
 }
 
-StepProgram build_step_program(const scenario::Scenario& s, StageCosts costs,
+StepProgram build_step_program(const models::scenario::Scenario& s, StageCosts costs,
                                double overlap_share) {
   StepProgram p;
   const auto& par = s.parallelism;
@@ -255,7 +255,7 @@ StepProgram build_step_program(const scenario::Scenario& s, StageCosts costs,
   return p;
 }
 
-StepProgram build_step_program(const scenario::Scenario& s, const DeviceProfile& profile) {
+StepProgram build_step_program(const models::scenario::Scenario& s, const DeviceProfile& profile) {
   const DeviceProfile placed = on_hardware(profile, s.cluster.gpu);
   return build_step_program(s, stage_costs(s, placed), placed.overlap_compute_share);
 }

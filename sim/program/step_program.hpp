@@ -128,8 +128,9 @@ struct StepProgram {
 };
 
 // `profile` is put on the scenario's hardware first (on_hardware).
-StepProgram build_step_program(const scenario::Scenario& s, const DeviceProfile& profile);
+StepProgram build_step_program(const models::scenario::Scenario& s, const DeviceProfile& profile);
 // From costs already priced (the step engine's lowering has them).
-StepProgram build_step_program(const scenario::Scenario& s, StageCosts costs, double overlap_share);
+StepProgram build_step_program(const models::scenario::Scenario& s, StageCosts costs,
+                               double overlap_share);
 
 }  // namespace myriad::sim

@@ -127,7 +127,7 @@ void describe(const OpGrainGraph& g, OpGrainPlacement& out) {
 
 }  // namespace
 
-OpGrainSize op_grain_size(const scenario::Scenario& s) {
+OpGrainSize op_grain_size(const models::scenario::Scenario& s) {
   const models::ShardShape sh = models::shard_shape(s);
   const std::size_t layer = models::transformer_layer(s.model, sh).forward.ops.size();
   const std::size_t ends = models::embedding(s.model, sh).forward.ops.size() +
@@ -136,7 +136,7 @@ OpGrainSize op_grain_size(const scenario::Scenario& s) {
   return {2 * (ends + layers * layer), layer};
 }
 
-OpGrainGraph op_grain_graph(const scenario::Scenario& s, const DeviceProfile& profile,
+OpGrainGraph op_grain_graph(const models::scenario::Scenario& s, const DeviceProfile& profile,
                             const PipelineGraph& units) {
   std::optional<DeviceProfile> copy;
   const DeviceProfile& placed = is_on_hardware(profile, s.cluster.gpu)

@@ -64,7 +64,7 @@ struct OpGrainGraph {
 // The op-grain graph of the scenario's pipeline; `units` is pipeline_units (or
 // pipeline_graph) of the same scenario and profile. Unrolls as many micro-batches
 // as keep the graph within kPipelineGraphMaxOps (at least one).
-OpGrainGraph op_grain_graph(const scenario::Scenario& s, const DeviceProfile& profile,
+OpGrainGraph op_grain_graph(const models::scenario::Scenario& s, const DeviceProfile& profile,
                             const PipelineGraph& units);
 
 // The op-grain graph's least nodes (one micro-batch: a forward and a backward
@@ -73,7 +73,7 @@ struct OpGrainSize {
   std::size_t least_ops = 0;
   std::size_t pieces_a_layer = 0;
 };
-OpGrainSize op_grain_size(const scenario::Scenario& s);
+OpGrainSize op_grain_size(const models::scenario::Scenario& s);
 
 struct OpGrainPlacement {
   StageSplit algorithm = StageSplit::uniform;

@@ -58,7 +58,7 @@ std::vector<int> rounded_counts(const std::vector<int>& counts, int layers, int 
 }
 
 // Baechi's placement as stages (see the header).
-void to_stages(const PipelineGraph& g, const scenario::Scenario& s, StagePlacement& out) {
+void to_stages(const PipelineGraph& g, const models::scenario::Scenario& s, StagePlacement& out) {
   const int stages = g.devices.count;
   std::vector<int> rank(stages, -1);
   std::vector<int> stage_of(g.units());
@@ -254,7 +254,7 @@ std::optional<StageSplit> parse_stage_algorithm(std::string_view text) {
   return std::nullopt;
 }
 
-PipelineGraph pipeline_units(const scenario::Scenario& s, const DeviceProfile& profile) {
+PipelineGraph pipeline_units(const models::scenario::Scenario& s, const DeviceProfile& profile) {
   const int pp = s.parallelism.pp;
   if (pp < 2) {
     throw std::invalid_argument(
@@ -306,11 +306,11 @@ PipelineGraph pipeline_units(const scenario::Scenario& s, const DeviceProfile& p
   return g;
 }
 
-std::size_t pipeline_graph_least_ops(const scenario::Scenario& s) {
+std::size_t pipeline_graph_least_ops(const models::scenario::Scenario& s) {
   return 2 * (static_cast<std::size_t>(std::max(s.model.layers, 0)) + 2);
 }
 
-PipelineGraph pipeline_graph(const scenario::Scenario& s, const DeviceProfile& profile) {
+PipelineGraph pipeline_graph(const models::scenario::Scenario& s, const DeviceProfile& profile) {
   PipelineGraph g = pipeline_units(s, profile);
   const int units = g.units();
   g.graph.nodes.resize(static_cast<std::size_t>(g.micro_batches) * 2 * units);
@@ -335,7 +335,8 @@ PipelineGraph pipeline_graph(const scenario::Scenario& s, const DeviceProfile& p
   return g;
 }
 
-StagePlacement place_stages(const scenario::Scenario& s, const PipelineGraph& g, StageSplit a) {
+StagePlacement place_stages(const models::scenario::Scenario& s, const PipelineGraph& g,
+                            StageSplit a) {
   const int stages = g.devices.count;
   const int v = s.parallelism.virtual_stages;
   switch (a) {
@@ -382,19 +383,20 @@ StagePlacement place_stages(const scenario::Scenario& s, const PipelineGraph& g,
   throw std::invalid_argument("place_stages: unknown algorithm");
 }
 
-std::vector<int> balanced_stage_layers(const scenario::Scenario& s, const DeviceProfile& profile,
-                                       double memory_fraction) {
+std::vector<int> balanced_stage_layers(const models::scenario::Scenario& s,
+                                       const DeviceProfile& profile, double memory_fraction) {
   if (s.parallelism.pp < 2) return {};
   return balanced_split(pipeline_units(s, profile), s.parallelism.virtual_stages, true,
                         memory_fraction);
 }
 
-scenario::Scenario with_stage_layers(scenario::Scenario s, const std::vector<int>& stage_layers) {
+models::scenario::Scenario with_stage_layers(models::scenario::Scenario s,
+                                             const std::vector<int>& stage_layers) {
   s.parallelism.stage_layers = stage_layers;
   s.parallelism.first_stage_layers = 0;
   s.parallelism.last_stage_layers = 0;
   // Set here, not by a file: the resolved scenario writes it out and says so.
-  s.origins["parallelism.stage_layers"] = scenario::Location{"<myriad place>", 0, 0};
+  s.origins["parallelism.stage_layers"] = models::scenario::Location{"<myriad place>", 0, 0};
   return s;
 }
 

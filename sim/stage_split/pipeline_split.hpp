@@ -71,7 +71,7 @@ inline constexpr int kPipelineGraphMaxOps = 20000;
 inline constexpr std::size_t kPlaceMostOps = 400000;
 // The layer grain's: a forward and a backward node for the embedding, each layer
 // and the head.
-std::size_t pipeline_graph_least_ops(const scenario::Scenario& s);
+std::size_t pipeline_graph_least_ops(const models::scenario::Scenario& s);
 
 struct PipelineGraph {
   models::place::OpGraph graph;
@@ -109,10 +109,10 @@ struct PipelineGraph {
 };
 
 // Throws std::invalid_argument when the scenario has no pipeline (pp 1).
-PipelineGraph pipeline_graph(const scenario::Scenario& s, const DeviceProfile& profile);
+PipelineGraph pipeline_graph(const models::scenario::Scenario& s, const DeviceProfile& profile);
 // The same without the op graph (`graph` empty): the units' times and memory,
 // what the balanced split needs. As cheap as one estimate.
-PipelineGraph pipeline_units(const scenario::Scenario& s, const DeviceProfile& profile);
+PipelineGraph pipeline_units(const models::scenario::Scenario& s, const DeviceProfile& profile);
 
 struct StagePlacement {
   StageSplit algorithm = StageSplit::uniform;
@@ -135,13 +135,14 @@ struct StagePlacement {
 // minimises the slowest stage's time (the analytic engine's critical stage),
 // among those whose every stage fits the memory model (each its own
 // micro-batches in flight), by dynamic programming.
-StagePlacement place_stages(const scenario::Scenario& s, const PipelineGraph& g, StageSplit a);
+StagePlacement place_stages(const models::scenario::Scenario& s, const PipelineGraph& g,
+                            StageSplit a);
 
 // The balanced split of place_stages, with every stage within `memory_fraction`
 // of a GPU's usable memory (a plan's headroom); empty without a pipeline or when
 // no split fits. For `plan --stages balanced`.
-std::vector<int> balanced_stage_layers(const scenario::Scenario& s, const DeviceProfile& profile,
-                                       double memory_fraction = 1);
+std::vector<int> balanced_stage_layers(const models::scenario::Scenario& s,
+                                       const DeviceProfile& profile, double memory_fraction = 1);
 
 // Each unit's stage (embedding, layers, head) under a split of `layers` layers:
 // the embedding on the first stage, the layers in order, the head on the last.
@@ -149,6 +150,7 @@ std::vector<int> units_on_stages(int layers, const std::vector<int>& stage_layer
 
 // The scenario with its stages split as `stage_layers` (parallelism.stage_layers
 // set, first_stage_layers and last_stage_layers cleared).
-scenario::Scenario with_stage_layers(scenario::Scenario s, const std::vector<int>& stage_layers);
+models::scenario::Scenario with_stage_layers(models::scenario::Scenario s,
+                                             const std::vector<int>& stage_layers);
 
 }  // namespace myriad::sim

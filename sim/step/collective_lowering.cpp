@@ -13,8 +13,8 @@ namespace myriad::sim {
 namespace {
 
 namespace sg4 = simgrid::s4u;
-using collectives::Schedule;
-using collectives::StepKind;
+using kernels::collectives::Schedule;
+using kernels::collectives::StepKind;
 
 // A ring of n hosts; the link out of host r carries r -> r+1 only.
 std::vector<sg4::Host*> ring_platform(int n, const LoweringLink& link) {
@@ -96,7 +96,7 @@ double simulate_chunked(const Schedule& s, const LoweringLink& link, bool saniti
 }
 
 double simulate_phased(const Schedule& s, const LoweringLink& link, bool sanitizer_safe) {
-  const std::vector<std::int64_t> sent = collectives::bytes_sent(s);
+  const std::vector<std::int64_t> sent = kernels::collectives::bytes_sent(s);
   // The sequential steps of one rank on one channel: a ring's 2(n-1) or n-1.
   std::size_t sends = 0;
   for (const auto& step : s.rank_steps(0)) sends += step.kind == StepKind::send ? 1 : 0;

@@ -25,9 +25,9 @@ struct LoweringLink {
 // Simulated seconds until every rank has finished its steps. The schedule's
 // sends must all go to the next rank on the ring (ring schedules); throws
 // std::invalid_argument otherwise.
-double simulate_chunked(const collectives::Schedule& schedule, const LoweringLink& link,
+double simulate_chunked(const kernels::collectives::Schedule& schedule, const LoweringLink& link,
                         bool sanitizer_safe = false);
-double simulate_phased(const collectives::Schedule& schedule, const LoweringLink& link,
+double simulate_phased(const kernels::collectives::Schedule& schedule, const LoweringLink& link,
                        bool sanitizer_safe = false);
 
 }  // namespace myriad::sim

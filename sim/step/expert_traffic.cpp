@@ -40,7 +40,8 @@ struct ExpertLayout {
   std::vector<double> receive_share;
 };
 
-std::optional<ExpertLayout> expert_layout(const StepLowering& p, const scenario::Scenario& s) {
+std::optional<ExpertLayout> expert_layout(const StepLowering& p,
+                                          const models::scenario::Scenario& s) {
   const auto& par = s.parallelism;
   const int gpn = s.cluster.gpus_per_node;
   const long long group_ranks = static_cast<long long>(par.ep) * (par.etp > 0 ? par.etp : par.tp);
@@ -97,7 +98,7 @@ class ExpertNvlink final : public LayerTraffic {
     return c.collective.group == models::GroupKind::ep && !beside;
   }
   [[nodiscard]] double played_s(const LayerCollective& c) const override { return nvlink_s(e_, c); }
-  int add_hosts(StepState& /*p*/, const scenario::Scenario& /*s*/, int /*row*/,
+  int add_hosts(StepState& /*p*/, const models::scenario::Scenario& /*s*/, int /*row*/,
                 int /*stage*/) const override {
     return 0;
   }
@@ -123,7 +124,8 @@ class ExpertFlows final : public LayerTraffic {
   }
   [[nodiscard]] int group_actors() const override { return e_.actors; }
 
-  int add_hosts(StepState& p, const scenario::Scenario& s, int row, int stage) const override {
+  int add_hosts(StepState& p, const models::scenario::Scenario& s, int row,
+                int stage) const override {
     return p.replicas->add_group_hosts(p, s, row, stage, exchange_of(0, false),
                                        step_detail::traffic_state(p, row, stage, *this));
   }
@@ -159,12 +161,12 @@ class ExpertFlows final : public LayerTraffic {
 
 }  // namespace
 
-LayerTrafficPtr make_expert_nvlink(const StepLowering& p, const scenario::Scenario& s) {
+LayerTrafficPtr make_expert_nvlink(const StepLowering& p, const models::scenario::Scenario& s) {
   auto e = expert_layout(p, s);
   return e ? std::make_shared<const ExpertNvlink>(std::move(*e)) : nullptr;
 }
 
-LayerTrafficPtr make_expert_flows(const StepLowering& p, const scenario::Scenario& s) {
+LayerTrafficPtr make_expert_flows(const StepLowering& p, const models::scenario::Scenario& s) {
   auto e = expert_layout(p, s);
   return e ? std::make_shared<const ExpertFlows>(std::move(*e)) : nullptr;
 }

@@ -33,7 +33,8 @@ class GroupFlows final : public LayerTraffic {
            ((g == models::GroupKind::tp && tp_spans_) || (g == models::GroupKind::cp && cp_spans_));
   }
   [[nodiscard]] double played_s(const LayerCollective& c) const override { return c.cost.time_s; }
-  int add_hosts(StepState& p, const scenario::Scenario& s, int row, int stage) const override {
+  int add_hosts(StepState& p, const models::scenario::Scenario& s, int row,
+                int stage) const override {
     const int replica = p.rows[static_cast<std::size_t>(row)];
     step_detail::traffic_state(p, row, stage, *this)
         .ghosts.push_back(p.platform->add_host(fmt::format("group-ghost-{}-{}", stage, replica),
@@ -62,7 +63,7 @@ class GroupFlows final : public LayerTraffic {
 
 }  // namespace
 
-LayerTrafficPtr make_group_flows(const StepLowering& p, const scenario::Scenario& s) {
+LayerTrafficPtr make_group_flows(const StepLowering& p, const models::scenario::Scenario& s) {
   if (p.nodes_per_group <= 1) return nullptr;
   return std::make_shared<const GroupFlows>(
       models::group_span(models::GroupKind::tp, s).nodes > 1,

@@ -6,13 +6,14 @@ namespace myriad::sim {
 
 // Each kind's factory (its own file): the kind for this scenario, or none where it
 // does not apply.
-LayerTrafficPtr make_expert_nvlink(const StepLowering& p, const scenario::Scenario& s);
-LayerTrafficPtr make_expert_flows(const StepLowering& p, const scenario::Scenario& s);
-LayerTrafficPtr make_group_flows(const StepLowering& p, const scenario::Scenario& s);
+LayerTrafficPtr make_expert_nvlink(const StepLowering& p, const models::scenario::Scenario& s);
+LayerTrafficPtr make_expert_flows(const StepLowering& p, const models::scenario::Scenario& s);
+LayerTrafficPtr make_group_flows(const StepLowering& p, const models::scenario::Scenario& s);
 
-std::vector<LayerTrafficPtr> layer_traffic(const StepLowering& p, const scenario::Scenario& s) {
+std::vector<LayerTrafficPtr> layer_traffic(const StepLowering& p,
+                                           const models::scenario::Scenario& s) {
   // The registry, in the order a collective's hops are played.
-  using Factory = LayerTrafficPtr (*)(const StepLowering&, const scenario::Scenario&);
+  using Factory = LayerTrafficPtr (*)(const StepLowering&, const models::scenario::Scenario&);
   static constexpr Factory kKinds[] = {
       make_expert_nvlink,  // an expert all-to-all's part inside the node, over NVLink
       make_expert_flows,   // its part between the nodes of its group, as flows

@@ -44,7 +44,7 @@ class LayerTraffic {
   [[nodiscard]] virtual int group_actors() const { return 1; }
   // Hosts and ports it needs for the simulated rank group (row, stage), added to
   // the platform after the rank groups' own; returns how many hosts it added.
-  virtual int add_hosts(step_detail::StepState& p, const scenario::Scenario& s, int row,
+  virtual int add_hosts(step_detail::StepState& p, const models::scenario::Scenario& s, int row,
                         int stage) const = 0;
   // Plays its part of `c` for the rank group (row, stage).
   virtual void play(step_detail::StepState& p, int row, int stage, const LayerCollective& c,
@@ -55,6 +55,7 @@ using LayerTrafficPtr = std::shared_ptr<const LayerTraffic>;
 
 // The kinds that apply to the scenario, in the registry's order; `p` has the
 // lowering's actors, costs and rates.
-std::vector<LayerTrafficPtr> layer_traffic(const StepLowering& p, const scenario::Scenario& s);
+std::vector<LayerTrafficPtr> layer_traffic(const StepLowering& p,
+                                           const models::scenario::Scenario& s);
 
 }  // namespace myriad::sim

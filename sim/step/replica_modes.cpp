@@ -39,7 +39,7 @@ std::vector<double> out_bytes(const GroupExchange& g, int self) {
 class EveryReplica : public ReplicaMode {
  public:
   [[nodiscard]] std::string_view name() const override { return "every replica"; }
-  int add_ring_mirrors(StepState& /*p*/, const scenario::Scenario& /*s*/, int /*row*/,
+  int add_ring_mirrors(StepState& /*p*/, const models::scenario::Scenario& /*s*/, int /*row*/,
                        int /*stage*/) const override {
     return 0;
   }
@@ -57,8 +57,9 @@ class EveryReplica : public ReplicaMode {
       ++p.flows;
     }
   }
-  int add_group_hosts(StepState& /*p*/, const scenario::Scenario& /*s*/, int /*row*/, int /*stage*/,
-                      const GroupExchange& /*g*/, TrafficState& /*state*/) const override {
+  int add_group_hosts(StepState& /*p*/, const models::scenario::Scenario& /*s*/, int /*row*/,
+                      int /*stage*/, const GroupExchange& /*g*/,
+                      TrafficState& /*state*/) const override {
     return 0;
   }
   void group_exchange(StepState& p, int row, int stage, const GroupExchange& g,
@@ -104,7 +105,7 @@ class ReplicaClasses final : public EveryReplica {
     // Its own port, not ring_out's: a port's latency link bounds its flows together.
     a.ring_self = p.platform->add_port(name + ".class", a.host, weight - 1);
   }
-  int add_group_hosts(StepState& p, const scenario::Scenario& /*s*/, int row, int stage,
+  int add_group_hosts(StepState& p, const models::scenario::Scenario& /*s*/, int row, int stage,
                       const GroupExchange& g, TrafficState& state) const override {
     const int weight = p.weights[static_cast<std::size_t>(row)];
     if (weight > 1) {
@@ -144,7 +145,7 @@ class ReplicaClasses final : public EveryReplica {
 class SomeReplicas final : public ReplicaMode {
  public:
   [[nodiscard]] std::string_view name() const override { return "some replicas"; }
-  int add_ring_mirrors(StepState& p, const scenario::Scenario& s, int row,
+  int add_ring_mirrors(StepState& p, const models::scenario::Scenario& s, int row,
                        int stage) const override {
     const int replica = p.rows[static_cast<std::size_t>(row)];
     p.actor(row, stage).ghost = p.platform->add_host(fmt::format("ghost-{}-{}", stage, replica),
@@ -156,7 +157,7 @@ class SomeReplicas final : public ReplicaMode {
     exchange(p, p.actor(row, stage).host, Peers{{}, nullptr, {p.actor(row, stage).ghost}}, {size},
              size);
   }
-  int add_group_hosts(StepState& p, const scenario::Scenario& s, int row, int stage,
+  int add_group_hosts(StepState& p, const models::scenario::Scenario& s, int row, int stage,
                       const GroupExchange& g, TrafficState& state) const override {
     const int replica = p.rows[static_cast<std::size_t>(row)];
     const int first = group_of(replica, g.actors).first;

@@ -44,13 +44,13 @@ class ReplicaMode {
   // The rank group's data-parallel ring edges: its ports, beside its host (added
   // right after it), and mirrors of its ring neighbours (after every rank group's).
   virtual void add_ring_ports(StepState& p, int row, int stage, const std::string& name) const;
-  virtual int add_ring_mirrors(StepState& p, const scenario::Scenario& s, int row,
+  virtual int add_ring_mirrors(StepState& p, const models::scenario::Scenario& s, int row,
                                int stage) const = 0;
   // One phase of a stage's data-parallel ring: `bytes` on each edge between
   // neighbouring replicas; returns when this rank group's edges are done.
   virtual void ring_phase(StepState& p, int row, int stage, double bytes) const = 0;
   // What a group exchange of the rank group needs beside it; returns the hosts added.
-  virtual int add_group_hosts(StepState& p, const scenario::Scenario& s, int row, int stage,
+  virtual int add_group_hosts(StepState& p, const models::scenario::Scenario& s, int row, int stage,
                               const GroupExchange& g, TrafficState& state) const = 0;
   // One such exchange; returns when every flow to and from this rank group is done.
   virtual void group_exchange(StepState& p, int row, int stage, const GroupExchange& g,

@@ -318,7 +318,7 @@ std::vector<std::vector<int>> signals_needed(const StepProgram& program) {
 // rank groups are numbered replica-fastest (Megatron's order, dp before pp). A
 // ghost sits where the next replica would (latency is the same everywhere and,
 // without contention, so is bandwidth: where it sits does not change the result).
-void build_platform(StepState& p, const scenario::Scenario& s) {
+void build_platform(StepState& p, const models::scenario::Scenario& s) {
   p.platform =
       std::make_unique<FatTreePlatform>(s.cluster, p.node_Bps, p.nodes_per_group, p.classes);
   const int rows = static_cast<int>(p.rows.size());
@@ -407,7 +407,7 @@ bool valid_step_log(const std::string& level) {
   return level.empty() || level == "verbose" || level == "debug";
 }
 
-StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& measured,
+StepSimulation simulate_step(const models::scenario::Scenario& s, const DeviceProfile& measured,
                              const StepOptions& options) {
   if (!valid_step_log(options.log)) {
     throw std::invalid_argument(

@@ -157,7 +157,7 @@ bool valid_step_log(const std::string& level);
 
 // Throws std::logic_error when called a second time in the same process, and
 // std::invalid_argument for scenarios it cannot play yet (stages sharing a node).
-StepSimulation simulate_step(const scenario::Scenario& s, const DeviceProfile& profile,
+StepSimulation simulate_step(const models::scenario::Scenario& s, const DeviceProfile& profile,
                              const StepOptions& options = {});
 
 }  // namespace myriad::sim

@@ -39,7 +39,7 @@ bool read_all(int fd, void* buffer, std::size_t size) {
 
 }  // namespace
 
-ChildStep simulate_step_in_child(const scenario::Scenario& s, const DeviceProfile& profile,
+ChildStep simulate_step_in_child(const models::scenario::Scenario& s, const DeviceProfile& profile,
                                  const StepOptions& options) {
   int fds[2];
   if (pipe(fds) != 0) return {false, 0, 0, fmt::format("pipe: {}", std::strerror(errno))};
@@ -55,7 +55,7 @@ ChildStep simulate_step_in_child(const scenario::Scenario& s, const DeviceProfil
     return {false, 0, 0, fmt::format("fork: {}", std::strerror(errno))};
   }
   if (pid == 0) {
-    models::end_with_parent(parent);
+    models::scenario::end_with_parent(parent);
     close(fds[0]);
     Message m;
     try {
@@ -67,10 +67,10 @@ ChildStep simulate_step_in_child(const scenario::Scenario& s, const DeviceProfil
       std::strncpy(m.error, e.what(), sizeof m.error - 1);
     }
     const std::string_view bytes(reinterpret_cast<const char*>(&m), sizeof m);
-    _exit(models::write_all(fds[1], bytes) ? 0 : 1);
+    _exit(models::scenario::write_all(fds[1], bytes) ? 0 : 1);
   }
   close(fds[1]);
-  const models::ChildProcess child(pid);  // ended by an interruption of this process
+  const models::scenario::ChildProcess child(pid);  // ended by an interruption of this process
   Message m;
   const bool got = read_all(fds[0], &m, sizeof m);
   close(fds[0]);

@@ -20,7 +20,7 @@ struct ChildStep {
 
 // simulate_step(s, profile, options) in a fork of this process. POSIX only;
 // call it with no other thread running.
-ChildStep simulate_step_in_child(const scenario::Scenario& s, const DeviceProfile& profile,
+ChildStep simulate_step_in_child(const models::scenario::Scenario& s, const DeviceProfile& profile,
                                  const StepOptions& options = {});
 
 }  // namespace myriad::sim

@@ -14,7 +14,7 @@ namespace myriad::sim {
 namespace {
 
 // How a data-parallel collective is played (DpPhase).
-DpPhase lower_dp_collective(const StepLowering& p, const scenario::Scenario& s,
+DpPhase lower_dp_collective(const StepLowering& p, const models::scenario::Scenario& s,
                             const DeviceProfile& profile, const models::Collective& c,
                             const CommCost& cost) {
   const models::GroupSpan span = models::group_span(models::GroupKind::dp, s);
@@ -45,7 +45,7 @@ DpPhase lower_dp_collective(const StepLowering& p, const scenario::Scenario& s,
 // Which kinds of layer traffic (layer_traffic.hpp) play each of the layer's tp,
 // cp and ep collectives as flows; what they play leaves the layer's local time.
 // Only the kinds that play something are kept: their hosts, their coupling.
-void plan_layer_flows(StepLowering& p, const scenario::Scenario& s) {
+void plan_layer_flows(StepLowering& p, const models::scenario::Scenario& s) {
   p.actor_Bps = p.node_Bps * p.group_gpus / s.cluster.gpus_per_node;
   p.layer_local = p.costs.layer;
   const std::vector<LayerTrafficPtr> kinds = layer_traffic(p, s);
@@ -80,7 +80,7 @@ void plan_layer_flows(StepLowering& p, const scenario::Scenario& s) {
 // arrives and its neighbours' data is already under way, so each simulated
 // replica lives its own step, and the slowest sets the step. (Traffic that can
 // contend takes replica_classes instead.)
-std::vector<int> replicas_to_simulate(const StepLowering& p, const scenario::Scenario& s,
+std::vector<int> replicas_to_simulate(const StepLowering& p, const models::scenario::Scenario& s,
                                       const std::vector<Straggler>& stragglers) {
   std::vector<int> rows;
   if (p.all_replicas) {
@@ -98,7 +98,8 @@ std::vector<int> replicas_to_simulate(const StepLowering& p, const scenario::Sce
 
 }  // namespace
 
-std::vector<ReplicaClass> replica_classes(const StepLowering& p, const scenario::Scenario& s,
+std::vector<ReplicaClass> replica_classes(const StepLowering& p,
+                                          const models::scenario::Scenario& s,
                                           const std::vector<Straggler>& stragglers) {
   const std::vector<double> under = subtree_nodes(s.cluster);
   // Whether two actors of a stage sit under different subtrees of a tier below the top.
@@ -155,7 +156,7 @@ std::vector<ReplicaClass> replica_classes(const StepLowering& p, const scenario:
 namespace {
 
 // What the step engine cannot play yet, said before anything is built.
-void check_playable(const scenario::Scenario& s) {
+void check_playable(const models::scenario::Scenario& s) {
   const int group_gpus = s.parallelism.tp * s.parallelism.cp;
   const int gpn = s.cluster.gpus_per_node;
   if (group_gpus >= gpn ? group_gpus % gpn != 0 : gpn % group_gpus != 0) {
@@ -165,7 +166,7 @@ void check_playable(const scenario::Scenario& s) {
         group_gpus, gpn));
   }
   if (group_gpus < gpn && s.parallelism.pp > 1 &&
-      s.parallelism.placement == scenario::RankOrder::tp_cp_pp_dp) {
+      s.parallelism.placement == models::scenario::RankOrder::tp_cp_pp_dp) {
     throw std::invalid_argument(fmt::format(
         "the step engine plays the {} rank groups (tp x cp = {}) of a node as replicas of one "
         "stage, but parallelism.placement tp-cp-pp-dp puts a replica's stages there; use "
@@ -197,14 +198,15 @@ std::string StepLowering::kinds(const std::vector<int>& plays) const {
   return out.empty() ? "inside" : out;
 }
 
-int StepLowering::first_node(const scenario::Scenario& s, int actor, int stage) const {
+int StepLowering::first_node(const models::scenario::Scenario& s, int actor, int stage) const {
   return models::first_node(s, {stage, actor * per_node});
 }
 
 namespace {
 
 // Which replicas are played, and why, for a step too large to play.
-std::string played_replicas(const StepLowering& p, const scenario::Scenario& s, bool asked) {
+std::string played_replicas(const StepLowering& p, const models::scenario::Scenario& s,
+                            bool asked) {
   if (asked) return "it plays every replica, as --all-replicas asks";
   const char* alone =
       "ring edges that leave a subtree, and stragglers with their ring neighbours, stand alone";
@@ -227,7 +229,7 @@ std::string played_replicas(const StepLowering& p, const scenario::Scenario& s, 
   return fmt::format("it plays replica 0 and the {} holding stragglers", p.rows.size() - 1);
 }
 
-void check_size(const StepLowering& p, const scenario::Scenario& s, bool asked) {
+void check_size(const StepLowering& p, const models::scenario::Scenario& s, bool asked) {
   const double groups = static_cast<double>(p.rows.size()) * p.pp;
   if (groups <= kMaxStepRankGroups) return;
   throw std::invalid_argument(fmt::format(
@@ -241,7 +243,7 @@ void check_size(const StepLowering& p, const scenario::Scenario& s, bool asked) 
 
 }  // namespace
 
-StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profile,
+StepLowering lower_step(const models::scenario::Scenario& s, const DeviceProfile& profile,
                         std::vector<Straggler> stragglers, bool all_replicas,
                         const StepProgram* workload) {
   check_playable(s);
@@ -321,7 +323,8 @@ StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profil
       place.node = p.first_node(s, actor, stage);
       for (const auto& g : stragglers) {
         if (g.node < place.node || g.node >= place.node + p.nodes_per_group) continue;
-        double& factor = g.component == scenario::Component::link ? place.link : place.slowdown;
+        double& factor =
+            g.component == models::scenario::Component::link ? place.link : place.slowdown;
         factor = std::max(factor, g.slowdown);
       }
       p.places.push_back(place);

@@ -137,7 +137,7 @@ struct StepLowering {
   std::vector<Straggler> stragglers;
 
   // The first node of actor `actor` (a row's value) at `stage`.
-  [[nodiscard]] int first_node(const scenario::Scenario& s, int actor, int stage) const;
+  [[nodiscard]] int first_node(const models::scenario::Scenario& s, int actor, int stage) const;
 };
 
 // The classes of actors (data-parallel positions) that share every uplink alike
@@ -149,7 +149,8 @@ struct StepLowering {
 // member sends and receives the same flows over the same links at the same
 // times, so max-min fairness gives them the same rates: one member played with
 // the class's weight is every member played. `p` needs pp, dp and per_node.
-std::vector<ReplicaClass> replica_classes(const StepLowering& p, const scenario::Scenario& s,
+std::vector<ReplicaClass> replica_classes(const StepLowering& p,
+                                          const models::scenario::Scenario& s,
                                           const std::vector<Straggler>& stragglers);
 
 // The most rank groups (actors: rows x stages) the step engine plays in one
@@ -178,7 +179,7 @@ inline constexpr double kStepBytesPerRankGroup = 0.3e6;
 // scenario's pp), every replica runs it, its data-parallel collectives go over
 // the replicas' rings as the scenario's own do, its other groups' collectives
 // take their priced time, its sends their bytes between the stages' hosts.
-StepLowering lower_step(const scenario::Scenario& s, const DeviceProfile& profile,
+StepLowering lower_step(const models::scenario::Scenario& s, const DeviceProfile& profile,
                         std::vector<Straggler> stragglers, bool all_replicas,
                         const StepProgram* workload = nullptr);
 

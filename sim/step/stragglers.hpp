@@ -24,13 +24,13 @@ struct Straggler {
   int node = 0;
   double slowdown = 1;  // compute time factor (gpu) or bandwidth divisor (link), > 1
   std::string process;  // the straggler process's name, or who chose it
-  scenario::Component component = scenario::Component::gpu;  // gpu or link
+  models::scenario::Component component = models::scenario::Component::gpu;  // gpu or link
 };
 
 // The nodes slow during one step of this scenario, by node index.
-std::vector<Straggler> draw_stragglers(const scenario::Scenario& s);
+std::vector<Straggler> draw_stragglers(const models::scenario::Scenario& s);
 
 // The probability that a node is inside a slow spell of this process at a random instant.
-double straggling_probability(const scenario::StragglerProcessSpec& g);
+double straggling_probability(const models::scenario::StragglerProcessSpec& g);
 
 }  // namespace myriad::sim

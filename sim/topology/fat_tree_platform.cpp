@@ -41,7 +41,7 @@ simgrid::kernel::routing::NetPoint* gateway_of(sg4::NetZone* zone, const std::st
 
 }  // namespace
 
-FatTreePlatform::FatTreePlatform(const scenario::ClusterSpec& cluster, double node_Bps,
+FatTreePlatform::FatTreePlatform(const models::scenario::ClusterSpec& cluster, double node_Bps,
                                  int nodes_per_host, bool weighted)
     : cluster_(cluster),
       node_Bps_(node_Bps),

@@ -66,7 +66,7 @@ struct LinkCrossing {
 class FatTreePlatform {
  public:
   // node_Bps: one node's NICs together, at the profile's efficiency.
-  FatTreePlatform(const scenario::ClusterSpec& cluster, double node_Bps, int nodes_per_host,
+  FatTreePlatform(const models::scenario::ClusterSpec& cluster, double node_Bps, int nodes_per_host,
                   bool weighted = false);
   FatTreePlatform(const FatTreePlatform&) = delete;
   FatTreePlatform& operator=(const FatTreePlatform&) = delete;
@@ -108,7 +108,7 @@ class FatTreePlatform {
   Zone& zone_of(int tier, int node);
   [[nodiscard]] long subtree(int tier, int node) const;
 
-  scenario::ClusterSpec cluster_;
+  models::scenario::ClusterSpec cluster_;
   double node_Bps_ = 0;
   int nodes_per_host_ = 1;
   bool weighted_ = false;

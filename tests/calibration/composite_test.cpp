@@ -38,12 +38,12 @@ sim::DeviceProfile toy_profile() {
 
 TEST(CompositeLayer, DoesTheWorkOfTheModelsLayerProgram) {
   const LayerDims d{2, 96, 128, 4, 320};
-  scenario::ModelSpec m;
+  models::scenario::ModelSpec m;
   m.hidden = 128;
   m.heads = 4;
   m.kv_heads = 4;
   m.ffn_hidden = 320;
-  m.activation = scenario::Activation::gelu;
+  m.activation = models::scenario::Activation::gelu;
   models::ShardShape sh;
   sh.micro_batch = 2;
   sh.seq = 96;
@@ -72,21 +72,21 @@ TEST(CompositeLayer, RunsChecksAndIsPriced) {
 
 // A small model of the given sizes: GPT-like (LayerNorm, GeLU) or Llama-like
 // (RMSNorm, SwiGLU).
-scenario::ModelSpec small_model(int hidden, int heads, int kv_heads, int ffn, bool llama) {
-  scenario::ModelSpec m;
+models::scenario::ModelSpec small_model(int hidden, int heads, int kv_heads, int ffn, bool llama) {
+  models::scenario::ModelSpec m;
   m.hidden = hidden;
   m.heads = heads;
   m.kv_heads = kv_heads;
   m.ffn_hidden = ffn;
-  m.norm = llama ? scenario::Norm::rmsnorm : scenario::Norm::layernorm;
-  m.activation = llama ? scenario::Activation::swiglu : scenario::Activation::gelu;
+  m.norm = llama ? models::scenario::Norm::rmsnorm : models::scenario::Norm::layernorm;
+  m.activation = llama ? models::scenario::Activation::swiglu : models::scenario::Activation::gelu;
   return m;
 }
 
 // Expectation: the layer-program composite predicts the model's own ops, at fp32
 // (twice the bf16 traffic), so that a change to the model shows in the check.
 TEST(ProgramComposite, PredictsTheModelsOwnOps) {
-  scenario::ModelSpec m = small_model(128, 4, 2, 320, true);
+  models::scenario::ModelSpec m = small_model(128, 4, 2, 320, true);
   models::ShardShape sh;
   sh.micro_batch = 2;
   sh.seq = 64;
@@ -101,7 +101,7 @@ TEST(ProgramComposite, PredictsTheModelsOwnOps) {
     EXPECT_EQ(ops[i].bytes, 2 * model[i].bytes) << ops[i].name;
   }
   EXPECT_EQ(models::kernel_family(ops.front()), "norm.rms.fwd");
-  m.norm = scenario::Norm::layernorm;
+  m.norm = models::scenario::Norm::layernorm;
   EXPECT_EQ(models::kernel_family(program_ops(m, sh).front()), "norm.layer.fwd");
 }
 
@@ -109,7 +109,7 @@ TEST(ProgramComposite, PredictsTheModelsOwnOps) {
 // time at peak.
 TEST(ProgramComposite, RunsChecksAndIsPriced) {
   for (const bool llama : {false, true}) {
-    const scenario::ModelSpec m = small_model(64, 4, llama ? 2 : 4, 96, llama);
+    const models::scenario::ModelSpec m = small_model(64, 4, llama ? 2 : 4, 96, llama);
     models::ShardShape sh;
     sh.micro_batch = 1;
     sh.seq = 32;
@@ -125,7 +125,7 @@ TEST(ProgramComposite, RunsChecksAndIsPriced) {
 
 // Expectation: what one rank's CPU kernels cannot run is refused, saying why.
 TEST(ProgramComposite, RefusesWhatOneRanksKernelsCannotRun) {
-  scenario::ModelSpec m = small_model(64, 4, 4, 96, false);
+  models::scenario::ModelSpec m = small_model(64, 4, 4, 96, false);
   models::ShardShape sh;
   sh.seq = 32;
   sh.tp = 2;

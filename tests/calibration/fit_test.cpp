@@ -559,8 +559,8 @@ TEST(DeviceProfileFamilies, TheModelsNormIsTheKernelMeasured) {
                                {"norm.layer.bwd", 0.5},
                                {"norm.rms.fwd", 0.6},
                                {"norm.rms.bwd", 0.8}};
-  const auto norm_times = [&](scenario::Norm norm) {
-    scenario::ModelSpec m;
+  const auto norm_times = [&](models::scenario::Norm norm) {
+    models::scenario::ModelSpec m;
     m.layers = 1;
     m.hidden = 1024;
     m.heads = 8;
@@ -581,8 +581,8 @@ TEST(DeviceProfileFamilies, TheModelsNormIsTheKernelMeasured) {
     }
     return seconds_per_byte;
   };
-  const auto layer = norm_times(scenario::Norm::layernorm);
-  const auto rms = norm_times(scenario::Norm::rmsnorm);
+  const auto layer = norm_times(models::scenario::Norm::layernorm);
+  const auto rms = norm_times(models::scenario::Norm::rmsnorm);
   ASSERT_EQ(layer.size(), 2U);
   ASSERT_EQ(rms.size(), 2U);
   EXPECT_NEAR(layer[0] * 1e12, 1 / 0.4, 1e-9);

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace myriad::test_support {
+namespace myriad::calibration::test_support {
 
 // `text` as one gzip member (RFC 1952), at zlib's default compression (gzip -6).
 inline std::string gzip_text(const std::string& text) {
@@ -26,4 +26,4 @@ inline std::string gzip_text(const std::string& text) {
   return out;
 }
 
-}  // namespace myriad::test_support
+}  // namespace myriad::calibration::test_support

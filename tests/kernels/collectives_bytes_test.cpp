@@ -15,7 +15,7 @@
 #include "kernels/collectives/ring.hpp"
 #include "kernels/collectives/sendrecv.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 class Bytes : public ::testing::TestWithParam<int> {
@@ -128,4 +128,4 @@ TEST(Bandwidth, AlgbwAndBusbw) {
 }
 
 }  // namespace
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -15,7 +15,7 @@
 #include "kernels/collectives/ring.hpp"
 #include "kernels/collectives/sendrecv.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 // The largest of 1, 2, 4, 8 that divides n: GPUs per node for a hierarchical run.
@@ -264,4 +264,4 @@ TEST(CheckerRejects, AnAllgatherThatNeverSendsAShard) {
 }
 
 }  // namespace
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -15,7 +15,7 @@
 #include "kernels/collectives/sendrecv.hpp"
 #include "kernels/collectives/thread_executor.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 using Buffers = std::vector<std::vector<float>>;
@@ -201,4 +201,4 @@ TEST(ExecutorRefuses, WhatItCannotRun) {
 }
 
 }  // namespace
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

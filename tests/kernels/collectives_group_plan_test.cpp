@@ -18,7 +18,7 @@
 #include "kernels/collectives/sendrecv.hpp"
 #include "kernels/collectives/thread_executor.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 using Buffers = std::vector<std::vector<float>>;
@@ -144,4 +144,4 @@ TEST(NcclExecutor, SaysItIsNotBuilt) {
 #endif
 
 }  // namespace
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

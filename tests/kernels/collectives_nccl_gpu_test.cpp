@@ -22,7 +22,7 @@
 #include "kernels/collectives/thread_executor.hpp"
 #include "kernels/device/device_query.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 using kernels::DeviceReport;
@@ -163,4 +163,4 @@ TEST(NcclExecutor, RefusesMixedDevices) {
 }
 
 }  // namespace
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -15,7 +15,7 @@
 #include "kernels/collectives/ring.hpp"
 #include "kernels/collectives/sendrecv.hpp"
 
-namespace myriad::collectives {
+namespace myriad::kernels::collectives {
 namespace {
 
 int count_steps(const Schedule& s, int rank, StepKind kind) {
@@ -200,4 +200,4 @@ TEST(Schedule, DescribesStepsForMessages) {
 }
 
 }  // namespace
-}  // namespace myriad::collectives
+}  // namespace myriad::kernels::collectives

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 namespace {
 
 TEST(ConfigTree, RemembersWhereKeysAndValuesAre) {
@@ -109,4 +109,4 @@ TEST(ConfigTree, DeepFlowNestingIsRefusedAtTheDepthLimit) {
 }
 
 }  // namespace
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -8,7 +8,7 @@
 #include "models/scenario/scenario_schema.hpp"
 #include "myriad_source_paths.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 namespace {
 
 const LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
@@ -219,9 +219,9 @@ TEST(Loader, NetworkCapacityFollowsTheFatTreeFormula) {
 }
 
 }  // namespace
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 namespace {
 
 TEST(Loader, WithoutFaultsAndPoliciesTheLlama3MixAndOneDefaultPolicySet) {
@@ -312,4 +312,4 @@ faults:
 }
 
 }  // namespace
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

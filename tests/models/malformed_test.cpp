@@ -9,7 +9,7 @@
 #include "models/scenario/loader.hpp"
 #include "myriad_source_paths.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 namespace {
 
 const std::string kCorpus = std::string(MYRIAD_TEST_DATA_DIR) + "/malformed";
@@ -73,4 +73,4 @@ INSTANTIATE_TEST_SUITE_P(Corpus, Malformed, testing::ValuesIn(corpus()),
 TEST(MalformedCorpus, HasAtLeastThirtyDistinctCases) { EXPECT_GE(corpus().size(), 30u); }
 
 }  // namespace
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

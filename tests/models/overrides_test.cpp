@@ -12,7 +12,7 @@
 #include "models/scenario/run_title.hpp"
 #include "myriad_source_paths.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 namespace {
 
 const std::string kBase =
@@ -200,4 +200,4 @@ TEST(Overrides, ApplyToAnEmptyTree) {
 }
 
 }  // namespace
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -4,7 +4,7 @@
 
 #include "models/scenario/scenario_schema.hpp"
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 namespace {
 
 struct Toy {
@@ -95,4 +95,4 @@ TEST(Schema, DocumentsEveryKeyWithTypeDefaultAndMeaning) {
 }
 
 }  // namespace
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace myriad::scenario {
+namespace myriad::models::scenario {
 namespace {
 
 double parse_ok(const std::string& text, Dimension d) {
@@ -110,4 +110,4 @@ TEST(Units, HumanFormPicksAPrefix) {
 }
 
 }  // namespace
-}  // namespace myriad::scenario
+}  // namespace myriad::models::scenario

@@ -19,8 +19,8 @@ namespace {
 using testing::a100;
 using testing::kShipped;
 
-scenario::Scenario load(const std::string& text) {
-  return scenario::load_scenario_text(text, "analytic_test.yaml", kShipped);
+models::scenario::Scenario load(const std::string& text) {
+  return models::scenario::load_scenario_text(text, "analytic_test.yaml", kShipped);
 }
 
 TEST(DeviceProfile, EveryShippedProfileLoadsAndSaysWhereItsNumbersComeFrom) {
@@ -97,7 +97,7 @@ TEST(ComputeCost, SmallGemmsRunLessEfficiently) {
   EXPECT_GT(eff(2048, 1536, 12288), eff(256, 256, 256));
 }
 
-scenario::ClusterSpec selene(int gpus) {
+models::scenario::ClusterSpec selene(int gpus) {
   return load("cluster: {preset: selene-like, gpus: " + std::to_string(gpus) +
               "}\nmodel: {preset: megatron-22b}\nparallelism: {tp: 8, global_batch: " +
               std::to_string(gpus) + "}\n")
@@ -148,7 +148,7 @@ parallelism: {tp: 1, ep: 8, global_batch: 16384}
 }
 
 TEST(Estimate, BreakdownSumsToTheStepAndRepeatsExactly) {
-  const auto s = scenario::load_scenario(
+  const auto s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/gpt3-175b-megascale-12288.yaml", kShipped);
   const StepReport a = estimate(s, a100());
   const StepReport b = estimate(s, a100());
@@ -166,7 +166,7 @@ TEST(Estimate, BreakdownSumsToTheStepAndRepeatsExactly) {
 // is 1.258 M tokens/s, 300 B tokens in 2.76 days; an fp8 job gets its MFU against
 // the fp8 peak too. The estimate's own rates are that function's at its step time.
 TEST(StepRates, OneFunctionDerivesMfuTokensAndDays) {
-  auto s = scenario::load_scenario(
+  auto s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/gpt3-175b-megascale-12288.yaml", kShipped);
   const StepRates r = step_rates(s, 3e19, 4e19, 10.0);
   EXPECT_DOUBLE_EQ(r.mfu, 3e19 / (10.0 * 12288 * 312e12));
@@ -186,7 +186,7 @@ TEST(StepRates, OneFunctionDerivesMfuTokensAndDays) {
   EXPECT_EQ(e.mfu, again.mfu);
   EXPECT_EQ(e.tokens_per_s, again.tokens_per_s);
   EXPECT_EQ(e.days_to_target, again.days);
-  s.training.precision = scenario::Precision::fp8;
+  s.training.precision = models::scenario::Precision::fp8;
   s.cluster.gpu.fp8_flops = 624e12;
   EXPECT_DOUBLE_EQ(step_rates(s, 3e19, 4e19, 10.0).mfu_fp8, 3e19 / (10.0 * 12288 * 624e12));
 }
@@ -205,7 +205,7 @@ parallelism: {tp: 8, sp: true, pp: 8, global_batch: 64, recompute: selective}
   };
   const double one_f_one_b = bubble();
   s.parallelism.virtual_stages = 3;
-  s.parallelism.schedule = scenario::Schedule::interleaved;
+  s.parallelism.schedule = models::scenario::Schedule::interleaved;
   // A third with alike chunks (PipelineMakespan.AlikeChunksTakeTheTextbookBubble);
   // a little more here: the last stage's last chunk holds the head (4 layers and
   // the head, where 1F1B spreads the head over 12 layers), and that chunk paces
@@ -230,7 +230,7 @@ TEST(Estimate, RunsOnEveryExampleWithItsGpusProfile) {
   for (const auto& e :
        std::filesystem::directory_iterator(std::string(MYRIAD_SCENARIO_DIR) + "/examples")) {
     SCOPED_TRACE(e.path().string());
-    const auto s = scenario::load_scenario(e.path().string(), kShipped);
+    const auto s = models::scenario::load_scenario(e.path().string(), kShipped);
     const auto p =
         load_profile(std::string(MYRIAD_PROFILE_DIR) + "/" + s.cluster.gpu.preset + ".json");
     const StepReport r = estimate(s, p);
@@ -245,7 +245,7 @@ TEST(Estimate, RunsOnEveryExampleWithItsGpusProfile) {
 class PublishedTable : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PublishedTable, WithinItsBounds) {
-  const ProfileLookup lookup = [](const scenario::Scenario& s) -> const DeviceProfile& {
+  const ProfileLookup lookup = [](const models::scenario::Scenario& s) -> const DeviceProfile& {
     return testing::shipped_profile(s.cluster.gpu.profile);
   };
   const auto r = run_suite(std::string(MYRIAD_SCENARIO_DIR) + "/validation/" + GetParam() + ".yaml",

@@ -17,7 +17,7 @@
 namespace myriad::sim::campaign {
 namespace {
 
-const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
+const models::scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
 
 const DeviceProfile& a100() {
   static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json");
@@ -75,8 +75,8 @@ TEST(RepairIncidents, OneEventAnIncidentWithTheNodesThatCameBack) {
 
 // 16 nodes of 8 A100 under leaves of 8 nodes, 8 spares (leaf 2); no random
 // failures: node 9 fails at 9 h for 5 h, its leaf (nodes 8-15) at 10 h for 2 h.
-scenario::Scenario leaf_under_repair() {
-  return scenario::load_scenario_text(R"(
+models::scenario::Scenario leaf_under_repair() {
+  return models::scenario::load_scenario_text(R"(
 cluster:
   preset: selene-like
   gpus: 128
@@ -94,7 +94,7 @@ faults:
     - {at: 10h, domain: leaf, id: 1, repair: 2h}
 policies: [{hot_spares: 8, checkpoint_rule: fixed, checkpoint_interval: 100h}]
 )",
-                                      "leaf.yaml", kShipped);
+                                              "leaf.yaml", kShipped);
 }
 
 TEST(RepairIncidents, ALeafComesBackAsOneEventItsLongerRepairAsAnother) {
@@ -183,7 +183,7 @@ TEST(FailureTimeline, KeepsTheFirstInterruptionsAndCountsThemAll) {
 // of a run adds up to the hours its result loses to detection, waiting for
 // repairs and restarts (the downtime), and to work rolled back.
 TEST(FailureTimeline, AddsUpToTheRunsHoursLostByCause) {
-  const auto s = scenario::load_scenario_text(R"(
+  const auto s = models::scenario::load_scenario_text(R"(
 cluster: {preset: selene-like, gpus: 128}
 model: {preset: gpt3-175b-megatron}
 parallelism: {tp: 8, pp: 8, global_batch: 64}
@@ -198,7 +198,7 @@ policies:
   - {name: spares, hot_spares: 4, repair_time: 6h}
   - {name: shrink, no_spare: shrink, repair_time: 6h, straggler_action: evict}
 )",
-                                              "busy.yaml", kShipped);
+                                                      "busy.yaml", kShipped);
   CampaignOptions o;
   o.days = 20;
   o.seeds = 2;

@@ -16,9 +16,9 @@
 namespace myriad::sim::campaign {
 namespace {
 
-using random::RandomStream;
+using models::RandomStream;
 
-const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
+const models::scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
 
 const DeviceProfile& a100() {
   static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json");
@@ -32,8 +32,8 @@ model: {preset: gpt3-175b-megatron}
 parallelism: {tp: 8, pp: 8, global_batch: 64}
 )";
 
-scenario::Scenario load(const std::string& extra) {
-  return scenario::load_scenario_text(kJob + extra, "campaign_test.yaml", kShipped);
+models::scenario::Scenario load(const std::string& extra) {
+  return models::scenario::load_scenario_text(kJob + extra, "campaign_test.yaml", kShipped);
 }
 
 double cause(const RunResult& r, Cause c) {
@@ -155,7 +155,7 @@ TEST(Campaign, CausesAddUpToTheWallClock) {
 }
 
 // The event log as text, by policy.
-std::vector<std::string> event_lines(const scenario::Scenario& s, CampaignOptions o,
+std::vector<std::string> event_lines(const models::scenario::Scenario& s, CampaignOptions o,
                                      CampaignReport* report = nullptr) {
   std::vector<std::string> lines;
   o.on_event = [&lines](std::size_t p, const CampaignEvent& e) {
@@ -234,7 +234,7 @@ policies:
                 "host_copy_bandwidth: 50GB/s, checkpoint_coordination: 0s, async_upload: false, "
                 "storage_read_bandwidth: 1TB/s}\n";
   }
-  const auto s = scenario::load_scenario_text(job + policies, "young_daly.yaml", kShipped);
+  const auto s = models::scenario::load_scenario_text(job + policies, "young_daly.yaml", kShipped);
   CampaignOptions o;
   o.days = 60;
   o.seeds = 16;
@@ -277,7 +277,7 @@ TEST(Campaign, Llama3LikeRunSeesAbout400InterruptionsAndNinetyPercent) {
   // Llama 3 (arXiv:2407.21783 s3.3.4): 419 unexpected interruptions in 54 days
   // on 16,384 H100, effective training time above 90%. The scenario states its
   // assumptions (recovery times, spares, storage) in its comments.
-  const auto s = scenario::load_scenario(
+  const auto s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-405b-h100-16384-campaign.yaml",
       kShipped);
   const DeviceProfile h100 = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json");
@@ -423,7 +423,7 @@ TEST(CampaignWarnings, NameWhatMakesFiguresDubious) {
   sound.healthy_step_s = 10;
   sound.target_tokens = 1e12;
   sound.horizon_s = kLongestCampaign_days * 86400;
-  static const scenario::PolicySpec spec;  // young rule, block, storage only
+  static const models::scenario::PolicySpec spec;  // young rule, block, storage only
   PolicyReport p;
   p.name = "default";
   p.policy.spec = &spec;
@@ -467,10 +467,10 @@ TEST(CampaignWarnings, NameWhatMakesFiguresDubious) {
       << u[0];
   EXPECT_NE(u[1].find("keep the storage busy 60 %"), std::string::npos) << u[1];
 
-  static const scenario::PolicySpec fixed = [] {
-    scenario::PolicySpec f;
-    f.checkpoint_rule = scenario::CheckpointRule::fixed;
-    f.upload_overlap = scenario::UploadOverlap::skip;
+  static const models::scenario::PolicySpec fixed = [] {
+    models::scenario::PolicySpec f;
+    f.checkpoint_rule = models::scenario::CheckpointRule::fixed;
+    f.upload_overlap = models::scenario::UploadOverlap::skip;
     return f;
   }();
   CampaignReport too_often = sound;
@@ -697,8 +697,8 @@ namespace {
 
 // 16 nodes of 8 A100 under leaves of 8 nodes (16-port leaf switches at 1:1,
 // rail-optimized), two tiers; no random failures unless given.
-scenario::Scenario domains(const std::string& extra) {
-  return scenario::load_scenario_text(R"(
+models::scenario::Scenario domains(const std::string& extra) {
+  return models::scenario::load_scenario_text(R"(
 cluster:
   preset: selene-like
   gpus: 128
@@ -710,11 +710,11 @@ cluster:
 model: {preset: gpt3-175b-megatron}
 parallelism: {tp: 8, pp: 8, global_batch: 64}
 )" + extra,
-                                      "domains.yaml", kShipped);
+                                              "domains.yaml", kShipped);
 }
 
 // Runs one seed of one policy, collecting its events.
-RunResult run_logged(const scenario::Scenario& s, std::vector<CampaignEvent>& events,
+RunResult run_logged(const models::scenario::Scenario& s, std::vector<CampaignEvent>& events,
                      double days = 1) {
   CampaignOptions o;
   o.days = days;
@@ -743,10 +743,11 @@ faults:
     - {component: host, domain: rack, per_1000_domain_days: 500}
     - {component: gpu, per_1000_node_days: 100}
 )");
-  EXPECT_EQ(scenario::domain_nodes(s, scenario::Domain::node), 1);
-  EXPECT_EQ(scenario::domain_nodes(s, scenario::Domain::leaf), 8);
-  EXPECT_EQ(scenario::domain_nodes(s, scenario::Domain::pod), 16);  // 8 x 16, all 16 nodes
-  EXPECT_EQ(scenario::domain_nodes(s, scenario::Domain::rack), 2);
+  EXPECT_EQ(models::scenario::domain_nodes(s, models::scenario::Domain::node), 1);
+  EXPECT_EQ(models::scenario::domain_nodes(s, models::scenario::Domain::leaf), 8);
+  EXPECT_EQ(models::scenario::domain_nodes(s, models::scenario::Domain::pod),
+            16);  // 8 x 16, all 16 nodes
+  EXPECT_EQ(models::scenario::domain_nodes(s, models::scenario::Domain::rack), 2);
   // 2 leaves x 1/day + 8 racks x 0.5/day + 16 nodes x 0.1/day = 7.6 a day.
   EXPECT_NEAR(resolve_policy(s, s.policies[0]).job_mtbf_s, 86400 / 7.6, 1e-6);
 }
@@ -765,7 +766,9 @@ policies:
   std::vector<CampaignEvent> events;
   const RunResult eight = run_logged(s, events);
   EXPECT_EQ(eight.interruptions, 1);
-  EXPECT_EQ(eight.failures_by_component[static_cast<std::size_t>(scenario::Component::switch_)], 1);
+  EXPECT_EQ(
+      eight.failures_by_component[static_cast<std::size_t>(models::scenario::Component::switch_)],
+      1);
   const auto failures = of_kind(events, EventKind::failure);
   ASSERT_EQ(failures.size(), 1U);
   EXPECT_EQ(failures[0].time_s, 36000);
@@ -815,7 +818,7 @@ policies: [{hot_spares: 8, repair_time: 1min, detection: 1min, diagnosis: 0s}]
     EXPECT_EQ(e.node_count, 8);
     EXPECT_EQ(e.first_node % 8, 0);
   }
-  EXPECT_EQ(r.failures_by_component[static_cast<std::size_t>(scenario::Component::switch_)],
+  EXPECT_EQ(r.failures_by_component[static_cast<std::size_t>(models::scenario::Component::switch_)],
             static_cast<int>(failures.size()));
 }
 
@@ -859,7 +862,7 @@ faults: {processes: [], replay: failures.csv}
 policies: [{hot_spares: 8}]
 )";
   }
-  const auto s = scenario::load_scenario((dir / "replay.yaml").string(), kShipped);
+  const auto s = models::scenario::load_scenario((dir / "replay.yaml").string(), kShipped);
   ASSERT_EQ(s.faults.replayed.size(), 3U);
   std::vector<CampaignEvent> events;
   const RunResult r = run_logged(s, events);
@@ -881,18 +884,18 @@ policies: [{hot_spares: 8}]
     csv << "time,component,id\n2h,gpu,3\n3 hours,gpu,4\n";
   }
   try {
-    (void)scenario::load_scenario((dir / "replay.yaml").string(), kShipped);
+    (void)models::scenario::load_scenario((dir / "replay.yaml").string(), kShipped);
     FAIL() << "a bad time loaded";
-  } catch (const scenario::ScenarioError& e) {
+  } catch (const models::scenario::ScenarioError& e) {
     EXPECT_NE(std::string(e.what()).find("failures.csv:3:1: error: faults.replay: column 'time'"),
               std::string::npos)
         << e.what();
   }
   std::filesystem::remove(dir / "failures.csv");
   try {
-    (void)scenario::load_scenario((dir / "replay.yaml").string(), kShipped);
+    (void)models::scenario::load_scenario((dir / "replay.yaml").string(), kShipped);
     FAIL() << "a missing replay loaded";
-  } catch (const scenario::ScenarioError& e) {
+  } catch (const models::scenario::ScenarioError& e) {
     EXPECT_NE(
         std::string(e.what()).find("error: faults.replay: " + (dir / "failures.csv").string() +
                                    ": cannot read a failure replay: No such file or directory"),

@@ -21,7 +21,7 @@ namespace myriad::sim::chakra {
 namespace {
 
 StepProgram example_program(const std::string& overrides) {
-  const auto s = scenario::load_scenario_text(
+  const auto s = models::scenario::load_scenario_text(
       "cluster: {preset: llama3-like, gpus: 64}\n"
       "model: {preset: llama3-8b, seq_length: 4096}\n"
       "parallelism: {tp: 8, sp: true, pp: 4, zero: 1, micro_batch: 1, global_batch: 32" +
@@ -119,7 +119,7 @@ TEST(ChakraProgram, ARealTracePlays) {
 // (and the host-side c10d calls, which have no size) keeps its traced time.
 TEST(ChakraProgram, OnAScenariosClusterCollectivesTakeItsPrices) {
   const EtSet set = feeder_trace();
-  const auto s = scenario::load_scenario(
+  const auto s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-405b-h100-16384-campaign.yaml",
       sim::testing::kShipped);
   const DeviceProfile profile = on_hardware(sim::testing::h100(), s.cluster.gpu);

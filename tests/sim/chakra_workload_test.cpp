@@ -20,14 +20,14 @@
 namespace myriad::sim::chakra {
 namespace {
 
-scenario::Scenario example(const std::string& name) {
-  return scenario::load_scenario(std::string(MYRIAD_SCENARIO_DIR) + "/examples/" + name + ".yaml",
-                                 sim::testing::kShipped);
+models::scenario::Scenario example(const std::string& name) {
+  return models::scenario::load_scenario(
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/" + name + ".yaml", sim::testing::kShipped);
 }
 
 // The scenario's step program as traces, read back priced on the scenario: its
 // data-parallel collectives priced over the dp group, its sends with their bytes.
-StepProgram round_trip(const scenario::Scenario& s, const DeviceProfile& profile) {
+StepProgram round_trip(const models::scenario::Scenario& s, const DeviceProfile& profile) {
   const StepProgram program = build_step_program(s, profile);
   const TracePricing pricing{&s, &profile, models::GroupKind::dp};
   return program_from_trace(program_trace(program, "step"), &pricing);

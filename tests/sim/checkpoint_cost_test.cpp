@@ -13,7 +13,7 @@
 namespace myriad::sim::campaign {
 namespace {
 
-const scenario::LoadOptions kScenarios{{MYRIAD_SCENARIO_DIR}};
+const models::scenario::LoadOptions kScenarios{{MYRIAD_SCENARIO_DIR}};
 
 const DeviceProfile& h100() {
   static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/H100.json");
@@ -41,7 +41,7 @@ constexpr double kHeldBytes = kLastStagePerGpu * (2 + 12.0 / 128);
 constexpr double kBalancedBytes = kLastStagePerGpu * 14 / 128;
 
 TEST(CheckpointCost, TheStallIsTheCoordinationAndTheBusiestGpusCopy) {
-  const auto s = scenario::load_scenario(kLlama3, kScenarios);
+  const auto s = models::scenario::load_scenario(kLlama3, kScenarios);
   const ResolvedPolicy r = resolve_policy(s, s.policies[0]);
   // 377 MB per GPU at 25 GB/s is 15 ms; eight of them into one node's host
   // memory at 614 GB/s take 4.9 ms, so the GPU's link sets the copy.
@@ -52,8 +52,8 @@ TEST(CheckpointCost, TheStallIsTheCoordinationAndTheBusiestGpusCopy) {
   EXPECT_NEAR(r.stall_s, stall, 1e-3);
 
   // Every GPU copying all it holds: 7.2 GB at 25 GB/s, 0.29 s.
-  scenario::PolicySpec held = s.policies[0];
-  held.checkpoint_snapshot = scenario::CheckpointSnapshot::held;
+  models::scenario::PolicySpec held = s.policies[0];
+  held.checkpoint_snapshot = models::scenario::CheckpointSnapshot::held;
   const ResolvedPolicy h = resolve_policy(s, held);
   EXPECT_NEAR(h.snapshot_bytes_per_gpu, kHeldBytes, 5e-3 * kHeldBytes);
   EXPECT_NEAR(h.stall_s, 2 + kHeldBytes / 25e9, 2e-3);
@@ -65,7 +65,7 @@ TEST(CheckpointCost, TheStallIsTheCoordinationAndTheBusiestGpusCopy) {
 }
 
 TEST(CheckpointCost, TheIntervalAndTheBytesWrittenFollowFromTheStall) {
-  const auto s = scenario::load_scenario(kLlama3, kScenarios);
+  const auto s = models::scenario::load_scenario(kLlama3, kScenarios);
   const ResolvedPolicy r = resolve_policy(s, s.policies[0]);
   // The job's mean time between failures: 3.09 h (Llama 3's 419 interruptions
   // in 54 days on 2,048 nodes).
@@ -101,7 +101,7 @@ TEST(CheckpointCost, TheIntervalAndTheBytesWrittenFollowFromTheStall) {
 }
 
 TEST(CheckpointCost, WarningsNameCheckpointsUnderAStepAndWhatBusyStorageWrites) {
-  static const scenario::PolicySpec spec;  // young rule, storage only
+  static const models::scenario::PolicySpec spec;  // young rule, storage only
   CampaignReport report;
   report.healthy_step_s = 10;
   PolicyReport p;

@@ -17,7 +17,7 @@
 namespace myriad::sim {
 namespace {
 
-using collectives::Schedule;
+using kernels::collectives::Schedule;
 using testing::kSanitizerSafe;
 
 // SimGrid runs one engine per process: each simulation in a child.
@@ -57,13 +57,13 @@ std::vector<Case> cases() {
   for (const int n : {2, 3, 8}) {
     const double bytes = 64.0 * (1 << 20) * n;  // divisible into n * channels chunks
     const auto b = static_cast<std::int64_t>(bytes);
-    c.push_back({"all-reduce", collectives::make_ring_allreduce(n, b, 1, 4),
+    c.push_back({"all-reduce", kernels::collectives::make_ring_allreduce(n, b, 1, 4),
                  2.0 * (n - 1) * kLink.latency_s + 2.0 * (n - 1) / n * bytes / kLink.link_Bps});
-    c.push_back({"all-reduce, 2 channels", collectives::make_ring_allreduce(n, b, 2, 4),
+    c.push_back({"all-reduce, 2 channels", kernels::collectives::make_ring_allreduce(n, b, 2, 4),
                  2.0 * (n - 1) * kLink.latency_s + 2.0 * (n - 1) / n * bytes / kLink.link_Bps});
-    c.push_back({"all-gather", collectives::make_ring_allgather(n, b, 1, 4),
+    c.push_back({"all-gather", kernels::collectives::make_ring_allgather(n, b, 1, 4),
                  (n - 1) * kLink.latency_s + (n - 1.0) / n * bytes / kLink.link_Bps});
-    c.push_back({"reduce-scatter", collectives::make_ring_reduce_scatter(n, b, 1, 4),
+    c.push_back({"reduce-scatter", kernels::collectives::make_ring_reduce_scatter(n, b, 1, 4),
                  (n - 1) * kLink.latency_s + (n - 1.0) / n * bytes / kLink.link_Bps});
   }
   return c;
@@ -86,7 +86,7 @@ TEST(CollectiveLowering, PhasedAgreesWithChunkedWithinOnePercent) {
 }
 
 TEST(CollectiveLowering, RefusesSchedulesThatLeaveTheRing) {
-  const Schedule tree = collectives::make_tree_allreduce(4, 1 << 20, 1, 4);
+  const Schedule tree = kernels::collectives::make_tree_allreduce(4, 1 << 20, 1, 4);
   EXPECT_LT(in_child([&] { return simulate_chunked(tree, kLink, kSanitizerSafe); }), 0);
 }
 

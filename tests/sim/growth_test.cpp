@@ -28,14 +28,14 @@ const std::string kGrown =
     "  tokens: 1T\n"
     "  growth: {from: llama3-8b, tokens: 100B, saved_fraction: 0.3, source: a test}\n";
 
-scenario::Scenario grown(const std::string& extra = "") {
-  return scenario::load_scenario_text(kGrown + extra, "grown.yaml", kShipped);
+models::scenario::Scenario grown(const std::string& extra = "") {
+  return models::scenario::load_scenario_text(kGrown + extra, "grown.yaml", kShipped);
 }
 
 std::string error_of(const std::string& text) {
   try {
-    (void)scenario::load_scenario_text(text, "grown.yaml", kShipped);
-  } catch (const scenario::ScenarioError& e) {
+    (void)models::scenario::load_scenario_text(text, "grown.yaml", kShipped);
+  } catch (const models::scenario::ScenarioError& e) {
     return e.what();
   }
   return "";

@@ -25,14 +25,15 @@ using testing::h100;
 using testing::kShipped;
 
 // Llama 3 70B on 64 H100: tp 8 inside the node, pp 2, dp 4 across nodes.
-scenario::Scenario base(const std::string& gpu_keys = "", const std::string& cluster_keys = "") {
+models::scenario::Scenario base(const std::string& gpu_keys = "",
+                                const std::string& cluster_keys = "") {
   const std::string text = R"(
 cluster: {preset: llama3-like, gpus: 64, gpu: {preset: H100)" +
                            gpu_keys + "}" + cluster_keys + R"(}
 model: {preset: llama3-70b, seq_length: 4096}
 parallelism: {tp: 8, sp: true, pp: 2, zero: 1, micro_batch: 1, global_batch: 32}
 )";
-  return scenario::load_scenario_text(text, "hardware_whatif_test.yaml", kShipped);
+  return models::scenario::load_scenario_text(text, "hardware_whatif_test.yaml", kShipped);
 }
 
 const PricedCollective& collective(const StepReport& r, const std::string& name) {
@@ -102,7 +103,7 @@ TEST(HardwareWhatIf, HalvingNvlinkDoublesTheTensorParallelBandwidthTerm) {
 // reduce-scatter are rings either way.
 TEST(HardwareWhatIf, NvlsSpeedsAllReduceOnlyWhereTheHardwareHasIt) {
   const auto scenario = [](bool sp, const std::string& nvls) {
-    return scenario::load_scenario_text(
+    return models::scenario::load_scenario_text(
         "cluster: {preset: llama3-like, gpus: 64, gpu: {preset: H100" + nvls + R"(}}
 model: {preset: llama3-70b, seq_length: 4096}
 parallelism: {tp: 8, sp: )" +
@@ -161,9 +162,9 @@ TEST(HardwareWhatIf, AnNvlsCurveNeedsTheRingCeiling) {
 // Expectation: fp8 GEMMs run against the fp8 peak: twice the peak, half the time.
 TEST(HardwareWhatIf, DoublingTheFp8PeakHalvesFp8Gemms) {
   auto plain = base();
-  plain.training.precision = scenario::Precision::fp8;
+  plain.training.precision = models::scenario::Precision::fp8;
   auto fast = base(", fp8_peak: 3958TFLOPS");
-  fast.training.precision = scenario::Precision::fp8;
+  fast.training.precision = models::scenario::Precision::fp8;
   const double overhead = h100().kernel_overhead_s;
   const StepReport slow_report = estimate(plain, h100());
   const StepReport fast_report = estimate(fast, h100());
@@ -190,7 +191,7 @@ TEST(HardwareWhatIf, SmCountSetsWaveQuantization) {
   const models::Op gemm = models::make_gemm("g", 11 * 256, 12 * 128, 8192, 1, 2, false);
   DeviceProfile one_tile = h100();
   one_tile.gemm_tiles = {{256, 128, 1.0}};
-  scenario::GpuSpec gpu = base().cluster.gpu;
+  models::scenario::GpuSpec gpu = base().cluster.gpu;
   const DeviceProfile full = on_hardware(one_tile, gpu);
   gpu.sms = 131;
   const DeviceProfile fewer = on_hardware(one_tile, gpu);
@@ -228,16 +229,16 @@ TEST(HardwareWhatIf, EveryGpuKeyIsTestedOrALabel) {
                                         "hbm_bandwidth", "nvlink_bandwidth", "sms",
                                         "nvls",          "profile"};
   const std::set<std::string> labels = {"preset", "name", "source"};
-  const scenario::SectionDoc doc = scenario::scenario_doc();
-  const std::function<const scenario::SectionDoc*(const scenario::SectionDoc&)> find =
-      [&](const scenario::SectionDoc& d) -> const scenario::SectionDoc* {
+  const models::scenario::SectionDoc doc = models::scenario::scenario_doc();
+  const std::function<const models::scenario::SectionDoc*(const models::scenario::SectionDoc&)>
+      find = [&](const models::scenario::SectionDoc& d) -> const models::scenario::SectionDoc* {
     if (d.path == "cluster.gpu") return &d;
     for (const auto& s : d.sections) {
       if (const auto* f = find(s)) return f;
     }
     return nullptr;
   };
-  const scenario::SectionDoc* gpu = find(doc);
+  const models::scenario::SectionDoc* gpu = find(doc);
   ASSERT_NE(gpu, nullptr);
   for (const auto& f : gpu->fields) {
     EXPECT_TRUE(tested.count(f.key) + labels.count(f.key) == 1)
@@ -248,12 +249,12 @@ TEST(HardwareWhatIf, EveryGpuKeyIsTestedOrALabel) {
 // Expectation: a GPU without a profile of its own borrows one: the efficiencies
 // are the lender's, the peaks and link rates the GPU's, and the profile says so.
 TEST(HardwareWhatIf, AGpuWithoutAProfileBorrowsOne) {
-  const auto b200 = scenario::load_scenario_text(R"(
+  const auto b200 = models::scenario::load_scenario_text(R"(
 cluster: {preset: llama3-like, gpus: 64, gpu: B200}
 model: {preset: llama3-70b, seq_length: 4096}
 parallelism: {tp: 8, sp: true, pp: 2, zero: 1, micro_batch: 1, global_batch: 32}
 )",
-                                                 "b200.yaml", kShipped);
+                                                         "b200.yaml", kShipped);
   EXPECT_EQ(b200.cluster.gpu.profile, "H100");
   const DeviceProfile on_b200 = on_hardware(h100(), b200.cluster.gpu);
   EXPECT_TRUE(on_b200.borrowed());
@@ -304,7 +305,7 @@ namespace {
 // plays the same: see the agreement test). A stage's pipeline transfers all go
 // 64 nodes on: every node's leaves its rack, three times what the uplinks carry.
 TEST(NetworkSlowdown, RingsRarelyLeaveARackPipelineTransfersAllDo) {
-  auto s = scenario::load_scenario(
+  auto s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-70b-h100-2048.yaml", kShipped);
   s.cluster.network.tiers[0].oversubscription = 3;
   const NetworkSlowdown reduce = network_slowdown(s, Traffic::dp_reduce);
@@ -324,7 +325,7 @@ TEST(NetworkSlowdown, RingsRarelyLeaveARackPipelineTransfersAllDo) {
 // 56. The pod's uplinks carry 1/21 of its 84 nodes' NICs: 28/84 x 21 = 7 times
 // slower (the step engine's sends there take 7 times the NIC time), not 14.
 TEST(NetworkSlowdown, ReplicasWhoseTransfersDifferDriftApart) {
-  auto s = scenario::load_scenario(
+  auto s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-70b-h100-3584-pods-1to7.yaml", kShipped);
   const NetworkSlowdown shipped = network_slowdown(s, Traffic::pp);
   EXPECT_NEAR(shipped.factor, 7.0, 1e-9);  // a stage a pod: every transfer leaves

@@ -28,7 +28,7 @@ const std::string kLlama8b =
     "overlap: {tp: true, pp: true, dp: true}\n"
     "training: {tokens: 100B}\n";
 
-SearchSpace small_space(const scenario::Scenario& s) {
+SearchSpace small_space(const models::scenario::Scenario& s) {
   SearchSpace space = default_space(s);
   space.pp = {1, 2, 4, 3};  // 3 does not divide the 32 layers
   space.virtual_stages = {1, 2};
@@ -38,7 +38,7 @@ SearchSpace small_space(const scenario::Scenario& s) {
 }
 
 TEST(LayoutSearch, EveryCandidateIsPrunedOrEstimated) {
-  const auto s = scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  const auto s = models::scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
   const SearchSpace space = small_space(s);
   PlanOptions options;
   options.top = 5;
@@ -71,15 +71,16 @@ TEST(LayoutSearch, EveryCandidateIsPrunedOrEstimated) {
 // and estimated on its own, gives the same step time; the search is
 // deterministic; a larger K keeps the same head.
 TEST(LayoutSearch, TheBestIsWhatEstimateGivesForIt) {
-  const auto s = scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  const auto s = models::scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
   const SearchSpace space = small_space(s);
   PlanOptions options;
   options.top = 3;
   const PlanResult a = search_layouts(s, h100(), space, options);
   ASSERT_FALSE(a.top.empty());
-  const auto again = scenario::load_scenario_text(
+  const auto again = models::scenario::load_scenario_text(
       kLlama8b, "plan.yaml",
-      scenario::LoadOptions({MYRIAD_SCENARIO_DIR}, layout_overrides(a.top.front().parallelism)));
+      models::scenario::LoadOptions({MYRIAD_SCENARIO_DIR},
+                                    layout_overrides(a.top.front().parallelism)));
   EXPECT_DOUBLE_EQ(estimate(again, h100()).step_time_s, a.top.front().metrics.step_time_s);
   const PlanResult b = search_layouts(s, h100(), space, options);
   ASSERT_EQ(b.top.size(), a.top.size());
@@ -96,7 +97,7 @@ TEST(LayoutSearch, TheBestIsWhatEstimateGivesForIt) {
 }
 
 TEST(LayoutSearch, HeadroomIsAConstraint) {
-  const auto s = scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  const auto s = models::scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
   PlanOptions tight;
   tight.headroom = 0.01;  // the leanest layout (ZeRO-3, full recomputation) needs 5 %
   const PlanResult r = search_layouts(s, h100(), small_space(s), tight);
@@ -140,7 +141,7 @@ void expect_same_plan(const PlanResult& a, const PlanResult& b) {
 // each shard's result sent as JSON and merged, give the search of them all at
 // once: counts, first examples, the best K, their alike counts.
 TEST(LayoutSearch, ShardsMergedAreTheWholeSearch) {
-  const auto s = scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  const auto s = models::scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
   const SearchSpace space = small_space(s);
   PlanOptions options;
   options.top = 6;
@@ -166,7 +167,7 @@ TEST(LayoutSearch, ShardsMergedAreTheWholeSearch) {
 // kept layout is what estimate gives for the scenario with its overrides; the
 // shards, merged, are the whole search.
 TEST(LayoutSearch, BalancedStagesAreAnAxis) {
-  const auto s = scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  const auto s = models::scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
   SearchSpace space = small_space(s);
   space.pp = {2, 4};
   PlanOptions options;
@@ -183,9 +184,9 @@ TEST(LayoutSearch, BalancedStagesAreAnAxis) {
     if (l.parallelism.stage_layers.empty()) continue;
     ++with_split;
     EXPECT_LT(l.parallelism.stage_layers.back(), 32 / l.parallelism.pp);
-    const auto again = scenario::load_scenario_text(
+    const auto again = models::scenario::load_scenario_text(
         kLlama8b, "plan.yaml",
-        scenario::LoadOptions({MYRIAD_SCENARIO_DIR}, layout_overrides(l.parallelism)));
+        models::scenario::LoadOptions({MYRIAD_SCENARIO_DIR}, layout_overrides(l.parallelism)));
     EXPECT_DOUBLE_EQ(estimate(again, h100()).step_time_s, l.metrics.step_time_s);
   }
   EXPECT_GT(with_split, 0);
@@ -203,12 +204,12 @@ TEST(LayoutSearch, BalancedStagesAreAnAxis) {
 
 // Expectation: layout_at(index) is the layout the search evaluated at that index.
 TEST(LayoutSearch, LayoutAtDecodesTheEnumeration) {
-  const auto s = scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  const auto s = models::scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
   const SearchSpace space = small_space(s);
   PlanOptions options;
   std::size_t checked = 0;
-  options.on_evaluated = [&](std::size_t index, const scenario::ParallelSpec& p) {
-    scenario::Scenario again = s;
+  options.on_evaluated = [&](std::size_t index, const models::scenario::ParallelSpec& p) {
+    models::scenario::Scenario again = s;
     apply_layout(again, layout_at(s.parallelism, space, index));
     EXPECT_EQ(again.parallelism.tp, p.tp);
     EXPECT_EQ(again.parallelism.pp, p.pp);
@@ -237,12 +238,12 @@ namespace {
 // Expectation: pruning variants read as `--prune` gives them; anything else is an
 // error saying what was expected.
 TEST(LayoutSearch, PruningVariantsParse) {
-  const scenario::PruneSpec both = parse_prune("experts=8+2:4");
+  const models::scenario::PruneSpec both = parse_prune("experts=8+2:4");
   EXPECT_EQ(both.experts, 8);
-  EXPECT_EQ(both.pattern, scenario::Sparsity::two_four);
+  EXPECT_EQ(both.pattern, models::scenario::Sparsity::two_four);
   EXPECT_DOUBLE_EQ(both.sparsity, 0.5);
   EXPECT_EQ(prune_text(both), "experts 8 + 2:4");
-  const scenario::PruneSpec kernel = parse_prune("unstructured-kernel=0.7");
+  const models::scenario::PruneSpec kernel = parse_prune("unstructured-kernel=0.7");
   EXPECT_TRUE(kernel.sparse_kernel);
   EXPECT_DOUBLE_EQ(kernel.sparsity, 0.7);
   EXPECT_EQ(prune_text(parse_prune("none")), "none");
@@ -256,7 +257,7 @@ TEST(LayoutSearch, PruningVariantsParse) {
 // variants given, each layout carrying its own; the best under 2:4 is faster
 // than the best unpruned, and each is what `estimate` gives for it.
 TEST(LayoutSearch, SearchesExpertTensorParallelismAndPruning) {
-  const auto s = scenario::load_scenario_text(
+  const auto s = models::scenario::load_scenario_text(
       "cluster: {preset: llama3-like, gpus: 64}\n"
       "model: {preset: mixtral-8x7b, seq_length: 4096}\n"
       "parallelism: {tp: 2, sp: true, ep: 8, zero: 1, global_batch: 256}\n",
@@ -265,8 +266,8 @@ TEST(LayoutSearch, SearchesExpertTensorParallelismAndPruning) {
   EXPECT_EQ(space.etp, (std::vector<int>{0, 1}));
   space.pp = {1};
   space.virtual_stages = {1};
-  space.recompute = {scenario::Recompute::full};
-  space.placement = {scenario::RankOrder::tp_cp_dp_pp};
+  space.recompute = {models::scenario::Recompute::full};
+  space.placement = {models::scenario::RankOrder::tp_cp_dp_pp};
   const std::size_t unpruned = candidate_count(space);
   space.prune = {parse_prune("none"), parse_prune("2:4")};
   EXPECT_EQ(candidate_count(space), 2 * unpruned);
@@ -274,19 +275,19 @@ TEST(LayoutSearch, SearchesExpertTensorParallelismAndPruning) {
   options.top = 1000;
   const PlanResult r = search_layouts(s, h100(), space, options);
   ASSERT_FALSE(r.top.empty());
-  const auto best_of = [&](scenario::Sparsity pattern) {
+  const auto best_of = [&](models::scenario::Sparsity pattern) {
     return std::find_if(r.top.begin(), r.top.end(),
                         [&](const PlannedLayout& l) { return l.prune.pattern == pattern; });
   };
-  const auto sparse = best_of(scenario::Sparsity::two_four);
-  const auto dense = best_of(scenario::Sparsity::none);
+  const auto sparse = best_of(models::scenario::Sparsity::two_four);
+  const auto dense = best_of(models::scenario::Sparsity::none);
   ASSERT_NE(sparse, r.top.end());
   ASSERT_NE(dense, r.top.end());
   EXPECT_LT(sparse->metrics.step_time_s, dense->metrics.step_time_s);
   bool whole_experts = false;
   for (const auto& l : r.top) whole_experts |= l.parallelism.etp == 1 && l.parallelism.tp > 1;
   EXPECT_TRUE(whole_experts) << "etp 1 beside tp > 1 should be among the layouts";
-  scenario::Scenario again = s;
+  models::scenario::Scenario again = s;
   apply_planned(again, *sparse);
   EXPECT_DOUBLE_EQ(estimate(again, h100(), Detail::summary).step_time_s,
                    sparse->metrics.step_time_s);
@@ -297,7 +298,7 @@ TEST(LayoutSearch, SearchesExpertTensorParallelismAndPruning) {
 // and a layout's estimate costs what it costs for 8 experts (the router's load in
 // closed form), so the plan is done in seconds: it ran past a minute before.
 TEST(LayoutSearch, ExpertParallelDegreesStopAtTheGpus) {
-  const auto s = scenario::load_scenario_text(
+  const auto s = models::scenario::load_scenario_text(
       "cluster: {preset: llama3-like, gpus: 64}\n"
       "model: {preset: mixtral-8x7b, seq_length: 4096, moe: {experts: 1048576}}\n"
       "parallelism: {tp: 2, sp: true, ep: 8, zero: 1, global_batch: 256}\n",
@@ -307,8 +308,8 @@ TEST(LayoutSearch, ExpertParallelDegreesStopAtTheGpus) {
   space.pp = {1};
   space.virtual_stages = {1};
   space.micro_batch = {1};
-  space.recompute = {scenario::Recompute::full};
-  space.placement = {scenario::RankOrder::tp_cp_dp_pp};
+  space.recompute = {models::scenario::Recompute::full};
+  space.placement = {models::scenario::RankOrder::tp_cp_dp_pp};
   PlanOptions options;
   const PlanResult r = search_layouts(s, h100(), space, options);
   EXPECT_EQ(r.candidates, candidate_count(space));
@@ -318,7 +319,7 @@ TEST(LayoutSearch, ExpertParallelDegreesStopAtTheGpus) {
 // Expectation: a space past kMostCandidates is refused up front, with the count,
 // each list's length and the input behind the longest (here --global-batch).
 TEST(LayoutSearch, TooLargeASearchIsRefusedNamingItsLongestList) {
-  const auto s = scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  const auto s = models::scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
   SearchSpace space = default_space(s);
   EXPECT_EQ(search_too_large(space), "");
   space.global_batch.clear();
@@ -341,7 +342,7 @@ namespace {
 // `--prune` variants that leave fewer experts than top_k are refused before any
 // search, saying how many are left; a space with an estimate is not empty.
 TEST(LayoutSearch, AnEmptySpaceNamesTheConstraintThatEmptiedIt) {
-  const auto s = scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  const auto s = models::scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
   SearchSpace space = small_space(s);
   PlanOptions options;
   EXPECT_EQ(empty_space_problem(search_layouts(s, h100(), space, options)), "");
@@ -349,7 +350,7 @@ TEST(LayoutSearch, AnEmptySpaceNamesTheConstraintThatEmptiedIt) {
   const std::string why = empty_space_problem(search_layouts(s, h100(), space, options));
   EXPECT_NE(why.find("the search space is empty"), std::string::npos) << why;
   EXPECT_NE(why.find("parallelism.tp refused"), std::string::npos) << why;
-  const auto mixtral = scenario::load_scenario_text(
+  const auto mixtral = models::scenario::load_scenario_text(
       "cluster: {preset: llama3-like, gpus: 64}\n"
       "model: {preset: mixtral-8x7b, seq_length: 4096}\n"
       "parallelism: {tp: 2, sp: true, ep: 8, global_batch: 256}\n",
@@ -405,7 +406,7 @@ TEST(LayoutSearch, TheDeadlineRanksFirstThenTheObjective) {
 // 12,288 GPUs are dp 384: 2,304. A range no multiple reaches, or a count dp cannot
 // divide, gives the range's low end (the checks then refuse the layout).
 TEST(LayoutSearch, ABatchRangeGivesEachLayoutTheLargestItsDpDivides) {
-  scenario::ParallelSpec p;
+  models::scenario::ParallelSpec p;
   p.tp = 8;
   p.pp = 1;
   p.cp = 4;
@@ -429,7 +430,7 @@ TEST(LayoutSearch, ABatchRangeGivesEachLayoutTheLargestItsDpDivides) {
 // that meet it, lists those first, and a range of batches puts on every layout a
 // batch its micro-batch x dp divides, within the range.
 TEST(LayoutSearch, ADeadlineAndABatchRangeShapeTheSearch) {
-  const auto s = scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  const auto s = models::scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
   SearchSpace space = small_space(s);
   PlanOptions options;
   options.top = 200;

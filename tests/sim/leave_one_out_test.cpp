@@ -28,7 +28,7 @@ Suite synthetic(double clock) {
     SuiteCase c;
     c.name = std::to_string(gpus);
     c.published_metric = "iteration_time_s";
-    c.scenario = scenario::load_scenario_text(
+    c.scenario = models::scenario::load_scenario_text(
         "cluster: {preset: selene-like, gpus: " + std::to_string(gpus) +
             "}\nmodel: {preset: llama3-8b, seq_length: 4096}\n"
             "parallelism: {tp: 8, sp: true, zero: 1, global_batch: 64}\n",

@@ -19,10 +19,10 @@ using testing::kShipped;
 const DeviceProfile& h800() { return testing::shipped_profile("H800"); }
 
 // MegaScale-MoE's layout at 240 H800: `moe` keys, the layout, and extra sections.
-scenario::Scenario megascale(const std::string& extra = "",
-                             const std::string& moe = "capacity_factor: 1.25",
-                             const std::string& layout = "cp: 8, ep: 8, etp: 1") {
-  return scenario::load_scenario_text(
+models::scenario::Scenario megascale(const std::string& extra = "",
+                                     const std::string& moe = "capacity_factor: 1.25",
+                                     const std::string& layout = "cp: 8, ep: 8, etp: 1") {
+  return models::scenario::load_scenario_text(
       "cluster: {preset: llama3-like, gpu: H800, gpus: 240}\n"
       "model: {preset: megascale-moe-352b, moe: {" +
           moe + "}}\nparallelism: {pp: 15, zero: 1, global_batch: 720, " + layout + "}\n" + extra,
@@ -41,7 +41,7 @@ double seconds(const StepReport& r, std::string_view part) {
 // and -0.1 points off: all-gather dispatch keeps step 2's expert traffic the size of
 // TP's, chunked overlap pays the SM share that fused overlap does not).
 TEST(MoeAblation, EveryTechniqueGainsAndTheGainsFollowTable5) {
-  const ProfileLookup lookup = [](const scenario::Scenario& s) -> const DeviceProfile& {
+  const ProfileLookup lookup = [](const models::scenario::Scenario& s) -> const DeviceProfile& {
     return testing::shipped_profile(s.cluster.gpu.profile);
   };
   const auto r =
@@ -60,7 +60,7 @@ TEST(MoeAblation, EveryTechniqueGainsAndTheGainsFollowTable5) {
 // Expectation: the shipped example is MegaScale-MoE's 240-GPU row and predicts it
 // within the suite's 10 %.
 TEST(MoeExample, MatchesItsSourceRow) {
-  const auto s = scenario::load_scenario(
+  const auto s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/megascale-moe-352b-h800-240.yaml", kShipped);
   const StepReport r = estimate(s, h800());
   EXPECT_NEAR(r.step_time_s, 21.61, 0.10 * 21.61);
@@ -148,14 +148,14 @@ namespace {
 // every token dropped.)
 TEST(MoeCapacity, DroppedTokensDoNotCountAsModelFlops) {
   const auto mixtral = [](const std::string& factor) {
-    return scenario::load_scenario_text(
+    return models::scenario::load_scenario_text(
         "cluster: {preset: llama3-like, gpus: 64}\n"
         "model: {preset: mixtral-8x7b, moe: {capacity_factor: " +
             factor + "}}\nparallelism: {tp: 2, sp: true, ep: 8, global_batch: 256}\n",
         "moe_capacity_test.yaml", kShipped);
   };
-  const scenario::Scenario dropless = mixtral("0");
-  const scenario::Scenario half = mixtral("0.5");
+  const models::scenario::Scenario dropless = mixtral("0");
+  const models::scenario::Scenario half = mixtral("0.5");
   const auto& m = half.model;
   const double expert = 3.0 * m.hidden * m.moe.expert_ffn_hidden;  // SwiGLU: three matrices
   const double tokens = 256.0 * m.seq_length;

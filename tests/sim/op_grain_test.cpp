@@ -19,9 +19,9 @@ namespace {
 using testing::h100;
 using testing::kShipped;
 
-scenario::Scenario llama8b(const std::string& parallelism_extra = "",
-                           const std::string& training = "") {
-  return scenario::load_scenario_text(
+models::scenario::Scenario llama8b(const std::string& parallelism_extra = "",
+                                   const std::string& training = "") {
+  return models::scenario::load_scenario_text(
       "cluster: {preset: llama3-like, gpus: 64}\n"
       "model: {preset: llama3-8b, seq_length: 4096}\n"
       "parallelism: {tp: 8, sp: true, pp: 4, zero: 1, micro_batch: 1, global_batch: 64" +
@@ -36,7 +36,7 @@ std::vector<double> per_unit(const OpGrainGraph& g, const std::vector<double>& v
   return sum;
 }
 
-void expect_pieces_add_up(const scenario::Scenario& s, const char* what) {
+void expect_pieces_add_up(const models::scenario::Scenario& s, const char* what) {
   const PipelineGraph units = pipeline_units(s, h100());
   const OpGrainGraph g = op_grain_graph(s, h100(), units);
   const auto forward = per_unit(g, g.forward_s);
@@ -91,7 +91,7 @@ TEST(OpGrain, BackwardAndRecomputationJoinTheirForwardOp) {
 
 TEST(OpGrain, ALayerSplitCutsNoLayerAndMatchesTheLayerGraph) {
   // Eight micro-batches, so that both graphs unroll all of them.
-  const auto small = scenario::load_scenario_text(
+  const auto small = models::scenario::load_scenario_text(
       "cluster: {preset: llama3-like, gpus: 32}\n"
       "model: {preset: llama3-8b, seq_length: 4096}\n"
       "parallelism: {tp: 8, sp: true, pp: 4, zero: 1, micro_batch: 1, global_batch: 8}\n",

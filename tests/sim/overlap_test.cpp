@@ -34,7 +34,7 @@ double dp_traffic(const StepReport& r) {
 
 // Llama 3 8B on 64 H100: tp 8 in the node, dp 8 (or 4) across; 4 sequences a
 // micro-batch, so that a backward pass is longer than the gradients' reduction.
-scenario::Scenario llama8b(int pp, int v, bool overlap_dp) {
+models::scenario::Scenario llama8b(int pp, int v, bool overlap_dp) {
   std::string text =
       "cluster: {preset: llama3-like, gpus: 64}\n"
       "model: {preset: llama3-8b, seq_length: 4096}\n"
@@ -42,7 +42,7 @@ scenario::Scenario llama8b(int pp, int v, bool overlap_dp) {
       std::to_string(pp) + ", virtual_stages: " + std::to_string(v) +
       ", zero: 1, micro_batch: 4, global_batch: 256}\n";
   if (overlap_dp) text += "overlap: {dp: true}\n";
-  return scenario::load_scenario_text(text, "overlap_test.yaml", kShipped);
+  return models::scenario::load_scenario_text(text, "overlap_test.yaml", kShipped);
 }
 
 // Expectation: without interleaving (pp 1, or plain 1F1B) Megatron-LM still
@@ -84,13 +84,13 @@ TEST(DataParallelOverlap, InterleavingHidesMore) {
   EXPECT_LT(part(interleaved, "dp"), part(plain, "dp"));
 }
 
-scenario::Scenario mixtral(const std::string& overlap) {
-  return scenario::load_scenario_text(R"(
+models::scenario::Scenario mixtral(const std::string& overlap) {
+  return models::scenario::load_scenario_text(R"(
 cluster: {preset: llama3-like, gpus: 64}
 model: {preset: mixtral-8x7b, seq_length: 4096}
 parallelism: {tp: 2, sp: true, ep: 8, zero: 1, micro_batch: 1, global_batch: 256}
 overlap: )" + overlap + "\n",
-                                      "overlap_test.yaml", kShipped);
+                                              "overlap_test.yaml", kShipped);
 }
 
 // Expectation: overlap.tp hides tensor-parallel collectives only; expert
@@ -112,20 +112,20 @@ TEST(LayerOverlap, EachParallelismHasItsOwnKey) {
 
 // Expectation: `check` warns about an overlap key only where it has no effect.
 TEST(LayerOverlap, WarnsOnlyWhereAKeyHasNoEffect) {
-  const auto warned = [](const scenario::Scenario& s, const std::string& key) {
+  const auto warned = [](const models::scenario::Scenario& s, const std::string& key) {
     return std::any_of(s.warnings.begin(), s.warnings.end(),
                        [&](const auto& w) { return w.str().find(key) != std::string::npos; });
   };
   const auto moe = mixtral("{tp: true, ep: true, dp: true}");
   EXPECT_FALSE(warned(moe, "overlap.ep"));
   EXPECT_FALSE(warned(moe, "overlap.tp"));
-  const auto dense = scenario::load_scenario_text(R"(
+  const auto dense = models::scenario::load_scenario_text(R"(
 cluster: {preset: llama3-like, gpus: 64}
 model: {preset: llama3-8b, seq_length: 4096}
 parallelism: {tp: 8, sp: true, zero: 1, micro_batch: 1, global_batch: 64}
 overlap: {tp: true, cp: true, ep: true}
 )",
-                                                  "overlap_test.yaml", kShipped);
+                                                          "overlap_test.yaml", kShipped);
   EXPECT_TRUE(warned(dense, "overlap.cp"));
   EXPECT_TRUE(warned(dense, "overlap.ep"));
   EXPECT_FALSE(warned(dense, "overlap.tp"));

@@ -90,7 +90,7 @@ TEST(PipelineMakespan, IsWhatTheEvaluatorPlays) {
         "parallelism: {{tp: 8, pp: {}, virtual_stages: {}, micro_batch: 1, global_batch: {}}}\n"
         "overlap: {{pp: {}}}\n",
         8 * p, p, v, m, let_go);
-    const auto s = scenario::load_scenario_text(text, "pipeline.yaml", testing::kShipped);
+    const auto s = models::scenario::load_scenario_text(text, "pipeline.yaml", testing::kShipped);
     StageCosts costs;
     costs.layer = {0.010, 0.021};
     costs.embedding = {0.004, 0.009};

@@ -24,8 +24,8 @@ using testing::kShipped;
 
 // Llama 3 8B on 4 stages: its 128k vocabulary makes the head cost about one
 // and a half layers, the embedding a tenth of one.
-scenario::Scenario llama8b(const std::string& extra = "") {
-  return scenario::load_scenario_text(
+models::scenario::Scenario llama8b(const std::string& extra = "") {
+  return models::scenario::load_scenario_text(
       "cluster: {preset: llama3-like, gpus: 64}\n"
       "model: {preset: llama3-8b, seq_length: 4096}\n"
       "parallelism: {tp: 8, sp: true, pp: 4, zero: 1, micro_batch: 1, global_batch: 64" +
@@ -228,7 +228,7 @@ TEST(PlaceStages, NamesAndErrors) {
   const auto s = llama8b(", stage_layers: [6, 10, 10, 6]");
   const auto w = with_stage_layers(s, {8, 8, 8, 8});
   EXPECT_EQ(models::stage_layers(w, 0), 8);
-  auto flat = scenario::load_scenario_text(
+  auto flat = models::scenario::load_scenario_text(
       "cluster: {preset: llama3-like, gpus: 64}\nmodel: {preset: llama3-8b}\n"
       "parallelism: {tp: 8, global_batch: 64}\n",
       "flat.yaml", kShipped);

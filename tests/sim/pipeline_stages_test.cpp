@@ -14,8 +14,8 @@ namespace {
 using testing::h100;
 using testing::kShipped;
 
-scenario::Scenario llama8b_pp4(const std::string& stages) {
-  return scenario::load_scenario_text(
+models::scenario::Scenario llama8b_pp4(const std::string& stages) {
+  return models::scenario::load_scenario_text(
       "cluster: {preset: llama3-like, gpus: 64}\n"
       "model: {preset: llama3-8b, seq_length: 4096}\n"
       "parallelism: {tp: 8, sp: true, pp: 4, zero: 1, micro_batch: 1, global_batch: 64" +
@@ -25,8 +25,8 @@ scenario::Scenario llama8b_pp4(const std::string& stages) {
 
 std::string load_error(const std::string& text) {
   try {
-    scenario::load_scenario_text(text, "pipeline_stages_test.yaml", kShipped);
-  } catch (const scenario::ScenarioError& e) {
+    models::scenario::load_scenario_text(text, "pipeline_stages_test.yaml", kShipped);
+  } catch (const models::scenario::ScenarioError& e) {
     return e.what();
   }
   return "";
@@ -35,13 +35,13 @@ std::string load_error(const std::string& text) {
 // Expectation: Llama 3 405B's 126 layers on 16 stages, which no even split
 // allows, as 7 + 14 x 8 + 7.
 TEST(PipelineStages, UnevenLayerCountsCanBeExpressed) {
-  const auto s = scenario::load_scenario_text(R"(
+  const auto s = models::scenario::load_scenario_text(R"(
 cluster: {preset: llama3-like, gpus: 16384}
 model: {preset: llama3-405b}
 parallelism: {tp: 8, sp: true, pp: 16, first_stage_layers: 7, last_stage_layers: 7, zero: 1,
               micro_batch: 1, global_batch: 2048}
 )",
-                                              "405b.yaml", kShipped);
+                                                      "405b.yaml", kShipped);
   int total = 0;
   for (int stage = 0; stage < 16; ++stage) total += models::stage_layers(s, stage);
   EXPECT_EQ(total, 126);

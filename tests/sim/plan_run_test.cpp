@@ -31,9 +31,9 @@ PlanVariants two_counts() {
   for (const int gpus : {64, 32}) {
     PlanVariant x;
     x.sets = {fmt::format("cluster.gpus={}", gpus)};
-    scenario::LoadOptions options{kShipped.preset_path, x.sets};
+    models::scenario::LoadOptions options{kShipped.preset_path, x.sets};
     options.layout_searched = true;
-    x.base = scenario::load_scenario_text(kLlama8b, "plan_run_test.yaml", options);
+    x.base = models::scenario::load_scenario_text(kLlama8b, "plan_run_test.yaml", options);
     x.hardware = "H100 in Llama-3-like";
     x.profile = h100();
     x.space = default_space(x.base);

@@ -18,12 +18,12 @@ namespace {
 using testing::h100;
 using testing::kShipped;
 
-scenario::Scenario llama8b() {
-  return scenario::load_scenario(
+models::scenario::Scenario llama8b() {
+  return models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-8b-h100-64-pp4.yaml", kShipped);
 }
 
-PlannedLayout planned(const scenario::Scenario& s, std::size_t index = 0) {
+PlannedLayout planned(const models::scenario::Scenario& s, std::size_t index = 0) {
   PlannedLayout l;
   l.index = index;
   l.parallelism = s.parallelism;

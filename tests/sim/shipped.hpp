@@ -10,7 +10,7 @@
 
 namespace myriad::sim::testing {
 
-inline const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
+inline const models::scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
 
 // A shipped device profile by name, loaded once.
 inline const DeviceProfile& shipped_profile(const std::string& name) {

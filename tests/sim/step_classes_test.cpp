@@ -22,8 +22,8 @@ using testing::run_in_child;
 
 // 160 nodes of 8 GPUs: tp 8, pp 8, so dp 20 and stage s on nodes 20 s .. 20 s + 19;
 // leaves of 48 nodes at 1:3 (64 ports at the NICs' 200 Gb/s: 48 down).
-scenario::Scenario straddling() {
-  return scenario::load_scenario_text(R"(
+models::scenario::Scenario straddling() {
+  return models::scenario::load_scenario_text(R"(
 cluster:
   preset: megascale-like
   gpus: 1280
@@ -36,10 +36,10 @@ model: {preset: gpt3-175b-megascale, parallel_block: true}
 parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 6, zero: 2, global_batch: 160, recompute: selective}
 overlap: {tp: true, pp: true, dp: true}
 )",
-                                      "step_classes_test.yaml", kShipped);
+                                              "step_classes_test.yaml", kShipped);
 }
 
-std::vector<ReplicaClass> classes_of(const scenario::Scenario& s,
+std::vector<ReplicaClass> classes_of(const models::scenario::Scenario& s,
                                      const std::vector<Straggler>& stragglers = {}) {
   const StepLowering p = lower_step(s, a100(), stragglers, false);
   EXPECT_TRUE(p.classes);
@@ -69,7 +69,7 @@ TEST(ReplicaClasses, RunsBetweenTheRingEdgesThatLeaveASubtree) {
 TEST(ReplicaClasses, AStragglerAndItsRingNeighboursStandAlone) {
   const auto s = straddling();
   const int node = models::first_node(s, {5, 11});
-  const auto classes = classes_of(s, {{node, 1.2, "test", scenario::Component::gpu}});
+  const auto classes = classes_of(s, {{node, 1.2, "test", models::scenario::Component::gpu}});
   EXPECT_EQ(sizes(classes), (std::vector<int>{1, 2, 1, 1, 2, 1, 1, 1, 1, 1, 1, 2, 1, 1, 2, 1}));
   EXPECT_EQ(classes[9].first, 11);
 }
@@ -112,15 +112,15 @@ TEST(StepEngine, ClassesOfReplicasStandForEveryReplica) {
 // Mixtral 8x7B on the same cluster: tp 8, pp 8, dp 20; experts over 2 replicas
 // each (ep 2, etp 8), so expert groups are replicas 0-1, 2-3, ... and their
 // all-to-alls cross nodes.
-scenario::Scenario experts_straddling() {
+models::scenario::Scenario experts_straddling() {
   auto s = straddling();
-  auto moe = scenario::load_scenario_text(R"(
+  auto moe = models::scenario::load_scenario_text(R"(
 cluster: {preset: megascale-like, gpus: 1280}
 model: {preset: mixtral-8x7b, seq_length: 4096}
 parallelism: {tp: 8, sp: true, pp: 8, ep: 2, zero: 1, global_batch: 160}
 overlap: {pp: true, dp: true}
 )",
-                                          "step_classes_test.yaml", kShipped);
+                                                  "step_classes_test.yaml", kShipped);
   moe.cluster = s.cluster;
   return moe;
 }
@@ -161,7 +161,8 @@ TEST(StepEngine, ClassesOfExpertGroupsStandForEveryReplica) {
 TEST(StepEngine, ClassesOfReplicasStandForEveryReplicaWithStragglers) {
   if (kSanitizerSafe) GTEST_SKIP() << "every replica is simulated: slow with thread contexts";
   const auto s = straddling();
-  for (const auto component : {scenario::Component::gpu, scenario::Component::link}) {
+  for (const auto component :
+       {models::scenario::Component::gpu, models::scenario::Component::link}) {
     StepOptions some = options(false);
     some.stragglers =
         std::vector<Straggler>{{models::first_node(s, {5, 11}), 1.3, "test", component}};
@@ -171,7 +172,7 @@ TEST(StepEngine, ClassesOfReplicasStandForEveryReplicaWithStragglers) {
     const auto all = run_in_child(s, every);
     ASSERT_GT(classes.step_time_s, 0);
     EXPECT_NEAR(classes.step_time_s / all.step_time_s, 1.0, 1e-6)
-        << (component == scenario::Component::gpu ? "gpu" : "link");
+        << (component == models::scenario::Component::gpu ? "gpu" : "link");
   }
 }
 

@@ -37,7 +37,7 @@ using testing::simulate_in_child;
 // rings stay inside it.
 // `three_tiers` puts a 1:1 leaf tier of one node per leaf under the 1:7 tier,
 // so that the pod is a tier-1 subtree reached through SimGrid zones two deep.
-scenario::Scenario pipeline_across_pods(bool three_tiers) {
+models::scenario::Scenario pipeline_across_pods(bool three_tiers) {
   const std::string tiers = three_tiers ? R"(
       - {name: leaf, radix: 2, port_bandwidth: 200Gbps, latency: 600ns}
       - {name: pod, radix: 8, port_bandwidth: 200Gbps, oversubscription: "1:7", latency: 600ns}
@@ -45,7 +45,7 @@ scenario::Scenario pipeline_across_pods(bool three_tiers) {
                                         : R"(
       - {name: leaf, radix: 8, port_bandwidth: 200Gbps, oversubscription: "1:7", latency: 600ns}
       - {name: spine, radix: 16, port_bandwidth: 200Gbps, latency: 600ns})";
-  return scenario::load_scenario_text(R"(
+  return models::scenario::load_scenario_text(R"(
 cluster:
   preset: megascale-like
   gpus: 112
@@ -56,7 +56,7 @@ model: {preset: gpt3-175b-megatron, layers: 2}
 parallelism: {tp: 8, sp: true, pp: 2, micro_batch: 1, global_batch: 56}
 overlap: {tp: true, pp: false, dp: false}
 )",
-                                      "pipeline_across_pods.yaml", kShipped);
+                                              "pipeline_across_pods.yaml", kShipped);
 }
 
 // Expectation, from bandwidth shares. The leaf group's uplink carries 7 nodes'
@@ -82,8 +82,8 @@ double pp_bandwidth_term(const StepReport& r) {
 
 TEST_P(PodsAtOneToSeven, SlowPipelineTransfersByTheirBandwidthShare) {
   if (kSanitizerSafe) GTEST_SKIP() << "every replica is simulated: slow with thread contexts";
-  const scenario::Scenario contended = pipeline_across_pods(GetParam());
-  scenario::Scenario flat = contended;
+  const models::scenario::Scenario contended = pipeline_across_pods(GetParam());
+  models::scenario::Scenario flat = contended;
   for (auto& tier : flat.cluster.network.tiers) tier.oversubscription = 1;
   const StepReport analytic = estimate(contended, a100());
   const StepReport analytic_flat = estimate(flat, a100());
@@ -128,11 +128,11 @@ INSTANTIATE_TEST_SUITE_P(StepEngine, PodsAtOneToSeven, ::testing::Values(false, 
 // each at its NIC rate: no slowdown, the engines agree within 1%.
 TEST(StepEngine, PlacementKeepsPipelinesInsidePods) {
   if (kSanitizerSafe) GTEST_SKIP() << "every replica is simulated: slow with thread contexts";
-  scenario::Scenario megatron = scenario::load_scenario(
+  models::scenario::Scenario megatron = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-70b-h100-3584-pods-1to7.yaml", kShipped);
-  scenario::Scenario pipes = megatron;
-  pipes.parallelism.placement = scenario::RankOrder::tp_cp_pp_dp;
-  scenario::Scenario flat = megatron;
+  models::scenario::Scenario pipes = megatron;
+  pipes.parallelism.placement = models::scenario::RankOrder::tp_cp_pp_dp;
+  models::scenario::Scenario flat = megatron;
   for (auto& tier : flat.cluster.network.tiers) tier.oversubscription = 1;
   const double analytic = estimate(pipes, a100()).step_time_s;
   const StepReport report = estimate(megatron, a100());
@@ -171,7 +171,7 @@ TEST(StepEngine, PlacementKeepsPipelinesInsidePods) {
 // the step engine was 3.6 % slower than the estimate.
 TEST(StepEngine, EveryStageGathersItsParametersAtOnce) {
   if (kSanitizerSafe) GTEST_SKIP() << "every replica is simulated: slow with thread contexts";
-  scenario::Scenario s = scenario::load_scenario(
+  models::scenario::Scenario s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-70b-h100-2048.yaml", kShipped);
   s.cluster.network.tiers[0].oversubscription = 3;
   s.overlap.dp = false;  // the whole gather exposed at the start, the whole reduction at the end
@@ -193,7 +193,7 @@ TEST(StepEngine, EveryStageGathersItsParametersAtOnce) {
 // says: NIC up, the uplinks of each subtree left, the downlinks of each subtree
 // entered, NIC down (three tiers: zones two deep, where 3.32's lookup of a
 // gateway beside child zones once went wrong).
-bool routes_match(const scenario::ClusterSpec& cluster) {
+bool routes_match(const models::scenario::ClusterSpec& cluster) {
   int argc = 1;
   char name[] = "routes";
   char* argv[] = {name, nullptr};
@@ -222,7 +222,7 @@ bool routes_match(const scenario::ClusterSpec& cluster) {
 }
 
 TEST(FatTreePlatform, SimGridRoutesFollowTheTree) {
-  const scenario::ClusterSpec cluster = pipeline_across_pods(true).cluster;
+  const models::scenario::ClusterSpec cluster = pipeline_across_pods(true).cluster;
   const pid_t pid = fork();
   if (pid == 0) _exit(routes_match(cluster) ? 0 : 1);
   int status = 0;
@@ -232,14 +232,14 @@ TEST(FatTreePlatform, SimGridRoutesFollowTheTree) {
 
 // Four data-parallel replicas of one stage (pp 1), one node each, gradients
 // reduced after the last backward (no overlap).
-scenario::Scenario four_replicas() {
-  return scenario::load_scenario_text(R"(
+models::scenario::Scenario four_replicas() {
+  return models::scenario::load_scenario_text(R"(
 cluster: {preset: megascale-like, gpus: 32}
 model: {preset: gpt3-175b-megatron, layers: 2}
 parallelism: {tp: 8, sp: true, pp: 1, micro_batch: 1, global_batch: 16}
 overlap: {tp: true, pp: false, dp: false}
 )",
-                                      "four_replicas.yaml", kShipped);
+                                              "four_replicas.yaml", kShipped);
 }
 
 // Expectation: a synchronous data-parallel step waits for its slowest replica.
@@ -251,10 +251,10 @@ overlap: {tp: true, pp: false, dp: false}
 //   step(straggler) - step(healthy) = (s - 1) (T + O),
 // and replica 2 is the rank group longest on the critical path.
 TEST(StepEngine, OneSlowGpuSlowsTheSynchronousStepByItsFactor) {
-  const scenario::Scenario s = four_replicas();
+  const models::scenario::Scenario s = four_replicas();
   const double slowdown = 1.5;
   StepOptions slow = options();
-  slow.stragglers = std::vector<Straggler>{{2, slowdown, "test", scenario::Component::gpu}};
+  slow.stragglers = std::vector<Straggler>{{2, slowdown, "test", models::scenario::Component::gpu}};
   const auto healthy = run_in_child(s, options());
   const auto straggling = run_in_child(s, slow);
   ASSERT_GT(healthy.step_time_s, 0);
@@ -276,9 +276,9 @@ TEST(StepEngine, OneSlowGpuSlowsTheSynchronousStepByItsFactor) {
 // step's data-parallel collectives, as the analytic engine prices them (the
 // same bytes at the same NIC rate). Compute is untouched.
 TEST(StepEngine, OneSlowLinkSlowsTheDataParallelPhaseByItsFactor) {
-  const scenario::Scenario s = four_replicas();
+  const models::scenario::Scenario s = four_replicas();
   StepOptions slow = options();
-  slow.stragglers = std::vector<Straggler>{{2, 2.0, "test", scenario::Component::link}};
+  slow.stragglers = std::vector<Straggler>{{2, 2.0, "test", models::scenario::Component::link}};
   const auto healthy = run_in_child(s, options());
   const auto degraded = run_in_child(s, slow);
   ASSERT_GT(healthy.step_time_s, 0);
@@ -296,8 +296,8 @@ TEST(StepEngine, OneSlowLinkSlowsTheDataParallelPhaseByItsFactor) {
 // Mixtral 8x7B on 64 H100 (the example): tp 2, so an expert-parallel group of 8
 // is 4 ranks on each of 2 nodes, and its all-to-alls leave the node. No overlap
 // of data-parallel traffic, so its phase is exposed.
-scenario::Scenario mixtral_experts_across_nodes() {
-  auto s = scenario::load_scenario(
+models::scenario::Scenario mixtral_experts_across_nodes() {
+  auto s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml", kShipped);
   s.overlap.dp = false;
   return s;
@@ -317,7 +317,7 @@ struct ExpertStep {
   int nodes = 0;
 };
 
-ExpertStep expert_step(const scenario::Scenario& s) {
+ExpertStep expert_step(const models::scenario::Scenario& s) {
   ExpertStep e;
   for (const auto& c : estimate(s, h100()).collectives) {
     if (c.group == "ep") {
@@ -342,9 +342,9 @@ ExpertStep expert_step(const scenario::Scenario& s) {
 //   step(degraded) - step(healthy) = sum r + x.
 // Played inside the compute times, the all-to-alls would not slow at all.
 TEST(StepEngine, ASlowLinkSlowsTheExpertAllToAllsThatLeaveTheNode) {
-  const scenario::Scenario s = mixtral_experts_across_nodes();
+  const models::scenario::Scenario s = mixtral_experts_across_nodes();
   StepOptions slow = options();
-  slow.stragglers = std::vector<Straggler>{{1, 2.0, "test", scenario::Component::link}};
+  slow.stragglers = std::vector<Straggler>{{1, 2.0, "test", models::scenario::Component::link}};
   const auto healthy = run_in_child(s, options(), h100());
   const auto degraded = run_in_child(s, slow, h100());
   ASSERT_GT(healthy.step_time_s, 0);
@@ -378,10 +378,10 @@ TEST(StepEngine, ASlowLinkSlowsTheExpertAllToAllsThatLeaveTheNode) {
 // partners by ghosts would miss the sum (each node would see its own straggler
 // only), so with expert flows and stragglers every replica is simulated.
 TEST(StepEngine, ExpertAllToAllsCoupleTheStragglersOfAGroup) {
-  const scenario::Scenario s = mixtral_experts_across_nodes();
+  const models::scenario::Scenario s = mixtral_experts_across_nodes();
   StepOptions both = options();
-  both.stragglers = std::vector<Straggler>{{0, 1.5, "test", scenario::Component::gpu},
-                                           {1, 2.0, "test", scenario::Component::link}};
+  both.stragglers = std::vector<Straggler>{{0, 1.5, "test", models::scenario::Component::gpu},
+                                           {1, 2.0, "test", models::scenario::Component::link}};
   const auto healthy = run_in_child(s, options(), h100());
   const auto slowed = run_in_child(s, both, h100());
   ASSERT_GT(healthy.step_time_s, 0);
@@ -402,11 +402,12 @@ TEST(StepEngine, ExpertAllToAllsCoupleTheStragglersOfAGroup) {
 // outlast it, and the step slows by more (played inside the compute times, as
 // before, they would not slow it at all).
 TEST(StepEngine, OverlappedExpertAllToAllsAreFlowsBesideCompute) {
-  scenario::Scenario s = mixtral_experts_across_nodes();
+  models::scenario::Scenario s = mixtral_experts_across_nodes();
   s.overlap.ep = true;
   const auto slowed_by = [&](double factor) {
     StepOptions slow = options();
-    slow.stragglers = std::vector<Straggler>{{1, factor, "test", scenario::Component::link}};
+    slow.stragglers =
+        std::vector<Straggler>{{1, factor, "test", models::scenario::Component::link}};
     return run_in_child(s, slow, h100()).step_time_s;
   };
   const auto healthy = run_in_child(s, options(), h100());
@@ -427,8 +428,8 @@ TEST(StepEngine, OverlappedExpertAllToAllsAreFlowsBesideCompute) {
 // without contention both engines still agree within 1 %, and the skew costs
 // what it costs analytically.
 TEST(StepEngine, SkewedAllToAllsAgreeWithTheAnalyticEngine) {
-  scenario::Scenario s = mixtral_experts_across_nodes();
-  s.model.moe.skew = scenario::RouterSkew::zipf;
+  models::scenario::Scenario s = mixtral_experts_across_nodes();
+  s.model.moe.skew = models::scenario::RouterSkew::zipf;
   s.model.moe.zipf_exponent = 1;
   const double simulated = simulate_in_child(s, false, h100());
   ASSERT_GT(simulated, 0);
@@ -441,7 +442,7 @@ TEST(StepEngine, SkewedAllToAllsAgreeWithTheAnalyticEngine) {
 // plays as flows sized to the analytic remote part: the engines agree within 1 %
 // (sized as all-to-all flows they differed by 5.6 %).
 TEST(StepEngine, AllGatherDispatchBetweenNodesAgreesWithTheAnalyticEngine) {
-  const auto s = scenario::load_scenario_text(R"(
+  const auto s = models::scenario::load_scenario_text(R"(
 cluster: {preset: llama3-like, gpus: 512}
 model:
   preset: llama3-8b
@@ -450,7 +451,7 @@ model:
 parallelism: {tp: 1, pp: 4, ep: 16, zero: 1, global_batch: 1024, recompute: full}
 overlap: {pp: true, dp: true}
 )",
-                                              "ag_dispatch.yaml", kShipped);
+                                                      "ag_dispatch.yaml", kShipped);
   const StepReport r = estimate(s, h100());
   ASSERT_EQ(r.moe.dispatch, "all-gather");
   ASSERT_FALSE(r.moe.dispatch_inside_node);
@@ -461,23 +462,23 @@ overlap: {pp: true, dp: true}
 
 // Every replica simulated, with stragglers and expert flows: still bit for bit.
 TEST(StepEngine, SameStragglersSameResult) {
-  const scenario::Scenario s = mixtral_experts_across_nodes();
+  const models::scenario::Scenario s = mixtral_experts_across_nodes();
   StepOptions both = options();
-  both.stragglers = std::vector<Straggler>{{0, 1.5, "test", scenario::Component::gpu},
-                                           {1, 2.0, "test", scenario::Component::link}};
+  both.stragglers = std::vector<Straggler>{{0, 1.5, "test", models::scenario::Component::gpu},
+                                           {1, 2.0, "test", models::scenario::Component::link}};
   expect_same_result(run_in_child(s, both, h100()), run_in_child(s, both, h100()));
 }
 
 // Llama 3 8B at 32K tokens with context parallelism 2 over tensor parallelism 8:
 // each rank group is 16 GPUs on two nodes, so the context-parallel all-gather of
 // keys and values crosses nodes inside it. Four replicas, one stage.
-scenario::Scenario context_parallel_across_nodes() {
-  return scenario::load_scenario_text(R"(
+models::scenario::Scenario context_parallel_across_nodes() {
+  return models::scenario::load_scenario_text(R"(
 cluster: {preset: llama3-like, gpus: 64}
 model: {preset: llama3-8b, seq_length: 32768}
 parallelism: {tp: 8, sp: true, cp: 2, micro_batch: 1, global_batch: 16}
 )",
-                                      "step_engine_contention_test.yaml", kShipped);
+                                              "step_engine_contention_test.yaml", kShipped);
 }
 
 // Expectation: a context-parallel collective between the two nodes of a rank
@@ -488,9 +489,9 @@ parallelism: {tp: 8, sp: true, cp: 2, micro_batch: 1, global_batch: 16}
 //   step(degraded) - step(healthy) = sum c + x.
 // Priced inside the compute times, the all-gathers would not slow at all.
 TEST(StepEngine, ASlowLinkSlowsContextParallelTrafficBetweenARankGroupsNodes) {
-  const scenario::Scenario s = context_parallel_across_nodes();
+  const models::scenario::Scenario s = context_parallel_across_nodes();
   StepOptions slow = options();
-  slow.stragglers = std::vector<Straggler>{{0, 2.0, "test", scenario::Component::link}};
+  slow.stragglers = std::vector<Straggler>{{0, 2.0, "test", models::scenario::Component::link}};
   const auto healthy = run_in_child(s, options(), h100());
   const auto degraded = run_in_child(s, slow, h100());
   ASSERT_GT(healthy.step_time_s, 0);
@@ -519,13 +520,14 @@ TEST(StepEngine, ASlowLinkSlowsContextParallelTrafficBetweenARankGroupsNodes) {
 // replicas holding a straggler (their ring neighbours mirrored) gives the step
 // of simulating every replica: the slowest replica sets it either way.
 TEST(StepEngine, StragglingReplicasStandForAll) {
-  const scenario::Scenario drawn = scenario::load_scenario(
+  const models::scenario::Scenario drawn = models::scenario::load_scenario(
       std::string(MYRIAD_TEST_DATA_DIR) + "/simulate/stragglers-128.yaml", kShipped);
   const auto some = run_in_child(drawn, options(false));
   const auto all = run_in_child(drawn, options(true));
   ASSERT_GT(some.step_time_s, 0);
   EXPECT_NEAR(some.step_time_s / all.step_time_s, 1.0, 1e-9);
-  for (const auto component : {scenario::Component::gpu, scenario::Component::link}) {
+  for (const auto component :
+       {models::scenario::Component::gpu, models::scenario::Component::link}) {
     StepOptions one = options(false);
     one.stragglers = std::vector<Straggler>{{2, 1.5, "test", component}};
     StepOptions every = one;
@@ -540,9 +542,9 @@ TEST(StepEngine, StragglingReplicasStandForAll) {
 // second, d mean duration); 1,536 nodes at p = 1/2 give about 768 slow nodes,
 // the same ones for the same seed and others for another seed.
 TEST(Stragglers, DrawnPerNodeFromTheSeed) {
-  scenario::Scenario s = scenario::load_scenario(
+  models::scenario::Scenario s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/gpt3-175b-megascale-12288.yaml", kShipped);
-  scenario::StragglerProcessSpec g;
+  models::scenario::StragglerProcessSpec g;
   g.name = "slow-clock";
   g.duration_s = 3600;
   g.per_1000_node_days = 1000 * 24;  // one onset per node-hour: r d = 1
@@ -571,7 +573,7 @@ TEST(Stragglers, DrawnPerNodeFromTheSeed) {
 // the engines agree within 1.5 %.
 TEST(StepEngine, ARingEndsForAllItsMembersAtOnce) {
   if (kSanitizerSafe) GTEST_SKIP() << "every replica is simulated: slow with thread contexts";
-  scenario::Scenario s = scenario::load_scenario(
+  models::scenario::Scenario s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-70b-h100-3584-pods-1to7.yaml", kShipped);
   s.cluster.network.tiers.front().oversubscription = 3;
   const double analytic = estimate(s, h100()).step_time_s;
@@ -589,7 +591,7 @@ TEST(StepEngine, ARingEndsForAllItsMembersAtOnce) {
 // overlapped (2.75 % fast); now the engines agree within 1.5 %.
 TEST(StepEngine, OverlappedReductionsThatOutlastTheStaggerMeetTheirNeighbours) {
   if (kSanitizerSafe) GTEST_SKIP() << "every replica is simulated: slow with thread contexts";
-  scenario::Scenario s = scenario::load_scenario(
+  models::scenario::Scenario s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-405b-h100-16384-campaign.yaml",
       kShipped);
   ASSERT_TRUE(s.overlap.dp);

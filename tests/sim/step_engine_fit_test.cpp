@@ -21,8 +21,8 @@ namespace {
 // GPT-3 175B on 32 nodes of 8 A100 (tp 8, pp 8: four replicas) with a policy that
 // shrinks, a straggler process, and three slow nodes: nodes 9 and 10 (both in
 // stage 2) 1.5x slow, node 0 (stage 0) 2x.
-scenario::Scenario job() {
-  return scenario::load_scenario_text(R"(
+models::scenario::Scenario job() {
+  return models::scenario::load_scenario_text(R"(
 cluster: {preset: selene-like, gpus: 256}
 model: {preset: gpt3-175b-megatron}
 parallelism: {tp: 8, pp: 8, global_batch: 64}
@@ -34,8 +34,8 @@ faults:
     - {at: 2h, until: 3h, node: 10, slowdown: 1.5}
     - {at: 4h, until: 5h, node: 0, slowdown: 2}
 )",
-                                      "step_engine_fit_test.yaml",
-                                      scenario::LoadOptions{{MYRIAD_SCENARIO_DIR}});
+                                              "step_engine_fit_test.yaml",
+                                              models::scenario::LoadOptions{{MYRIAD_SCENARIO_DIR}});
 }
 
 const DeviceProfile& a100() {
@@ -111,7 +111,7 @@ TEST(StepEngineFit, PlayedTimesScaleStatesAndSetEffectiveSlowdowns) {
 // step, the straggler's three stages and the two distinct slow nodes.
 TEST(StepEngineFit, NoShrinkingPolicyPlaysNoShrunkState) {
   auto s = job();
-  s.policies.front().no_spare = scenario::NoSpare::wait_for_repair;
+  s.policies.front().no_spare = models::scenario::NoSpare::wait_for_repair;
   const StepEnginePlan plan = plan_step_engine_fit(s, a100(), 3);
   EXPECT_TRUE(plan.fit.shrunk.empty());
   EXPECT_EQ(plan.fit.shrunk_not_played, 0);

@@ -43,7 +43,7 @@ struct ChildResult {
   double most_utilized_uplink = 0;  // likewise among the switch uplinks
 };
 
-inline ChildResult run_in_child(const scenario::Scenario& s, const StepOptions& o,
+inline ChildResult run_in_child(const models::scenario::Scenario& s, const StepOptions& o,
                                 const DeviceProfile& profile = a100()) {
   int fds[2];
   if (pipe(fds) != 0) return {};
@@ -103,7 +103,7 @@ inline void expect_same_result(const ChildResult& a, const ChildResult& b) {
 }
 
 // The simulated step time, or -1 when the child failed.
-inline double simulate_in_child(const scenario::Scenario& s, bool all_replicas = false,
+inline double simulate_in_child(const models::scenario::Scenario& s, bool all_replicas = false,
                                 const DeviceProfile& profile = a100()) {
   return run_in_child(s, options(all_replicas), profile).step_time_s;
 }

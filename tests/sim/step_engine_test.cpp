@@ -27,12 +27,12 @@ using testing::options;
 using testing::run_in_child;
 using testing::simulate_in_child;
 
-scenario::Scenario selene() {
-  return scenario::load_scenario(
+models::scenario::Scenario selene() {
+  return models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/megatron-175b-selene-64.yaml", kShipped);
 }
 
-scenario::Scenario megascale_256(bool megascale) {
+models::scenario::Scenario megascale_256(bool megascale) {
   std::string text = R"(
 cluster: {preset: megascale-like, gpus: 256}
 model: {preset: gpt3-175b-megascale}
@@ -40,16 +40,16 @@ parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 6, zero: 2, recompute: sel
 )";
   text += megascale ? "overlap: {tp: true, pp: true, dp: true}\ntraining: {optimizer: lamb}\n"
                     : "training: {optimizer: adam, fused_kernels: false}\n";
-  return scenario::load_scenario_text(text, "step_engine_test.yaml", kShipped);
+  return models::scenario::load_scenario_text(text, "step_engine_test.yaml", kShipped);
 }
 
-scenario::Scenario mixtral() {
-  return scenario::load_scenario(
+models::scenario::Scenario mixtral() {
+  return models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml", kShipped);
 }
 
 // Rank groups smaller than a node: tp 2 on 8-GPU nodes, four replicas per node.
-scenario::Scenario llama8b_tp2(int gpus, int pp, bool overlap) {
+models::scenario::Scenario llama8b_tp2(int gpus, int pp, bool overlap) {
   std::string text = fmt::format(R"(
 cluster: {{preset: selene-like, gpus: {}}}
 model: {{preset: llama3-8b, seq_length: 4096}}
@@ -57,7 +57,7 @@ parallelism: {{tp: 2, sp: true, pp: {}, zero: 1, micro_batch: 1, global_batch: 6
 )",
                                  gpus, pp);
   if (overlap) text += "overlap: {pp: true, dp: true}\n";
-  return scenario::load_scenario_text(text, "step_engine_test.yaml", kShipped);
+  return models::scenario::load_scenario_text(text, "step_engine_test.yaml", kShipped);
 }
 
 // Expectation: without contention, stragglers or failures the two engines agree
@@ -70,7 +70,7 @@ TEST(StepEngine, AgreesWithTheAnalyticEngineWithinOnePercent) {
   auto pipes = llama8b_tp2(64, 4, true);
   pipes.parallelism.tp = 8;
   pipes.parallelism.dp = 2;
-  pipes.parallelism.placement = scenario::RankOrder::tp_cp_pp_dp;
+  pipes.parallelism.placement = models::scenario::RankOrder::tp_cp_pp_dp;
   // Uneven stages: Llama 3 8B's 32 layers as 6 + 10 + 10 + 6 on 4 stages.
   auto uneven = llama8b_tp2(32, 4, true);
   uneven.parallelism.first_stage_layers = 6;
@@ -78,15 +78,15 @@ TEST(StepEngine, AgreesWithTheAnalyticEngineWithinOnePercent) {
   // And interleaved: 3 + 5 + 5 + 3 layers a chunk on 2 virtual stages.
   auto uneven_interleaved = uneven;
   uneven_interleaved.parallelism.virtual_stages = 2;
-  uneven_interleaved.parallelism.schedule = scenario::Schedule::interleaved;
-  std::vector<scenario::Scenario> cases = {selene(),
-                                           mixtral(),
-                                           llama8b_tp2(8, 1, false),
-                                           llama8b_tp2(32, 2, false),
-                                           llama8b_tp2(32, 2, true),
-                                           pipes,
-                                           uneven,
-                                           uneven_interleaved};
+  uneven_interleaved.parallelism.schedule = models::scenario::Schedule::interleaved;
+  std::vector<models::scenario::Scenario> cases = {selene(),
+                                                   mixtral(),
+                                                   llama8b_tp2(8, 1, false),
+                                                   llama8b_tp2(32, 2, false),
+                                                   llama8b_tp2(32, 2, true),
+                                                   pipes,
+                                                   uneven,
+                                                   uneven_interleaved};
   // Thread contexts (sanitizer builds) are some 40 times slower: the small case only.
   if (!kSanitizerSafe) {
     cases.push_back(megascale_256(false));
@@ -164,7 +164,7 @@ TEST(StepEngine, PlaysEveryStagesOwnLayerCount) {
 
 // Mixtral without ZeRO, one micro-batch per replica (the gradient all-reduce is a
 // fifth of the step), on `nics` NICs of `nic_Bps` per node.
-scenario::Scenario mixtral_all_reduce(int gpus, int nics, double nic_Bps) {
+models::scenario::Scenario mixtral_all_reduce(int gpus, int nics, double nic_Bps) {
   auto s = mixtral();
   s.cluster.gpus = gpus;
   s.cluster.nics_per_node = nics;
@@ -234,7 +234,7 @@ TEST(StepEngine, RankGroupsSmallerThanANodeShareItsActor) {
 }
 
 TEST(StepEngine, SaysWhichRankGroupsItCannotPlay) {
-  const auto refused = [](const scenario::Scenario& s) {
+  const auto refused = [](const models::scenario::Scenario& s) {
     try {
       (void)simulate_step(s, a100(), options());
     } catch (const std::invalid_argument& e) {
@@ -282,7 +282,7 @@ TEST(StepEngine, OverlappedCommunicationTakesItsShareOfCompute) {
 // sixth of the data-parallel traffic, and the engines agree (they were 5 % apart
 // when the analytic engine hid only half a bubble's worth).
 TEST(StepEngine, TheCoolDownHidesTheOtherChunksReductions) {
-  const auto s = scenario::load_scenario(
+  const auto s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/gpt3-175b-megascale-12288.yaml", kShipped);
   DeviceProfile none = a100();
   none.overlap_compute_share = 0;
@@ -309,7 +309,7 @@ TEST(StepEngine, TheCoolDownHidesTheOtherChunksReductions) {
 // shipped share of 0.2.
 TEST(StepEngine, EveryChunksReductionSlowsTheLastMicroBatchOnEveryStage) {
   if (kSanitizerSafe) GTEST_SKIP() << "12,288 GPUs: too slow with sanitizers";
-  auto s = scenario::load_scenario(
+  auto s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/gpt3-175b-megascale-12288.yaml", kShipped);
   ASSERT_GT(a100().overlap_compute_share, 0.1);
   for (const auto& [pp, v] : {std::pair{16, 2}, {8, 6}, {4, 3}}) {
@@ -331,7 +331,7 @@ TEST(StepEngine, EveryChunksReductionSlowsTheLastMicroBatchOnEveryStage) {
 // that slowdown in exposed dp: 340 ms against the step engine's 78.)
 TEST(StepEngine, BothEnginesBreakTheStepDownAlike) {
   if (kSanitizerSafe) GTEST_SKIP() << "12,288 GPUs: too slow with sanitizers";
-  const auto s = scenario::load_scenario(
+  const auto s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/gpt3-175b-megascale-12288.yaml", kShipped);
   const StepReport r = estimate(s, a100());
   double compute = 0;

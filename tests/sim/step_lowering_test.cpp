@@ -19,12 +19,12 @@ using testing::a100;
 using testing::h100;
 using testing::kShipped;
 
-scenario::Scenario load(const std::string& text) {
-  return scenario::load_scenario_text(text, "step_lowering_test.yaml", kShipped);
+models::scenario::Scenario load(const std::string& text) {
+  return models::scenario::load_scenario_text(text, "step_lowering_test.yaml", kShipped);
 }
 
 // 32 nodes of 8 GPUs: tp 8, pp 8, so dp 4, one replica per node of each stage.
-scenario::Scenario megascale_256() {
+models::scenario::Scenario megascale_256() {
   return load(R"(
 cluster: {preset: megascale-like, gpus: 256}
 model: {preset: gpt3-175b-megascale}
@@ -32,12 +32,12 @@ parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 6, zero: 2, recompute: sel
 )");
 }
 
-scenario::Scenario mixtral() {
-  return scenario::load_scenario(
+models::scenario::Scenario mixtral() {
+  return models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml", kShipped);
 }
 
-int node_of(const scenario::Scenario& s, int stage, int replica) {
+int node_of(const models::scenario::Scenario& s, int stage, int replica) {
   return models::first_node(s, {stage, replica});
 }
 
@@ -56,8 +56,8 @@ TEST(StepLowering, SimulatesReplicaZeroAndThoseHoldingAStraggler) {
   const int slow_node = node_of(s, 5, 2);
   const int cut_node = node_of(s, 1, 3);
   const auto slowed = lower_step(s, a100(),
-                                 {{slow_node, 1.5, "test", scenario::Component::gpu},
-                                  {cut_node, 4.0, "test", scenario::Component::link}},
+                                 {{slow_node, 1.5, "test", models::scenario::Component::gpu},
+                                  {cut_node, 4.0, "test", models::scenario::Component::link}},
                                  false);
   EXPECT_EQ(slowed.rows, (std::vector<int>{0, 2, 3}));
   ASSERT_EQ(slowed.places.size(), 24U);
@@ -214,9 +214,9 @@ namespace {
 // why every replica is played (SimGrid aborted on a failed allocation there).
 TEST(StepLowering, RefusesAStepPastItsBoundOfRankGroups) {
   const auto at = [](int gpus) {
-    return scenario::load_scenario(
+    return models::scenario::load_scenario(
         std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-405b-h100-16384-campaign.yaml",
-        scenario::LoadOptions(
+        models::scenario::LoadOptions(
             kShipped.preset_path,
             {"cluster.gpus=" + std::to_string(gpus),
              "parallelism.global_batch=" + std::to_string(gpus / 8),
@@ -225,10 +225,10 @@ TEST(StepLowering, RefusesAStepPastItsBoundOfRankGroups) {
              "{name: aggregation, radix: 256, latency: 600ns}]",
              "faults.stragglers=[{per_1000_node_days: 120, duration: 1h, slowdown: 1.1}]"}));
   };
-  const scenario::Scenario fits = at(65536);
+  const models::scenario::Scenario fits = at(65536);
   const StepLowering p = lower_step(fits, h100(), draw_stragglers(fits), false);
   EXPECT_EQ(p.rows.size() * static_cast<std::size_t>(p.pp), 8192U);
-  const scenario::Scenario large = at(524288);
+  const models::scenario::Scenario large = at(524288);
   try {
     (void)lower_step(large, h100(), draw_stragglers(large), false);
     FAIL() << "65,536 rank groups were lowered";

@@ -103,9 +103,9 @@ TEST(ProgramEvaluator, RefusesACycle) {
   EXPECT_THROW(evaluate_program(p), std::logic_error);
 }
 
-scenario::Scenario example(const std::string& name) {
-  return scenario::load_scenario(std::string(MYRIAD_SCENARIO_DIR) + "/examples/" + name + ".yaml",
-                                 kShipped);
+models::scenario::Scenario example(const std::string& name) {
+  return models::scenario::load_scenario(
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/" + name + ".yaml", kShipped);
 }
 
 // Two stages of 1F1B, two micro-batches, blocking sends of t seconds: stage 0
@@ -148,7 +148,7 @@ TEST(StepProgram, TheStepEngineAgreesWithTheEvaluatorWithoutContention) {
         "global_batch: 32}}\n"
         "overlap: {{dp: true, pp: {}}}\n",
         v, zero, overlap_pp);
-    const auto s = scenario::load_scenario_text(text, "engine.yaml", kShipped);
+    const auto s = models::scenario::load_scenario_text(text, "engine.yaml", kShipped);
     const double engine = testing::run_in_child(s, testing::options(), testing::h100()).step_time_s;
     const double eval = evaluate_program(build_step_program(s, testing::h100())).step_time_s;
     EXPECT_NEAR(eval / engine, 1, 5e-3) << text << engine << " s against " << eval << " s";
@@ -222,9 +222,9 @@ TEST(StepProgram, ClosedFormAgreesWithTheEvaluatorOnRandomLayouts) {
   std::array<std::string, 4> worst;
   for (int tries = 0; valid < 2000 && tries < 20000; ++tries) {
     const std::string text = random_layout(rng);
-    scenario::Scenario s;
+    models::scenario::Scenario s;
     try {
-      s = scenario::load_scenario_text(text, "random.yaml", kShipped);
+      s = models::scenario::load_scenario_text(text, "random.yaml", kShipped);
     } catch (const std::exception&) {
       continue;
     }

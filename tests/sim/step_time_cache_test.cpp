@@ -15,14 +15,14 @@ namespace myriad::sim::campaign {
 namespace {
 
 // GPT-3 175B on 64 nodes of 8 A100: eight data-parallel replicas.
-scenario::Scenario job() {
-  return scenario::load_scenario_text(R"(
+models::scenario::Scenario job() {
+  return models::scenario::load_scenario_text(R"(
 cluster: {preset: selene-like, gpus: 512}
 model: {preset: gpt3-175b-megatron}
 parallelism: {tp: 8, pp: 8, global_batch: 64}
 )",
-                                      "step_time_cache_test.yaml",
-                                      scenario::LoadOptions{{MYRIAD_SCENARIO_DIR}});
+                                              "step_time_cache_test.yaml",
+                                              models::scenario::LoadOptions{{MYRIAD_SCENARIO_DIR}});
 }
 
 const DeviceProfile& a100() {

@@ -35,7 +35,7 @@ TEST(SweepRun, SettingValuesAreWhatFollowsTheEquals) {
 // Expectation: a row's figures are the estimate's (metrics_of), the scenario and
 // report kept only when asked.
 TEST(SweepRun, ARowIsTheEstimatesFigures) {
-  const auto s = scenario::load_scenario(
+  const auto s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-8b-h100-64-pp4.yaml", kShipped);
   SweepRow r;
   evaluate_row(r, s, h100(), false);
@@ -52,11 +52,12 @@ TEST(SweepRun, ARowIsTheEstimatesFigures) {
 
 // Expectation: growth from a model no smaller is the row's problem, not a failure.
 TEST(SweepRun, GrowthThatCannotBeIsTheRowsProblem) {
-  const auto s = scenario::load_scenario(
+  const auto s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-8b-h100-64-pp4.yaml",
-      scenario::LoadOptions{kShipped.preset_path,
-                            {"training.growth={from: llama3-8b, tokens: 1T, saved_fraction: 0.5, "
-                             "source: test}"}});
+      models::scenario::LoadOptions{
+          kShipped.preset_path,
+          {"training.growth={from: llama3-8b, tokens: 1T, saved_fraction: 0.5, "
+           "source: test}"}});
   ASSERT_TRUE(s.training.growth.given());
   SweepRow r;
   evaluate_row(r, s, h100(), true);

@@ -349,12 +349,12 @@ TEST(Cli, CalibrateImportAppendWaitsForAConcurrentWriter) {
 // a link planted as the lock file is refused, not followed.
 TEST(Cli, CalibrateImportLockWaitsABoundedTimeAndFollowsNoLink) {
   const std::string rows = temp_file("locked_rows.json");
-  const std::string lock_path = models::FileLock::lock_path(rows);
+  const std::string lock_path = models::scenario::FileLock::lock_path(rows);
   {
-    const models::FileLock held(rows, 1);
+    const models::scenario::FileLock held(rows, 1);
     const auto start = std::chrono::steady_clock::now();
     try {
-      const models::FileLock second(rows, 0.2);
+      const models::scenario::FileLock second(rows, 0.2);
       ADD_FAILURE() << "two holders of one lock";
     } catch (const std::runtime_error& e) {
       EXPECT_NE(std::string(e.what()).find("another process has held the lock for 0.2 s"),
@@ -363,10 +363,10 @@ TEST(Cli, CalibrateImportLockWaitsABoundedTimeAndFollowsNoLink) {
     }
     EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(200));
   }
-  EXPECT_NO_THROW(const models::FileLock again(rows, 0.2));  // released
+  EXPECT_NO_THROW(const models::scenario::FileLock again(rows, 0.2));  // released
   std::filesystem::remove(lock_path);
   std::filesystem::create_symlink(rows + ".target", lock_path);
-  EXPECT_THROW(const models::FileLock linked(rows, 0.2), std::runtime_error);
+  EXPECT_THROW(const models::scenario::FileLock linked(rows, 0.2), std::runtime_error);
   EXPECT_FALSE(std::filesystem::exists(rows + ".target"));
   std::filesystem::remove(lock_path);
 }
@@ -436,14 +436,14 @@ TEST(Cli, CalibrateImportReadsGzipTracesAndRefusesABomb) {
   const std::string trace = temp_file("trace.pt.trace.json.gz");
   const std::string bomb = temp_file("bomb.json.gz");
   const std::string rows = temp_file("gzip_rows.json");
-  write_text(trace, myriad::test_support::gzip_text(gemm_trace(70'000)));
+  write_text(trace, myriad::calibration::test_support::gzip_text(gemm_trace(70'000)));
   if (address_space_limits_work()) {
     const ImportChild got =
         import_within({"calibrate", "import", "kineto", trace, "--out", rows}, 128 * kMiB);
     EXPECT_FALSE(got.signalled);
     EXPECT_EQ(got.code, kExitOk) << got.err;
   }
-  write_text(trace, myriad::test_support::gzip_text(gemm_trace(20)));
+  write_text(trace, myriad::calibration::test_support::gzip_text(gemm_trace(20)));
   const Result named = run_cli({"calibrate", "import", "kineto", trace, "--out", rows});
   ASSERT_EQ(named.code, kExitOk) << named.err;
   EXPECT_NE(named.out.find(trace + ": gzip: " + calibration::size_text(gemm_trace(20).size()) +
@@ -452,7 +452,8 @@ TEST(Cli, CalibrateImportReadsGzipTracesAndRefusesABomb) {
       << named.out;
   EXPECT_NE(named.out.find("20 kernels"), std::string::npos) << named.out;
   // 64 MiB of zeros in a 64 KiB file, under a 4 MiB cap: refused by its size.
-  write_text(bomb, myriad::test_support::gzip_text(std::string(std::size_t{64} << 20, '\0')));
+  write_text(
+      bomb, myriad::calibration::test_support::gzip_text(std::string(std::size_t{64} << 20, '\0')));
   const Result refused =
       run_cli({"calibrate", "import", "kineto", bomb, "--out", rows, "--max-input-size", "4MiB"});
   EXPECT_EQ(refused.code, kExitBadInput);

@@ -117,17 +117,17 @@ TEST_F(Scratch, OutputsAreWrittenWholeOrNotAtAll) {
   }
   // Through a link, the file it names is replaced and the link stays.
   fs::create_symlink(out, dir_ / "latest.json");
-  models::write_file_atomically((dir_ / "latest.json").string(), "new\n", "test output");
+  models::scenario::write_file_atomically((dir_ / "latest.json").string(), "new\n", "test output");
   EXPECT_TRUE(fs::is_symlink(dir_ / "latest.json"));
   EXPECT_EQ(slurp(out), "new\n");
   // /dev/full: every write fails with ENOSPC, as on a full disk; the device is
   // written in place, never renamed over.
   if (fs::exists("/dev/full")) {
-    EXPECT_THROW(models::write_file_atomically("/dev/full", "x", "test output"),
+    EXPECT_THROW(models::scenario::write_file_atomically("/dev/full", "x", "test output"),
                  std::runtime_error);
   }
   try {
-    models::write_file_atomically((dir_ / "no" / "x").string(), "x", "test output");
+    models::scenario::write_file_atomically((dir_ / "no" / "x").string(), "x", "test output");
     FAIL() << "wrote into a missing folder";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot write test output: No such file or directory"),

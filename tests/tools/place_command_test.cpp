@@ -64,7 +64,7 @@ TEST(Cli, PlacePricesEveryPlacerAndWritesTheFastest) {
     if (p["algorithm"] == chosen) split = p["stage_layers"].get<std::vector<int>>();
   }
   ASSERT_EQ(split.size(), 4U);
-  const auto placed = scenario::load_scenario(written.string(), {{MYRIAD_SCENARIO_DIR}});
+  const auto placed = models::scenario::load_scenario(written.string(), {{MYRIAD_SCENARIO_DIR}});
   EXPECT_EQ(placed.parallelism.stage_layers, split);
   EXPECT_EQ(run_cli({"estimate", written.string()}).code, kExitOk);
 }

@@ -56,7 +56,7 @@ inline ChildResult run_cli_within(const std::vector<std::string>& args, std::siz
   if (pid == 0) {
     ::close(fds[0]);
     ::dup2(fds[1], STDERR_FILENO);  // the terminate handler writes there
-    models::install_terminate_handler();
+    models::scenario::install_terminate_handler();
     const rlimit bound{limit, limit};
     ::setrlimit(RLIMIT_AS, &bound);
     const Result r = run_cli(args);

@@ -173,7 +173,7 @@ int fit(const CalibrateOptions& o, Streams io, const std::string& rows_path,
 // against measurements taken where the composites could run.
 std::vector<cal::Row> measured_from(const std::string& path,
                                     const std::vector<cal::Composite>& composites) {
-  const nlohmann::json j = models::read_json_file(path, "check report");
+  const nlohmann::json j = models::scenario::read_json_file(path, "check report");
   if (!j.is_object() || !j.contains("composites") || !j["composites"].is_array()) {
     throw std::runtime_error(fmt::format(
         "{}: composites: expected the list of a check report (calibrate check --json)", path));
@@ -270,7 +270,7 @@ int check(const CalibrateOptions& o, Streams io, const std::string& profile_path
   std::vector<cal::Composite> composites;
   std::vector<cal::Row> earlier;
   try {
-    raw = models::read_json_file(profile_path, "device profile");
+    raw = models::scenario::read_json_file(profile_path, "device profile");
     profile = sim::parse_profile(raw, profile_path);
     terms = cal::fitted_terms(raw, profile_path);
     if (!rows_path.empty()) rows = cal::read_rows(rows_path);
@@ -319,8 +319,8 @@ bool calibrate_outputs_ok(const CalibrateOptions& o, Streams io, bool fitting, b
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
   if (ec) {
-    io.err << fmt::format("myriad calibrate: error: --out {}: {}\n", models::printable(o.out),
-                          ec.message());
+    io.err << fmt::format("myriad calibrate: error: --out {}: {}\n",
+                          models::scenario::printable(o.out), ec.message());
     return false;
   }
   const std::filesystem::path dir(o.out);

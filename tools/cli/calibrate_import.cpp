@@ -65,25 +65,26 @@ std::optional<cal::ImportOptions> reader_options(const ImportOptions& o, cal::Im
       io.err << fmt::format(
           "{}--collective {}: expected all_reduce, all_gather, reduce_scatter, all_to_all, "
           "broadcast or send_recv\n",
-          kError, models::printable(o.collective));
+          kError, models::scenario::printable(o.collective));
       return std::nullopt;
     }
   }
   const auto algorithm = models::algorithm_from_name(o.algorithm.empty() ? "ring" : o.algorithm);
   if (!algorithm) {
     io.err << fmt::format("{}--algorithm {}: expected ring, tree, nvls, pairwise, ...\n", kError,
-                          models::printable(o.algorithm));
+                          models::scenario::printable(o.algorithm));
     return std::nullopt;
   }
   options.algorithm = *algorithm;
   if (o.ranks > 0) options.ranks = o.ranks;
   options.family = o.family;
   if (!o.max_input_size.empty()) {
-    const auto size = scenario::parse_quantity(o.max_input_size, scenario::Dimension::bytes);
+    const auto size =
+        models::scenario::parse_quantity(o.max_input_size, models::scenario::Dimension::bytes);
     const double* bytes = std::get_if<double>(&size);
     if (bytes == nullptr || *bytes < 1 || *bytes > 1e18) {
       io.err << fmt::format("{}--max-input-size {}: expected a size such as 8GiB\n", kError,
-                            models::printable(o.max_input_size));
+                            models::scenario::printable(o.max_input_size));
       return std::nullopt;
     }
     options.max_input_bytes = static_cast<std::uint64_t>(*bytes);
@@ -180,12 +181,12 @@ std::string rows_text(const cal::RowsFile& file, const std::string& path) {
     throw std::runtime_error(fmt::format("not written: {}", e.what()));
   }
   std::string text = doc.dump(1) + "\n";
-  if (text.size() > models::kMaxJsonBytes) {
+  if (text.size() > models::scenario::kMaxJsonBytes) {
     throw std::runtime_error(fmt::format(
         "{}: not written: {} rows would be {}, more than the {} calibrate fit reads: import "
         "into several files",
         path, file.rows.size(), cal::size_text(text.size()),
-        cal::size_text(models::kMaxJsonBytes)));
+        cal::size_text(models::scenario::kMaxJsonBytes)));
   }
   return text;
 }
@@ -193,7 +194,7 @@ std::string rows_text(const cal::RowsFile& file, const std::string& path) {
 // Reads the rows file (--append), adds the imported rows and writes it, under
 // its lock: another import of the same file waits, and nothing it wrote is lost.
 int add_and_write(const ImportOptions& o, std::vector<ImportedFile>& imported, Streams io) {
-  std::optional<models::FileLock> lock;
+  std::optional<models::scenario::FileLock> lock;
   try {
     lock.emplace(o.out, kLockTimeout_s);
   } catch (const std::runtime_error& e) {
@@ -216,7 +217,7 @@ int add_and_write(const ImportOptions& o, std::vector<ImportedFile>& imported, S
   }
   print_rows(file, kept, io.out);
   try {
-    models::write_file_atomically(o.out, text, "calibration rows");
+    models::scenario::write_file_atomically(o.out, text, "calibration rows");
   } catch (const std::runtime_error& e) {
     io.err << kError << e.what() << "\n";
     return kExitFailure;
@@ -237,12 +238,13 @@ int run_import(const ImportOptions& o, Streams io) {
   const auto format = cal::import_format_from_name(o.format);
   if (!format) {
     io.err << fmt::format("{}{}: expected nccl-tests, google-benchmark or kineto\n", kError,
-                          models::printable(o.format));
+                          models::scenario::printable(o.format));
     return kExitBadInput;
   }
   const auto options = reader_options(o, *format, io);
   if (!options) return kExitBadInput;
-  if (const std::string problem = models::output_problem(o.out, o.files); !problem.empty()) {
+  if (const std::string problem = models::scenario::output_problem(o.out, o.files);
+      !problem.empty()) {
     io.err << fmt::format("{}--out {}\n", kError, problem);
     return kExitBadInput;
   }

@@ -60,8 +60,9 @@ void add_checkpoint_stall(const AddRow& add, bool wide) {
 }
 
 // The lines above the table: the job, its pace, the horizon and the seeds.
-std::string report_header(const scenario::Scenario& s, const CampaignReport& report, int seeds) {
-  std::string out = fmt::format("{}\n", scenario::run_title(s));
+std::string report_header(const models::scenario::Scenario& s, const CampaignReport& report,
+                          int seeds) {
+  std::string out = fmt::format("{}\n", models::scenario::run_title(s));
   out += fmt::format("  {} nodes x {} GPUs, healthy step {}, {} tokens per step\n",
                      report.job_nodes, s.cluster.gpus_per_node, seconds(report.healthy_step_s),
                      si_count(report.tokens_per_step));
@@ -94,7 +95,8 @@ void add_policy_rows(const AddRow& add, const AnyPolicy& any, bool wide) {
       return p.policy.upload_s > 0 ? duration(p.policy.upload_s) : std::string("in the stall");
     });
     add("  at storage bandwidth (this job's share)", [](const PolicyReport& p) {
-      return scenario::format_human(p.policy.write_Bps, scenario::Dimension::bandwidth);
+      return models::scenario::format_human(p.policy.write_Bps,
+                                            models::scenario::Dimension::bandwidth);
     });
   }
   if (wide && in_memory) {
@@ -123,7 +125,8 @@ void add_policy_rows(const AddRow& add, const AnyPolicy& any, bool wide) {
 
 // The outcome over seeds, and each policy against the first, seed by seed.
 void add_outcome_rows(const AddRow& add, const AnyPolicy& any, Table& policy,
-                      const scenario::Scenario& s, const CampaignReport& report, bool wide) {
+                      const models::scenario::Scenario& s, const CampaignReport& report,
+                      bool wide) {
   for (const auto& row : rows(s)) {
     if (!wide && !row.compact) continue;
     // The short table leaves out the causes that cost nothing under every policy.
@@ -146,8 +149,8 @@ void add_outcome_rows(const AddRow& add, const AnyPolicy& any, Table& policy,
   }
 }
 
-std::string report_text(const scenario::Scenario& s, const CampaignReport& report, int seeds,
-                        bool wide) {
+std::string report_text(const models::scenario::Scenario& s, const CampaignReport& report,
+                        int seeds, bool wide) {
   std::vector<std::string> headers = {""};
   std::string align = "l";
   for (const auto& p : report.policies) {
@@ -174,7 +177,7 @@ std::string report_text(const scenario::Scenario& s, const CampaignReport& repor
 
 // The campaign report's data (tools/report/html_report.hpp): ETTR, days and
 // goodput by policy with their 95 % intervals, hours lost by cause.
-nlohmann::json html_data(const scenario::Scenario& s, const CampaignReport& report,
+nlohmann::json html_data(const models::scenario::Scenario& s, const CampaignReport& report,
                          const std::string& name, int seeds) {
   const auto interval = [](const Interval& x) {
     return nlohmann::json{{"mean", x.mean}, {"half_width", x.half_width}};
@@ -214,7 +217,7 @@ nlohmann::json html_data(const scenario::Scenario& s, const CampaignReport& repo
           {"title", fmt::format("myriad campaign {}", name)},
           {"subtitle",
            fmt::format("{}: {} nodes, healthy step {:.4g} s, {}; {} seeds, mean and 95 % interval",
-                       scenario::run_title(s), report.job_nodes, report.healthy_step_s,
+                       models::scenario::run_title(s), report.job_nodes, report.healthy_step_s,
                        report.target_tokens > 0
                            ? fmt::format("until {} tokens", si_count(report.target_tokens))
                            : fmt::format("for {:.1f} days", report.horizon_s / 86400),
@@ -229,15 +232,16 @@ std::optional<sim::campaign::CampaignOptions> campaign_options(const CampaignCli
   sim::campaign::CampaignOptions options;
   options.days = o.days;
   if (!o.tokens.empty()) {
-    const auto tokens = scenario::parse_quantity(o.tokens, scenario::Dimension::count);
-    if (const auto* failure = std::get_if<scenario::ParseFailure>(&tokens)) {
+    const auto tokens =
+        models::scenario::parse_quantity(o.tokens, models::scenario::Dimension::count);
+    if (const auto* failure = std::get_if<models::scenario::ParseFailure>(&tokens)) {
       io.err << "campaign: --tokens: " << failure->message << "\n";
       return std::nullopt;
     }
     options.tokens = std::get<double>(tokens);
     if (!(options.tokens >= 1 && std::isfinite(options.tokens))) {
       io.err << fmt::format("campaign: --tokens: expected at least one token, found '{}'\n",
-                            models::printable(o.tokens));
+                            models::scenario::printable(o.tokens));
       return std::nullopt;
     }
   }
@@ -252,7 +256,7 @@ std::optional<sim::campaign::CampaignOptions> campaign_options(const CampaignCli
 // `--step-engine simulate`: the campaign on the step engine's pace (the fit sets
 // the stragglers' and slow nodes' effective slowdowns in `s`); an exit code when
 // it cannot run.
-std::optional<int> fit_pace(const CampaignCliOptions& o, scenario::Scenario& s,
+std::optional<int> fit_pace(const CampaignCliOptions& o, models::scenario::Scenario& s,
                             const sim::DeviceProfile& profile,
                             sim::campaign::CampaignOptions& options,
                             std::optional<StepEngineFit>& fit, Streams io) {
@@ -280,7 +284,7 @@ struct GrowthCampaigns {
 
 // Runs the small model's campaign and the one without growth, and sets the
 // model's own tokens in `options`; false, said, when the growth cannot be planned.
-bool run_growth(const CampaignCliOptions& o, const scenario::Scenario& s,
+bool run_growth(const CampaignCliOptions& o, const models::scenario::Scenario& s,
                 const sim::DeviceProfile& profile, sim::campaign::CampaignOptions& options,
                 GrowthCampaigns& g, Streams io) {
   if (!s.training.growth.given() || options.days != 0) return true;
@@ -301,7 +305,7 @@ bool run_growth(const CampaignCliOptions& o, const scenario::Scenario& s,
 
 // The campaign itself: the logged seed's events feed the failure timeline and,
 // with --events, stream to the log's file while it runs. An exit code when it fails.
-std::optional<int> run_logged(const CampaignCliOptions& o, const scenario::Scenario& s,
+std::optional<int> run_logged(const CampaignCliOptions& o, const models::scenario::Scenario& s,
                               const sim::DeviceProfile& profile,
                               sim::campaign::CampaignOptions options, CampaignTimelines& timelines,
                               CampaignReport& report, Streams io, const Environment& env) {
@@ -344,7 +348,7 @@ std::optional<int> run_logged(const CampaignCliOptions& o, const scenario::Scena
 }
 
 // What a campaign ran, as asked: --json, --report, the text and the warnings.
-int campaign_outputs(const CampaignCliOptions& o, const scenario::Scenario& s,
+int campaign_outputs(const CampaignCliOptions& o, const models::scenario::Scenario& s,
                      const CampaignReport& report, const CampaignTimelines& timelines,
                      const std::optional<StepEngineFit>& fit, const GrowthCampaigns& g, Streams io,
                      const Environment& env) {
@@ -379,7 +383,7 @@ int campaign_outputs(const CampaignCliOptions& o, const scenario::Scenario& s,
 
 }  // namespace
 
-nlohmann::json campaign_json(const scenario::Scenario& s,
+nlohmann::json campaign_json(const models::scenario::Scenario& s,
                              const sim::campaign::CampaignReport& report) {
   nlohmann::json policies = nlohmann::json::array();
   const auto all_rows = rows(s);

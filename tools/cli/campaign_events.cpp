@@ -74,9 +74,9 @@ EventLogFile::EventLogFile(std::string path, sim::campaign::EventLevel level)
   // A new file of its own beside the log (never a predictable name, never an
   // existing file or link), renamed over the log when complete; removed if the
   // run fails or is interrupted.
-  const int fd = models::create_temp_beside(path_, partial_);
+  const int fd = models::scenario::create_temp_beside(path_, partial_);
   if (fd >= 0) {
-    pending_ = std::make_unique<models::PendingFile>(partial_);
+    pending_ = std::make_unique<models::scenario::PendingFile>(partial_);
     file_ = ::fdopen(fd, "wb");
     if (file_ == nullptr) {
       const int error = errno;
@@ -87,7 +87,7 @@ EventLogFile::EventLogFile(std::string path, sim::campaign::EventLevel level)
   }
   if (file_ == nullptr) {
     throw std::runtime_error(fmt::format("{}: cannot write the event log: {}",
-                                         models::printable(path_), std::strerror(errno)));
+                                         models::scenario::printable(path_), std::strerror(errno)));
   }
   if (csv_ && std::fputs(kCsvHeader, file_) < 0) failed_ = true;
 }
@@ -127,7 +127,7 @@ void EventLogFile::finish() {
     // write leaves its errno; one that set none is an I/O error).
     const int why = flushed ? errno : (error != 0 ? error : EIO);
     throw std::runtime_error(fmt::format("{}: cannot write the event log: {}",
-                                         models::printable(path_), std::strerror(why)));
+                                         models::scenario::printable(path_), std::strerror(why)));
   }
   std::filesystem::rename(partial_, path_, ec);
   if (ec) {
@@ -140,7 +140,7 @@ void EventLogFile::finish() {
 
 std::string EventLogFile::summary() const {
   std::string out =
-      fmt::format("campaign: event log {}: {} events", models::printable(path_), lines_);
+      fmt::format("campaign: event log {}: {} events", models::scenario::printable(path_), lines_);
   if (left_out_ > 0) {
     out += fmt::format("; {} checkpoint and upload events left out (--events-level all keeps them)",
                        left_out_);

@@ -37,7 +37,7 @@ class EventLogFile {
  private:
   std::string path_;
   std::string partial_;
-  std::unique_ptr<models::PendingFile> pending_;  // removed on an interruption
+  std::unique_ptr<models::scenario::PendingFile> pending_;  // removed on an interruption
   std::FILE* file_ = nullptr;
   sim::campaign::EventLevel level_;
   bool csv_ = false;

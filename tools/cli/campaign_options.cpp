@@ -20,7 +20,7 @@ CLI::Validator events_level_check() {
             return fmt::format(
                 "expected failures (failures, detection, restarts, repairs, stragglers) or all "
                 "(also every checkpoint and upload), found '{}'",
-                models::printable(level));
+                models::scenario::printable(level));
           },
           "failures|all"};
 }

@@ -23,7 +23,7 @@ using namespace campaign_table;  // NOLINT(google-build-using-namespace): this v
 // `--vary KEY=VALUES`: the campaign once per value, the figures that decide
 // against the value. `policies.KEY` (no index) sets KEY in every policy set.
 std::vector<std::string> axis_overrides(const std::string& key, const std::string& value,
-                                        const scenario::Scenario& base) {
+                                        const models::scenario::Scenario& base) {
   const std::string prefix = "policies.";
   const std::size_t policies = base.policies.size();
   if (key.rfind(prefix, 0) == 0 && key.size() > prefix.size() &&
@@ -43,13 +43,14 @@ std::vector<std::string> axis_overrides(const std::string& key, const std::strin
 
 struct SensitivityPoint {
   std::string value;
-  scenario::Scenario scenario;
+  models::scenario::Scenario scenario;
   CampaignReport report;
 };
 
 // The figures a sensitivity table shows: ETTR, days (to a target) or tokens
 // (in fixed days), and when priced the cost (to a target) or tokens per dollar.
-std::vector<Row> sensitivity_rows(const scenario::Scenario& s, const CampaignReport& report) {
+std::vector<Row> sensitivity_rows(const models::scenario::Scenario& s,
+                                  const CampaignReport& report) {
   std::vector<Row> out;
   for (const auto& row : rows(s)) {
     if (row.key == "ettr" || (row.key == "wall_days" && report.target_tokens > 0) ||
@@ -137,7 +138,7 @@ nlohmann::json sensitivity_html(const std::string& key, const std::vector<Sensit
 // The one key --vary varies, and its values; nothing, said, where --vary does
 // not go with the rest.
 std::optional<sim::SweepAxis> sensitivity_axis(const CampaignCliOptions& o,
-                                               const scenario::Scenario& base,
+                                               const models::scenario::Scenario& base,
                                                const sim::campaign::CampaignOptions& options,
                                                Streams io) {
   try {
@@ -163,7 +164,7 @@ std::optional<sim::SweepAxis> sensitivity_axis(const CampaignCliOptions& o,
 }  // namespace
 
 int run_sensitivity(const CampaignCliOptions& o, Streams io, const Environment& env,
-                    const scenario::Scenario& base, const std::string& text,
+                    const models::scenario::Scenario& base, const std::string& text,
                     const sim::campaign::CampaignOptions& options) {
   const auto found = sensitivity_axis(o, base, options, io);
   if (!found) return kExitBadInput;
@@ -180,9 +181,9 @@ int run_sensitivity(const CampaignCliOptions& o, Streams io, const Environment& 
     SensitivityPoint point;
     point.value = value;
     try {
-      point.scenario = scenario::load_scenario_text(text, scenario_name(o.scenario),
-                                                    {preset_path(varied, env), varied.overrides});
-    } catch (const scenario::ScenarioError& e) {
+      point.scenario = models::scenario::load_scenario_text(
+          text, scenario_name(o.scenario), {preset_path(varied, env), varied.overrides});
+    } catch (const models::scenario::ScenarioError& e) {
       io.err << fmt::format("myriad campaign: --vary {}={}: ", axis.key, value) << e.what();
       return kExitBadInput;
     }

@@ -13,12 +13,12 @@
 namespace myriad::cli {
 
 // A campaign's JSON (--json; campaign_command.cpp), which each value's point holds.
-nlohmann::json campaign_json(const scenario::Scenario& s,
+nlohmann::json campaign_json(const models::scenario::Scenario& s,
                              const sim::campaign::CampaignReport& report);
 
 // Every value of `o.vary` loaded and checked, then each one's campaign with `options`.
 int run_sensitivity(const CampaignCliOptions& o, Streams io, const Environment& env,
-                    const scenario::Scenario& base, const std::string& text,
+                    const models::scenario::Scenario& base, const std::string& text,
                     const sim::campaign::CampaignOptions& options);
 
 }  // namespace myriad::cli

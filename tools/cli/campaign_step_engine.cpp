@@ -14,7 +14,7 @@ namespace {
 
 // One step on the step engine, in a child process; nothing, with the reason on
 // io.err, when it cannot be played.
-std::optional<double> play(const scenario::Scenario& s, const sim::DeviceProfile& profile,
+std::optional<double> play(const models::scenario::Scenario& s, const sim::DeviceProfile& profile,
                            const sim::campaign::StepToPlay& step, Streams io) {
   io.err << fmt::format("campaign: {} on the step engine\n", step.what);
   sim::StepOptions options;
@@ -35,7 +35,7 @@ std::optional<double> play(const scenario::Scenario& s, const sim::DeviceProfile
 
 }  // namespace
 
-std::optional<StepEngineFit> fit_to_step_engine(scenario::Scenario& s,
+std::optional<StepEngineFit> fit_to_step_engine(models::scenario::Scenario& s,
                                                 const sim::DeviceProfile& profile,
                                                 int shrunk_states, Streams io) {
   const sim::campaign::StepEnginePlan plan =
@@ -49,7 +49,7 @@ std::optional<StepEngineFit> fit_to_step_engine(scenario::Scenario& s,
   return sim::campaign::fit_step_engine(s, plan, played);
 }
 
-std::string step_engine_text(const scenario::Scenario& s, const StepEngineFit& fit) {
+std::string step_engine_text(const models::scenario::Scenario& s, const StepEngineFit& fit) {
   std::string out = fmt::format("  step engine: healthy step {} (analytic {}, {:+.1f} %){}\n",
                                 seconds(fit.simulated_step_s), seconds(fit.analytic_step_s),
                                 100 * (fit.simulated_step_s / fit.analytic_step_s - 1),
@@ -94,7 +94,7 @@ std::string step_engine_text(const scenario::Scenario& s, const StepEngineFit& f
   return out;
 }
 
-nlohmann::json step_engine_json(const scenario::Scenario& s, const StepEngineFit& fit) {
+nlohmann::json step_engine_json(const models::scenario::Scenario& s, const StepEngineFit& fit) {
   nlohmann::json stragglers = nlohmann::json::array();
   for (std::size_t i = 0; i < fit.given.size(); ++i) {
     nlohmann::json by_stage = nlohmann::json::object();

@@ -22,11 +22,11 @@ using sim::campaign::StepEngineFit;
 // `shrunk_states` is how many shrunk states (largest first) to play when a
 // policy shrinks. Nothing, with the reason on io.err, when the step engine
 // cannot play them.
-std::optional<StepEngineFit> fit_to_step_engine(scenario::Scenario& s,
+std::optional<StepEngineFit> fit_to_step_engine(models::scenario::Scenario& s,
                                                 const sim::DeviceProfile& profile,
                                                 int shrunk_states, Streams io);
 // The lines the report prints, and its JSON, for a fit of `s`.
-std::string step_engine_text(const scenario::Scenario& s, const StepEngineFit& fit);
-nlohmann::json step_engine_json(const scenario::Scenario& s, const StepEngineFit& fit);
+std::string step_engine_text(const models::scenario::Scenario& s, const StepEngineFit& fit);
+nlohmann::json step_engine_json(const models::scenario::Scenario& s, const StepEngineFit& fit);
 
 }  // namespace myriad::cli

@@ -13,16 +13,18 @@ using sim::campaign::Interval;
 using sim::campaign::RunResult;
 
 // 17.7 s, 45 min, 3.09 h, 33 d.
-std::string duration(double s) { return scenario::format_human(s, scenario::Dimension::time); }
+std::string duration(double s) {
+  return models::scenario::format_human(s, models::scenario::Dimension::time);
+}
 
 double cause_h(const RunResult& r, std::size_t c) { return r.seconds_by_cause[c] / 3600; }
 
 // Whether the scenario gave no policies: the one compared is the schema's defaults.
-bool default_policy_only(const scenario::Scenario& s) {
+bool default_policy_only(const models::scenario::Scenario& s) {
   return s.origins.find("policies") == s.origins.end();  // not in the file, not by --set
 }
 
-std::vector<Row> rows(const scenario::Scenario& s) {
+std::vector<Row> rows(const models::scenario::Scenario& s) {
   const int gpus_per_node = s.cluster.gpus_per_node;
   const Figure gpu_hours = [gpus_per_node](const RunResult& r) {
     return r.gpu_hours(gpus_per_node);
@@ -89,7 +91,7 @@ std::vector<Row> rows(const scenario::Scenario& s) {
 
 // The differences from the first policy that decide between policies: ETTR,
 // days to the target (or tokens in fixed time), cost; goodput with --wide.
-std::vector<Row> paired_rows(const scenario::Scenario& s, const CampaignReport& report) {
+std::vector<Row> paired_rows(const models::scenario::Scenario& s, const CampaignReport& report) {
   std::vector<Row> out;
   for (const auto& row : rows(s)) {
     const bool days = row.key == "wall_days" && report.target_tokens > 0;

@@ -32,12 +32,12 @@ std::string duration(double s);
 // Hours lost to cause c (sim::campaign::Cause) in a run.
 double cause_h(const sim::campaign::RunResult& r, std::size_t c);
 // Whether the scenario gave no policies: the one compared is the schema's defaults.
-bool default_policy_only(const scenario::Scenario& s);
+bool default_policy_only(const models::scenario::Scenario& s);
 // Every figure of a run, in the table's order.
-std::vector<Row> rows(const scenario::Scenario& s);
+std::vector<Row> rows(const models::scenario::Scenario& s);
 // The differences from the first policy that decide between policies: ETTR,
 // days to the target (or tokens in fixed time), cost; goodput with --wide.
-std::vector<Row> paired_rows(const scenario::Scenario& s,
+std::vector<Row> paired_rows(const models::scenario::Scenario& s,
                              const sim::campaign::CampaignReport& report);
 // A mean and its 95 % half-width, written as the row says.
 std::string shown(const sim::campaign::Interval& x, const Row& row);

@@ -11,7 +11,7 @@
 namespace myriad::cli {
 namespace {
 
-std::string summary(const scenario::Scenario& s) {
+std::string summary(const models::scenario::Scenario& s) {
   const auto& c = s.cluster;
   const auto& p = s.parallelism;
   return fmt::format(
@@ -30,16 +30,17 @@ int run_check(const CheckOptions& o, Streams io, const Environment& env) {
   }
   const auto loaded = load_for_cli(o.scenario, io, env, nullptr, &outputs);
   if (!loaded) return kExitBadInput;
-  const scenario::Scenario& s = *loaded;
-  const scenario::Resolved resolved = scenario::resolve_for_output(s);
+  const models::scenario::Scenario& s = *loaded;
+  const models::scenario::Resolved resolved = models::scenario::resolve_for_output(s);
   if (!o.json_file.empty()) {
-    if (!write_json(o.json_file, scenario::to_json(resolved), "check", io)) return kExitFailure;
+    if (!write_json(o.json_file, models::scenario::to_json(resolved), "check", io))
+      return kExitFailure;
   }
   if (!o.quiet) {
     io.out << fmt::format(
         "# {}: valid{}\n# {}\n", scenario_name(o.scenario),
         s.warnings.empty() ? "" : fmt::format(" ({} warnings)", s.warnings.size()), summary(s));
-    io.out << scenario::to_yaml(resolved, o.origins);
+    io.out << models::scenario::to_yaml(resolved, o.origins);
   }
   return kExitOk;
 }

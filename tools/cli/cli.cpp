@@ -40,7 +40,7 @@ CLI::Validator finite_range(double lo, double hi) {
         const auto [ptr, ec] = std::from_chars(text.data(), end, v);
         if (ec != std::errc{} || ptr != end || !std::isfinite(v) || v < lo || v > hi) {
           return fmt::format("expected a number in [{:g}, {:g}], found '{}'", lo, hi,
-                             models::printable(text));
+                             models::scenario::printable(text));
         }
         return "";
       },

@@ -18,8 +18,8 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
-std::string resolved_yaml(const scenario::Scenario& s) {
-  return scenario::to_yaml(scenario::resolve_for_output(s), false);
+std::string resolved_yaml(const models::scenario::Scenario& s) {
+  return models::scenario::to_yaml(models::scenario::resolve_for_output(s), false);
 }
 
 // Six significant digits: what the page shows, at a third of the bytes.
@@ -51,7 +51,8 @@ const std::vector<ReportColumn>& report_metrics() {
 }
 
 ConfigurationReport::ConfigurationReport(std::string title, std::string subtitle,
-                                         const scenario::Scenario& base, std::string command,
+                                         const models::scenario::Scenario& base,
+                                         std::string command,
                                          const std::vector<ReportColumn>& parameters)
     : base_lines_(lines_of(resolved_yaml(base))), command_(std::move(command)) {
   head_["kind"] = "configurations";
@@ -75,7 +76,7 @@ ConfigurationReport::ConfigurationReport(std::string title, std::string subtitle
   head_["command"] = command_;
 }
 
-void ConfigurationReport::add(const nlohmann::json& parameters, const scenario::Scenario& s,
+void ConfigurationReport::add(const nlohmann::json& parameters, const models::scenario::Scenario& s,
                               const sim::StepReport& r, const sim::LayoutMetrics& m,
                               const std::vector<std::string>& sets, bool front, int rank) {
   nlohmann::json row;

@@ -26,13 +26,14 @@ class ConfigurationReport {
   // `base`: the scenario every configuration changes (its resolved YAML is the
   // reference the rows' scenarios are stored against); `command`: how a row is
   // reproduced, before its --set arguments.
-  ConfigurationReport(std::string title, std::string subtitle, const scenario::Scenario& base,
-                      std::string command, const std::vector<ReportColumn>& parameters);
+  ConfigurationReport(std::string title, std::string subtitle,
+                      const models::scenario::Scenario& base, std::string command,
+                      const std::vector<ReportColumn>& parameters);
 
   // A configuration the engine estimated.
-  void add(const nlohmann::json& parameters, const scenario::Scenario& s, const sim::StepReport& r,
-           const sim::LayoutMetrics& m, const std::vector<std::string>& sets, bool front = false,
-           int rank = 0);
+  void add(const nlohmann::json& parameters, const models::scenario::Scenario& s,
+           const sim::StepReport& r, const sim::LayoutMetrics& m,
+           const std::vector<std::string>& sets, bool front = false, int rank = 0);
   // One it refused, with why.
   void add_invalid(const nlohmann::json& parameters, const std::string& problem);
 

@@ -12,8 +12,8 @@
 namespace myriad::cli {
 namespace {
 
-using scenario::FieldDoc;
-using scenario::SectionDoc;
+using models::scenario::FieldDoc;
+using models::scenario::SectionDoc;
 
 // Words of `text` folded into lines of at most `width` characters.
 std::vector<std::string> wrap(const std::string& text, std::size_t width) {
@@ -104,7 +104,7 @@ int run_explain(const std::string& requested, Streams io, const Environment& env
     return kExitOk;
   }
   const std::string section = without_indices(requested);
-  const SectionDoc root = scenario::scenario_doc();
+  const SectionDoc root = models::scenario::scenario_doc();
   if (section.empty()) {
     io.out << "Scenario keys. Values with units take strings such as \"400Gbps\", \"50GB/s\", "
               "\"80GiB\", \"2us\", \"312TFLOPS\";\ninside Myriad they are SI (s, B, B/s, "
@@ -138,7 +138,7 @@ int run_explain(const std::string& requested, Streams io, const Environment& env
   io.err << fmt::format(
       "myriad explain: error: no section or key '{}'{}; sections: {} (and the listings presets, "
       "profiles)\n",
-      section, scenario::did_you_mean(section, paths), sections);
+      section, models::scenario::did_you_mean(section, paths), sections);
   return kExitBadInput;
 }
 

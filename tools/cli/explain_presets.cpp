@@ -17,19 +17,19 @@
 namespace myriad::cli {
 namespace {
 
-using scenario::ConfigNode;
-using scenario::PresetKind;
+using models::scenario::ConfigNode;
+using models::scenario::PresetKind;
 
 std::string scalar(const ConfigNode& root, const std::string& key) {
   const ConfigNode* n = root.find(key);
   return n != nullptr && n->is_scalar() ? n->text() : std::string{};
 }
 
-ConfigNode read_preset(const scenario::PresetLibrary& lib, PresetKind kind,
+ConfigNode read_preset(const models::scenario::PresetLibrary& lib, PresetKind kind,
                        const std::string& name) {
-  scenario::Diagnostics ignored;  // `myriad check` reports a bad preset; a listing lists
+  models::scenario::Diagnostics ignored;  // `myriad check` reports a bad preset; a listing lists
   const auto file = lib.find(kind, name);
-  return file ? scenario::load_yaml_file(file->string(), ignored) : ConfigNode{};
+  return file ? models::scenario::load_yaml_file(file->string(), ignored) : ConfigNode{};
 }
 
 // The GPU of a cluster preset: `gpu: NAME` or `gpu: {preset: NAME, ...}`.
@@ -69,7 +69,7 @@ std::string origin_counts(const sim::DeviceProfile& p) {
 
 std::string presets_text(const std::vector<std::filesystem::path>& preset_path,
                          const std::filesystem::path& profile_dir) {
-  const scenario::PresetLibrary lib(preset_path);
+  const models::scenario::PresetLibrary lib(preset_path);
   const std::vector<std::string> profiles = profile_names(profile_dir);
   std::string out;
   Table gpus({"hardware preset", "GPU", "bf16 peak", "HBM", "device profile"}, "lllll");

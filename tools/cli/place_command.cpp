@@ -45,7 +45,7 @@ std::string bandwidth_text(double Bps) {
   return std::isfinite(Bps) ? fmt::format("{:.4g} GB/s", Bps / 1e9) : "unlimited";
 }
 
-Priced price(const scenario::Scenario& s, const sim::DeviceProfile& profile,
+Priced price(const models::scenario::Scenario& s, const sim::DeviceProfile& profile,
              const sim::PipelineGraph& g, sim::StageSplit a, bool simulate,
              std::map<std::vector<int>, Priced>& by_split, std::ostream& out_stream) {
   const auto start = std::chrono::steady_clock::now();  // the algorithm's wall time, for the user
@@ -57,7 +57,7 @@ Priced price(const scenario::Scenario& s, const sim::DeviceProfile& profile,
   if (!placement.stage_layers.empty() && same != by_split.end()) {
     out = same->second;  // the same split: the engines' figures are the same
   } else if (!placement.stage_layers.empty()) {
-    const scenario::Scenario placed = sim::with_stage_layers(s, placement.stage_layers);
+    const models::scenario::Scenario placed = sim::with_stage_layers(s, placement.stage_layers);
     out.analytic = sim::estimate(placed, profile, sim::Detail::summary);
     const models::StepPlan plan = models::plan_step(placed);
     for (int k = 0; k < s.parallelism.pp; ++k) {
@@ -154,7 +154,7 @@ std::optional<std::vector<sim::StageSplit>> place_algorithms(const PlaceOptions&
     if (!a) {
       io.err << fmt::format(
           "place: error: --algo {}: expected uniform, m-topo, m-etf, m-sct, balanced or all\n",
-          models::printable(name));
+          models::scenario::printable(name));
       return std::nullopt;
     }
     if (std::find(algorithms.begin(), algorithms.end(), *a) == algorithms.end()) {
@@ -170,7 +170,8 @@ std::optional<std::vector<sim::StageSplit>> place_algorithms(const PlaceOptions&
 // The scenario's pipeline as a graph; nothing, said, when it is too large to
 // place (refused before it is built: its size is the layers' times the ops a
 // layer at op grain, and placing it costs time and memory with it) or cannot be built.
-std::optional<sim::PipelineGraph> place_graph(const PlaceOptions& o, const scenario::Scenario& s,
+std::optional<sim::PipelineGraph> place_graph(const PlaceOptions& o,
+                                              const models::scenario::Scenario& s,
                                               const sim::DeviceProfile& profile, Streams io) {
   const bool by_op = o.grain == "op";
   const sim::OpGrainSize op_size = by_op ? sim::op_grain_size(s) : sim::OpGrainSize{};
@@ -194,10 +195,10 @@ std::optional<sim::PipelineGraph> place_graph(const PlaceOptions& o, const scena
 }
 
 // The lines above the table: the pipeline, its graph, its passes and its bound.
-std::string place_header(const PlaceOptions& o, const scenario::Scenario& s,
+std::string place_header(const PlaceOptions& o, const models::scenario::Scenario& s,
                          const sim::PipelineGraph& g, double bound) {
   const auto& par = s.parallelism;
-  const std::string title = scenario::run_title(s);
+  const std::string title = models::scenario::run_title(s);
   std::string out = fmt::format("myriad place {}{}\n", scenario_name(o.scenario),
                                 title == s.file ? "" : ": " + title);
   out += fmt::format(
@@ -285,17 +286,18 @@ void print_pick(const Priced* pick, const sim::PipelineGraph& g, const sim::Devi
 }
 
 // --write: the scenario, resolved, with the chosen stages.
-int write_placed(const PlaceOptions& o, const scenario::Scenario& s, const Priced* pick,
+int write_placed(const PlaceOptions& o, const models::scenario::Scenario& s, const Priced* pick,
                  Streams io) {
   if (!pick) {
     io.err << "place: error: --write: no placement to write (none fits)\n";
     return kExitFailure;
   }
-  const scenario::Scenario placed = sim::with_stage_layers(s, pick->placement.stage_layers);
+  const models::scenario::Scenario placed = sim::with_stage_layers(s, pick->placement.stage_layers);
   try {
-    models::write_file_atomically(o.write_file,
-                                  scenario::to_yaml(scenario::resolve_for_output(placed), false),
-                                  "the placed scenario");
+    models::scenario::write_file_atomically(
+        o.write_file,
+        models::scenario::to_yaml(models::scenario::resolve_for_output(placed), false),
+        "the placed scenario");
   } catch (const std::runtime_error& e) {
     io.err << "place: error: " << e.what() << "\n";
     return kExitFailure;
@@ -305,8 +307,8 @@ int write_placed(const PlaceOptions& o, const scenario::Scenario& s, const Price
   return kExitOk;
 }
 
-nlohmann::json place_json(const scenario::Scenario& s, const sim::PipelineGraph& g, double bound,
-                          const std::vector<Priced>& all, const Priced* pick,
+nlohmann::json place_json(const models::scenario::Scenario& s, const sim::PipelineGraph& g,
+                          double bound, const std::vector<Priced>& all, const Priced* pick,
                           const nlohmann::json& op_grain, const sim::DeviceProfile& profile) {
   nlohmann::json j = {{"scenario", s.name},
                       {"graph",

@@ -71,7 +71,8 @@ void print_op_grain_notes(const sim::OpGrainGraph& g, const std::vector<Row>& ro
 }  // namespace
 
 nlohmann::json print_op_grain(
-    const scenario::Scenario& s, const sim::DeviceProfile& profile, const sim::PipelineGraph& units,
+    const models::scenario::Scenario& s, const sim::DeviceProfile& profile,
+    const sim::PipelineGraph& units,
     const std::vector<std::pair<sim::StageSplit, std::vector<int>>>& layer_splits,
     const std::vector<sim::StageSplit>& algorithms, std::ostream& out) {
   const sim::OpGrainGraph g = sim::op_grain_graph(s, profile, units);

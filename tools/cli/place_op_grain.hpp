@@ -16,7 +16,8 @@ namespace myriad::cli {
 // none), placed on the op graph as they are; `algorithms` those Baechi's placers
 // run op by op.
 nlohmann::json print_op_grain(
-    const scenario::Scenario& s, const sim::DeviceProfile& profile, const sim::PipelineGraph& units,
+    const models::scenario::Scenario& s, const sim::DeviceProfile& profile,
+    const sim::PipelineGraph& units,
     const std::vector<std::pair<sim::StageSplit, std::vector<int>>>& layer_splits,
     const std::vector<sim::StageSplit>& algorithms, std::ostream& out);
 

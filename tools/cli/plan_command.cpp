@@ -34,10 +34,10 @@ namespace {
 // A layout of the best K played on the engines --rescore names (sim/planning/rescore.hpp): the
 // step engine in a child process, then the campaign's first policy set over seeds (the
 // others are for `campaign`), on the step engine's step where it ran.
-sim::Rescored rescore(const scenario::Scenario& base, const sim::DeviceProfile& profile,
+sim::Rescored rescore(const models::scenario::Scenario& base, const sim::DeviceProfile& profile,
                       const sim::PlannedLayout& l, int rank, const PlanCliOptions& o) {
   sim::Rescored r(l, rank);
-  scenario::Scenario s = base;
+  models::scenario::Scenario s = base;
   sim::apply_planned(s, l);
   const sim::RescoreEngines engines = sim::rescore_engines(o.rescore);
   if (engines.step) {
@@ -84,8 +84,8 @@ std::string deadline_summary(const sim::PlanResult& r, double max_days,
       "None of the {} layouts within the memory headroom meets the {:g}-day deadline: the "
       "fastest takes {:.1f} days on {} GPUs. More GPUs (--gpus), a larger global batch "
       "(--global-batch), fewer tokens or a later deadline would close the gap.\n",
-      scenario::grouped(static_cast<long long>(fit)), max_days, fastest.days,
-      scenario::grouped(static_cast<long long>(fastest.gpus)));
+      models::scenario::grouped(static_cast<long long>(fit)), max_days, fastest.days,
+      models::scenario::grouped(static_cast<long long>(fastest.gpus)));
 }
 
 // The searches beside the first: each cluster with its GPU counts.
@@ -94,11 +94,11 @@ std::string searches_text(const PlanVariants& v) {
   for (std::size_t i = 0; i < v.all.size(); ++i) {
     const auto& x = v.all[i];
     if (i > 0 && x.hardware == v.all[i - 1].hardware) {
-      lines.back() += ", " + scenario::grouped(x.base.cluster.gpus);
+      lines.back() += ", " + models::scenario::grouped(x.base.cluster.gpus);
       continue;
     }
     lines.push_back(fmt::format("    {} (rates of the {} profile): {}", x.hardware,
-                                x.profile.device, scenario::grouped(x.base.cluster.gpus)));
+                                x.profile.device, models::scenario::grouped(x.base.cluster.gpus)));
   }
   return fmt::format("  {} searches, GPUs from {}:\n{}\n", v.all.size(), v.gpus_origin,
                      fmt::join(lines, "\n"));
@@ -113,11 +113,11 @@ std::string per_hardware_table(const PlanVariants& v, const PlanSearch& search,
   for (const auto* l : sim::firsts_by_hardware(v, search, options)) {
     const auto& p = l->parallelism;
     const auto& m = l->metrics;
-    t.add({v.all[l->variant].hardware, scenario::grouped(m.gpus), std::to_string(p.tp),
+    t.add({v.all[l->variant].hardware, models::scenario::grouped(m.gpus), std::to_string(p.tp),
            std::to_string(p.pp), std::to_string(p.virtual_stages), std::to_string(p.cp),
            std::to_string(p.dp), std::to_string(p.micro_batch), std::to_string(p.global_batch),
            std::to_string(p.zero),
-           std::string(models::name_in(scenario::kRecomputeNames, p.recompute)),
+           std::string(models::name_in(models::scenario::kRecomputeNames, p.recompute)),
            seconds(m.step_time_s), percent(m.mfu), fmt::format("{:.1f}", m.days),
            si_count(m.gpu_hours), std::isfinite(m.cost) ? "$" + si_count(m.cost) : "-",
            deadline ? deadline_text(m.days, options.max_days) : "-", percent(m.memory, 0)});
@@ -132,7 +132,7 @@ std::string layout_text(const sim::PlannedLayout& l) {
   const auto& p = l.parallelism;
   return fmt::format("{},{},{},{},{},{},{},{},{},{},{}", p.tp, p.sp, p.pp, p.virtual_stages, p.cp,
                      p.ep, p.dp, p.micro_batch, p.global_batch, p.zero,
-                     models::name_in(scenario::kRecomputeNames, p.recompute));
+                     models::name_in(models::scenario::kRecomputeNames, p.recompute));
 }
 
 // Why the searches are too many to try, or "" when they are not.
@@ -181,7 +181,7 @@ std::optional<sim::PlanOptions> search_options(const PlanCliOptions& o, const Pl
 // The lines above the tables: the job, the searches, the deadline and the profile.
 std::string title_text(const PlanCliOptions& o, const PlanVariants& v,
                        const sim::PlanOptions& options) {
-  const scenario::Scenario& s = v.all.front().base;
+  const models::scenario::Scenario& s = v.all.front().base;
   const sim::SearchSpace& space = v.all.front().space;
   const std::string batch_text =
       space.batch_range
@@ -190,7 +190,7 @@ std::string title_text(const PlanCliOptions& o, const PlanVariants& v,
           : fmt::format("{}", fmt::join(space.global_batch, ", "));
   std::string out =
       fmt::format("{}\n  {}{} layers, {} tokens a sequence; global batch: {} ({})\n",
-                  scenario::run_title(v.all.size() > 1 ? v.scenario : s),
+                  models::scenario::run_title(v.all.size() > 1 ? v.scenario : s),
                   v.all.size() > 1 ? std::string{}
                                    : fmt::format("{} x {}, ", s.cluster.gpus, s.cluster.gpu.name),
                   s.model.layers, s.model.seq_length, batch_text, v.batch_origin);
@@ -320,15 +320,15 @@ std::vector<std::string> best_row(const sim::Rescored& b, int rank, const PlanVa
   std::vector<std::string> row = {std::to_string(rank)};
   if (c.rescored) row.push_back(std::to_string(b.estimate_rank));
   if (c.hardware) row.push_back(v.all[l.variant].hardware);
-  if (c.gpus) row.push_back(scenario::grouped(m.gpus));
+  if (c.gpus) row.push_back(models::scenario::grouped(m.gpus));
   for (const int n : {p.tp, p.pp, p.virtual_stages, p.cp, p.ep}) row.push_back(std::to_string(n));
   if (c.etp) row.push_back(std::to_string(p.etp));
   for (const int n : {p.dp, p.micro_batch}) row.push_back(std::to_string(n));
   if (c.pruning) row.push_back(sim::prune_text(l.prune));
   if (c.batch) row.push_back(std::to_string(p.global_batch));
   row.push_back(std::to_string(p.zero));
-  row.emplace_back(models::name_in(scenario::kRecomputeNames, p.recompute));
-  row.emplace_back(models::name_in(scenario::kRankOrderNames, p.placement));
+  row.emplace_back(models::name_in(models::scenario::kRecomputeNames, p.recompute));
+  row.emplace_back(models::name_in(models::scenario::kRankOrderNames, p.placement));
   if (c.stages) row.push_back(p.stage_layers.empty() ? "even" : stage_layers_text(p.stage_layers));
   row.push_back(seconds(m.step_time_s));
   if (c.simulated) {
@@ -381,7 +381,7 @@ std::string notes_text(const PlanCliOptions& o, const PlanVariants& v,
     }
   }
   if (c.rescored) {
-    const scenario::Scenario& s = v.all.front().base;
+    const models::scenario::Scenario& s = v.all.front().base;
     out += fmt::format(
         "engine: which gave the row's figures. estimate: the analytic engine; step: the step "
         "engine's step time (SimGrid: contention, stragglers), the other figures scaled by it; "
@@ -404,7 +404,7 @@ std::string notes_text(const PlanCliOptions& o, const PlanVariants& v,
 std::string simulate_line(const PlanCliOptions& o, const PlanVariants& v,
                           const sim::PlannedLayout& best) {
   std::string out;
-  if (v.all.front().base.training.precision == scenario::Precision::fp8) {
+  if (v.all.front().base.training.precision == models::scenario::Precision::fp8) {
     out +=
         "MFU: model FLOPs over the fp8 peak, the precision this job's GEMMs run at, as "
         "estimate leads with it (estimate also gives MFU against the bf16 peak).\n";
@@ -455,7 +455,8 @@ int write_plan_outputs(const PlanCliOptions& o, const PlanVariants& v,
                        const Environment& env) {
   if (!o.csv_file.empty()) {
     try {
-      models::write_file_atomically(o.csv_file, plan_csv(o, v, best, v.priced()), "the CSV table");
+      models::scenario::write_file_atomically(o.csv_file, plan_csv(o, v, best, v.priced()),
+                                              "the CSV table");
     } catch (const std::runtime_error& e) {
       io.err << fmt::format("myriad plan: error: {}\n", e.what());
       return kExitFailure;

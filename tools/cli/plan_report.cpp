@@ -31,7 +31,7 @@ std::string searched_text(const PlanCliOptions& o, const PlanVariants& v,
   }
   std::vector<std::string> gpus;
   gpus.reserve(counts.size());
-  for (const int n : counts) gpus.push_back(scenario::grouped(n));
+  for (const int n : counts) gpus.push_back(models::scenario::grouped(n));
   std::string text = fmt::format("{}; GPUs {} ({})", fmt::join(hardware, ", "),
                                  fmt::join(gpus, ", "), v.gpus_origin);
   const auto& first = v.all.front().space;
@@ -57,7 +57,7 @@ ConfigurationReport plan_report_frame(const PlanCliOptions& o, const PlanVariant
   for (const auto& set : o.scenario.overrides) command += " --set " + set;
   ConfigurationReport report(
       fmt::format("myriad plan {}", scenario_name(o.scenario)),
-      fmt::format("{}: {}; the analytic engine's figures", scenario::run_title(v.scenario),
+      fmt::format("{}: {}; the analytic engine's figures", models::scenario::run_title(v.scenario),
                   searched_text(o, v, options, r)),
       v.all.front().base, command,
       {{"hardware", "hardware"},
@@ -101,8 +101,8 @@ nlohmann::json point_params(const PlanCliOptions& o, const PlanVariants& v,
       {"dp", p.dp},
       {"micro_batch", p.micro_batch},
       {"zero", p.zero},
-      {"recompute", std::string(models::name_in(scenario::kRecomputeNames, p.recompute))},
-      {"placement", std::string(models::name_in(scenario::kRankOrderNames, p.placement))},
+      {"recompute", std::string(models::name_in(models::scenario::kRecomputeNames, p.recompute))},
+      {"placement", std::string(models::name_in(models::scenario::kRankOrderNames, p.placement))},
       {"global_batch", p.global_batch}};
   if (o.max_days > 0) params["deadline"] = e.m.days <= o.max_days ? "meets" : "misses";
   if (v.all.front().base.model.is_moe()) {

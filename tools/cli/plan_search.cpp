@@ -31,17 +31,17 @@ std::vector<std::string> joined_sets(const std::vector<std::string>& user,
 class VariantLoader {
  public:
   VariantLoader(const PlanCliOptions& o, Streams io, const Environment& env,
-                const std::string& text, const scenario::Scenario& scenario)
+                const std::string& text, const models::scenario::Scenario& scenario)
       : o_(o), io_(io), env_(env), text_(text) {
     for (const auto& w : scenario.warnings) said_.insert(w.str());
   }
 
   // The searches of one --vary configuration; false, said, on bad input.
   bool add_cluster(const std::vector<std::string>& config, PlanVariants& out) {
-    scenario::Scenario cluster;
+    models::scenario::Scenario cluster;
     try {
       cluster = load(config);
-    } catch (const scenario::ScenarioError& e) {
+    } catch (const models::scenario::ScenarioError& e) {
       io_.err << fmt::format("myriad plan: error: with --set {}:\n", fmt::join(config, " --set "))
               << e.what();
       return false;
@@ -71,15 +71,15 @@ class VariantLoader {
   }
 
  private:
-  scenario::Scenario load(const std::vector<std::string>& sets) const {
-    scenario::LoadOptions options{preset_path(o_.scenario, env_),
-                                  joined_sets(o_.scenario.overrides, sets)};
+  models::scenario::Scenario load(const std::vector<std::string>& sets) const {
+    models::scenario::LoadOptions options{preset_path(o_.scenario, env_),
+                                          joined_sets(o_.scenario.overrides, sets)};
     options.layout_searched = true;
-    return scenario::load_scenario_text(text_, scenario_name(o_.scenario), options);
+    return models::scenario::load_scenario_text(text_, scenario_name(o_.scenario), options);
   }
 
   // One search: the cluster at `gpus`; skipped (with why) when it cannot take them.
-  bool add_count(const scenario::Scenario& cluster, const std::vector<std::string>& config,
+  bool add_count(const models::scenario::Scenario& cluster, const std::vector<std::string>& config,
                  const std::string& hardware, int gpus, PlanVariants& out) {
     PlanVariant v;
     v.sets = config;
@@ -87,14 +87,15 @@ class VariantLoader {
     v.hardware = hardware;
     if (gpus % cluster.cluster.gpus_per_node != 0) {
       out.skipped.push_back(fmt::format("{} x {}: not whole nodes of {}", hardware,
-                                        scenario::grouped(gpus), cluster.cluster.gpus_per_node));
+                                        models::scenario::grouped(gpus),
+                                        cluster.cluster.gpus_per_node));
       return true;
     }
     try {
       v.base = load(v.sets);
-    } catch (const scenario::ScenarioError& e) {
+    } catch (const models::scenario::ScenarioError& e) {
       const auto* first = e.diagnostics().first_error();
-      out.skipped.push_back(fmt::format("{} x {}: {}", hardware, scenario::grouped(gpus),
+      out.skipped.push_back(fmt::format("{} x {}: {}", hardware, models::scenario::grouped(gpus),
                                         first != nullptr ? first->str() : e.what()));
       return true;
     }
@@ -227,7 +228,7 @@ std::optional<PlanSearch> search_variants(const PlanVariants& v, sim::PlanOption
       };
     }
     if (sample) {
-      options.on_evaluated = [&out, &x](std::size_t index, const scenario::ParallelSpec&) {
+      options.on_evaluated = [&out, &x](std::size_t index, const models::scenario::ParallelSpec&) {
         out.sample.add(x.offset + index);
       };
     }

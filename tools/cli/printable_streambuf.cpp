@@ -14,7 +14,8 @@ PrintableStreambuf::int_type PrintableStreambuf::overflow(int_type c) {
 }
 
 std::streamsize PrintableStreambuf::xsputn(const char* s, std::streamsize n) {
-  const std::string text = models::printable(std::string_view(s, static_cast<std::size_t>(n)));
+  const std::string text =
+      models::scenario::printable(std::string_view(s, static_cast<std::size_t>(n)));
   const auto size = static_cast<std::streamsize>(text.size());
   return target_->sputn(text.data(), size) == size ? n : 0;
 }

@@ -10,7 +10,7 @@ namespace myriad::cli {
 
 // A stream buffer that writes everything it is given on to `target` with control
 // bytes other than line feed and tab (escape, bell, carriage return, NUL, DEL)
-// written as \xNN (models::printable). It holds nothing back: what it is given is
+// written as \xNN (models::scenario::printable). It holds nothing back: what it is given is
 // at `target` when the call returns, in order with what others write there. A
 // write `target` refuses fails here too, so the stream over it goes bad.
 class PrintableStreambuf : public std::streambuf {

@@ -41,7 +41,7 @@ std::string replicas_text(const sim::StepSimulation& r) {
 
 // The step report's data (tools/report/html_report.hpp): the breakdown by engine
 // and each stage's waiting.
-nlohmann::json report_data(const scenario::Scenario& s, const sim::StepReport& analytic,
+nlohmann::json report_data(const models::scenario::Scenario& s, const sim::StepReport& analytic,
                            const sim::StepReport& simulated_report,
                            const sim::StepSimulation& simulated, const std::string& name) {
   nlohmann::json parts = nlohmann::json::array();
@@ -56,17 +56,17 @@ nlohmann::json report_data(const scenario::Scenario& s, const sim::StepReport& a
   for (std::size_t i = 0; i < simulated.wait_s.size(); ++i) {
     wait.push_back({{"stage", i}, {"seconds", simulated.wait_s[i]}});
   }
-  return {
-      {"kind", "step"},
-      {"title", fmt::format("myriad simulate {}", name)},
-      {"subtitle", fmt::format("{}: step {:.4g} s simulated, {:.4g} s estimated ({:+.2f} %)",
-                               scenario::run_title(s), simulated.step_time_s, analytic.step_time_s,
-                               100 * (simulated.step_time_s / analytic.step_time_s - 1))},
-      {"breakdown", parts},
-      {"wait", wait},
-      {"notes",
-       {"The simulated breakdown is the timeline of the rank group that computes the most; "
-        "the estimate's, the analytic engine's critical stage."}}};
+  return {{"kind", "step"},
+          {"title", fmt::format("myriad simulate {}", name)},
+          {"subtitle",
+           fmt::format("{}: step {:.4g} s simulated, {:.4g} s estimated ({:+.2f} %)",
+                       models::scenario::run_title(s), simulated.step_time_s, analytic.step_time_s,
+                       100 * (simulated.step_time_s / analytic.step_time_s - 1))},
+          {"breakdown", parts},
+          {"wait", wait},
+          {"notes",
+           {"The simulated breakdown is the timeline of the rank group that computes the most; "
+            "the estimate's, the analytic engine's critical stage."}}};
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ constexpr std::size_t kTopGroups = 8;
 
 // The global ranks of a rank group: groups are numbered replica-fastest, each
 // holding tp x cp consecutive ranks (Megatron's order: tp, cp, dp, pp).
-std::string ranks_of(const scenario::Scenario& s, int stage, int replica) {
+std::string ranks_of(const models::scenario::Scenario& s, int stage, int replica) {
   const int size = s.parallelism.tp * s.parallelism.cp;
   const int first = (stage * s.parallelism.dp + replica) * size;
   return fmt::format("{}-{}", first, first + size - 1);
@@ -57,7 +57,7 @@ std::string waiting_text(const sim::StepSimulation& r) {
   return t.str() + "\n";
 }
 
-std::string critical_path_text(const scenario::Scenario& s, const sim::StepSimulation& r) {
+std::string critical_path_text(const models::scenario::Scenario& s, const sim::StepSimulation& r) {
   Table parts({"critical path", "time", "share"}, "lrr");
   for (const auto& part : r.critical_path.by_activity) {
     if (part.seconds > 0) {
@@ -115,7 +115,8 @@ struct GroupOfNode {
   double on_path_s = 0;  // time the critical path spent on it
 };
 
-GroupOfNode group_of_node(const scenario::Scenario& s, const sim::StepSimulation& r, int node) {
+GroupOfNode group_of_node(const models::scenario::Scenario& s, const sim::StepSimulation& r,
+                          int node) {
   const models::RankGroup at = models::group_on_node(s, node);
   GroupOfNode g{at.stage, at.replica / r.replicas_per_actor * r.replicas_per_actor, 0};
   for (const auto& stop : r.critical_path.groups) {
@@ -125,10 +126,10 @@ GroupOfNode group_of_node(const scenario::Scenario& s, const sim::StepSimulation
 }
 
 const char* component_name(const sim::Straggler& g) {
-  return g.component == scenario::Component::link ? "link" : "gpu";
+  return g.component == models::scenario::Component::link ? "link" : "gpu";
 }
 
-std::string stragglers_text(const scenario::Scenario& s, const sim::StepSimulation& r) {
+std::string stragglers_text(const models::scenario::Scenario& s, const sim::StepSimulation& r) {
   if (r.stragglers.empty()) return "  stragglers: none this step\n";
   Table t({"straggling node", "slows", "by", "process", "rank group", "ranks", "on critical path"},
           "rlrlllr");
@@ -144,7 +145,8 @@ std::string stragglers_text(const scenario::Scenario& s, const sim::StepSimulati
 
 }  // namespace
 
-sim::StepReport simulated_step_report(const scenario::Scenario& s, const sim::StepReport& analytic,
+sim::StepReport simulated_step_report(const models::scenario::Scenario& s,
+                                      const sim::StepReport& analytic,
                                       const sim::StepSimulation& simulated) {
   sim::StepReport r = analytic;
   r.step_time_s = simulated.step_time_s;
@@ -153,7 +155,7 @@ sim::StepReport simulated_step_report(const scenario::Scenario& s, const sim::St
   return r;
 }
 
-std::string simulation_text(const scenario::Scenario& s, const sim::StepReport& analytic,
+std::string simulation_text(const models::scenario::Scenario& s, const sim::StepReport& analytic,
                             const sim::StepSimulation& simulated) {
   const sim::StepReport played = simulated_step_report(s, analytic, simulated);
   return comparison_text(analytic, simulated, played.headline_mfu(), played.tokens_per_s) +
@@ -161,7 +163,7 @@ std::string simulation_text(const scenario::Scenario& s, const sim::StepReport& 
          stragglers_text(s, simulated);
 }
 
-nlohmann::json simulation_json(const scenario::Scenario& s, const sim::StepReport& analytic,
+nlohmann::json simulation_json(const models::scenario::Scenario& s, const sim::StepReport& analytic,
                                const sim::StepSimulation& r) {
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& g : r.groups) {

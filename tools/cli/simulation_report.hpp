@@ -16,14 +16,15 @@ namespace myriad::cli {
 
 // The analytic report with the simulated step's time, rates and breakdown in
 // place of the estimated ones (memory, collectives and ops stay: the same plan).
-sim::StepReport simulated_step_report(const scenario::Scenario& s, const sim::StepReport& analytic,
+sim::StepReport simulated_step_report(const models::scenario::Scenario& s,
+                                      const sim::StepReport& analytic,
                                       const sim::StepSimulation& simulated);
 
-std::string simulation_text(const scenario::Scenario& s, const sim::StepReport& analytic,
+std::string simulation_text(const models::scenario::Scenario& s, const sim::StepReport& analytic,
                             const sim::StepSimulation& simulated);
 
 // Fields added to the step report's JSON; deterministic (no wall time).
-nlohmann::json simulation_json(const scenario::Scenario& s, const sim::StepReport& analytic,
+nlohmann::json simulation_json(const models::scenario::Scenario& s, const sim::StepReport& analytic,
                                const sim::StepSimulation& simulated);
 
 // Chrome trace-event format (Perfetto opens it): one track per pipeline stage of

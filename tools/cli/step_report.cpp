@@ -17,15 +17,15 @@ std::string describe_breakdown_part(const std::string& name) {
 }
 
 // "experts: 32 of FFN 14336, top-3 ..., ep 8 (etp 1) inside the node; ...".
-std::string moe_line(const scenario::Scenario& s, const sim::MoeSummary& m) {
+std::string moe_line(const models::scenario::Scenario& s, const sim::MoeSummary& m) {
   const auto& moe = s.model.moe;
   const auto& p = s.parallelism;
   std::string line = fmt::format("  experts: {} of FFN {}, top-{}", moe.active_experts(),
                                  moe.expert_ffn_hidden, moe.top_k);
   if (moe.shared_experts > 0) line += fmt::format(" + {} shared", moe.shared_experts);
   if (moe.prune.experts > 0) line += fmt::format(" ({} pruned)", moe.prune.experts);
-  if (moe.prune.pattern == scenario::Sparsity::two_four) line += ", weights 2:4 sparse";
-  if (moe.prune.pattern == scenario::Sparsity::unstructured) {
+  if (moe.prune.pattern == models::scenario::Sparsity::two_four) line += ", weights 2:4 sparse";
+  if (moe.prune.pattern == models::scenario::Sparsity::unstructured) {
     line += fmt::format(", weights {:.0f} % zero{}", 100 * moe.prune.sparsity,
                         moe.prune.sparse_kernel ? " (sparse kernel)" : " (dense kernels)");
   }
@@ -38,15 +38,15 @@ std::string moe_line(const scenario::Scenario& s, const sim::MoeSummary& m) {
   line += fmt::format("; ep {} (etp {})", p.ep, p.etp);
   if (!m.dispatch.empty()) {
     line += fmt::format(" by {}{}{}", m.dispatch,
-                        s.training.all_to_all_precision == scenario::WirePrecision::fp8 &&
+                        s.training.all_to_all_precision == models::scenario::WirePrecision::fp8 &&
                                 m.dispatch == "all-to-all"
                             ? " in fp8"
                             : "",
                         m.dispatch_inside_node ? " inside the node" : " across nodes");
   }
   line += fmt::format("; busiest expert rank {:.2f}x the mean", m.imbalance);
-  if (moe.skew != scenario::RouterSkew::uniform) {
-    line += moe.skew == scenario::RouterSkew::zipf
+  if (moe.skew != models::scenario::RouterSkew::uniform) {
+    line += moe.skew == models::scenario::RouterSkew::zipf
                 ? fmt::format(" (Zipf {:g} router skew)", moe.zipf_exponent)
                 : std::string(" (measured histogram)");
   }
@@ -55,7 +55,7 @@ std::string moe_line(const scenario::Scenario& s, const sim::MoeSummary& m) {
 
 }  // namespace
 
-std::string growth_text(const scenario::Scenario& s, const sim::GrowthPhase& g,
+std::string growth_text(const models::scenario::Scenario& s, const sim::GrowthPhase& g,
                         const sim::StepReport& r) {
   const sim::LayoutMetrics own = sim::metrics_of(s, r);
   const sim::LayoutMetrics grown = sim::with_growth(own, g);
@@ -100,7 +100,7 @@ std::string growth_text(const scenario::Scenario& s, const sim::GrowthPhase& g,
   return out;
 }
 
-nlohmann::json growth_json(const scenario::Scenario& s, const sim::GrowthPhase& g,
+nlohmann::json growth_json(const models::scenario::Scenario& s, const sim::GrowthPhase& g,
                            const sim::StepReport& r) {
   const sim::LayoutMetrics own = sim::metrics_of(s, r);
   const sim::LayoutMetrics grown = sim::with_growth(own, g);
@@ -126,10 +126,10 @@ nlohmann::json growth_json(const scenario::Scenario& s, const sim::GrowthPhase& 
           {"saved_gpu_hours", own.gpu_hours - grown.gpu_hours}};
 }
 
-std::string step_report_text(const scenario::Scenario& s, const sim::DeviceProfile& profile,
+std::string step_report_text(const models::scenario::Scenario& s, const sim::DeviceProfile& profile,
                              const sim::StepReport& r) {
   const auto& p = s.parallelism;
-  std::string out = fmt::format("{}\n", scenario::run_title(s));
+  std::string out = fmt::format("{}\n", models::scenario::run_title(s));
   out += fmt::format(
       "  {} x {}, tp {}{} pp {}{} cp {} ep {} dp {}; {} micro-batches of {} x {} tokens\n",
       s.cluster.gpus, s.cluster.gpu.name, p.tp, p.sp ? " (sp)" : "", p.pp,
@@ -202,8 +202,8 @@ std::string step_report_text(const scenario::Scenario& s, const sim::DeviceProfi
   return out;
 }
 
-nlohmann::json step_report_json(const scenario::Scenario& s, const sim::DeviceProfile& profile,
-                                const sim::StepReport& r) {
+nlohmann::json step_report_json(const models::scenario::Scenario& s,
+                                const sim::DeviceProfile& profile, const sim::StepReport& r) {
   nlohmann::json breakdown = nlohmann::json::object();
   for (const auto& part : r.breakdown) breakdown[part.name] = part.seconds;
   nlohmann::json collectives = nlohmann::json::array();

@@ -15,7 +15,7 @@
 namespace myriad::cli {
 
 // The terminal report: scenario line, headline, breakdown, memory, collectives, ops.
-std::string step_report_text(const scenario::Scenario& s, const sim::DeviceProfile& profile,
+std::string step_report_text(const models::scenario::Scenario& s, const sim::DeviceProfile& profile,
                              const sim::StepReport& r);
 
 // The same as JSON: scenario, profile, step_time_s, mfu, hfu, tokens_per_s,
@@ -23,12 +23,12 @@ std::string step_report_text(const scenario::Scenario& s, const sim::DeviceProfi
 // The growth what-if (training.growth) beside the estimate: the small model's
 // training, the model's shortened one, both in all and what growing saves, as a
 // table and as JSON.
-std::string growth_text(const scenario::Scenario& s, const sim::GrowthPhase& g,
+std::string growth_text(const models::scenario::Scenario& s, const sim::GrowthPhase& g,
                         const sim::StepReport& r);
-nlohmann::json growth_json(const scenario::Scenario& s, const sim::GrowthPhase& g,
+nlohmann::json growth_json(const models::scenario::Scenario& s, const sim::GrowthPhase& g,
                            const sim::StepReport& r);
 
-nlohmann::json step_report_json(const scenario::Scenario& s, const sim::DeviceProfile& profile,
-                                const sim::StepReport& r);
+nlohmann::json step_report_json(const models::scenario::Scenario& s,
+                                const sim::DeviceProfile& profile, const sim::StepReport& r);
 
 }  // namespace myriad::cli

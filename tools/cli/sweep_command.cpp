@@ -49,14 +49,14 @@ Row evaluate(const std::string& text, const std::string& name,
   row.values = sim::setting_values(config);
   std::vector<std::string> sets = o.scenario.overrides;
   sets.insert(sets.end(), config.begin(), config.end());
-  scenario::Scenario s;
+  models::scenario::Scenario s;
   try {
-    s = scenario::load_scenario_text(text, name,
-                                     scenario::LoadOptions(preset_path(o.scenario, env), sets));
-  } catch (const scenario::ScenarioError& e) {
+    s = models::scenario::load_scenario_text(
+        text, name, models::scenario::LoadOptions(preset_path(o.scenario, env), sets));
+  } catch (const models::scenario::ScenarioError& e) {
     // The first error, by key: the file and line are the base scenario's, the same
     // on every row.
-    const scenario::Diagnostic* d = e.diagnostics().first_error();
+    const models::scenario::Diagnostic* d = e.diagnostics().first_error();
     row.problem = d == nullptr     ? first_problem(e.what())
                   : d->key.empty() ? d->message
                                    : d->key + ": " + d->message;
@@ -188,7 +188,7 @@ nlohmann::json axis_value(const std::string& text) {
 
 bool write_report(const SweepOptions& o, const std::vector<sim::SweepAxis>& axes,
                   const std::vector<Row>& rows, const std::vector<sim::Objective>& objectives,
-                  const scenario::Scenario& base, Streams io, const Environment& env) {
+                  const models::scenario::Scenario& base, Streams io, const Environment& env) {
   std::vector<ReportColumn> columns;
   columns.reserve(axes.size());
   for (const auto& a : axes) columns.push_back({a.key, a.key});
@@ -241,8 +241,8 @@ bool write_report(const SweepOptions& o, const std::vector<sim::SweepAxis>& axes
 // broken base is reported as such rather than as every row's problem; or, when it
 // is valid only with the axes' values (a key the axes set is missing, or invalid
 // as written), as the first configuration. Nothing, said, when neither loads.
-std::optional<scenario::Scenario> load_base(const SweepOptions& o, Streams io,
-                                            const Environment& env, std::string& text) {
+std::optional<models::scenario::Scenario> load_base(const SweepOptions& o, Streams io,
+                                                    const Environment& env, std::string& text) {
   std::ostringstream base_out;
   std::ostringstream base_err;
   auto base = load_for_cli(o.scenario, {base_out, base_err, base_err}, env, &text);
@@ -253,9 +253,9 @@ std::optional<scenario::Scenario> load_base(const SweepOptions& o, Streams io,
         const sim::SweepAxis axis = sim::parse_axis(v);
         if (!axis.values.empty()) sets.push_back(axis.key + "=" + axis.values.front());
       }
-      scenario::Scenario first =
-          scenario::load_scenario_text(text, scenario_name(o.scenario),
-                                       scenario::LoadOptions(preset_path(o.scenario, env), sets));
+      models::scenario::Scenario first = models::scenario::load_scenario_text(
+          text, scenario_name(o.scenario),
+          models::scenario::LoadOptions(preset_path(o.scenario, env), sets));
       base = std::move(first);
       base_err.str("");
     } catch (const std::exception&) {
@@ -278,7 +278,8 @@ struct SweepPlan {
 
 // The axes of `resolved`; an axis of the scenario's section that does not parse
 // is reported at its place in the file.
-std::vector<sim::SweepAxis> parse_axes(const SweepPlan& plan, const scenario::Scenario& base) {
+std::vector<sim::SweepAxis> parse_axes(const SweepPlan& plan,
+                                       const models::scenario::Scenario& base) {
   std::vector<sim::SweepAxis> axes;
   for (std::size_t i = 0; i < plan.resolved.vary.size(); ++i) {
     try {
@@ -297,7 +298,7 @@ std::vector<sim::SweepAxis> parse_axes(const SweepPlan& plan, const scenario::Sc
 }
 
 // The sweep's axes, configurations and objectives; nothing, said, on bad input.
-std::optional<SweepPlan> sweep_plan(const SweepOptions& o, const scenario::Scenario& base,
+std::optional<SweepPlan> sweep_plan(const SweepOptions& o, const models::scenario::Scenario& base,
                                     Streams io) {
   SweepPlan plan;
   plan.resolved = o;
@@ -385,13 +386,15 @@ bool gather_rows(const SweepOptions& o, const SweepPlan& plan, const std::string
 
 // The CSV table, the JSON Lines and the HTML report, where asked for.
 int write_sweep_outputs(const SweepOptions& o, const SweepPlan& plan, const std::vector<Row>& rows,
-                        const scenario::Scenario& base, Streams io, const Environment& env) {
+                        const models::scenario::Scenario& base, Streams io,
+                        const Environment& env) {
   try {
     if (!o.csv_file.empty()) {
-      models::write_file_atomically(o.csv_file, to_csv(plan.axes, rows), "the CSV table");
+      models::scenario::write_file_atomically(o.csv_file, to_csv(plan.axes, rows), "the CSV table");
     }
     if (!o.jsonl_file.empty()) {
-      models::write_file_atomically(o.jsonl_file, to_jsonl(plan.axes, rows), "the JSON Lines");
+      models::scenario::write_file_atomically(o.jsonl_file, to_jsonl(plan.axes, rows),
+                                              "the JSON Lines");
     }
   } catch (const std::runtime_error& e) {
     io.err << fmt::format("myriad sweep: error: {}\n", e.what());
@@ -440,7 +443,7 @@ int run_sweep(const SweepOptions& o, Streams io, const Environment& env) {
   std::string text;
   const auto base = load_base(o, io, env, text);
   if (!base) return kExitBadInput;
-  if (!outputs_ok(outputs.verb, outputs.outputs, scenario::scenario_inputs(*base), io)) {
+  if (!outputs_ok(outputs.verb, outputs.outputs, models::scenario::scenario_inputs(*base), io)) {
     return kExitBadInput;
   }
   const auto plan = sweep_plan(o, *base, io);

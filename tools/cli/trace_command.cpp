@@ -117,7 +117,7 @@ int run_trace_export(const TraceExportOptions& o, Streams io, const Environment&
 
 int run_trace_play(const TracePlayOptions& o, Streams io, const Environment& env) {
   if (!outputs_ok("trace play", {{"--json", o.json_file}}, {o.path}, io)) return kExitBadInput;
-  std::optional<scenario::Scenario> on;
+  std::optional<models::scenario::Scenario> on;
   std::optional<sim::DeviceProfile> profile;
   sim::chakra::TracePricing pricing;
   if (!o.on.scenario.empty()) {

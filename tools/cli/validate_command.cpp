@@ -41,7 +41,7 @@ std::vector<std::string> suite_files(const ValidateOptions& o, const Environment
       std::string list;
       for (const auto& a : available) list += (list.empty() ? "" : ", ") + a;
       io.err << fmt::format("myriad validate: error: no suite '{}'{}; suites: {}\n", s,
-                            scenario::did_you_mean(s, available), list);
+                            models::scenario::did_you_mean(s, available), list);
       ok = false;
     }
   }
@@ -146,10 +146,11 @@ int run_validate(const ValidateOptions& o, Streams io, const Environment& env) {
   if (!ok || !outputs_ok("validate", {{"--json", o.json_file}}, files, io)) return kExitBadInput;
   ScenarioOptions so;
   so.preset_path = o.preset_path;
-  const scenario::LoadOptions load{preset_path(so, env)};
+  const models::scenario::LoadOptions load{preset_path(so, env)};
   std::map<std::string, sim::DeviceProfile> profiles;
   bool missing_profile = false;
-  const sim::ProfileLookup lookup = [&](const scenario::Scenario& s) -> const sim::DeviceProfile& {
+  const sim::ProfileLookup lookup =
+      [&](const models::scenario::Scenario& s) -> const sim::DeviceProfile& {
     const auto it = profiles.find(s.cluster.gpu.profile);
     if (it != profiles.end()) return it->second;
     auto p = profile_for(s, "", io, env);
@@ -166,7 +167,7 @@ int run_validate(const ValidateOptions& o, Streams io, const Environment& env) {
       suites.push_back(sim::load_suite(f, load));
       results.push_back(sim::evaluate(suites.back(), lookup));
       print_result(results.back(), io.out);
-    } catch (const scenario::ScenarioError& e) {
+    } catch (const models::scenario::ScenarioError& e) {
       io.err << e.what();
       return kExitBadInput;
     }

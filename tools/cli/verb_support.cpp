@@ -35,10 +35,10 @@ std::string read_stdin(std::istream& in) {
   char buffer[1 << 16];
   while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
     text.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > models::kMaxScenarioBytes) {
+    if (text.size() > models::scenario::kMaxScenarioBytes) {
       throw std::runtime_error(
           fmt::format("<stdin>: a scenario is at most {} MiB; standard input held more",
-                      models::kMaxScenarioBytes >> 20));
+                      models::scenario::kMaxScenarioBytes >> 20));
     }
   }
   if (in.bad()) throw std::runtime_error("<stdin>: standard input could not be read");
@@ -47,32 +47,34 @@ std::string read_stdin(std::istream& in) {
 
 }  // namespace
 
-std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
-                                               const Environment& env, std::string* text,
-                                               const VerbOutputs* outputs, bool layout_searched) {
+std::optional<models::scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
+                                                       const Environment& env, std::string* text,
+                                                       const VerbOutputs* outputs,
+                                                       bool layout_searched) {
   try {
-    scenario::LoadOptions load{preset_path(options, env), options.overrides};
+    models::scenario::LoadOptions load{preset_path(options, env), options.overrides};
     load.layout_searched = layout_searched;
-    scenario::Scenario s = [&] {
+    models::scenario::Scenario s = [&] {
       if (options.scenario == "-") {
         if (env.in == nullptr) {
           throw std::runtime_error("<stdin>: no standard input to read the scenario from");
         }
         std::string input = read_stdin(*env.in);
         if (text != nullptr) *text = input;
-        return scenario::load_scenario_text(input, scenario_name(options), load);
+        return models::scenario::load_scenario_text(input, scenario_name(options), load);
       }
-      if (text == nullptr) return scenario::load_scenario(options.scenario, load);
-      *text = models::read_text_file(options.scenario, "scenario", models::kMaxScenarioBytes);
-      return scenario::load_scenario_text(*text, options.scenario, load);
+      if (text == nullptr) return models::scenario::load_scenario(options.scenario, load);
+      *text = models::scenario::read_text_file(options.scenario, "scenario",
+                                               models::scenario::kMaxScenarioBytes);
+      return models::scenario::load_scenario_text(*text, options.scenario, load);
     }();
     for (const auto& w : s.warnings) io.err << w.str() << '\n';
     if (outputs != nullptr &&
-        !outputs_ok(outputs->verb, outputs->outputs, scenario::scenario_inputs(s), io)) {
+        !outputs_ok(outputs->verb, outputs->outputs, models::scenario::scenario_inputs(s), io)) {
       return std::nullopt;
     }
     return s;
-  } catch (const scenario::ScenarioError& e) {
+  } catch (const models::scenario::ScenarioError& e) {
     io.err << e.what();
     return std::nullopt;
   } catch (const std::runtime_error& e) {  // unreadable, or too large
@@ -84,7 +86,7 @@ std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, S
 bool write_json(const std::string& path, const nlohmann::json& json, std::string_view verb,
                 Streams io) {
   try {
-    models::write_file_atomically(path, json.dump(2) + "\n", "the JSON report");
+    models::scenario::write_file_atomically(path, json.dump(2) + "\n", "the JSON report");
     return true;
   } catch (const std::runtime_error& e) {
     io.err << fmt::format("myriad {}: error: {}\n", verb, e.what());
@@ -95,7 +97,8 @@ bool write_json(const std::string& path, const nlohmann::json& json, std::string
 bool write_html_report(const std::string& path, const nlohmann::json& data, std::string_view verb,
                        Streams io, const Environment& env) {
   try {
-    models::write_file_atomically(path, report::html_page(data, env.report_dir), "the HTML report");
+    models::scenario::write_file_atomically(path, report::html_page(data, env.report_dir),
+                                            "the HTML report");
     return true;
   } catch (const std::exception& e) {
     io.err << fmt::format("myriad {}: error: --report: {}\n", verb, e.what());
@@ -127,13 +130,13 @@ bool outputs_ok(std::string_view verb, const std::vector<OutputOption>& outputs,
   std::vector<std::string> taken = inputs;
   for (const auto& [flag, path] : outputs) {
     if (path.empty()) continue;
-    std::string problem = models::output_problem(path, taken);
+    std::string problem = models::scenario::output_problem(path, taken);
     if (problem.empty() && std::find(taken.begin(), taken.end(), path) != taken.end()) {
       problem = "another input or output has that name";
     }
     if (!problem.empty()) {
-      io.err << fmt::format("myriad {}: error: {} {}: {}\n", verb, flag, models::printable(path),
-                            problem);
+      io.err << fmt::format("myriad {}: error: {} {}: {}\n", verb, flag,
+                            models::scenario::printable(path), problem);
       ok = false;
     }
     taken.push_back(path);
@@ -141,11 +144,11 @@ bool outputs_ok(std::string_view verb, const std::vector<OutputOption>& outputs,
   return ok;
 }
 
-std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const std::string& path,
-                                              Streams io, const Environment& env,
-                                              ProfileCache* cache) {
+std::optional<sim::DeviceProfile> profile_for(const models::scenario::Scenario& s,
+                                              const std::string& path, Streams io,
+                                              const Environment& env, ProfileCache* cache) {
   std::string file = path;
-  const scenario::GpuSpec& gpu = s.cluster.gpu;
+  const models::scenario::GpuSpec& gpu = s.cluster.gpu;
   if (file.empty()) {
     if (gpu.profile.empty()) {
       io.err << fmt::format(
@@ -170,7 +173,8 @@ std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const
     if (cache != nullptr && !hit) cache->emplace(file, sim::load_profile(file));
     sim::DeviceProfile profile =
         sim::on_hardware(cache != nullptr ? cache->at(file) : sim::load_profile(file), gpu);
-    if (s.training.precision == scenario::Precision::fp8 && profile.gemm_fp8_efficiency <= 0) {
+    if (s.training.precision == models::scenario::Precision::fp8 &&
+        profile.gemm_fp8_efficiency <= 0) {
       io.err << fmt::format(
           "{}: error: training.precision: fp8 GEMMs cannot be priced with {}: its "
           "gemm_fp8_efficiency is 0 ({} has no fp8 measurement); give a profile of an fp8 GPU "
@@ -189,8 +193,10 @@ std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const
           "(CUDA context, workspaces, NCCL buffers), found {}: no memory would be left for "
           "weights, optimizer states or activations\n",
           located ? origin->second.str() : s.file,
-          scenario::format_human(profile.memory_reserved_bytes, scenario::Dimension::bytes),
-          profile.file, scenario::format_human(gpu.hbm_bytes, scenario::Dimension::bytes));
+          models::scenario::format_human(profile.memory_reserved_bytes,
+                                         models::scenario::Dimension::bytes),
+          profile.file,
+          models::scenario::format_human(gpu.hbm_bytes, models::scenario::Dimension::bytes));
       return std::nullopt;
     }
     return profile;

@@ -63,7 +63,7 @@ struct ScenarioOptions {
 // How messages name the scenario: its path, or <stdin>.
 std::string scenario_name(const ScenarioOptions& options);
 
-// Writes `json` to `path` whole or not at all (models::write_file_atomically);
+// Writes `json` to `path` whole or not at all (models::scenario::write_file_atomically);
 // on failure says why for `verb` and returns false.
 bool write_json(const std::string& path, const nlohmann::json& json, std::string_view verb,
                 Streams io);
@@ -76,7 +76,7 @@ struct OutputOption {
   std::string_view flag;
   std::string path;
 };
-// Checks every output before the work starts (models::output_problem): each an
+// Checks every output before the work starts (models::scenario::output_problem): each an
 // existing, writable folder, none an input or another output. Prints each problem
 // for `verb`; false when there is one (the verb then exits kExitBadInput).
 bool outputs_ok(std::string_view verb, const std::vector<OutputOption>& outputs,
@@ -91,18 +91,20 @@ struct VerbOutputs {
 // with `text`, also hands back the scenario's text as read (file or stdin); with
 // `outputs`, refuses (printing why) when one of them is a file the scenario read;
 // with `layout_searched`, the scenario's own layout may be invalid (plan:
-// scenario::LoadOptions::layout_searched).
-std::optional<scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
-                                               const Environment& env, std::string* text = nullptr,
-                                               const VerbOutputs* outputs = nullptr,
-                                               bool layout_searched = false);
+// models::scenario::LoadOptions::layout_searched).
+std::optional<models::scenario::Scenario> load_for_cli(const ScenarioOptions& options, Streams io,
+                                                       const Environment& env,
+                                                       std::string* text = nullptr,
+                                                       const VerbOutputs* outputs = nullptr,
+                                                       bool layout_searched = false);
 // The device profile for the scenario's GPU, put on that GPU (sim::on_hardware):
 // `path` when given, else the one cluster.gpu.profile names (by default the GPU's
 // hardware preset). Prints why when there is none.
 // Loaded device profiles by file, for verbs that price many scenarios.
 using ProfileCache = std::map<std::string, sim::DeviceProfile>;
-std::optional<sim::DeviceProfile> profile_for(const scenario::Scenario& s, const std::string& path,
-                                              Streams io, const Environment& env,
+std::optional<sim::DeviceProfile> profile_for(const models::scenario::Scenario& s,
+                                              const std::string& path, Streams io,
+                                              const Environment& env,
                                               ProfileCache* cache = nullptr);
 
 // Which profile a report used, and whether its rates were borrowed from another GPU.
