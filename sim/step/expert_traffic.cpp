@@ -78,7 +78,7 @@ std::optional<ExpertLayout> expert_layout(const StepLowering& p,
              c.collective.kind == models::CollectiveKind::all_gather;
     });
   };
-  if (gathered(p.costs.forward_comms) || gathered(p.costs.forward_beside)) {
+  if (gathered(p.program.costs.forward_comms) || gathered(p.program.costs.forward_beside)) {
     std::fill(e.receive_share.begin(), e.receive_share.end(), 1.0);
   }
   return e;

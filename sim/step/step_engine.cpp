@@ -41,13 +41,14 @@ void run_task(StepState& p, int row, int stage, const PipelineTask& t, double sl
     return;
   }
   compute_for(p, slow * p.program.ends_time(stage, t));
-  const auto& comms = t.forward ? p.costs.forward_comms : p.costs.backward_comms;
+  const auto& comms = t.forward ? p.program.costs.forward_comms : p.program.costs.backward_comms;
   const auto& plays = t.forward ? p.forward_play : p.backward_play;
-  const auto& overlapped = t.forward ? p.costs.forward_beside : p.costs.backward_beside;
+  const auto& overlapped =
+      t.forward ? p.program.costs.forward_beside : p.program.costs.backward_beside;
   const auto& beside_plays = t.forward ? p.forward_beside_play : p.backward_beside_play;
   const bool any_beside = std::any_of(beside_plays.begin(), beside_plays.end(),
                                       [](const std::vector<int>& k) { return !k.empty(); });
-  for (int l = 0; l < p.chunk_layers[static_cast<std::size_t>(stage)]; ++l) {
+  for (int l = 0; l < p.program.chunk_layers[static_cast<std::size_t>(stage)]; ++l) {
     // Overlapped collectives played as flows: one after another beside the
     // layer's compute, which ends when they have.
     sg4::ActorPtr side;
@@ -88,8 +89,9 @@ void receive_input(StepState& p, int row, int stage, const PipelineTask& t) {
     throw std::logic_error("step engine: pipeline messages arrived out of order");
   }
   const auto from = static_cast<int>(at(row, p.pp, from_stage(p, stage, t)));
-  const double sent = p.actors[static_cast<std::size_t>(from)].sent_at[at(
-      t.forward ? 0 : 1, p.v * p.m, static_cast<int>(at(expected, p.m, t.micro_batch)))];
+  const double sent = p.actors[static_cast<std::size_t>(from)]
+                          .sent_at[at(t.forward ? 0 : 1, p.program.v * p.program.m,
+                                      static_cast<int>(at(expected, p.program.m, t.micro_batch)))];
   p.actor(row, stage).wait_s += sg4::Engine::get_clock() - start;
   record(p, row, stage, Activity::wait, start, "wait", from, sent);
   XBT_DEBUG("stage %d replica %d: %s c%d mb%d in after %.6g s", stage,
@@ -158,15 +160,15 @@ void send_traced(StepState& p, int row, int stage, int task, const StepTask& t) 
 void send_output(StepState& p, int row, int stage, const PipelineTask& t) {
   const int to = ((t.forward ? stage + 1 : stage - 1) + p.pp) % p.pp;
   sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox(t.forward ? "f" : "b", p.rows[row], to));
-  Tag* tag = &p.tags[at(t.chunk, p.m, t.micro_batch)];
+  Tag* tag = &p.tags[at(t.chunk, p.program.m, t.micro_batch)];
   const auto bytes =
       static_cast<uint64_t>(p.pp_bytes_per_node * p.weights[static_cast<std::size_t>(row)]);
   const double start = sg4::Engine::get_clock();
   ActorState& me = p.actor(row, stage);
-  me.sent_at[at(t.forward ? 0 : 1, p.v * p.m, static_cast<int>(at(t.chunk, p.m, t.micro_batch)))] =
-      start;
+  me.sent_at[at(t.forward ? 0 : 1, p.program.v * p.program.m,
+                static_cast<int>(at(t.chunk, p.program.m, t.micro_batch)))] = start;
   const int dst = p.actor(row, to).host;
-  if (p.overlap_pp) {
+  if (p.program.overlap_pp) {
     p.monitor->flow_started(me.host, dst, static_cast<double>(bytes));
     // Sent and let go: the next stage waits for it. (Kept to be waited for, each
     // send stayed in SimGrid's list of the actor's activities, which it searches
@@ -433,7 +435,7 @@ StepSimulation simulate_step(const models::scenario::Scenario& s, const DevicePr
   }
   const int groups = p.pp * static_cast<int>(p.rows.size());
   p.actors.resize(static_cast<std::size_t>(groups));
-  for (ActorState& a : p.actors) a.sent_at.assign(at(2, p.v * p.m, 0), 0.0);
+  for (ActorState& a : p.actors) a.sent_at.assign(at(2, p.program.v * p.program.m, 0), 0.0);
   if (p.program.traced) {
     for (int row = 0; row < static_cast<int>(p.rows.size()); ++row) {
       for (int stage = 0; stage < p.pp; ++stage) {
@@ -443,9 +445,9 @@ StepSimulation simulate_step(const models::scenario::Scenario& s, const DevicePr
     }
   }
   p.signal_of = signals_needed(p.program);
-  p.tags.resize(at(p.v, p.m, 0));
-  for (int c = 0; c < p.v; ++c) {
-    for (int j = 0; j < p.m; ++j) p.tags[at(c, p.m, j)] = Tag{c, j};
+  p.tags.resize(at(p.program.v, p.program.m, 0));
+  for (int c = 0; c < p.program.v; ++c) {
+    for (int j = 0; j < p.program.m; ++j) p.tags[at(c, p.program.m, j)] = Tag{c, j};
   }
 
   int argc = 1;
@@ -462,7 +464,7 @@ StepSimulation simulate_step(const models::scenario::Scenario& s, const DevicePr
         return std::any_of(stage.tasks.begin(), stage.tasks.end(),
                            [](const StepTask& t) { return t.stream == Stream::dp; });
       });
-  const int helpers = p.overlap_dp || dp_stream ? 1 : 0;
+  const int helpers = p.program.overlap_dp || dp_stream ? 1 : 0;
   apply_engine_config(options.sanitizer_safe, groups * (1 + helpers));
   build_platform(p, s);
   for (int row = 0; row < static_cast<int>(p.rows.size()); ++row) {

@@ -47,7 +47,7 @@ DpPhase lower_dp_collective(const StepLowering& p, const models::scenario::Scena
 // Only the kinds that play something are kept: their hosts, their coupling.
 void plan_layer_flows(StepLowering& p, const models::scenario::Scenario& s) {
   p.actor_Bps = p.node_Bps * p.group_gpus / s.cluster.gpus_per_node;
-  p.layer_local = p.costs.layer;
+  p.layer_local = p.program.costs.layer;
   const std::vector<LayerTrafficPtr> kinds = layer_traffic(p, s);
   std::vector<int> kept(kinds.size(), -1);
   const auto claim = [&](const std::vector<LayerCollective>& comms, bool beside, double* local) {
@@ -67,10 +67,10 @@ void plan_layer_flows(StepLowering& p, const models::scenario::Scenario& s) {
     }
     return out;
   };
-  p.forward_play = claim(p.costs.forward_comms, false, &p.layer_local.forward);
-  p.backward_play = claim(p.costs.backward_comms, false, &p.layer_local.backward);
-  p.forward_beside_play = claim(p.costs.forward_beside, true, nullptr);
-  p.backward_beside_play = claim(p.costs.backward_beside, true, nullptr);
+  p.forward_play = claim(p.program.costs.forward_comms, false, &p.layer_local.forward);
+  p.backward_play = claim(p.program.costs.backward_comms, false, &p.layer_local.backward);
+  p.forward_beside_play = claim(p.program.costs.forward_beside, true, nullptr);
+  p.backward_beside_play = claim(p.program.costs.backward_beside, true, nullptr);
   p.layer_flows = !p.traffic.empty();
 }
 
@@ -250,29 +250,21 @@ StepLowering lower_step(const models::scenario::Scenario& s, const DeviceProfile
   const auto& par = s.parallelism;
   StepLowering p;
   p.pp = par.pp;
-  p.v = par.virtual_stages;
-  p.m = par.micro_batches();
   const int group = par.tp * par.cp;
   const int gpn = s.cluster.gpus_per_node;
   p.per_node = group < gpn ? gpn / group : 1;
   p.dp_ranks = par.dp;
   p.dp = par.dp / p.per_node;
-  for (int stage = 0; stage < par.pp; ++stage) {
-    p.chunk_layers.push_back(models::stage_layers(s, stage) / par.virtual_stages);
-  }
-  p.costs = stage_costs(s, profile);
+  p.program = build_step_program(s, stage_costs(s, profile), profile.overlap_compute_share);
+  const StageCosts& costs = p.program.costs;
   p.group_gpus = group * p.per_node;
   p.nodes_per_group = p.group_gpus / gpn;
   p.dp_rings = group;
-  p.pp_bytes_per_node = p.costs.pp_bytes_per_gpu * p.group_gpus;
-  p.overlap_pp = s.overlap.pp;
-  p.overlap_dp = s.overlap.dp;
-  p.overlap_share = profile.overlap_compute_share;
+  p.pp_bytes_per_node = costs.pp_bytes_per_gpu * p.group_gpus;
   p.route_latency_s = hop_latency(s.cluster, s.cluster.nodes());
   p.node_Bps = s.cluster.nics_per_node * s.cluster.nic_bw_Bps * profile.nic_efficiency;
-  for (std::size_t i = 0; i < p.costs.dp_comms.size(); ++i) {
-    p.dp_phases.push_back(
-        lower_dp_collective(p, s, profile, p.costs.dp_comms[i], p.costs.dp_costs[i]));
+  for (std::size_t i = 0; i < costs.dp_comms.size(); ++i) {
+    p.dp_phases.push_back(lower_dp_collective(p, s, profile, costs.dp_comms[i], costs.dp_costs[i]));
   }
   plan_layer_flows(p, s);
   if (workload != nullptr) {
@@ -281,13 +273,13 @@ StepLowering lower_step(const models::scenario::Scenario& s, const DeviceProfile
           "the workload has {} stage{} (trace files), the scenario's pipeline {} (parallelism.pp)",
           workload->pp, workload->pp == 1 ? "" : "s", p.pp));
     }
+    // Played instead of the scenario's program: its tasks, collectives and sends;
+    // the layer traffic and data-parallel phases above are the scenario's, unused.
     p.program = *workload;
-    p.program.overlap_share = p.overlap_share;
+    p.program.overlap_share = profile.overlap_compute_share;
     for (const ProgramCollective& c : p.program.collectives) {
       p.workload_phases.push_back(lower_dp_collective(p, s, profile, c.collective, c.cost));
     }
-  } else {
-    p.program = build_step_program(s, p.costs, p.overlap_share);
   }
   // Expert all-to-alls couple the replicas of a group layer by layer, so a slow
   // node slows its partners as it goes: with stragglers, simulate them all.

@@ -71,18 +71,14 @@ struct ReplicaClass {
 };
 
 struct StepLowering {
-  int pp = 1;
-  int v = 1;
-  int m = 1;
+  int pp = 1;  // stages (the program's)
   // Actors per stage along data parallelism: the replicas, or with rank groups
   // smaller than a node the nodes they fill (`per_node` replicas each, which run
   // in lockstep: one actor plays them all, its traffic theirs together).
   int dp = 1;
-  int dp_ranks = 1;               // data-parallel replicas: the collectives' ring length
-  int per_node = 1;               // replicas one actor plays
-  int nodes_per_group = 1;        // nodes one rank group spans (tp x cp over a node)
-  std::vector<int> chunk_layers;  // [stage]: layers of each of its chunks
-  StageCosts costs;
+  int dp_ranks = 1;              // data-parallel replicas: the collectives' ring length
+  int per_node = 1;              // replicas one actor plays
+  int nodes_per_group = 1;       // nodes one rank group spans (tp x cp over a node)
   double pp_bytes_per_node = 0;  // one activation transfer of a rank group
   double node_Bps = 0;           // a node's NICs together, at the profile's efficiency
   // The latency every flow pays itself: every route crosses the hop of the tier
@@ -112,11 +108,9 @@ struct StepLowering {
   [[nodiscard]] std::string kinds(const std::vector<int>& plays) const;
   int group_gpus = 1;  // GPUs acting together in one actor (tp x cp x per_node)
   int dp_rings = 1;    // data-parallel rings through a node: one per tp x cp rank
-  bool overlap_pp = false;
-  bool overlap_dp = false;
-  double overlap_share = 0;  // of the compute rate, taken by communication beside compute
   // What each stage of a replica runs, in order (sim/program/step_program.hpp):
-  // the actors play it.
+  // the actors play it. Its schedule (v, m, chunk_layers), overlap flags and
+  // priced costs are the lowering's too; nothing here copies them.
   StepProgram program;
   bool all_replicas = false;
   // The replicas simulated, one row of actors each (rows index `places` and the

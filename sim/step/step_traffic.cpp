@@ -115,8 +115,8 @@ void transfer(StepState& p, int from, int to, const sg4::CommPtr& comm, double b
 // each ring).
 void dp_collectives(StepState& p, int row, int stage, double share, bool gather) {
   if (share <= 0) return;
-  for (std::size_t i = 0; i < p.costs.dp_comms.size(); ++i) {
-    const auto& c = p.costs.dp_comms[i];
+  for (std::size_t i = 0; i < p.program.costs.dp_comms.size(); ++i) {
+    const auto& c = p.program.costs.dp_comms[i];
     const bool is_gather = c.kind == models::CollectiveKind::all_gather;
     if (is_gather != gather) continue;
     play_dp_phase(p, row, stage, p.dp_phases[i], c.bytes, share);
@@ -135,6 +135,10 @@ void play_dp_phase(StepState& p, int row, int stage, const DpPhase& d, double by
 }
 
 void collective_task(StepState& p, int row, int stage, const StepTask& t) {
+  if (t.collective < 0 && p.program.traced) {  // a traced collective without a size: as traced
+    if (t.seconds > 0) sg4::this_actor::sleep_for(t.seconds);
+    return;
+  }
   if (t.collective < 0) {
     dp_collectives(p, row, stage, t.share, t.gather);
     return;
@@ -149,7 +153,7 @@ void collective_task(StepState& p, int row, int stage, const StepTask& t) {
 // 12,288-GPU example).
 void compute_for(const StepState& p, double seconds) {
   if (seconds <= 0) return;
-  if (p.overlap_share > 0) {
+  if (p.program.overlap_share > 0) {
     sg4::this_actor::execute(seconds * sg4::this_actor::get_host()->get_speed());
   } else {
     sg4::this_actor::sleep_for(seconds);
@@ -167,9 +171,9 @@ void dp_beside_compute(StepState& p, int row, int stage, const StepTask& t) {
   if (!me.dp_stream) me.dp_stream = sg4::Mutex::create();
   const std::scoped_lock stream(*me.dp_stream);
   sg4::ExecPtr kernels;
-  if (p.overlap_share > 0 && t.takes_share) {
+  if (p.program.overlap_share > 0 && t.takes_share) {
     kernels = sg4::this_actor::exec_init(1e30);  // runs until cancelled
-    kernels->set_bound(p.overlap_share * sg4::this_actor::get_host()->get_speed());
+    kernels->set_bound(p.program.overlap_share * sg4::this_actor::get_host()->get_speed());
     kernels->start();
   }
   collective_task(p, row, stage, t);

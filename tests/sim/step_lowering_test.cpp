@@ -103,15 +103,15 @@ parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 6, zero: 2, recompute: sel
 // all-gathers parameters: (n - 1) / n = 3/4 each at dp 4.
 TEST(StepLowering, DataParallelRingsCarryTheBusBandwidthFactor) {
   const auto low = lower_step(megascale_256(), a100(), {}, false);
-  ASSERT_EQ(low.dp_phases.size(), low.costs.dp_comms.size());
+  ASSERT_EQ(low.dp_phases.size(), low.program.costs.dp_comms.size());
   ASSERT_FALSE(low.dp_phases.empty());
   for (std::size_t i = 0; i < low.dp_phases.size(); ++i) {
     const DpPhase& d = low.dp_phases[i];
-    const CommCost& priced = low.costs.dp_costs[i];
+    const CommCost& priced = low.program.costs.dp_costs[i];
     EXPECT_EQ(d.algorithm, priced.algorithm);
     if (d.algorithm == models::CollectiveAlgorithm::ring ||
         d.algorithm == models::CollectiveAlgorithm::tree) {
-      EXPECT_DOUBLE_EQ(d.edge_factor, 0.75) << low.costs.dp_comms[i].name;
+      EXPECT_DOUBLE_EQ(d.edge_factor, 0.75) << low.program.costs.dp_comms[i].name;
       EXPECT_NEAR(d.extra_latency_s + low.route_latency_s, priced.latency_s, 1e-15);
     }
   }
@@ -130,10 +130,12 @@ TEST(StepLowering, HierarchicalAllReduceIsPricedInsideAndFlowsAcross) {
   s.parallelism.global_batch = s.parallelism.dp;
   s.overlap.dp = false;
   const auto low = lower_step(s, h100(), {}, false);
-  const auto grads = std::find_if(low.costs.dp_comms.begin(), low.costs.dp_comms.end(),
-                                  [](const models::Collective& c) { return c.name == "dp.grads"; });
-  ASSERT_NE(grads, low.costs.dp_comms.end());
-  const DpPhase& d = low.dp_phases[static_cast<std::size_t>(grads - low.costs.dp_comms.begin())];
+  const auto grads =
+      std::find_if(low.program.costs.dp_comms.begin(), low.program.costs.dp_comms.end(),
+                   [](const models::Collective& c) { return c.name == "dp.grads"; });
+  ASSERT_NE(grads, low.program.costs.dp_comms.end());
+  const DpPhase& d =
+      low.dp_phases[static_cast<std::size_t>(grads - low.program.costs.dp_comms.begin())];
   ASSERT_EQ(d.algorithm, models::CollectiveAlgorithm::hierarchical);
   EXPECT_DOUBLE_EQ(d.edge_factor, 1.0);
   EXPECT_GT(d.before.time_s, 0);
@@ -153,14 +155,14 @@ TEST(StepLowering, ExpertAllToAllsBetweenNodesAreFlows) {
   EXPECT_GT(low.group_actors(), 1);
   double flows_s = 0;
   for (std::size_t i = 0; i < low.forward_play.size(); ++i) {
-    const auto& c = low.costs.forward_comms[i];
+    const auto& c = low.program.costs.forward_comms[i];
     const std::string expected =
         c.collective.group == models::GroupKind::ep ? "expert.nvlink+expert.flows" : "inside";
     EXPECT_EQ(low.kinds(low.forward_play[i]), expected) << c.collective.name;
     if (!low.forward_play[i].empty()) flows_s += c.cost.time_s;
   }
   EXPECT_GT(flows_s, 0);
-  EXPECT_NEAR(low.layer_local.forward, low.costs.layer.forward - flows_s, 1e-12);
+  EXPECT_NEAR(low.layer_local.forward, low.program.costs.layer.forward - flows_s, 1e-12);
 }
 
 // Expectation: context parallelism across nodes (cp 2 at tp 8): the cp
@@ -175,7 +177,7 @@ parallelism: {tp: 8, sp: true, cp: 2, pp: 1, micro_batch: 1, global_batch: 16}
   EXPECT_EQ(low.nodes_per_group, 2);
   bool any = false;
   for (std::size_t i = 0; i < low.forward_play.size(); ++i) {
-    const auto& c = low.costs.forward_comms[i].collective;
+    const auto& c = low.program.costs.forward_comms[i].collective;
     if (c.group == models::GroupKind::cp) {
       EXPECT_EQ(low.kinds(low.forward_play[i]), "group.flows") << c.name;
       any = true;
