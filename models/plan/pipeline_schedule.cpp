@@ -55,8 +55,10 @@ ScheduleGraph schedule_graph(int pp, int v, int m) {
     total += orders.back().size();
   }
   const auto key = [&](int stage, bool forward, int chunk, int micro_batch) {
-    return static_cast<std::size_t>(((stage * 2 + (forward ? 0 : 1)) * v + chunk) * m +
-                                    micro_batch);
+    const auto kind = static_cast<std::size_t>(stage * 2 + (forward ? 0 : 1));
+    return (kind * static_cast<std::size_t>(v) + static_cast<std::size_t>(chunk)) *
+               static_cast<std::size_t>(m) +
+           static_cast<std::size_t>(micro_batch);
   };
   std::vector<int> node_of(total, -1);
   std::vector<ScheduleGraph::Node> nodes;
@@ -115,9 +117,19 @@ ScheduleGraph schedule_graph(int pp, int v, int m) {
   g.virtual_stages = v;
   g.micro_batches = m;
   g.nodes.reserve(total);
+  g.first_forward.assign(static_cast<std::size_t>(v), -1);
+  g.last_backward.assign(static_cast<std::size_t>(v), -1);
   for (const int i : order) {
     ScheduleGraph::Node n = nodes[static_cast<std::size_t>(i)];
-    if (n.input >= 0) n.input = position[static_cast<std::size_t>(n.input)];
+    if (n.input >= 0) {
+      n.carried = nodes[static_cast<std::size_t>(n.input)].sends;
+      n.input = position[static_cast<std::size_t>(n.input)];
+    }
+    const auto at = static_cast<int>(g.nodes.size());
+    if (n.stage == 0 && n.slot < v && g.first_forward[static_cast<std::size_t>(n.slot)] < 0) {
+      g.first_forward[static_cast<std::size_t>(n.slot)] = at;
+    }
+    if (n.stage == 0 && n.slot >= v) g.last_backward[static_cast<std::size_t>(n.slot - v)] = at;
     g.nodes.push_back(n);
   }
   return g;

@@ -41,14 +41,19 @@ namespace myriad::models {
 struct ScheduleGraph {
   struct Node {
     int stage = 0;
-    int slot = 0;       // the pass's kind: (stage * 2 + backward) * v + chunk
-    int input = -1;     // the node whose output it waits for, or -1
-    bool sends = true;  // its output goes to another stage (a pipeline transfer)
+    int slot = 0;          // the pass's kind: (stage * 2 + backward) * v + chunk
+    int input = -1;        // the node whose output it waits for, or -1
+    bool sends = true;     // its output goes to another stage (a pipeline transfer)
+    bool carried = false;  // its input came by a pipeline transfer (its input node sends)
   };
   int pp = 1;
   int virtual_stages = 1;
   int micro_batches = 1;
   std::vector<Node> nodes;
+  // The first stage's first forward and last backward of each chunk: the nodes
+  // (indices into `nodes`) its data-parallel gathers and reductions follow.
+  std::vector<int> first_forward;  // [chunk]
+  std::vector<int> last_backward;  // [chunk]
   [[nodiscard]] int slots() const { return 2 * pp * virtual_stages; }
 };
 

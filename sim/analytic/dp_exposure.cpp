@@ -19,7 +19,9 @@ DpCost exposed_dp(double gather, double reduce, double v, const DpWindows& w, do
   double link = gather_c;  // when the link is done with the chunks asked for so far
   for (int k = 1; k < chunks; ++k) {
     link += gather_c;
-    stall = std::max(stall, link - k * w.gather_stride);
+    const double at =
+        w.gather_at.empty() ? k * w.gather_stride : w.gather_at[static_cast<std::size_t>(k)];
+    stall = std::max(stall, link - at);
   }
   // The other chunks' gathers beside the forwards that follow.
   const double gathers_beside = std::max(0.0, link - gather_c - (stall - gather_c / b));
@@ -41,7 +43,9 @@ DpCost exposed_dp(double gather, double reduce, double v, const DpWindows& w, do
   double shift = 0;
   const double early_part = reduce_c * (1 - 1 / b);
   for (int k = chunks - 1; k >= 0; --k) {
-    const double end = -k * w.reduce_stride + shift;
+    const double end =
+        (w.reduce_at.empty() ? -k * w.reduce_stride : w.reduce_at[static_cast<std::size_t>(k)]) +
+        shift;
     const double start = std::max(queue, end - w.backward + w.backward / b);
     const double left = std::max(0.0, end - start);
     const double beside = share < 1 ? std::min(early_part, left / (1 - share)) : early_part;

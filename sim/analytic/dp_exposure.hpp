@@ -3,6 +3,8 @@
 // the step engine plays as actors (sim/step/step_engine.cpp).
 #pragma once
 
+#include <vector>
+
 namespace myriad::sim {
 
 // What hides data-parallel traffic (overlap.dp): the first stage's schedule, which
@@ -14,6 +16,11 @@ struct DpWindows {
   double reduce_stride = 0;  // from one chunk's last backward to the previous chunk's
   double buckets = 1;        // gradient buckets per chunk
   double stages = 1;         // pipeline stages as slow as the slowest
+  // Where the schedule puts them (interleaved, from its longest path): chunk k's
+  // first forward from chunk 0's, and its last backward's end from chunk 0's
+  // (<= 0). Empty: k strides.
+  std::vector<double> gather_at;
+  std::vector<double> reduce_at;
 };
 
 // Exposed data-parallel time with overlap, as Megatron-LM overlaps it (for any

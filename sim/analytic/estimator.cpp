@@ -470,6 +470,7 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   // starts, and the last one's backward as many after it ends.
   const double in_flight = s.overlap.pp ? 2 * (pp - 1) * p2p : 0;
   double bubble = (pp * mean - critical.total()) / v + in_flight;
+  PipelineMarks marks;  // interleaved: where the first stage's chunks start and end
   if (plan.virtual_stages > 1) {
     const auto passes = [](const StageTime& t) {
       return PassTimes{t.forward, t.total() - t.forward};
@@ -478,7 +479,7 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
     // schedule's rounds, and buffering between stages absorbs part of it: the
     // pipeline's time is the longest path through the schedule's passes.
     bubble = interleaved_pipeline_time(plan, passes(layer), passes(embedding), passes(head),
-                                       {p2p, s.overlap.pp}) -
+                                       {p2p, s.overlap.pp}, &marks) -
              m * critical.total();
   }
 
@@ -517,12 +518,20 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
     }
     if (plan.first_stage_layers == critical_layers) ++alike;
     if (pp > 1 && plan.last_stage_layers == critical_layers) ++alike;
-    const DpWindows w{forward,
-                      backward,
-                      pp * forward,
-                      pp * (backward + (cool_down > 0 ? bubble / cool_down : 0)),
-                      dp_buckets_per_chunk(plan),
-                      static_cast<double>(std::max(1, alike))};
+    DpWindows w{forward,
+                backward,
+                pp * forward,
+                pp * (backward + (cool_down > 0 ? bubble / cool_down : 0)),
+                dp_buckets_per_chunk(plan),
+                static_cast<double>(std::max(1, alike)),
+                {},
+                {}};
+    // Interleaved, where the schedule's longest path puts each chunk's first
+    // forward and last backward on the first stage, not k strides apart.
+    for (std::size_t k = 0; k < marks.last_backward_end.size(); ++k) {
+      w.gather_at.push_back(marks.first_forward_start[k] - marks.first_forward_start[0]);
+      w.reduce_at.push_back(marks.last_backward_end[k] - marks.last_backward_end[0]);
+    }
     dp = exposed_dp(dp_gather, dp_reduce, v, w, profile.overlap_compute_share);
   }
   const double opt = optimizer_time(s, plan, profile);

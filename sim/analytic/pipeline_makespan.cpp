@@ -9,32 +9,43 @@
 namespace myriad::sim {
 
 double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const double> durations,
-                         PipelineTransfer transfer) {
+                         PipelineTransfer transfer, PipelineMarks* marks) {
   if (durations.size() != static_cast<std::size_t>(graph.slots())) {
     throw std::invalid_argument("pipeline_makespan: one duration per pass kind expected");
   }
-  thread_local std::vector<double> arrival;
+  thread_local std::vector<double> ends;
   thread_local std::vector<double> free_at;
-  // Every node's arrival is written before a later node reads it.
-  if (arrival.size() < graph.nodes.size()) arrival.resize(graph.nodes.size());
+  // Every node's end is written before a later node reads it.
+  if (ends.size() < graph.nodes.size()) ends.resize(graph.nodes.size());
   free_at.assign(static_cast<std::size_t>(graph.pp), 0.0);
   const double hold = transfer.let_go ? 0.0 : transfer.seconds;
-  double* const arrive = arrival.data();
+  double* const end_of = ends.data();
   double* const stage_free = free_at.data();
   const double* const time = durations.data();
   std::size_t i = 0;
   for (const models::ScheduleGraph::Node& n : graph.nodes) {
     double start = stage_free[n.stage];
-    if (n.input >= 0) start = std::max(start, arrive[n.input]);
+    if (n.input >= 0) {
+      start = std::max(start, end_of[n.input] + (n.carried ? transfer.seconds : 0.0));
+    }
     const double end = start + time[n.slot];
     stage_free[n.stage] = n.sends ? end + hold : end;
-    arrive[i++] = n.sends ? end + transfer.seconds : end;
+    end_of[i++] = end;
+  }
+  if (marks != nullptr) {
+    marks->first_forward_start.clear();
+    marks->last_backward_end.clear();
+    for (const int k : graph.first_forward) {
+      const auto& n = graph.nodes[static_cast<std::size_t>(k)];
+      marks->first_forward_start.push_back(end_of[k] - time[n.slot]);
+    }
+    for (const int k : graph.last_backward) marks->last_backward_end.push_back(end_of[k]);
   }
   return *std::max_element(free_at.begin(), free_at.end());
 }
 
 double interleaved_pipeline_time(const models::StepPlan& plan, PassTimes layer, PassTimes embedding,
-                                 PassTimes head, PipelineTransfer transfer) {
+                                 PassTimes head, PipelineTransfer transfer, PipelineMarks* marks) {
   const int pp = plan.pp;
   const int v = plan.virtual_stages;
   const auto& graph = cached_schedule_graph(pp, v, plan.micro_batches);
@@ -53,11 +64,13 @@ double interleaved_pipeline_time(const models::StepPlan& plan, PassTimes layer, 
         t.forward += head.forward;
         t.backward += head.backward;
       }
-      durations[static_cast<std::size_t>(stage * 2 * v + chunk)] = t.forward;
-      durations[static_cast<std::size_t>((stage * 2 + 1) * v + chunk)] = t.backward;
+      const auto forward = static_cast<std::size_t>(stage) * 2 * static_cast<std::size_t>(v) +
+                           static_cast<std::size_t>(chunk);
+      durations[forward] = t.forward;
+      durations[forward + static_cast<std::size_t>(v)] = t.backward;
     }
   }
-  return pipeline_makespan(graph, durations, transfer);
+  return pipeline_makespan(graph, durations, transfer, marks);
 }
 
 const models::ScheduleGraph& cached_schedule_graph(int pp, int v, int m) {

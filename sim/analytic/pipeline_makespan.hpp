@@ -9,6 +9,7 @@
 #pragma once
 
 #include <span>
+#include <vector>
 
 #include "models/plan/pipeline_schedule.hpp"
 #include "models/plan/step_plan.hpp"
@@ -29,17 +30,25 @@ struct PipelineTransfer {
   bool let_go = false;  // overlap.pp: the sender goes on while it is in flight
 };
 
+// When the first stage runs each chunk's first forward and ends its last
+// backward (ScheduleGraph::first_forward, last_backward), from the step's start.
+struct PipelineMarks {
+  std::vector<double> first_forward_start;  // [chunk]
+  std::vector<double> last_backward_end;    // [chunk]
+};
+
 // durations[slot]: a pass's time by ScheduleGraph::Node::slot. A blocking transfer
 // keeps its sender as long as it takes; either way its receiver waits for it.
 double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const double> durations,
-                         PipelineTransfer transfer);
+                         PipelineTransfer transfer, PipelineMarks* marks = nullptr);
 
 // An interleaved pipeline's passes and transfers, played in the schedule's order:
 // chunk c of stage s holds layers_by_stage[s] / v layers, the first stage's
 // first chunk the embedding, the last stage's last chunk the head (the step
 // program's passes, StepProgram::pass_time).
 double interleaved_pipeline_time(const models::StepPlan& plan, PassTimes layer, PassTimes embedding,
-                                 PassTimes head, PipelineTransfer transfer);
+                                 PassTimes head, PipelineTransfer transfer,
+                                 PipelineMarks* marks = nullptr);
 
 // The graph for (pp, v, m), built once per thread and kept for the next ones a
 // search asks for (the last few layouts' graphs).

@@ -193,7 +193,7 @@ std::optional<ProgramCollective> priced(const EtNode& n, const TracePricing& pri
   const models::scenario::Scenario& s = *pricing.scenario;
   const CommCost cost =
       collective_cost(c, models::group_span(c.group, s), s.cluster, *pricing.profile);
-  return ProgramCollective{std::move(c), cost};
+  return ProgramCollective{c, cost};
 }
 
 // A trace's node as a task of its stage (its dependencies added after).
@@ -240,7 +240,7 @@ StepTask task_of(const EtNode& n, const TracePricing* pricing,
       t.seconds = c->cost.time_s;
       if (n.type == EtNodeType::comm_coll) {
         t.collective = static_cast<int>(collectives.size());
-        collectives.push_back(std::move(*c));
+        collectives.push_back(*c);
       }
     }
   }

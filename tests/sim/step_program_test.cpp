@@ -262,13 +262,14 @@ TEST(StepProgram, ClosedFormAgreesWithTheEvaluatorOnRandomLayouts) {
   // 0.000 %; the interleaved pipeline's passes are the longest path through its
   // schedule, pipeline_makespan).
   for (std::size_t k = 0; k < 3; ++k) EXPECT_LT(quantile(errors[k], 1), 0.01) << worst[k];
-  // Interleaved with the data-parallel traffic overlapped: each chunk's
-  // reduction runs beside the other chunks' backwards and slows them, which the
-  // closed form's windows count chunk by chunk without the schedule's order
-  // (issue 37's note). Measured: median 0.001 %, p95 1.3 %, worst 9.5 %
-  // (24 of 371 layouts past 1 %, every one with overlap.dp).
+  // Interleaved with the data-parallel traffic overlapped: the windows take each
+  // chunk's first forward and last backward from the schedule's longest path, but
+  // the gathers and reductions on the one link, and what they take of the compute
+  // beside them, are still counted chunk by chunk, not in the schedule's order
+  // (issue 37's note). Measured 2026-12-05: median 0.001 %, p95 0.75 %, worst
+  // 10.8 % (16 of 371 layouts past 1 %, every one with overlap.dp).
   EXPECT_LT(quantile(errors[3], 0.5), 0.01) << worst[3];
-  EXPECT_LT(quantile(errors[3], 0.95), 0.05) << worst[3];
+  EXPECT_LT(quantile(errors[3], 0.95), 0.02) << worst[3];
   EXPECT_LT(quantile(errors[3], 1), 0.12) << worst[3];
 }
 

@@ -68,17 +68,17 @@ TEST(TraceCommand, PlaysTracesOnAScenariosCluster) {
 }
 
 // `estimate` says, under its headline figures, when the step program it stands for
-// plays apart from it (an interleaved layout whose chunks of one layer are
-// outweighed by the embedding and the head), and says nothing where they agree.
+// plays apart from it (an interleaved layout with its data-parallel traffic
+// overlapped), and says nothing where they agree.
 TEST(EstimateCommand, SaysWhenTheStepProgramPlaysApart) {
   const auto path = std::filesystem::temp_directory_path() / "myriad-apart.yaml";
-  // Interleaved, with each chunk's gradients all-reduced beside the other chunks'
-  // backwards (the closed form's windows do not follow the schedule's order).
-  std::ofstream(path) << "cluster: {preset: llama3-like, gpus: 1024}\n"
-                         "model: {preset: gpt3-175b-megatron, seq_length: 4096}\n"
-                         "parallelism: {tp: 8, sp: true, cp: 2, pp: 4, virtual_stages: 4, zero: 0, "
-                         "micro_batch: 2, global_batch: 128}\n"
-                         "overlap: {dp: true, pp: true, tp: true, cp: true}\n";
+  // Interleaved, with ZeRO-2 traffic as long as the compute overlapped on 2 stages
+  // of 2 micro-batches (the closed form counts it chunk by chunk, not in order).
+  std::ofstream(path) << "cluster: {preset: llama3-like, gpus: 512}\n"
+                         "model: {preset: mixtral-8x7b, seq_length: 4096}\n"
+                         "parallelism: {tp: 8, sp: true, cp: 2, pp: 2, virtual_stages: 2, zero: 2, "
+                         "micro_batch: 2, global_batch: 64}\n"
+                         "overlap: {dp: true, pp: true, tp: true, ep: true}\n";
   const Result apart = run_cli({"estimate", path.string()});
   ASSERT_EQ(apart.code, 0) << apart.err;
   const auto note = apart.out.find("note: the step program, played without contention, takes");
