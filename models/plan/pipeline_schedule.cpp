@@ -121,10 +121,7 @@ ScheduleGraph schedule_graph(int pp, int v, int m) {
   g.last_backward.assign(static_cast<std::size_t>(v), -1);
   for (const int i : order) {
     ScheduleGraph::Node n = nodes[static_cast<std::size_t>(i)];
-    if (n.input >= 0) {
-      n.carried = nodes[static_cast<std::size_t>(n.input)].sends;
-      n.input = position[static_cast<std::size_t>(n.input)];
-    }
+    if (n.input >= 0) n.input = position[static_cast<std::size_t>(n.input)];
     const auto at = static_cast<int>(g.nodes.size());
     if (n.stage == 0 && n.slot < v && g.first_forward[static_cast<std::size_t>(n.slot)] < 0) {
       g.first_forward[static_cast<std::size_t>(n.slot)] = at;

@@ -41,10 +41,9 @@ namespace myriad::models {
 struct ScheduleGraph {
   struct Node {
     int stage = 0;
-    int slot = 0;          // the pass's kind: (stage * 2 + backward) * v + chunk
-    int input = -1;        // the node whose output it waits for, or -1
-    bool sends = true;     // its output goes to another stage (a pipeline transfer)
-    bool carried = false;  // its input came by a pipeline transfer (its input node sends)
+    int slot = 0;       // the pass's kind: (stage * 2 + backward) * v + chunk
+    int input = -1;     // the node whose output it waits for, or -1
+    bool sends = true;  // its output goes to another stage (a pipeline transfer)
   };
   int pp = 1;
   int virtual_stages = 1;

@@ -3,7 +3,7 @@
 // the step engine plays as actors (sim/step/step_engine.cpp).
 #pragma once
 
-#include <vector>
+#include <span>
 
 namespace myriad::sim {
 
@@ -19,8 +19,8 @@ struct DpWindows {
   // Where the schedule puts them (interleaved, from its longest path): chunk k's
   // first forward from chunk 0's, and its last backward's end from chunk 0's
   // (<= 0). Empty: k strides.
-  std::vector<double> gather_at;
-  std::vector<double> reduce_at;
+  std::span<const double> gather_at;
+  std::span<const double> reduce_at;
 };
 
 // Exposed data-parallel time with overlap, as Megatron-LM overlaps it (for any

@@ -470,7 +470,11 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   // starts, and the last one's backward as many after it ends.
   const double in_flight = s.overlap.pp ? 2 * (pp - 1) * p2p : 0;
   double bubble = (pp * mean - critical.total()) / v + in_flight;
-  PipelineMarks marks;  // interleaved: where the first stage's chunks start and end
+  // Interleaved: where the first stage's chunks start and end (kept per thread:
+  // a search asks for hundreds of thousands of estimates).
+  thread_local PipelineMarks marks;
+  marks.first_forward_start.clear();
+  marks.last_backward_end.clear();
   if (plan.virtual_stages > 1) {
     const auto passes = [](const StageTime& t) {
       return PassTimes{t.forward, t.total() - t.forward};
@@ -528,10 +532,16 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
                 {}};
     // Interleaved, where the schedule's longest path puts each chunk's first
     // forward and last backward on the first stage, not k strides apart.
+    thread_local std::vector<double> gather_at;
+    thread_local std::vector<double> reduce_at;
+    gather_at.clear();
+    reduce_at.clear();
     for (std::size_t k = 0; k < marks.last_backward_end.size(); ++k) {
-      w.gather_at.push_back(marks.first_forward_start[k] - marks.first_forward_start[0]);
-      w.reduce_at.push_back(marks.last_backward_end[k] - marks.last_backward_end[0]);
+      gather_at.push_back(marks.first_forward_start[k] - marks.first_forward_start[0]);
+      reduce_at.push_back(marks.last_backward_end[k] - marks.last_backward_end[0]);
     }
+    w.gather_at = gather_at;
+    w.reduce_at = reduce_at;
     dp = exposed_dp(dp_gather, dp_reduce, v, w, profile.overlap_compute_share);
   }
   const double opt = optimizer_time(s, plan, profile);

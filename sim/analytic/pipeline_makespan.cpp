@@ -13,33 +13,34 @@ double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const dou
   if (durations.size() != static_cast<std::size_t>(graph.slots())) {
     throw std::invalid_argument("pipeline_makespan: one duration per pass kind expected");
   }
-  thread_local std::vector<double> ends;
+  thread_local std::vector<double> arrival;
   thread_local std::vector<double> free_at;
-  // Every node's end is written before a later node reads it.
-  if (ends.size() < graph.nodes.size()) ends.resize(graph.nodes.size());
+  // Every node's arrival is written before a later node reads it.
+  if (arrival.size() < graph.nodes.size()) arrival.resize(graph.nodes.size());
   free_at.assign(static_cast<std::size_t>(graph.pp), 0.0);
   const double hold = transfer.let_go ? 0.0 : transfer.seconds;
-  double* const end_of = ends.data();
+  double* const arrive = arrival.data();
   double* const stage_free = free_at.data();
   const double* const time = durations.data();
   std::size_t i = 0;
   for (const models::ScheduleGraph::Node& n : graph.nodes) {
     double start = stage_free[n.stage];
-    if (n.input >= 0) {
-      start = std::max(start, end_of[n.input] + (n.carried ? transfer.seconds : 0.0));
-    }
+    if (n.input >= 0) start = std::max(start, arrive[n.input]);
     const double end = start + time[n.slot];
     stage_free[n.stage] = n.sends ? end + hold : end;
-    end_of[i++] = end;
+    arrive[i++] = n.sends ? end + transfer.seconds : end;
   }
   if (marks != nullptr) {
+    const auto end_of = [&](int k) {
+      return arrive[k] - (graph.nodes[static_cast<std::size_t>(k)].sends ? transfer.seconds : 0.0);
+    };
     marks->first_forward_start.clear();
     marks->last_backward_end.clear();
     for (const int k : graph.first_forward) {
-      const auto& n = graph.nodes[static_cast<std::size_t>(k)];
-      marks->first_forward_start.push_back(end_of[k] - time[n.slot]);
+      marks->first_forward_start.push_back(end_of(k) -
+                                           time[graph.nodes[static_cast<std::size_t>(k)].slot]);
     }
-    for (const int k : graph.last_backward) marks->last_backward_end.push_back(end_of[k]);
+    for (const int k : graph.last_backward) marks->last_backward_end.push_back(end_of(k));
   }
   return *std::max_element(free_at.begin(), free_at.end());
 }
