@@ -55,7 +55,7 @@ ScheduleGraph schedule_graph(int pp, int v, int m) {
     total += orders.back().size();
   }
   const auto key = [&](int stage, bool forward, int chunk, int micro_batch) {
-    const auto kind = static_cast<std::size_t>(stage * 2 + (forward ? 0 : 1));
+    const std::size_t kind = static_cast<std::size_t>(stage) * 2 + (forward ? 0U : 1U);
     return (kind * static_cast<std::size_t>(v) + static_cast<std::size_t>(chunk)) *
                static_cast<std::size_t>(m) +
            static_cast<std::size_t>(micro_batch);

@@ -71,6 +71,13 @@ nlohmann::json report_data(const models::scenario::Scenario& s, const sim::StepR
 
 }  // namespace
 
+sim::StepOptions step_options(const SimulateOptions& o) {
+  sim::StepOptions options;
+  options.all_replicas = o.all_replicas;
+  options.log = o.log;
+  return options;
+}
+
 int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
   if (!o.workload.empty()) return run_simulate_workload(o, io, env);
   const VerbOutputs outputs{
@@ -87,10 +94,7 @@ int run_simulate(const SimulateOptions& o, Streams io, const Environment& env) {
   sim::StepSimulation simulated;
   const auto start = std::chrono::steady_clock::now();  // wall time of the run, for the user
   try {
-    sim::StepOptions options;
-    options.all_replicas = o.all_replicas;
-    options.log = o.log;
-    simulated = sim::simulate_step(*s, *profile, options);
+    simulated = sim::simulate_step(*s, *profile, step_options(o));
   } catch (const std::invalid_argument& e) {
     io.err << fmt::format("{}: error: {}\n", s->file, e.what());
     return kExitBadInput;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/step/step_engine.hpp"
 #include "tools/cli/verb_support.hpp"
 
 namespace myriad::cli {
@@ -25,6 +26,8 @@ struct SimulateOptions {
 };
 
 int run_simulate(const SimulateOptions& o, Streams io, const Environment& env);
+// The step engine's options the command line asks for (--all-replicas, --log).
+sim::StepOptions step_options(const SimulateOptions& o);
 // run_simulate with --workload (simulate_workload.cpp).
 int run_simulate_workload(const SimulateOptions& o, Streams io, const Environment& env);
 

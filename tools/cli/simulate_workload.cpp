@@ -97,9 +97,7 @@ int run_simulate_workload(const SimulateOptions& o, Streams io, const Environmen
   sim::StepSimulation simulated;
   const auto start = std::chrono::steady_clock::now();  // wall time of the run, for the user
   try {
-    sim::StepOptions options;
-    options.all_replicas = o.all_replicas;
-    options.log = o.log;
+    sim::StepOptions options = step_options(o);
     options.workload = &program;
     simulated = sim::simulate_step(*s, profile, options);
   } catch (const std::invalid_argument& e) {
