@@ -88,7 +88,7 @@ Shape shape_of(const models::scenario::ModelSpec& m, const models::ShardShape& s
   s.attention.q_heads = m.heads;
   s.attention.kv_heads = m.kv_heads;
   s.attention.seq = static_cast<std::int64_t>(count(sh.seq));
-  s.attention.head_dim = m.hidden / m.heads;
+  s.attention.head_dim = static_cast<int>(m.head_width());
   s.attention.window = m.sliding_window;
   return s;
 }

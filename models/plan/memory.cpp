@@ -22,7 +22,8 @@ double layer_activation_bytes(const scenario::Scenario& s) {
   const double tokens = static_cast<double>(p.micro_batch) * m.seq_length / p.cp;
   const double h = m.hidden;
   if (p.recompute == scenario::Recompute::full) return tokens * 2 * h / (sp ? t : 1);
-  const double kv = static_cast<double>(m.kv_heads) * h / m.heads;
+  const double kv = static_cast<double>(m.kv_heads) * m.head_width();
+  const double q = m.query_width();
   const bool swiglu = m.activation == scenario::Activation::swiglu;
   double f = m.ffn_hidden;
   double routed = 1;
@@ -38,7 +39,7 @@ double layer_activation_bytes(const scenario::Scenario& s) {
   const double f_in = swiglu ? 2 * f : f;
   const double replicated = 10 * h;
   const double split =
-      4 * h + 4 * kv + shared + routed * (2 * f_in + 2 * f + (m.is_moe() ? 2 * h : 0));
+      4 * q + 4 * kv + shared + routed * (2 * f_in + 2 * f + (m.is_moe() ? 2 * h : 0));
   double per_token = (sp ? replicated / t : replicated) + split / t;
   if (!s.training.fused_kernels && p.recompute == scenario::Recompute::none) {
     per_token += 5.0 * m.heads * m.seq_length / t;

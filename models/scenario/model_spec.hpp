@@ -65,6 +65,7 @@ struct ModelSpec {
   int hidden = 0;
   int heads = 0;
   int kv_heads = 0;  // grouped-query attention when < heads
+  int head_dim = 0;  // each head's width: hidden / heads unless given (Qwen3-4B: 128, not 80)
   int ffn_hidden = 0;
   Activation activation = Activation::gelu;
   Norm norm = Norm::layernorm;
@@ -76,6 +77,14 @@ struct ModelSpec {
   MoeSpec moe;
 
   [[nodiscard]] bool is_moe() const { return moe.experts > 0; }
+  // Each head's width: head_dim, or hidden / heads where it is not set (a spec
+  // built in code rather than loaded).
+  [[nodiscard]] double head_width() const {
+    return head_dim > 0 ? head_dim : static_cast<double>(hidden) / heads;
+  }
+  // The queries' width (and the attention output's): heads x head_dim, which
+  // need not be the hidden size.
+  [[nodiscard]] double query_width() const { return heads * head_width(); }
 };
 
 }  // namespace myriad::models::scenario

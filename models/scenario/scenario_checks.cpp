@@ -183,9 +183,9 @@ void check_prune(const Checker& c) {
 
 void check_model(const Checker& c) {
   const ModelSpec& m = c.s().model;
-  if (m.hidden % m.heads != 0) {
+  if (m.head_dim == 0) {  // not given, and heads do not divide hidden
     c.error("model.hidden", fmt::format("hidden ({}) must be a multiple of heads ({}) so that "
-                                        "every head has the same size",
+                                        "every head has the same size, or give model.head_dim",
                                         m.hidden, m.heads));
   }
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0) {
@@ -508,6 +508,10 @@ void derive_model(ModelSpec& m, const std::string& path, Origins& origins) {
     return true;
   };
   if (derived("kv_heads")) m.kv_heads = m.heads;
+  // Left 0 where heads do not divide hidden: check_model says to give it.
+  if (derived("head_dim") && m.heads > 0 && m.hidden % m.heads == 0) {
+    m.head_dim = m.hidden / m.heads;
+  }
   if (derived("ffn_hidden")) {
     m.ffn_hidden = m.activation == Activation::swiglu ? (8 * m.hidden / 3) / 64 * 64 : 4 * m.hidden;
   }

@@ -184,6 +184,9 @@ Schema<ModelSpec> make_model_schema() {
       .integer("heads", &ModelSpec::heads, kPositive, D::required(), "attention (query) heads")
       .integer("kv_heads", &ModelSpec::kv_heads, kPositive, D::derived("= heads"),
                "key/value heads; fewer than heads is grouped-query attention")
+      .integer("head_dim", &ModelSpec::head_dim, kPositive, D::derived("= hidden / heads"),
+               "each attention head's width; heads x head_dim need not be the hidden size "
+               "(Qwen3-4B: 32 heads of 128 on a hidden size of 2,560)")
       .integer("ffn_hidden", &ModelSpec::ffn_hidden, kPositive,
                D::derived("= 4 * hidden for gelu and relu; 8/3 * hidden rounded down to a "
                           "multiple of 64 for swiglu"),

@@ -31,7 +31,7 @@ Dims dims(const ModelSpec& m, const ShardShape& sh) {
   d.norm_tokens = sh.sp ? d.tokens / sh.tp : d.tokens;
   d.h = m.hidden;
   d.heads = m.heads;
-  d.head_dim = static_cast<double>(m.hidden) / m.heads;
+  d.head_dim = m.head_width();
   d.q_local = static_cast<double>(m.heads) / sh.tp;
   // Key/value heads are split over TP, or replicated when fewer than TP ranks.
   d.kv_local = std::max(1.0, static_cast<double>(m.kv_heads) / sh.tp);

@@ -22,9 +22,10 @@ double layer_matmul_flops_per_token(const ParamCounts& p) {
 
 ParamCounts param_counts(const scenario::ModelSpec& m) {
   const double h = m.hidden;
-  const double head_dim = h / m.heads;
+  const double q = m.query_width();
   ParamCounts p;
-  p.attention = h * (h + 2 * m.kv_heads * head_dim) + h * h;
+  // Q, K and V from the hidden state, the output projection back to it.
+  p.attention = h * (q + 2.0 * m.kv_heads * m.head_width()) + q * h;
   if (m.is_moe()) {
     const double expert = mlp_params(h, m.moe.expert_ffn_hidden, m.activation);
     const double shared =
@@ -54,7 +55,7 @@ double routed_flops_per_step(const scenario::Scenario& s) {
   const double keys = m.sliding_window > 0 ? std::min<double>(m.sliding_window, seq) : seq;
   const double tokens = static_cast<double>(s.parallelism.global_batch) * seq;
   // Per token, forward: the layers' matrix multiplies, QK^T and PV over `keys`, the LM head.
-  const double attention_core = 4 * keys * m.hidden;
+  const double attention_core = 4 * keys * m.query_width();
   const double forward =
       m.layers * (layer_matmul_flops_per_token(p) + attention_core) + 2.0 * m.hidden * m.vocab;
   return 3 * forward * tokens;
@@ -81,7 +82,7 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
   const double keys = m.sliding_window > 0 ? std::min<double>(m.sliding_window, seq) : seq;
   const double tokens = static_cast<double>(s.parallelism.global_batch) * seq;
   const ParamCounts p = param_counts(m);
-  const double layer_forward = layer_matmul_flops_per_token(p) + 4 * keys * m.hidden;
+  const double layer_forward = layer_matmul_flops_per_token(p) + 4 * keys * m.query_width();
   double extra = 0;
   switch (s.parallelism.recompute) {
     case scenario::Recompute::none:
@@ -92,7 +93,7 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
     // recomputes its scores anyway, as its own op, in MFU and HFU alike), and the
     // layer program prices none: HFU counts only what is priced.
     case scenario::Recompute::selective:
-      if (!s.training.fused_kernels) extra = m.layers * 12 * keys * m.hidden;
+      if (!s.training.fused_kernels) extra = m.layers * 12 * keys * m.query_width();
       break;
     case scenario::Recompute::full:
       extra = m.layers * layer_forward;

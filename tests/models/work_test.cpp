@@ -84,6 +84,48 @@ TEST(ParamCounts, MatchPublishedSizes) {
   EXPECT_NEAR(count("mixtral-8x7b").active / 1e9, 12.9, 0.1);
   // The validation notes: MegaScale-MoE's table adds up to about 341B.
   EXPECT_NEAR(count("megascale-moe-352b").total / 1e9, 341, 2);
+  // Qwen3-4B's model card: 4.0B, 3.6B without the (tied) embedding. Its 32 heads
+  // are 128 wide on a hidden size of 2,560: with hidden / heads (80) the attention
+  // would lose a third of its weights and the model come out 3.3B without it.
+  const ParamCounts qwen = count("qwen3-4b");
+  EXPECT_NEAR(qwen.total / 1e9, 4.02, 0.02);
+  EXPECT_NEAR((qwen.total - qwen.embedding) / 1e9, 3.63, 0.02);
+  EXPECT_DOUBLE_EQ(qwen.attention, 2560.0 * (32 * 128 + 2 * 8 * 128) + 32 * 128 * 2560.0);
+}
+
+// Expectation: an explicit head_dim shapes the attention's GEMMs (queries of
+// heads x head_dim, the projection back from it) and its core (scores and context
+// over head_dim), and the model's FLOPs with them; without it, hidden / heads.
+TEST(LayerProgram, HeadDimShapesTheAttention) {
+  auto s = load(
+      "cluster: {preset: llama3-like, gpus: 8}\nmodel: {preset: qwen3-4b}\n"
+      "parallelism: {tp: 8, global_batch: 8}\n");
+  EXPECT_EQ(s.model.head_dim, 128);
+  const LayerProgram lp = transformer_layer(s.model, shard_shape(s));
+  const auto op = [&](const std::string& name) {
+    for (const Op& o : lp.forward.ops) {
+      if (o.name == name) return o;
+    }
+    ADD_FAILURE() << name;
+    return Op{};
+  };
+  const double tokens = 4096;  // one micro-batch of one sequence
+  // qkv: (4 + 2 x 1) local heads of 128 from the hidden state; proj: back from 4 x 128.
+  EXPECT_DOUBLE_EQ(op("qkv").flops, 2 * tokens * (4 + 2) * 128 * 2560.0);
+  EXPECT_DOUBLE_EQ(op("proj").flops, 2 * tokens * 2560.0 * 4 * 128);
+  const double with_head_dim = model_flops_per_step(s);
+  s.model.head_dim = 80;  // as hidden / heads would have it
+  EXPECT_LT(model_flops_per_step(s), with_head_dim);
+  const auto llama = load(
+      "cluster: {preset: llama3-like, gpus: 8}\nmodel: {preset: llama3-8b}\n"
+      "parallelism: {tp: 8, global_batch: 8}\n");
+  EXPECT_EQ(llama.model.head_dim, 4096 / 32);
+  // Heads that do not divide the hidden size are fine with a head_dim given.
+  const auto odd = load(
+      "cluster: {preset: llama3-like, gpus: 8}\n"
+      "model: {preset: qwen3-4b, hidden: 2570}\n"
+      "parallelism: {tp: 8, global_batch: 8}\n");
+  EXPECT_EQ(odd.model.head_dim, 128);
 }
 
 double gemm_flops(const Phase& p) {
