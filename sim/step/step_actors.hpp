@@ -86,6 +86,8 @@ struct StepState : StepLowering {
   // How the replicas are instantiated: it plays the traffic between them.
   std::unique_ptr<const ReplicaMode> replicas;
   std::vector<Tag> tags;  // payloads: tags[chunk * m + micro_batch]
+  // A traced workload's: [stage][task], the stage that receives the send (-1: none).
+  std::vector<std::vector<int>> traced_receiver;
   // [stage][task]: the task's signal in its actor's `signals`, -1 when no other
   // stream of the rank group waits for it.
   std::vector<std::vector<int>> signal_of;

@@ -124,22 +124,11 @@ void send_traced(StepState& p, int row, int stage, int task, const StepTask& t) 
   const double start = sg4::Engine::get_clock();
   me.task_sent_at[static_cast<std::size_t>(task)] = start;
   const double bytes = t.bytes * p.group_gpus * p.weights[static_cast<std::size_t>(row)];
-  // A receiver: the stage a task that waits for it runs on.
-  int to = stage;
-  for (int s = 0; s < p.pp && to == stage; ++s) {
-    for (const StepTask& other : p.program.stages[static_cast<std::size_t>(s)].tasks) {
-      if (std::any_of(other.after.begin(), other.after.end(), [&](const Dependency& d) {
-            return d.stage == stage && d.task == task && s != stage;
-          })) {
-        to = s;
-        break;
-      }
-    }
-  }
+  const int to = p.traced_receiver[static_cast<std::size_t>(stage)][static_cast<std::size_t>(task)];
   sg4::Mailbox* out = sg4::Mailbox::by_name(traced_mailbox(p, row, stage, task));
   XBT_DEBUG("stage %d: task %d (%s) sends %.0f bytes to stage %d", stage, task, t.name().c_str(),
             bytes, to);
-  if (bytes <= 0 || to == stage) {  // no size traced: its traced time
+  if (bytes <= 0 || to < 0) {  // no size traced, or no receiver: its traced time
     if (t.seconds > 0) sg4::this_actor::sleep_for(t.seconds);
     out->put_init(&p.tags[0], 0)->detach();
     return;
@@ -437,6 +426,20 @@ StepSimulation simulate_step(const models::scenario::Scenario& s, const DevicePr
   p.actors.resize(static_cast<std::size_t>(groups));
   for (ActorState& a : p.actors) a.sent_at.assign(at(2, p.program.v * p.program.m, 0), 0.0);
   if (p.program.traced) {
+    // Each send's receiver, once: the first other stage with a task that waits for it.
+    for (const StageProgram& stage : p.program.stages) {
+      p.traced_receiver.emplace_back(stage.tasks.size(), -1);
+    }
+    for (int to = p.pp - 1; to >= 0; --to) {
+      for (const StepTask& t : p.program.stages[static_cast<std::size_t>(to)].tasks) {
+        for (const Dependency& d : t.after) {
+          if (d.stage != to) {
+            p.traced_receiver[static_cast<std::size_t>(d.stage)][static_cast<std::size_t>(d.task)] =
+                to;
+          }
+        }
+      }
+    }
     for (int row = 0; row < static_cast<int>(p.rows.size()); ++row) {
       for (int stage = 0; stage < p.pp; ++stage) {
         p.actor(row, stage)
