@@ -1,5 +1,9 @@
 #include "models/ops/op.hpp"
 
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+
 namespace myriad::models {
 
 std::string_view op_class_name(OpClass c) {
@@ -45,9 +49,24 @@ Op attention_backward_of(const Op& forward) {
   return op;
 }
 
+std::string_view kernel_family(const Op& op, std::span<char> buffer) {
+  if (op.kernel.empty()) return op.name;
+  const std::string_view direction = op.backward ? ".bwd" : ".fwd";
+  const std::size_t size = op.kernel.size() + direction.size();
+  if (size > buffer.size()) {
+    throw std::length_error("kernel_family: the kernel label '" + std::string(op.kernel) +
+                            "' is longer than " + std::to_string(buffer.size() - 4) +
+                            " characters");
+  }
+  std::copy(op.kernel.begin(), op.kernel.end(), buffer.begin());
+  std::copy(direction.begin(), direction.end(),
+            buffer.begin() + static_cast<std::ptrdiff_t>(op.kernel.size()));
+  return {buffer.data(), size};
+}
+
 std::string kernel_family(const Op& op) {
-  if (op.kernel.empty()) return std::string(op.name);
-  return std::string(op.kernel) + (op.backward ? ".bwd" : ".fwd");
+  std::array<char, 64> buffer{};
+  return std::string(kernel_family(op, buffer));
 }
 
 }  // namespace myriad::models

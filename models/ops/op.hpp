@@ -4,6 +4,7 @@
 // plays it as an event.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -59,5 +60,9 @@ Op attention_backward_of(const Op& forward);
 // The family a memory-bound op's efficiency is looked up under: its kernel and
 // direction ("norm.rms.bwd") when it names one, otherwise its name.
 std::string kernel_family(const Op& op);
+// The same written into `buffer` (a view of it, or of the op's name), for the
+// analytic engine's pricing, which asks for it once per memory-bound op of every
+// estimate; throws std::length_error when the family does not fit.
+std::string_view kernel_family(const Op& op, std::span<char> buffer);
 
 }  // namespace myriad::models

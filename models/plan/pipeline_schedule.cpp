@@ -1,6 +1,7 @@
 #include "models/plan/pipeline_schedule.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -48,6 +49,13 @@ std::vector<PipelineTask> pipeline_order(int pp, int v, int m, int stage) {
 namespace myriad::models {
 
 ScheduleGraph schedule_graph(int pp, int v, int m) {
+  // A node keeps its kind in 16 bits and its input in 32.
+  if (2L * pp * v > std::numeric_limits<std::uint16_t>::max() ||
+      2L * pp * v * m > std::numeric_limits<std::int32_t>::max()) {
+    throw std::invalid_argument("schedule_graph: " + std::to_string(pp) + " stages of " +
+                                std::to_string(v) + " chunks and " + std::to_string(m) +
+                                " micro-batches are more passes than a schedule graph holds");
+  }
   std::vector<std::vector<PipelineTask>> orders;
   std::size_t total = 0;
   for (int stage = 0; stage < pp; ++stage) {
@@ -89,10 +97,9 @@ ScheduleGraph schedule_graph(int pp, int v, int m) {
         const bool first = t.forward && stage == 0 && t.chunk == 0;
         if (input < 0 && !first) break;  // its input is not placed yet
         ScheduleGraph::Node n;
-        n.stage = stage;
-        n.slot = (stage * 2 + (t.forward ? 0 : 1)) * v + t.chunk;
+        n.stage = static_cast<std::uint16_t>(stage);
+        n.slot = static_cast<std::uint16_t>((stage * 2 + (t.forward ? 0 : 1)) * v + t.chunk);
         n.input = input;
-        n.sends = t.forward ? (stage < pp - 1 || t.chunk < v - 1) : (stage > 0 || t.chunk > 0);
         int d = last[s] < 0 ? 0 : depth[static_cast<std::size_t>(last[s])] + 1;
         if (input >= 0) d = std::max(d, depth[static_cast<std::size_t>(input)] + 1);
         last[s] = static_cast<int>(nodes.size());

@@ -10,6 +10,7 @@
 // With v = 1 this is 1F1B: p - stage - 1 warm-up forwards.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 namespace myriad::models {
@@ -40,10 +41,9 @@ namespace myriad::models {
 // mostly on different stages (independent: a sweep over them pipelines well).
 struct ScheduleGraph {
   struct Node {
-    int stage = 0;
-    int slot = 0;       // the pass's kind: (stage * 2 + backward) * v + chunk
-    int input = -1;     // the node whose output it waits for, or -1
-    bool sends = true;  // its output goes to another stage (a pipeline transfer)
+    std::int32_t input = -1;  // the node whose output it waits for, or -1
+    std::uint16_t stage = 0;
+    std::uint16_t slot = 0;  // the pass's kind: (stage * 2 + backward) * v + chunk
   };
   int pp = 1;
   int virtual_stages = 1;
@@ -54,6 +54,14 @@ struct ScheduleGraph {
   std::vector<int> first_forward;  // [chunk]
   std::vector<int> last_backward;  // [chunk]
   [[nodiscard]] int slots() const { return 2 * pp * virtual_stages; }
+  // Whether a pass of this kind sends its output to another stage (a pipeline
+  // transfer): all but the head's forward and the embedding's backward.
+  [[nodiscard]] bool sends(int slot) const {
+    const int stage = slot / (2 * virtual_stages);
+    const int chunk = slot % virtual_stages;
+    const bool forward = (slot / virtual_stages) % 2 == 0;
+    return forward ? (stage < pp - 1 || chunk < virtual_stages - 1) : (stage > 0 || chunk > 0);
+  }
 };
 
 // The same preconditions as pipeline_order.

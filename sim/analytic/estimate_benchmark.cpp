@@ -5,10 +5,12 @@
 #include <benchmark/benchmark.h>
 
 #include <string>
+#include <vector>
 
 #include "models/scenario/loader.hpp"
 #include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/analytic/pipeline_makespan.hpp"
 
 namespace {
 
@@ -41,10 +43,24 @@ void BM_EstimateMoE352B240(benchmark::State& state) {
 void BM_EstimateSummaryMoE352B240(benchmark::State& state) {
   run(state, "megascale-moe-352b-h800-240", "H800", myriad::sim::Detail::summary);
 }
+// The interleaved pipeline's sweep alone, at the 175B example's schedule (8
+// stages of 6 chunks, 32 micro-batches: 3,072 passes).
+void BM_PipelineMakespan8x6x32(benchmark::State& state) {
+  const auto& graph = myriad::sim::cached_schedule_graph(8, 6, 32);
+  std::vector<double> durations(static_cast<std::size_t>(graph.slots()));
+  for (std::size_t k = 0; k < durations.size(); ++k) durations[k] = 1.0 + 0.01 * static_cast<double>(k);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(myriad::sim::pipeline_makespan(graph, durations, {0.05, true}));
+  }
+  state.counters["passes_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * graph.nodes.size()), benchmark::Counter::kIsRate);
+}
+
 BENCHMARK(BM_Estimate175B12288);
 BENCHMARK(BM_EstimateSummary175B12288);
 BENCHMARK(BM_EstimateMoE352B240);
 BENCHMARK(BM_EstimateSummaryMoE352B240);
+BENCHMARK(BM_PipelineMakespan8x6x32);
 
 }  // namespace
 

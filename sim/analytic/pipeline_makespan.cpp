@@ -13,26 +13,45 @@ double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const dou
   if (durations.size() != static_cast<std::size_t>(graph.slots())) {
     throw std::invalid_argument("pipeline_makespan: one duration per pass kind expected");
   }
+  // arrival[0] is what a node without an input waits for (nothing); node i's
+  // output arrives at arrival[i + 1]. Every node's arrival is written before a
+  // later node reads it.
   thread_local std::vector<double> arrival;
   thread_local std::vector<double> free_at;
-  // Every node's arrival is written before a later node reads it.
-  if (arrival.size() < graph.nodes.size()) arrival.resize(graph.nodes.size());
+  // Per kind of pass: what it adds to its stage's busy time and to its output's
+  // arrival after it ends (a transfer, or nothing where the output stays).
+  thread_local std::vector<double> hold_after;
+  thread_local std::vector<double> send_after;
+  if (arrival.size() < graph.nodes.size() + 1) arrival.resize(graph.nodes.size() + 1);
+  arrival[0] = 0;
   free_at.assign(static_cast<std::size_t>(graph.pp), 0.0);
   const double hold = transfer.let_go ? 0.0 : transfer.seconds;
-  double* const arrive = arrival.data();
+  const auto slots = static_cast<std::size_t>(graph.slots());
+  hold_after.resize(slots);
+  send_after.resize(slots);
+  for (std::size_t k = 0; k < slots; ++k) {
+    const bool sends = graph.sends(static_cast<int>(k));
+    hold_after[k] = sends ? hold : 0.0;
+    send_after[k] = sends ? transfer.seconds : 0.0;
+  }
+  double* const arrive = arrival.data() + 1;
   double* const stage_free = free_at.data();
   const double* const time = durations.data();
-  std::size_t i = 0;
-  for (const models::ScheduleGraph::Node& n : graph.nodes) {
-    double start = stage_free[n.stage];
-    if (n.input >= 0) start = std::max(start, arrive[n.input]);
-    const double end = start + time[n.slot];
-    stage_free[n.stage] = n.sends ? end + hold : end;
-    arrive[i++] = n.sends ? end + transfer.seconds : end;
+  const double* const held = hold_after.data();
+  const double* const sent = send_after.data();
+  const models::ScheduleGraph::Node* const nodes = graph.nodes.data();
+  const std::size_t count = graph.nodes.size();
+  // Branch-free; its time is the graph's depth in passes (each waits for the one
+  // before it on its stage), the largest cost of an interleaved plan's estimate.
+  for (std::size_t i = 0; i < count; ++i) {
+    const models::ScheduleGraph::Node n = nodes[i];
+    const double end = std::max(stage_free[n.stage], arrive[n.input]) + time[n.slot];
+    stage_free[n.stage] = end + held[n.slot];
+    arrive[i] = end + sent[n.slot];
   }
   if (marks != nullptr) {
     const auto end_of = [&](int k) {
-      return arrive[k] - (graph.nodes[static_cast<std::size_t>(k)].sends ? transfer.seconds : 0.0);
+      return arrive[k] - sent[graph.nodes[static_cast<std::size_t>(k)].slot];
     };
     marks->first_forward_start.clear();
     marks->last_backward_end.clear();

@@ -1,6 +1,7 @@
 #include "sim/cost/compute_cost.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace myriad::sim {
@@ -26,9 +27,11 @@ double wave_efficiency(const models::GemmShape& g, const DeviceProfile& p) {
 ComputeCost compute_cost(const models::Op& op, const DeviceProfile& p) {
   const bool streaming =
       op.cls == models::OpClass::elementwise || op.cls == models::OpClass::optimizer;
+  std::array<char, 64> family{};
   const double stream_Bps =
-      p.hbm_bw_Bps *
-      (streaming ? memory_efficiency_of(p, models::kernel_family(op)) : p.memory_efficiency);
+      p.hbm_bw_Bps * (streaming && !p.memory_bound_efficiency.empty()
+                          ? memory_efficiency_of(p, models::kernel_family(op, family))
+                          : p.memory_efficiency);
   const double memory_s = op.bytes / stream_Bps;
   ComputeCost c;
   double peak = p.bf16_flops;
