@@ -393,11 +393,14 @@ LayerProgram lm_head_and_loss(const ModelSpec& m, const ShardShape& sh) {
   lp.forward.ops.push_back(norm("norm.final", m, d));
   tp_enter(lp.forward, "tp.head.in", d, sh);
   const double vocab_local = static_cast<double>(m.vocab) / sh.tp;
-  lp.forward.ops.push_back(gemm("lm_head", d.tokens, vocab_local, d.h, sh));
+  // In bf16 under an fp8 recipe: fp8 runs in Transformer Engine's layers, and
+  // Megatron-Core's output layer is its own ColumnParallelLinear
+  // (megatron/core/models/gpt/gpt_model.py), outside them; the FP8 formats paper
+  // (Micikevicius et al., arXiv:2209.05433) keeps the last layer in higher precision too.
+  lp.forward.ops.push_back(make_gemm("lm_head", d.tokens, vocab_local, d.h, 1, kAct, false));
   // Vocabulary-parallel cross entropy in fp32: max, exp-sum and gradient passes over logits.
   lp.forward.ops.push_back(
       make_elementwise("loss", 3 * d.tokens * vocab_local * 4, 6 * d.tokens * vocab_local));
-  if (sh.fp8) add_fp8_casts(lp.forward);
   Phase bwd = backward_of(lp.forward);
   lp.backward = std::move(bwd);
   return lp;

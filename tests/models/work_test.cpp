@@ -2,6 +2,7 @@
 // memory and placement, each against a closed form or a published figure.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "models/plan/memory.hpp"
@@ -162,6 +163,33 @@ TEST(LayerProgram, FusedCausalAttentionDoesHalfTheWork) {
   s.model.sliding_window = 512;
   EXPECT_NEAR(flops(s) / full, attended_pairs(2048, 512) / (2048.0 * 2048), 1e-12);
   EXPECT_LT(attended_pairs(2048, 512), 2048.0 * 512);
+}
+
+// Expectation: under an fp8 recipe the layers' GEMMs run in fp8, each behind a
+// cast kernel, and the LM head stays in bf16 without one (Megatron-Core's output
+// layer is not a Transformer Engine module).
+TEST(LayerProgram, Fp8LeavesTheLmHeadInBf16) {
+  auto s = load(
+      "cluster: {preset: llama3-like, gpus: 8}\nmodel: {preset: llama3-8b}\n"
+      "parallelism: {tp: 8, global_batch: 8}\ntraining: {precision: fp8}\n");
+  const ShardShape sh = shard_shape(s);
+  const auto count = [](const Phase& p, bool fp8) {
+    return std::count_if(p.ops.begin(), p.ops.end(), [&](const Op& op) {
+      return op.cls == OpClass::gemm && op.fp8 == fp8;
+    });
+  };
+  const auto casts = [](const Phase& p) {
+    return std::count_if(p.ops.begin(), p.ops.end(),
+                         [](const Op& op) { return op.name == "fp8.cast"; });
+  };
+  const LayerProgram layer = transformer_layer(s.model, sh);
+  EXPECT_EQ(count(layer.forward, false), 0);
+  EXPECT_EQ(casts(layer.forward), count(layer.forward, true));
+  const LayerProgram head = lm_head_and_loss(s.model, sh);
+  EXPECT_EQ(count(head.forward, true), 0);
+  EXPECT_EQ(count(head.forward, false), 1);
+  EXPECT_EQ(count(head.backward, true), 0);
+  EXPECT_EQ(casts(head.forward) + casts(head.backward), 0);
 }
 
 // Expectation: norms and activations name the kernel the model runs, in the
