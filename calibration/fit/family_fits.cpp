@@ -168,9 +168,9 @@ void fit_ceilings(FitState& s) {
         "rates were measured under sustained load, so no further clock correction");
   p.from_base_or(&DeviceProfile::nic_efficiency, s.base, 1,
                  "not measured: the calibration loop measures no network");
-  p.from_base_or(&DeviceProfile::overlap_compute_share, s.base, 0,
-                 "not measured: the loop times no kernel beside a collective; compute beside "
-                 "communication runs at full rate");
+  p.from_base_or(&DeviceProfile::nccl_channels, s.base, 0,
+                 "not measured: the loop runs no collective beside compute; communication "
+                 "takes no SMs from it");
   p.from_base_or(&DeviceProfile::memory_reserved_bytes, s.base, 0,
                  "not measured: the calibration loop does not measure memory");
   p.from_base_or(&DeviceProfile::memory_fragmentation, s.base, 0,

@@ -20,6 +20,7 @@
 #include "sim/analytic/pipeline_makespan.hpp"
 #include "sim/analytic/step_rates.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "sim/cost/overlap_share.hpp"
 #include "sim/cost/network_slowdown.hpp"
 
 namespace myriad::sim {
@@ -32,6 +33,9 @@ struct PhaseTime {
   double compute = 0;
   double gemm = 0;  // the part of compute that collectives can hide behind
   GroupTimes comm;  // by group; dp: ZeRO-3's gathers and reductions, layer by layer
+  // By group: each collective's time times the share of the compute rate its
+  // kernels take when it overlaps compute chunk by chunk (overlap_share).
+  GroupTimes sm_share;
 };
 
 class Pricer {
@@ -66,7 +70,7 @@ class Pricer {
   }
 
   // The compute rate communication takes while it overlaps compute.
-  [[nodiscard]] double overlap_share() const { return p_.overlap_compute_share; }
+  [[nodiscard]] double overlap_share() const { return p_.overlap_compute_share(); }
 
   PhaseTime price(const models::Phase& phase, double runs_per_step) {
     PhaseTime t;
@@ -78,7 +82,10 @@ class Pricer {
     }
     for (const auto& c : phase.comms) {
       const double time = price(c, runs_per_step).time_s;
-      if (c.group != GroupKind::pp) t.comm[c.group] += time;
+      if (c.group != GroupKind::pp) {
+        t.comm[c.group] += time;
+        t.sm_share[c.group] += time * sim::overlap_share(c, p_);
+      }
     }
     return t;
   }
@@ -201,19 +208,21 @@ struct LayerOverlap {
 // phase's GEMMs as cover: together, what the GEMMs cannot hide stays exposed,
 // shared out in proportion, and no less than chunked pipelining's fill and drain
 // (a quarter of a chunked collective) and a fused one's first or last tile (the
-// profile's fused_overlap_exposed); plus what hiding the rest costs the GEMMs: the
-// collectives' kernels take `share` of the compute rate while they run.
+// profile's fused_overlap_exposed); plus what hiding the rest costs the GEMMs: each
+// chunked collective's kernels take their share of the compute rate while they run
+// (overlap_share: NCCL's channels, or userbuffers' SMs), ZeRO-3's gathers `share`.
 PhaseTime exposed(const PhaseTime& t, const LayerOverlap& overlap, double share) {
   double chunked = 0;
+  double chunked_share = 0;  // the chunked collectives' time, each times its share
   double fused = 0;
-  const auto add = [&](GroupKind g, double time) {
+  for (const GroupKind g : kGroupKinds) {
     if (overlap.fuses(g)) {
-      fused += time;
+      fused += t.comm[g];
     } else if (overlap.of(g)) {
-      chunked += time;
+      chunked += t.comm[g];
+      chunked_share += t.sm_share[g];
     }
-  };
-  for (const GroupKind g : kGroupKinds) add(g, t.comm[g]);
+  }
   const double hideable = chunked + fused;
   double kept = 1;  // fraction of an overlapped collective left exposed, with the cost of hiding
   if (hideable > 0) {
@@ -221,7 +230,7 @@ PhaseTime exposed(const PhaseTime& t, const LayerOverlap& overlap, double share)
     const double out = std::max(floor, hideable - t.gemm);
     // Only the chunked collectives run kernels of their own beside the GEMMs; a
     // fused one moves its tiles from inside the GEMM's (its cost is its exposure).
-    kept = (out + share * (hideable - out) * chunked / hideable) / hideable;
+    kept = (out + (hideable - out) * chunked_share / hideable) / hideable;
   }
   PhaseTime e = t;
   for (const GroupKind g : kGroupKinds) {
@@ -542,7 +551,7 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
     }
     w.gather_at = gather_at;
     w.reduce_at = reduce_at;
-    dp = exposed_dp(dp_gather, dp_reduce, v, w, profile.overlap_compute_share);
+    dp = exposed_dp(dp_gather, dp_reduce, v, w, profile.overlap_compute_share());
   }
   const double opt = optimizer_time(s, plan, profile);
 

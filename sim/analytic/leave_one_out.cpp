@@ -55,9 +55,6 @@ const std::vector<FreeParameter>& free_parameters() {
        [](DeviceProfile& p, double v) { p.gemm_k_half = v; }},
       {"kernel_overhead_s", 0, 20e-6, [](const DeviceProfile& p) { return p.kernel_overhead_s; },
        [](DeviceProfile& p, double v) { p.kernel_overhead_s = v; }},
-      {"overlap_compute_share", 0, 0.45,
-       [](const DeviceProfile& p) { return p.overlap_compute_share; },
-       [](DeviceProfile& p, double v) { p.overlap_compute_share = v; }},
   };
   return params;
 }

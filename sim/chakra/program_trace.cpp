@@ -75,6 +75,10 @@ class StageTrace {
     }
     graph_.version = "0.0.4";
     graph_.metadata.push_back(string_attr("myriad_stage", std::to_string(stage_)));
+    // What the tasks that take a share of the compute rate take (the program's).
+    if (p_.overlap_share > 0) {
+      graph_.metadata.push_back(double_attr("myriad_overlap_share", p_.overlap_share));
+    }
     return std::move(graph_);
   }
 
@@ -306,6 +310,9 @@ StepProgram program_from_trace(const EtSet& set, const TracePricing* pricing) {
   std::map<int, int> stage_of_rank;
   for (std::size_t f = 0; f < set.files.size(); ++f) {
     for (const int r : set.files[f].ranks) stage_of_rank[r] = static_cast<int>(f);
+    for (const EtAttr& a : set.files[f].graph.metadata) {
+      if (a.name == "myriad_overlap_share" && a.reals.size() == 1) p.overlap_share = a.reals[0];
+    }
   }
   // [file][node id]: the task, or for a receive (-1 - its index in the file)
   std::vector<std::map<std::uint64_t, int>> index(set.files.size());

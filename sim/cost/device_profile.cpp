@@ -28,7 +28,7 @@ constexpr ProfileScalar kScalars[] = {
     {"sustained_clock_fraction", &DeviceProfile::sustained_clock, 0.5, 1},
     {"kernel_overhead_s", &DeviceProfile::kernel_overhead_s, 0, 1e-3},
     {"nic_efficiency", &DeviceProfile::nic_efficiency, 0.01, 1},
-    {"overlap_compute_share", &DeviceProfile::overlap_compute_share, 0, 0.45},
+    {"nccl_channels", &DeviceProfile::nccl_channels, 0, 64},
     {"memory_reserved_bytes", &DeviceProfile::memory_reserved_bytes, 0, 1e12},
     {"memory_fragmentation", &DeviceProfile::memory_fragmentation, 0, 1},
     // Optional: only scenarios that prune experts or fuse communication read them.
@@ -45,7 +45,8 @@ constexpr double kMaxBusbwOverLinkRate = 2;
 constexpr const ProfileScalar& kRing = kScalars[std::size(kScalars) - 1];
 constexpr std::string_view kRingFraction = kRing.key;
 
-const char* const kOrigins[] = {"datasheet", "measured", "published", "fitted", "assumption"};
+const char* const kOrigins[] = {"datasheet", "measured", "published",
+                                "derived",   "fitted",   "assumption"};
 
 void read_parameter(const nlohmann::json& j, const std::string& key, DeviceProfile& p,
                     std::vector<std::string>& problems) {
@@ -62,7 +63,7 @@ void read_parameter(const nlohmann::json& j, const std::string& key, DeviceProfi
   if (std::find(std::begin(kOrigins), std::end(kOrigins), param.origin) == std::end(kOrigins)) {
     problems.push_back(
         fmt::format("parameters.{}.origin: expected datasheet, measured, "
-                    "published, fitted or assumption, found '{}'",
+                    "published, derived, fitted or assumption, found '{}'",
                     key, param.origin));
   }
   p.parameters[key] = param;
@@ -182,6 +183,8 @@ void price_curves(DeviceProfile& p, double link_Bps) {
 }  // namespace
 
 std::span<const ProfileScalar> profile_scalars() { return kScalars; }
+
+std::span<const char* const> profile_origins() { return kOrigins; }
 
 std::string_view profile_key(double DeviceProfile::*member) {
   for (const auto& s : kScalars) {

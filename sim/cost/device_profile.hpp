@@ -2,9 +2,10 @@
 // Profiles are JSON files under calibration/profiles/ (ARCHITECTURE.md
 // principle 5: calibrated constants are data). Every parameter records its
 // origin: "datasheet", "measured" (by Myriad's calibration), "published" (a
-// measurement someone published, with its source), "fitted" (to the published
-// tables of scenarios/validation, with how) or "assumption" (an engineering
-// estimate awaiting measurement).
+// measurement someone published, with its source), "derived" (from published or
+// measured facts by a stated rule), "fitted" (to the published tables of
+// scenarios/validation, with how) or "assumption" (an engineering estimate
+// awaiting measurement).
 //
 // A profile holds achieved rates relative to the hardware they were achieved
 // on: efficiencies over peaks, and the NVLink bus bandwidth curve over the link
@@ -15,6 +16,8 @@
 // rate, and the efficiencies stay. So every hardware what-if takes effect, and
 // a GPU without a profile of its own borrows another's.
 #pragma once
+
+#include <algorithm>
 
 #include <nlohmann/json.hpp>
 
@@ -43,7 +46,7 @@ struct GemmTile {
 
 struct ProfileParameter {
   double value = 0;
-  std::string origin;  // datasheet | measured | published | assumption
+  std::string origin;  // datasheet | measured | published | derived | fitted | assumption
   std::string note;
 };
 
@@ -104,9 +107,15 @@ struct DeviceProfile {
   // Intra-node all-reduce runs NVLS (hardware and measurement both have it).
   [[nodiscard]] bool all_reduce_nvls() const { return nvls && busbw_nvls; }
   double nic_efficiency = 0;  // inter-node busbw per NIC over its line rate
-  // Fraction of the compute rate communication kernels take while they overlap
-  // compute (NCCL's channels occupy SMs): compute beside them runs at 1 - this.
-  double overlap_compute_share = 0;
+  // The channels NCCL runs a collective on, each a thread block on an SM of its
+  // own for as long as it runs (0: communication takes no SMs).
+  double nccl_channels = 0;
+  // nccl_channels / sms: the fraction of the compute rate NCCL's kernels take
+  // while they overlap compute, which runs beside them at 1 - this
+  // (sim/cost/overlap_share.hpp has the tensor-parallel userbuffers' share).
+  [[nodiscard]] double overlap_compute_share() const {
+    return sms > 0 ? std::min(1.0, nccl_channels / sms) : 0.0;
+  }
   // A sparse GEMM's rate on the work it keeps, relative to a dense GEMM's on the same
   // shape (2:4 runs at twice the dense peak times this); 0 where the profile gives none.
   double sparse_gemm_efficiency = 0;
@@ -147,6 +156,9 @@ struct ProfileScalar {
   bool required = true;  // else only some profiles carry it
 };
 std::span<const ProfileScalar> profile_scalars();
+// The origins a parameter may have, from the firmest: datasheet, measured,
+// published, derived, fitted, assumption.
+std::span<const char* const> profile_origins();
 // The key `member` is written under; std::logic_error for a member that is not one.
 std::string_view profile_key(double DeviceProfile::*member);
 

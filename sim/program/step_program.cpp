@@ -257,7 +257,7 @@ StepProgram build_step_program(const models::scenario::Scenario& s, StageCosts c
 
 StepProgram build_step_program(const models::scenario::Scenario& s, const DeviceProfile& profile) {
   const DeviceProfile placed = on_hardware(profile, s.cluster.gpu);
-  return build_step_program(s, stage_costs(s, placed), placed.overlap_compute_share);
+  return build_step_program(s, stage_costs(s, placed), placed.overlap_compute_share());
 }
 
 }  // namespace myriad::sim

@@ -255,7 +255,7 @@ StepLowering lower_step(const models::scenario::Scenario& s, const DeviceProfile
   p.per_node = group < gpn ? gpn / group : 1;
   p.dp_ranks = par.dp;
   p.dp = par.dp / p.per_node;
-  p.program = build_step_program(s, stage_costs(s, profile), profile.overlap_compute_share);
+  p.program = build_step_program(s, stage_costs(s, profile), profile.overlap_compute_share());
   const StageCosts& costs = p.program.costs;
   p.group_gpus = group * p.per_node;
   p.nodes_per_group = p.group_gpus / gpn;
@@ -276,7 +276,7 @@ StepLowering lower_step(const models::scenario::Scenario& s, const DeviceProfile
     // Played instead of the scenario's program: its tasks, collectives and sends;
     // the layer traffic and data-parallel phases above are the scenario's, unused.
     p.program = *workload;
-    p.program.overlap_share = profile.overlap_compute_share;
+    p.program.overlap_share = profile.overlap_compute_share();
     for (const ProgramCollective& c : p.program.collectives) {
       p.workload_phases.push_back(lower_dp_collective(p, s, profile, c.collective, c.cost));
     }

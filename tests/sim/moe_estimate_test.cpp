@@ -76,7 +76,7 @@ TEST(MoeOverlap, FusedHidesMoreThanChunked) {
   const StepReport chunked = estimate(megascale("overlap: {ep: true, cp: true}\n"), h800());
   const StepReport fused =
       estimate(megascale("overlap: {ep: true, cp: true, fused: true}\n"), h800());
-  const double share = h800().overlap_compute_share;
+  const double share = h800().overlap_compute_share();
   ASSERT_GT(share, 0);
   // The layer's GEMMs cover its traffic here: only the floors and the share remain.
   EXPECT_NEAR(seconds(chunked, "ep"), seconds(none, "ep") * (0.25 + 0.75 * share), 1e-9);

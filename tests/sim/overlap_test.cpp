@@ -9,6 +9,7 @@
 #include "models/plan/step_plan.hpp"
 #include "models/scenario/loader.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/cost/overlap_share.hpp"
 #include "tests/sim/shipped.hpp"
 
 namespace myriad::sim {
@@ -129,6 +130,55 @@ overlap: {tp: true, cp: true, ep: true}
   EXPECT_TRUE(warned(dense, "overlap.cp"));
   EXPECT_TRUE(warned(dense, "overlap.ep"));
   EXPECT_FALSE(warned(dense, "overlap.tp"));
+}
+
+// Expectation: communication beside compute takes the SMs its kernels hold: NCCL
+// one a channel (the H100's 32 of 132), on a GPU with twice the SMs half the
+// share; tensor-parallel collectives overlapped by userbuffers 2 SMs an
+// all-gather and 24 a reduce-scatter, the rest NCCL's.
+TEST(OverlapShare, TheSmsTheKernelsHold) {
+  const DeviceProfile p = h100();
+  EXPECT_DOUBLE_EQ(p.nccl_channels, 32);
+  EXPECT_DOUBLE_EQ(p.overlap_compute_share(), 32.0 / 132);
+  const auto share = [&](models::GroupKind g, models::CollectiveKind k) {
+    return overlap_share(models::Collective{"c", k, g, 1e6}, p);
+  };
+  using models::CollectiveKind;
+  using models::GroupKind;
+  EXPECT_DOUBLE_EQ(share(GroupKind::tp, CollectiveKind::all_gather), 2.0 / 132);
+  EXPECT_DOUBLE_EQ(share(GroupKind::tp, CollectiveKind::reduce_scatter), 24.0 / 132);
+  EXPECT_DOUBLE_EQ(share(GroupKind::tp, CollectiveKind::all_reduce), 32.0 / 132);
+  EXPECT_DOUBLE_EQ(share(GroupKind::dp, CollectiveKind::reduce_scatter), 32.0 / 132);
+  EXPECT_DOUBLE_EQ(share(GroupKind::ep, CollectiveKind::all_to_all), 32.0 / 132);
+  DeviceProfile wide = p;
+  wide.sms = 264;
+  EXPECT_DOUBLE_EQ(wide.overlap_compute_share(), p.overlap_compute_share() / 2);
+  DeviceProfile none = p;
+  none.nccl_channels = 0;
+  EXPECT_EQ(none.overlap_compute_share(), 0);
+}
+
+// Expectation: hiding tensor-parallel traffic chunk by chunk costs the GEMMs the
+// SMs its kernels hold. Without sequence parallelism the layers' all-reduces are
+// NCCL's: the exposed tp time (what the step waits for, and the compute the
+// kernels beside it slow) grows with the channels; with it, userbuffers' gathers
+// and reduce-scatters take what they take whatever NCCL's channels.
+TEST(OverlapShare, HidingTensorParallelTrafficCostsItsSms) {
+  const auto layout = [](const std::string& sp) {
+    return models::scenario::load_scenario_text(
+        "cluster: {preset: llama3-like, gpus: 8}\n"
+        "model: {preset: llama3-8b, seq_length: 8192}\n"
+        "parallelism: {tp: 8, sp: " + sp + ", micro_batch: 1, global_batch: 8}\n"
+        "overlap: {tp: true}\n",
+        "overlap_test.yaml", kShipped);
+  };
+  DeviceProfile idle = h100();
+  idle.nccl_channels = 0;
+  const auto all_reduce = layout("false");
+  EXPECT_GT(part(estimate(all_reduce, h100()), "tp"), part(estimate(all_reduce, idle), "tp"));
+  const auto userbuffers = layout("true");
+  EXPECT_DOUBLE_EQ(part(estimate(userbuffers, h100()), "tp"),
+                   part(estimate(userbuffers, idle), "tp"));
 }
 
 }  // namespace

@@ -252,7 +252,7 @@ TEST(StepEngine, SaysWhichRankGroupsItCannotPlay) {
 }
 
 // Communication kernels take a share of the compute rate while they overlap
-// compute (profile overlap_compute_share). MegaScale 256 with every overlap on:
+// compute (nccl_channels / sms, overlap_compute_share). MegaScale 256 with every overlap on:
 // the tensor-parallel part is inside the compute times both engines share; the
 // data-parallel part the analytic engine charges as share x the time it hides,
 // the step engine as SimGrid's sharing of the host while reduce-scatters and
@@ -261,9 +261,9 @@ TEST(StepEngine, OverlappedCommunicationTakesItsShareOfCompute) {
   if (kSanitizerSafe) GTEST_SKIP() << "too slow with thread contexts";
   const auto s = megascale_256(true);
   DeviceProfile none = a100();
-  none.overlap_compute_share = 0;
+  none.nccl_channels = 0;
   DeviceProfile shared = a100();
-  shared.overlap_compute_share = 0.2;
+  shared.nccl_channels = 0.2 * shared.sms;  // a share of 0.2
   const double base = estimate(s, none).step_time_s;
   const double with = estimate(s, shared).step_time_s;
   const double sim_base = simulate_in_child(s, false, none);
@@ -285,7 +285,7 @@ TEST(StepEngine, TheCoolDownHidesTheOtherChunksReductions) {
   const auto s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/gpt3-175b-megascale-12288.yaml", kShipped);
   DeviceProfile none = a100();
-  none.overlap_compute_share = 0;
+  none.nccl_channels = 0;
   const StepReport r = estimate(s, none);
   double traffic = 0;
   for (const auto& c : r.collectives) {
@@ -311,7 +311,7 @@ TEST(StepEngine, EveryChunksReductionSlowsTheLastMicroBatchOnEveryStage) {
   if (kSanitizerSafe) GTEST_SKIP() << "12,288 GPUs: too slow with sanitizers";
   auto s = models::scenario::load_scenario(
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/gpt3-175b-megascale-12288.yaml", kShipped);
-  ASSERT_GT(a100().overlap_compute_share, 0.1);
+  ASSERT_GT(a100().overlap_compute_share(), 0.1);
   for (const auto& [pp, v] : {std::pair{16, 2}, {8, 6}, {4, 3}}) {
     s.parallelism.pp = pp;
     s.parallelism.dp = s.cluster.gpus / (s.parallelism.tp * pp);

@@ -57,7 +57,7 @@ std::string origin_counts(const sim::DeviceProfile& p) {
     if (param.origin != "datasheet") ++counts[param.origin];
   }
   std::string out;
-  for (const char* origin : {"measured", "published", "fitted", "assumption"}) {
+  for (const char* origin : sim::profile_origins()) {
     if (counts[origin] == 0) continue;
     out += fmt::format("{}{} {}", out.empty() ? "" : ", ", counts[origin],
                        std::string_view(origin) == "assumption" ? "assumed" : origin);
