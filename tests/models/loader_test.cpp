@@ -108,7 +108,7 @@ model: {preset: llama3-8b}
 parallelism: {tp: 8, global_batch: 64}
 )");
   EXPECT_EQ(s.cluster.gpu.name, "H200-SXM");
-  EXPECT_EQ(s.cluster.gpu.hbm_bytes, 141e9);
+  EXPECT_EQ(s.cluster.gpu.hbm_bytes, 143771.0 * 1024 * 1024);  // as CUDA reports it
 }
 
 TEST(Loader, GpuKeysOverrideTheirPreset) {

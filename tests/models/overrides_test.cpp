@@ -108,7 +108,7 @@ TEST(Overrides, APresetSwitchTakesWhatTheNewPresetDefines) {
   // A GPU switch alike, inside the cluster's preset.
   const Scenario g = refined_with({"cluster.gpu.preset=B200"});
   EXPECT_EQ(g.cluster.gpu.name, "B200");
-  EXPECT_EQ(g.cluster.gpu.hbm_bytes, 180e9);
+  EXPECT_EQ(g.cluster.gpu.hbm_bytes, 183359.0 * 1024 * 1024);  // as CUDA reports it
   EXPECT_EQ(g.cluster.gpus, 2048);
   EXPECT_NE(warnings_of(g).find("cluster.gpu.hbm_capacity: '100GB' in the scenario gives way"),
             std::string::npos)

@@ -178,7 +178,7 @@ TEST(HardwareWhatIf, DoublingTheFp8PeakHalvesFp8Gemms) {
 TEST(HardwareWhatIf, HbmCapacityDecidesWhatFits) {
   const StepReport plain = estimate(base(), h100());
   const StepReport small = estimate(base(", hbm_capacity: 24GB"), h100());
-  EXPECT_EQ(plain.memory_capacity, 80e9);
+  EXPECT_EQ(plain.memory_capacity, 81559.0 * 1024 * 1024);  // an H100 80GB, as CUDA reports it
   EXPECT_EQ(small.memory_capacity, 24e9);
   EXPECT_TRUE(plain.fits);
   EXPECT_FALSE(small.fits);
