@@ -80,12 +80,43 @@ double logits_bytes(const scenario::Scenario& s, const StepPlan& plan) {
 
 }  // namespace
 
+int forwards_in_flight(const scenario::Scenario& s, int stage) {
+  const int p = s.parallelism.pp;
+  const int v = s.parallelism.virtual_stages;
+  const int warmup = (p - stage - 1) * (v > 1 ? 2 : 1) + (v - 1) * p;
+  return std::min(s.parallelism.micro_batches() * v, warmup + 1);
+}
+
+namespace {
+
+// How many of a stage's first n forward passes ran chunk `chunk`: the k-th runs
+// chunk (k mod p v) / p, so each full round of p v passes runs it p times.
+int forwards_of_chunk(int n, int chunk, int p, int v) {
+  const int round = p * v;
+  return n / round * p + std::clamp(n % round - chunk * p, 0, p);
+}
+
+}  // namespace
+
+double layers_in_flight(const scenario::Scenario& s, const StepPlan& plan, int stage) {
+  const int p = s.parallelism.pp;
+  const int v = s.parallelism.virtual_stages;
+  const auto& chunks = plan.layers_by_chunk[static_cast<std::size_t>(stage)];
+  const int n = forwards_in_flight(s, stage);
+  double layers = 0;
+  for (int chunk = 0; chunk < v; ++chunk) {
+    layers += static_cast<double>(forwards_of_chunk(n, chunk, p, v)) *
+              chunks[static_cast<std::size_t>(chunk)];
+  }
+  return layers;
+}
+
 double micro_batches_in_flight(const scenario::Scenario& s, const StepPlan& plan, int stage) {
-  const double pp = s.parallelism.pp;
-  const double v = s.parallelism.virtual_stages;
-  double n = std::min(static_cast<double>(plan.micro_batches), pp - stage);
-  if (v > 1) n *= 1 + (pp - 1) / (pp * v);
-  return n;
+  const int layers = plan.layers_by_stage[static_cast<std::size_t>(stage)];
+  if (layers == 0) {
+    return static_cast<double>(forwards_in_flight(s, stage)) / s.parallelism.virtual_stages;
+  }
+  return layers_in_flight(s, plan, stage) / layers;
 }
 
 namespace {
@@ -111,25 +142,28 @@ MemoryBreakdown stage_states_and_activations(const scenario::Scenario& s, const 
                                              int stage) {
   const auto& p = s.parallelism;
   const double per_layer = layer_activation_bytes(s);
+  const int in_flight = forwards_in_flight(s, stage);
   if (stage == 0) {
     MemoryBreakdown first = states(s, plan, plan.params_first_stage, plan.first_stage_layers);
-    const double in_flight = micro_batches_in_flight(s, plan, 0);
-    first.activations = plan.first_stage_layers * per_layer * in_flight;
-    first.activations += in_flight * embedding_activation_bytes(s, plan);
+    first.activations = per_layer * layers_in_flight(s, plan, 0);
+    // The embedding's output, once a forward pass of the first chunk.
+    first.activations += forwards_of_chunk(in_flight, 0, p.pp, p.virtual_stages) *
+                         embedding_activation_bytes(s, plan);
     if (p.pp == 1) first.activations += logits_bytes(s, plan);
     return first;
   }
   if (stage == p.pp - 1) {
-    // The last stage holds one micro-batch in flight, and its fp32 logits.
+    // The last chunk's forward runs its backward at once: one micro-batch's fp32
+    // logits.
     MemoryBreakdown last = states(s, plan, plan.params_last_stage, plan.last_stage_layers);
-    last.activations = plan.last_stage_layers * per_layer + logits_bytes(s, plan);
+    last.activations = per_layer * layers_in_flight(s, plan, stage) + logits_bytes(s, plan);
     return last;
   }
   const double per_layer_params =
       plan.layers_per_stage > 0 ? plan.params_middle_stage / plan.layers_per_stage : 0;
   const int layers = plan.layers_by_stage[static_cast<std::size_t>(stage)];
   MemoryBreakdown b = states(s, plan, layers * per_layer_params, layers);
-  b.activations = layers * per_layer * micro_batches_in_flight(s, plan, stage);
+  b.activations = per_layer * layers_in_flight(s, plan, stage);
   return b;
 }
 

@@ -7,8 +7,9 @@
 // of column-parallel GEMMs) plus (4h + 4 kv_heads d + 2 f_in + 2 f) / t split
 // bytes, plus 5 a s / t for unfused attention's score matrices unless
 // recomputed (FlashAttention keeps none). Full recomputation keeps each layer's
-// 2h-byte input only. The first pipeline stage holds min(m, p) micro-batches in
-// flight, times (1 + (p-1)/(p v)) with v virtual stages.
+// 2h-byte input only. A pipeline stage holds its warm-up's forward passes in
+// flight, as Megatron-LM's schedules run them (forwards_in_flight), each over the
+// layers of the chunk it ran.
 // Mixed precision as Megatron-LM: bf16 weights (2 B), fp32 gradients (4 B),
 // fp32 master weights and moments (12 B for Adam/LAMB, 8 B for Lion/SGD);
 // ZeRO 1 shards the optimizer states over dp, 2 also gradients, 3 also weights.
@@ -42,8 +43,16 @@ MemoryBreakdown memory_per_gpu(const scenario::Scenario& s, const StepPlan& plan
 // activations of the micro-batches it holds in flight.
 MemoryBreakdown stage_memory(const scenario::Scenario& s, const StepPlan& plan, int stage);
 
-// Micro-batches stage `stage` holds in flight: min(m, p - stage) (1F1B's
-// warm-up), times (1 + (p - 1) / (p v)) with v virtual stages.
+// Forward passes (a micro-batch through one model chunk) stage `stage` has run
+// and not yet run backward, at their most: Megatron-LM's warm-up and the first
+// steady pass, min(m v, (p - stage - 1) k + (v - 1) p + 1), k = 2 with v > 1
+// virtual stages (its interleaved schedule's num_warmup_microbatches), else 1.
+// The k-th of them runs chunk (k mod p v) / p (its get_model_chunk_id).
+int forwards_in_flight(const scenario::Scenario& s, int stage);
+// The layers those passes ran on the stage: each chunk's layers once a pass.
+double layers_in_flight(const scenario::Scenario& s, const StepPlan& plan, int stage);
+// The same in micro-batches through the whole stage: min(m, p - stage) for 1F1B;
+// (p v + p - 1) / v on the first stage of an interleaved pipeline of even chunks.
 double micro_batches_in_flight(const scenario::Scenario& s, const StepPlan& plan, int stage);
 
 // A pipeline's pieces, per GPU of the stage holding them, as stage_memory adds

@@ -133,10 +133,27 @@ void plan_dp(const scenario::Scenario& s, StepPlan& plan) {
 
 }  // namespace
 
+int chunk_layers(const scenario::Scenario& s, int stage, int chunk) {
+  const auto& p = s.parallelism;
+  if (p.embedding_as_layer || p.loss_as_layer) {
+    const int chunks = p.pp * p.virtual_stages;
+    int n = (s.model.layers + p.embedding_as_layer + p.loss_as_layer) / chunks;
+    if (p.embedding_as_layer && stage == 0 && chunk == 0) --n;
+    if (p.loss_as_layer && stage == p.pp - 1 && chunk == p.virtual_stages - 1) --n;
+    return n;
+  }
+  return stage_layers(s, stage) / p.virtual_stages;
+}
+
 int stage_layers(const scenario::Scenario& s, int stage) {
   const auto& p = s.parallelism;
   const int layers = s.model.layers;
   if (!p.uneven_stages()) return layers / p.pp;
+  if (p.embedding_as_layer || p.loss_as_layer) {
+    int n = 0;
+    for (int chunk = 0; chunk < p.virtual_stages; ++chunk) n += chunk_layers(s, stage, chunk);
+    return n;
+  }
   if (!p.stage_layers.empty()) return p.stage_layers[static_cast<std::size_t>(stage)];
   if (stage == 0 && p.first_stage_layers > 0) return p.first_stage_layers;
   if (stage == p.pp - 1 && p.last_stage_layers > 0) return p.last_stage_layers;
@@ -153,7 +170,13 @@ StepPlan plan_step(const scenario::Scenario& s) {
   plan.virtual_stages = p.virtual_stages;
   plan.micro_batches = p.micro_batches();
   plan.dp = p.dp;
-  for (int stage = 0; stage < p.pp; ++stage) plan.layers_by_stage.push_back(stage_layers(s, stage));
+  for (int stage = 0; stage < p.pp; ++stage) {
+    plan.layers_by_stage.push_back(stage_layers(s, stage));
+    auto& chunks = plan.layers_by_chunk.emplace_back();
+    for (int chunk = 0; chunk < p.virtual_stages; ++chunk) {
+      chunks.push_back(chunk_layers(s, stage, chunk));
+    }
+  }
   plan.first_stage_layers = plan.layers_by_stage.front();
   plan.last_stage_layers = plan.layers_by_stage.back();
   plan.layers_per_stage =

@@ -20,6 +20,7 @@ struct StepPlan {
   int dp = 1;
   int layers_per_stage = 1;          // of the largest stage between the first and the last
   std::vector<int> layers_by_stage;  // every stage's, first to last, over its chunks
+  std::vector<std::vector<int>> layers_by_chunk;  // [stage][chunk]
   int first_stage_layers = 1;        // the first stage's (with the embedding)
   int last_stage_layers = 1;         // the last stage's (with the LM head and loss)
   LayerProgram layer;                // one transformer layer, one micro-batch
@@ -57,6 +58,11 @@ StepPlan plan_step(const scenario::Scenario& s);
 // parallelism.stage_layers, or parallelism.first_stage_layers / last_stage_layers
 // and the rest shared evenly.
 int stage_layers(const scenario::Scenario& s, int stage);
+// Layers of model chunk `chunk` of stage `stage` (its virtual stage): the stage's
+// share over its chunks, or with parallelism.embedding_as_layer / loss_as_layer
+// an even share of the layers with the embedding and the loss counted, the first
+// chunk (the last) one layer short.
+int chunk_layers(const scenario::Scenario& s, int stage, int chunk);
 
 // Bytes per parameter the optimizer keeps (fp32 master weights and moments).
 double optimizer_bytes_per_param(scenario::Optimizer o);

@@ -33,6 +33,12 @@ struct ParallelSpec {
   int last_stage_layers = 0;
   // Or every stage's layers, first to last (a placement: `myriad place`).
   std::vector<int> stage_layers;
+  // Or Megatron-LM's --account-for-embedding-in-pipeline-split and
+  // --account-for-loss-in-pipeline-split: the embedding (the loss) takes a layer's
+  // place in the first (last) model chunk, and the model's layers with them split
+  // evenly over pp * virtual_stages chunks (126 layers of Llama 3.1 405B over 64).
+  bool embedding_as_layer = false;
+  bool loss_as_layer = false;
   Schedule schedule = Schedule::one_f_one_b;
   int dp = 0;            // data parallel replicas
   int zero = 0;          // ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 + parameters
@@ -45,7 +51,8 @@ struct ParallelSpec {
   RankOrder placement = RankOrder::tp_cp_dp_pp;
 
   [[nodiscard]] bool uneven_stages() const {
-    return first_stage_layers > 0 || last_stage_layers > 0 || !stage_layers.empty();
+    return first_stage_layers > 0 || last_stage_layers > 0 || !stage_layers.empty() ||
+           embedding_as_layer || loss_as_layer;
   }
 
   // Micro-batches each pipeline replica runs per step.

@@ -317,10 +317,47 @@ void check_stage_list(const Checker& c) {
   }
 }
 
+// embedding_as_layer / loss_as_layer: the layers with them split evenly over the
+// pp * virtual_stages model chunks, as Megatron-LM requires.
+void check_layer_accounting(const Checker& c) {
+  const ParallelSpec& p = c.s().parallelism;
+  const char* key =
+      p.embedding_as_layer ? "parallelism.embedding_as_layer" : "parallelism.loss_as_layer";
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || !p.stage_layers.empty()) {
+    c.error(key,
+            "counting the embedding or the loss as a layer splits the layers evenly over the "
+            "model chunks: give it without stage_layers, first_stage_layers or "
+            "last_stage_layers");
+    return;
+  }
+  if (p.pp < 2) {
+    c.error(key, fmt::format("counting the embedding or the loss as a layer needs pp >= 2, "
+                             "found pp {}",
+                             p.pp));
+    return;
+  }
+  const int layers = c.s().model.layers;
+  const int counted = layers + p.embedding_as_layer + p.loss_as_layer;
+  const int chunks = p.pp * p.virtual_stages;
+  if (counted % chunks != 0) {
+    c.error(key, fmt::format("layers ({}) with the {} counted ({}) must be a multiple of "
+                             "pp * virtual_stages = {} * {} = {}",
+                             layers,
+                             p.embedding_as_layer && p.loss_as_layer ? "embedding and the loss"
+                             : p.embedding_as_layer                  ? "embedding"
+                                                                     : "loss",
+                             counted, p.pp, p.virtual_stages, chunks));
+  }
+}
+
 // first_stage_layers / last_stage_layers: the stages between share the rest evenly.
 void check_uneven_stages(const Checker& c) {
   const ParallelSpec& p = c.s().parallelism;
   const int layers = c.s().model.layers;
+  if (p.embedding_as_layer || p.loss_as_layer) {
+    check_layer_accounting(c);
+    return;
+  }
   if (!p.stage_layers.empty()) {
     check_stage_list(c);
     return;

@@ -233,6 +233,13 @@ Schema<ParallelSpec> make_parallel_schema() {
                     "every pipeline stage's layers, first to last, summing to model.layers "
                     "(each a multiple of virtual_stages): a placement, such as `myriad place` "
                     "writes; in place of first_stage_layers and last_stage_layers")
+      .boolean("embedding_as_layer", &ParallelSpec::embedding_as_layer, D::value("false"),
+               "the embedding takes a layer's place in the first model chunk, and the layers "
+               "with it split evenly over pp * virtual_stages chunks (Megatron-LM's "
+               "--account-for-embedding-in-pipeline-split)")
+      .boolean("loss_as_layer", &ParallelSpec::loss_as_layer, D::value("false"),
+               "the LM head and loss take a layer's place in the last model chunk (Megatron-LM's "
+               "--account-for-loss-in-pipeline-split)")
       .choice("schedule", &ParallelSpec::schedule,
               {{"1f1b", Schedule::one_f_one_b}, {"interleaved", Schedule::interleaved}},
               D::derived("= interleaved when virtual_stages > 1, else 1f1b"), "pipeline schedule")

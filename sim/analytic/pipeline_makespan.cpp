@@ -72,9 +72,9 @@ double interleaved_pipeline_time(const models::StepPlan& plan, PassTimes layer, 
   thread_local std::vector<double> durations;
   durations.resize(static_cast<std::size_t>(graph.slots()));
   for (int stage = 0; stage < pp; ++stage) {
-    const double layers =
-        static_cast<double>(plan.layers_by_stage[static_cast<std::size_t>(stage)]) / v;
+    const auto& chunks = plan.layers_by_chunk[static_cast<std::size_t>(stage)];
     for (int chunk = 0; chunk < v; ++chunk) {
+      const double layers = chunks[static_cast<std::size_t>(chunk)];
       PassTimes t{layers * layer.forward, layers * layer.backward};
       if (stage == 0 && chunk == 0) {
         t.forward += embedding.forward;

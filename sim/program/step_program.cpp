@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <numeric>
 #include <stdexcept>
 #include <utility>
 
@@ -198,7 +199,7 @@ double StepProgram::ends_time(int stage, const models::PipelineTask& t) const {
 }
 
 double StepProgram::pass_time(int stage, const models::PipelineTask& t) const {
-  return chunk_layers[static_cast<std::size_t>(stage)] *
+  return chunk_layers[static_cast<std::size_t>(stage)][static_cast<std::size_t>(t.chunk)] *
              (t.forward ? costs.layer.forward : costs.layer.backward) +
          ends_time(stage, t);
 }
@@ -207,7 +208,8 @@ std::vector<BreakdownPart> StepProgram::breakdown(const std::vector<std::vector<
                                                   double step_s) const {
   std::vector<PassShares> shares;
   for (int stage = 0; stage < pp; ++stage) {
-    const double layers = chunk_layers[static_cast<std::size_t>(stage)] * v;
+    const auto& chunks = chunk_layers[static_cast<std::size_t>(stage)];
+    const double layers = std::accumulate(chunks.begin(), chunks.end(), 0.0);
     shares.push_back(pass_shares(costs, layers, stage == 0, stage == pp - 1));
   }
   return step_breakdown(timelines, pp, shares, step_s);
@@ -241,7 +243,8 @@ StepProgram build_step_program(const models::scenario::Scenario& s, StageCosts c
   p.overlap_dp = s.overlap.dp;
   p.overlap_share = overlap_share;
   for (int stage = 0; stage < p.pp; ++stage) {
-    p.chunk_layers.push_back(models::stage_layers(s, stage) / p.v);
+    auto& chunks = p.chunk_layers.emplace_back();
+    for (int chunk = 0; chunk < p.v; ++chunk) chunks.push_back(models::chunk_layers(s, stage, chunk));
   }
   p.costs = std::move(costs);
   p.stages.resize(static_cast<std::size_t>(p.pp));

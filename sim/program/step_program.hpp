@@ -105,7 +105,7 @@ struct StepProgram {
   bool overlap_pp = false;
   bool overlap_dp = false;
   double overlap_share = 0;       // of the compute rate, taken by collectives beside it
-  std::vector<int> chunk_layers;  // [stage]: layers of each of its chunks
+  std::vector<std::vector<int>> chunk_layers;  // [stage][chunk]: its layers
   StageCosts costs;
   std::vector<StageProgram> stages;
   std::vector<ProgramCollective> collectives;  // a traced workload's, by StepTask::collective

@@ -48,7 +48,9 @@ void run_task(StepState& p, int row, int stage, const PipelineTask& t, double sl
   const auto& beside_plays = t.forward ? p.forward_beside_play : p.backward_beside_play;
   const bool any_beside = std::any_of(beside_plays.begin(), beside_plays.end(),
                                       [](const std::vector<int>& k) { return !k.empty(); });
-  for (int l = 0; l < p.program.chunk_layers[static_cast<std::size_t>(stage)]; ++l) {
+  const int layers =
+      p.program.chunk_layers[static_cast<std::size_t>(stage)][static_cast<std::size_t>(t.chunk)];
+  for (int l = 0; l < layers; ++l) {
     // Overlapped collectives played as flows: one after another beside the
     // layer's compute, which ends when they have.
     sg4::ActorPtr side;

@@ -222,6 +222,79 @@ TEST(LayerProgram, NormsAndActivationsNameTheirKernels) {
   EXPECT_EQ(kernel_family(make_elementwise("residual.mlp", 1)), "residual.mlp");
 }
 
+// Expectation: with the embedding and the loss each counted as a layer (Megatron-LM's
+// --account-for-embedding/loss-in-pipeline-split), Llama 3.1 405B's 126 layers split
+// over 8 stages of 8 chunks as Megatron-Bridge runs them: 2 a chunk, the first chunk
+// and the last one layer short; over 16 stages of 1 as Meta ran it, the first and
+// last stage 7 layers, the others 8. Counts that do not split are refused, and so is
+// the key beside explicit stage layers.
+TEST(StepPlan, EmbeddingAndLossCountAsLayers) {
+  const std::string head =
+      "cluster: {preset: llama3-like, gpus: 1024}\nmodel: {preset: llama3-405b}\n";
+  const auto s = load(head +
+                      "parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 8, cp: 2, "
+                      "embedding_as_layer: true, loss_as_layer: true, global_batch: 512}\n");
+  const StepPlan plan = plan_step(s);
+  EXPECT_EQ(plan.layers_by_chunk[0][0], 1);
+  EXPECT_EQ(plan.layers_by_chunk[7][7], 1);
+  EXPECT_EQ(plan.layers_by_chunk[0][1], 2);
+  EXPECT_EQ(plan.layers_by_chunk[3][0], 2);
+  EXPECT_EQ(plan.layers_by_stage, (std::vector<int>{15, 16, 16, 16, 16, 16, 16, 15}));
+  const auto meta = load(
+      "cluster: {preset: llama3-like, gpus: 2048}\nmodel: {preset: llama3-405b}\n"
+      "parallelism: {tp: 8, sp: true, pp: 16, embedding_as_layer: true, loss_as_layer: true, "
+      "global_batch: 256}\n");
+  const StepPlan meta_plan = plan_step(meta);
+  EXPECT_EQ(meta_plan.layers_by_stage.front(), 7);
+  EXPECT_EQ(meta_plan.layers_by_stage[1], 8);
+  EXPECT_EQ(meta_plan.layers_by_stage.back(), 7);
+  const auto refused = [&](const std::string& parallelism) {
+    try {
+      (void)load(head + parallelism);
+    } catch (const scenario::ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(refused("parallelism: {tp: 8, pp: 8, virtual_stages: 8, cp: 2, "
+                    "embedding_as_layer: true, global_batch: 512}\n")
+                .find("layers (126) with the embedding counted (127) must be a multiple of "
+                      "pp * virtual_stages = 8 * 8 = 64"),
+            std::string::npos);
+  EXPECT_NE(refused("parallelism: {tp: 8, pp: 8, cp: 2, loss_as_layer: true, "
+                    "stage_layers: [15, 16, 16, 16, 16, 16, 16, 15], global_batch: 512}\n")
+                .find("parallelism.loss_as_layer"),
+            std::string::npos);
+}
+
+// Expectation: a stage holds its warm-up's forward passes in flight, as Megatron-LM
+// schedules them: 1F1B min(m, p - stage); interleaved (p - stage - 1) 2 + (v - 1) p + 1,
+// the k-th pass on chunk (k mod p v) / p, each holding that chunk's layers (Llama 3.1
+// 405B, pp 8, v 8: the first stage 71 passes, 15 of them on its one-layer first
+// chunk; the last stage 57).
+TEST(Memory, InFlightAsMegatronWarmsUp) {
+  const std::string head =
+      "cluster: {preset: llama3-like, gpus: 1024}\nmodel: {preset: llama3-405b}\n";
+  const auto s = load(head +
+                      "parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 8, cp: 2, "
+                      "embedding_as_layer: true, loss_as_layer: true, global_batch: 512}\n");
+  const StepPlan plan = plan_step(s);
+  EXPECT_EQ(forwards_in_flight(s, 0), 71);
+  EXPECT_EQ(forwards_in_flight(s, 7), 57);
+  EXPECT_DOUBLE_EQ(layers_in_flight(s, plan, 0), 15 * 1 + 56 * 2);
+  EXPECT_DOUBLE_EQ(layers_in_flight(s, plan, 7), 56 * 2 + 1 * 1);
+  // Even chunks: (p v + p - 1) / v micro-batches through the first stage.
+  const auto even = load(
+      "cluster: {preset: llama3-like, gpus: 1024}\nmodel: {preset: llama3-405b, layers: 128}\n"
+      "parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 8, cp: 2, global_batch: 512}\n");
+  EXPECT_DOUBLE_EQ(micro_batches_in_flight(even, plan_step(even), 0), (64.0 + 7) / 8);
+  const auto one_f_one_b = load(
+      "cluster: {preset: llama3-like, gpus: 64}\nmodel: {preset: llama3-8b}\n"
+      "parallelism: {tp: 8, pp: 8, global_batch: 4}\n");
+  EXPECT_EQ(forwards_in_flight(one_f_one_b, 0), 4);  // m = 4 < p
+  EXPECT_EQ(forwards_in_flight(one_f_one_b, 6), 2);
+}
+
 // Expectation: Korthikanti'22 eq. (per layer) sbh(34/t + 5as/(ht)) without recomputation
 // and with sequence parallelism, sbh * 34/t with selective recomputation, 2sbh/t full.
 TEST(Memory, ActivationsFollowKorthikanti) {

@@ -45,7 +45,7 @@ StepTask task(TaskKind kind, double seconds, Stream stream = Stream::compute) {
 StepProgram one_stage(double share) {
   StepProgram p;
   p.overlap_share = share;
-  p.chunk_layers = {1};
+  p.chunk_layers = {{1}};
   p.stages.resize(1);
   return p;
 }
