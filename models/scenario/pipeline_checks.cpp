@@ -1,0 +1,164 @@
+#include "models/scenario/pipeline_checks.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+namespace myriad::models::scenario {
+namespace {
+
+// stage_layers: one count a stage, summing to the model's layers.
+void check_stage_list(const Checker& c) {
+  const ParallelSpec& p = c.s().parallelism;
+  const int layers = c.s().model.layers;
+  const auto& list = p.stage_layers;
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+    c.error("parallelism.stage_layers",
+            "give every stage's layers (stage_layers) or the first and last stage's "
+            "(first_stage_layers, last_stage_layers), not both");
+    return;
+  }
+  if (static_cast<int>(list.size()) != p.pp) {
+    c.error("parallelism.stage_layers",
+            fmt::format("expected one layer count a pipeline stage: {} (pp), found {}", p.pp,
+                        list.size()));
+    return;
+  }
+  long sum = 0;
+  for (const int n : list) sum += n;
+  if (sum != layers) {
+    c.error("parallelism.stage_layers",
+            fmt::format("the stages' layers sum to {}, but the model has {} (model.layers)", sum,
+                        layers));
+  }
+  const int v = p.virtual_stages;
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    if (list[k] % v != 0) {
+      c.error(fmt::format("parallelism.stage_layers[{}]", k),
+              fmt::format("{} layers do not split over {} virtual stages: with interleaving a "
+                          "stage's layers must be a multiple of virtual_stages",
+                          list[k], v));
+    }
+  }
+}
+
+// embedding_as_layer / loss_as_layer: the layers with them split evenly over the
+// pp * virtual_stages model chunks, as Megatron-LM requires.
+void check_layer_accounting(const Checker& c) {
+  const ParallelSpec& p = c.s().parallelism;
+  const char* key =
+      p.embedding_as_layer ? "parallelism.embedding_as_layer" : "parallelism.loss_as_layer";
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || !p.stage_layers.empty()) {
+    c.error(key,
+            "counting the embedding or the loss as a layer splits the layers evenly over the "
+            "model chunks: give it without stage_layers, first_stage_layers or "
+            "last_stage_layers");
+    return;
+  }
+  if (p.pp < 2) {
+    c.error(key, fmt::format("counting the embedding or the loss as a layer needs pp >= 2, "
+                             "found pp {}",
+                             p.pp));
+    return;
+  }
+  const int layers = c.s().model.layers;
+  const int counted = layers + p.embedding_as_layer + p.loss_as_layer;
+  const int chunks = p.pp * p.virtual_stages;
+  if (counted % chunks != 0) {
+    c.error(key, fmt::format("layers ({}) with the {} counted ({}) must be a multiple of "
+                             "pp * virtual_stages = {} * {} = {}",
+                             layers,
+                             p.embedding_as_layer && p.loss_as_layer ? "embedding and the loss"
+                             : p.embedding_as_layer                  ? "embedding"
+                                                                     : "loss",
+                             counted, p.pp, p.virtual_stages, chunks));
+  }
+}
+
+// first_stage_layers / last_stage_layers: the stages between share the rest evenly.
+void check_uneven_stages(const Checker& c) {
+  const ParallelSpec& p = c.s().parallelism;
+  const int layers = c.s().model.layers;
+  if (p.embedding_as_layer || p.loss_as_layer) {
+    check_layer_accounting(c);
+    return;
+  }
+  if (!p.stage_layers.empty()) {
+    check_stage_list(c);
+    return;
+  }
+  const char* key =
+      p.first_stage_layers > 0 ? "parallelism.first_stage_layers" : "parallelism.last_stage_layers";
+  if (p.pp < 2) {
+    c.error(key, fmt::format("uneven stages need pp >= 2, found pp {}", p.pp));
+    return;
+  }
+  const int fixed = (p.first_stage_layers > 0) + (p.last_stage_layers > 0);
+  const int rest = layers - p.first_stage_layers - p.last_stage_layers;
+  const int others = p.pp - fixed;
+  // With interleaving each stage's layers split evenly over its virtual stages
+  // (Megatron-LM's first/last-stage layer counts with a virtual pipeline).
+  const int v = p.virtual_stages;
+  if (rest < 0 || (others == 0 && rest != 0) ||
+      (others > 0 && (rest <= 0 || rest % (others * v) != 0))) {
+    c.error(key, fmt::format(
+                     "layers ({}) less first_stage_layers ({}) and last_stage_layers ({}) "
+                     "leave {} for the other {} stage(s): expected a positive multiple of {}{}",
+                     layers, p.first_stage_layers, p.last_stage_layers, rest, others,
+                     std::max(others, 1) * v,
+                     v > 1 ? fmt::format(" ({} stages x {} virtual stages)", std::max(others, 1), v)
+                           : std::string{}));
+    return;
+  }
+  for (const auto& [name, count] :
+       {std::pair{"parallelism.first_stage_layers", p.first_stage_layers},
+        std::pair{"parallelism.last_stage_layers", p.last_stage_layers}}) {
+    if (count > 0 && count % v != 0) {
+      c.error(name, fmt::format("{} layers do not split over {} virtual stages: with "
+                                "interleaving a stage's layers must be a multiple of "
+                                "virtual_stages",
+                                count, v));
+    }
+  }
+}
+
+}  // namespace
+
+void check_pipeline(const Checker& c) {
+  const ParallelSpec& p = c.s().parallelism;
+  const ModelSpec& m = c.s().model;
+  const int chunks = p.pp * p.virtual_stages;
+  if (p.uneven_stages()) {
+    check_uneven_stages(c);
+  } else if (m.layers % chunks != 0) {
+    c.error(p.virtual_stages > 1 ? "parallelism.virtual_stages" : "parallelism.pp",
+            fmt::format("layers ({}) must be a multiple of pp * virtual_stages = {} * {} = {}",
+                        m.layers, p.pp, p.virtual_stages, chunks));
+  }
+  if (p.schedule == Schedule::interleaved) {
+    if (p.virtual_stages < 2 || p.pp < 2) {
+      c.error("parallelism.schedule",
+              fmt::format("the interleaved schedule needs pp >= 2 and virtual_stages >= 2, found "
+                          "pp {} and virtual_stages {}",
+                          p.pp, p.virtual_stages));
+    } else if (p.dp > 0 && p.micro_batches() % p.pp != 0) {
+      c.error("parallelism.global_batch",
+              fmt::format("the interleaved schedule needs micro-batches per replica ({} = "
+                          "global_batch / (micro_batch * dp)) to be a multiple of pp ({})",
+                          p.micro_batches(), p.pp));
+    }
+  } else if (p.virtual_stages > 1) {
+    c.error("parallelism.schedule",
+            fmt::format("virtual_stages is {} but the schedule is 1f1b: use interleaved",
+                        p.virtual_stages));
+  }
+  if (p.pp > 1 && p.dp > 0 && p.micro_batches() > 0 && p.micro_batches() < p.pp) {
+    c.warning("parallelism.global_batch",
+              fmt::format("{} micro-batches per replica for {} pipeline stages: the pipeline "
+                          "never fills",
+                          p.micro_batches(), p.pp));
+  }
+}
+
+}  // namespace myriad::models::scenario
