@@ -21,12 +21,12 @@ struct StepPlan {
   int layers_per_stage = 1;          // of the largest stage between the first and the last
   std::vector<int> layers_by_stage;  // every stage's, first to last, over its chunks
   std::vector<std::vector<int>> layers_by_chunk;  // [stage][chunk]
-  int first_stage_layers = 1;        // the first stage's (with the embedding)
-  int last_stage_layers = 1;         // the last stage's (with the LM head and loss)
-  LayerProgram layer;                // one transformer layer, one micro-batch
-  LayerProgram embedding;            // first stage
-  LayerProgram head;                 // last stage: final norm, LM head, loss
-  Collective pp_transfer;            // activations (or their gradients) across a stage boundary
+  int first_stage_layers = 1;                     // the first stage's (with the embedding)
+  int last_stage_layers = 1;                      // the last stage's (with the LM head and loss)
+  LayerProgram layer;                             // one transformer layer, one micro-batch
+  LayerProgram embedding;                         // first stage
+  LayerProgram head;                              // last stage: final norm, LM head, loss
+  Collective pp_transfer;  // activations (or their gradients) across a stage boundary
   // Gradient reduction and parameter gathering, per step. ZeRO-3's are per layer
   // and micro-batch instead: in the layer, embedding and head programs.
   std::vector<Collective> dp_comms;

@@ -21,7 +21,6 @@ bool given(const Scenario& s, const std::string& key) {
 
 void set_derived(Scenario& s, const std::string& key) { s.origins[key] = derived_location(); }
 
-
 void check_cluster(const Checker& c) {
   const ClusterSpec& cl = c.s().cluster;
   const std::string& profile = cl.gpu.profile;

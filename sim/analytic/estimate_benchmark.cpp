@@ -48,7 +48,8 @@ void BM_EstimateSummaryMoE352B240(benchmark::State& state) {
 void BM_PipelineMakespan8x6x32(benchmark::State& state) {
   const auto& graph = myriad::sim::cached_schedule_graph(8, 6, 32);
   std::vector<double> durations(static_cast<std::size_t>(graph.slots()));
-  for (std::size_t k = 0; k < durations.size(); ++k) durations[k] = 1.0 + 0.01 * static_cast<double>(k);
+  for (std::size_t k = 0; k < durations.size(); ++k)
+    durations[k] = 1.0 + 0.01 * static_cast<double>(k);
   for (auto _ : state) {
     benchmark::DoNotOptimize(myriad::sim::pipeline_makespan(graph, durations, {0.05, true}));
   }

@@ -21,8 +21,8 @@
 #include "sim/analytic/pipeline_makespan.hpp"
 #include "sim/analytic/step_rates.hpp"
 #include "sim/cost/compute_cost.hpp"
-#include "sim/cost/overlap_share.hpp"
 #include "sim/cost/network_slowdown.hpp"
+#include "sim/cost/overlap_share.hpp"
 
 namespace myriad::sim {
 namespace {

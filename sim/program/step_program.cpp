@@ -244,7 +244,8 @@ StepProgram build_step_program(const models::scenario::Scenario& s, StageCosts c
   p.overlap_share = overlap_share;
   for (int stage = 0; stage < p.pp; ++stage) {
     auto& chunks = p.chunk_layers.emplace_back();
-    for (int chunk = 0; chunk < p.v; ++chunk) chunks.push_back(models::chunk_layers(s, stage, chunk));
+    for (int chunk = 0; chunk < p.v; ++chunk)
+      chunks.push_back(models::chunk_layers(s, stage, chunk));
   }
   p.costs = std::move(costs);
   p.stages.resize(static_cast<std::size_t>(p.pp));

@@ -104,7 +104,7 @@ struct StepProgram {
   int m = 1;  // micro-batches
   bool overlap_pp = false;
   bool overlap_dp = false;
-  double overlap_share = 0;       // of the compute rate, taken by collectives beside it
+  double overlap_share = 0;  // of the compute rate, taken by collectives beside it
   std::vector<std::vector<int>> chunk_layers;  // [stage][chunk]: its layers
   StageCosts costs;
   std::vector<StageProgram> stages;

@@ -174,9 +174,8 @@ TEST(LayerProgram, Fp8LeavesTheLmHeadInBf16) {
       "parallelism: {tp: 8, global_batch: 8}\ntraining: {precision: fp8}\n");
   const ShardShape sh = shard_shape(s);
   const auto count = [](const Phase& p, bool fp8) {
-    return std::count_if(p.ops.begin(), p.ops.end(), [&](const Op& op) {
-      return op.cls == OpClass::gemm && op.fp8 == fp8;
-    });
+    return std::count_if(p.ops.begin(), p.ops.end(),
+                         [&](const Op& op) { return op.cls == OpClass::gemm && op.fp8 == fp8; });
   };
   const auto casts = [](const Phase& p) {
     return std::count_if(p.ops.begin(), p.ops.end(),

@@ -47,8 +47,9 @@ TEST(DeviceProfile, ProblemsAreListedWithTheirKeys) {
     EXPECT_NE(m.find("gemm_efficiency: expected a value in [0.0001, 1], found 2"),
               std::string::npos)
         << m;
-    EXPECT_NE(m.find("origin: expected datasheet, measured, published, derived, fitted or assumption"),
-              std::string::npos);
+    EXPECT_NE(
+        m.find("origin: expected datasheet, measured, published, derived, fitted or assumption"),
+        std::string::npos);
     EXPECT_NE(m.find("parameters.sms: missing"), std::string::npos);
   }
   std::filesystem::remove(path);

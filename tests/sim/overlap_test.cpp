@@ -168,8 +168,10 @@ TEST(OverlapShare, HidingTensorParallelTrafficCostsItsSms) {
     return models::scenario::load_scenario_text(
         "cluster: {preset: llama3-like, gpus: 8}\n"
         "model: {preset: llama3-8b, seq_length: 8192}\n"
-        "parallelism: {tp: 8, sp: " + sp + ", micro_batch: 1, global_batch: 8}\n"
-        "overlap: {tp: true}\n",
+        "parallelism: {tp: 8, sp: " +
+            sp +
+            ", micro_batch: 1, global_batch: 8}\n"
+            "overlap: {tp: true}\n",
         "overlap_test.yaml", kShipped);
   };
   DeviceProfile idle = h100();
