@@ -221,6 +221,15 @@ TEST(LayerProgram, NormsAndActivationsNameTheirKernels) {
   EXPECT_EQ(kernel_family(make_elementwise("residual.mlp", 1)), "residual.mlp");
 }
 
+// Llama 3.1 405B as Megatron-Bridge runs it on 1,024 H100 (TP 8, CP 2, PP 8, VP 8).
+const std::string k405bCluster =
+    "cluster: {preset: llama3-like, gpus: 1024}\nmodel: {preset: llama3-405b}\n";
+scenario::Scenario megatron_bridge_405b() {
+  return load(k405bCluster +
+              "parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 8, cp: 2, "
+              "embedding_as_layer: true, loss_as_layer: true, global_batch: 512}\n");
+}
+
 // Expectation: with the embedding and the loss each counted as a layer (Megatron-LM's
 // --account-for-embedding/loss-in-pipeline-split), Llama 3.1 405B's 126 layers split
 // over 8 stages of 8 chunks as Megatron-Bridge runs them: 2 a chunk, the first chunk
@@ -228,11 +237,7 @@ TEST(LayerProgram, NormsAndActivationsNameTheirKernels) {
 // last stage 7 layers, the others 8. Counts that do not split are refused, and so is
 // the key beside explicit stage layers.
 TEST(StepPlan, EmbeddingAndLossCountAsLayers) {
-  const std::string head =
-      "cluster: {preset: llama3-like, gpus: 1024}\nmodel: {preset: llama3-405b}\n";
-  const auto s = load(head +
-                      "parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 8, cp: 2, "
-                      "embedding_as_layer: true, loss_as_layer: true, global_batch: 512}\n");
+  const auto s = megatron_bridge_405b();
   const StepPlan plan = plan_step(s);
   EXPECT_EQ(plan.layers_by_chunk[0][0], 1);
   EXPECT_EQ(plan.layers_by_chunk[7][7], 1);
@@ -249,7 +254,7 @@ TEST(StepPlan, EmbeddingAndLossCountAsLayers) {
   EXPECT_EQ(meta_plan.layers_by_stage.back(), 7);
   const auto refused = [&](const std::string& parallelism) {
     try {
-      (void)load(head + parallelism);
+      (void)load(k405bCluster + parallelism);
     } catch (const scenario::ScenarioError& e) {
       return std::string(e.what());
     }
@@ -272,11 +277,7 @@ TEST(StepPlan, EmbeddingAndLossCountAsLayers) {
 // 405B, pp 8, v 8: the first stage 71 passes, 15 of them on its one-layer first
 // chunk; the last stage 57).
 TEST(Memory, InFlightAsMegatronWarmsUp) {
-  const std::string head =
-      "cluster: {preset: llama3-like, gpus: 1024}\nmodel: {preset: llama3-405b}\n";
-  const auto s = load(head +
-                      "parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 8, cp: 2, "
-                      "embedding_as_layer: true, loss_as_layer: true, global_batch: 512}\n");
+  const auto s = megatron_bridge_405b();
   const StepPlan plan = plan_step(s);
   EXPECT_EQ(forwards_in_flight(s, 0), 71);
   EXPECT_EQ(forwards_in_flight(s, 7), 57);
