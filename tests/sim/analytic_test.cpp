@@ -4,10 +4,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "models/scenario/loader.hpp"
 #include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/analytic/fit_remedies.hpp"
 #include "sim/analytic/validation_suite.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
@@ -239,6 +242,40 @@ TEST(Estimate, RunsOnEveryExampleWithItsGpusProfile) {
     EXPECT_GT(r.mfu, 0.05);
     EXPECT_LT(r.mfu, 0.9);
   }
+}
+
+// Expectation: the changes that would make a layout fit each save memory, say what
+// they need and what the step becomes: Llama 3.1 405B as Megatron-Bridge ran it
+// (fused attention, so selective recomputation saves nothing and is not offered;
+// full recomputation fits and slows the step; ZeRO 3 from the distributed
+// optimizer); a micro-batch of 2 may be halved.
+TEST(FitRemedies, EachSavesMemoryAndSaysWhatItCosts) {
+  auto s = models::scenario::load_scenario_text(R"(
+cluster: {preset: llama3-like, gpu: H100, gpus: 1024}
+model: {preset: llama3-405b}
+parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 8, cp: 2, embedding_as_layer: true,
+              loss_as_layer: true, global_batch: 512, zero: 1}
+overlap: {tp: true, pp: true, dp: true}
+training: {precision: fp8}
+)",
+                                                "fit.yaml", kShipped);
+  const StepReport r = estimate(s, testing::h100());
+  ASSERT_FALSE(r.fits);
+  const auto remedies = fit_remedies(s, testing::h100());
+  std::vector<std::string> changes;
+  for (const auto& m : remedies) {
+    changes.push_back(m.key + "=" + m.value);
+    EXPECT_LT(m.memory_needed, r.memory_needed()) << changes.back();
+    EXPECT_GE(m.step_time_s, r.step_time_s) << changes.back();
+  }
+  EXPECT_EQ(changes,
+            (std::vector<std::string>{"parallelism.recompute=full", "parallelism.zero=3"}));
+  EXPECT_TRUE(remedies.front().fits());
+  s.parallelism.micro_batch = 2;
+  s.parallelism.global_batch = 1024;
+  const auto halved = fit_remedies(s, testing::h100());
+  EXPECT_EQ(halved.back().key, "parallelism.micro_batch");
+  EXPECT_EQ(halved.back().value, "1");
 }
 
 // The published tables, held to their bounds (mean and max relative error of

@@ -304,6 +304,42 @@ TEST(Cli, HbmCapacityMustExceedTheProfileReserve) {
   std::filesystem::remove(file);
 }
 
+// Expectation: a layout that does not fit says what would, each as the --set that
+// makes it, with what it needs and what it does to the step; --json has them too
+// (Llama 3.1 405B as Megatron-Bridge ran it on 1,024 H100, 3.4 GiB over).
+TEST(Cli, ALayoutThatDoesNotFitSaysWhatWould) {
+  const auto file =
+      std::filesystem::temp_directory_path() / ("myriad_fit_" + std::to_string(getpid()) + ".yaml");
+  const auto json =
+      std::filesystem::temp_directory_path() / ("myriad_fit_" + std::to_string(getpid()) + ".json");
+  std::ofstream(file) << "cluster: {preset: llama3-like, gpu: H100, gpus: 1024}\n"
+                         "model: {preset: llama3-405b}\n"
+                         "parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 8, cp: 2, "
+                         "embedding_as_layer: true, loss_as_layer: true, global_batch: 512, "
+                         "zero: 1}\n"
+                         "overlap: {tp: true, pp: true, dp: true}\n"
+                         "training: {precision: fp8}\n";
+  const Result r = run_cli({"estimate", file.string(), "--json", json.string()});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fits with --set parallelism.recompute=full: needs "), std::string::npos)
+      << r.out;
+  const auto j = nlohmann::json::parse(std::ifstream(json));
+  ASSERT_TRUE(j.contains("fit_remedies"));
+  bool full = false;
+  for (const auto& m : j["fit_remedies"]) {
+    EXPECT_LT(m["memory_needed_bytes"].get<double>(), j["memory"]["needed"].get<double>());
+    if (m["value"] == "full") {
+      full = true;
+      EXPECT_TRUE(m["fits"].get<bool>());
+      EXPECT_GT(m["step_time_s"].get<double>(), j["step_time_s"].get<double>());
+    }
+  }
+  EXPECT_TRUE(full);
+  std::filesystem::remove(file);
+  std::filesystem::remove(json);
+}
+
 // Expectation: --rescore plays the best K on the step engine (each in a child
 // process) and over days on the campaign engine, ranks them again, and says which
 // engine gave each figure; the step engine's figure is what `simulate` gives for

@@ -8,9 +8,11 @@
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "models/scenario/loader.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/analytic/fit_remedies.hpp"
 #include "sim/planning/growth.hpp"
 #include "sim/program/closed_form_check.hpp"
 #include "tools/cli/estimate_options.hpp"
@@ -36,9 +38,13 @@ int run_estimate(const EstimateOptions& o, Streams io, const Environment& env) {
       return kExitBadInput;
     }
   }
+  // A layout that does not fit: what would.
+  const std::vector<sim::FitRemedy> remedies =
+      r.fits ? std::vector<sim::FitRemedy>{} : sim::fit_remedies(*s, *profile);
   if (!o.json_file.empty()) {
     nlohmann::json j = step_report_json(*s, *profile, r);
     if (growth) j["growth"] = growth_json(*s, *growth, r);
+    if (!r.fits) j["fit_remedies"] = fit_remedies_json(remedies);
     if (!write_json(o.json_file, j, "estimate", io)) return kExitFailure;
   }
   std::string text = step_report_text(*s, *profile, r);
@@ -48,6 +54,11 @@ int run_estimate(const EstimateOptions& o, Streams io, const Environment& env) {
   if (!check.note.empty()) {
     const std::size_t at = text.find("\n\n  step time breakdown");
     text.insert(at == std::string::npos ? text.size() : at + 1, "  " + check.note + "\n");
+  }
+  if (!r.fits) {
+    const std::size_t over = text.find("  DOES NOT FIT:");
+    const std::size_t end = over == std::string::npos ? over : text.find('\n', over);
+    if (end != std::string::npos) text.insert(end + 1, fit_remedies_text(r, remedies));
   }
   io.out << text;
   if (growth) io.out << "\n" << growth_text(*s, *growth, r);

@@ -256,4 +256,30 @@ nlohmann::json step_report_json(const models::scenario::Scenario& s,
       {"collectives", collectives}};
 }
 
+std::string fit_remedies_text(const sim::StepReport& r,
+                              const std::vector<sim::FitRemedy>& remedies) {
+  if (remedies.empty())
+    return "  no single change of recomputation, ZeRO or micro-batch saves memory\n";
+  std::string out;
+  for (const auto& m : remedies) {
+    out += fmt::format("  {} --set {}={}: needs {}, step {} ({:+.1f} %)\n",
+                       m.fits() ? "fits with" : "still over with", m.key, m.value,
+                       gibibytes(m.memory_needed), seconds(m.step_time_s),
+                       100 * (m.step_time_s / r.step_time_s - 1));
+  }
+  return out;
+}
+
+nlohmann::json fit_remedies_json(const std::vector<sim::FitRemedy>& remedies) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& m : remedies) {
+    out.push_back({{"key", m.key},
+                   {"value", m.value},
+                   {"memory_needed_bytes", m.memory_needed},
+                   {"fits", m.fits()},
+                   {"step_time_s", m.step_time_s}});
+  }
+  return out;
+}
+
 }  // namespace myriad::cli

@@ -6,9 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 #include "models/scenario/scenario.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/analytic/fit_remedies.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/planning/growth.hpp"
 
@@ -30,5 +32,11 @@ nlohmann::json growth_json(const models::scenario::Scenario& s, const sim::Growt
 
 nlohmann::json step_report_json(const models::scenario::Scenario& s,
                                 const sim::DeviceProfile& profile, const sim::StepReport& r);
+
+// Under a layout that does not fit: each change that would save memory, as the
+// --set that makes it, what it needs and what it does to the step (`r`'s).
+std::string fit_remedies_text(const sim::StepReport& r,
+                              const std::vector<sim::FitRemedy>& remedies);
+nlohmann::json fit_remedies_json(const std::vector<sim::FitRemedy>& remedies);
 
 }  // namespace myriad::cli

@@ -1,0 +1,57 @@
+#include "sim/analytic/fit_remedies.hpp"
+
+#include <functional>
+#include <utility>
+
+#include "models/scenario/scenario_checks.hpp"
+#include "sim/analytic/estimator.hpp"
+
+namespace myriad::sim {
+
+std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
+                                    const DeviceProfile& profile) {
+  using models::scenario::Recompute;
+  using models::scenario::Scenario;
+  const auto& p = s.parallelism;
+  std::vector<std::pair<FitRemedy, std::function<void(Scenario&)>>> changes;
+  if (p.recompute == Recompute::none) {
+    changes.push_back({{"parallelism.recompute", "selective"},
+                       [](Scenario& c) { c.parallelism.recompute = Recompute::selective; }});
+  }
+  if (p.recompute != Recompute::full) {
+    changes.push_back({{"parallelism.recompute", "full"},
+                       [](Scenario& c) { c.parallelism.recompute = Recompute::full; }});
+  }
+  // The distributed optimizer (ZeRO 1), or parameters sharded too (ZeRO 3, whose
+  // layer-by-layer gathers and reductions every micro-batch are priced). ZeRO 2 is
+  // left out: its gradients are sharded only if reduced every micro-batch, which
+  // the engines do not price (they reduce once a step).
+  if (p.zero < 3 && p.dp * p.cp > 1) {
+    const int next = p.zero == 0 ? 1 : 3;
+    changes.push_back({{"parallelism.zero", std::to_string(next)},
+                       [next](Scenario& c) { c.parallelism.zero = next; }});
+  }
+  if (p.micro_batch > 1 && p.micro_batch % 2 == 0) {
+    changes.push_back({{"parallelism.micro_batch", std::to_string(p.micro_batch / 2)},
+                       [](Scenario& c) { c.parallelism.micro_batch /= 2; }});
+  }
+  const double before = estimate(s, profile, Detail::summary).memory_needed();
+  std::vector<FitRemedy> out;
+  const models::scenario::Location where{s.file, 0, 0};
+  for (auto& [remedy, apply] : changes) {
+    Scenario changed = s;
+    apply(changed);
+    models::scenario::Diagnostics d;
+    models::scenario::check(changed, where, d);
+    if (d.has_errors()) continue;
+    const StepReport r = estimate(changed, profile, Detail::summary);
+    if (r.memory_needed() >= before) continue;
+    remedy.memory_needed = r.memory_needed();
+    remedy.memory_usable = r.memory_usable();
+    remedy.step_time_s = r.step_time_s;
+    out.push_back(std::move(remedy));
+  }
+  return out;
+}
+
+}  // namespace myriad::sim

@@ -1,0 +1,31 @@
+// What would make a layout fit when it does not (issue 38: "when a published
+// layout is refused, the report says what would make it fit"): the single changes
+// a user tries first, each estimated on the same GPU, with the memory it needs and
+// what it costs the step.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/scenario/scenario.hpp"
+#include "sim/cost/device_profile.hpp"
+
+namespace myriad::sim {
+
+struct FitRemedy {
+  std::string key;           // the scenario key it changes: "parallelism.recompute"
+  std::string value;         // its new value, as --set takes it: "selective"
+  double memory_needed = 0;  // bytes a GPU of the fullest stage needs with it
+  double memory_usable = 0;
+  double step_time_s = 0;  // the step with it
+  [[nodiscard]] bool fits() const { return memory_needed <= memory_usable; }
+};
+
+// In this order, each alone and only where it applies and the scenario's checks
+// accept it: selective, then full recomputation; ZeRO 1 from 0, else ZeRO 3 (over
+// dp * cp > 1 ranks); half the micro-batch (twice the micro-batches). A change
+// that saves no memory is left out.
+std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
+                                    const DeviceProfile& profile);
+
+}  // namespace myriad::sim
