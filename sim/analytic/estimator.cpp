@@ -75,8 +75,12 @@ class Pricer {
 
   PhaseTime price(const models::Phase& phase, double runs_per_step) {
     PhaseTime t;
-    for (const auto& op : phase.ops) {
-      const ComputeCost cost = compute_cost(op, p_);
+    // An estimate prices its layer's phases several times (stage times, the op
+    // table): each op's cost is computed once, kept by the phase it belongs to.
+    const ComputeCost* costs = costs_of(phase);
+    for (std::size_t i = 0; i < phase.ops.size(); ++i) {
+      const models::Op& op = phase.ops[i];
+      const ComputeCost& cost = costs[i];
       t.compute += cost.time_s;
       if (op.cls == models::OpClass::gemm) t.gemm += cost.time_s;
       record(op, cost, runs_per_step);
@@ -111,6 +115,18 @@ class Pricer {
   }
 
  private:
+  // The costs of `phase`'s ops, computed on first sight (phases live in the plan,
+  // which outlives the Pricer).
+  const ComputeCost* costs_of(const models::Phase& phase) {
+    for (const auto& [seen, first] : priced_phases_) {
+      if (seen == &phase) return cost_pool_.data() + first;
+    }
+    const std::size_t first = cost_pool_.size();
+    for (const auto& op : phase.ops) cost_pool_.push_back(compute_cost(op, p_));
+    priced_phases_.emplace_back(&phase, first);
+    return cost_pool_.data() + first;
+  }
+
   void record(const models::Op& op, const ComputeCost& cost, double runs_per_step) {
     if (!tables_ || runs_per_step <= 0) return;
     // Named "qkv" or "qkv.bwd": matched without building the name (once a layer a pass).
@@ -160,6 +176,8 @@ class Pricer {
     if (!slot) slot = models::group_span(g, s_);
     return *slot;
   }
+  std::vector<ComputeCost> cost_pool_;  // every priced phase's ops, phase after phase
+  std::vector<std::pair<const models::Phase*, std::size_t>> priced_phases_;  // its first op
   NetworkSlowdown gather_network_;
   NetworkSlowdown reduce_network_;
   NetworkSlowdown pp_network_;
