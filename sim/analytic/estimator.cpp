@@ -17,6 +17,7 @@
 #include "models/transformer/model_stats.hpp"
 #include "models/transformer/moe_routing.hpp"
 #include "sim/analytic/dp_exposure.hpp"
+#include "sim/analytic/layer_exposure.hpp"
 #include "sim/analytic/optimizer_time.hpp"
 #include "sim/analytic/pipeline_makespan.hpp"
 #include "sim/analytic/step_rates.hpp"
@@ -28,16 +29,6 @@ namespace myriad::sim {
 namespace {
 
 using models::GroupKind;
-
-// Times of a phase of one layer (or of the embedding or head) for one micro-batch.
-struct PhaseTime {
-  double compute = 0;
-  double gemm = 0;  // the part of compute that collectives can hide behind
-  GroupTimes comm;  // by group; dp: ZeRO-3's gathers and reductions, layer by layer
-  // By group: each collective's time times the share of the compute rate its
-  // kernels take when it overlaps compute chunk by chunk (overlap_share).
-  GroupTimes sm_share;
-};
 
 class Pricer {
  public:
@@ -197,75 +188,6 @@ struct StageTime {
     return *this;
   }
 };
-
-// Which layer collectives the scenario overlaps with the GEMMs: chunk by chunk
-// (inter-operator) or fused into them tile by tile (intra-operator: tp and ep
-// collectives, which sit beside a GEMM).
-struct LayerOverlap {
-  std::array<bool, kGroupKinds.size()> chunked{};  // by group: overlapped chunk by chunk
-  bool fused = false;
-  bool dp = false;           // ZeRO-3's layer gathers prefetched beside the layer before
-  double fused_exposed = 0;  // share of a fused collective left exposed
-
-  LayerOverlap(const models::scenario::OverlapSpec& o, const DeviceProfile& p)
-      : fused(o.fused), dp(o.dp), fused_exposed(p.fused_overlap_exposed) {
-    chunked[static_cast<std::size_t>(GroupKind::tp)] = o.tp;
-    chunked[static_cast<std::size_t>(GroupKind::cp)] = o.cp;
-    chunked[static_cast<std::size_t>(GroupKind::ep)] = o.ep;
-  }
-  // The layer collectives a GEMM can carry tile by tile: tp, cp and ep.
-  [[nodiscard]] static bool layer_group(GroupKind g) {
-    return g == GroupKind::tp || g == GroupKind::cp || g == GroupKind::ep;
-  }
-  [[nodiscard]] bool fuses(GroupKind g) const { return fused && layer_group(g); }
-  [[nodiscard]] bool of(GroupKind g) const {
-    return fuses(g) || (layer_group(g) && chunked[static_cast<std::size_t>(g)]);
-  }
-};
-
-// The exposed tp, cp and ep time of a phase. The overlapped collectives share the
-// phase's GEMMs as cover: together, what the GEMMs cannot hide stays exposed,
-// shared out in proportion, and no less than chunked pipelining's fill and drain
-// (a quarter of a chunked collective) and a fused one's first or last tile (the
-// profile's fused_overlap_exposed); plus what hiding the rest costs the GEMMs: each
-// chunked collective's kernels take their share of the compute rate while they run
-// (overlap_share: NCCL's channels, or userbuffers' SMs), ZeRO-3's gathers `share`.
-PhaseTime exposed(const PhaseTime& t, const LayerOverlap& overlap, double share) {
-  double chunked = 0;
-  double chunked_share = 0;  // the chunked collectives' time, each times its share
-  double fused = 0;
-  for (const GroupKind g : kGroupKinds) {
-    if (overlap.fuses(g)) {
-      fused += t.comm[g];
-    } else if (overlap.of(g)) {
-      chunked += t.comm[g];
-      chunked_share += t.sm_share[g];
-    }
-  }
-  const double hideable = chunked + fused;
-  double kept = 1;  // fraction of an overlapped collective left exposed, with the cost of hiding
-  if (hideable > 0) {
-    const double floor = chunked / 4 + fused * overlap.fused_exposed;
-    const double out = std::max(floor, hideable - t.gemm);
-    // Only the chunked collectives run kernels of their own beside the GEMMs; a
-    // fused one moves its tiles from inside the GEMM's (its cost is its exposure).
-    kept = (out + (hideable - out) * chunked_share / hideable) / hideable;
-  }
-  PhaseTime e = t;
-  for (const GroupKind g : kGroupKinds) {
-    if (overlap.of(g)) e.comm[g] = t.comm[g] * kept;
-  }
-  // ZeRO-3's gathers go over the NICs, not NVLink: prefetched, a layer's runs
-  // beside the layer before it, its whole compute as cover (the next phase's
-  // all the same), and what the compute cannot hide stays exposed; hiding the
-  // rest costs the compute `share` of its rate.
-  const double dp = t.comm[GroupKind::dp];
-  if (dp > 0 && overlap.dp) {
-    const double out = std::max(0.0, dp - t.compute);
-    e.comm[GroupKind::dp] = out + share * (dp - out);
-  }
-  return e;
-}
 
 StageTime program_time(const models::LayerProgram& lp, Pricer& pricer, const LayerOverlap& overlap,
                        double runs_per_step) {

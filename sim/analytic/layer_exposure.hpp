@@ -1,0 +1,59 @@
+// What a layer's phase exposes of its tensor-, context-, expert- and (ZeRO-3)
+// data-parallel traffic when it overlaps the phase's compute: the closed form's
+// rule, which the step program's passes take through stage_costs.
+#pragma once
+
+#include <array>
+
+#include "models/plan/collective.hpp"
+#include "models/scenario/scenario.hpp"
+#include "sim/analytic/group_times.hpp"
+#include "sim/cost/device_profile.hpp"
+
+namespace myriad::sim {
+
+// Times of a phase of one layer (or of the embedding or head) for one micro-batch.
+struct PhaseTime {
+  double compute = 0;
+  double gemm = 0;  // the part of compute that collectives can hide behind
+  GroupTimes comm;  // by group; dp: ZeRO-3's gathers and reductions, layer by layer
+  // By group: each collective's time times the share of the compute rate its
+  // kernels take when it overlaps compute chunk by chunk (overlap_share).
+  GroupTimes sm_share;
+};
+
+// Which layer collectives the scenario overlaps with the GEMMs: chunk by chunk
+// (inter-operator) or fused into them tile by tile (intra-operator: tp and ep
+// collectives, which sit beside a GEMM).
+struct LayerOverlap {
+  std::array<bool, kGroupKinds.size()> chunked{};  // by group: overlapped chunk by chunk
+  bool fused = false;
+  bool dp = false;           // ZeRO-3's layer gathers prefetched beside the layer before
+  double fused_exposed = 0;  // share of a fused collective left exposed
+
+  LayerOverlap(const models::scenario::OverlapSpec& o, const DeviceProfile& p)
+      : fused(o.fused), dp(o.dp), fused_exposed(p.fused_overlap_exposed) {
+    chunked[static_cast<std::size_t>(models::GroupKind::tp)] = o.tp;
+    chunked[static_cast<std::size_t>(models::GroupKind::cp)] = o.cp;
+    chunked[static_cast<std::size_t>(models::GroupKind::ep)] = o.ep;
+  }
+  // The layer collectives a GEMM can carry tile by tile: tp, cp and ep.
+  [[nodiscard]] static bool layer_group(models::GroupKind g) {
+    return g == models::GroupKind::tp || g == models::GroupKind::cp || g == models::GroupKind::ep;
+  }
+  [[nodiscard]] bool fuses(models::GroupKind g) const { return fused && layer_group(g); }
+  [[nodiscard]] bool of(models::GroupKind g) const {
+    return fuses(g) || (layer_group(g) && chunked[static_cast<std::size_t>(g)]);
+  }
+};
+
+// The exposed tp, cp and ep time of a phase. The overlapped collectives share the
+// phase's GEMMs as cover: together, what the GEMMs cannot hide stays exposed,
+// shared out in proportion, and no less than chunked pipelining's fill and drain
+// (a quarter of a chunked collective) and a fused one's first or last tile (the
+// profile's fused_overlap_exposed); plus what hiding the rest costs the GEMMs: each
+// chunked collective's kernels take their share of the compute rate while they run
+// (overlap_share: NCCL's channels, or userbuffers' SMs), ZeRO-3's gathers `share`.
+PhaseTime exposed(const PhaseTime& t, const LayerOverlap& overlap, double share);
+
+}  // namespace myriad::sim
