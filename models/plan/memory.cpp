@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/plan/pipeline_schedule.hpp"
 #include "models/transformer/moe_routing.hpp"
 
 namespace myriad::models {
@@ -81,16 +82,15 @@ double logits_bytes(const scenario::Scenario& s, const StepPlan& plan) {
 }  // namespace
 
 int forwards_in_flight(const scenario::Scenario& s, int stage) {
-  const int p = s.parallelism.pp;
-  const int v = s.parallelism.virtual_stages;
-  const int warmup = (p - stage - 1) * (v > 1 ? 2 : 1) + (v - 1) * p;
-  return std::min(s.parallelism.micro_batches() * v, warmup + 1);
+  const auto& p = s.parallelism;
+  const int m = p.micro_batches();
+  return std::min(m * p.virtual_stages, warmup_forwards(p.pp, p.virtual_stages, m, stage) + 1);
 }
 
 namespace {
 
 // How many of a stage's first n forward passes ran chunk `chunk`: the k-th runs
-// chunk (k mod p v) / p, so each full round of p v passes runs it p times.
+// forward_chunk(k) = (k mod p v) / p, so each full round of p v passes runs it p times.
 int forwards_of_chunk(int n, int chunk, int p, int v) {
   const int round = p * v;
   return n / round * p + std::clamp(n % round - chunk * p, 0, p);

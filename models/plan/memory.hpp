@@ -44,10 +44,9 @@ MemoryBreakdown memory_per_gpu(const scenario::Scenario& s, const StepPlan& plan
 MemoryBreakdown stage_memory(const scenario::Scenario& s, const StepPlan& plan, int stage);
 
 // Forward passes (a micro-batch through one model chunk) stage `stage` has run
-// and not yet run backward, at their most: Megatron-LM's warm-up and the first
-// steady pass, min(m v, (p - stage - 1) k + (v - 1) p + 1), k = 2 with v > 1
-// virtual stages (its interleaved schedule's num_warmup_microbatches), else 1.
-// The k-th of them runs chunk (k mod p v) / p (its get_model_chunk_id).
+// and not yet run backward, at their most: its warm-up (warmup_forwards in
+// pipeline_schedule.hpp, as Megatron-LM schedules it) and the first steady pass,
+// at most m v; the k-th of them runs forward_chunk(k).
 int forwards_in_flight(const scenario::Scenario& s, int stage);
 // The layers those passes ran on the stage: each chunk's layers once a pass.
 double layers_in_flight(const scenario::Scenario& s, const StepPlan& plan, int stage);

@@ -9,13 +9,18 @@ namespace myriad::models {
 namespace {
 
 PipelineTask task(bool forward, int k, int pp, int v) {
-  const int group = k / pp;
-  const int chunk = v == 1 ? 0 : group % v;
+  const int chunk = forward_chunk(k, pp, v);
   const int micro_batch = v == 1 ? k : (k / (pp * v)) * pp + k % pp;
   return {forward, forward ? chunk : v - 1 - chunk, micro_batch};
 }
 
 }  // namespace
+
+int warmup_forwards(int pp, int v, int m, int stage) {
+  return std::min((pp - stage - 1) * (v > 1 ? 2 : 1) + (v - 1) * pp, m * v);
+}
+
+int forward_chunk(int k, int pp, int v) { return (k % (pp * v)) / pp; }
 
 std::vector<PipelineTask> pipeline_order(int pp, int v, int m, int stage) {
   if (pp < 1 || v < 1 || m < 1 || stage < 0 || stage >= pp) {
@@ -29,8 +34,7 @@ std::vector<PipelineTask> pipeline_order(int pp, int v, int m, int stage) {
                                 std::to_string(pp) + ")");
   }
   const int total = m * v;
-  const int warmup = v == 1 ? std::min(pp - stage - 1, total)
-                            : std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
+  const int warmup = warmup_forwards(pp, v, m, stage);
   std::vector<PipelineTask> order;
   order.reserve(2 * static_cast<std::size_t>(total));
   int forwards = 0;

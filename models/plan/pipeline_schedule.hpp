@@ -27,6 +27,14 @@ struct PipelineTask {
 // v > 1, m is a multiple of pp.
 std::vector<PipelineTask> pipeline_order(int pp, int virtual_stages, int micro_batches, int stage);
 
+// The forward passes stage `stage` runs before its first backward (Megatron-LM's
+// num_warmup_microbatches): min(m v, (pp - stage - 1) k + (v - 1) pp), k = 2 with
+// v > 1 virtual stages, else 1.
+int warmup_forwards(int pp, int virtual_stages, int micro_batches, int stage);
+// The model chunk a stage's k-th forward pass runs: (k mod pp v) / pp (Megatron-LM's
+// get_model_chunk_id).
+int forward_chunk(int k, int pp, int virtual_stages);
+
 }  // namespace myriad::models
 
 namespace myriad::models {

@@ -10,6 +10,12 @@
 
 namespace myriad::models::scenario {
 
+// Where `key` was written, or the scenario file for a defaulted key.
+inline Location written_at(const Scenario& s, const std::string& key, const Location& file) {
+  const auto it = s.origins.find(key);
+  return it != s.origins.end() && it->second.in_file() ? it->second : file;
+}
+
 class Checker {
  public:
   Checker(const Scenario& s, Location file, Diagnostics& d)
@@ -24,10 +30,7 @@ class Checker {
   [[nodiscard]] const Scenario& s() const { return s_; }
 
   // Where a key was written; a defaulted key is reported at the scenario file.
-  [[nodiscard]] Location at(const std::string& key) const {
-    const auto it = s_.origins.find(key);
-    return it != s_.origins.end() && it->second.in_file() ? it->second : file_;
-  }
+  [[nodiscard]] Location at(const std::string& key) const { return written_at(s_, key, file_); }
 
  private:
   const Scenario& s_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "models/scenario/checker.hpp"
 #include "models/scenario/reliability_checks.hpp"
 #include "models/scenario/units.hpp"
 
@@ -12,11 +13,6 @@ namespace myriad::models::scenario {
 namespace {
 
 // Where a key was written; a defaulted key is reported at the scenario file.
-Location at(const Scenario& s, const std::string& key, const Location& file) {
-  const auto it = s.origins.find(key);
-  return it != s.origins.end() && it->second.in_file() ? it->second : file;
-}
-
 bool written(const Scenario& s, const std::string& key) {
   const auto it = s.origins.find(key);
   return it != s.origins.end() && it->second.in_file();
@@ -37,7 +33,7 @@ void check_floor(const Scenario& s, const Location& file, Diagnostics& d, const 
                  double value, double floor, const char* reason) {
   // Zero and negative values are refused by the checks of each section already.
   if (!(value > 0) || value >= floor) return;
-  d.error(at(s, key, file), key,
+  d.error(written_at(s, key, file), key,
           fmt::format("expected a bandwidth of at least {}, found {}: {}",
                       format_human(floor, Dimension::bandwidth),
                       format_human(value, Dimension::bandwidth), reason));
@@ -84,7 +80,7 @@ void check_capacity_factor(const Scenario& s, const Location& file, Diagnostics&
   if (!s.model.is_moe() || !(moe.capacity_factor > 0) || !(floor > 0)) return;
   if (moe.capacity_factor >= floor) return;
   const double tokens = static_cast<double>(s.parallelism.micro_batch) * s.model.seq_length;
-  d.error(at(s, "model.moe.capacity_factor", file), "model.moe.capacity_factor",
+  d.error(written_at(s, "model.moe.capacity_factor", file), "model.moe.capacity_factor",
           fmt::format("expected 0 (dropless) or at least {:.3g}, found {:g}: an expert would hold "
                       "{:.3g} of a micro-batch's tokens (factor x top_k x micro_batch x "
                       "seq_length / experts = {:g} x {} x {:g} / {}), less than one, so every "
@@ -108,7 +104,7 @@ void check_rate(const Scenario& s, const Location& file, Diagnostics& d, const s
                 double per_1000_days, const std::string& unit, const std::string& found,
                 const char* reason = kFailureReason) {
   if (!(per_1000_days > kMaxEventsPer1000NodeDays)) return;
-  d.error(at(s, key, file), key,
+  d.error(written_at(s, key, file), key,
           fmt::format("expected at most {:g} per 1000 {}-days (once an hour), found {}: {}",
                       kMaxEventsPer1000NodeDays, unit, found, reason));
 }

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <variant>
 
+#include "models/scenario/checker.hpp"
 #include "models/scenario/scenario_schema.hpp"
 #include "models/scenario/text_file.hpp"
 #include "models/scenario/units.hpp"
@@ -37,11 +38,6 @@ bool written(const Scenario& s, const std::string& key) {
 void set_derived(Scenario& s, const std::string& key) { s.origins[key] = derived_location(); }
 
 // Where a key was written; a defaulted key is reported at the scenario file.
-Location at(const Scenario& s, const std::string& key, const Location& file) {
-  const auto it = s.origins.find(key);
-  return it != s.origins.end() && it->second.in_file() ? it->second : file;
-}
-
 FailureProcessSpec llama3_process(Component c, int count, const char* rows) {
   // 54 days x 2,048 nodes = 110,592 node-days in the snapshot.
   constexpr double kThousandNodeDays = 54.0 * 2048.0 / 1000.0;
@@ -118,11 +114,11 @@ void check_process_rates(const Scenario& s, const Location& file, Diagnostics& d
     const bool per_domain = given(s, path + ".per_1000_domain_days");
     if (p.domain == Domain::node) {
       if (per_domain) {
-        d.error(at(s, path + ".per_1000_domain_days", file), path + ".per_1000_domain_days",
+        d.error(written_at(s, path + ".per_1000_domain_days", file), path + ".per_1000_domain_days",
                 "for domain: leaf, pod or rack; a node process's rate is per_1000_node_days or "
                 "per_component_hour");
       } else if (per_node == per_comp) {
-        d.error(at(s, path + ".component", file), path,
+        d.error(written_at(s, path + ".component", file), path,
                 per_node ? "give the rate once: per_1000_node_days or per_component_hour, not both"
                          : "missing rate: give per_1000_node_days or per_component_hour");
       }
@@ -130,18 +126,20 @@ void check_process_rates(const Scenario& s, const Location& file, Diagnostics& d
     }
     const auto domain = std::string(domain_name(p.domain));
     if (per_node || per_comp) {
-      d.error(at(s, path + (per_node ? ".per_1000_node_days" : ".per_component_hour"), file), path,
-              fmt::format("a {} process's rate is per_1000_domain_days: failures per 1000 "
-                          "days of one {}",
-                          domain, domain));
+      d.error(
+          written_at(s, path + (per_node ? ".per_1000_node_days" : ".per_component_hour"), file),
+          path,
+          fmt::format("a {} process's rate is per_1000_domain_days: failures per 1000 "
+                      "days of one {}",
+                      domain, domain));
     } else if (!per_domain) {
-      d.error(at(s, path + ".domain", file), path,
+      d.error(written_at(s, path + ".domain", file), path,
               fmt::format("missing rate: give per_1000_domain_days (failures per 1000 days of "
                           "one {})",
                           domain));
     }
     if (domain_nodes(s, p.domain) == 0) {
-      d.error(at(s, path + ".domain", file), path + ".domain",
+      d.error(written_at(s, path + ".domain", file), path + ".domain",
               fmt::format("the cluster defines no {} domains: {}", domain,
                           p.domain == Domain::pod ? "pods need cluster.network with two tiers"
                                                   : "leaves need cluster.network's tiers"));
@@ -162,7 +160,7 @@ void check_events(const Scenario& s, const std::vector<InjectedEventSpec>& event
         l.file = e.where;
         return l;
       }
-      return at(s, path + (key.empty() ? ".at" : key), file);  // the event: its `at`
+      return written_at(s, path + (key.empty() ? ".at" : key), file);  // the event: its `at`
     };
     const std::string name = prefix.empty() ? e.where : path;
     const bool has_node = prefix.empty() ? e.domain == Domain::node : given(s, path + ".node");
@@ -494,7 +492,7 @@ void derive_reliability(Scenario& s) {
 
 void check_reliability(const Scenario& s, const Location& file, Diagnostics& d) {
   if (!(s.faults.rate_scale >= 0) || !std::isfinite(s.faults.rate_scale)) {
-    d.error(at(s, "faults.rate_scale", file), "faults.rate_scale",
+    d.error(written_at(s, "faults.rate_scale", file), "faults.rate_scale",
             fmt::format("expected a factor of 0 or more, found {:g}", s.faults.rate_scale));
   }
   check_process_rates(s, file, d);
@@ -506,12 +504,12 @@ void check_reliability(const Scenario& s, const Location& file, Diagnostics& d) 
     // Below 0.05 the Weibull scale underflows to 0 and failures come at dt = 0
     // (a campaign that never ends); above 20 it is a fixed lifetime.
     if (p.shape < kMinWeibullShape || p.shape > kMaxWeibullShape) {
-      d.error(at(s, path + ".shape", file), path + ".shape",
+      d.error(written_at(s, path + ".shape", file), path + ".shape",
               fmt::format("expected a Weibull shape in [{:g}, {:g}], found {:g}", kMinWeibullShape,
                           kMaxWeibullShape, p.shape));
     } else if (p.distribution == Lifetime::exponential && given(s, path + ".shape") &&
                p.shape != 1) {
-      d.error(at(s, path + ".shape", file), path + ".shape",
+      d.error(written_at(s, path + ".shape", file), path + ".shape",
               "shape applies to the weibull distribution only; exponential has shape 1");
     }
   }
@@ -519,11 +517,11 @@ void check_reliability(const Scenario& s, const Location& file, Diagnostics& d) 
     const auto& g = s.faults.stragglers[i];
     const std::string path = fmt::format("faults.stragglers[{}]", i);
     if (g.duration_s <= 0) {
-      d.error(at(s, path + ".duration", file), path + ".duration",
+      d.error(written_at(s, path + ".duration", file), path + ".duration",
               "a straggler's duration must be above 0");
     }
     if (g.slowdown < 1) {
-      d.error(at(s, path + ".slowdown", file), path + ".slowdown",
+      d.error(written_at(s, path + ".slowdown", file), path + ".slowdown",
               fmt::format("a slowdown multiplies the step time and is at least 1, found {}; "
                           "1.1 is 10% slower",
                           g.slowdown));
@@ -535,22 +533,22 @@ void check_reliability(const Scenario& s, const Location& file, Diagnostics& d) 
     const std::string path = fmt::format("policies[{}]", i);
     for (std::size_t j = 0; j < i; ++j) {
       if (s.policies[j].name == p.name) {
-        d.error(at(s, path + ".name", file), path + ".name",
+        d.error(written_at(s, path + ".name", file), path + ".name",
                 fmt::format("'{}' names policies[{}] already; names must differ", p.name, j));
       }
     }
     const bool has_interval = given(s, path + ".checkpoint_interval");
     if (p.checkpoint_rule == CheckpointRule::fixed && !has_interval) {
-      d.error(at(s, path + ".checkpoint_rule", file), path + ".checkpoint_rule",
+      d.error(written_at(s, path + ".checkpoint_rule", file), path + ".checkpoint_rule",
               "the fixed rule needs checkpoint_interval");
     }
     if (p.checkpoint_rule != CheckpointRule::fixed && has_interval) {
-      d.error(at(s, path + ".checkpoint_interval", file), path + ".checkpoint_interval",
+      d.error(written_at(s, path + ".checkpoint_interval", file), path + ".checkpoint_interval",
               "an interval is only used by checkpoint_rule: fixed; the young and daly rules "
               "derive it from the failure rate");
     }
     if (has_interval && p.checkpoint_interval_s <= 0) {
-      d.error(at(s, path + ".checkpoint_interval", file), path + ".checkpoint_interval",
+      d.error(written_at(s, path + ".checkpoint_interval", file), path + ".checkpoint_interval",
               "the interval must be above 0");
     }
     for (const auto& [key, value] : {std::pair{".host_copy_bandwidth", p.host_copy_bw_Bps},
@@ -562,30 +560,31 @@ void check_reliability(const Scenario& s, const Location& file, Diagnostics& d) 
       const auto origin = s.origins.find(path + key);
       const bool written = origin != s.origins.end() && origin->second.in_file();
       if (value <= 0 && (key != std::string(".peer_bandwidth") || written)) {
-        d.error(at(s, path + key, file), path + key, "a bandwidth must be above 0");
+        d.error(written_at(s, path + key, file), path + key, "a bandwidth must be above 0");
       }
     }
     if (p.storage_background_load > 0.99) {
-      d.error(at(s, path + ".storage_background_load", file), path + ".storage_background_load",
+      d.error(written_at(s, path + ".storage_background_load", file),
+              path + ".storage_background_load",
               fmt::format("other jobs cannot take all of the storage bandwidth: expected at most "
                           "0.99, found {:g}",
                           p.storage_background_load));
     }
     if (written(s, path + ".persistent_every") && !p.in_memory) {
-      d.error(at(s, path + ".persistent_every", file), path + ".persistent_every",
+      d.error(written_at(s, path + ".persistent_every", file), path + ".persistent_every",
               "applies to in_memory checkpoints only; every other checkpoint goes to storage");
     }
     if (written(s, path + ".upload_overlap") && !p.async_upload) {
-      d.error(at(s, path + ".upload_overlap", file), path + ".upload_overlap",
+      d.error(written_at(s, path + ".upload_overlap", file), path + ".upload_overlap",
               "applies to asynchronous uploads only; with async_upload: false every checkpoint "
               "blocks until it is in storage");
     }
     if (p.hot_spares > nodes) {
-      d.warning(at(s, path + ".hot_spares", file), path + ".hot_spares",
+      d.warning(written_at(s, path + ".hot_spares", file), path + ".hot_spares",
                 fmt::format("{} spare nodes for a job of {} nodes", p.hot_spares, nodes));
     }
     if (p.repair_s <= 0 && p.hot_spares == 0 && p.no_spare == NoSpare::wait_for_repair) {
-      d.error(at(s, path + ".repair_time", file), path + ".repair_time",
+      d.error(written_at(s, path + ".repair_time", file), path + ".repair_time",
               "must be above 0 (without spares the job waits for it)");
     }
   }
