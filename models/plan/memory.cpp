@@ -63,7 +63,8 @@ MemoryBreakdown states(const scenario::Scenario& s, const StepPlan& plan, double
   const double edp = plan.expert_dp;
   MemoryBreakdown b;
   b.weights = dense * 2 / shard(3, ddp) + expert * plan.expert_weight_bytes / shard(3, edp);
-  b.gradients = dense * 4 / shard(2, ddp) + trained * 4 / shard(2, edp);
+  const double grad = gradient_bytes(s);
+  b.gradients = dense * grad / shard(2, ddp) + trained * grad / shard(2, edp);
   const double opt = optimizer_bytes_per_param(s.training.optimizer);
   b.optimizer = dense * opt / shard(1, ddp) + trained * opt / shard(1, edp);
   return b;
@@ -126,7 +127,7 @@ namespace {
 // notes, docs.pytorch.org/docs/stable/notes/fsdp.html: layer k+1's all-gather
 // overlaps layer k's compute; its rate limiter, limit_all_gathers, on by default,
 // keeps further layers from being gathered early), in 16 bits, and the gradients
-// of the unit being reduce-scattered, in 32 (the gradient buffer's precision). A
+// of the unit being reduce-scattered, in the gradient buffer's precision. A
 // unit is a layer, or the embedding or the head where a stage holds a larger one.
 void add_gathered(const scenario::Scenario& s, const StepPlan& plan, int stage,
                   MemoryBreakdown& b) {
@@ -135,7 +136,7 @@ void add_gathered(const scenario::Scenario& s, const StepPlan& plan, int stage,
   if (stage == 0) unit = std::max(unit, plan.embedding_params);
   if (stage == s.parallelism.pp - 1) unit = std::max(unit, plan.head_params);
   b.weights += 2 * unit * 2;
-  b.gradients += unit * 4;
+  b.gradients += unit * gradient_bytes(s);
 }
 
 MemoryBreakdown stage_states_and_activations(const scenario::Scenario& s, const StepPlan& plan,

@@ -22,6 +22,10 @@ double optimizer_bytes_per_param(scenario::Optimizer o) {
   return 12;
 }
 
+double gradient_bytes(const scenario::Scenario& s) {
+  return s.training.gradient_precision == scenario::WirePrecision::fp32 ? 4 : 2;
+}
+
 namespace {
 
 // Parameters of one layer held by one rank: attention, the router and shared
@@ -43,10 +47,6 @@ double layer_params_per_rank(const scenario::ModelSpec& m, int tp, int ep, int e
   return p.attention / tp + router + shared / etp + routed + p.norms;
 }
 
-// Gradient bytes per parameter on the wire: fp32 unless compressed to bf16.
-double gradient_wire_bytes(const scenario::Scenario& s) {
-  return s.training.gradient_precision == scenario::WirePrecision::fp32 ? 4 : 2;
-}
 
 // A ring over n ranks moves 2 (n - 1) / n of the data per rank (all-reduce), or
 // (n - 1) / n (reduce-scatter, all-gather): relative to one over dp ranks.
@@ -89,7 +89,7 @@ void plan_zero3(const scenario::Scenario& s, StepPlan& plan) {
   const double ring_expert = plan.expert_trained > 0 ? share.expert / plan.expert_trained : 0;
   const double layer_params =
       dense * 2 * share.dense + expert * ring_expert * plan.expert_weight_bytes;
-  const double layer_grads = (dense * share.dense + expert * share.expert) * gradient_wire_bytes(s);
+  const double layer_grads = (dense * share.dense + expert * share.expert) * gradient_bytes(s);
   // Named apart, so that a report's per-step counts are the layer's alone.
   const auto add = [&](LayerProgram& lp, double params, double grads,
                        std::array<std::string_view, 3> names) {
@@ -99,7 +99,7 @@ void plan_zero3(const scenario::Scenario& s, StepPlan& plan) {
     lp.backward.comms.push_back({names[2], CollectiveKind::reduce_scatter, GroupKind::dp, grads});
   };
   add(plan.layer, layer_params, layer_grads, {"dp.params", "dp.params.bwd", "dp.grads"});
-  const double grad_bytes = gradient_wire_bytes(s);
+  const double grad_bytes = gradient_bytes(s);
   const double embedding = plan.embedding_params * share.dense;
   const double head = plan.head_params * share.dense;
   add(plan.embedding, embedding * 2, embedding * grad_bytes,
@@ -121,7 +121,7 @@ void plan_dp(const scenario::Scenario& s, StepPlan& plan) {
   // Megatron-LM accumulates and reduces the gradients of bf16 models in fp32, those
   // of fp16 and fp8 models in 16 bits (training.gradient_precision); parameters are
   // gathered in 16 bits.
-  const double grads = equivalent * gradient_wire_bytes(s);
+  const double grads = equivalent * gradient_bytes(s);
   const double params = equivalent * 2;
   if (s.parallelism.zero == 0) {
     plan.dp_comms.push_back({"dp.grads", CollectiveKind::all_reduce, GroupKind::dp, grads});

@@ -67,4 +67,10 @@ int chunk_layers(const scenario::Scenario& s, int stage, int chunk);
 // Bytes per parameter the optimizer keeps (fp32 master weights and moments).
 double optimizer_bytes_per_param(scenario::Optimizer o);
 
+// Bytes per gradient, in the data-parallel reductions and in the buffer they
+// reduce (training.gradient_precision): Megatron-LM's DDP keeps one gradient
+// buffer per bucket in the dtype it reduces in (fp32 with grad_reduce_in_fp32,
+// the parameters' 16 bits without).
+double gradient_bytes(const scenario::Scenario& s);
+
 }  // namespace myriad::models

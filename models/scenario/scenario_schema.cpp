@@ -335,8 +335,9 @@ Schema<TrainingSpec> make_training_schema() {
       .choice("gradient_precision", &TrainingSpec::gradient_precision,
               {{"fp32", WirePrecision::fp32}, {"bf16", WirePrecision::bf16}},
               D::derived("= fp32 for bf16, bf16 for fp16 and fp8"),
-              "what data-parallel gradient reductions carry: bf16 halves a bf16 model's "
-              "(MegaScale-MoE's compression)")
+              "what data-parallel gradient reductions carry and the gradient buffer holds "
+              "(Megatron-LM's grad_reduce_in_fp32): bf16 halves a bf16 model's (MegaScale-MoE's "
+              "compression)")
       .section("growth", &TrainingSpec::growth, make_growth_schema());
   return s;
 }

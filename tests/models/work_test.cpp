@@ -334,6 +334,37 @@ parallelism: {tp: 8, global_batch: 64}
   EXPECT_DOUBLE_EQ(m.optimizer, 12 * params / 8);
 }
 
+// Expectation: gradients are held in the precision they are reduced in (Megatron-LM's
+// DDP buffer: fp32 with grad_reduce_in_fp32, the parameters' 16 bits without);
+// ZeRO-3's gathered unit follows too (FitRemedies.EachSavesMemoryAndSaysWhatItCosts:
+// the 405B below fits as it ran, and not with fp32 buffers).
+TEST(Memory, GradientsInTheirReductionsPrecision) {
+  auto s = load(R"(
+cluster: {preset: llama3-like, gpu: H100, gpus: 1024}
+model: {preset: llama3-405b}
+parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 8, cp: 2, embedding_as_layer: true,
+              loss_as_layer: true, global_batch: 512, zero: 1}
+overlap: {tp: true, pp: true, dp: true}
+training: {precision: fp8}
+)");
+  ASSERT_EQ(s.training.gradient_precision, scenario::WirePrecision::bf16);  // fp8's default
+  const StepPlan plan = plan_step(s);
+  const MemoryBreakdown half = memory_per_gpu(s, plan);
+  EXPECT_DOUBLE_EQ(half.gradients, 2 * plan.params_max);
+  s.training.gradient_precision = scenario::WirePrecision::fp32;
+  const MemoryBreakdown full = memory_per_gpu(s, plan);
+  EXPECT_DOUBLE_EQ(full.gradients, 4 * plan.params_max);
+  EXPECT_DOUBLE_EQ(full.total() - half.total(), 2 * plan.params_max);
+  s.parallelism.zero = 3;
+  s.parallelism.pp = 1;
+  s.parallelism.virtual_stages = 1;
+  s.training.gradient_precision = scenario::WirePrecision::bf16;
+  const StepPlan flat = plan_step(s);
+  const double bf16 = memory_per_gpu(s, flat).gradients;
+  s.training.gradient_precision = scenario::WirePrecision::fp32;
+  EXPECT_DOUBLE_EQ(memory_per_gpu(s, flat).gradients, 2 * bf16);
+}
+
 TEST(RankOrder, GroupsFollowMegatronOrder) {
   const auto s = load(R"(
 cluster: {preset: megascale-like, gpus: 12288}

@@ -245,10 +245,11 @@ TEST(Estimate, RunsOnEveryExampleWithItsGpusProfile) {
 }
 
 // Expectation: the changes that would make a layout fit each save memory, say what
-// they need and what the step becomes: Llama 3.1 405B as Megatron-Bridge ran it
-// (fused attention, so selective recomputation saves nothing and is not offered;
-// full recomputation fits and slows the step; ZeRO 3 from the distributed
-// optimizer); a micro-batch of 2 may be halved.
+// they need and what the step becomes: Llama 3.1 405B as Megatron-Bridge ran it,
+// but with fp32 gradient buffers (Megatron-LM's default for bf16 parameters;
+// the run reduced in bf16 and fits): fused attention, so selective recomputation
+// saves nothing and is not offered; full recomputation fits and slows the step;
+// ZeRO 3 from the distributed optimizer; a micro-batch of 2 may be halved.
 TEST(FitRemedies, EachSavesMemoryAndSaysWhatItCosts) {
   auto s = models::scenario::load_scenario_text(R"(
 cluster: {preset: llama3-like, gpu: H100, gpus: 1024}
@@ -259,6 +260,8 @@ overlap: {tp: true, pp: true, dp: true}
 training: {precision: fp8}
 )",
                                                 "fit.yaml", kShipped);
+  EXPECT_TRUE(estimate(s, testing::h100()).fits);  // bf16 gradients, as it ran
+  s.training.gradient_precision = models::scenario::WirePrecision::fp32;
   const StepReport r = estimate(s, testing::h100());
   ASSERT_FALSE(r.fits);
   const auto remedies = fit_remedies(s, testing::h100());

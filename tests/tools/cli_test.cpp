@@ -306,7 +306,8 @@ TEST(Cli, HbmCapacityMustExceedTheProfileReserve) {
 
 // Expectation: a layout that does not fit says what would, each as the --set that
 // makes it, with what it needs and what it does to the step; --json has them too
-// (Llama 3.1 405B as Megatron-Bridge ran it on 1,024 H100, 3.4 GiB over).
+// (Llama 3.1 405B as Megatron-Bridge ran it on 1,024 H100, but with fp32 gradient
+// buffers: 3.4 GiB over).
 TEST(Cli, ALayoutThatDoesNotFitSaysWhatWould) {
   const auto file =
       std::filesystem::temp_directory_path() / ("myriad_fit_" + std::to_string(getpid()) + ".yaml");
@@ -318,7 +319,7 @@ TEST(Cli, ALayoutThatDoesNotFitSaysWhatWould) {
                          "embedding_as_layer: true, loss_as_layer: true, global_batch: 512, "
                          "zero: 1}\n"
                          "overlap: {tp: true, pp: true, dp: true}\n"
-                         "training: {precision: fp8}\n";
+                         "training: {precision: fp8, gradient_precision: fp32}\n";
   const Result r = run_cli({"estimate", file.string(), "--json", json.string()});
   EXPECT_EQ(r.code, kExitOk) << r.err;
   EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos) << r.out;
