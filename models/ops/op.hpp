@@ -28,6 +28,18 @@ struct GemmShape {
 
 enum class SparseKernel { none, two_four, unstructured };
 
+// What a fused attention kernel works on, per rank: each sequence's queries and keys
+// (`seq` tokens, a causal window of `window` where positive), of heads `head_dim`
+// wide, split over `cp` context-parallel ranks as load-balanced ring attention does.
+// Language models attend causally; a full mask is what kernel benchmarks also run.
+struct AttentionShape {
+  double head_dim = 0;  // 0: not given (priced flat)
+  double seq = 0;
+  double window = 0;
+  double cp = 1;
+  bool causal = true;
+};
+
 struct Op {
   std::string_view name;  // static label: "qkv", "fc1.dgrad", "attention.bwd"
   // The kernel a memory-bound op runs, as calibration names its family ("norm.rms",
@@ -38,6 +50,7 @@ struct Op {
   double flops = 0;
   double bytes = 0;           // HBM traffic
   GemmShape gemm;             // for gemm ops
+  AttentionShape attention;   // for fused attention ops
   bool fp8 = false;           // runs on fp8 tensor cores
   bool backward = false;      // part of the backward pass
   double backward_bytes = 0;  // memory-bound ops: traffic of their backward, when known

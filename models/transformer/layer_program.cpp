@@ -128,6 +128,8 @@ void attention_core(Phase& p, const ModelSpec& m, const Dims& d, const ShardShap
     op.cls = OpClass::attention;
     op.flops = 4 * pairs * d.head_dim * d.q_local;
     op.bytes = d.tokens * d.head_dim * (2 * d.q_local + 2 * d.kv_local) * kAct;
+    op.attention = {d.head_dim, sh.seq, static_cast<double>(m.sliding_window),
+                    static_cast<double>(sh.cp), true};
     p.ops.push_back(op);
     return;
   }

@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 
+#include "sim/cost/attention_shape.hpp"
+
 namespace myriad::sim {
 namespace {
 
@@ -53,8 +55,7 @@ ComputeCost compute_cost(const models::Op& op, const DeviceProfile& p) {
       break;
     }
     case models::OpClass::attention:
-      compute_s = op.flops / (p.bf16_flops * (op.backward ? p.attention_bwd_efficiency
-                                                          : p.attention_fwd_efficiency));
+      compute_s = op.flops / (p.bf16_flops * attention_efficiency(op, p));
       break;
     case models::OpClass::elementwise:
     case models::OpClass::optimizer:

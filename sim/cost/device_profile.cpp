@@ -1,6 +1,7 @@
 #include "sim/cost/device_profile.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -35,6 +36,12 @@ constexpr ProfileScalar kScalars[] = {
     {"sparse_gemm_efficiency", &DeviceProfile::sparse_gemm_efficiency, 0.05, 1, false},
     {"grouped_gemm_efficiency", &DeviceProfile::grouped_gemm_efficiency, 0.05, 1, false},
     {"fused_overlap_exposed", &DeviceProfile::fused_overlap_exposed, 0, 1, false},
+    // The attention kernel's shape (sim/cost/attention_shape.hpp): all five or none.
+    {"attention_fwd_softmax_share", &DeviceProfile::attention_fwd_softmax_share, 0, 0.95, false},
+    {"attention_bwd_softmax_share", &DeviceProfile::attention_bwd_softmax_share, 0, 0.95, false},
+    {"attention_fwd_row_tiles", &DeviceProfile::attention_fwd_row_tiles, 0, 64, false},
+    {"attention_bwd_row_tiles", &DeviceProfile::attention_bwd_row_tiles, 0, 64, false},
+    {"attention_diagonal_tiles", &DeviceProfile::attention_diagonal_tiles, 0, 64, false},
     // Only with an NVLS curve, which needs it (read_algorithm checks both ways): the
     // ring's large-message bus bandwidth over the link rate.
     {"nvlink_ring_busbw_fraction", &DeviceProfile::ring_busbw_fraction, 0.05, 1, false},
@@ -67,6 +74,24 @@ void read_parameter(const nlohmann::json& j, const std::string& key, DeviceProfi
                     key, param.origin));
   }
   p.parameters[key] = param;
+}
+
+// The attention shape parameters describe one kernel together: all or none.
+void check_attention_shape(DeviceProfile& p, std::vector<std::string>& problems) {
+  static constexpr std::string_view kKeys[] = {
+      "attention_fwd_softmax_share", "attention_bwd_softmax_share", "attention_fwd_row_tiles",
+      "attention_bwd_row_tiles", "attention_diagonal_tiles"};
+  std::vector<std::string_view> missing;
+  for (const auto key : kKeys) {
+    if (!p.parameters.contains(std::string(key))) missing.push_back(key);
+  }
+  p.attention_shape = missing.empty();
+  if (!missing.empty() && missing.size() < std::size(kKeys)) {
+    problems.push_back(fmt::format(
+        "parameters: the attention shape parameters go together; missing {} (or give none of "
+        "them for a flat attention efficiency)",
+        fmt::join(missing, ", ")));
+  }
 }
 
 void read_curve(const nlohmann::json& j, DeviceProfile& p, std::vector<std::string>& problems) {
@@ -253,6 +278,7 @@ DeviceProfile parse_profile(const nlohmann::json& root, const std::string& path)
     }
     p.*(s.member) = v;
   }
+  check_attention_shape(p, problems);
   read_curve(root.value("nvlink_busbw", nlohmann::json::array()), p, problems);
   read_algorithm(root, p, problems);
   read_tiles(root.value("gemm_tiles", nlohmann::json::object()), p, problems);

@@ -82,8 +82,21 @@ struct DeviceProfile {
   double gemm_latency_s = 0;         // fixed time of a GEMM call beyond kernel_overhead_s
   double sms = 0;                    // streaming multiprocessors (wave quantization)
   std::vector<GemmTile> gemm_tiles;  // the library picks the best for each shape
-  double attention_fwd_efficiency = 0;  // fused attention forward, fraction of the bf16 peak
+  // Fused attention, fraction of the bf16 peak: flat, or with the shape parameters
+  // below at head dim 128 in the long-sequence limit (sim/cost/attention_shape.hpp).
+  double attention_fwd_efficiency = 0;
   double attention_bwd_efficiency = 0;
+  // The attention kernel's shape (all given or none, attention_shape): the share of
+  // its time at head dim 128 spent on softmax work the tensor cores do not hide
+  // (it does not shrink with the head dim, the matrix products do), the fixed work
+  // of each row of query tiles in key tiles (loading Q, writing O; the backward's
+  // dQ), and the extra cost of a causal diagonal tile in tiles.
+  bool attention_shape = false;
+  double attention_fwd_softmax_share = 0;
+  double attention_bwd_softmax_share = 0;
+  double attention_fwd_row_tiles = 0;
+  double attention_bwd_row_tiles = 0;
+  double attention_diagonal_tiles = 0;
   double memory_efficiency = 0;  // sustained fraction of HBM bandwidth for streaming kernels
   double sustained_clock = 1;    // clock under sustained load over the clock of the peaks
   double kernel_overhead_s = 0;  // launch and tail per kernel
