@@ -47,7 +47,6 @@ double layer_params_per_rank(const scenario::ModelSpec& m, int tp, int ep, int e
   return p.attention / tp + router + shared / etp + routed + p.norms;
 }
 
-
 // A ring over n ranks moves 2 (n - 1) / n of the data per rank (all-reduce), or
 // (n - 1) / n (reduce-scatter, all-gather): relative to one over dp ranks.
 double ring_share(double n, double dp) { return dp > 1 ? ((n - 1) / n) / ((dp - 1) / dp) : 0; }

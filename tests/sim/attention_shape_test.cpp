@@ -41,8 +41,8 @@ double tflops(const models::Op& op, const DeviceProfile& p) {
 // and 128, 512 to 16k tokens, forward with and without the causal mask, backward)
 // is within 9 % of the H100 profile's rate, and half of them within 3 %.
 TEST(AttentionShape, ReproducesFlashAttention3OnH100) {
-  const auto csv = std::filesystem::path(MYRIAD_PROFILE_DIR).parent_path() / "published" /
-                   "attention_h100.csv";
+  const auto csv =
+      std::filesystem::path(MYRIAD_PROFILE_DIR).parent_path() / "published" / "attention_h100.csv";
   std::ifstream in(csv);
   ASSERT_TRUE(in) << csv;
   std::string line;
@@ -57,8 +57,8 @@ TEST(AttentionShape, ReproducesFlashAttention3OnH100) {
     std::getline(fields, mask, ',');
     std::getline(fields, seq, ',');
     std::getline(fields, published, ',');
-    const auto op = attention(std::stod(head_dim), std::stod(seq), direction == "bwd", 1, 0,
-                              mask == "causal");
+    const auto op =
+        attention(std::stod(head_dim), std::stod(seq), direction == "bwd", 1, 0, mask == "causal");
     const double error = tflops(op, h100()) / std::stod(published) - 1;
     EXPECT_LT(std::fabs(error), 0.09) << line << ": model " << tflops(op, h100());
     close += std::fabs(error) < 0.03 ? 1 : 0;
@@ -78,8 +78,7 @@ TEST(AttentionShape, LongerSequencesAndWiderHeadsRunFaster) {
     EXPECT_GT(e, before) << seq;
     before = e;
   }
-  EXPECT_NEAR(attention_efficiency(attention(128, 1 << 20), p), p.attention_fwd_efficiency,
-              0.002);
+  EXPECT_NEAR(attention_efficiency(attention(128, 1 << 20), p), p.attention_fwd_efficiency, 0.002);
   EXPECT_LT(attention_efficiency(attention(64, 8192), p),
             attention_efficiency(attention(96, 8192), p));
   EXPECT_LT(attention_efficiency(attention(96, 8192), p),
