@@ -89,7 +89,7 @@ TEST(Overrides, APresetSwitchTakesWhatTheNewPresetDefines) {
   EXPECT_EQ(s.cluster.gpus, 1152);
   EXPECT_EQ(s.cluster.gpus_per_node, 72);
   EXPECT_EQ(s.cluster.gpu.name, "GB200");
-  EXPECT_EQ(s.cluster.gpu.hbm_bytes, 186e9) << "not the file's 100 GB for its H800";
+  EXPECT_EQ(s.cluster.gpu.hbm_bytes, 189471.0 * (1 << 20)) << "not the file's 100 GB for its H800";
   EXPECT_EQ(s.parallelism.dp, 144);
   const std::string w = warnings_of(s);
   EXPECT_NE(w.find("refined.yaml:1:32: warning: cluster.gpus: '2048' in the scenario gives way "

@@ -246,11 +246,12 @@ TEST(HardwareWhatIf, EveryGpuKeyIsTestedOrALabel) {
   }
 }
 
-// Expectation: a GPU without a profile of its own borrows one: the efficiencies
-// are the lender's, the peaks and link rates the GPU's, and the profile says so.
+// Expectation: a GPU run with another GPU's profile borrows it: the efficiencies
+// are the lender's, the peaks and link rates the GPU's, and the profile says so
+// (a B200 told to take the H100's, as every B200 did before it had its own).
 TEST(HardwareWhatIf, AGpuWithoutAProfileBorrowsOne) {
   const auto b200 = models::scenario::load_scenario_text(R"(
-cluster: {preset: llama3-like, gpus: 64, gpu: B200}
+cluster: {preset: llama3-like, gpus: 64, gpu: {preset: B200, profile: H100}}
 model: {preset: llama3-70b, seq_length: 4096}
 parallelism: {tp: 8, sp: true, pp: 2, zero: 1, micro_batch: 1, global_batch: 32}
 )",
