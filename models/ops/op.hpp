@@ -59,6 +59,11 @@ struct Op {
   SparseKernel sparse = SparseKernel::none;
   double kept = 1;
   bool grouped = false;  // one grouped GEMM over the local experts (priced apart from dense)
+  // GEMMs that a chunk-by-chunk tensor-parallel collective overlaps run as this many
+  // pieces along m, one after another, each a kernel of its own shape (Transformer
+  // Engine's userbuffers); `dgrad_pieces` is the same for its backward's data gradient.
+  double pieces = 1;
+  double dgrad_pieces = 1;
 };
 
 // A GEMM op: 2*m*n*k FLOPs per batch entry; reads A and B, writes C in `elem` bytes each.

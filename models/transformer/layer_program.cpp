@@ -66,6 +66,24 @@ Op gemm(std::string_view name, double m, double n, double k, const ShardShape& s
   return make_gemm(name, m, n, k, batch, sh.fp8 ? 1.0 : kAct, sh.fp8);
 }
 
+// Under chunk-by-chunk tensor-parallel overlap, the GEMMs its collectives overlap run
+// in pieces along the tokens, as Transformer Engine's userbuffers run them in
+// NVIDIA's H100 recipes (sim/cost/overlap_share.hpp has the source): the GEMM after an
+// all-gather (qkv, fc1) and the data gradient before the backward's all-gather (proj,
+// fc2) by ring exchange, one piece per tp rank; the GEMM before a reduce-scatter
+// (proj, fc2) pipelined in 4 splits. The other backward GEMMs overlap bulk, whole.
+constexpr double kPipelinedSplits = 4;
+
+void tp_pieces(Op& op, const ShardShape& sh, bool gathers_before) {
+  if (!sh.tp_chunked) return;
+  if (gathers_before) {
+    op.pieces = sh.tp;
+  } else {
+    op.pieces = kPipelinedSplits;
+    op.dgrad_pieces = sh.tp;
+  }
+}
+
 // Tensor-parallel collective entering (`gather`) or leaving a parallel region.
 void tp_enter(Phase& p, std::string_view name, const Dims& d, const ShardShape& sh) {
   if (sh.tp > 1 && sh.sp) {
@@ -151,8 +169,10 @@ void attention_block(Phase& p, const ModelSpec& m, const Dims& d, const ShardSha
   p.ops.push_back(norm("norm.attention", m, d));
   tp_enter(p, "tp.attention.in", d, sh);
   p.ops.push_back(gemm("qkv", d.tokens, (d.q_local + 2 * d.kv_local) * d.head_dim, d.h, sh));
+  tp_pieces(p.ops.back(), sh, true);
   attention_core(p, m, d, sh);
   p.ops.push_back(gemm("proj", d.tokens, d.h, d.q_local * d.head_dim, sh));
+  tp_pieces(p.ops.back(), sh, false);
   tp_leave(p, "tp.attention.out", d, sh);
   p.ops.push_back(residual("residual.attention", d));
 }
@@ -166,8 +186,10 @@ void dense_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh
   p.ops.push_back(norm("norm.mlp", m, d));
   tp_enter(p, "tp.mlp.in", d, sh);
   p.ops.push_back(gemm("fc1", d.tokens, d.f_in / d.tp, d.h, sh));
+  tp_pieces(p.ops.back(), sh, true);
   activation(p, m, d.tokens, d.f / d.tp, d.f_in / d.tp);
   p.ops.push_back(gemm("fc2", d.tokens, d.h, d.f / d.tp, sh));
+  tp_pieces(p.ops.back(), sh, false);
   tp_leave(p, "tp.mlp.out", d, sh);
   p.ops.push_back(residual("residual.mlp", d));
 }
@@ -307,6 +329,7 @@ Phase backward_of(const Phase& fwd) {
           b.ops.back().backward = true;
         }
         b.ops.push_back(make_gemm(op.name, g.m, g.k, g.n, g.batch, elem, op.fp8));  // dgrad
+        b.ops.back().pieces = op.dgrad_pieces;
         b.ops.back().sparse = op.sparse;  // through the pruned weights; wgrad is dense
         b.ops.back().kept = op.kept;
         b.ops.back().grouped = op.grouped;
@@ -426,6 +449,7 @@ ShardShape shard_shape(const scenario::Scenario& s) {
   sh.fused = s.training.fused_kernels;
   sh.fp8 = s.training.precision == scenario::Precision::fp8;
   sh.recompute = s.parallelism.recompute;
+  sh.tp_chunked = s.overlap.tp && !s.overlap.fused && sh.tp > 1 && sh.sp;
   return sh;
 }
 

@@ -27,6 +27,21 @@ double wave_efficiency(const models::GemmShape& g, const DeviceProfile& p) {
 }  // namespace
 
 ComputeCost compute_cost(const models::Op& op, const DeviceProfile& p) {
+  if (op.cls == models::OpClass::gemm && op.pieces > 1) {
+    // One piece of m / pieces rows, run `pieces` times: each a kernel of its own
+    // shape (its waves over the SMs), reading the whole B each time.
+    const auto& g = op.gemm;
+    models::Op piece = op;
+    piece.pieces = 1;
+    piece.gemm.m = g.m / op.pieces;
+    piece.flops = op.flops / op.pieces;
+    const double whole = g.m * g.k + g.k * g.n + g.m * g.n;
+    const double part = piece.gemm.m * g.k + g.k * g.n + piece.gemm.m * g.n;
+    piece.bytes = whole > 0 ? op.bytes * part / whole : 0;
+    ComputeCost c = compute_cost(piece, p);
+    c.time_s *= op.pieces;
+    return c;
+  }
   const bool streaming =
       op.cls == models::OpClass::elementwise || op.cls == models::OpClass::optimizer;
   std::array<char, 64> family{};

@@ -191,6 +191,48 @@ TEST(LayerProgram, Fp8LeavesTheLmHeadInBf16) {
   EXPECT_EQ(casts(head.forward) + casts(head.backward), 0);
 }
 
+// Expectation: under chunk-by-chunk tensor-parallel overlap the GEMMs its collectives
+// overlap run in pieces along the tokens, as userbuffers run them: qkv and fc1 (after
+// an all-gather) one per tp rank, proj and fc2 (before a reduce-scatter) in 4
+// pipelined splits and their data gradients (before the backward's all-gather) one
+// per tp rank; every other GEMM whole; nothing in pieces without overlap.tp, with
+// fused overlap or without sequence parallelism.
+TEST(LayerProgram, ChunkedTensorOverlapRunsItsGemmsInPieces) {
+  auto s = load(
+      "cluster: {preset: llama3-like, gpus: 8}\nmodel: {preset: llama3-8b}\n"
+      "parallelism: {tp: 8, sp: true, global_batch: 8}\noverlap: {tp: true}\n");
+  const auto pieces = [](const scenario::Scenario& sc) {
+    const LayerProgram lp = transformer_layer(sc.model, shard_shape(sc));
+    std::vector<std::string> out;
+    for (const Phase* phase : {&lp.forward, &lp.backward}) {
+      for (const auto& op : phase->ops) {
+        if (op.cls == OpClass::gemm) {
+          out.push_back(std::string(op.name) + "/" + std::to_string(static_cast<int>(op.pieces)));
+        }
+      }
+    }
+    return out;
+  };
+  // Backward runs in reverse, data gradient before weight gradient.
+  EXPECT_EQ(pieces(s), (std::vector<std::string>{"qkv/8", "proj/4", "fc1/8", "fc2/4", "fc2/8",
+                                                 "fc2/1", "fc1/1", "fc1/1", "proj/8", "proj/1",
+                                                 "qkv/1", "qkv/1"}));
+  const auto whole = [&](const scenario::Scenario& sc) {
+    for (const auto& name : pieces(sc)) {
+      if (!name.ends_with("/1")) return false;
+    }
+    return true;
+  };
+  s.overlap.tp = false;
+  EXPECT_TRUE(whole(s));
+  s.overlap.tp = true;
+  s.overlap.fused = true;
+  EXPECT_TRUE(whole(s));
+  s.overlap.fused = false;
+  s.parallelism.sp = false;
+  EXPECT_TRUE(whole(s));
+}
+
 // Expectation: norms and activations name the kernel the model runs, in the
 // families calibration measures, forward and backward ("norm.rms.bwd").
 TEST(LayerProgram, NormsAndActivationsNameTheirKernels) {

@@ -58,6 +58,27 @@ TEST(DeviceProfile, ProblemsAreListedWithTheirKeys) {
   std::filesystem::remove(path);
 }
 
+// Expectation: a GEMM in pieces costs its pieces, each priced by its own shape: fc1
+// of Llama 3.1 405B at tp 8, cp 2 (4,096 tokens) in 8 ring-exchange pieces of 512
+// rows fills 2 waves of 132 SMs with 208 tiles of 128 x 256 (79 % of them busy) where
+// the whole GEMM's 1,664 tiles fill 13 (97 %), so the pieces take longer; a GEMM that
+// fills its waves either way costs the same in pieces, less their launches.
+TEST(ComputeCost, AGemmInPiecesPaysEachPiecesWaves) {
+  const DeviceProfile& p = testing::h100();
+  models::Op fc1 = models::make_gemm("fc1", 4096, 13312, 16384, 1, 1, true);
+  const double whole = compute_cost(fc1, p).time_s;
+  fc1.pieces = 8;
+  const double pieces = compute_cost(fc1, p).time_s;
+  models::Op piece = models::make_gemm("fc1", 512, 13312, 16384, 1, 1, true);
+  EXPECT_DOUBLE_EQ(pieces, 8 * compute_cost(piece, p).time_s);
+  EXPECT_GT(pieces, 1.15 * whole);
+  models::Op even = models::make_gemm("even", 132 * 128 * 4, 256, 8192, 1, 2, false);
+  const double even_whole = compute_cost(even, p).time_s;
+  even.pieces = 4;
+  EXPECT_NEAR(compute_cost(even, p).time_s, even_whole + 3 * p.kernel_overhead_s,
+              1e-3 * even_whole);
+}
+
 // Expectation: gemm_latency_s is paid once by every GEMM call and by nothing else,
 // so it decides a tiny GEMM's time and hardly moves a large one's.
 TEST(ComputeCost, GemmLatencyIsPaidByGemmsOnly) {
