@@ -323,7 +323,8 @@ TEST_P(PublishedTable, WithinItsBounds) {
 
 INSTANTIATE_TEST_SUITE_P(Published, PublishedTable,
                          ::testing::Values("korthikanti2022-table5", "megatron-sc21-table1",
-                                           "megascale-table2", "megascale-table3", "megascale-moe"),
+                                           "megascale-table2", "megascale-table3", "megascale-moe",
+                                           "megatron-bridge-h100"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            std::string n = param.param;
                            for (char& c : n) {
