@@ -214,9 +214,9 @@ TEST(LayerProgram, ChunkedTensorOverlapRunsItsGemmsInPieces) {
     return out;
   };
   // Backward runs in reverse, data gradient before weight gradient.
-  EXPECT_EQ(pieces(s), (std::vector<std::string>{"qkv/8", "proj/4", "fc1/8", "fc2/4", "fc2/8",
-                                                 "fc2/1", "fc1/1", "fc1/1", "proj/8", "proj/1",
-                                                 "qkv/1", "qkv/1"}));
+  EXPECT_EQ(pieces(s),
+            (std::vector<std::string>{"qkv/8", "proj/4", "fc1/8", "fc2/4", "fc2/8", "fc2/1",
+                                      "fc1/1", "fc1/1", "proj/8", "proj/1", "qkv/1", "qkv/1"}));
   const auto whole = [&](const scenario::Scenario& sc) {
     for (const auto& name : pieces(sc)) {
       if (!name.ends_with("/1")) return false;
