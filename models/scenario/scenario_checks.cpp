@@ -356,6 +356,10 @@ void check_training_and_overlap(const Checker& c) {
   if (s.overlap.fused && p.tp == 1 && p.ep == 1) {
     c.warning("overlap.fused", "fusing communication with GEMMs has no effect with tp = ep = 1");
   }
+  // (A resolved scenario writes the default, delayed, whatever the precision.)
+  if (s.training.fp8_recipe != Fp8Recipe::delayed && s.training.precision != Precision::fp8) {
+    c.error("training.fp8_recipe", "scales fp8 GEMM inputs; training.precision is not fp8");
+  }
   if (s.training.all_to_all_precision != WirePrecision::bf16 && p.ep == 1) {
     c.warning("training.all_to_all_precision", "no expert all-to-all to compress with ep = 1");
   }

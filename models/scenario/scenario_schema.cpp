@@ -323,6 +323,15 @@ Schema<TrainingSpec> make_training_schema() {
       .choice("precision", &TrainingSpec::precision,
               {{"bf16", Precision::bf16}, {"fp16", Precision::fp16}, {"fp8", Precision::fp8}},
               D::value("bf16"), "GEMM precision; master weights and optimizer states are fp32")
+      .choice("fp8_recipe", &TrainingSpec::fp8_recipe,
+              {{"delayed", Fp8Recipe::delayed},
+               {"current", Fp8Recipe::current},
+               {"blockwise", Fp8Recipe::blockwise}},
+              D::value("delayed"),
+              "how fp8 GEMM inputs are scaled (Transformer Engine's recipes): delayed, from "
+              "earlier steps' amax (one read a cast); current, per tensor from its own amax "
+              "(a second read); blockwise, per 1 x 128 and 128 x 128 block (one read, scales "
+              "written); current and blockwise only with precision fp8")
       .boolean("fused_kernels", &TrainingSpec::fused_kernels, D::value("true"),
                "FlashAttention (no score matrix in memory, causal work only) and fused "
                "norm and activation kernels; false for unfused attention as Megatron-LM ran "

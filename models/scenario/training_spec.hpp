@@ -10,6 +10,10 @@ namespace myriad::models::scenario {
 
 enum class Optimizer { adam, adamw, lamb, lion, sgd };
 enum class Precision { bf16, fp16, fp8 };
+// How fp8 tensors are scaled (Transformer Engine's recipes): from the amax history
+// of earlier steps, from each tensor's own amax (a second read), or per block of
+// 1 x 128 (activations) and 128 x 128 (weights) values as DeepSeek-V3 trained.
+enum class Fp8Recipe { delayed, current, blockwise };
 // What a collective carries on the wire (communication compression).
 enum class WirePrecision { fp32, bf16, fp8 };
 
@@ -29,6 +33,7 @@ struct TrainingSpec {
   double tokens = 0;  // tokens to train on
   Optimizer optimizer = Optimizer::adamw;
   Precision precision = Precision::bf16;
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   bool fused_kernels = true;  // FlashAttention and fused norm/activation kernels
   // Expert all-to-alls: bf16, or fp8 (quantized before, dequantized after).
   WirePrecision all_to_all_precision = WirePrecision::bf16;

@@ -42,19 +42,35 @@ Dims dims(const ModelSpec& m, const ShardShape& sh) {
 
 // fp8 GEMMs (Transformer Engine) take their inputs in fp8: one cast-transpose
 // kernel per GEMM reads the bf16 input and writes it in fp8 twice (as is, and
-// transposed for the weight gradient), taking its amax on the way: 4 bytes an
-// element; backward does the same for the output gradient. Left out: weights,
-// cast once per step rather than per micro-batch, and the per-step amax history
-// and scale update (a few kernels over a few numbers per tensor).
+// transposed for the weight gradient): 4 bytes an element; backward does the same
+// for the output gradient. With delayed scaling the scale is the amax history's and
+// the cast takes the amax on the way; with current scaling the tensor's own amax
+// comes first, a second read of its 2 bytes ("quantization ... requires reading
+// the tensor twice", Transformer Engine's FP8 Current Scaling guide); blockwise
+// scaling takes each block's amax in the one read and writes a 4-byte scale per
+// 128 values for each of the two copies. Left out: weights, cast once per step
+// rather than per micro-batch, and the per-step amax history and scale update (a
+// few kernels over a few numbers per tensor).
 constexpr std::string_view kFp8Cast = "fp8.cast";
-constexpr double kFp8CastBytes = 4;
 
-void add_fp8_casts(Phase& p) {
+double fp8_cast_bytes(scenario::Fp8Recipe recipe) {
+  switch (recipe) {
+    case scenario::Fp8Recipe::current:
+      return 4 + kAct;
+    case scenario::Fp8Recipe::blockwise:
+      return 4 + 2 * 4.0 / 128;
+    case scenario::Fp8Recipe::delayed:
+      break;
+  }
+  return 4;
+}
+
+void add_fp8_casts(Phase& p, double cast_bytes) {
   std::vector<Op> ops;
   for (const Op& op : p.ops) {
     if (op.cls == OpClass::gemm && op.fp8) {
       ops.push_back(
-          make_elementwise(kFp8Cast, kFp8CastBytes * op.gemm.m * op.gemm.k * op.gemm.batch));
+          make_elementwise(kFp8Cast, cast_bytes * op.gemm.m * op.gemm.k * op.gemm.batch));
     }
     ops.push_back(op);
   }
@@ -315,7 +331,7 @@ void parallel_block(Phase& p, const ModelSpec& m, const Dims& d, const ShardShap
 // Backward of a forward phase: two GEMMs per GEMM (input and weight gradients),
 // attention backward as FlashAttention runs it (attention_backward_of),
 // memory-bound ops moving twice their bytes, and mirrored collectives.
-Phase backward_of(const Phase& fwd) {
+Phase backward_of(const Phase& fwd, double cast_bytes) {
   Phase b;
   for (std::size_t i = fwd.ops.size(); i-- > 0;) {  // backward runs in reverse
     const Op& op = fwd.ops[i];
@@ -325,7 +341,7 @@ Phase backward_of(const Phase& fwd) {
         const auto& g = op.gemm;
         const double elem = op.fp8 ? 1.0 : kAct;
         if (op.fp8) {  // the output gradient, cast to fp8 for both backward GEMMs
-          b.ops.push_back(make_elementwise(kFp8Cast, kFp8CastBytes * g.m * g.n * g.batch));
+          b.ops.push_back(make_elementwise(kFp8Cast, cast_bytes * g.m * g.n * g.batch));
           b.ops.back().backward = true;
         }
         b.ops.push_back(make_gemm(op.name, g.m, g.k, g.n, g.batch, elem, op.fp8));  // dgrad
@@ -396,8 +412,8 @@ LayerProgram transformer_layer(const ModelSpec& m, const ShardShape& sh) {
       dense_mlp(lp.forward, m, d, sh);
     }
   }
-  if (sh.fp8) add_fp8_casts(lp.forward);
-  lp.backward = backward_of(lp.forward);
+  if (sh.fp8) add_fp8_casts(lp.forward, fp8_cast_bytes(sh.fp8_recipe));
+  lp.backward = backward_of(lp.forward, fp8_cast_bytes(sh.fp8_recipe));
   lp.recompute = recompute_of(lp.forward, m, d, sh);
   return lp;
 }
@@ -408,7 +424,7 @@ LayerProgram embedding(const ModelSpec& m, const ShardShape& sh) {
   // Vocabulary-parallel lookup: each TP rank fills its rows, then a reduction.
   lp.forward.ops.push_back(make_elementwise("embedding", 2 * d.tokens * d.h * kAct));
   tp_leave(lp.forward, "tp.embedding", d, sh);
-  lp.backward = backward_of(lp.forward);
+  lp.backward = backward_of(lp.forward, fp8_cast_bytes(sh.fp8_recipe));
   return lp;
 }
 
@@ -426,7 +442,7 @@ LayerProgram lm_head_and_loss(const ModelSpec& m, const ShardShape& sh) {
   // Vocabulary-parallel cross entropy in fp32: max, exp-sum and gradient passes over logits.
   lp.forward.ops.push_back(
       make_elementwise("loss", 3 * d.tokens * vocab_local * 4, 6 * d.tokens * vocab_local));
-  Phase bwd = backward_of(lp.forward);
+  Phase bwd = backward_of(lp.forward, fp8_cast_bytes(sh.fp8_recipe));
   lp.backward = std::move(bwd);
   return lp;
 }
@@ -448,6 +464,7 @@ ShardShape shard_shape(const scenario::Scenario& s) {
   sh.a2a_fp8 = s.training.all_to_all_precision == scenario::WirePrecision::fp8;
   sh.fused = s.training.fused_kernels;
   sh.fp8 = s.training.precision == scenario::Precision::fp8;
+  sh.fp8_recipe = s.training.fp8_recipe;
   sh.recompute = s.parallelism.recompute;
   sh.tp_chunked = s.overlap.tp && !s.overlap.fused && sh.tp > 1 && sh.sp;
   return sh;

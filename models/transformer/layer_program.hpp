@@ -34,6 +34,7 @@ struct ShardShape {
   bool a2a_fp8 = false;  // expert all-to-alls carry fp8
   bool fused = true;     // flash attention and fused norm/activation kernels
   bool fp8 = false;      // GEMMs on fp8 tensor cores
+  scenario::Fp8Recipe fp8_recipe = scenario::Fp8Recipe::delayed;
   // Tensor-parallel collectives overlapped chunk by chunk (overlap.tp with sp, not
   // fused): the GEMMs beside them run in pieces (tp_pieces).
   bool tp_chunked = false;

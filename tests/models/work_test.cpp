@@ -233,6 +233,40 @@ TEST(LayerProgram, ChunkedTensorOverlapRunsItsGemmsInPieces) {
   EXPECT_TRUE(whole(s));
 }
 
+// Expectation: the fp8 recipe sets what each cast reads and writes: delayed scaling
+// 4 bytes an element (a 2-byte read, two 1-byte copies), current scaling a second
+// 2-byte read for its amax, blockwise a 4-byte scale per 128 values in each copy;
+// the GEMMs are the same; the recipe is refused without fp8.
+TEST(LayerProgram, Fp8RecipesCastWithTheirReads) {
+  const std::string text =
+      "cluster: {preset: llama3-like, gpus: 8}\nmodel: {preset: llama3-8b}\n"
+      "parallelism: {tp: 8, global_batch: 8}\ntraining: {precision: fp8";
+  const auto casts = [&](const std::string& recipe) {
+    const auto s = load(text + (recipe.empty() ? "" : ", fp8_recipe: " + recipe) + "}\n");
+    const LayerProgram lp = transformer_layer(s.model, shard_shape(s));
+    double bytes = 0;
+    for (const Phase* phase : {&lp.forward, &lp.backward}) {
+      for (const auto& op : phase->ops) bytes += op.name == "fp8.cast" ? op.bytes : 0;
+    }
+    return bytes;
+  };
+  const double delayed = casts("");
+  EXPECT_GT(delayed, 0);
+  EXPECT_DOUBLE_EQ(casts("delayed"), delayed);
+  EXPECT_DOUBLE_EQ(casts("current"), delayed * 6 / 4);
+  EXPECT_DOUBLE_EQ(casts("blockwise"), delayed * (4 + 8.0 / 128) / 4);
+  try {
+    (void)load("cluster: {preset: llama3-like, gpus: 8}\nmodel: {preset: llama3-8b}\n"
+               "parallelism: {tp: 8, global_batch: 8}\ntraining: {fp8_recipe: current}\n");
+    ADD_FAILURE() << "accepted";
+  } catch (const scenario::ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "training.fp8_recipe: scales fp8 GEMM inputs; training.precision is not fp8"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // Expectation: norms and activations name the kernel the model runs, in the
 // families calibration measures, forward and backward ("norm.rms.bwd").
 TEST(LayerProgram, NormsAndActivationsNameTheirKernels) {
