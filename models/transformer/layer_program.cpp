@@ -69,8 +69,7 @@ void add_fp8_casts(Phase& p, double cast_bytes) {
   std::vector<Op> ops;
   for (const Op& op : p.ops) {
     if (op.cls == OpClass::gemm && op.fp8) {
-      ops.push_back(
-          make_elementwise(kFp8Cast, cast_bytes * op.gemm.m * op.gemm.k * op.gemm.batch));
+      ops.push_back(make_elementwise(kFp8Cast, cast_bytes * op.gemm.m * op.gemm.k * op.gemm.batch));
     }
     ops.push_back(op);
   }

@@ -256,8 +256,9 @@ TEST(LayerProgram, Fp8RecipesCastWithTheirReads) {
   EXPECT_DOUBLE_EQ(casts("current"), delayed * 6 / 4);
   EXPECT_DOUBLE_EQ(casts("blockwise"), delayed * (4 + 8.0 / 128) / 4);
   try {
-    (void)load("cluster: {preset: llama3-like, gpus: 8}\nmodel: {preset: llama3-8b}\n"
-               "parallelism: {tp: 8, global_batch: 8}\ntraining: {fp8_recipe: current}\n");
+    (void)load(
+        "cluster: {preset: llama3-like, gpus: 8}\nmodel: {preset: llama3-8b}\n"
+        "parallelism: {tp: 8, global_batch: 8}\ntraining: {fp8_recipe: current}\n");
     ADD_FAILURE() << "accepted";
   } catch (const scenario::ScenarioError& e) {
     EXPECT_NE(std::string(e.what()).find(
