@@ -11,6 +11,7 @@
 #include "models/scenario/loader.hpp"
 #include "models/transformer/model_stats.hpp"
 #include "myriad_source_paths.hpp"
+#include "tests/models/published_layouts.hpp"
 
 namespace myriad::models {
 namespace {
@@ -416,14 +417,7 @@ parallelism: {tp: 8, global_batch: 64}
 // ZeRO-3's gathered unit follows too (FitRemedies.EachSavesMemoryAndSaysWhatItCosts:
 // the 405B below fits as it ran, and not with fp32 buffers).
 TEST(Memory, GradientsInTheirReductionsPrecision) {
-  auto s = load(R"(
-cluster: {preset: llama3-like, gpu: H100, gpus: 1024}
-model: {preset: llama3-405b}
-parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 8, cp: 2, embedding_as_layer: true,
-              loss_as_layer: true, global_batch: 512, zero: 1}
-overlap: {tp: true, pp: true, dp: true}
-training: {precision: fp8}
-)");
+  auto s = load(myriad::testing::kLlama405bMegatronBridge);
   ASSERT_EQ(s.training.gradient_precision, scenario::WirePrecision::bf16);  // fp8's default
   const StepPlan plan = plan_step(s);
   const MemoryBreakdown half = memory_per_gpu(s, plan);

@@ -14,6 +14,7 @@
 #include "sim/analytic/validation_suite.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "tests/models/published_layouts.hpp"
 #include "tests/sim/shipped.hpp"
 
 namespace myriad::sim {
@@ -272,14 +273,7 @@ TEST(Estimate, RunsOnEveryExampleWithItsGpusProfile) {
 // saves nothing and is not offered; full recomputation fits and slows the step;
 // ZeRO 3 from the distributed optimizer; a micro-batch of 2 may be halved.
 TEST(FitRemedies, EachSavesMemoryAndSaysWhatItCosts) {
-  auto s = models::scenario::load_scenario_text(R"(
-cluster: {preset: llama3-like, gpu: H100, gpus: 1024}
-model: {preset: llama3-405b}
-parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 8, cp: 2, embedding_as_layer: true,
-              loss_as_layer: true, global_batch: 512, zero: 1}
-overlap: {tp: true, pp: true, dp: true}
-training: {precision: fp8}
-)",
+  auto s = models::scenario::load_scenario_text(myriad::testing::kLlama405bMegatronBridge,
                                                 "fit.yaml", kShipped);
   EXPECT_TRUE(estimate(s, testing::h100()).fits);  // bf16 gradients, as it ran
   s.training.gradient_precision = models::scenario::WirePrecision::fp32;
