@@ -7,7 +7,8 @@
 //     a clock per SM against 4,096 bf16 tensor FLOPs on Hopper, CUDA C++
 //     Programming Guide's throughput table), which the kernel hides only in part
 //     and which does not shrink with the head dim while the products do: the
-//     profile gives its share of the time at head dim 128;
+//     profile gives its share of the time at head dim 128, at most 1 - the
+//     efficiency (the products no faster than the tensor cores' peak);
 //   - each row of query tiles' fixed work (loading Q, writing O and its
 //     statistics; the backward's dQ), worth `row_tiles` key tiles;
 //   - the causal diagonal: each diagonal tile computes all of its scores for half

@@ -86,6 +86,20 @@ void check_attention_shape(DeviceProfile& p, std::vector<std::string>& problems)
     if (!p.parameters.contains(std::string(key))) missing.push_back(key);
   }
   p.attention_shape = missing.empty();
+  // The matrix products cannot run above the tensor cores' peak: at head dim 128
+  // they take 1 - share of the time, at least the efficiency's worth of it.
+  if (p.attention_shape) {
+    const auto check = [&](std::string_view dir, double efficiency, double share) {
+      if (efficiency > 1 - share + 1e-9) {
+        problems.push_back(fmt::format(
+            "parameters.attention_{}_efficiency: {} is above 1 - attention_{}_softmax_share "
+            "({}): the matrix products alone would run above the tensor cores' peak",
+            dir, efficiency, dir, 1 - share));
+      }
+    };
+    check("fwd", p.attention_fwd_efficiency, p.attention_fwd_softmax_share);
+    check("bwd", p.attention_bwd_efficiency, p.attention_bwd_softmax_share);
+  }
   if (!missing.empty() && missing.size() < std::size(kKeys)) {
     problems.push_back(fmt::format(
         "parameters: the attention shape parameters go together; missing {} (or give none of "
