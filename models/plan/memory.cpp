@@ -126,16 +126,18 @@ namespace {
 // computing and the next one, whose all-gather runs beside it (PyTorch's FSDP
 // notes, docs.pytorch.org/docs/stable/notes/fsdp.html: layer k+1's all-gather
 // overlaps layer k's compute; its rate limiter, limit_all_gathers, on by default,
-// keeps further layers from being gathered early), in 16 bits, and the gradients
-// of the unit being reduce-scattered, in the gradient buffer's precision. A
-// unit is a layer, or the embedding or the head where a stage holds a larger one.
+// keeps further layers from being gathered early), in 16 bits. ZeRO-2 and -3 also
+// hold the gradients of the unit being reduce-scattered, whole, in the gradient
+// buffer's precision (DeepSpeed's stage 2 fills a bucket of them before it
+// reduces). A unit is a layer, or the embedding or the head where a stage holds
+// a larger one.
 void add_gathered(const scenario::Scenario& s, const StepPlan& plan, int stage,
                   MemoryBreakdown& b) {
-  if (s.parallelism.zero < 3 || plan.dense_dp <= 1) return;
+  if (s.parallelism.zero < 2 || plan.dense_dp <= 1) return;
   double unit = plan.params_per_layer;
   if (stage == 0) unit = std::max(unit, plan.embedding_params);
   if (stage == s.parallelism.pp - 1) unit = std::max(unit, plan.head_params);
-  b.weights += 2 * unit * 2;
+  if (s.parallelism.zero >= 3) b.weights += 2 * unit * 2;
   b.gradients += unit * gradient_bytes(s);
 }
 

@@ -73,15 +73,22 @@ DpShares dp_shares(const scenario::Scenario& s, const StepPlan& plan) {
   return d;
 }
 
-// ZeRO-3 (FSDP) holds a 1/(dp x cp) shard of each layer's parameters and gathers
-// the layer whole before each use: in every micro-batch's forward, and again in
-// its backward (with recomputation, that gather serves both); the backward then
-// reduce-scatters the layer's gradients into the shards, micro-batch by
-// micro-batch (Rajbhandari et al., ZeRO, SC'20 s5.3: "parameters ... broadcast
-// ... during the forward and backward"; Zhao et al., PyTorch FSDP, VLDB'23 s3:
+// ZeRO-2 and ZeRO-3 (FSDP) hold the gradients as 1/(dp x cp) shards, so they
+// cannot be summed over the micro-batches in place: each micro-batch's backward
+// reduce-scatters the layer's gradients into the shards as they are made
+// (Rajbhandari et al., ZeRO, SC'20 s5.2: "as each gradient of each layer becomes
+// available during the backward propagation, we only reduce them on the data
+// parallel process responsible for updating the corresponding parameters";
+// DeepSpeed's stage 2 reduces at every micro-step, stage 1 only at the
+// accumulation boundary, DeepSpeed PR 7366). ZeRO-3 also holds a shard of each
+// layer's parameters and gathers the layer whole before each use: in every
+// micro-batch's forward, and again in its backward (with recomputation, that
+// gather serves both) (ZeRO s5.3; Zhao et al., PyTorch FSDP, VLDB'23 s3:
 // all-gather before forward and backward, reduce-scatter after backward). They
-// are the layer program's collectives, on the dp group.
-void plan_zero3(const scenario::Scenario& s, StepPlan& plan) {
+// are the layer program's collectives, on the dp group; ZeRO-2 gathers the
+// updated parameters once a step (plan_dp).
+void plan_sharded_gradients(const scenario::Scenario& s, StepPlan& plan) {
+  const bool gathers = s.parallelism.zero >= 3;
   const DpShares share = dp_shares(s, plan);
   const double expert = plan.expert_params_per_layer;
   const double dense = plan.params_per_layer - expert;
@@ -93,8 +100,10 @@ void plan_zero3(const scenario::Scenario& s, StepPlan& plan) {
   const auto add = [&](LayerProgram& lp, double params, double grads,
                        std::array<std::string_view, 3> names) {
     if (params <= 0) return;
-    lp.forward.comms.push_back({names[0], CollectiveKind::all_gather, GroupKind::dp, params});
-    lp.backward.comms.push_back({names[1], CollectiveKind::all_gather, GroupKind::dp, params});
+    if (gathers) {
+      lp.forward.comms.push_back({names[0], CollectiveKind::all_gather, GroupKind::dp, params});
+      lp.backward.comms.push_back({names[1], CollectiveKind::all_gather, GroupKind::dp, params});
+    }
     lp.backward.comms.push_back({names[2], CollectiveKind::reduce_scatter, GroupKind::dp, grads});
   };
   add(plan.layer, layer_params, layer_grads, {"dp.params", "dp.params.bwd", "dp.grads"});
@@ -109,10 +118,8 @@ void plan_zero3(const scenario::Scenario& s, StepPlan& plan) {
 
 void plan_dp(const scenario::Scenario& s, StepPlan& plan) {
   if (plan.dp == 1) return;
-  if (s.parallelism.zero == 3) {
-    plan_zero3(s, plan);
-    return;
-  }
+  if (s.parallelism.zero >= 2) plan_sharded_gradients(s, plan);
+  if (s.parallelism.zero == 3) return;
   const double expert = plan.expert_params_at_max;
   const double dense = plan.params_max - expert;
   const DpShares share = dp_shares(s, plan);
@@ -126,7 +133,9 @@ void plan_dp(const scenario::Scenario& s, StepPlan& plan) {
     plan.dp_comms.push_back({"dp.grads", CollectiveKind::all_reduce, GroupKind::dp, grads});
     return;
   }
-  plan.dp_comms.push_back({"dp.grads", CollectiveKind::reduce_scatter, GroupKind::dp, grads});
+  if (s.parallelism.zero == 1) {
+    plan.dp_comms.push_back({"dp.grads", CollectiveKind::reduce_scatter, GroupKind::dp, grads});
+  }
   plan.dp_comms.push_back({"dp.params", CollectiveKind::all_gather, GroupKind::dp, params});
 }
 
@@ -212,9 +221,9 @@ StepPlan plan_step(const scenario::Scenario& s) {
   const bool own_head = !m.tied_embeddings || p.pp > 1;
   plan.params_last_stage =
       plan.last_stage_layers * per_layer + m.hidden + (own_head ? vocab_rows : 0);
-  if (p.pp == 1)
+  if (p.pp == 1)  // the final norm too, as the last stage holds it with pipelining
     plan.params_first_stage = plan.params_last_stage =
-        m.layers * per_layer + vocab_rows * (m.tied_embeddings ? 1 : 2);
+        m.layers * per_layer + vocab_rows * (m.tied_embeddings ? 1 : 2) + m.hidden;
   if (p.pp > 2) plan.params_middle_stage = plan.layers_per_stage * per_layer;
   plan.params_max =
       std::max({plan.params_first_stage, plan.params_last_stage, plan.params_middle_stage});

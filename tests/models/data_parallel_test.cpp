@@ -91,6 +91,44 @@ TEST(DataParallel, ZeroThreeGathersEveryLayerInEveryMicroBatch) {
   EXPECT_DOUBLE_EQ(embedding->bytes, 128256.0 * 16384 / 8 * 2);
 }
 
+// Expectation: ZeRO-2 holds 1/(dp x cp) of the gradients, so it cannot sum them
+// over the micro-batches in place: every micro-batch's backward reduce-scatters
+// each layer's gradients (fp32, the bytes ZeRO-1 reduces once a step, layer by
+// layer), and the updated parameters (bf16) are gathered once a step. Its memory
+// holds the shards and one unit's gradients whole, ZeRO-1's the whole buffer.
+TEST(DataParallel, ZeroTwoReducesEveryMicroBatch) {
+  const auto s = llama405("tp: 8, pp: 8, zero: 2");
+  ASSERT_GT(s.parallelism.micro_batches(), 1);
+  const StepPlan plan = plan_step(s);
+  ASSERT_EQ(plan.dp_comms.size(), 1U);
+  EXPECT_EQ(plan.dp_comms[0].kind, CollectiveKind::all_gather);
+  EXPECT_DOUBLE_EQ(plan.dp_comms[0].bytes, plan.params_max * 2);
+  EXPECT_EQ(find_named(plan.layer.forward.comms, "dp.params"), nullptr);
+  EXPECT_EQ(find_named(plan.layer.backward.comms, "dp.params.bwd"), nullptr);
+  const Collective* grads = find_named(plan.layer.backward.comms, "dp.grads");
+  ASSERT_NE(grads, nullptr);
+  EXPECT_EQ(grads->kind, CollectiveKind::reduce_scatter);
+  EXPECT_EQ(grads->group, GroupKind::dp);
+  EXPECT_DOUBLE_EQ(grads->bytes, plan.params_per_layer * 4);
+  ASSERT_NE(find_named(plan.embedding.backward.comms, "dp.grads.embedding"), nullptr);
+  ASSERT_NE(find_named(plan.head.backward.comms, "dp.grads.head"), nullptr);
+
+  auto zero1 = s;
+  zero1.parallelism.zero = 1;
+  const StepPlan once = plan_step(zero1);
+  ASSERT_EQ(once.dp_comms.size(), 2U);
+  EXPECT_TRUE(once.layer.backward.comms.empty() ||
+              find_named(once.layer.backward.comms, "dp.grads") == nullptr);
+  const int middle = 3;
+  const MemoryBreakdown sharded = stage_memory(s, plan, middle);
+  const MemoryBreakdown whole = stage_memory(zero1, once, middle);
+  const double stage_params = plan.params_middle_stage;
+  EXPECT_NEAR(whole.gradients, stage_params * 4, 1e-9 * whole.gradients);
+  EXPECT_NEAR(sharded.gradients, stage_params * 4 / plan.dense_dp + plan.params_per_layer * 4,
+              1e-9 * sharded.gradients);
+  EXPECT_DOUBLE_EQ(sharded.weights, whole.weights);
+}
+
 // Expectation: ZeRO-3's memory holds the shards and what is gathered: two units
 // whole in bf16 (computing, and the next one arriving) and one unit's fp32
 // gradients. At tp 8 a layer (about 3.2e9 / 8 parameters) outweighs the

@@ -102,17 +102,19 @@ TEST(StepEngine, AgreesWithTheAnalyticEngineWithinOnePercent) {
 }
 
 // Expectation: the two engines agree within 1% on ZeRO-3's layer gathers and
-// reductions (every micro-batch's, in the layers' passes) and on the gradients of
-// cp ranks on different nodes (tp 8 x cp 2: a rank group of two nodes, each cp
-// rank reducing all its gradients).
-TEST(StepEngine, AgreesOnZeroThreeAndContextParallelGradients) {
+// reductions and ZeRO-2's reductions (every micro-batch's, in the layers' passes)
+// and on the gradients of cp ranks on different nodes (tp 8 x cp 2: a rank group
+// of two nodes, each cp rank reducing all its gradients).
+TEST(StepEngine, AgreesOnShardedGradientsAndContextParallelGradients) {
   auto zero3 = llama8b_tp2(32, 2, true);
   zero3.parallelism.zero = 3;
+  auto zero2 = zero3;
+  zero2.parallelism.zero = 2;
   auto cp = llama8b_tp2(64, 1, true);
   cp.parallelism.tp = 8;
   cp.parallelism.cp = 2;
   cp.parallelism.dp = 4;
-  for (const auto& s : {zero3, cp}) {
+  for (const auto& s : {zero3, zero2, cp}) {
     const double analytic = estimate(s, a100()).step_time_s;
     const double simulated = simulate_in_child(s);
     ASSERT_GT(simulated, 0);
@@ -136,6 +138,35 @@ TEST(Estimate, ZeroThreeGathersPerMicroBatch) {
                                  [](const auto& c) { return c.name == "dp.params"; });
     ASSERT_NE(it, r.collectives.end());
     EXPECT_DOUBLE_EQ(it->per_step, 32.0 * m);
+  }
+}
+
+// Expectation: ZeRO-2 reduce-scatters every micro-batch's gradients, ZeRO-1 once a
+// step: with one micro-batch they move the same bytes and the steps are within
+// 1 %; with 16 the reductions are 16 times ZeRO-1's and the step is slower.
+TEST(Estimate, ZeroTwoReducesPerMicroBatch) {
+  const auto dp_traffic = [](const StepReport& r) {
+    double bytes = 0;
+    for (const auto& c : r.collectives) {
+      if (c.group == "dp" && c.name.starts_with("dp.grads")) bytes += c.bytes * c.per_step;
+    }
+    return bytes;
+  };
+  for (const int m : {1, 16}) {
+    auto s = llama8b_tp2(8, 1, true);
+    s.parallelism.global_batch = 4 * m;
+    s.parallelism.dp = 4;
+    s.parallelism.zero = 1;
+    const StepReport once = estimate(s, a100(), Detail::full);
+    s.parallelism.zero = 2;
+    const StepReport every = estimate(s, a100(), Detail::full);
+    ASSERT_EQ(s.parallelism.micro_batches(), m);
+    EXPECT_NEAR(dp_traffic(every) / dp_traffic(once), m, 1e-6 * m) << "m " << m;
+    if (m == 1) {
+      EXPECT_NEAR(every.step_time_s / once.step_time_s, 1.0, 0.01);
+    } else {
+      EXPECT_GT(every.step_time_s, once.step_time_s);
+    }
   }
 }
 
