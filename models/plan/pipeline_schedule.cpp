@@ -128,17 +128,23 @@ ScheduleGraph schedule_graph(int pp, int v, int m) {
   g.virtual_stages = v;
   g.micro_batches = m;
   g.nodes.reserve(total);
-  g.first_forward.assign(static_cast<std::size_t>(v), -1);
-  g.last_backward.assign(static_cast<std::size_t>(v), -1);
+  g.role.assign(total, 0);
+  std::vector<int> last_of_slot(static_cast<std::size_t>(g.slots()), -1);
   for (const int i : order) {
     ScheduleGraph::Node n = nodes[static_cast<std::size_t>(i)];
     if (n.input >= 0) n.input = position[static_cast<std::size_t>(n.input)];
     const auto at = static_cast<int>(g.nodes.size());
-    if (n.stage == 0 && n.slot < v && g.first_forward[static_cast<std::size_t>(n.slot)] < 0) {
-      g.first_forward[static_cast<std::size_t>(n.slot)] = at;
-    }
-    if (n.stage == 0 && n.slot >= v) g.last_backward[static_cast<std::size_t>(n.slot - v)] = at;
+    int& seen = last_of_slot[n.slot];
+    const bool forward = (n.slot / v) % 2 == 0;
+    if (forward && seen < 0) g.role[static_cast<std::size_t>(at)] = ScheduleGraph::kFirstForward;
+    seen = at;
     g.nodes.push_back(n);
+  }
+  for (int slot = 0; slot < g.slots(); ++slot) {
+    const int at = last_of_slot[static_cast<std::size_t>(slot)];
+    if ((slot / v) % 2 == 1 && at >= 0) {
+      g.role[static_cast<std::size_t>(at)] = ScheduleGraph::kLastBackward;
+    }
   }
   return g;
 }

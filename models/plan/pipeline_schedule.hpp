@@ -57,10 +57,12 @@ struct ScheduleGraph {
   int virtual_stages = 1;
   int micro_batches = 1;
   std::vector<Node> nodes;
-  // The first stage's first forward and last backward of each chunk: the nodes
-  // (indices into `nodes`) its data-parallel gathers and reductions follow.
-  std::vector<int> first_forward;  // [chunk]
-  std::vector<int> last_backward;  // [chunk]
+  // Per node, on every stage: whether it is its chunk's first forward there
+  // (kFirstForward) or its last backward (kLastBackward), where the data-parallel
+  // gathers and reductions of that chunk meet the passes.
+  static constexpr std::uint8_t kFirstForward = 1;
+  static constexpr std::uint8_t kLastBackward = 2;
+  std::vector<std::uint8_t> role;
   [[nodiscard]] int slots() const { return 2 * pp * virtual_stages; }
   // Whether a pass of this kind sends its output to another stage (a pipeline
   // transfer): all but the head's forward and the embedding's backward.

@@ -1,40 +1,31 @@
-// Exposed data-parallel time when its traffic overlaps the step (overlap.dp),
-// as Megatron-LM schedules it: the closed form of the analytic engine, which
-// the step engine plays as actors (sim/step/step_engine.cpp).
+// Exposed data-parallel time when its traffic overlaps the step (overlap.dp) on
+// a schedule of one model chunk a stage (1F1B, or one stage), as Megatron-LM
+// schedules it: the closed form of the analytic engine. An interleaved schedule
+// plays its stages' data-parallel streams pass by pass instead
+// (pipeline_with_dp); both follow dp_stream.hpp.
 #pragma once
-
-#include <span>
 
 namespace myriad::sim {
 
 // What hides data-parallel traffic (overlap.dp): the first stage's schedule, which
 // starts the step and ends it.
 struct DpWindows {
-  double forward = 0;        // one chunk's forward of one micro-batch
-  double backward = 0;       // one chunk's backward (and recomputation) of one micro-batch
-  double gather_stride = 0;  // from one chunk's first forward to the next's
-  double reduce_stride = 0;  // from one chunk's last backward to the previous chunk's
-  double buckets = 1;        // gradient buckets per chunk
-  double stages = 1;         // pipeline stages as slow as the slowest
-  // Where the schedule puts them (interleaved, from its longest path): chunk k's
-  // first forward from chunk 0's, and its last backward's end from chunk 0's
-  // (<= 0). Empty: k strides.
-  std::span<const double> gather_at;
-  std::span<const double> reduce_at;
+  double forward = 0;   // the first forward of one micro-batch
+  double backward = 0;  // the last backward (and recomputation) of one micro-batch
+  double buckets = 1;   // gradient buckets
+  double stages = 1;    // pipeline stages as slow as the slowest
 };
 
-// Exposed data-parallel time with overlap, as Megatron-LM overlaps it (for any
-// schedule), on one link that carries one collective after another.
-// Parameters are gathered chunk by chunk from the step's start: chunk 0's first
-// bucket before anything, its others beside its first forward; chunk k's before
-// its first forward, k strides in. Gradients are reduced chunk by chunk as the
-// last micro-batch's backwards make them: chunk k's (k > 0) once its last
-// backward ends, k strides before the last; chunk 0's bucket by bucket from the
-// end of its backward's first bucket, its last bucket after the backward. What
-// the step waits for is exposed; the rest hides beside compute, whose kernels
-// lose `share` of their rate to it. Every stage reduces beside its own last
-// backward, and the last micro-batch's backward passes through them all in turn:
-// that slowdown is paid once a stage (the step engine plays the same schedule).
+// Exposed data-parallel time with overlap, on one link that carries one
+// collective after another. The first bucket of parameters is gathered before
+// anything, the others beside the first forward, which waits for them. The
+// gradients are reduced as the last micro-batch's backward makes them: all
+// buckets but the last from the end of the backward's first bucket, the last
+// after it. What the step waits for is exposed; the rest hides beside compute,
+// whose kernels lose `share` of their rate to it. Every stage reduces beside its
+// own last backward, and the last micro-batch's backward passes through them all
+// in turn: that slowdown is paid once a stage as slow as the slowest (the step
+// engine plays the same schedule).
 // What data-parallel traffic costs the step: the time it waits for the link, and
 // the compute that traffic beside it slows, on the stage that ends the step
 // (compute) and on the others, reaching it as waits (bubble).
@@ -44,6 +35,6 @@ struct DpCost {
   double bubble = 0;
 };
 
-DpCost exposed_dp(double gather, double reduce, double v, const DpWindows& w, double share);
+DpCost exposed_dp(double gather, double reduce, const DpWindows& w, double share);
 
 }  // namespace myriad::sim

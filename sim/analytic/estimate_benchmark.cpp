@@ -57,11 +57,36 @@ void BM_PipelineMakespan8x6x32(benchmark::State& state) {
       static_cast<double>(state.iterations() * graph.nodes.size()), benchmark::Counter::kIsRate);
 }
 
+// The same with each stage's data-parallel stream beside it (overlap.dp): chunk
+// gathers as long as 6 forwards at the start, reductions as long as 5 backwards
+// a chunk at the end, taking 20 % of the compute rate.
+void BM_PipelineWithDp8x6x32(benchmark::State& state) {
+  const auto& graph = myriad::sim::cached_schedule_graph(8, 6, 32);
+  std::vector<double> durations(static_cast<std::size_t>(graph.slots()));
+  for (std::size_t k = 0; k < durations.size(); ++k)
+    durations[k] = 1.0 + 0.01 * static_cast<double>(k);
+  myriad::sim::DpStream dp;
+  dp.buckets = 4;
+  dp.first_gather = {0.25 / 6, 1.5};
+  dp.first_rest = {0.75 / 6, 4.5};
+  dp.chunk_gather = {1.0 / 6, 6};
+  dp.early_reduce = {0.75 / 6, 7.5};
+  dp.last_reduce = {0.25 / 6, 2.5};
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(myriad::sim::pipeline_with_dp(graph, durations, {0.05, true}, dp,
+                                                           static_cast<double>(state.range(0)) / 10)
+                                 .end);
+  }
+  state.counters["passes_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * graph.nodes.size()), benchmark::Counter::kIsRate);
+}
+
 BENCHMARK(BM_Estimate175B12288);
 BENCHMARK(BM_EstimateSummary175B12288);
 BENCHMARK(BM_EstimateMoE352B240);
 BENCHMARK(BM_EstimateSummaryMoE352B240);
 BENCHMARK(BM_PipelineMakespan8x6x32);
+BENCHMARK(BM_PipelineWithDp8x6x32)->Arg(0)->Arg(2);
 
 }  // namespace
 

@@ -400,20 +400,15 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   // starts, and the last one's backward as many after it ends.
   const double in_flight = s.overlap.pp ? 2 * (pp - 1) * p2p : 0;
   double bubble = (pp * mean - critical.total()) / v + in_flight;
-  // Interleaved: where the first stage's chunks start and end (kept per thread:
-  // a search asks for hundreds of thousands of estimates).
-  thread_local PipelineMarks marks;
-  marks.first_forward_start.clear();
-  marks.last_backward_end.clear();
-  if (plan.virtual_stages > 1) {
-    const auto passes = [](const StageTime& t) {
-      return PassTimes{t.forward, t.total() - t.forward};
-    };
+  const auto pass_times_of = [](const StageTime& t) {
+    return PassTimes{t.forward, t.total() - t.forward};
+  };
+  if (plan.virtual_stages > 1 && !s.overlap.dp) {
     // Interleaved, the chunks that hold the embedding and the head pace the
     // schedule's rounds, and buffering between stages absorbs part of it: the
     // pipeline's time is the longest path through the schedule's passes.
-    bubble = interleaved_pipeline_time(plan, passes(layer), passes(embedding), passes(head),
-                                       {p2p, s.overlap.pp}, &marks) -
+    bubble = interleaved_pipeline_time(plan, pass_times_of(layer), pass_times_of(embedding),
+                                       pass_times_of(head), {p2p, s.overlap.pp}) -
              m * critical.total();
   }
 
@@ -428,22 +423,33 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   pricer.set_reductions_together(pp > 1 && reduce_alone > stagger);
   double dp_gather = 0;
   double dp_reduce = 0;
+  thread_local std::vector<CommCost> dp_costs;
+  dp_costs.clear();
   for (const auto& c : plan.dp_comms) {
-    const double t = pricer.price(c, 1).time_s;
-    (c.kind == models::CollectiveKind::all_gather ? dp_gather : dp_reduce) += t;
+    dp_costs.push_back(pricer.price(c, 1));
+    (c.kind == models::CollectiveKind::all_gather ? dp_gather : dp_reduce) +=
+        dp_costs.back().time_s;
   }
   DpCost dp{dp_gather + dp_reduce};
-  if (s.overlap.dp) {
-    // The first stage starts the step and ends it: its first chunk's first forward
-    // waits for its parameters, its first chunk's last backward makes the last gradients.
-    // forward and backward, as tasks run
+  if (s.overlap.dp && plan.virtual_stages > 1) {
+    // Interleaved: the schedule's passes played with each stage's data-parallel
+    // stream beside them, as the step program runs them (pipeline_with_dp).
+    const auto& graph = cached_schedule_graph(plan.pp, plan.virtual_stages, plan.micro_batches);
+    const DpPlay play = pipeline_with_dp(
+        graph,
+        interleaved_durations(plan, pass_times_of(layer), pass_times_of(embedding),
+                              pass_times_of(head)),
+        {p2p, s.overlap.pp},
+        dp_stream(plan.dp_comms, dp_costs, plan.virtual_stages, dp_buckets_per_chunk(plan)),
+        profile.overlap_compute_share());
+    // Waits for the link and the compute it slowed on the stage that ends the
+    // step; the rest of what the traffic costs is the others' delay (bubble).
+    dp = {play.waited, play.slowed, 0};
+    bubble = play.end - m * critical.total() - play.waited - play.slowed;
+  } else if (s.overlap.dp) {
+    // One chunk a stage: the first stage starts the step and ends it, its first
+    // forward waits for its parameters, its last backward makes the last gradients.
     const double passes = first.total() - first.comm[GroupKind::pp];
-    // Chunk by chunk, p passes apart (the interleaved schedule's groups of p
-    // micro-batches); the first stage's idle time is in its cool-down, among the
-    // backwards Megatron-LM leaves for it: 2 (p - 1) + (v - 1) p of them.
-    const double forward = first.forward / v;
-    const double backward = (passes - first.forward) / v;
-    const double cool_down = std::min(m * v, 2 * (pp - 1) + (v - 1) * pp);
     // The stages as slow as the slowest pass the last micro-batch's backward on at
     // once; a faster one has slack that absorbs a slowdown.
     int alike = 0;
@@ -452,27 +458,9 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
     }
     if (plan.first_stage_layers == critical_layers) ++alike;
     if (pp > 1 && plan.last_stage_layers == critical_layers) ++alike;
-    DpWindows w{forward,
-                backward,
-                pp * forward,
-                pp * (backward + (cool_down > 0 ? bubble / cool_down : 0)),
-                dp_buckets_per_chunk(plan),
-                static_cast<double>(std::max(1, alike)),
-                {},
-                {}};
-    // Interleaved, where the schedule's longest path puts each chunk's first
-    // forward and last backward on the first stage, not k strides apart.
-    thread_local std::vector<double> gather_at;
-    thread_local std::vector<double> reduce_at;
-    gather_at.clear();
-    reduce_at.clear();
-    for (std::size_t k = 0; k < marks.last_backward_end.size(); ++k) {
-      gather_at.push_back(marks.first_forward_start[k] - marks.first_forward_start[0]);
-      reduce_at.push_back(marks.last_backward_end[k] - marks.last_backward_end[0]);
-    }
-    w.gather_at = gather_at;
-    w.reduce_at = reduce_at;
-    dp = exposed_dp(dp_gather, dp_reduce, v, w, profile.overlap_compute_share());
+    const DpWindows w{first.forward, passes - first.forward, dp_buckets_per_chunk(plan),
+                      static_cast<double>(std::max(1, alike))};
+    dp = exposed_dp(dp_gather, dp_reduce, w, profile.overlap_compute_share());
   }
   const double opt = optimizer_time(s, plan, profile);
 

@@ -9,7 +9,7 @@
 namespace myriad::sim {
 
 double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const double> durations,
-                         PipelineTransfer transfer, PipelineMarks* marks) {
+                         PipelineTransfer transfer) {
   if (durations.size() != static_cast<std::size_t>(graph.slots())) {
     throw std::invalid_argument("pipeline_makespan: one duration per pass kind expected");
   }
@@ -49,28 +49,15 @@ double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const dou
     stage_free[n.stage] = end + held[n.slot];
     arrive[i] = end + sent[n.slot];
   }
-  if (marks != nullptr) {
-    const auto end_of = [&](int k) {
-      return arrive[k] - sent[graph.nodes[static_cast<std::size_t>(k)].slot];
-    };
-    marks->first_forward_start.clear();
-    marks->last_backward_end.clear();
-    for (const int k : graph.first_forward) {
-      marks->first_forward_start.push_back(end_of(k) -
-                                           time[graph.nodes[static_cast<std::size_t>(k)].slot]);
-    }
-    for (const int k : graph.last_backward) marks->last_backward_end.push_back(end_of(k));
-  }
   return *std::max_element(free_at.begin(), free_at.end());
 }
 
-double interleaved_pipeline_time(const models::StepPlan& plan, PassTimes layer, PassTimes embedding,
-                                 PassTimes head, PipelineTransfer transfer, PipelineMarks* marks) {
+std::span<const double> interleaved_durations(const models::StepPlan& plan, PassTimes layer,
+                                              PassTimes embedding, PassTimes head) {
   const int pp = plan.pp;
   const int v = plan.virtual_stages;
-  const auto& graph = cached_schedule_graph(pp, v, plan.micro_batches);
   thread_local std::vector<double> durations;
-  durations.resize(static_cast<std::size_t>(graph.slots()));
+  durations.resize(static_cast<std::size_t>(2 * pp * v));
   for (int stage = 0; stage < pp; ++stage) {
     const auto& chunks = plan.layers_by_chunk[static_cast<std::size_t>(stage)];
     for (int chunk = 0; chunk < v; ++chunk) {
@@ -90,7 +77,200 @@ double interleaved_pipeline_time(const models::StepPlan& plan, PassTimes layer, 
       durations[forward + static_cast<std::size_t>(v)] = t.backward;
     }
   }
-  return pipeline_makespan(graph, durations, transfer, marks);
+  return durations;
+}
+
+double interleaved_pipeline_time(const models::StepPlan& plan, PassTimes layer, PassTimes embedding,
+                                 PassTimes head, PipelineTransfer transfer) {
+  const auto& graph = cached_schedule_graph(plan.pp, plan.virtual_stages, plan.micro_batches);
+  return pipeline_makespan(graph, interleaved_durations(plan, layer, embedding, head), transfer);
+}
+
+namespace {
+
+// A stage's data-parallel stream: the spans its collectives run, in order, and
+// the first that may still run beside a pass yet to come.
+struct Busy {
+  std::vector<std::pair<double, double>> spans;
+  std::size_t next = 0;
+  void add(double from, double to) {
+    if (to > from) spans.emplace_back(from, to);
+  }
+  // When a pass of `work` seconds at the full rate, started at `start`, ends
+  // where it runs at `rate` (1 / `slower`) beside the spans.
+  double end_of(double start, double work, double rate, double slower) {
+    while (next < spans.size() && spans[next].second <= start) ++next;
+    if (next < spans.size() && spans[next].first <= start) {
+      const double end = start + work * slower;  // most often: inside one span
+      if (end <= spans[next].second) return end;
+    }
+    double t = start;
+    for (std::size_t k = next; k < spans.size(); ++k) {
+      const auto [from, to] = spans[k];
+      if (from >= t + work) break;
+      if (from > t) {
+        work -= from - t;
+        t = from;
+      }
+      const double can = (to - t) * rate;
+      if (work <= can) return t + work * slower;
+      work -= can;
+      t = to;
+    }
+    return t + work;
+  }
+};
+
+}  // namespace
+
+namespace {
+
+// The sweep of pipeline_with_dp. Most passes neither meet their chunk's
+// parameters or gradients nor run beside the link (`quiet`): they take the
+// plain sweep's path, and the others `meet`.
+class DpSweep {
+ public:
+  DpSweep(const models::ScheduleGraph& graph, std::span<const double> durations,
+          PipelineTransfer transfer, const DpStream& dp, double share)
+      : graph_(graph), time_(durations.data()), dp_(dp), v_(graph.virtual_stages) {
+    const auto pp = static_cast<std::size_t>(graph.pp);
+    const auto slots = static_cast<std::size_t>(graph.slots());
+    if (arrival_.size() < graph.nodes.size() + 1) arrival_.resize(graph.nodes.size() + 1);
+    arrival_[0] = 0;
+    const double hold = transfer.let_go ? 0.0 : transfer.seconds;
+    held_.resize(slots);
+    sent_.resize(slots);
+    for (std::size_t k = 0; k < slots; ++k) {
+      const bool sends = graph.sends(static_cast<int>(k));
+      held_[k] = sends ? hold : 0.0;
+      sent_[k] = sends ? transfer.seconds : 0.0;
+    }
+    // Chunk 0's first bucket before anything; its other buckets, then the other
+    // chunks' parameters, one after another on the link.
+    const double start = dp.first_gather.seconds;
+    rest_end_ = start + dp.first_rest.seconds;
+    const double gathers_end = rest_end_ + (v_ - 1) * dp.chunk_gather.seconds;
+    slows_ = share > 0;
+    rate_ = 1 - share;
+    slower_ = 1 / rate_;
+    free_.assign(pp, start);
+    quiet_.assign(pp, slows_ ? gathers_end : 0.0);
+    link_.assign(pp, gathers_end);
+    waited_.assign(pp, start);
+    slowed_.assign(pp, 0.0);
+    busy_.resize(pp);
+    for (auto& b : busy_) {
+      b.spans.clear();
+      b.next = 0;
+      if (slows_) b.add(start, gathers_end);
+    }
+  }
+
+  DpPlay run() {
+    double* const arrive = arrival_.data() + 1;
+    double* const free = free_.data();
+    const double* const quiet = quiet_.data();
+    const double* const held = held_.data();
+    const double* const sent = sent_.data();
+    const std::uint8_t* const roles = graph_.role.data();
+    const models::ScheduleGraph::Node* const nodes = graph_.nodes.data();
+    const std::size_t count = graph_.nodes.size();
+    for (std::size_t i = 0; i < count; ++i) {
+      const models::ScheduleGraph::Node n = nodes[i];
+      const double ready = std::max(free[n.stage], arrive[n.input]);
+      double end = ready + time_[n.slot];
+      if ((roles[i] != 0) | (ready < quiet[n.stage])) [[unlikely]] {
+        end = meet(n, roles[i], ready);
+      }
+      free[n.stage] = end + held[n.slot];
+      arrive[i] = end + sent[n.slot];
+    }
+    DpPlay play;
+    play.end = -1;
+    for (std::size_t s = 0; s < free_.size(); ++s) {
+      const double end = std::max(free_[s], link_[s]);
+      if (end > play.end) {
+        play.end = end;
+        play.stage = static_cast<int>(s);
+        play.waited = waited_[s] + (end - free_[s]);
+        play.slowed = slowed_[s];
+      }
+    }
+    return play;
+  }
+
+ private:
+  // A pass that meets the link: it waits for its chunk's parameters, issues its
+  // chunk's reductions, or runs beside a collective. Returns when it is done
+  // (for the first forward, when its send may go).
+  [[gnu::noinline, gnu::cold]] double meet(models::ScheduleGraph::Node n, std::uint8_t role,
+                                           double ready) {
+    const auto s = static_cast<std::size_t>(n.stage);
+    const double work = time_[n.slot];
+    const int chunk = n.slot % v_;
+    if (role == models::ScheduleGraph::kFirstForward && chunk > 0) {
+      // Its chunk's parameters gathered first.
+      const double gathered = rest_end_ + chunk * dp_.chunk_gather.seconds;
+      if (gathered > ready) {
+        waited_[s] += gathered - ready;
+        ready = gathered;
+      }
+    } else if (role == models::ScheduleGraph::kLastBackward) {
+      // All buckets but the last from the end of the backward's first bucket.
+      link(s, std::max(link_[s], ready + work / dp_.buckets), dp_.early_reduce.seconds);
+    }
+    double end = ready + work;
+    if (ready < quiet_[s]) {
+      end = busy_[s].end_of(ready, work, rate_, slower_);
+      slowed_[s] += end - ready - work;
+    }
+    if (role == models::ScheduleGraph::kFirstForward && chunk == 0 && rest_end_ > end) {
+      waited_[s] += rest_end_ - end;  // its send waits for chunk 0's parameters
+      end = rest_end_;
+    }
+    if (role == models::ScheduleGraph::kLastBackward) {
+      // The last bucket once the backward and its blocking send are done.
+      link(s, std::max(link_[s], end + held_[n.slot]), dp_.last_reduce.seconds);
+    }
+    return end;
+  }
+
+  void link(std::size_t s, double from, double seconds) {
+    link_[s] = from + seconds;
+    if (!slows_) return;
+    busy_[s].add(from, link_[s]);
+    quiet_[s] = std::max(quiet_[s], link_[s]);
+  }
+
+  const models::ScheduleGraph& graph_;
+  const double* time_;
+  const DpStream& dp_;
+  int v_;
+  double rest_end_ = 0;
+  bool slows_ = false;
+  double rate_ = 1;
+  double slower_ = 1;
+  // Kept per thread: a search asks for hundreds of thousands of estimates.
+  static thread_local std::vector<double> arrival_, held_, sent_, free_, quiet_, link_, waited_,
+      slowed_;
+  static thread_local std::vector<Busy> busy_;
+};
+
+thread_local std::vector<double> DpSweep::arrival_, DpSweep::held_, DpSweep::sent_, DpSweep::free_,
+    DpSweep::quiet_, DpSweep::link_, DpSweep::waited_, DpSweep::slowed_;
+thread_local std::vector<Busy> DpSweep::busy_;
+
+}  // namespace
+
+DpPlay pipeline_with_dp(const models::ScheduleGraph& graph, std::span<const double> durations,
+                        PipelineTransfer transfer, const DpStream& dp, double share) {
+  if (durations.size() != static_cast<std::size_t>(graph.slots())) {
+    throw std::invalid_argument("pipeline_with_dp: one duration per pass kind expected");
+  }
+  if (!(share >= 0 && share < 1)) {
+    throw std::invalid_argument("pipeline_with_dp: a share of the compute rate in [0, 1) expected");
+  }
+  return DpSweep(graph, durations, transfer, dp, share).run();
 }
 
 const models::ScheduleGraph& cached_schedule_graph(int pp, int v, int m) {

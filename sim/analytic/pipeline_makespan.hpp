@@ -13,6 +13,7 @@
 
 #include "models/plan/pipeline_schedule.hpp"
 #include "models/plan/step_plan.hpp"
+#include "sim/analytic/dp_stream.hpp"
 
 namespace myriad::sim {
 
@@ -30,25 +31,36 @@ struct PipelineTransfer {
   bool let_go = false;  // overlap.pp: the sender goes on while it is in flight
 };
 
-// When the first stage runs each chunk's first forward and ends its last
-// backward (ScheduleGraph::first_forward, last_backward), from the step's start.
-struct PipelineMarks {
-  std::vector<double> first_forward_start;  // [chunk]
-  std::vector<double> last_backward_end;    // [chunk]
-};
-
 // durations[slot]: a pass's time by ScheduleGraph::Node::slot. A blocking transfer
 // keeps its sender as long as it takes; either way its receiver waits for it.
 double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const double> durations,
-                         PipelineTransfer transfer, PipelineMarks* marks = nullptr);
+                         PipelineTransfer transfer);
 
 // An interleaved pipeline's passes and transfers, played in the schedule's order:
 // chunk c of stage s holds layers_by_stage[s] / v layers, the first stage's
 // first chunk the embedding, the last stage's last chunk the head (the step
 // program's passes, StepProgram::pass_time).
 double interleaved_pipeline_time(const models::StepPlan& plan, PassTimes layer, PassTimes embedding,
-                                 PassTimes head, PipelineTransfer transfer,
-                                 PipelineMarks* marks = nullptr);
+                                 PassTimes head, PipelineTransfer transfer);
+
+// The passes and transfers with each stage's data-parallel stream beside them
+// (overlap.dp, dp_stream.hpp): a chunk's first forward waits for its gathers;
+// its last backward issues its reductions; every pass runs at (1 - share) of
+// its rate while a collective of its stage's stream runs beside it. This is
+// what the step program's evaluator plays for an interleaved schedule, pass by
+// pass, without its events.
+struct DpPlay {
+  double end = 0;     // the last stage done with its passes and its stream (before the optimizer)
+  int stage = 0;      // that stage
+  double waited = 0;  // its compute stream's waits for data-parallel traffic
+  double slowed = 0;  // the time its passes lost to the traffic beside them
+};
+DpPlay pipeline_with_dp(const models::ScheduleGraph& graph, std::span<const double> durations,
+                        PipelineTransfer transfer, const DpStream& dp, double share);
+
+// An interleaved pipeline's pass durations by slot (interleaved_pipeline_time's).
+std::span<const double> interleaved_durations(const models::StepPlan& plan, PassTimes layer,
+                                              PassTimes embedding, PassTimes head);
 
 // The graph for (pp, v, m), built once per thread and kept for the next ones a
 // search asks for (the last few layouts' graphs).

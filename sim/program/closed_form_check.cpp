@@ -19,10 +19,10 @@ ClosedFormCheck check_closed_form(const models::scenario::Scenario& s, const Dev
       "note: the step program, played without contention, takes {:.4f} s, {:+.1f} % beside this "
       "estimate{}; `myriad simulate` plays it with the network",
       c.program_step_s, 100 * c.gap,
-      s.parallelism.virtual_stages > 1 && s.overlap.dp
-          ? ": with interleaving, each chunk's overlapped data-parallel traffic slows the other "
-            "chunks' passes in the schedule's order, which the closed form counts chunk by chunk "
-            "without it (docs/analytic-engine.md)"
+      s.parallelism.pp > 1 && s.parallelism.virtual_stages == 1 && s.overlap.dp
+          ? ": with 1F1B, the closed form counts what the overlapped reductions take of each "
+            "stage's last backward by the stages as slow as the slowest, not in the schedule's "
+            "order (docs/analytic-engine.md)"
           : "");
   return c;
 }

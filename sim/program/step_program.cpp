@@ -20,23 +20,33 @@ class StageBuilder {
       : p_(p), stage_(stage), out_(out) {}
 
   void build() {
-    const double chunk = 1.0 / p_.v;  // a chunk's share of the stage's parameters
-    const double buckets = p_.overlap_dp ? p_.costs.dp_buckets : 1;
-    // Gathered before anything: the first chunk's first bucket, or everything.
-    const int first_gather =
-        collective(Stream::compute, p_.overlap_dp ? chunk / buckets : 1.0, true, {});
+    // What the data-parallel stream runs with overlap.dp (dp_stream.hpp); without
+    // it, everything gathered before anything and reduced after everything.
+    const DpStream dp = p_.dp_stream();
+    const int first_gather = p_.overlap_dp
+                                 ? collective(Stream::compute, dp.first_gather.share, true, {})
+                                 : collective(Stream::compute, 1.0, true, {});
     int first_rest = -1;
-    if (buckets > 1) {
-      first_rest =
-          collective(Stream::dp, chunk * (1 - 1 / buckets), true, {{stage_, first_gather}});
+    if (p_.overlap_dp && dp.buckets > 1) {
+      first_rest = collective(Stream::dp, dp.first_rest.share, true, {{stage_, first_gather}});
     }
-    if (p_.overlap_dp && p_.v > 1) {
-      overlapped_.push_back(collective(Stream::dp, 1.0 - chunk, true, {{stage_, first_gather}}));
+    std::vector<int> gathered(static_cast<std::size_t>(p_.v), -1);
+    if (p_.overlap_dp) {
+      for (int k = 1; k < p_.v; ++k) {
+        gathered[static_cast<std::size_t>(k)] =
+            collective(Stream::dp, dp.chunk_gather.share, true, {{stage_, first_gather}});
+        overlapped_.push_back(gathered[static_cast<std::size_t>(k)]);
+      }
     }
     std::vector<int> backwards_left(static_cast<std::size_t>(p_.v), p_.m);
     for (const PipelineTask& t : models::pipeline_order(p_.pp, p_.v, p_.m, stage_)) {
       const bool last_backward =
           !t.forward && --backwards_left[static_cast<std::size_t>(t.chunk)] == 0 && p_.overlap_dp;
+      if (t.forward && t.micro_batch == 0 && gathered[static_cast<std::size_t>(t.chunk)] >= 0) {
+        StepTask join = task(TaskKind::join, Activity::dp, 0);
+        join.after = {{stage_, gathered[static_cast<std::size_t>(t.chunk)]}};
+        add(std::move(join));
+      }
       StepTask run = task(TaskKind::pass, t.forward ? Activity::forward : Activity::backward,
                           p_.pass_time(stage_, t));
       run.pass = t;
@@ -45,8 +55,8 @@ class StageBuilder {
       if (last_backward) {
         // This chunk's gradients come bucket by bucket: all but the last are
         // reduced from the end of the backward's first bucket, beside it.
-        const double first_bucket = out_.tasks[static_cast<std::size_t>(pass)].seconds / buckets;
-        early = collective(Stream::dp, chunk * (1 - 1 / buckets), false,
+        const double first_bucket = out_.tasks[static_cast<std::size_t>(pass)].seconds / dp.buckets;
+        early = collective(Stream::dp, dp.early_reduce.share, false,
                            {{stage_, pass, true, first_bucket}});
       }
       if (t.forward && first_rest >= 0) {
@@ -71,7 +81,7 @@ class StageBuilder {
       if (last_backward) {
         // The last bucket once the backward (and its blocking send) is done.
         overlapped_.push_back(
-            collective(Stream::dp, chunk / buckets, false, {{stage_, done}, {stage_, early}}));
+            collective(Stream::dp, dp.last_reduce.share, false, {{stage_, done}, {stage_, early}}));
       }
     }
     std::vector<Dependency> tail;
@@ -216,14 +226,11 @@ std::vector<BreakdownPart> StepProgram::breakdown(const std::vector<std::vector<
 }
 
 double StepProgram::dp_time(double share, bool gather) const {
-  double time = 0;
-  if (share <= 0) return 0;
-  for (std::size_t i = 0; i < costs.dp_comms.size(); ++i) {
-    if ((costs.dp_comms[i].kind == models::CollectiveKind::all_gather) != gather) continue;
-    const CommCost& c = costs.dp_costs[i];
-    time += c.latency_s + share * (c.time_s - c.latency_s);
-  }
-  return time;
+  return dp_collectives_time(costs.dp_comms, costs.dp_costs, share, gather);
+}
+
+DpStream StepProgram::dp_stream() const {
+  return sim::dp_stream(costs.dp_comms, costs.dp_costs, v, overlap_dp ? costs.dp_buckets : 1);
 }
 
 std::size_t StepProgram::tasks() const {

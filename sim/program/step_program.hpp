@@ -29,6 +29,7 @@
 
 #include "models/plan/pipeline_schedule.hpp"
 #include "models/scenario/scenario.hpp"
+#include "sim/analytic/dp_stream.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/program/critical_path.hpp"
@@ -124,6 +125,8 @@ struct StepProgram {
   // reductions, one after another: each pays its latency whole and its bandwidth
   // term in proportion (a bucket is a collective of its own).
   [[nodiscard]] double dp_time(double share, bool gather) const;
+  // What a stage's data-parallel stream runs with overlap.dp.
+  [[nodiscard]] DpStream dp_stream() const;
   [[nodiscard]] std::size_t tasks() const;
 };
 
