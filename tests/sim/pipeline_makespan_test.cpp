@@ -112,5 +112,111 @@ TEST(PipelineMakespan, IsWhatTheEvaluatorPlays) {
   }
 }
 
+// A stage's data-parallel stream of the kind dp_stream describes: gathers of
+// 0.012 s, reductions of 0.018 s over the stage's parameters, each with 50 us of
+// latency.
+StageCosts costs_with_dp(double buckets) {
+  StageCosts costs;
+  costs.layer = {0.010, 0.021};
+  costs.embedding = {0.004, 0.009};
+  costs.head = {0.023, 0.047};
+  costs.pp_transfer.time_s = 0.0017;
+  costs.dp_comms = {{"dp.grads", models::CollectiveKind::reduce_scatter, models::GroupKind::dp, 1},
+                    {"dp.params", models::CollectiveKind::all_gather, models::GroupKind::dp, 1}};
+  costs.dp_costs = {{0.018, 5e-5}, {0.012, 5e-5}};
+  costs.dp_buckets = buckets;
+  return costs;
+}
+
+// Expectation: no data-parallel traffic, the plain sweep.
+TEST(PipelineWithDp, WithoutTrafficIsThePipeline) {
+  const auto g = models::schedule_graph(4, 2, 8);
+  const auto d = durations(4, 2, 1, 2, 1, 2, 1, 2);
+  const DpPlay play = pipeline_with_dp(g, d, {0.1, false}, DpStream{}, 0.3);
+  EXPECT_DOUBLE_EQ(play.end, pipeline_makespan(g, d, {0.1, false}));
+  EXPECT_DOUBLE_EQ(play.waited, 0);
+  EXPECT_DOUBLE_EQ(play.slowed, 0);
+}
+
+// Expectation: worked by hand on 2 stages of 2 chunks, 2 micro-batches, f 1 and
+// b 2 a pass, no transfers or reductions. The first stage runs F0 F0 F1 F1 B1 B1
+// B0 B0 (chunk, micro-batch by micro-batch), the second F0 F0 F1 B1 F1 B1 B0 B0:
+// 15 without data-parallel traffic. Chunk 0's parameters take 0.5 before
+// anything, chunk 1's until 0.5 + 10: the first stage's first F1 waits from 2.5
+// to 10.5 (the second stage's after it), and the rest moves by 8.5: 23.5. With
+// 20 % of the rate taken while the link runs (0.5 to 10.5), the first two
+// forwards take 1.25 each: F1 still waits for 10.5, and the step is the same.
+TEST(PipelineWithDp, AChunksFirstForwardWaitsForItsParameters) {
+  const auto g = models::schedule_graph(2, 2, 2);
+  const auto d = durations(2, 2, 1, 2, 0, 0, 0, 0);
+  ASSERT_DOUBLE_EQ(pipeline_makespan(g, d, {}), 15);
+  DpStream dp;
+  dp.first_gather = {0.25, 0.5};
+  dp.chunk_gather = {0.5, 10};
+  const DpPlay play = pipeline_with_dp(g, d, {}, dp, 0);
+  EXPECT_DOUBLE_EQ(play.end, 23.5);
+  EXPECT_EQ(play.stage, 0);
+  EXPECT_DOUBLE_EQ(play.waited, 0.5 + 8);
+  EXPECT_DOUBLE_EQ(play.slowed, 0);
+  const DpPlay slowed = pipeline_with_dp(g, d, {}, dp, 0.2);
+  EXPECT_DOUBLE_EQ(slowed.end, 23.5);
+  EXPECT_DOUBLE_EQ(slowed.waited, 0.5 + 7.5);
+  EXPECT_DOUBLE_EQ(slowed.slowed, 0.5);
+}
+
+// Expectation: the same passes, transfers and data-parallel streams as a step
+// program (no optimizer), played by the evaluator: the same step to 1e-12, with
+// buckets or without, blocking or let go, with a share of the compute rate taken
+// or none.
+TEST(PipelineWithDp, IsWhatTheEvaluatorPlays) {
+  for (const auto& [p, v, m, let_go, share, buckets] :
+       {std::tuple{4, 2, 8, false, 0.0, 1.0}, std::tuple{4, 2, 8, true, 0.2, 3.0},
+        std::tuple{2, 4, 8, true, 0.35, 4.0}, std::tuple{8, 4, 16, false, 0.2, 2.0},
+        std::tuple{4, 4, 4, false, 0.5, 6.0}}) {
+    const auto text = fmt::format(
+        "cluster: {{preset: llama3-like, gpus: {}}}\n"
+        "model: {{preset: llama3-8b, seq_length: 4096}}\n"
+        "parallelism: {{tp: 8, pp: {}, virtual_stages: {}, micro_batch: 1, global_batch: {}, "
+        "zero: 1}}\n"
+        "overlap: {{pp: {}, dp: true}}\n",
+        16 * p, p, v, 2 * m, let_go);
+    const auto s = models::scenario::load_scenario_text(text, "pipeline.yaml", testing::kShipped);
+    const StepProgram program = build_step_program(s, costs_with_dp(buckets), share);
+    ASSERT_EQ(program.m, m);
+    std::vector<double> d(static_cast<std::size_t>(2 * p * v));
+    for (int stage = 0; stage < p; ++stage) {
+      for (int c = 0; c < v; ++c) {
+        for (const bool forward : {true, false}) {
+          d[static_cast<std::size_t>((stage * 2 + (forward ? 0 : 1)) * v + c)] =
+              program.pass_time(stage, {forward, c, 0});
+        }
+      }
+    }
+    const DpPlay play =
+        pipeline_with_dp(models::schedule_graph(p, v, m), d,
+                         {program.costs.pp_transfer.time_s, let_go}, program.dp_stream(), share);
+    const double evaluated = evaluate_program(program).step_time_s;
+    EXPECT_NEAR(play.end, evaluated, 1e-12 * evaluated) << text << " share " << share;
+    EXPECT_GT(play.end, pipeline_makespan(models::schedule_graph(p, v, m), d,
+                                          {program.costs.pp_transfer.time_s, let_go}));
+  }
+}
+
+// Expectation: the stream's pieces: a chunk is 1/v of the stage's parameters;
+// chunk 0's first bucket, its other buckets, the other chunks' whole, and the
+// reductions' buckets but the last and the last; each pays its latency whole.
+TEST(PipelineWithDp, TheStreamsPiecesPayTheirLatencyWhole) {
+  const StageCosts c = costs_with_dp(4);
+  const DpStream dp = dp_stream(c.dp_comms, c.dp_costs, 2, 4);
+  EXPECT_DOUBLE_EQ(dp.first_gather.share, 0.125);
+  EXPECT_DOUBLE_EQ(dp.first_rest.share, 0.375);
+  EXPECT_DOUBLE_EQ(dp.chunk_gather.share, 0.5);
+  EXPECT_DOUBLE_EQ(dp.early_reduce.share, 0.375);
+  EXPECT_DOUBLE_EQ(dp.last_reduce.share, 0.125);
+  EXPECT_DOUBLE_EQ(dp.first_gather.seconds, 5e-5 + 0.125 * (0.012 - 5e-5));
+  EXPECT_DOUBLE_EQ(dp.early_reduce.seconds, 5e-5 + 0.375 * (0.018 - 5e-5));
+  EXPECT_DOUBLE_EQ(dp_collectives_time(c.dp_comms, c.dp_costs, 0, true), 0);
+}
+
 }  // namespace
 }  // namespace myriad::sim
