@@ -1140,18 +1140,22 @@ namespace myriad::cli {
 namespace {
 
 // Expectation: `explain presets` lists every hardware preset with the profile it
-// takes (borrowed ones said so), and `explain profiles` where each profile's
-// rates come from.
+// takes (every preset has its own now: MI300X's since 2026-12-05), and `explain
+// profiles` where each profile's rates come from.
 TEST(Cli, ExplainListsPresetsAndProfiles) {
   const Result presets = run_cli({"explain", "presets"});
   EXPECT_EQ(presets.code, kExitOk) << presets.err;
-  for (const char* want :
-       {"B200", "GB200", "MI300X", "H100 (borrowed)", "gb200-nvl72", "as gpt3-175b-megatron"}) {
+  for (const char* want : {"B200", "GB200", "MI300X", "gb200-nvl72", "as gpt3-175b-megatron"}) {
     EXPECT_NE(presets.out.find(want), std::string::npos) << want << "\n" << presets.out;
   }
   const Result profiles = run_cli({"explain", "profiles"});
   EXPECT_EQ(profiles.code, kExitOk) << profiles.err;
   EXPECT_NE(profiles.out.find("12 published, 1 derived, 9 assumed"), std::string::npos)
+      << profiles.out;
+  EXPECT_EQ(presets.out.find("(borrowed)"), std::string::npos) << presets.out;
+  EXPECT_NE(
+      profiles.out.find("MI300X          MI300X             1 published, 4 derived, 17 assumed"),
+      std::string::npos)
       << profiles.out;
   EXPECT_EQ(profiles.out.find("unreadable"), std::string::npos) << profiles.out;
 }
