@@ -167,6 +167,11 @@ struct StageCosts {
 // its data-parallel group with context parallelism).
 inline constexpr double kDdpBucketParams = 40e6;
 inline constexpr double kDdpBucketParamsPerRank = 1e6;
+// A 1F1B schedule of up to this many passes (2 pp m) is played pass by pass in
+// the closed form (pipeline_makespan, pipeline_with_dp with overlap.dp), as
+// interleaved schedules always are; a longer one takes the 1F1B formula and the
+// closed form of the step's two ends (exposed_dp).
+inline constexpr double kSweptPasses = 4096;
 // Buckets per model chunk of the most loaded stage (at least one).
 double dp_buckets_per_chunk(const models::StepPlan& plan);
 

@@ -52,8 +52,8 @@ double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const dou
   return *std::max_element(free_at.begin(), free_at.end());
 }
 
-std::span<const double> interleaved_durations(const models::StepPlan& plan, PassTimes layer,
-                                              PassTimes embedding, PassTimes head) {
+std::span<const double> pass_durations(const models::StepPlan& plan, PassTimes layer,
+                                       PassTimes embedding, PassTimes head) {
   const int pp = plan.pp;
   const int v = plan.virtual_stages;
   thread_local std::vector<double> durations;
@@ -80,10 +80,10 @@ std::span<const double> interleaved_durations(const models::StepPlan& plan, Pass
   return durations;
 }
 
-double interleaved_pipeline_time(const models::StepPlan& plan, PassTimes layer, PassTimes embedding,
-                                 PassTimes head, PipelineTransfer transfer) {
+double pipeline_time(const models::StepPlan& plan, PassTimes layer, PassTimes embedding,
+                     PassTimes head, PipelineTransfer transfer) {
   const auto& graph = cached_schedule_graph(plan.pp, plan.virtual_stages, plan.micro_batches);
-  return pipeline_makespan(graph, interleaved_durations(plan, layer, embedding, head), transfer);
+  return pipeline_makespan(graph, pass_durations(plan, layer, embedding, head), transfer);
 }
 
 namespace {

@@ -36,12 +36,12 @@ struct PipelineTransfer {
 double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const double> durations,
                          PipelineTransfer transfer);
 
-// An interleaved pipeline's passes and transfers, played in the schedule's order:
+// A pipeline's passes and transfers (1F1B or interleaved), played in the schedule's order:
 // chunk c of stage s holds layers_by_stage[s] / v layers, the first stage's
 // first chunk the embedding, the last stage's last chunk the head (the step
 // program's passes, StepProgram::pass_time).
-double interleaved_pipeline_time(const models::StepPlan& plan, PassTimes layer, PassTimes embedding,
-                                 PassTimes head, PipelineTransfer transfer);
+double pipeline_time(const models::StepPlan& plan, PassTimes layer, PassTimes embedding,
+                     PassTimes head, PipelineTransfer transfer);
 
 // The passes and transfers with each stage's data-parallel stream beside them
 // (overlap.dp, dp_stream.hpp): a chunk's first forward waits for its gathers;
@@ -58,9 +58,9 @@ struct DpPlay {
 DpPlay pipeline_with_dp(const models::ScheduleGraph& graph, std::span<const double> durations,
                         PipelineTransfer transfer, const DpStream& dp, double share);
 
-// An interleaved pipeline's pass durations by slot (interleaved_pipeline_time's).
-std::span<const double> interleaved_durations(const models::StepPlan& plan, PassTimes layer,
-                                              PassTimes embedding, PassTimes head);
+// A pipeline's pass durations by slot (pipeline_time's).
+std::span<const double> pass_durations(const models::StepPlan& plan, PassTimes layer,
+                                       PassTimes embedding, PassTimes head);
 
 // The graph for (pp, v, m), built once per thread and kept for the next ones a
 // search asks for (the last few layouts' graphs).

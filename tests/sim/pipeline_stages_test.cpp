@@ -90,10 +90,10 @@ TEST(PipelineStages, ImpossibleSplitsAreExplained) {
 // Expectation: uneven stages with interleaving, Llama 3 8B's 32 layers as
 // 6 + 10 + 10 + 6 on 4 stages of 2 virtual stages (3 + 3, 5 + 5, ...): the same
 // stages as without interleaving, so the same compute, and the fill and drain
-// (the other stages' passes) shared over 2 chunks: at most half the bubble. A
-// little less: the slowest stages sit between the ends, and the interleaved
-// schedule (its longest path, which the closed form takes) hides part of their
-// fill under the lighter first stage's passes (4 % under half, 2026-12-05).
+// (the other stages' passes) shared over 2 chunks: about half the bubble. Both
+// schedules are their longest paths (the closed form plays them pass by pass),
+// each hiding part of the slow middle stages' fill under the lighter first
+// stage's passes: 50.5 % of the 1F1B bubble, 2026-12-05.
 TEST(PipelineStages, UnevenStagesInterleave) {
   const std::string stages = ", first_stage_layers: 6, last_stage_layers: 6";
   const auto plain = llama8b_pp4(stages);
@@ -111,8 +111,7 @@ TEST(PipelineStages, UnevenStagesInterleave) {
   };
   EXPECT_NEAR(part(b, "compute"), part(a, "compute"), 1e-9 * part(a, "compute"));
   EXPECT_GT(part(a, "bubble"), 0);
-  EXPECT_LT(part(b, "bubble"), part(a, "bubble") / 2);
-  EXPECT_GT(part(b, "bubble"), 0.9 * part(a, "bubble") / 2);
+  EXPECT_NEAR(part(b, "bubble") / part(a, "bubble"), 0.5, 0.03);
   EXPECT_LT(b.step_time_s, a.step_time_s);
 }
 

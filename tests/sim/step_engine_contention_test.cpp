@@ -570,7 +570,8 @@ TEST(Stragglers, DrawnPerNodeFromTheSeed) {
 // different times and their pipeline transfers, spread apart, dodged each other
 // at the pods' 1:7 uplinks (sends at the NIC rate, the step 2.3 % faster than
 // `estimate`, which has every one of a stage's transfers leave at once). With it,
-// the engines agree within 1.5 %.
+// the engines agree within 2 % (1.7 % since the closed form plays this 1F1B
+// schedule's 512 passes one by one, 2026-12-05; 1.4 % by its formula before).
 TEST(StepEngine, ARingEndsForAllItsMembersAtOnce) {
   if (kSanitizerSafe) GTEST_SKIP() << "every replica is simulated: slow with thread contexts";
   models::scenario::Scenario s = models::scenario::load_scenario(
@@ -579,7 +580,7 @@ TEST(StepEngine, ARingEndsForAllItsMembersAtOnce) {
   const double analytic = estimate(s, h100()).step_time_s;
   const double simulated = simulate_in_child(s, false, h100());
   ASSERT_GT(simulated, 0);
-  EXPECT_NEAR(simulated / analytic, 1.0, 0.015);
+  EXPECT_NEAR(simulated / analytic, 1.0, 0.02);
 }
 
 // Expectation: overlapped or not, a stage's gradient reduction that outlasts the
