@@ -252,9 +252,8 @@ void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
     activation(p, m, tokens, fs / etp, fs_in / etp);
     p.ops.push_back(gemm("shared.fc2", tokens, d.h, fs / etp, sh));
   }
-  const MoeLoad load = moe_load(moe, sh.ep);
-  const double slots = tokens * load.busiest_slots;  // token copies the busiest rank computes
-  const double sent = tokens * moe.top_k;            // token copies this rank sends
+  const double slots = tokens * moe_load(moe, sh.ep).busiest_slots;  // the busiest rank's copies
+  const double sent = tokens * moe.top_k;                            // token copies this rank sends
   p.ops.push_back(make_elementwise("permute", 2 * sent * d.h * kAct));
   // Dispatch and combine: all-to-all of the busiest rank's slots (what it receives;
   // what each sends is no more under an even spread of tokens over ranks), or

@@ -1,7 +1,9 @@
 #include "models/transformer/moe_routing.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <utility>
 
 namespace myriad::models {
 namespace {
@@ -107,7 +109,9 @@ std::vector<double> expert_shares(const scenario::MoeSpec& moe) {
   return shares;
 }
 
-MoeLoad moe_load(const scenario::MoeSpec& moe, int ep) {
+namespace {
+
+MoeLoad compute_load(const scenario::MoeSpec& moe, int ep) {
   const int experts = moe.active_experts();
   if (experts <= 0 || ep < 1) return {};
   const bool closed_form = moe.skew == scenario::RouterSkew::uniform ||
@@ -137,6 +141,51 @@ MoeLoad moe_load(const scenario::MoeSpec& moe, int ep) {
     tally.add_rank(rank);
   }
   return tally.finish(ep, group);
+}
+
+// What a load depends on: the routed experts, the router's spread, the capacity
+// and the ranks.
+struct LoadKey {
+  int experts = 0;
+  int top_k = 0;
+  int ep = 0;
+  double capacity_factor = 0;
+  scenario::RouterSkew skew = scenario::RouterSkew::uniform;
+  double zipf_exponent = 0;
+  std::vector<double> histogram;
+  bool operator==(const LoadKey&) const = default;
+};
+
+LoadKey key_of(const scenario::MoeSpec& moe, int ep) {
+  LoadKey k{moe.active_experts(), moe.top_k, ep, moe.capacity_factor, moe.skew,
+            moe.zipf_exponent,    {}};
+  if (moe.skew == scenario::RouterSkew::histogram) k.histogram = moe.histogram;
+  return k;
+}
+
+}  // namespace
+
+const MoeLoad& moe_load(const scenario::MoeSpec& moe, int ep) {
+  // An estimate asks for the same load for every stage's memory, the layer
+  // program and the report: kept per thread for the last few asked for.
+  struct Kept {
+    LoadKey key;
+    MoeLoad load;
+    bool used = false;
+  };
+  constexpr std::size_t kKept = 4;
+  thread_local std::array<Kept, kKept> kept;
+  thread_local std::size_t oldest = 0;
+  LoadKey key = key_of(moe, ep);
+  for (const Kept& k : kept) {
+    if (k.used && k.key == key) return k.load;
+  }
+  Kept& slot = kept[oldest];
+  oldest = (oldest + 1) % kKept;
+  slot.load = compute_load(moe, ep);
+  slot.key = std::move(key);
+  slot.used = true;
+  return slot.load;
 }
 
 }  // namespace myriad::models

@@ -24,6 +24,8 @@ struct MoeLoad {
 std::vector<double> expert_shares(const scenario::MoeSpec& moe);
 
 // The load of `ep` ranks holding the experts in index order, experts / ep each.
-MoeLoad moe_load(const scenario::MoeSpec& moe, int ep);
+// Kept per thread: the reference holds until four other loads are asked for on
+// the same thread (copy it to keep it longer).
+const MoeLoad& moe_load(const scenario::MoeSpec& moe, int ep);
 
 }  // namespace myriad::models

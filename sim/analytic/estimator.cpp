@@ -499,7 +499,7 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   r.fits = r.memory_needed() <= r.memory_usable();
   if (detail == Detail::full) r.network_notes = network_notes(s, pricer);
   if (s.model.is_moe()) {
-    const models::MoeLoad load = models::moe_load(s.model.moe, s.parallelism.ep);
+    const models::MoeLoad& load = models::moe_load(s.model.moe, s.parallelism.ep);
     r.moe.present = true;
     r.moe.imbalance = load.imbalance();
     r.moe.dropped = load.dropped;

@@ -58,7 +58,7 @@ std::optional<ExpertLayout> expert_layout(const StepLowering& p,
   // to each GPU of a partner actor's members.
   e.flow_factor = p.group_gpus * e.members / par.ep;
   // Members in order over the actors, experts in order over the members.
-  const models::MoeLoad load = models::moe_load(s.model.moe, par.ep);
+  const models::MoeLoad& load = models::moe_load(s.model.moe, par.ep);
   const auto members = static_cast<std::size_t>(e.members);
   double busiest = 0;
   for (int a = 0; a < e.actors; ++a) {
