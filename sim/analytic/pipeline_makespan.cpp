@@ -7,6 +7,25 @@
 #include <vector>
 
 namespace myriad::sim {
+namespace {
+
+// Per kind of pass: what it adds to its stage's busy time (`held`) and to its
+// output's arrival after it ends (`sent`): a transfer, blocking or let go, or
+// nothing where the output stays on the stage.
+void transfer_times(const models::ScheduleGraph& graph, PipelineTransfer transfer,
+                    std::vector<double>& held, std::vector<double>& sent) {
+  const double hold = transfer.let_go ? 0.0 : transfer.seconds;
+  const auto slots = static_cast<std::size_t>(graph.slots());
+  held.resize(slots);
+  sent.resize(slots);
+  for (std::size_t k = 0; k < slots; ++k) {
+    const bool sends = graph.sends(static_cast<int>(k));
+    held[k] = sends ? hold : 0.0;
+    sent[k] = sends ? transfer.seconds : 0.0;
+  }
+}
+
+}  // namespace
 
 double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const double> durations,
                          PipelineTransfer transfer) {
@@ -18,22 +37,12 @@ double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const dou
   // later node reads it.
   thread_local std::vector<double> arrival;
   thread_local std::vector<double> free_at;
-  // Per kind of pass: what it adds to its stage's busy time and to its output's
-  // arrival after it ends (a transfer, or nothing where the output stays).
   thread_local std::vector<double> hold_after;
   thread_local std::vector<double> send_after;
   if (arrival.size() < graph.nodes.size() + 1) arrival.resize(graph.nodes.size() + 1);
   arrival[0] = 0;
   free_at.assign(static_cast<std::size_t>(graph.pp), 0.0);
-  const double hold = transfer.let_go ? 0.0 : transfer.seconds;
-  const auto slots = static_cast<std::size_t>(graph.slots());
-  hold_after.resize(slots);
-  send_after.resize(slots);
-  for (std::size_t k = 0; k < slots; ++k) {
-    const bool sends = graph.sends(static_cast<int>(k));
-    hold_after[k] = sends ? hold : 0.0;
-    send_after[k] = sends ? transfer.seconds : 0.0;
-  }
+  transfer_times(graph, transfer, hold_after, send_after);
   double* const arrive = arrival.data() + 1;
   double* const stage_free = free_at.data();
   const double* const time = durations.data();
@@ -134,17 +143,9 @@ class DpSweep {
           PipelineTransfer transfer, const DpStream& dp, double share)
       : graph_(graph), time_(durations.data()), dp_(dp), v_(graph.virtual_stages) {
     const auto pp = static_cast<std::size_t>(graph.pp);
-    const auto slots = static_cast<std::size_t>(graph.slots());
     if (arrival_.size() < graph.nodes.size() + 1) arrival_.resize(graph.nodes.size() + 1);
     arrival_[0] = 0;
-    const double hold = transfer.let_go ? 0.0 : transfer.seconds;
-    held_.resize(slots);
-    sent_.resize(slots);
-    for (std::size_t k = 0; k < slots; ++k) {
-      const bool sends = graph.sends(static_cast<int>(k));
-      held_[k] = sends ? hold : 0.0;
-      sent_[k] = sends ? transfer.seconds : 0.0;
-    }
+    transfer_times(graph, transfer, held_, sent_);
     // Chunk 0's first bucket before anything; its other buckets, then the other
     // chunks' parameters, one after another on the link.
     const double start = dp.first_gather.seconds;

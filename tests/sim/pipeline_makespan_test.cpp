@@ -79,6 +79,22 @@ TEST(PipelineMakespan, HeavyEndsAsWorkedOutPassByPass) {
   EXPECT_DOUBLE_EQ(pipeline_makespan(g, durations(4, 2, 1, 2, 1, 2, 1, 2), {}), 93);
 }
 
+// A program's pass times by schedule-graph slot ((stage * 2 + backward) * v + chunk).
+std::vector<double> slot_durations(const StepProgram& program) {
+  const int p = program.pp;
+  const int v = program.v;
+  std::vector<double> d(static_cast<std::size_t>(2 * p * v));
+  for (int stage = 0; stage < p; ++stage) {
+    for (int c = 0; c < v; ++c) {
+      for (const bool forward : {true, false}) {
+        d[static_cast<std::size_t>((stage * 2 + (forward ? 0 : 1)) * v + c)] =
+            program.pass_time(stage, {forward, c, 0});
+      }
+    }
+  }
+  return d;
+}
+
 // The same passes and transfers as a step program (no data-parallel traffic, no
 // optimizer), played by the evaluator: the same step, blocking or let go.
 TEST(PipelineMakespan, IsWhatTheEvaluatorPlays) {
@@ -97,15 +113,7 @@ TEST(PipelineMakespan, IsWhatTheEvaluatorPlays) {
     costs.head = {0.023, 0.047};
     costs.pp_transfer.time_s = 0.0017;
     const StepProgram program = build_step_program(s, costs, 0);
-    std::vector<double> d(static_cast<std::size_t>(2 * p * v));
-    for (int stage = 0; stage < p; ++stage) {
-      for (int c = 0; c < v; ++c) {
-        for (const bool forward : {true, false}) {
-          d[static_cast<std::size_t>((stage * 2 + (forward ? 0 : 1)) * v + c)] =
-              program.pass_time(stage, {forward, c, 0});
-        }
-      }
-    }
+    const std::vector<double> d = slot_durations(program);
     const double swept =
         pipeline_makespan(models::schedule_graph(p, v, m), d, {costs.pp_transfer.time_s, let_go});
     EXPECT_NEAR(swept, evaluate_program(program).step_time_s, 1e-12) << text;
@@ -183,15 +191,7 @@ TEST(PipelineWithDp, IsWhatTheEvaluatorPlays) {
     const auto s = models::scenario::load_scenario_text(text, "pipeline.yaml", testing::kShipped);
     const StepProgram program = build_step_program(s, costs_with_dp(buckets), share);
     ASSERT_EQ(program.m, m);
-    std::vector<double> d(static_cast<std::size_t>(2 * p * v));
-    for (int stage = 0; stage < p; ++stage) {
-      for (int c = 0; c < v; ++c) {
-        for (const bool forward : {true, false}) {
-          d[static_cast<std::size_t>((stage * 2 + (forward ? 0 : 1)) * v + c)] =
-              program.pass_time(stage, {forward, c, 0});
-        }
-      }
-    }
+    const std::vector<double> d = slot_durations(program);
     const DpPlay play =
         pipeline_with_dp(models::schedule_graph(p, v, m), d,
                          {program.costs.pp_transfer.time_s, let_go}, program.dp_stream(), share);
