@@ -66,7 +66,7 @@ std::span<const double> pass_durations(const models::StepPlan& plan, PassTimes l
   const int pp = plan.pp;
   const int v = plan.virtual_stages;
   thread_local std::vector<double> durations;
-  durations.resize(static_cast<std::size_t>(2 * pp * v));
+  durations.resize(2 * static_cast<std::size_t>(pp) * static_cast<std::size_t>(v));
   for (int stage = 0; stage < pp; ++stage) {
     const auto& chunks = plan.layers_by_chunk[static_cast<std::size_t>(stage)];
     for (int chunk = 0; chunk < v; ++chunk) {

@@ -83,7 +83,7 @@ TEST(PipelineMakespan, HeavyEndsAsWorkedOutPassByPass) {
 std::vector<double> slot_durations(const StepProgram& program) {
   const int p = program.pp;
   const int v = program.v;
-  std::vector<double> d(static_cast<std::size_t>(2 * p * v));
+  std::vector<double> d(2 * static_cast<std::size_t>(p) * static_cast<std::size_t>(v));
   for (int stage = 0; stage < p; ++stage) {
     for (int c = 0; c < v; ++c) {
       for (const bool forward : {true, false}) {
