@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "models/plan/memory.hpp"
 #include "models/plan/rank_layout.hpp"
@@ -98,6 +100,43 @@ TEST(MoeLoad, ZipfSkewGrowsWithItsExponent) {
   m.zipf_exponent = 2;
   EXPECT_GT(moe_load(m, 4).imbalance(), mild);
   EXPECT_GT(mild, 1.5);
+}
+
+// Expectation: a load asked for again (kept per thread, the last four) is the one
+// computed for that spec and ep, whichever others were asked for in between: six
+// specs that differ in one input each (experts pruned, top-k, capacity, skew, its
+// exponent, a histogram's shares), asked for in turn, twice round.
+TEST(MoeLoad, AKeptLoadIsTheOneForItsSpec) {
+  auto base = spec(64, 2);
+  base.skew = scenario::RouterSkew::zipf;
+  base.zipf_exponent = 1;
+  std::vector<std::pair<scenario::MoeSpec, int>> asked;
+  for (int k = 0; k < 7; ++k) asked.emplace_back(base, 8);
+  asked[1].first.prune.experts = 16;
+  asked[2].first.top_k = 4;
+  asked[3].first.capacity_factor = 1.25;
+  asked[4].first.zipf_exponent = 1.5;
+  asked[5].first.skew = scenario::RouterSkew::histogram;
+  asked[5].first.histogram = expert_shares(asked[4].first);
+  asked[6].second = 4;
+  auto other = asked[5];
+  other.first.histogram = expert_shares(base);
+  asked.push_back(other);
+  std::vector<double> first;
+  for (const auto& [m, ep] : asked) first.push_back(moe_load(m, ep).busiest_slots);
+  for (std::size_t i = 1; i < first.size(); ++i) {
+    // 5 and 7: histograms of Zipf 1.5's and the base's shares, checked below.
+    if (i != 5 && i != 7) {
+      EXPECT_NE(first[i], first[0]) << i;
+    }
+  }
+  EXPECT_NEAR(first[5], first[4], 1e-9 * first[4]);  // the same shares
+  EXPECT_NEAR(first[7], first[0], 1e-9 * first[0]);
+  for (int round = 0; round < 2; ++round) {
+    for (std::size_t i = asked.size(); i-- > 0;) {
+      EXPECT_EQ(moe_load(asked[i].first, asked[i].second).busiest_slots, first[i]) << i;
+    }
+  }
 }
 
 // Expectation: the load in closed form (uniform, or Zipf summed by Euler-Maclaurin
