@@ -22,14 +22,14 @@ std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
     changes.push_back({{"parallelism.recompute", "full"},
                        [](Scenario& c) { c.parallelism.recompute = Recompute::full; }});
   }
-  // The distributed optimizer (ZeRO 1), or parameters sharded too (ZeRO 3, whose
-  // layer-by-layer gathers and reductions every micro-batch are priced). ZeRO 2 is
-  // left out: its gradients are sharded only if reduced every micro-batch, which
-  // the engines do not price (they reduce once a step).
-  if (p.zero < 3 && p.dp * p.cp > 1) {
-    const int next = p.zero == 0 ? 1 : 3;
-    changes.push_back({{"parallelism.zero", std::to_string(next)},
-                       [next](Scenario& c) { c.parallelism.zero = next; }});
+  // Each further ZeRO stage: the distributed optimizer (1), gradients sharded too
+  // and so reduce-scattered every micro-batch (2), parameters sharded too and
+  // gathered layer by layer in every micro-batch (3); the engines price each.
+  if (p.dp * p.cp > 1) {
+    for (int next = p.zero + 1; next <= 3; ++next) {
+      changes.push_back({{"parallelism.zero", std::to_string(next)},
+                         [next](Scenario& c) { c.parallelism.zero = next; }});
+    }
   }
   if (p.micro_batch > 1 && p.micro_batch % 2 == 0) {
     changes.push_back({{"parallelism.micro_batch", std::to_string(p.micro_batch / 2)},
