@@ -112,7 +112,7 @@ void check_rate(const Scenario& s, const Location& file, Diagnostics& d, const s
 void check_fault_rates(const Scenario& s, const Location& file, Diagnostics& d) {
   constexpr double kThousandDays_s = 1000.0 * 86400;
   // The given processes; the Llama 3 mix after them needs no checking.
-  const std::size_t mix = s.faults.llama3_mix_added ? llama3_failure_mix().size() : 0;
+  const std::size_t mix = s.faults.llama3_mix_added ? llama3_failure_mix_size() : 0;
   double highest = 0;  // per 1000 domain-days, of any process
   std::string highest_unit = "node";
   for (const FailureProcessSpec& p : s.faults.processes) {
@@ -163,6 +163,10 @@ void check_physical_bounds(const Scenario& s, const Location& file, Diagnostics&
   check_bandwidths(s, file, d);
   check_capacity_factor(s, file, d);
   check_fault_rates(s, file, d);
+}
+
+void check_layout_bounds(const Scenario& s, const Location& file, Diagnostics& d) {
+  check_capacity_factor(s, file, d);
 }
 
 }  // namespace myriad::models::scenario

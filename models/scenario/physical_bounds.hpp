@@ -27,5 +27,8 @@ inline constexpr double kMaxEventsPer1000NodeDays = 24000;
 double min_capacity_factor(const Scenario& s);
 
 void check_physical_bounds(const Scenario& s, const Location& file, Diagnostics& d);
+// The one of them a layout (parallelism, model.moe.prune) can break: an expert's
+// capacity of a micro-batch's tokens.
+void check_layout_bounds(const Scenario& s, const Location& file, Diagnostics& d);
 
 }  // namespace myriad::models::scenario

@@ -105,7 +105,7 @@ void derive_events(Scenario& s, std::vector<InjectedEventSpec>& events, const st
 
 void check_process_rates(const Scenario& s, const Location& file, Diagnostics& d) {
   // The given processes; the Llama 3 mix after them needs no checking.
-  const std::size_t mix = s.faults.llama3_mix_added ? llama3_failure_mix().size() : 0;
+  const std::size_t mix = s.faults.llama3_mix_added ? llama3_failure_mix_size() : 0;
   for (std::size_t i = 0; i + mix < s.faults.processes.size(); ++i) {
     const auto& p = s.faults.processes[i];
     const std::string path = fmt::format("faults.processes[{}]", i);
@@ -446,6 +446,11 @@ std::vector<FailureProcessSpec> llama3_failure_mix() {
                      "memory 2"),
       llama3_process(Component::nic, 7, "NIC"),
   };
+}
+
+std::size_t llama3_failure_mix_size() {
+  static const std::size_t size = llama3_failure_mix().size();
+  return size;
 }
 
 void derive_reliability(Scenario& s) {

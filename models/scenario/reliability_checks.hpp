@@ -2,6 +2,8 @@
 // derive() and check() in scenario_checks.hpp.
 #pragma once
 
+#include <cstddef>
+
 #include "models/scenario/diagnostics.hpp"
 #include "models/scenario/scenario.hpp"
 
@@ -10,6 +12,8 @@ namespace myriad::models::scenario {
 // The failure mix of Llama 3 405B (arXiv:2407.21783 Table 5): the 419 unexpected
 // interruptions of a 54-day snapshot on 2,048 nodes of 8 H100, by component.
 std::vector<FailureProcessSpec> llama3_failure_mix();
+// How many processes that is (built once).
+std::size_t llama3_failure_mix_size();
 
 // Reads faults.replay (a CSV, relative to the scenario file) into
 // faults.replayed; problems name the file, line and column.

@@ -391,13 +391,7 @@ void derive_model(ModelSpec& m, const std::string& path, Origins& origins) {
   }
 }
 
-void derive(Scenario& s) {
-  derive_model(s.model, "model", s.origins);
-  GpuSpec& gpu = s.cluster.gpu;
-  if (!given(s, "cluster.gpu.profile") && !gpu.preset.empty()) {
-    gpu.profile = gpu.preset;
-    set_derived(s, "cluster.gpu.profile");
-  }
+void derive_layout(Scenario& s) {
   ParallelSpec& p = s.parallelism;
   if (!given(s, "parallelism.schedule")) {
     p.schedule = p.virtual_stages > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
@@ -407,15 +401,25 @@ void derive(Scenario& s) {
     p.etp = p.tp;
     set_derived(s, "parallelism.etp");
   }
-  if (!given(s, "training.gradient_precision")) {
-    s.training.gradient_precision =
-        s.training.precision == Precision::bf16 ? WirePrecision::fp32 : WirePrecision::bf16;
-    set_derived(s, "training.gradient_precision");
-  }
   if (!given(s, "parallelism.dp")) {
     const int model_parallel = p.tp * p.pp * p.cp;
     p.dp = s.cluster.gpus % model_parallel == 0 ? s.cluster.gpus / model_parallel : 0;
     set_derived(s, "parallelism.dp");
+  }
+}
+
+void derive(Scenario& s) {
+  derive_model(s.model, "model", s.origins);
+  GpuSpec& gpu = s.cluster.gpu;
+  if (!given(s, "cluster.gpu.profile") && !gpu.preset.empty()) {
+    gpu.profile = gpu.preset;
+    set_derived(s, "cluster.gpu.profile");
+  }
+  derive_layout(s);
+  if (!given(s, "training.gradient_precision")) {
+    s.training.gradient_precision =
+        s.training.precision == Precision::bf16 ? WirePrecision::fp32 : WirePrecision::bf16;
+    set_derived(s, "training.gradient_precision");
   }
   auto& tiers = s.cluster.network.tiers;
   for (std::size_t i = 0; i < tiers.size(); ++i) {
@@ -428,8 +432,9 @@ void derive(Scenario& s) {
   derive_reliability(s);
 }
 
-void check(const Scenario& s, const Location& file, Diagnostics& d) {
-  const Checker c(s, file, d);
+namespace {
+
+void check_cluster_model_and_layout(const Checker& c) {
   check_cluster(c);
   check_model(c);
   check_tensor_parallel(c);
@@ -437,8 +442,19 @@ void check(const Scenario& s, const Location& file, Diagnostics& d) {
   check_pipeline(c);
   check_context_and_experts(c);
   check_training_and_overlap(c);
+}
+
+}  // namespace
+
+void check(const Scenario& s, const Location& file, Diagnostics& d) {
+  check_cluster_model_and_layout(Checker(s, file, d));
   check_reliability(s, file, d);
   check_physical_bounds(s, file, d);
+}
+
+void check_layout(const Scenario& s, const Location& file, Diagnostics& d) {
+  check_cluster_model_and_layout(Checker(s, file, d));
+  check_layout_bounds(s, file, d);
 }
 
 }  // namespace myriad::models::scenario

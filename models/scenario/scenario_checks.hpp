@@ -16,4 +16,13 @@ void derive_model(ModelSpec& model, const std::string& path, Origins& origins);
 // were never written.
 void check(const Scenario& scenario, const Location& file, Diagnostics& diagnostics);
 
+// What a layout search changes from one candidate to the next (the parallelism
+// section and model.moe.prune) needs only these, on a scenario derived and
+// checked whole before: the keys derived from the layout (schedule, etp, dp),
+// and the checks those keys can break (everything but the faults, the policies
+// and the bandwidth floors, which no layout reads). A search of a million
+// candidates spent most of its time re-deriving and re-checking the rest.
+void derive_layout(Scenario& scenario);
+void check_layout(const Scenario& scenario, const Location& file, Diagnostics& diagnostics);
+
 }  // namespace myriad::models::scenario

@@ -276,7 +276,7 @@ PlanResult search_layouts(const models::scenario::Scenario& base, const DevicePr
     apply_layout(s, lists.at(base.parallelism, index));
     s.model.moe.prune = lists.prune_at(index);
     models::scenario::Diagnostics d;
-    models::scenario::check(s, where, d);
+    models::scenario::check_layout(s, where, d);
     if (d.has_errors()) {
       ++result.pruned;
       const models::scenario::Diagnostic& first = *d.first_error();
@@ -464,7 +464,7 @@ void apply_layout(models::scenario::Scenario& s, const models::scenario::Paralle
   // Derived afresh: a layout's dp and schedule follow from its other keys.
   s.origins.erase("parallelism.dp");
   s.origins.erase("parallelism.schedule");
-  models::scenario::derive(s);
+  models::scenario::derive_layout(s);
 }
 
 void apply_planned(models::scenario::Scenario& s, const PlannedLayout& l) {

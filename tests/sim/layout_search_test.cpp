@@ -9,8 +9,10 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "models/scenario/loader.hpp"
+#include "models/scenario/scenario_checks.hpp"
 #include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "tests/sim/shipped.hpp"
@@ -291,6 +293,66 @@ TEST(LayoutSearch, SearchesExpertTensorParallelismAndPruning) {
   apply_planned(again, *sparse);
   EXPECT_DOUBLE_EQ(estimate(again, h100(), Detail::summary).step_time_s,
                    sparse->metrics.step_time_s);
+}
+
+// Expectation: what a search checks of each candidate (the layout's keys derived
+// and checked, derive_layout and check_layout) finds the same errors, in the same
+// order, as deriving and checking the whole scenario does, on a scenario with
+// failure processes and policies (the 405B campaign example) and on an MoE with
+// pruning variants whose capacity factor holds under a token of an expert at
+// micro-batch 1 (the one bound a layout can break); the rest of the checks find
+// nothing in a loaded scenario.
+TEST(LayoutSearch, ALayoutsChecksAreTheWholeScenarios) {
+  const auto campaign = models::scenario::load_scenario(
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-405b-h100-16384-campaign.yaml",
+      kShipped);
+  const auto moe = models::scenario::load_scenario_text(
+      "cluster: {preset: llama3-like, gpus: 64}\n"
+      "model: {preset: mixtral-8x7b, seq_length: 4096, moe: {capacity_factor: 0.0006}}\n"
+      "parallelism: {tp: 2, sp: true, ep: 8, zero: 1, micro_batch: 2, global_batch: 256}\n",
+      "plan.yaml", kShipped);
+  const auto errors = [](const models::scenario::Diagnostics& d) {
+    std::vector<std::string> out;
+    for (const auto& item : d.all()) {
+      if (item.severity == models::scenario::Severity::error)
+        out.push_back(item.key + ": " + item.message);
+    }
+    return out;
+  };
+  std::size_t compared = 0;
+  std::size_t refused = 0;
+  std::size_t capacity = 0;
+  for (const auto* base : {&campaign, &moe}) {
+    SearchSpace space = default_space(*base);
+    if (base == &campaign) space.global_batch = {1024, 2048};
+    if (base == &moe) space.prune = {parse_prune("none"), parse_prune("2:4")};
+    const models::scenario::Location where{base->file, 0, 0};
+    const std::size_t total = candidate_count(space);
+    for (std::size_t index = 0; index < total; index += 7) {
+      const models::scenario::ParallelSpec layout = layout_at(base->parallelism, space, index);
+      models::scenario::Scenario searched = *base;
+      apply_layout(searched, layout);
+      searched.model.moe.prune = prune_at(*base, space, index);
+      models::scenario::Diagnostics by_layout;
+      models::scenario::check_layout(searched, where, by_layout);
+      models::scenario::Scenario whole = *base;
+      whole.parallelism = layout;
+      whole.model.moe.prune = searched.model.moe.prune;
+      whole.origins.erase("parallelism.dp");
+      whole.origins.erase("parallelism.schedule");
+      models::scenario::derive(whole);
+      models::scenario::Diagnostics all;
+      models::scenario::check(whole, where, all);
+      ASSERT_EQ(errors(by_layout), errors(all)) << "candidate " << index;
+      ++compared;
+      refused += all.has_errors();
+      for (const auto& e : errors(all)) capacity += e.starts_with("model.moe.capacity_factor");
+    }
+  }
+  EXPECT_GT(compared, 1000U);
+  EXPECT_GT(refused, 100U);
+  EXPECT_LT(refused, compared);
+  EXPECT_GT(capacity, 0U);
 }
 
 // Expectation: a model of 2^20 experts on 64 GPUs searches ep 1, 2, ..., 64 (7
