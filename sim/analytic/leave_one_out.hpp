@@ -53,4 +53,14 @@ struct HeldOutSuite {
 std::vector<HeldOutSuite> leave_one_suite_out(const std::vector<Suite>& suites,
                                               const DeviceProfile& base);
 
+// Across device profiles: the assumptions every profile makes alike (the
+// sustained clock, the GEMM reduction-depth constant, the per-kernel overhead;
+// not the attention rates, which profiles take from their own GPUs' kernels)
+// fitted as one value for every profile on all suites but one, each suite's rows
+// on their own profiles (`shipped`), and the suite left out predicted so. A suite
+// is the only one of its profile no longer leaves nothing to fit it on.
+const std::vector<FreeParameter>& shared_parameters();
+std::vector<HeldOutSuite> leave_one_suite_out_across_profiles(
+    const std::vector<const Suite*>& suites, const ProfileLookup& shipped);
+
 }  // namespace myriad::sim

@@ -89,10 +89,11 @@ nlohmann::json to_json(const std::vector<sim::ValidationResult>& results) {
 }
 
 std::string leave_one_out_text(const std::vector<sim::HeldOutSuite>& held,
-                               const sim::ParameterFit& all) {
+                               const std::vector<sim::FreeParameter>& params,
+                               const sim::ParameterFit* all, const std::string& title) {
   std::vector<std::string> header = {"suite left out"};
   std::string align = "l";
-  for (const auto& p : sim::free_parameters()) {
+  for (const auto& p : params) {
     header.push_back(p.name);
     align += "r";
   }
@@ -113,21 +114,19 @@ std::string leave_one_out_text(const std::vector<sim::HeldOutSuite>& held,
     row(h.suite, h.fit,
         {percent(h.mean), percent(h.max), percent(h.shipped_mean), percent(h.shipped_max)});
   }
-  row("(none: fitted on all)", all, {"", "", "", ""});
-  return "Leave one suite out: the profile's assumed parameters fitted (pooled mean |error|) on "
-         "the other suites,\nthen the suite left out predicted; beside it, the shipped "
-         "profile's errors on it.\n" +
-         t.str();
+  if (all != nullptr) row("(none: fitted on all)", *all, {"", "", "", ""});
+  return title + t.str();
 }
 
-nlohmann::json leave_one_out_json(const std::vector<sim::HeldOutSuite>& held) {
+nlohmann::json leave_one_out_json(const std::vector<sim::HeldOutSuite>& held,
+                                  const std::vector<sim::FreeParameter>& params,
+                                  const std::string& over) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& h : held) {
     nlohmann::json fitted = nlohmann::json::object();
-    for (std::size_t k = 0; k < h.fit.values.size(); ++k) {
-      fitted[sim::free_parameters()[k].name] = h.fit.values[k];
-    }
+    for (std::size_t k = 0; k < h.fit.values.size(); ++k) fitted[params[k].name] = h.fit.values[k];
     out.push_back({{"suite", h.suite},
+                   {"over", over},
                    {"fitted", fitted},
                    {"fit_mean_abs_rel_error", h.fit.mean_abs_rel_error},
                    {"held_out_mean_abs_rel_error", h.mean},
@@ -136,6 +135,73 @@ nlohmann::json leave_one_out_json(const std::vector<sim::HeldOutSuite>& held) {
                    {"shipped_max_abs_rel_error", h.shipped_max}});
   }
   return out;
+}
+
+// --leave-one-out: one fit per device profile over the suites whose rows all take
+// it, and one across every profile of the shared assumptions, every suite left
+// out in turn. False (said why) when there is nothing to fit on.
+bool leave_one_out(const std::vector<sim::Suite>& suites,
+                   const std::map<std::string, sim::DeviceProfile>& profiles,
+                   const sim::ProfileLookup& lookup, Streams io, nlohmann::json& json) {
+  std::map<std::string, std::vector<const sim::Suite*>> by_profile;
+  std::vector<const sim::Suite*> every;
+  for (const auto& suite : suites) {
+    std::set<std::string> names;
+    for (const auto& c : suite.cases) names.insert(c.scenario.cluster.gpu.profile);
+    if (names.size() == 1) by_profile[*names.begin()].push_back(&suite);
+    every.push_back(&suite);
+  }
+  nlohmann::json held_json = nlohmann::json::array();
+  int fitted = 0;
+  for (const auto& [name, group] : by_profile) {
+    if (group.size() < 2) continue;
+    const sim::DeviceProfile& base = profiles.at(name);
+    io.err << "profile " << name << ": fitting " << sim::free_parameters().size() << " parameters, "
+           << group.size() + 1 << " times...\n";
+    std::vector<sim::Suite> own;
+    own.reserve(group.size());
+    for (const sim::Suite* suite : group) own.push_back(*suite);
+    const auto held = sim::leave_one_suite_out(own, base);
+    const sim::ParameterFit all = sim::fit_parameters(group, base);
+    io.out << fmt::format("\nprofile {} ({} suites):\n", name, group.size());
+    io.out << leave_one_out_text(
+        held, sim::free_parameters(), &all,
+        "Leave one suite out: the profile's assumed parameters fitted (pooled mean |error|) on "
+        "the other suites,\nthen the suite left out predicted; beside it, the shipped "
+        "profile's errors on it.\n");
+    for (const auto& h : leave_one_out_json(held, sim::free_parameters(), name)) {
+      held_json.push_back(h);
+    }
+    ++fitted;
+  }
+  std::set<std::string> every_profile;
+  for (const auto& suite : suites) {
+    for (const auto& c : suite.cases) every_profile.insert(c.scenario.cluster.gpu.profile);
+  }
+  if (every.size() > 1 && every_profile.size() > 1) {
+    io.err << "every profile: fitting " << sim::shared_parameters().size() << " shared parameters, "
+           << every.size() << " times...\n";
+    const auto held = sim::leave_one_suite_out_across_profiles(every, lookup);
+    io.out << fmt::format("\nacross profiles ({} suites):\n", every.size());
+    io.out << leave_one_out_text(
+        held, sim::shared_parameters(), nullptr,
+        "Leave one suite out across profiles: the assumptions every profile makes alike fitted "
+        "as one value on the\nother suites, each on its own profile, then the suite left out "
+        "predicted on its own; beside it, the shipped profile's errors on it.\n");
+    for (const auto& h : leave_one_out_json(held, sim::shared_parameters(), "every profile")) {
+      held_json.push_back(h);
+    }
+    ++fitted;
+  }
+  if (fitted == 0) {
+    io.err << fmt::format(
+        "myriad validate: error: --leave-one-out fits over two or more suites; these {} "
+        "suite(s) are too few\n",
+        suites.size());
+    return false;
+  }
+  json["leave_one_out"] = held_json;
+  return true;
 }
 
 }  // namespace
@@ -174,38 +240,8 @@ int run_validate(const ValidateOptions& o, Streams io, const Environment& env) {
   }
   if (missing_profile) return kExitBadInput;
   nlohmann::json json = to_json(results);
-  if (o.leave_one_out) {
-    // One fit per device profile, over the suites whose rows all take it.
-    std::map<std::string, std::vector<const sim::Suite*>> by_profile;
-    for (const auto& suite : suites) {
-      std::set<std::string> names;
-      for (const auto& c : suite.cases) names.insert(c.scenario.cluster.gpu.profile);
-      if (names.size() == 1) by_profile[*names.begin()].push_back(&suite);
-    }
-    nlohmann::json held_json = nlohmann::json::array();
-    int fitted = 0;
-    for (const auto& [name, group] : by_profile) {
-      if (group.size() < 2) continue;
-      const sim::DeviceProfile& base = profiles.at(name);
-      io.err << "profile " << name << ": fitting " << sim::free_parameters().size()
-             << " parameters, " << group.size() + 1 << " times...\n";
-      std::vector<sim::Suite> own;
-      own.reserve(group.size());
-      for (const sim::Suite* suite : group) own.push_back(*suite);
-      const auto held = sim::leave_one_suite_out(own, base);
-      io.out << fmt::format("\nprofile {} ({} suites):\n", name, group.size());
-      io.out << leave_one_out_text(held, sim::fit_parameters(group, base));
-      for (const auto& h : leave_one_out_json(held)) held_json.push_back(h);
-      ++fitted;
-    }
-    if (fitted == 0) {
-      io.err << fmt::format(
-          "myriad validate: error: --leave-one-out fits a device profile over two or more "
-          "suites that take it; none of these {} suite(s) share one\n",
-          suites.size());
-      return kExitBadInput;
-    }
-    json["leave_one_out"] = held_json;
+  if (o.leave_one_out && !leave_one_out(suites, profiles, lookup, io, json)) {
+    return kExitBadInput;
   }
   if (!o.json_file.empty()) {
     if (!write_json(o.json_file, json, "validate", io)) return kExitFailure;
