@@ -967,6 +967,28 @@ TEST(Cli, ValidateReportsEverySuiteAndWritesJson) {
   std::filesystem::remove(file);
 }
 
+// Expectation: --leave-one-out over suites of two profiles and no two of one fits
+// across the profiles (the per-profile fit has nothing to hold out), prints it and
+// writes it to the JSON; over one suite it is refused, saying why.
+TEST(Cli, ValidateLeavesOneOutAcrossProfiles) {
+  const auto file = std::filesystem::temp_directory_path() / "myriad_cli_validate_loo.json";
+  const Result r = run_cli({"validate", "megatron-bridge-h100", "megascale-moe-ablation",
+                            "--leave-one-out", "--json", file.string()});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("across profiles (2 suites)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\nprofile "), std::string::npos) << r.out;
+  std::ifstream in(file);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["leave_one_out"].size(), 2u);
+  EXPECT_EQ(j["leave_one_out"][0]["over"], "every profile");
+  EXPECT_TRUE(j["leave_one_out"][0]["fitted"].contains("sustained_clock_fraction"));
+  EXPECT_FALSE(j["leave_one_out"][0]["fitted"].contains("attention_fwd_efficiency"));
+  std::filesystem::remove(file);
+  const Result one = run_cli({"validate", "megatron-bridge-h100", "--leave-one-out"});
+  EXPECT_EQ(one.code, kExitBadInput);
+  EXPECT_NE(one.err.find("are too few"), std::string::npos) << one.err;
+}
+
 TEST(Cli, ValidateUnknownSuiteSuggests) {
   const Result r = run_cli({"validate", "megascale-tabel2"});
   EXPECT_EQ(r.code, kExitBadInput);
