@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "models/numeric/golden_section.hpp"
 
@@ -91,6 +92,30 @@ std::vector<double> fit_shared(const std::vector<const Suite*>& suites,
   return values;
 }
 
+// Every suite but the i-th.
+std::vector<const Suite*> all_but(const std::vector<const Suite*>& suites, std::size_t i) {
+  std::vector<const Suite*> others;
+  for (std::size_t j = 0; j < suites.size(); ++j) {
+    if (j != i) others.push_back(suites[j]);
+  }
+  return others;
+}
+
+// A suite left out: its fit on the others, and its errors fitted and as shipped.
+HeldOutSuite held_out(const Suite& suite, ParameterFit fit, const ProfileLookup& fitted,
+                      const ProfileLookup& shipped) {
+  const ValidationResult held = evaluate(suite, fitted);
+  const ValidationResult as_shipped = evaluate(suite, shipped);
+  HeldOutSuite h;
+  h.suite = suite.name;
+  h.fit = std::move(fit);
+  h.mean = held.mean_abs_rel_error;
+  h.max = held.max_abs_rel_error;
+  h.shipped_mean = as_shipped.mean_abs_rel_error;
+  h.shipped_max = as_shipped.max_abs_rel_error;
+  return h;
+}
+
 }  // namespace
 
 const std::vector<FreeParameter>& free_parameters() {
@@ -135,30 +160,19 @@ ParameterFit fit_parameters(const std::vector<const Suite*>& suites, const Devic
 
 std::vector<HeldOutSuite> leave_one_suite_out(const std::vector<Suite>& suites,
                                               const DeviceProfile& base) {
+  std::vector<const Suite*> every;
+  for (const auto& suite : suites) every.push_back(&suite);
+  const auto on = [](const DeviceProfile& p) -> ProfileLookup {
+    return [&p](const models::scenario::Scenario&) -> const DeviceProfile& { return p; };
+  };
   std::vector<HeldOutSuite> out;
   for (std::size_t i = 0; i < suites.size(); ++i) {
-    std::vector<const Suite*> others;
-    for (std::size_t j = 0; j < suites.size(); ++j) {
-      if (j != i) others.push_back(&suites[j]);
-    }
-    HeldOutSuite h;
-    h.suite = suites[i].name;
-    h.fit = fit_parameters(others, base);
+    ParameterFit fit = fit_parameters(all_but(every, i), base);
     DeviceProfile fitted = base;
     for (std::size_t k = 0; k < free_parameters().size(); ++k) {
-      free_parameters()[k].set(fitted, h.fit.values[k]);
+      free_parameters()[k].set(fitted, fit.values[k]);
     }
-    const auto on = [&](const DeviceProfile& p) {
-      return evaluate(suites[i],
-                      [&](const models::scenario::Scenario&) -> const DeviceProfile& { return p; });
-    };
-    const ValidationResult held = on(fitted);
-    const ValidationResult shipped = on(base);
-    h.mean = held.mean_abs_rel_error;
-    h.max = held.max_abs_rel_error;
-    h.shipped_mean = shipped.mean_abs_rel_error;
-    h.shipped_max = shipped.max_abs_rel_error;
-    out.push_back(h);
+    out.push_back(held_out(suites[i], std::move(fit), on(fitted), on(base)));
   }
   return out;
 }
@@ -185,22 +199,13 @@ std::vector<HeldOutSuite> leave_one_suite_out_across_profiles(
   }
   std::vector<HeldOutSuite> out;
   for (std::size_t i = 0; i < suites.size(); ++i) {
-    std::vector<const Suite*> others;
-    for (std::size_t j = 0; j < suites.size(); ++j) {
-      if (j != i) others.push_back(suites[j]);
-    }
-    HeldOutSuite h;
-    h.suite = suites[i]->name;
-    h.fit.values = fit_shared(others, shipped, start);
+    const std::vector<const Suite*> others = all_but(suites, i);
+    ParameterFit fit;
+    fit.values = fit_shared(others, shipped, start);
     SharedValues shared(shipped, params);
-    h.fit.mean_abs_rel_error = pooled_error(others, shared.lookup(h.fit.values)).mean;
-    const ValidationResult held = evaluate(*suites[i], shared.lookup(h.fit.values));
-    const ValidationResult as_shipped = evaluate(*suites[i], shipped);
-    h.mean = held.mean_abs_rel_error;
-    h.max = held.max_abs_rel_error;
-    h.shipped_mean = as_shipped.mean_abs_rel_error;
-    h.shipped_max = as_shipped.max_abs_rel_error;
-    out.push_back(h);
+    fit.mean_abs_rel_error = pooled_error(others, shared.lookup(fit.values)).mean;
+    SharedValues held(shipped, params);
+    out.push_back(held_out(*suites[i], fit, held.lookup(fit.values), shipped));
   }
   return out;
 }
