@@ -161,6 +161,7 @@ ParameterFit fit_parameters(const std::vector<const Suite*>& suites, const Devic
 std::vector<HeldOutSuite> leave_one_suite_out(const std::vector<Suite>& suites,
                                               const DeviceProfile& base) {
   std::vector<const Suite*> every;
+  every.reserve(suites.size());
   for (const auto& suite : suites) every.push_back(&suite);
   const auto on = [](const DeviceProfile& p) -> ProfileLookup {
     return [&p](const models::scenario::Scenario&) -> const DeviceProfile& { return p; };
