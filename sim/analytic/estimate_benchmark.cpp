@@ -59,7 +59,7 @@ void BM_PipelineMakespan8x6x32(benchmark::State& state) {
 
 // The same with each stage's data-parallel stream beside it (overlap.dp): chunk
 // gathers as long as 6 forwards at the start, reductions as long as 5 backwards
-// a chunk at the end, taking 20 % of the compute rate.
+// a chunk at the end, taking none (/0) or 20 % (/2) of the compute rate.
 void BM_PipelineWithDp8x6x32(benchmark::State& state) {
   const auto& graph = myriad::sim::cached_schedule_graph(8, 6, 32);
   std::vector<double> durations(static_cast<std::size_t>(graph.slots()));

@@ -3,9 +3,11 @@
 // arrived, so the step is the longest path through the schedule's graph
 // (models::schedule_graph). This is what the step program's evaluator plays for
 // the passes and pipeline transfers, without the data-parallel traffic; the
-// closed form takes an interleaved pipeline's time from it, since a chunk that
-// holds the embedding or the head paces the schedule's rounds in a way no
-// per-stage formula counts (docs/analytic-engine.md).
+// closed form takes an interleaved pipeline's time from it (and a 1F1B one's of
+// up to kSweptPasses passes), since a chunk that holds the embedding or the head
+// paces the schedule's rounds in a way no per-stage formula counts
+// (docs/analytic-engine.md). pipeline_with_dp plays the data-parallel streams
+// beside the passes too.
 #pragma once
 
 #include <span>

@@ -10,10 +10,12 @@
 //   - the first parameter bucket's gathers (the whole gathers without
 //     overlap.dp), before anything;
 //   - with overlap.dp, the rest of the first chunk's gathers and, interleaved,
-//     the other chunks', on the data-parallel stream, beside compute;
+//     each other chunk's, on the data-parallel stream, beside compute
+//     (sim/analytic/dp_stream.hpp);
 //   - the pipeline passes in the schedule's order, each waiting for its input
 //     (the neighbouring stage's send) and followed by its own send; the first
-//     forward waits for the first chunk's gathers at its end;
+//     forward waits for the first chunk's gathers at its end, and each other
+//     chunk's first forward for that chunk's gathers before it starts;
 //   - with overlap.dp, each chunk's gradient reductions from its last backward:
 //     all buckets but one from the end of that backward's first bucket, the
 //     last one after it, on the data-parallel stream;
