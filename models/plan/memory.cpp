@@ -16,7 +16,12 @@ std::string MemoryBreakdown::dominant() const {
 }
 
 double layer_activation_bytes(const scenario::Scenario& s) {
+  return layer_activation_bytes(s, s.model.is_moe() ? LayerKind::moe : LayerKind::dense);
+}
+
+double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
   const auto& m = s.model;
+  const bool moe = kind == LayerKind::moe && m.is_moe();
   const auto& p = s.parallelism;
   const double t = p.tp;
   const bool sp = p.sp && p.tp > 1;
@@ -29,7 +34,7 @@ double layer_activation_bytes(const scenario::Scenario& s) {
   double f = m.ffn_hidden;
   double routed = 1;
   double shared = 0;  // shared experts' activations per token
-  if (m.is_moe()) {
+  if (moe) {
     f = m.moe.expert_ffn_hidden;
     // Token copies the busiest expert-parallel rank holds per token routed: top_k
     // evenly, more under skew, capacity_factor * top_k padded.
@@ -40,7 +45,7 @@ double layer_activation_bytes(const scenario::Scenario& s) {
   const double f_in = swiglu ? 2 * f : f;
   const double replicated = 10 * h;
   const double split =
-      4 * q + 4 * kv + shared + routed * (2 * f_in + 2 * f + (m.is_moe() ? 2 * h : 0));
+      4 * q + 4 * kv + shared + routed * (2 * f_in + 2 * f + (moe ? 2 * h : 0));
   double per_token = (sp ? replicated / t : replicated) + split / t;
   if (!s.training.fused_kernels && p.recompute == scenario::Recompute::none) {
     per_token += 5.0 * m.heads * m.seq_length / t;
@@ -53,9 +58,9 @@ namespace {
 // ZeRO shards dense parameters over the dp * cp ranks holding copies of them and
 // experts over the expert data-parallel ranks (Megatron-LM's distributed optimizer).
 MemoryBreakdown states(const scenario::Scenario& s, const StepPlan& plan, double params,
-                       double layers) {
+                       double moe_layers) {
   const auto& p = s.parallelism;
-  const double expert = layers * plan.expert_params_per_layer;
+  const double expert = moe_layers * plan.expert_params_per_layer;
   const double dense = params - expert;
   const double trained = expert * plan.expert_trained;
   const auto shard = [&](int stage, double group) { return p.zero >= stage ? group : 1.0; };
@@ -112,6 +117,24 @@ double layers_in_flight(const scenario::Scenario& s, const StepPlan& plan, int s
   return layers;
 }
 
+double activations_in_flight(const scenario::Scenario& s, const StepPlan& plan, int stage) {
+  const double per_layer = layer_activation_bytes(s);
+  if (!plan.mixed()) return per_layer * layers_in_flight(s, plan, stage);
+  const double per_dense = layer_activation_bytes(s, LayerKind::dense);
+  const int p = s.parallelism.pp;
+  const int v = s.parallelism.virtual_stages;
+  const auto k = static_cast<std::size_t>(stage);
+  const int n = forwards_in_flight(s, stage);
+  double bytes = 0;
+  for (int chunk = 0; chunk < v; ++chunk) {
+    const auto c = static_cast<std::size_t>(chunk);
+    const int dense = plan.dense_by_chunk[k][c];
+    bytes += static_cast<double>(forwards_of_chunk(n, chunk, p, v)) *
+             ((plan.layers_by_chunk[k][c] - dense) * per_layer + dense * per_dense);
+  }
+  return bytes;
+}
+
 double micro_batches_in_flight(const scenario::Scenario& s, const StepPlan& plan, int stage) {
   const int layers = plan.layers_by_stage[static_cast<std::size_t>(stage)];
   if (layers == 0) {
@@ -134,7 +157,7 @@ namespace {
 void add_gathered(const scenario::Scenario& s, const StepPlan& plan, int stage,
                   MemoryBreakdown& b) {
   if (s.parallelism.zero < 2 || plan.dense_dp <= 1) return;
-  double unit = plan.params_per_layer;
+  double unit = std::max(plan.params_per_layer, plan.params_per_dense_layer);
   if (stage == 0) unit = std::max(unit, plan.embedding_params);
   if (stage == s.parallelism.pp - 1) unit = std::max(unit, plan.head_params);
   if (s.parallelism.zero >= 3) b.weights += 2 * unit * 2;
@@ -144,11 +167,12 @@ void add_gathered(const scenario::Scenario& s, const StepPlan& plan, int stage,
 MemoryBreakdown stage_states_and_activations(const scenario::Scenario& s, const StepPlan& plan,
                                              int stage) {
   const auto& p = s.parallelism;
-  const double per_layer = layer_activation_bytes(s);
   const int in_flight = forwards_in_flight(s, stage);
+  const auto k = static_cast<std::size_t>(stage);
+  const int moe_layers = plan.layers_by_stage[k] - plan.dense_by_stage[k];
   if (stage == 0) {
-    MemoryBreakdown first = states(s, plan, plan.params_first_stage, plan.first_stage_layers);
-    first.activations = per_layer * layers_in_flight(s, plan, 0);
+    MemoryBreakdown first = states(s, plan, plan.params_first_stage, moe_layers);
+    first.activations = activations_in_flight(s, plan, 0);
     // The embedding's output, once a forward pass of the first chunk.
     first.activations += forwards_of_chunk(in_flight, 0, p.pp, p.virtual_stages) *
                          embedding_activation_bytes(s, plan);
@@ -158,15 +182,12 @@ MemoryBreakdown stage_states_and_activations(const scenario::Scenario& s, const 
   if (stage == p.pp - 1) {
     // The last chunk's forward runs its backward at once: one micro-batch's fp32
     // logits.
-    MemoryBreakdown last = states(s, plan, plan.params_last_stage, plan.last_stage_layers);
-    last.activations = per_layer * layers_in_flight(s, plan, stage) + logits_bytes(s, plan);
+    MemoryBreakdown last = states(s, plan, plan.params_last_stage, moe_layers);
+    last.activations = activations_in_flight(s, plan, stage) + logits_bytes(s, plan);
     return last;
   }
-  const double per_layer_params =
-      plan.layers_per_stage > 0 ? plan.params_middle_stage / plan.layers_per_stage : 0;
-  const int layers = plan.layers_by_stage[static_cast<std::size_t>(stage)];
-  MemoryBreakdown b = states(s, plan, layers * per_layer_params, layers);
-  b.activations = per_layer * layers_in_flight(s, plan, stage);
+  MemoryBreakdown b = states(s, plan, plan.stage_layer_params(stage), moe_layers);
+  b.activations = activations_in_flight(s, plan, stage);
   return b;
 }
 
@@ -196,12 +217,16 @@ MemoryBreakdown memory_per_gpu(const scenario::Scenario& s, const StepPlan& plan
 PipelinePieces pipeline_pieces(const scenario::Scenario& s, const StepPlan& plan) {
   PipelinePieces pieces;
   pieces.layer = {states(s, plan, plan.params_per_layer, 1).total(), layer_activation_bytes(s)};
-  const double embedding_params =
-      plan.params_first_stage - plan.first_stage_layers * plan.params_per_layer;
+  if (plan.mixed()) {
+    pieces.dense_layer = {states(s, plan, plan.params_per_dense_layer, 0).total(),
+                          layer_activation_bytes(s, LayerKind::dense)};
+  } else {
+    pieces.dense_layer = pieces.layer;
+  }
+  const double embedding_params = plan.params_first_stage - plan.stage_layer_params(0);
   pieces.embedding = {states(s, plan, embedding_params, 0).total(),
                       embedding_activation_bytes(s, plan)};
-  const double head_params =
-      plan.params_last_stage - plan.last_stage_layers * plan.params_per_layer;
+  const double head_params = plan.params_last_stage - plan.stage_layer_params(s.parallelism.pp - 1);
   pieces.head = {states(s, plan, head_params, 0).total(), logits_bytes(s, plan)};
   return pieces;
 }

@@ -32,8 +32,10 @@ struct MemoryBreakdown {
   [[nodiscard]] std::string dominant() const;
 };
 
-// Activation bytes of one layer for one micro-batch on one rank.
+// Activation bytes of one layer for one micro-batch on one rank: the model's
+// layer, or one of the given kind (an MoE model's dense layers).
 double layer_activation_bytes(const scenario::Scenario& s);
+double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind);
 
 // The most loaded GPU: the fullest pipeline stage's (stage_memory).
 MemoryBreakdown memory_per_gpu(const scenario::Scenario& s, const StepPlan& plan);
@@ -50,6 +52,8 @@ MemoryBreakdown stage_memory(const scenario::Scenario& s, const StepPlan& plan, 
 int forwards_in_flight(const scenario::Scenario& s, int stage);
 // The layers those passes ran on the stage: each chunk's layers once a pass.
 double layers_in_flight(const scenario::Scenario& s, const StepPlan& plan, int stage);
+// What those passes keep, in bytes: each chunk's layers of either kind.
+double activations_in_flight(const scenario::Scenario& s, const StepPlan& plan, int stage);
 // The same in micro-batches through the whole stage: min(m, p - stage) for 1F1B;
 // (p v + p - 1) / v on the first stage of an interleaved pipeline of even chunks.
 double micro_batches_in_flight(const scenario::Scenario& s, const StepPlan& plan, int stage);
@@ -64,7 +68,8 @@ struct PieceMemory {
   double activations = 0;  // per micro-batch in flight
 };
 struct PipelinePieces {
-  PieceMemory layer;      // one transformer layer
+  PieceMemory layer;        // one transformer layer (an MoE layer in an MoE model)
+  PieceMemory dense_layer;  // one of an MoE model's dense layers (= layer in a dense model)
   PieceMemory embedding;  // token embedding (first stage)
   PieceMemory head;       // final norm, LM head and loss (last stage)
 };

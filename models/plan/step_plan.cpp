@@ -107,6 +107,11 @@ void plan_sharded_gradients(const scenario::Scenario& s, StepPlan& plan) {
     lp.backward.comms.push_back({names[2], CollectiveKind::reduce_scatter, GroupKind::dp, grads});
   };
   add(plan.layer, layer_params, layer_grads, {"dp.params", "dp.params.bwd", "dp.grads"});
+  if (plan.mixed()) {
+    const double d = plan.params_per_dense_layer * share.dense;
+    add(plan.dense_layer, d * 2, d * gradient_bytes(s),
+        {"dp.params.dense", "dp.params.dense.bwd", "dp.grads.dense"});
+  }
   const double grad_bytes = gradient_bytes(s);
   const double embedding = plan.embedding_params * share.dense;
   const double head = plan.head_params * share.dense;
@@ -153,6 +158,18 @@ int chunk_layers(const scenario::Scenario& s, int stage, int chunk) {
   return stage_layers(s, stage) / p.virtual_stages;
 }
 
+int chunk_first_layer(const scenario::Scenario& s, int stage, int chunk) {
+  const auto& p = s.parallelism;
+  int first = 0;
+  for (int c = 0; c <= chunk; ++c) {
+    for (int k = 0; k < p.pp; ++k) {
+      if (c == chunk && k == stage) return first;
+      first += chunk_layers(s, k, c);
+    }
+  }
+  return first;
+}
+
 int stage_layers(const scenario::Scenario& s, int stage) {
   const auto& p = s.parallelism;
   const int layers = s.model.layers;
@@ -185,12 +202,30 @@ StepPlan plan_step(const scenario::Scenario& s) {
       chunks.push_back(chunk_layers(s, stage, chunk));
     }
   }
+  // Which of them are dense, chunk by chunk in the model's order.
+  plan.dense_by_stage.assign(static_cast<std::size_t>(p.pp), 0);
+  plan.dense_by_chunk.assign(static_cast<std::size_t>(p.pp),
+                             std::vector<int>(static_cast<std::size_t>(p.virtual_stages), 0));
+  if (m.mixed()) {
+    int first = 0;
+    for (int chunk = 0; chunk < p.virtual_stages; ++chunk) {
+      for (int stage = 0; stage < p.pp; ++stage) {
+        const auto k = static_cast<std::size_t>(stage);
+        const int n = plan.layers_by_chunk[k][static_cast<std::size_t>(chunk)];
+        const int dense = n - m.moe_layers_in(first, first + n);
+        plan.dense_by_chunk[k][static_cast<std::size_t>(chunk)] = dense;
+        plan.dense_by_stage[k] += dense;
+        first += n;
+      }
+    }
+  }
   plan.first_stage_layers = plan.layers_by_stage.front();
   plan.last_stage_layers = plan.layers_by_stage.back();
   plan.layers_per_stage =
       p.pp > 2 ? *std::max_element(plan.layers_by_stage.begin() + 1, plan.layers_by_stage.end() - 1)
                : plan.first_stage_layers;
   plan.layer = transformer_layer(m, plan.shard);
+  if (m.mixed()) plan.dense_layer = transformer_layer(m, plan.shard, LayerKind::dense);
   plan.embedding = embedding(m, plan.shard);
   plan.head = lm_head_and_loss(m, plan.shard);
   // Megatron-LM sends activations scattered over TP ranks (gathered on arrival).
@@ -200,6 +235,10 @@ StepPlan plan_step(const scenario::Scenario& s) {
   const int etp = p.etp > 0 ? p.etp : p.tp;
   const double per_layer = layer_params_per_rank(m, p.tp, p.ep, etp);
   plan.params_per_layer = per_layer;
+  if (m.mixed()) {
+    const ParamCounts counts = param_counts(m);
+    plan.params_per_dense_layer = (counts.attention + counts.dense_mlp) / p.tp + counts.norms;
+  }
   plan.expert_params_per_layer = expert_params_per_rank(m, p.ep, etp);
   plan.dense_dp = p.dp * p.cp;
   plan.expert_dp = std::max(1, p.tp * p.cp * p.dp / (p.ep * etp));
@@ -217,20 +256,29 @@ StepPlan plan_step(const scenario::Scenario& s) {
     plan.expert_trained = 1 - prune.sparsity;
   }
   const double vocab_rows = static_cast<double>(m.vocab) * m.hidden / p.tp;
-  plan.params_first_stage = plan.first_stage_layers * per_layer + vocab_rows;
+  plan.params_first_stage = plan.stage_layer_params(0) + vocab_rows;
   const bool own_head = !m.tied_embeddings || p.pp > 1;
   plan.params_last_stage =
-      plan.last_stage_layers * per_layer + m.hidden + (own_head ? vocab_rows : 0);
+      plan.stage_layer_params(p.pp - 1) + m.hidden + (own_head ? vocab_rows : 0);
   if (p.pp == 1)  // the final norm too, as the last stage holds it with pipelining
     plan.params_first_stage = plan.params_last_stage =
-        m.layers * per_layer + vocab_rows * (m.tied_embeddings ? 1 : 2) + m.hidden;
-  if (p.pp > 2) plan.params_middle_stage = plan.layers_per_stage * per_layer;
+        plan.stage_layer_params(0) + vocab_rows * (m.tied_embeddings ? 1 : 2) + m.hidden;
+  int middle = 0;  // the stage between the first and the last with the most parameters
+  for (int k = 1; k + 1 < p.pp; ++k) {
+    const double params = plan.stage_layer_params(k);
+    if (params > plan.params_middle_stage) {
+      plan.params_middle_stage = params;
+      middle = k;
+    }
+  }
   plan.params_max =
       std::max({plan.params_first_stage, plan.params_last_stage, plan.params_middle_stage});
-  const int max_layers = plan.params_max == plan.params_first_stage  ? plan.first_stage_layers
-                         : plan.params_max == plan.params_last_stage ? plan.last_stage_layers
-                                                                     : plan.layers_per_stage;
-  plan.expert_params_at_max = (p.pp == 1 ? m.layers : max_layers) * plan.expert_params_per_layer;
+  const int max_stage = plan.params_max == plan.params_first_stage  ? 0
+                        : plan.params_max == plan.params_last_stage ? p.pp - 1
+                                                                    : middle;
+  const auto at = static_cast<std::size_t>(max_stage);
+  plan.expert_params_at_max =
+      (plan.layers_by_stage[at] - plan.dense_by_stage[at]) * plan.expert_params_per_layer;
   plan.embedding_params = vocab_rows;
   plan.head_params = m.hidden + (own_head ? vocab_rows : 0);
   plan_dp(s, plan);

@@ -26,6 +26,12 @@ struct StepPlan {
   LayerProgram layer;                             // one transformer layer, one micro-batch
   LayerProgram embedding;                         // first stage
   LayerProgram head;                              // last stage: final norm, LM head, loss
+  // An MoE model's dense layers (model.moe.first_dense_layers, model.moe.every):
+  // their program, and how many of each stage's and chunk's layers they are; the
+  // rest are `layer`. All 0, and dense_layer empty, where every layer is `layer`.
+  LayerProgram dense_layer;
+  std::vector<int> dense_by_stage;
+  std::vector<std::vector<int>> dense_by_chunk;  // [stage][chunk]
   Collective pp_transfer;  // activations (or their gradients) across a stage boundary
   // Gradient reduction and parameter gathering, per step. ZeRO-3's are per layer
   // and micro-batch instead: in the layer, embedding and head programs.
@@ -35,6 +41,7 @@ struct StepPlan {
   double params_last_stage = 0;
   double params_middle_stage = 0;  // of a stage between them (0 with fewer than 3 stages)
   double params_per_layer = 0;     // of one transformer layer on one rank
+  double params_per_dense_layer = 0;  // of one of an MoE model's dense layers (0 without)
   double params_max = 0;
   // Of those, the experts' (per layer, on one rank) and how the two kinds reduce
   // their gradients: dense parameters over the dp * cp ranks holding copies of
@@ -50,6 +57,20 @@ struct StepPlan {
   // (last stage; tied to the embedding without pipelining) on one rank.
   double embedding_params = 0;
   double head_params = 0;
+
+  // Whether some layers are dense_layer.
+  [[nodiscard]] bool mixed() const {
+    for (const int d : dense_by_stage) {
+      if (d > 0) return true;
+    }
+    return false;
+  }
+  // The parameters of stage `stage`'s layers on one rank.
+  [[nodiscard]] double stage_layer_params(int stage) const {
+    const auto k = static_cast<std::size_t>(stage);
+    return (layers_by_stage[k] - dense_by_stage[k]) * params_per_layer +
+           dense_by_stage[k] * params_per_dense_layer;
+  }
 };
 
 StepPlan plan_step(const scenario::Scenario& s);
@@ -63,6 +84,9 @@ int stage_layers(const scenario::Scenario& s, int stage);
 // an even share of the layers with the embedding and the loss counted, the first
 // chunk (the last) one layer short.
 int chunk_layers(const scenario::Scenario& s, int stage, int chunk);
+// The first of the model's layers that chunk `chunk` of stage `stage` holds:
+// model chunk chunk x pp + stage, in order (Megatron-LM's interleaving).
+int chunk_first_layer(const scenario::Scenario& s, int stage, int chunk);
 
 // Bytes per parameter the optimizer keeps (fp32 master weights and moments).
 double optimizer_bytes_per_param(scenario::Optimizer o);

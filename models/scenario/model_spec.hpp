@@ -2,6 +2,7 @@
 // with the attention and block variants that change its FLOPs and memory.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,11 @@ struct MoeSpec {
   std::vector<double> histogram;  // skew: histogram; one share per expert
   MoeDispatch dispatch = MoeDispatch::automatic;
   PruneSpec prune;
+  // Which layers are MoE layers: none of the first `first_dense_layers` (DeepSeek-V3:
+  // 3), then every `every`-th (Llama 4 Maverick: 2, layers 1, 3, 5, ...); the others
+  // are dense layers of model.ffn_hidden.
+  int first_dense_layers = 0;
+  int every = 1;
 
   // Experts left in each layer after pruning.
   [[nodiscard]] int active_experts() const { return experts - prune.experts; }
@@ -77,6 +83,25 @@ struct ModelSpec {
   MoeSpec moe;
 
   [[nodiscard]] bool is_moe() const { return moe.experts > 0; }
+  // Layer i (from 0) routes its tokens to experts: past the first dense layers,
+  // the last of every `every` (Hugging Face's Llama 4: (i + 1) % step == 0;
+  // DeepSeek-V3: i >= first_k_dense_replace).
+  [[nodiscard]] bool is_moe_layer(int i) const {
+    return is_moe() && i >= moe.first_dense_layers && (i - moe.first_dense_layers + 1) % moe.every == 0;
+  }
+  // MoE layers among layers [from, to).
+  [[nodiscard]] int moe_layers_in(int from, int to) const {
+    if (!is_moe()) return 0;
+    const int start = std::max(from, moe.first_dense_layers);
+    if (to <= start) return 0;
+    // Layers first_dense_layers + k every - 1 for k >= 1, counted below `to` and below `start`.
+    const auto below = [&](int end) { return (end - moe.first_dense_layers) / moe.every; };
+    return below(to) - below(start);
+  }
+  // A model's MoE layers; the other layers() - moe_layers() are dense.
+  [[nodiscard]] int moe_layers() const { return moe_layers_in(0, layers); }
+  // Whether the model mixes dense and MoE layers.
+  [[nodiscard]] bool mixed() const { return is_moe() && moe_layers() < layers; }
   // Each head's width: head_dim, or hidden / heads where it is not set (a spec
   // built in code rather than loaded).
   [[nodiscard]] double head_width() const {

@@ -79,7 +79,8 @@ void check_moe_routing(const Checker& c) {
   const MoeSpec& moe = c.s().model.moe;
   if (moe.experts == 0) {
     if (moe.shared_experts > 0 || moe.capacity_factor > 0 || moe.skew != RouterSkew::uniform ||
-        moe.dispatch != MoeDispatch::automatic || moe.prune.any() || !moe.histogram.empty()) {
+        moe.dispatch != MoeDispatch::automatic || moe.prune.any() || !moe.histogram.empty() ||
+        moe.first_dense_layers > 0 || moe.every != 1) {
       c.error("model.moe", "MoE keys set but the model has no experts (moe.experts is 0)");
     }
     return;
@@ -192,6 +193,13 @@ void check_model(const Checker& c) {
   if (m.is_moe() && m.moe.top_k > m.moe.active_experts()) {
     c.error("model.moe.top_k", fmt::format("a token cannot be routed to {} of {} experts",
                                            m.moe.top_k, m.moe.active_experts()));
+  }
+  if (m.is_moe() && m.moe_layers() == 0) {
+    c.error(m.moe.first_dense_layers >= m.layers ? "model.moe.first_dense_layers"
+                                                 : "model.moe.every",
+            fmt::format("no layer of the {} is an MoE layer (first_dense_layers {}, every {}): "
+                        "leave moe out for a dense model",
+                        m.layers, m.moe.first_dense_layers, m.moe.every));
   }
   check_moe_routing(c);
   check_prune(c);

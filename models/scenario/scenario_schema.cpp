@@ -127,7 +127,9 @@ Schema<PruneSpec> make_prune_schema() {
 }
 
 Schema<MoeSpec> make_moe_schema() {
-  Schema<MoeSpec> s("Mixture of experts in every layer's MLP; leave out for a dense model.");
+  Schema<MoeSpec> s(
+      "Mixture of experts in the layers' MLPs (every layer's unless first_dense_layers or every "
+      "says otherwise); leave out for a dense model.");
   s.integer("experts", &MoeSpec::experts, Range{0, 1 << 20}, D::value("0"),
             "experts per MoE layer; 0 for a dense model")
       .integer("top_k", &MoeSpec::top_k, Range{1, 1 << 10}, D::value("1"),
@@ -168,6 +170,13 @@ Schema<MoeSpec> make_moe_schema() {
               "how tokens reach the expert-parallel ranks: all-to-all of each token to its "
               "experts' ranks, or all-gather of every token and reduce-scatter of the outputs "
               "(cheaper when top_k is large next to ep); auto picks the fewer bytes")
+      .integer("first_dense_layers", &MoeSpec::first_dense_layers, Range{0, 1 << 20},
+               D::value("0"),
+               "the first layers keep a dense MLP of model.ffn_hidden (DeepSeek-V3: 3, its "
+               "first_k_dense_replace); MoE layers follow")
+      .integer("every", &MoeSpec::every, Range{1, 1 << 10}, D::value("1"),
+               "past first_dense_layers, every this-many-th layer is an MoE layer and the others "
+               "dense (Llama 4 Maverick: 2, layers 1, 3, 5, ... from 0)")
       .section("prune", &MoeSpec::prune, make_prune_schema());
   return s;
 }

@@ -398,13 +398,18 @@ Phase recompute_of(const Phase& fwd, const ModelSpec& m, const Dims& d, const Sh
 }  // namespace
 
 LayerProgram transformer_layer(const ModelSpec& m, const ShardShape& sh) {
+  return transformer_layer(m, sh, m.is_moe() ? LayerKind::moe : LayerKind::dense);
+}
+
+LayerProgram transformer_layer(const ModelSpec& m, const ShardShape& sh, LayerKind kind) {
   const Dims d = dims(m, sh);
+  const bool moe = kind == LayerKind::moe && m.is_moe();
   LayerProgram lp;
-  if (m.parallel_block && !m.is_moe()) {
+  if (m.parallel_block && !moe) {
     parallel_block(lp.forward, m, d, sh);
   } else {
     attention_block(lp.forward, m, d, sh);
-    if (m.is_moe()) {
+    if (moe) {
       moe_mlp(lp.forward, m, d, sh);
     } else {
       dense_mlp(lp.forward, m, d, sh);

@@ -46,7 +46,12 @@ struct ShardShape {
 
 ShardShape shard_shape(const scenario::Scenario& s);
 
+// The model's layer: an MoE layer in an MoE model.
 LayerProgram transformer_layer(const scenario::ModelSpec& m, const ShardShape& sh);
+// A layer of the given kind: an MoE model's dense layers (model.moe.first_dense_layers,
+// model.moe.every) run a dense MLP of model.ffn_hidden.
+enum class LayerKind { dense, moe };
+LayerProgram transformer_layer(const scenario::ModelSpec& m, const ShardShape& sh, LayerKind kind);
 LayerProgram embedding(const scenario::ModelSpec& m, const ShardShape& sh);
 LayerProgram lm_head_and_loss(const scenario::ModelSpec& m, const ShardShape& sh);
 

@@ -13,9 +13,11 @@ double mlp_params(double h, double f, Activation act) {
   return (act == Activation::swiglu ? 3.0 : 2.0) * h * f;
 }
 
-// Forward FLOPs per token of one layer's matrix multiplies (attention core aside).
-double layer_matmul_flops_per_token(const ParamCounts& p) {
-  return 2 * (p.attention + p.mlp_active);
+// Forward FLOPs per token of the layers' matrix multiplies (attention core aside):
+// an MoE model's dense layers through their own MLP.
+double layers_matmul_flops_per_token(const scenario::ModelSpec& m, const ParamCounts& p) {
+  const double moe = m.is_moe() ? m.moe_layers() : m.layers;
+  return 2 * (m.layers * p.attention + moe * p.mlp_active + (m.layers - moe) * p.dense_mlp);
 }
 
 }  // namespace
@@ -33,15 +35,20 @@ ParamCounts param_counts(const scenario::ModelSpec& m) {
     const double experts = m.moe.active_experts();
     p.mlp = experts * expert + shared + h * experts;
     p.mlp_active = m.moe.top_k * expert + shared + h * experts;
+    p.dense_mlp = mlp_params(h, m.ffn_hidden, m.activation);
   } else {
     p.mlp = mlp_params(h, m.ffn_hidden, m.activation);
     p.mlp_active = p.mlp;
+    p.dense_mlp = p.mlp;
   }
   p.norms = (m.norm == scenario::Norm::layernorm ? 4 : 2) * h;
   p.embedding = static_cast<double>(m.vocab) * h * (m.tied_embeddings ? 1 : 2);
   const double layers = m.layers;
-  p.total = layers * (p.attention + p.mlp + p.norms) + p.embedding;
-  p.active = layers * (p.attention + p.mlp_active + p.norms) + p.embedding;
+  const double moe = m.is_moe() ? m.moe_layers() : layers;
+  p.total = layers * (p.attention + p.norms) + moe * p.mlp + (layers - moe) * p.dense_mlp +
+            p.embedding;
+  p.active = layers * (p.attention + p.norms) + moe * p.mlp_active +
+             (layers - moe) * p.dense_mlp + p.embedding;
   return p;
 }
 
@@ -56,8 +63,8 @@ double routed_flops_per_step(const scenario::Scenario& s) {
   const double tokens = static_cast<double>(s.parallelism.global_batch) * seq;
   // Per token, forward: the layers' matrix multiplies, QK^T and PV over `keys`, the LM head.
   const double attention_core = 4 * keys * m.query_width();
-  const double forward =
-      m.layers * (layer_matmul_flops_per_token(p) + attention_core) + 2.0 * m.hidden * m.vocab;
+  const double forward = layers_matmul_flops_per_token(m, p) + m.layers * attention_core +
+                         2.0 * m.hidden * m.vocab;
   return 3 * forward * tokens;
 }
 
@@ -73,7 +80,7 @@ double model_flops_per_step(const scenario::Scenario& s) {
   const double dropped = moe_load(m.moe, 1).dropped;
   const double expert = 2 * mlp_params(m.hidden, m.moe.expert_ffn_hidden, m.activation);
   const double tokens = static_cast<double>(s.parallelism.global_batch) * m.seq_length;
-  return routed_flops_per_step(s) - 3 * m.layers * expert * m.moe.top_k * dropped * tokens;
+  return routed_flops_per_step(s) - 3 * m.moe_layers() * expert * m.moe.top_k * dropped * tokens;
 }
 
 double hardware_flops_per_step(const scenario::Scenario& s) {
@@ -82,7 +89,7 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
   const double keys = m.sliding_window > 0 ? std::min<double>(m.sliding_window, seq) : seq;
   const double tokens = static_cast<double>(s.parallelism.global_batch) * seq;
   const ParamCounts p = param_counts(m);
-  const double layer_forward = layer_matmul_flops_per_token(p) + 4 * keys * m.query_width();
+  const double layers_forward = layers_matmul_flops_per_token(m, p) + m.layers * 4 * keys * m.query_width();
   double extra = 0;
   switch (s.parallelism.recompute) {
     case scenario::Recompute::none:
@@ -96,7 +103,7 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
       if (!s.training.fused_kernels) extra = m.layers * 12 * keys * m.query_width();
       break;
     case scenario::Recompute::full:
-      extra = m.layers * layer_forward;
+      extra = layers_forward;
       break;
   }
   // Experts padded to a capacity compute capacity_factor * top_k token copies each,
@@ -104,7 +111,7 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
   double padding = 0;
   if (m.is_moe() && m.moe.capacity_factor > 0) {
     const double expert = 2 * mlp_params(m.hidden, m.moe.expert_ffn_hidden, m.activation);
-    padding = 3 * m.layers * expert * m.moe.top_k * (m.moe.capacity_factor - 1);
+    padding = 3 * m.moe_layers() * expert * m.moe.top_k * (m.moe.capacity_factor - 1);
     if (s.parallelism.recompute == scenario::Recompute::full) padding *= 4.0 / 3;
   }
   // Relative to every routed slot computed: capacity_factor * top_k slots an expert

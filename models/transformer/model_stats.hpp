@@ -7,7 +7,8 @@
 //   72 * B * L * s * h^2 * (1 + s/(6h) + V/(12hL)).
 // Generalized here to grouped-query attention, SwiGLU, MoE (the top-k experts'
 // MLPs count, plus the router, less the token-expert pairs a capacity factor
-// drops) and sliding windows (w keys per query, not s).
+// drops; dense layers among MoE ones count their own MLP) and sliding windows
+// (w keys per query, not s).
 // Hardware FLOPs add what recomputation runs again, as the papers count it:
 // selective recomputation replaces s/(6h) by s/(3h); full recomputation runs
 // the layers' forward pass again (96 in place of 72, the LM head excepted);
@@ -20,8 +21,9 @@ namespace myriad::models {
 
 struct ParamCounts {
   double attention = 0;   // per layer: QKV and projection
-  double mlp = 0;         // per layer: the dense MLP, or all experts and the router
+  double mlp = 0;         // per layer: the dense MLP, or an MoE layer's experts and router
   double mlp_active = 0;  // per layer and token: the MLP weights a token goes through
+  double dense_mlp = 0;   // an MoE model's dense layers' MLP (model.ffn_hidden); mlp otherwise
   double norms = 0;       // per layer
   double embedding = 0;   // vocabulary x hidden (once more for an untied LM head)
   double total = 0;

@@ -321,6 +321,10 @@ StageCosts stage_costs(const models::scenario::Scenario& s, const DeviceProfile&
   c.forward_beside = layer_collectives({&plan.layer.forward}, pricer, profile, overlap, true);
   c.backward_beside = layer_collectives({&plan.layer.backward, &plan.layer.recompute}, pricer,
                                         profile, overlap, true);
+  if (plan.mixed()) {
+    c.dense_layer = pass_times(plan.dense_layer, pricer, overlap);
+    c.dense_layer_comm = exposed_comm(plan.dense_layer, pricer, overlap);
+  }
   c.embedding = pass_times(plan.embedding, pricer, overlap);
   c.head = pass_times(plan.head, pricer, overlap);
   c.layer_comm = exposed_comm(plan.layer, pricer, overlap);
@@ -353,13 +357,33 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   const double pp = plan.pp;
   const LayerOverlap layer_overlap(s.overlap, profile);
 
-  // Stages differ by their layer counts (uneven stages), the embedding and the head.
+  // Stages differ by their layers (uneven stages; an MoE model's dense layers),
+  // the embedding and the head.
   const StageTime layer = program_time(plan.layer, pricer, layer_overlap, 0);
-  StageTime body = scaled(layer, plan.layers_per_stage);
-  StageTime first = scaled(layer, plan.first_stage_layers);
+  const bool mixed = plan.mixed();
+  const StageTime dense = mixed ? program_time(plan.dense_layer, pricer, layer_overlap, 0)
+                                : StageTime{};
+  const auto layers_of = [&](int stage) {
+    const auto k = static_cast<std::size_t>(stage);
+    StageTime t = scaled(layer, plan.layers_by_stage[k] - plan.dense_by_stage[k]);
+    if (mixed) t += scaled(dense, plan.dense_by_stage[k]);
+    return t;
+  };
+  // The stage between the first and the last with the most to do (the first
+  // without such stages).
+  int body_stage = 0;
+  StageTime body = layers_of(0);
+  for (int k = 1; k + 1 < plan.pp; ++k) {
+    const StageTime t = layers_of(k);
+    if (body_stage == 0 || t.total() > body.total()) {
+      body = t;
+      body_stage = k;
+    }
+  }
+  StageTime first = layers_of(0);
   const StageTime embedding = program_time(plan.embedding, pricer, layer_overlap, m);
   first += embedding;
-  StageTime last = scaled(layer, plan.last_stage_layers);
+  StageTime last = layers_of(plan.pp - 1);
   const StageTime head = program_time(plan.head, pricer, layer_overlap, m);
   last += head;
   double p2p = 0;
@@ -378,18 +402,27 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   const StageTime* slowest = first.total() >= last.total() ? &first : &last;
   if (pp > 2 && body.total() > slowest->total()) slowest = &body;
   const StageTime& critical = *slowest;
-  const int critical_layers = slowest == &first  ? plan.first_stage_layers
-                              : slowest == &last ? plan.last_stage_layers
-                                                 : plan.layers_per_stage;
-  (void)program_time(plan.layer, pricer, layer_overlap, m * critical_layers);  // the op table
+  const auto critical_at = static_cast<std::size_t>(slowest == &first  ? 0
+                                                    : slowest == &last ? plan.pp - 1
+                                                                       : body_stage);
+  const int critical_layers = plan.layers_by_stage[critical_at];
+  const int critical_dense = plan.dense_by_stage[critical_at];
+  // The op table.
+  (void)program_time(plan.layer, pricer, layer_overlap, m * (critical_layers - critical_dense));
+  if (mixed) (void)program_time(plan.dense_layer, pricer, layer_overlap, m * critical_dense);
+  // Whether stage k's layers are those of stage `other`.
+  const auto alike_layers = [&](int k, std::size_t other) {
+    const auto i = static_cast<std::size_t>(k);
+    return plan.layers_by_stage[i] == plan.layers_by_stage[other] &&
+           plan.dense_by_stage[i] == plan.dense_by_stage[other];
+  };
   // Every stage's time: the stages between differ only by their layers (body is
   // the largest of them).
   double stages_total = pp == 1 ? first.total() : first.total() + last.total();
   for (int k = 1; k + 1 < plan.pp; ++k) {
-    const int layers = plan.layers_by_stage[static_cast<std::size_t>(k)];
-    stages_total += layers == plan.layers_per_stage
+    stages_total += alike_layers(k, static_cast<std::size_t>(body_stage))
                         ? body.total()
-                        : scaled(layer, layers).total() + body.comm[GroupKind::pp];
+                        : layers_of(k).total() + body.comm[GroupKind::pp];
   }
   const double mean = stages_total / pp;
   // Fill and drain: every stage's pass but the slowest one's, which the m passes
@@ -409,10 +442,10 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   // takes it too where its passes are few (about a nanosecond a pass); with more,
   // the formula above, within 0.6 % of it, whose error the steady state dwarfs.
   const bool swept = plan.virtual_stages > 1 || 2 * pp * m <= kSweptPasses;
+  const PassKinds kinds{pass_times_of(layer), pass_times_of(dense), pass_times_of(embedding),
+                         pass_times_of(head)};
   if (swept && !s.overlap.dp) {
-    bubble = pipeline_time(plan, pass_times_of(layer), pass_times_of(embedding),
-                           pass_times_of(head), {p2p, s.overlap.pp}) -
-             m * critical.total();
+    bubble = pipeline_time(plan, kinds, {p2p, s.overlap.pp}) - m * critical.total();
   }
 
   // Reductions overlapping across stages: when one outlasts the stagger between
@@ -440,7 +473,7 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
     const auto& graph = cached_schedule_graph(plan.pp, plan.virtual_stages, plan.micro_batches);
     const DpPlay play = pipeline_with_dp(
         graph,
-        pass_durations(plan, pass_times_of(layer), pass_times_of(embedding), pass_times_of(head)),
+        pass_durations(plan, kinds),
         {p2p, s.overlap.pp},
         dp_stream(plan.dp_comms, dp_costs, plan.virtual_stages, dp_buckets_per_chunk(plan)),
         profile.overlap_compute_share());
@@ -456,10 +489,10 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
     // once; a faster one has slack that absorbs a slowdown.
     int alike = 0;
     for (int k = 1; k + 1 < plan.pp; ++k) {
-      alike += plan.layers_by_stage[static_cast<std::size_t>(k)] == plan.layers_per_stage;
+      alike += alike_layers(k, static_cast<std::size_t>(body_stage));
     }
-    if (plan.first_stage_layers == critical_layers) ++alike;
-    if (pp > 1 && plan.last_stage_layers == critical_layers) ++alike;
+    if (alike_layers(0, critical_at)) ++alike;
+    if (pp > 1 && alike_layers(plan.pp - 1, critical_at)) ++alike;
     const DpWindows w{first.forward, passes - first.forward, dp_buckets_per_chunk(plan),
                       static_cast<double>(std::max(1, alike))};
     dp = exposed_dp(dp_gather, dp_reduce, w, profile.overlap_compute_share());

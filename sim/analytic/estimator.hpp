@@ -148,9 +148,14 @@ struct StageCosts {
   // the step engine runs those between nodes as flows beside the layer's compute.
   std::vector<LayerCollective> forward_beside;
   std::vector<LayerCollective> backward_beside;
+  // An MoE model's dense layers (StepPlan::dense_layer), priced alike; zero
+  // without them. Their collectives are priced inside `dense_layer`, not played
+  // as flows.
+  PassTimes dense_layer;
   PassTimes embedding;
   PassTimes head;
   ExposedComm layer_comm;  // of `layer`'s forward and backward
+  ExposedComm dense_layer_comm;
   ExposedComm embedding_comm;
   ExposedComm head_comm;
   double pp_bytes_per_gpu = 0;  // one activation transfer across a stage boundary

@@ -61,24 +61,28 @@ double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const dou
   return *std::max_element(free_at.begin(), free_at.end());
 }
 
-std::span<const double> pass_durations(const models::StepPlan& plan, PassTimes layer,
-                                       PassTimes embedding, PassTimes head) {
+std::span<const double> pass_durations(const models::StepPlan& plan, const PassKinds& passes) {
+  const PassTimes& layer = passes.layer;
+  const PassTimes& dense = passes.dense;
   const int pp = plan.pp;
   const int v = plan.virtual_stages;
   thread_local std::vector<double> durations;
   durations.resize(2 * static_cast<std::size_t>(pp) * static_cast<std::size_t>(v));
   for (int stage = 0; stage < pp; ++stage) {
     const auto& chunks = plan.layers_by_chunk[static_cast<std::size_t>(stage)];
+    const auto& dense_chunks = plan.dense_by_chunk[static_cast<std::size_t>(stage)];
     for (int chunk = 0; chunk < v; ++chunk) {
-      const double layers = chunks[static_cast<std::size_t>(chunk)];
-      PassTimes t{layers * layer.forward, layers * layer.backward};
+      const double d = dense_chunks[static_cast<std::size_t>(chunk)];
+      const double layers = chunks[static_cast<std::size_t>(chunk)] - d;
+      PassTimes t{layers * layer.forward + d * dense.forward,
+                  layers * layer.backward + d * dense.backward};
       if (stage == 0 && chunk == 0) {
-        t.forward += embedding.forward;
-        t.backward += embedding.backward;
+        t.forward += passes.embedding.forward;
+        t.backward += passes.embedding.backward;
       }
       if (stage == pp - 1 && chunk == v - 1) {
-        t.forward += head.forward;
-        t.backward += head.backward;
+        t.forward += passes.head.forward;
+        t.backward += passes.head.backward;
       }
       const auto forward = static_cast<std::size_t>(stage) * 2 * static_cast<std::size_t>(v) +
                            static_cast<std::size_t>(chunk);
@@ -89,10 +93,10 @@ std::span<const double> pass_durations(const models::StepPlan& plan, PassTimes l
   return durations;
 }
 
-double pipeline_time(const models::StepPlan& plan, PassTimes layer, PassTimes embedding,
-                     PassTimes head, PipelineTransfer transfer) {
+double pipeline_time(const models::StepPlan& plan, const PassKinds& passes,
+                     PipelineTransfer transfer) {
   const auto& graph = cached_schedule_graph(plan.pp, plan.virtual_stages, plan.micro_batches);
-  return pipeline_makespan(graph, pass_durations(plan, layer, embedding, head), transfer);
+  return pipeline_makespan(graph, pass_durations(plan, passes), transfer);
 }
 
 namespace {

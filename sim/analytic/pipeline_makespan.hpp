@@ -27,6 +27,14 @@ struct PassTimes {
   double forward = 0;
   double backward = 0;
 };
+// A pipeline's kinds of pass: a layer's, an MoE model's dense layer's (where
+// StepPlan::dense_by_chunk has any), the embedding's and the head's.
+struct PassKinds {
+  PassTimes layer;
+  PassTimes dense;
+  PassTimes embedding;
+  PassTimes head;
+};
 
 struct PipelineTransfer {
   double seconds = 0;   // one transfer between neighbouring stages
@@ -39,11 +47,11 @@ double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const dou
                          PipelineTransfer transfer);
 
 // A pipeline's passes and transfers (1F1B or interleaved), played in the schedule's order:
-// chunk c of stage s holds layers_by_stage[s] / v layers, the first stage's
-// first chunk the embedding, the last stage's last chunk the head (the step
-// program's passes, StepProgram::pass_time).
-double pipeline_time(const models::StepPlan& plan, PassTimes layer, PassTimes embedding,
-                     PassTimes head, PipelineTransfer transfer);
+// chunk c of stage s holds layers_by_chunk[s][c] layers (dense_by_chunk[s][c] of
+// them dense), the first stage's first chunk the embedding, the last stage's last
+// chunk the head (the step program's passes, StepProgram::pass_time).
+double pipeline_time(const models::StepPlan& plan, const PassKinds& passes,
+                     PipelineTransfer transfer);
 
 // The passes and transfers with each stage's data-parallel stream beside them
 // (overlap.dp, dp_stream.hpp): a chunk's first forward waits for its gathers;
@@ -61,8 +69,7 @@ DpPlay pipeline_with_dp(const models::ScheduleGraph& graph, std::span<const doub
                         PipelineTransfer transfer, const DpStream& dp, double share);
 
 // A pipeline's pass durations by slot (pipeline_time's).
-std::span<const double> pass_durations(const models::StepPlan& plan, PassTimes layer,
-                                       PassTimes embedding, PassTimes head);
+std::span<const double> pass_durations(const models::StepPlan& plan, const PassKinds& passes);
 
 // The graph for (pp, v, m), built once per thread and kept for the next ones a
 // search asks for (the last few layouts' graphs).

@@ -306,6 +306,7 @@ StepProgram program_from_trace(const EtSet& set, const TracePricing* pricing) {
   p.traced = true;
   p.pp = static_cast<int>(set.files.size());
   p.chunk_layers.assign(set.files.size(), {0});
+  p.chunk_dense.assign(set.files.size(), {0});
   p.stages.resize(set.files.size());
   std::map<int, int> stage_of_rank;
   for (std::size_t f = 0; f < set.files.size(); ++f) {

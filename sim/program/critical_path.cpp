@@ -146,11 +146,14 @@ std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans, do
           {"optimizer", optimizer}};
 }
 
-PassShares pass_shares(const StageCosts& costs, double layers, bool first, bool last) {
-  double total = layers * (costs.layer.forward + costs.layer.backward);
+PassShares pass_shares(const StageCosts& costs, double layers, double dense, bool first,
+                       bool last) {
+  double total = layers * (costs.layer.forward + costs.layer.backward) +
+                 dense * (costs.dense_layer.forward + costs.dense_layer.backward);
   ExposedComm comm;
   const auto add = [&](const ExposedComm& c, double k) { comm += c.scaled(k); };
   add(costs.layer_comm, layers);
+  add(costs.dense_layer_comm, dense);
   if (first) {
     total += costs.embedding.forward + costs.embedding.backward;
     add(costs.embedding_comm, 1);

@@ -64,9 +64,10 @@ using PassShares = GroupTimes;
 std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans, double step_s,
                                               const PassShares& comm);
 
-// The shares of a stage's passes (`layers` layers, with the embedding on the first
-// stage and the head on the last) that are exposed layer communication.
-PassShares pass_shares(const StageCosts& costs, double layers, bool first, bool last);
+// The shares of a stage's passes (`layers` layers, `dense` more of an MoE model's
+// dense layers, with the embedding on the first stage and the head on the last)
+// that are exposed layer communication.
+PassShares pass_shares(const StageCosts& costs, double layers, double dense, bool first, bool last);
 
 // The step as `estimate` breaks it down, from the rank group that computes the
 // most (the slowest stage, whose passes the analytic engine counts m times);

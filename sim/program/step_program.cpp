@@ -208,10 +208,21 @@ double StepProgram::ends_time(int stage, const models::PipelineTask& t) const {
   return time;
 }
 
+int StepProgram::main_layers(int stage, int chunk) const {
+  const auto k = static_cast<std::size_t>(stage);
+  const auto c = static_cast<std::size_t>(chunk);
+  return chunk_layers[k][c] - chunk_dense[k][c];
+}
+
+double StepProgram::dense_time(int stage, const models::PipelineTask& t) const {
+  const int dense =
+      chunk_dense[static_cast<std::size_t>(stage)][static_cast<std::size_t>(t.chunk)];
+  return dense * (t.forward ? costs.dense_layer.forward : costs.dense_layer.backward);
+}
+
 double StepProgram::pass_time(int stage, const models::PipelineTask& t) const {
-  return chunk_layers[static_cast<std::size_t>(stage)][static_cast<std::size_t>(t.chunk)] *
-             (t.forward ? costs.layer.forward : costs.layer.backward) +
-         ends_time(stage, t);
+  return main_layers(stage, t.chunk) * (t.forward ? costs.layer.forward : costs.layer.backward) +
+         dense_time(stage, t) + ends_time(stage, t);
 }
 
 std::vector<BreakdownPart> StepProgram::breakdown(const std::vector<std::vector<Span>>& timelines,
@@ -219,8 +230,10 @@ std::vector<BreakdownPart> StepProgram::breakdown(const std::vector<std::vector<
   std::vector<PassShares> shares;
   for (int stage = 0; stage < pp; ++stage) {
     const auto& chunks = chunk_layers[static_cast<std::size_t>(stage)];
-    const double layers = std::accumulate(chunks.begin(), chunks.end(), 0.0);
-    shares.push_back(pass_shares(costs, layers, stage == 0, stage == pp - 1));
+    const auto& dense_chunks = chunk_dense[static_cast<std::size_t>(stage)];
+    const double dense = std::accumulate(dense_chunks.begin(), dense_chunks.end(), 0.0);
+    const double layers = std::accumulate(chunks.begin(), chunks.end(), 0.0) - dense;
+    shares.push_back(pass_shares(costs, layers, dense, stage == 0, stage == pp - 1));
   }
   return step_breakdown(timelines, pp, shares, step_s);
 }
@@ -249,11 +262,9 @@ StepProgram build_step_program(const models::scenario::Scenario& s, StageCosts c
   p.overlap_pp = s.overlap.pp;
   p.overlap_dp = s.overlap.dp;
   p.overlap_share = overlap_share;
-  for (int stage = 0; stage < p.pp; ++stage) {
-    auto& chunks = p.chunk_layers.emplace_back();
-    for (int chunk = 0; chunk < p.v; ++chunk)
-      chunks.push_back(models::chunk_layers(s, stage, chunk));
-  }
+  const models::StepPlan plan = models::plan_step(s);
+  p.chunk_layers = plan.layers_by_chunk;
+  p.chunk_dense = plan.dense_by_chunk;
   p.costs = std::move(costs);
   p.stages.resize(static_cast<std::size_t>(p.pp));
   std::vector<std::vector<int>> sends;

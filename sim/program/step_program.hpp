@@ -109,6 +109,7 @@ struct StepProgram {
   bool overlap_dp = false;
   double overlap_share = 0;  // of the compute rate, taken by collectives beside it
   std::vector<std::vector<int>> chunk_layers;  // [stage][chunk]: its layers
+  std::vector<std::vector<int>> chunk_dense;   // [stage][chunk]: how many of them are dense
   StageCosts costs;
   std::vector<StageProgram> stages;
   std::vector<ProgramCollective> collectives;  // a traced workload's, by StepTask::collective
@@ -117,6 +118,10 @@ struct StepProgram {
   // A pass's uncontended time on `stage`: its chunk's layers, and the embedding
   // (first stage, first chunk) or the head (last stage, last chunk).
   [[nodiscard]] double pass_time(int stage, const models::PipelineTask& t) const;
+  // The part of it that is an MoE model's dense layers (0 without them).
+  [[nodiscard]] double dense_time(int stage, const models::PipelineTask& t) const;
+  // The chunk's layers that are `costs.layer` (the others are dense).
+  [[nodiscard]] int main_layers(int stage, int chunk) const;
   // The embedding's and the head's part of it (the rest is the chunk's layers).
   [[nodiscard]] double ends_time(int stage, const models::PipelineTask& t) const;
   // The step broken down as `estimate` does, from the stages' timelines

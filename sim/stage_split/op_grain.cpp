@@ -133,7 +133,12 @@ OpGrainSize op_grain_size(const models::scenario::Scenario& s) {
   const std::size_t ends = models::embedding(s.model, sh).forward.ops.size() +
                            models::lm_head_and_loss(s.model, sh).forward.ops.size();
   const auto layers = static_cast<std::size_t>(std::max(s.model.layers, 0));
-  return {2 * (ends + layers * layer), layer};
+  if (!s.model.mixed()) return {2 * (ends + layers * layer), layer};
+  // An MoE model's dense layers have ops of their own.
+  const std::size_t dense =
+      models::transformer_layer(s.model, sh, models::LayerKind::dense).forward.ops.size();
+  const auto moe = static_cast<std::size_t>(s.model.moe_layers());
+  return {2 * (ends + moe * layer + (layers - moe) * dense), std::max(layer, dense)};
 }
 
 OpGrainGraph op_grain_graph(const models::scenario::Scenario& s, const DeviceProfile& profile,
@@ -145,6 +150,10 @@ OpGrainGraph op_grain_graph(const models::scenario::Scenario& s, const DevicePro
   const models::ShardShape sh = models::shard_shape(s);
   const UnitPieces embedding = unit_pieces(models::embedding(s.model, sh), placed, "embedding ");
   const UnitPieces layer = unit_pieces(models::transformer_layer(s.model, sh), placed, "");
+  const UnitPieces dense =
+      s.model.mixed()
+          ? unit_pieces(models::transformer_layer(s.model, sh, models::LayerKind::dense), placed, "")
+          : layer;
   const UnitPieces head = unit_pieces(models::lm_head_and_loss(s.model, sh), placed, "head ");
   const double frag = 1 + units.fragmentation;
   const models::PipelinePieces& mem = units.pieces;
@@ -156,7 +165,8 @@ OpGrainGraph op_grain_graph(const models::scenario::Scenario& s, const DevicePro
   for (int unit = 0; unit < units.units(); ++unit) {
     const bool is_embedding = unit == 0;
     const bool is_head = unit == units.units() - 1;
-    UnitPieces u = is_embedding ? embedding : is_head ? head : layer;
+    const bool is_dense = !is_embedding && !is_head && !s.model.is_moe_layer(unit - 1);
+    UnitPieces u = is_embedding ? embedding : is_head ? head : is_dense ? dense : layer;
     if (!is_embedding && !is_head) {
       for (std::string& name : u.names) name = fmt::format("layer {} {}", unit - 1, name);
     }
@@ -164,6 +174,7 @@ OpGrainGraph op_grain_graph(const models::scenario::Scenario& s, const DevicePro
     scale_to(u.backward, units.backward_s[unit]);
     const double states = (is_embedding ? mem.embedding.states
                            : is_head    ? mem.head.states
+                           : is_dense   ? mem.dense_layer.states
                                         : mem.layer.states) *
                           frag;
     const double activations = std::max(0.0, units.unit_bytes[unit] - states);

@@ -80,8 +80,8 @@ void to_stages(const PipelineGraph& g, const models::scenario::Scenario& s, Stag
     const int last = static_cast<int>(counts.size()) - 1;
     int slowest = -1;
     double most = -1;
-    for (int i = 0; i <= last; ++i) {
-      const double t = g.stage_seconds(counts[i], i == 0, i == last);
+    for (int i = 0, before = 0; i <= last; before += counts[i++]) {
+      const double t = g.stage_seconds(before, counts[i], 1, i == 0, i == last);
       if (counts[i] >= 2 && t > most) {
         most = t;
         slowest = i;
@@ -130,13 +130,15 @@ void to_stages(const PipelineGraph& g, const models::scenario::Scenario& s, Stag
   if (parent[laid.back()] != stage_of.back()) out.note += "; the head moves to the last stage";
 }
 
-// Stage `stage`'s bytes on a GPU holding `layers` layers, as models::stage_memory
-// counts them, with the allocator's fragmentation.
-double stage_bytes(const PipelineGraph& g, int stage, int layers) {
+// Stage `stage`'s bytes on a GPU holding `layers` layers after `before`, v
+// chunks a stage, as models::stage_memory counts them, with the allocator's
+// fragmentation.
+double stage_bytes(const PipelineGraph& g, int stage, int before, int layers, int v) {
   const models::PipelinePieces& p = g.pieces;
   const int last = g.devices.count - 1;
   const double in_flight = stage == last ? 1 : g.in_flight[stage];
-  double bytes = layers * (p.layer.states + p.layer.activations * in_flight);
+  double bytes = g.over_layers(g.states_prefix, before, layers, v) +
+                 g.over_layers(g.activations_prefix, before, layers, v) * in_flight;
   if (stage == 0) bytes += p.embedding.states + p.embedding.activations * in_flight;
   if (stage == last) bytes += p.head.states + p.head.activations;
   return bytes * (1 + g.fragmentation);
@@ -154,12 +156,16 @@ std::vector<int> balanced_split(const PipelineGraph& g, int v, bool memory,
   // best[k][b]: the slowest of stages 0..k holding b blocks; choice: stage k's blocks.
   std::vector<std::vector<double>> best(stages, std::vector<double>(blocks + 1, kNone));
   std::vector<std::vector<int>> choice(stages, std::vector<int>(blocks + 1, 0));
-  const auto stage_cost = [&](int stage, int n) {
-    if (memory && stage_bytes(g, stage, n * v) > memory_fraction * g.usable_bytes) return kNone;
-    return g.stage_seconds(n * v, stage == 0, stage == stages - 1);
+  // Stage `stage` holding the n blocks before block b.
+  const auto stage_cost = [&](int stage, int n, int b) {
+    const int before = (b - n) * v;
+    if (memory && stage_bytes(g, stage, before, n * v, v) > memory_fraction * g.usable_bytes) {
+      return kNone;
+    }
+    return g.stage_seconds(before, n * v, v, stage == 0, stage == stages - 1);
   };
   for (int b = 1; b <= blocks; ++b) {
-    best[0][b] = stage_cost(0, b);
+    best[0][b] = stage_cost(0, b, b);
     choice[0][b] = b;
   }
   // Stage k's own cost grows with its blocks n and the stages before it hold
@@ -170,7 +176,7 @@ std::vector<int> balanced_split(const PipelineGraph& g, int v, bool memory,
       int lo = 1, hi = b - k;
       while (lo < hi) {
         const int mid = lo + (hi - lo) / 2;
-        if (stage_cost(k, mid) >= best[k - 1][b - mid]) {
+        if (stage_cost(k, mid, b) >= best[k - 1][b - mid]) {
           hi = mid;
         } else {
           lo = mid + 1;
@@ -178,7 +184,7 @@ std::vector<int> balanced_split(const PipelineGraph& g, int v, bool memory,
       }
       for (const int n : {lo - 1, lo}) {
         if (n < 1) continue;
-        const double t = std::max(best[k - 1][b - n], stage_cost(k, n));
+        const double t = std::max(best[k - 1][b - n], stage_cost(k, n, b));
         if (t < best[k][b]) {
           best[k][b] = t;
           choice[k][b] = n;
@@ -219,9 +225,27 @@ std::vector<int> units_on_stages(int layers, const std::vector<int>& stage_layer
   return stage_of;
 }
 
-double PipelineGraph::stage_seconds(int stage_layers, bool first, bool last) const {
+double PipelineGraph::over_layers(const std::vector<double>& prefix, int before,
+                                  int stage_layers, int v) const {
+  // Chunk c holds its share of round c: layers c L / v + before / v onwards.
+  // Chunks of uneven layers (embedding_as_layer) are counted as one contiguous
+  // run, exact for one chunk a stage.
+  if (layers % v != 0 || before % v != 0 || stage_layers % v != 0) v = 1;
+  // Layers all alike: counted, not differenced (the split's ties stay exact).
+  if (uniform_layers) return stage_layers * (prefix.size() > 1 ? prefix[1] : 0.0);
+  const int round = layers / v;
+  double sum = 0;
+  for (int c = 0; c < v; ++c) {
+    const auto from = static_cast<std::size_t>(c * round + before / v);
+    sum += prefix[from + static_cast<std::size_t>(stage_layers / v)] - prefix[from];
+  }
+  return sum;
+}
+
+double PipelineGraph::stage_seconds(int before, int stage_layers, int v, bool first,
+                                    bool last) const {
   const auto pass = [&](int k) { return forward_s[k] + backward_s[k]; };
-  double t = stage_layers * pass(1);
+  double t = over_layers(pass_prefix, before, stage_layers, v);
   if (first) t += pass(0);
   if (last) t += pass(units() - 1);
   return t;
@@ -269,11 +293,17 @@ PipelineGraph pipeline_units(const models::scenario::Scenario& s, const DevicePr
   const StageCosts costs = stage_costs(s, placed);
   PipelineGraph g;
   g.layers = s.model.layers;
+  g.virtual_stages = s.parallelism.virtual_stages;
   g.micro_batches_in_step = plan.micro_batches;
   g.micro_batches =
       std::max(1, std::min(plan.micro_batches, kPipelineGraphMaxOps / (2 * g.units())));
   g.forward_s.assign(g.units(), costs.layer.forward);
   g.backward_s.assign(g.units(), costs.layer.backward);
+  for (int k = 1; k <= g.layers; ++k) {  // an MoE model's dense layers
+    if (s.model.is_moe_layer(k - 1) || !s.model.is_moe()) continue;
+    g.forward_s[static_cast<std::size_t>(k)] = costs.dense_layer.forward;
+    g.backward_s[static_cast<std::size_t>(k)] = costs.dense_layer.backward;
+  }
   g.forward_s.front() = costs.embedding.forward;
   g.backward_s.front() = costs.embedding.backward;
   g.forward_s.back() = costs.head.forward;
@@ -292,6 +322,19 @@ PipelineGraph pipeline_units(const models::scenario::Scenario& s, const DevicePr
   for (int stage = 0; stage + 1 < pp; ++stage) mean_in_flight += g.in_flight[stage];
   mean_in_flight /= pp;
   g.unit_bytes.assign(g.units(), p.layer.states + p.layer.activations * mean_in_flight);
+  const auto n = static_cast<std::size_t>(g.layers);
+  g.pass_prefix.assign(n + 1, 0.0);
+  g.states_prefix.assign(n + 1, 0.0);
+  g.activations_prefix.assign(n + 1, 0.0);
+  g.uniform_layers = !s.model.mixed();
+  for (std::size_t k = 1; k <= n; ++k) {
+    const bool dense = s.model.is_moe() && !s.model.is_moe_layer(static_cast<int>(k) - 1);
+    const models::PieceMemory& piece = dense ? p.dense_layer : p.layer;
+    if (dense) g.unit_bytes[k] = piece.states + piece.activations * mean_in_flight;
+    g.pass_prefix[k] = g.pass_prefix[k - 1] + g.forward_s[k] + g.backward_s[k];
+    g.states_prefix[k] = g.states_prefix[k - 1] + piece.states;
+    g.activations_prefix[k] = g.activations_prefix[k - 1] + piece.activations;
+  }
   g.unit_bytes.front() = p.embedding.states + p.embedding.activations * g.in_flight[0];
   g.unit_bytes.back() = p.head.states + p.head.activations;
   for (double& bytes : g.unit_bytes) bytes *= 1 + g.fragmentation;

@@ -77,6 +77,7 @@ struct PipelineGraph {
   models::place::OpGraph graph;
   models::place::Devices devices;  // one per pipeline stage
   int layers = 0;                  // transformer layers; units are layers + 2
+  int virtual_stages = 1;          // the scenario's chunks a stage
   int micro_batches = 0;           // unrolled in the graph
   int micro_batches_in_step = 0;   // the step's, per pipeline replica
   // Per unit (embedding, layers, head), one micro-batch on a stage's GPU.
@@ -92,10 +93,23 @@ struct PipelineGraph {
   std::vector<double> in_flight;
   double fragmentation = 0;
   double usable_bytes = 0;
+  // Sums over the layers in order (units 1..layers): [k] of the first k layers'
+  // forward and backward, parameter states and activations per micro-batch
+  // (they differ where an MoE model has dense layers).
+  std::vector<double> pass_prefix;
+  std::vector<double> states_prefix;
+  std::vector<double> activations_prefix;
+  bool uniform_layers = true;  // every layer alike (no dense layers among MoE ones)
   [[nodiscard]] int units() const { return layers + 2; }
-  // One micro-batch's forward and backward on a stage of `stage_layers` layers,
+  // One micro-batch's forward and backward on a stage of `stage_layers` layers
+  // after the `before` layers of the stages before it, `v` chunks a stage
+  // (Megatron-LM's interleaving: each chunk's share of every round of layers),
   // with the embedding on the first stage and the head on the last.
-  [[nodiscard]] double stage_seconds(int stage_layers, bool first, bool last) const;
+  [[nodiscard]] double stage_seconds(int before, int stage_layers, int v, bool first,
+                                     bool last) const;
+  // Such a stage's layers' sum of `prefix` (one of the above).
+  [[nodiscard]] double over_layers(const std::vector<double>& prefix, int before, int stage_layers,
+                                   int v) const;
   // The op index of unit k's forward (or backward) for micro-batch j: micro-batch
   // by micro-batch, each forward then backward, so that the list scheduler, which
   // breaks ties by index, takes a micro-batch through a stage before the next (as

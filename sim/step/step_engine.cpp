@@ -40,7 +40,9 @@ void run_task(StepState& p, int row, int stage, const PipelineTask& t, double sl
     compute_for(p, slow * p.program.pass_time(stage, t));
     return;
   }
-  compute_for(p, slow * p.program.ends_time(stage, t));
+  // The embedding or the head, and an MoE model's dense layers, whose collectives
+  // stay priced inside their time.
+  compute_for(p, slow * (p.program.ends_time(stage, t) + p.program.dense_time(stage, t)));
   const auto& comms = t.forward ? p.program.costs.forward_comms : p.program.costs.backward_comms;
   const auto& plays = t.forward ? p.forward_play : p.backward_play;
   const auto& overlapped =
@@ -48,8 +50,7 @@ void run_task(StepState& p, int row, int stage, const PipelineTask& t, double sl
   const auto& beside_plays = t.forward ? p.forward_beside_play : p.backward_beside_play;
   const bool any_beside = std::any_of(beside_plays.begin(), beside_plays.end(),
                                       [](const std::vector<int>& k) { return !k.empty(); });
-  const int layers =
-      p.program.chunk_layers[static_cast<std::size_t>(stage)][static_cast<std::size_t>(t.chunk)];
+  const int layers = p.program.main_layers(stage, t.chunk);
   for (int l = 0; l < layers; ++l) {
     // Overlapped collectives played as flows: one after another beside the
     // layer's compute, which ends when they have.

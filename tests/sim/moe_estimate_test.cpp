@@ -9,7 +9,9 @@
 #include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/analytic/validation_suite.hpp"
+#include "models/plan/rank_layout.hpp"
 #include "tests/sim/shipped.hpp"
+#include "tests/sim/step_engine_support.hpp"
 
 namespace myriad::sim {
 namespace {
@@ -134,8 +136,6 @@ TEST(MoePrune, TwoFourSpeedsTheExpertGemms) {
                std::runtime_error);
 }
 
-}  // namespace
-}  // namespace myriad::sim
 
 namespace myriad::sim {
 namespace {
@@ -166,6 +166,58 @@ TEST(MoeCapacity, DroppedTokensDoNotCountAsModelFlops) {
               r.model_flops);
   EXPECT_NEAR(r.model_flops, full.model_flops - dropped, 1e-9 * full.model_flops);
   EXPECT_LE(r.mfu, r.hfu);
+}
+
+}  // namespace
+}  // namespace myriad::sim
+
+// Mixtral with every other layer dense (`every: 2`) on one stage of 8 GPUs:
+// the step's passes are its MoE layers', its dense layers' and the ends', each
+// priced on its own (stage_costs), m times.
+TEST(MoeLayerStack, EachKindOfLayerIsPricedOnItsOwn) {
+  const auto load = [](const std::string& moe) {
+    return models::scenario::load_scenario_text(
+        "cluster: {preset: llama3-like, gpus: 8}\n"
+        "model: {preset: mixtral-8x7b, seq_length: 4096" + moe + "}\n"
+        "parallelism: {tp: 8, sp: true, global_batch: 4}\n",
+        "stack.yaml", kShipped);
+  };
+  const auto mixed = load(", moe: {every: 2}");
+  const DeviceProfile& h100 = testing::shipped_profile("H100");
+  const StageCosts c = stage_costs(mixed, h100);
+  ASSERT_GT(c.dense_layer.forward, 0);
+  // The dense MLP (one of 14,336) does less than top-2 experts of 14,336.
+  EXPECT_LT(c.dense_layer.forward, c.layer.forward);
+  const StepReport r = estimate(mixed, h100);
+  double passes = 0;
+  for (const char* part : {"compute", "tp", "cp", "ep", "dp"}) passes += seconds(r, part);
+  const double m = 4;
+  EXPECT_NEAR(passes,
+              m * (16 * (c.layer.forward + c.layer.backward) +
+                   16 * (c.dense_layer.forward + c.dense_layer.backward) + c.embedding.forward +
+                   c.embedding.backward + c.head.forward + c.head.backward),
+              1e-9 * passes);
+  // Every layer MoE: slower; its report has no dense-layer costs.
+  const auto all = load("");
+  EXPECT_GT(estimate(all, h100).step_time_s, r.step_time_s);
+  EXPECT_EQ(stage_costs(all, h100).dense_layer.forward, 0);
+}
+
+// The step engine plays the MoE layers' expert all-to-alls between nodes as
+// flows and the dense layers as priced: it agrees with the closed form.
+TEST(MoeLayerStack, TheStepEngineAgreesOnAMixedStack) {
+  const auto s = models::scenario::load_scenario_text(
+      "cluster: {preset: llama3-like, gpus: 64}\n"
+      "model: {preset: mixtral-8x7b, seq_length: 4096, moe: {first_dense_layers: 3, every: 2}}\n"
+      "parallelism: {tp: 2, sp: true, ep: 8, pp: 4, virtual_stages: 2, zero: 1, "
+      "global_batch: 64}\n"
+      "overlap: {dp: true, pp: true, tp: true, ep: true}\n",
+      "stack.yaml", kShipped);
+  ASSERT_GT(models::group_span(models::GroupKind::ep, s).nodes, 1);
+  const DeviceProfile& h100 = testing::shipped_profile("H100");
+  const double est = estimate(s, h100, Detail::summary).step_time_s;
+  const double engine = testing::run_in_child(s, testing::options(), h100).step_time_s;
+  EXPECT_NEAR(engine / est, 1, 0.02) << engine << " s against " << est << " s";
 }
 
 }  // namespace

@@ -46,6 +46,7 @@ StepProgram one_stage(double share) {
   StepProgram p;
   p.overlap_share = share;
   p.chunk_layers = {{1}};
+  p.chunk_dense = {{0}};
   p.stages.resize(1);
   return p;
 }
@@ -201,12 +202,19 @@ std::string random_layout(std::mt19937_64& rng, bool long_1f1b = false) {
   const int mb = pick({1, 2});
   const int beyond = static_cast<int>(kSweptPasses) / (2 * pp * pp) + 1;  // rounds of pp
   const int m = pp * (long_1f1b ? beyond * pick({1, 2}) : pick({1, 2, 4, 8}));
+  // Mixtral's layers mixed with dense ones, half the time (first dense layers,
+  // every other one).
+  std::string stack;
+  if (model == "mixtral-8x7b" && flip()) {
+    stack = fmt::format(", moe: {{first_dense_layers: {}, every: {}}}", pick({0, 1, 3, 5}),
+                        pick({1, 2, 3}));
+  }
   std::string text = fmt::format(
       "cluster: {{preset: {}, gpus: {}}}\n"
-      "model: {{preset: {}, seq_length: 4096}}\n"
+      "model: {{preset: {}, seq_length: 4096{}}}\n"
       "parallelism: {{tp: {}, sp: {}, cp: {}, pp: {}, virtual_stages: {}, zero: {}, "
       "micro_batch: {}, global_batch: {}",
-      clusters[pick({0, 1})], tp * cp * pp * dp, model, tp, tp > 1 ? "true" : "false", cp, pp, v,
+      clusters[pick({0, 1})], tp * cp * pp * dp, model, stack, tp, tp > 1 ? "true" : "false", cp, pp, v,
       pick({0, 1, 2, 3}), mb, mb * m * dp);
   if (model == "mixtral-8x7b") text += fmt::format(", ep: {}", pick({1, 2, 4, 8}));
   text += fmt::format("}}\noverlap: {{dp: {}, pp: {}, tp: {}, cp: {}, ep: {}}}\n", flip(), flip(),
@@ -216,7 +224,8 @@ std::string random_layout(std::mt19937_64& rng, bool long_1f1b = false) {
 
 // The closed form's schedule rules against the step program's: thousands of
 // random valid layouts (pipeline depth, chunks, micro-batches, ZeRO, overlap,
-// tp, cp, ep, MoE), each estimated and evaluated from the same priced costs.
+// tp, cp, ep, MoE, dense layers among MoE ones), each estimated and evaluated
+// from the same priced costs.
 TEST(StepProgram, ClosedFormAgreesWithTheEvaluatorOnRandomLayouts) {
   std::mt19937_64 rng(37);
   int valid = 0;
@@ -269,8 +278,9 @@ TEST(StepProgram, ClosedFormAgreesWithTheEvaluatorOnRandomLayouts) {
   // Every class: the closed form is the program's account, within 1 % everywhere.
   // Measured 2026-12-05: 0.000 % in the first four classes (the closed form plays
   // their passes one by one with each stage's data-parallel stream beside them,
-  // pipeline_makespan and pipeline_with_dp); worst 0.039 % for the long 1F1B
-  // schedules, whose formula (and exposed_dp for the step's two ends) it keeps.
+  // pipeline_makespan and pipeline_with_dp); worst 0.084 % for the long 1F1B
+  // schedules (a Mixtral with every third layer MoE), whose formula (and
+  // exposed_dp for the step's two ends) it keeps.
   for (std::size_t k = 0; k < errors.size(); ++k) {
     EXPECT_LT(quantile(errors[k], 1), 0.01) << kinds[k] << "\n" << worst[k];
   }

@@ -130,9 +130,10 @@ void print_stages(const Priced& p, const sim::PipelineGraph& g, const sim::Devic
                   std::ostream& out) {
   const int stages = static_cast<int>(p.placement.stage_layers.size());
   Table t({"stage", "layers", "holds", "time a micro-batch", "memory", "of usable"}, "rrlrrr");
-  for (int k = 0; k < stages; ++k) {
+  const int v = g.virtual_stages;
+  for (int k = 0, before = 0; k < stages; before += p.placement.stage_layers[k++]) {
     const int layers = p.placement.stage_layers[k];
-    const double seconds = g.stage_seconds(layers, k == 0, k == stages - 1);
+    const double seconds = g.stage_seconds(before, layers, v, k == 0, k == stages - 1);
     std::string holds = k == 0 ? "embedding" : "";
     if (k == stages - 1) holds += holds.empty() ? "head, loss" : ", head, loss";
     const double bytes = p.stage_memory[k].total() * (1 + profile.memory_fragmentation);
