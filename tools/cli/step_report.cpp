@@ -23,6 +23,10 @@ std::string moe_line(const models::scenario::Scenario& s, const sim::MoeSummary&
   std::string line = fmt::format("  experts: {} of FFN {}, top-{}", moe.active_experts(),
                                  moe.expert_ffn_hidden, moe.top_k);
   if (moe.shared_experts > 0) line += fmt::format(" + {} shared", moe.shared_experts);
+  if (s.model.mixed()) {
+    line += fmt::format(" in {} of {} layers (the others dense, FFN {})", s.model.moe_layers(),
+                        s.model.layers, s.model.ffn_hidden);
+  }
   if (moe.prune.experts > 0) line += fmt::format(" ({} pruned)", moe.prune.experts);
   if (moe.prune.pattern == models::scenario::Sparsity::two_four) line += ", weights 2:4 sparse";
   if (moe.prune.pattern == models::scenario::Sparsity::unstructured) {
