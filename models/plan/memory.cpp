@@ -43,9 +43,20 @@ double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
     shared = 2 * (swiglu ? 2 * fs : fs) + 2 * fs;
   }
   const double f_in = swiglu ? 2 * f : f;
-  const double replicated = 10 * h;
+  double replicated = 10 * h;
+  // Queries and the attention's output (2 B each), keys and values.
+  double attention = 4 * q + 4 * kv;
+  if (m.is_mla()) {
+    // Every head's query and key (qk wide) and value and output (v wide), and the
+    // latents the up-projections read, whole on every tp rank (DeepSeek-V3 s3.2.3
+    // recomputes the up-projections in backward instead; not modelled).
+    const double heads = m.heads;
+    attention = 2 * heads * (2 * m.head_width() + 2 * m.value_width());
+    replicated += 2 * (m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) *
+                  (sp ? t : 1);
+  }
   const double split =
-      4 * q + 4 * kv + shared + routed * (2 * f_in + 2 * f + (moe ? 2 * h : 0));
+      attention + shared + routed * (2 * f_in + 2 * f + (moe ? 2 * h : 0));
   double per_token = (sp ? replicated / t : replicated) + split / t;
   if (!s.training.fused_kernels && p.recompute == scenario::Recompute::none) {
     per_token += 5.0 * m.heads * m.seq_length / t;

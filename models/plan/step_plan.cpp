@@ -40,11 +40,13 @@ double expert_params_per_rank(const scenario::ModelSpec& m, int ep, int etp) {
 
 double layer_params_per_rank(const scenario::ModelSpec& m, int tp, int ep, int etp) {
   const ParamCounts p = param_counts(m);
-  if (!m.is_moe()) return p.attention / tp + p.mlp / tp + p.norms;
+  // MLA's down-projections are held whole on every tp rank.
+  const double attention = (p.attention - p.attention_unsplit) / tp + p.attention_unsplit;
+  if (!m.is_moe()) return attention + p.mlp / tp + p.norms;
   const double routed = expert_params_per_rank(m, ep, etp);
   const double router = static_cast<double>(m.hidden) * m.moe.active_experts();
   const double shared = p.mlp - router - routed * ep * etp;  // shared experts
-  return p.attention / tp + router + shared / etp + routed + p.norms;
+  return attention + router + shared / etp + routed + p.norms;
 }
 
 // A ring over n ranks moves 2 (n - 1) / n of the data per rank (all-reduce), or
@@ -237,7 +239,9 @@ StepPlan plan_step(const scenario::Scenario& s) {
   plan.params_per_layer = per_layer;
   if (m.mixed()) {
     const ParamCounts counts = param_counts(m);
-    plan.params_per_dense_layer = (counts.attention + counts.dense_mlp) / p.tp + counts.norms;
+    plan.params_per_dense_layer = (counts.attention - counts.attention_unsplit + counts.dense_mlp) /
+                                      p.tp +
+                                  counts.attention_unsplit + counts.norms;
   }
   plan.expert_params_per_layer = expert_params_per_rank(m, p.ep, etp);
   plan.dense_dp = p.dp * p.cp;

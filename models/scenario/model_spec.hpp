@@ -63,6 +63,19 @@ struct MoeSpec {
   [[nodiscard]] int active_experts() const { return experts - prune.experts; }
 };
 
+// Multi-head latent attention (DeepSeek-V2/V3, arXiv:2405.04434 s2.1): keys and
+// values from one compressed latent of kv_lora_rank, queries from one of
+// q_lora_rank (0: projected from the hidden state directly), each head's query
+// and key qk_nope_head_dim wide plus qk_rope_head_dim of decoupled RoPE, its value
+// v_head_dim wide.
+struct MlaSpec {
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;  // 0: no MLA
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+};
+
 struct ModelSpec {
   std::string preset;
   std::string name;
@@ -81,8 +94,19 @@ struct ModelSpec {
   bool parallel_block = false;  // attention and MLP from the same input (GPT-J, PaLM, MegaScale)
   bool tied_embeddings = false;
   MoeSpec moe;
+  MlaSpec mla;
 
   [[nodiscard]] bool is_moe() const { return moe.experts > 0; }
+  [[nodiscard]] bool is_mla() const { return mla.kv_lora_rank > 0; }
+  // A head's value width: v_head_dim with MLA, else the head's width.
+  [[nodiscard]] double value_width() const {
+    return is_mla() ? mla.v_head_dim : head_width();
+  }
+  // The attention core's forward FLOPs per query-key pair are 2 heads (qk + v)
+  // (QK^T, then PV): 4 x this width, heads x (qk + v) / 2 (query_width() without MLA).
+  [[nodiscard]] double attention_core_width() const {
+    return is_mla() ? heads * (head_width() + value_width()) / 2 : query_width();
+  }
   // Layer i (from 0) routes its tokens to experts: past the first dense layers,
   // the last of every `every` (Hugging Face's Llama 4: (i + 1) % step == 0;
   // DeepSeek-V3: i >= first_k_dense_replace).

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "models/scenario/checker.hpp"
 #include "models/scenario/physical_bounds.hpp"
@@ -159,8 +161,45 @@ void check_prune(const Checker& c) {
   }
 }
 
+void check_mla(const Checker& c) {
+  const ModelSpec& m = c.s().model;
+  const MlaSpec& mla = m.mla;
+  if (!m.is_mla()) {
+    if (mla.q_lora_rank > 0 || mla.qk_nope_head_dim > 0 || mla.qk_rope_head_dim > 0 ||
+        mla.v_head_dim > 0) {
+      c.error("model.mla.kv_lora_rank",
+              "MLA keys set but kv_lora_rank is 0: give the keys' and values' latent rank");
+    }
+    return;
+  }
+  for (const auto& [key, value] : {std::pair{"qk_nope_head_dim", mla.qk_nope_head_dim},
+                                   std::pair{"qk_rope_head_dim", mla.qk_rope_head_dim},
+                                   std::pair{"v_head_dim", mla.v_head_dim}}) {
+    if (value <= 0) {
+      c.error(std::string("model.mla.") + key,
+              "expected a positive width with multi-head latent attention");
+    }
+  }
+  if (m.kv_heads != m.heads) {
+    c.error("model.kv_heads",
+            fmt::format("{} key/value heads with multi-head latent attention, which up-projects "
+                        "one key and value per query head ({}): leave kv_heads out",
+                        m.kv_heads, m.heads));
+  }
+  if (m.head_dim != mla.qk_nope_head_dim + mla.qk_rope_head_dim) {
+    c.error("model.head_dim",
+            fmt::format("{} with multi-head latent attention, whose heads are qk_nope_head_dim + "
+                        "qk_rope_head_dim = {} wide: leave head_dim out",
+                        m.head_dim, mla.qk_nope_head_dim + mla.qk_rope_head_dim));
+  }
+  if (m.parallel_block) {
+    c.error("model.parallel_block", "not modelled with multi-head latent attention");
+  }
+}
+
 void check_model(const Checker& c) {
   const ModelSpec& m = c.s().model;
+  check_mla(c);
   if (m.head_dim == 0) {  // not given, and heads do not divide hidden
     c.error("model.hidden", fmt::format("hidden ({}) must be a multiple of heads ({}) so that "
                                         "every head has the same size, or give model.head_dim",
@@ -383,8 +422,12 @@ void derive_model(ModelSpec& m, const std::string& path, Origins& origins) {
     return true;
   };
   if (derived("kv_heads")) m.kv_heads = m.heads;
-  // Left 0 where heads do not divide hidden: check_model says to give it.
-  if (derived("head_dim") && m.heads > 0 && m.hidden % m.heads == 0) {
+  // MLA: a head's query and key are its position-free and its RoPE parts.
+  const bool head_dim_derived = derived("head_dim");
+  if (head_dim_derived && m.is_mla()) {
+    m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
+  } else if (head_dim_derived && m.heads > 0 && m.hidden % m.heads == 0) {
+    // Left 0 where heads do not divide hidden: check_model says to give it.
     m.head_dim = m.hidden / m.heads;
   }
   if (derived("ffn_hidden")) {

@@ -181,6 +181,27 @@ Schema<MoeSpec> make_moe_schema() {
   return s;
 }
 
+Schema<MlaSpec> make_mla_schema() {
+  Schema<MlaSpec> s(
+      "Multi-head latent attention (DeepSeek-V2/V3): keys and values up-projected from one "
+      "compressed latent, queries from another; leave out for multi-head or grouped-query "
+      "attention. With it, head_dim is qk_nope_head_dim + qk_rope_head_dim and kv_heads is "
+      "heads.");
+  s.integer("q_lora_rank", &MlaSpec::q_lora_rank, Range{0, 1 << 20}, D::value("0"),
+            "the queries' compressed latent (DeepSeek-V3: 1536); 0: queries projected from the "
+            "hidden state")
+      .integer("kv_lora_rank", &MlaSpec::kv_lora_rank, Range{0, 1 << 20}, D::value("0"),
+               "the keys' and values' compressed latent (DeepSeek-V3: 512); 0: no MLA")
+      .integer("qk_nope_head_dim", &MlaSpec::qk_nope_head_dim, Range{0, 1 << 16}, D::value("0"),
+               "each head's query and key width without position (DeepSeek-V3: 128)")
+      .integer("qk_rope_head_dim", &MlaSpec::qk_rope_head_dim, Range{0, 1 << 16}, D::value("0"),
+               "each head's decoupled RoPE width, the key's part shared by the heads "
+               "(DeepSeek-V3: 64)")
+      .integer("v_head_dim", &MlaSpec::v_head_dim, Range{0, 1 << 16}, D::value("0"),
+               "each head's value width (DeepSeek-V3: 128)");
+  return s;
+}
+
 Schema<ModelSpec> make_model_schema() {
   Schema<ModelSpec> s(
       "The transformer. Start from a preset in scenarios/models/ with `preset:` and override "
@@ -216,7 +237,8 @@ Schema<ModelSpec> make_model_schema() {
                "attention and MLP read the same input and their outputs are summed")
       .boolean("tied_embeddings", &ModelSpec::tied_embeddings, D::value("false"),
                "the LM head shares the embedding's weights")
-      .section("moe", &ModelSpec::moe, make_moe_schema());
+      .section("moe", &ModelSpec::moe, make_moe_schema())
+      .section("mla", &ModelSpec::mla, make_mla_schema());
   return s;
 }
 

@@ -21,6 +21,7 @@ struct Dims {
   double tokens;       // T: tokens of the micro-batch this rank computes on (per CP rank)
   double norm_tokens;  // tokens of norms and residuals: T / tp with sequence parallelism
   double h, heads, head_dim, kv_local, q_local, f, f_in;
+  double v_dim;  // a head's value width: head_dim but with MLA
   int tp;
 };
 
@@ -35,6 +36,7 @@ Dims dims(const ModelSpec& m, const ShardShape& sh) {
   d.q_local = static_cast<double>(m.heads) / sh.tp;
   // Key/value heads are split over TP, or replicated when fewer than TP ranks.
   d.kv_local = std::max(1.0, static_cast<double>(m.kv_heads) / sh.tp);
+  d.v_dim = m.value_width();
   d.f = m.ffn_hidden;
   d.f_in = m.activation == Activation::swiglu ? 2.0 * m.ffn_hidden : m.ffn_hidden;
   return d;
@@ -149,8 +151,11 @@ Op residual(std::string_view name, const Dims& d) {
 // (ring attention; its backward reduce-scatters their gradients).
 void attention_core(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
   const double seq_local = sh.seq / sh.cp;
+  const bool mla = m.is_mla();
   if (sh.cp > 1) {
-    const double kv_bytes = d.tokens * 2 * d.kv_local * d.head_dim * kAct;
+    // MLA's keys and values are up-projected per head before they are gathered.
+    const double kv_bytes = mla ? d.tokens * d.kv_local * (d.head_dim + d.v_dim) * kAct
+                                : d.tokens * 2 * d.kv_local * d.head_dim * kAct;
     p.comms.push_back({"cp.kv", CollectiveKind::all_gather, GroupKind::cp, kv_bytes * sh.cp});
   }
   if (sh.fused) {
@@ -161,6 +166,10 @@ void attention_core(Phase& p, const ModelSpec& m, const Dims& d, const ShardShap
     op.cls = OpClass::attention;
     op.flops = 4 * pairs * d.head_dim * d.q_local;
     op.bytes = d.tokens * d.head_dim * (2 * d.q_local + 2 * d.kv_local) * kAct;
+    if (mla) {  // QK^T at the query-key width, PV at the value width
+      op.flops = 2 * pairs * (d.head_dim + d.v_dim) * d.q_local;
+      op.bytes = d.tokens * (d.head_dim + d.v_dim) * (d.q_local + d.kv_local) * kAct;
+    }
     op.attention = {d.head_dim, sh.seq, static_cast<double>(m.sliding_window),
                     static_cast<double>(sh.cp), true};
     p.ops.push_back(op);
@@ -177,16 +186,53 @@ void attention_core(Phase& p, const ModelSpec& m, const Dims& d, const ShardShap
   // Its backward: softmax reads probabilities and gradients and writes gradients (6 B),
   // dropout reads gradients and mask and writes gradients (5 B).
   p.ops.back().backward_bytes = scores * (5 * kAct + 1);
-  p.ops.push_back(gemm("attention.context", seq_local, d.head_dim, keys, sh, batch));
+  p.ops.push_back(gemm("attention.context", seq_local, d.v_dim, keys, sh, batch));
+}
+
+// Multi-head latent attention (DeepSeek-V2 s2.1, DeepSeek-V3 s2.1.1): the
+// hidden state down-projected to the queries' latent and to the keys' and
+// values' latent with the shared RoPE key, each normalized, then up-projected to
+// every head's query, key and value. The down-projections are not split over the
+// tp ranks (Megatron-Core's MLA keeps them whole on every rank, computed on the
+// tokens the group gathered); the up-projections and the output projection are
+// split by heads like qkv and proj.
+void mla_projections(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
+  const auto& mla = m.mla;
+  const double rank_q = mla.q_lora_rank;
+  const double rank_kv = mla.kv_lora_rank;
+  const auto latent_norm = [&](std::string_view name, double width) {
+    const double flops_per_element = m.norm == Norm::rmsnorm ? 4 : 8;
+    Op op = make_elementwise(name, 2 * d.tokens * width * kAct, flops_per_element * d.tokens * width);
+    op.kernel = norm_kernel(m);
+    return op;
+  };
+  if (rank_q > 0) {
+    p.ops.push_back(gemm("q.down", d.tokens, rank_q, d.h, sh));
+    tp_pieces(p.ops.back(), sh, true);
+    p.ops.push_back(latent_norm("q.norm", rank_q));
+    p.ops.push_back(gemm("q.up", d.tokens, d.q_local * d.head_dim, rank_q, sh));
+  } else {
+    p.ops.push_back(gemm("q", d.tokens, d.q_local * d.head_dim, d.h, sh));
+    tp_pieces(p.ops.back(), sh, true);
+  }
+  p.ops.push_back(gemm("kv.down", d.tokens, rank_kv + mla.qk_rope_head_dim, d.h, sh));
+  tp_pieces(p.ops.back(), sh, true);
+  p.ops.push_back(latent_norm("kv.norm", rank_kv));
+  p.ops.push_back(
+      gemm("kv.up", d.tokens, d.kv_local * (mla.qk_nope_head_dim + d.v_dim), rank_kv, sh));
 }
 
 void attention_block(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
   p.ops.push_back(norm("norm.attention", m, d));
   tp_enter(p, "tp.attention.in", d, sh);
-  p.ops.push_back(gemm("qkv", d.tokens, (d.q_local + 2 * d.kv_local) * d.head_dim, d.h, sh));
-  tp_pieces(p.ops.back(), sh, true);
+  if (m.is_mla()) {
+    mla_projections(p, m, d, sh);
+  } else {
+    p.ops.push_back(gemm("qkv", d.tokens, (d.q_local + 2 * d.kv_local) * d.head_dim, d.h, sh));
+    tp_pieces(p.ops.back(), sh, true);
+  }
   attention_core(p, m, d, sh);
-  p.ops.push_back(gemm("proj", d.tokens, d.h, d.q_local * d.head_dim, sh));
+  p.ops.push_back(gemm("proj", d.tokens, d.h, d.q_local * d.v_dim, sh));
   tp_pieces(p.ops.back(), sh, false);
   tp_leave(p, "tp.attention.out", d, sh);
   p.ops.push_back(residual("residual.attention", d));

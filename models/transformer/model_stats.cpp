@@ -28,6 +28,21 @@ ParamCounts param_counts(const scenario::ModelSpec& m) {
   ParamCounts p;
   // Q, K and V from the hidden state, the output projection back to it.
   p.attention = h * (q + 2.0 * m.kv_heads * m.head_width()) + q * h;
+  if (m.is_mla()) {
+    // Down to the latents (with the shared RoPE key), their norms, up to every
+    // head's query, key and value, and the output projection from the values.
+    const auto& mla = m.mla;
+    const double heads = m.heads;
+    const double rank_q = mla.q_lora_rank;
+    const double rank_kv = mla.kv_lora_rank;
+    const double qk = m.head_width();
+    p.attention_unsplit =
+        h * (rank_q + rank_kv + mla.qk_rope_head_dim) + rank_q + rank_kv;
+    const double queries = rank_q > 0 ? rank_q * heads * qk : h * heads * qk;
+    p.attention = p.attention_unsplit + queries +
+                  rank_kv * heads * (mla.qk_nope_head_dim + mla.v_head_dim) +
+                  heads * mla.v_head_dim * h;
+  }
   if (m.is_moe()) {
     const double expert = mlp_params(h, m.moe.expert_ffn_hidden, m.activation);
     const double shared =
@@ -62,7 +77,7 @@ double routed_flops_per_step(const scenario::Scenario& s) {
   const double keys = m.sliding_window > 0 ? std::min<double>(m.sliding_window, seq) : seq;
   const double tokens = static_cast<double>(s.parallelism.global_batch) * seq;
   // Per token, forward: the layers' matrix multiplies, QK^T and PV over `keys`, the LM head.
-  const double attention_core = 4 * keys * m.query_width();
+  const double attention_core = 4 * keys * m.attention_core_width();
   const double forward = layers_matmul_flops_per_token(m, p) + m.layers * attention_core +
                          2.0 * m.hidden * m.vocab;
   return 3 * forward * tokens;
@@ -89,7 +104,8 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
   const double keys = m.sliding_window > 0 ? std::min<double>(m.sliding_window, seq) : seq;
   const double tokens = static_cast<double>(s.parallelism.global_batch) * seq;
   const ParamCounts p = param_counts(m);
-  const double layers_forward = layers_matmul_flops_per_token(m, p) + m.layers * 4 * keys * m.query_width();
+  const double layers_forward =
+      layers_matmul_flops_per_token(m, p) + m.layers * 4 * keys * m.attention_core_width();
   double extra = 0;
   switch (s.parallelism.recompute) {
     case scenario::Recompute::none:
@@ -100,7 +116,7 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
     // recomputes its scores anyway, as its own op, in MFU and HFU alike), and the
     // layer program prices none: HFU counts only what is priced.
     case scenario::Recompute::selective:
-      if (!s.training.fused_kernels) extra = m.layers * 12 * keys * m.query_width();
+      if (!s.training.fused_kernels) extra = m.layers * 12 * keys * m.attention_core_width();
       break;
     case scenario::Recompute::full:
       extra = layers_forward;

@@ -20,7 +20,10 @@
 namespace myriad::models {
 
 struct ParamCounts {
-  double attention = 0;   // per layer: QKV and projection
+  double attention = 0;   // per layer: QKV and projection (MLA: its projections and latent norms)
+  // Of those, what every tensor-parallel rank holds whole: MLA's down-projections
+  // and latent norms (0 otherwise).
+  double attention_unsplit = 0;
   double mlp = 0;         // per layer: the dense MLP, or an MoE layer's experts and router
   double mlp_active = 0;  // per layer and token: the MLP weights a token goes through
   double dense_mlp = 0;   // an MoE model's dense layers' MLP (model.ffn_hidden); mlp otherwise

@@ -1,10 +1,13 @@
-// Heterogeneous layer stacks: an MoE model whose first layers are dense
-// (DeepSeek-V3) or whose MoE layers alternate with dense ones (Llama 4
-// Maverick): which layers are which, their parameters and FLOPs, how the
-// pipeline's stages and chunks hold them, and their memory.
+// The layers of the models people train now. Heterogeneous stacks: an MoE
+// model whose first layers are dense (DeepSeek-V3) or whose MoE layers
+// alternate with dense ones (Llama 4 Maverick): which layers are which, their
+// parameters and FLOPs, how the pipeline's stages and chunks hold them, and their
+// memory. Multi-head latent attention: its projections, FLOPs and checks. The
+// presets' parameters against the published totals.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 
 #include "models/plan/memory.hpp"
 #include "models/plan/step_plan.hpp"
@@ -163,6 +166,101 @@ TEST(LayerStack, KeysThatCannotHoldAreErrorsNamingTheKey) {
     ADD_FAILURE() << "first_dense_layers on a dense model loaded";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("no experts"), std::string::npos) << e.what();
+  }
+}
+
+const Op* find_op(const Phase& p, std::string_view name) {
+  for (const Op& op : p.ops) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
+}
+
+scenario::Scenario deepseek(const std::string& extra) {
+  return scenario::load_scenario_text(
+      "cluster: {preset: deepseek-like, gpus: 64}\n"
+      "model: {preset: deepseek-v3" + extra + "}\n"
+      "parallelism: {tp: 8, sp: true, ep: 8, etp: 1, pp: 2, stage_layers: [30, 31], global_batch: 8}\n",
+      "mla.yaml", kShipped);
+}
+
+// DeepSeek-V3's attention on 8 tp ranks: the down-projections whole on each,
+// the up-projections and the output split by heads (16 a rank), the core at the
+// query-key width (192) and the value width (128).
+TEST(Mla, ProjectionsAndCoreAtTheLatentShapes) {
+  const auto s = deepseek("");
+  ASSERT_TRUE(s.model.is_mla());
+  EXPECT_EQ(s.model.head_dim, 192);
+  EXPECT_EQ(s.model.kv_heads, 128);
+  const StepPlan plan = plan_step(s);
+  const Phase& f = plan.layer.forward;
+  const double tokens = 4096;
+  const auto shape = [&](std::string_view name, double n, double k) {
+    const Op* op = find_op(f, name);
+    ASSERT_NE(op, nullptr) << name;
+    EXPECT_DOUBLE_EQ(op->gemm.m, tokens) << name;
+    EXPECT_DOUBLE_EQ(op->gemm.n, n) << name;
+    EXPECT_DOUBLE_EQ(op->gemm.k, k) << name;
+  };
+  shape("q.down", 1536, 7168);
+  shape("q.up", 16 * 192, 1536);
+  shape("kv.down", 512 + 64, 7168);
+  shape("kv.up", 16 * (128 + 128), 512);
+  shape("proj", 7168, 16 * 128);
+  EXPECT_EQ(find_op(f, "qkv"), nullptr);
+  const Op* core = find_op(f, "attention");
+  ASSERT_NE(core, nullptr);
+  EXPECT_DOUBLE_EQ(core->flops, 2 * attended_pairs(4096, 0) * (192 + 128) * 16);
+  // A rank holds the down-projections whole and 1/8 of the rest.
+  const ParamCounts c = param_counts(s.model);
+  EXPECT_DOUBLE_EQ(c.attention_unsplit, 7168.0 * (1536 + 512 + 64) + 1536 + 512);
+  // Model FLOPs: the core at 4 x keys x heads (qk + v) / 2 a token and layer.
+  EXPECT_DOUBLE_EQ(s.model.attention_core_width(), 128.0 * (192 + 128) / 2);
+  // Without a query latent the queries come from the hidden state.
+  const StepPlan direct = plan_step(deepseek(", mla: {q_lora_rank: 0}"));
+  EXPECT_EQ(find_op(direct.layer.forward, "q.down"), nullptr);
+  ASSERT_NE(find_op(direct.layer.forward, "q"), nullptr);
+  EXPECT_DOUBLE_EQ(find_op(direct.layer.forward, "q")->gemm.k, 7168);
+}
+
+TEST(Mla, KeysThatCannotHoldAreErrorsNamingTheKey) {
+  const auto fails = [](const std::string& extra, const std::string& key) {
+    try {
+      (void)deepseek(extra);
+      ADD_FAILURE() << extra << " loaded";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  };
+  fails(", kv_heads: 8", "model.kv_heads");
+  fails(", head_dim: 128", "model.head_dim");
+  fails(", mla: {v_head_dim: 0}", "model.mla.v_head_dim");
+  fails(", mla: {kv_lora_rank: 0}", "model.mla.kv_lora_rank");
+}
+
+// The presets of the models people train now: their parameters add up to the
+// published totals and active counts (DeepSeek-V3 report s1: 671B, 37B a token;
+// Kimi K2 README: 1.04T, 32B; Qwen3 report Table 2: 235B, 22B; Llama 4 model
+// card: 400B, 17B), within 1.5 % (Kimi K2's active count 3 %: it is published as
+// "32B", and the count here, 32.9B, holds both 1.2B vocabulary tables).
+TEST(LayerStack, PresetsAddUpToTheirPublishedParameters) {
+  struct Published {
+    const char* preset;
+    double total;
+    double active;
+    double tolerance = 0.015;
+  };
+  for (const Published& p : {Published{"deepseek-v3", 671e9, 37e9},
+                             Published{"kimi-k2", 1.04e12, 32e9, 0.03},
+                             Published{"qwen3-235b-a22b", 235e9, 22e9},
+                             Published{"llama4-maverick", 400e9, 17e9}}) {
+    const auto s = scenario::load_scenario_text(
+        std::string("cluster: {preset: llama3-like, gpus: 8}\nmodel: {preset: ") + p.preset +
+            "}\nparallelism: {tp: 8, global_batch: 8}\n",
+        "preset.yaml", kShipped);
+    const ParamCounts c = param_counts(s.model);
+    EXPECT_NEAR(c.total / p.total, 1, 0.015) << p.preset << " " << c.total;
+    EXPECT_NEAR(c.active / p.active, 1, p.tolerance) << p.preset << " " << c.active;
   }
 }
 
