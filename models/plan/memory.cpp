@@ -52,6 +52,13 @@ double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
     // recomputes the up-projections in backward instead; not modelled).
     const double heads = m.heads;
     attention = 2 * heads * (2 * m.head_width() + 2 * m.value_width());
+    if (p.recompute_norms_and_up) {
+      // The up-projections' queries, keys and values are made again in backward
+      // (the attention's output stays, the output projection's input), and so
+      // are the norms' outputs, the column-parallel GEMMs' inputs (4h of the 10h).
+      attention = 2 * heads * m.value_width();
+      replicated -= 4 * h;
+    }
     replicated += 2 * (m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) *
                   (sp ? t : 1);
   }

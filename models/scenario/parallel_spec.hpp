@@ -48,6 +48,9 @@ struct ParallelSpec {
   int micro_batch = 1;   // sequences per micro-batch
   int global_batch = 0;  // sequences per step
   Recompute recompute = Recompute::none;
+  // Every norm and MLA's up-projections run again in backward instead of keeping
+  // their outputs (DeepSeek-V3 s3.2.3).
+  bool recompute_norms_and_up = false;
   RankOrder placement = RankOrder::tp_cp_dp_pp;
 
   [[nodiscard]] bool uneven_stages() const {

@@ -164,6 +164,13 @@ void check_prune(const Checker& c) {
 void check_mla(const Checker& c) {
   const ModelSpec& m = c.s().model;
   const MlaSpec& mla = m.mla;
+  const ParallelSpec& p = c.s().parallelism;
+  if (p.recompute_norms_and_up && (!m.is_mla() || p.recompute != Recompute::none)) {
+    c.error("parallelism.recompute_norms_and_up",
+            m.is_mla() ? "set with parallelism.recompute, which already recomputes more or "
+                         "other parts: use one of them"
+                       : "set, but the model has no multi-head latent attention (model.mla)");
+  }
   if (!m.is_mla()) {
     if (mla.q_lora_rank > 0 || mla.qk_nope_head_dim > 0 || mla.qk_rope_head_dim > 0 ||
         mla.v_head_dim > 0) {

@@ -293,6 +293,11 @@ Schema<ParallelSpec> make_parallel_schema() {
       .choice("recompute", &ParallelSpec::recompute, choices(kRecomputeNames), D::value("none"),
               "activation recomputation: selective recomputes attention's core, full whole "
               "layers")
+      .boolean("recompute_norms_and_up", &ParallelSpec::recompute_norms_and_up,
+               D::value("false"),
+               "with multi-head latent attention and recompute none: every norm and MLA's "
+               "up-projections run again in backward instead of keeping their outputs "
+               "(DeepSeek-V3 s3.2.3)")
       .choice("placement", &ParallelSpec::placement, choices(kRankOrderNames),
               D::value("tp-cp-dp-pp"),
               "the order ranks are laid out in, fastest first, nodes taking consecutive ranks: "

@@ -427,8 +427,18 @@ Phase backward_of(const Phase& fwd, double cast_bytes) {
 
 Phase recompute_of(const Phase& fwd, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
   switch (sh.recompute) {
-    case Recompute::none:
-      return {};
+    case Recompute::none: {
+      if (!sh.recompute_norms_and_up) return {};
+      // The norms and MLA's up-projections again, from the inputs kept.
+      Phase p;
+      for (const Op& op : fwd.ops) {
+        if (op.name == "norm.attention" || op.name == "norm.mlp" || op.name == "q.norm" ||
+            op.name == "kv.norm" || op.name == "q.up" || op.name == "kv.up") {
+          p.ops.push_back(op);
+        }
+      }
+      return p;
+    }
     case Recompute::full:
       return fwd;
     case Recompute::selective: {
@@ -515,6 +525,7 @@ ShardShape shard_shape(const scenario::Scenario& s) {
   sh.fp8 = s.training.precision == scenario::Precision::fp8;
   sh.fp8_recipe = s.training.fp8_recipe;
   sh.recompute = s.parallelism.recompute;
+  sh.recompute_norms_and_up = s.parallelism.recompute_norms_and_up;
   sh.tp_chunked = s.overlap.tp && !s.overlap.fused && sh.tp > 1 && sh.sp;
   return sh;
 }

@@ -39,6 +39,7 @@ struct ShardShape {
   // fused): the GEMMs beside them run in pieces (tp_pieces).
   bool tp_chunked = false;
   scenario::Recompute recompute = scenario::Recompute::none;
+  bool recompute_norms_and_up = false;  // parallelism.recompute_norms_and_up
 
   [[nodiscard]] int expert_tp() const { return etp > 0 ? etp : tp; }
   [[nodiscard]] double tokens() const { return micro_batch * seq / cp; }  // per rank, before SP

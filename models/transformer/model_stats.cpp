@@ -122,6 +122,12 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
       extra = layers_forward;
       break;
   }
+  // MLA's up-projections run again (DeepSeek-V3's recomputation; its norms are
+  // not matrix multiplies).
+  if (s.parallelism.recompute_norms_and_up && m.is_mla()) {
+    const double up = p.attention - p.attention_unsplit - m.heads * m.value_width() * m.hidden;
+    extra += m.layers * 2 * up;
+  }
   // Experts padded to a capacity compute capacity_factor * top_k token copies each,
   // forward and backward, whatever the router sent (drops below it, padding above).
   double padding = 0;

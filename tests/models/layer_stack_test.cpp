@@ -223,6 +223,46 @@ TEST(Mla, ProjectionsAndCoreAtTheLatentShapes) {
   EXPECT_DOUBLE_EQ(find_op(direct.layer.forward, "q")->gemm.k, 7168);
 }
 
+// DeepSeek-V3's recomputation: the norms and up-projections run again in
+// backward, and their outputs are not kept: per token and layer, the queries,
+// keys and values (2 B x 128 heads x (2 x 192 + 128)) and the norms' outputs
+// (4h), all on one rank here (tp 1).
+TEST(Mla, RecomputingNormsAndUpProjectionsTradesMemoryForTime) {
+  const auto load = [](bool recompute) {
+    return scenario::load_scenario_text(
+        std::string("cluster: {preset: deepseek-like, gpus: 16}\n"
+                    "model: {preset: deepseek-v3}\n"
+                    "parallelism: {pp: 2, stage_layers: [30, 31], ep: 8, global_batch: 8, "
+                    "recompute_norms_and_up: ") +
+            (recompute ? "true" : "false") + "}\n",
+        "mla.yaml", kShipped);
+  };
+  const auto kept = load(false);
+  const auto again = load(true);
+  const double saved = layer_activation_bytes(kept) - layer_activation_bytes(again);
+  EXPECT_DOUBLE_EQ(saved, 4096 * (2 * 128 * (2 * 192 + 128) + 4 * 7168.0));
+  const StepPlan plan = plan_step(again);
+  for (const char* name : {"norm.attention", "norm.mlp", "q.norm", "kv.norm", "q.up", "kv.up"}) {
+    EXPECT_NE(find_op(plan.layer.recompute, name), nullptr) << name;
+  }
+  EXPECT_EQ(find_op(plan.layer.recompute, "q.down"), nullptr);
+  EXPECT_TRUE(plan_step(kept).layer.recompute.ops.empty());
+  // HFU counts the up-projections' second run.
+  EXPECT_GT(hardware_flops_per_step(again), hardware_flops_per_step(kept));
+  EXPECT_DOUBLE_EQ(model_flops_per_step(again), model_flops_per_step(kept));
+  // Only with MLA, and not with recompute.
+  try {
+    (void)scenario::load_scenario_text(
+        "cluster: {preset: llama3-like, gpus: 8}\nmodel: {preset: llama3-8b}\n"
+        "parallelism: {tp: 8, global_batch: 8, recompute_norms_and_up: true}\n",
+        "gqa.yaml", kShipped);
+    ADD_FAILURE() << "recompute_norms_and_up without MLA loaded";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("parallelism.recompute_norms_and_up"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Mla, KeysThatCannotHoldAreErrorsNamingTheKey) {
   const auto fails = [](const std::string& extra, const std::string& key) {
     try {
