@@ -59,11 +59,10 @@ double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
       attention = 2 * heads * m.value_width();
       replicated -= 4 * h;
     }
-    replicated += 2 * (m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) *
-                  (sp ? t : 1);
+    replicated +=
+        2 * (m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * (sp ? t : 1);
   }
-  const double split =
-      attention + shared + routed * (2 * f_in + 2 * f + (moe ? 2 * h : 0));
+  const double split = attention + shared + routed * (2 * f_in + 2 * f + (moe ? 2 * h : 0));
   double per_token = (sp ? replicated / t : replicated) + split / t;
   if (!s.training.fused_kernels && p.recompute == scenario::Recompute::none) {
     per_token += 5.0 * m.heads * m.seq_length / t;

@@ -70,8 +70,8 @@ struct PieceMemory {
 struct PipelinePieces {
   PieceMemory layer;        // one transformer layer (an MoE layer in an MoE model)
   PieceMemory dense_layer;  // one of an MoE model's dense layers (= layer in a dense model)
-  PieceMemory embedding;  // token embedding (first stage)
-  PieceMemory head;       // final norm, LM head and loss (last stage)
+  PieceMemory embedding;    // token embedding (first stage)
+  PieceMemory head;         // final norm, LM head and loss (last stage)
 };
 PipelinePieces pipeline_pieces(const scenario::Scenario& s, const StepPlan& plan);
 

@@ -239,9 +239,9 @@ StepPlan plan_step(const scenario::Scenario& s) {
   plan.params_per_layer = per_layer;
   if (m.mixed()) {
     const ParamCounts counts = param_counts(m);
-    plan.params_per_dense_layer = (counts.attention - counts.attention_unsplit + counts.dense_mlp) /
-                                      p.tp +
-                                  counts.attention_unsplit + counts.norms;
+    plan.params_per_dense_layer =
+        (counts.attention - counts.attention_unsplit + counts.dense_mlp) / p.tp +
+        counts.attention_unsplit + counts.norms;
   }
   plan.expert_params_per_layer = expert_params_per_rank(m, p.ep, etp);
   plan.dense_dp = p.dp * p.cp;

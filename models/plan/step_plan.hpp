@@ -39,8 +39,8 @@ struct StepPlan {
 
   double params_first_stage = 0;  // parameters a rank of the first stage holds
   double params_last_stage = 0;
-  double params_middle_stage = 0;  // of a stage between them (0 with fewer than 3 stages)
-  double params_per_layer = 0;     // of one transformer layer on one rank
+  double params_middle_stage = 0;     // of a stage between them (0 with fewer than 3 stages)
+  double params_per_layer = 0;        // of one transformer layer on one rank
   double params_per_dense_layer = 0;  // of one of an MoE model's dense layers (0 without)
   double params_max = 0;
   // Of those, the experts' (per layer, on one rank) and how the two kinds reduce

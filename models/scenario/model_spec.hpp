@@ -99,9 +99,7 @@ struct ModelSpec {
   [[nodiscard]] bool is_moe() const { return moe.experts > 0; }
   [[nodiscard]] bool is_mla() const { return mla.kv_lora_rank > 0; }
   // A head's value width: v_head_dim with MLA, else the head's width.
-  [[nodiscard]] double value_width() const {
-    return is_mla() ? mla.v_head_dim : head_width();
-  }
+  [[nodiscard]] double value_width() const { return is_mla() ? mla.v_head_dim : head_width(); }
   // The attention core's forward FLOPs per query-key pair are 2 heads (qk + v)
   // (QK^T, then PV): 4 x this width, heads x (qk + v) / 2 (query_width() without MLA).
   [[nodiscard]] double attention_core_width() const {
@@ -111,7 +109,8 @@ struct ModelSpec {
   // the last of every `every` (Hugging Face's Llama 4: (i + 1) % step == 0;
   // DeepSeek-V3: i >= first_k_dense_replace).
   [[nodiscard]] bool is_moe_layer(int i) const {
-    return is_moe() && i >= moe.first_dense_layers && (i - moe.first_dense_layers + 1) % moe.every == 0;
+    return is_moe() && i >= moe.first_dense_layers &&
+           (i - moe.first_dense_layers + 1) % moe.every == 0;
   }
   // MoE layers among layers [from, to).
   [[nodiscard]] int moe_layers_in(int from, int to) const {

@@ -241,11 +241,11 @@ void check_model(const Checker& c) {
                                            m.moe.top_k, m.moe.active_experts()));
   }
   if (m.is_moe() && m.moe_layers() == 0) {
-    c.error(m.moe.first_dense_layers >= m.layers ? "model.moe.first_dense_layers"
-                                                 : "model.moe.every",
-            fmt::format("no layer of the {} is an MoE layer (first_dense_layers {}, every {}): "
-                        "leave moe out for a dense model",
-                        m.layers, m.moe.first_dense_layers, m.moe.every));
+    c.error(
+        m.moe.first_dense_layers >= m.layers ? "model.moe.first_dense_layers" : "model.moe.every",
+        fmt::format("no layer of the {} is an MoE layer (first_dense_layers {}, every {}): "
+                    "leave moe out for a dense model",
+                    m.layers, m.moe.first_dense_layers, m.moe.every));
   }
   check_moe_routing(c);
   check_prune(c);

@@ -170,8 +170,7 @@ Schema<MoeSpec> make_moe_schema() {
               "how tokens reach the expert-parallel ranks: all-to-all of each token to its "
               "experts' ranks, or all-gather of every token and reduce-scatter of the outputs "
               "(cheaper when top_k is large next to ep); auto picks the fewer bytes")
-      .integer("first_dense_layers", &MoeSpec::first_dense_layers, Range{0, 1 << 20},
-               D::value("0"),
+      .integer("first_dense_layers", &MoeSpec::first_dense_layers, Range{0, 1 << 20}, D::value("0"),
                "the first layers keep a dense MLP of model.ffn_hidden (DeepSeek-V3: 3, its "
                "first_k_dense_replace); MoE layers follow")
       .integer("every", &MoeSpec::every, Range{1, 1 << 10}, D::value("1"),
@@ -293,8 +292,7 @@ Schema<ParallelSpec> make_parallel_schema() {
       .choice("recompute", &ParallelSpec::recompute, choices(kRecomputeNames), D::value("none"),
               "activation recomputation: selective recomputes attention's core, full whole "
               "layers")
-      .boolean("recompute_norms_and_up", &ParallelSpec::recompute_norms_and_up,
-               D::value("false"),
+      .boolean("recompute_norms_and_up", &ParallelSpec::recompute_norms_and_up, D::value("false"),
                "with multi-head latent attention and recompute none: every norm and MLA's "
                "up-projections run again in backward instead of keeping their outputs "
                "(DeepSeek-V3 s3.2.3)")

@@ -202,7 +202,8 @@ void mla_projections(Phase& p, const ModelSpec& m, const Dims& d, const ShardSha
   const double rank_kv = mla.kv_lora_rank;
   const auto latent_norm = [&](std::string_view name, double width) {
     const double flops_per_element = m.norm == Norm::rmsnorm ? 4 : 8;
-    Op op = make_elementwise(name, 2 * d.tokens * width * kAct, flops_per_element * d.tokens * width);
+    Op op =
+        make_elementwise(name, 2 * d.tokens * width * kAct, flops_per_element * d.tokens * width);
     op.kernel = norm_kernel(m);
     return op;
   };

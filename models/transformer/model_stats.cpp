@@ -36,8 +36,7 @@ ParamCounts param_counts(const scenario::ModelSpec& m) {
     const double rank_q = mla.q_lora_rank;
     const double rank_kv = mla.kv_lora_rank;
     const double qk = m.head_width();
-    p.attention_unsplit =
-        h * (rank_q + rank_kv + mla.qk_rope_head_dim) + rank_q + rank_kv;
+    p.attention_unsplit = h * (rank_q + rank_kv + mla.qk_rope_head_dim) + rank_q + rank_kv;
     const double queries = rank_q > 0 ? rank_q * heads * qk : h * heads * qk;
     p.attention = p.attention_unsplit + queries +
                   rank_kv * heads * (mla.qk_nope_head_dim + mla.v_head_dim) +
@@ -60,10 +59,10 @@ ParamCounts param_counts(const scenario::ModelSpec& m) {
   p.embedding = static_cast<double>(m.vocab) * h * (m.tied_embeddings ? 1 : 2);
   const double layers = m.layers;
   const double moe = m.is_moe() ? m.moe_layers() : layers;
-  p.total = layers * (p.attention + p.norms) + moe * p.mlp + (layers - moe) * p.dense_mlp +
-            p.embedding;
-  p.active = layers * (p.attention + p.norms) + moe * p.mlp_active +
-             (layers - moe) * p.dense_mlp + p.embedding;
+  p.total =
+      layers * (p.attention + p.norms) + moe * p.mlp + (layers - moe) * p.dense_mlp + p.embedding;
+  p.active = layers * (p.attention + p.norms) + moe * p.mlp_active + (layers - moe) * p.dense_mlp +
+             p.embedding;
   return p;
 }
 
@@ -78,8 +77,8 @@ double routed_flops_per_step(const scenario::Scenario& s) {
   const double tokens = static_cast<double>(s.parallelism.global_batch) * seq;
   // Per token, forward: the layers' matrix multiplies, QK^T and PV over `keys`, the LM head.
   const double attention_core = 4 * keys * m.attention_core_width();
-  const double forward = layers_matmul_flops_per_token(m, p) + m.layers * attention_core +
-                         2.0 * m.hidden * m.vocab;
+  const double forward =
+      layers_matmul_flops_per_token(m, p) + m.layers * attention_core + 2.0 * m.hidden * m.vocab;
   return 3 * forward * tokens;
 }
 

@@ -20,7 +20,7 @@
 namespace myriad::models {
 
 struct ParamCounts {
-  double attention = 0;   // per layer: QKV and projection (MLA: its projections and latent norms)
+  double attention = 0;  // per layer: QKV and projection (MLA: its projections and latent norms)
   // Of those, what every tensor-parallel rank holds whole: MLA's down-projections
   // and latent norms (0 otherwise).
   double attention_unsplit = 0;

@@ -361,8 +361,8 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   // the embedding and the head.
   const StageTime layer = program_time(plan.layer, pricer, layer_overlap, 0);
   const bool mixed = plan.mixed();
-  const StageTime dense = mixed ? program_time(plan.dense_layer, pricer, layer_overlap, 0)
-                                : StageTime{};
+  const StageTime dense =
+      mixed ? program_time(plan.dense_layer, pricer, layer_overlap, 0) : StageTime{};
   const auto layers_of = [&](int stage) {
     const auto k = static_cast<std::size_t>(stage);
     StageTime t = scaled(layer, plan.layers_by_stage[k] - plan.dense_by_stage[k]);
@@ -443,7 +443,7 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   // the formula above, within 0.6 % of it, whose error the steady state dwarfs.
   const bool swept = plan.virtual_stages > 1 || 2 * pp * m <= kSweptPasses;
   const PassKinds kinds{pass_times_of(layer), pass_times_of(dense), pass_times_of(embedding),
-                         pass_times_of(head)};
+                        pass_times_of(head)};
   if (swept && !s.overlap.dp) {
     bubble = pipeline_time(plan, kinds, {p2p, s.overlap.pp}) - m * critical.total();
   }
@@ -472,9 +472,7 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   if (s.overlap.dp && swept) {
     const auto& graph = cached_schedule_graph(plan.pp, plan.virtual_stages, plan.micro_batches);
     const DpPlay play = pipeline_with_dp(
-        graph,
-        pass_durations(plan, kinds),
-        {p2p, s.overlap.pp},
+        graph, pass_durations(plan, kinds), {p2p, s.overlap.pp},
         dp_stream(plan.dp_comms, dp_costs, plan.virtual_stages, dp_buckets_per_chunk(plan)),
         profile.overlap_compute_share());
     // Waits for the link and the compute it slowed on the stage that ends the

@@ -215,8 +215,7 @@ int StepProgram::main_layers(int stage, int chunk) const {
 }
 
 double StepProgram::dense_time(int stage, const models::PipelineTask& t) const {
-  const int dense =
-      chunk_dense[static_cast<std::size_t>(stage)][static_cast<std::size_t>(t.chunk)];
+  const int dense = chunk_dense[static_cast<std::size_t>(stage)][static_cast<std::size_t>(t.chunk)];
   return dense * (t.forward ? costs.dense_layer.forward : costs.dense_layer.backward);
 }
 

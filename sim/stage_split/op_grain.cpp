@@ -152,7 +152,8 @@ OpGrainGraph op_grain_graph(const models::scenario::Scenario& s, const DevicePro
   const UnitPieces layer = unit_pieces(models::transformer_layer(s.model, sh), placed, "");
   const UnitPieces dense =
       s.model.mixed()
-          ? unit_pieces(models::transformer_layer(s.model, sh, models::LayerKind::dense), placed, "")
+          ? unit_pieces(models::transformer_layer(s.model, sh, models::LayerKind::dense), placed,
+                        "")
           : layer;
   const UnitPieces head = unit_pieces(models::lm_head_and_loss(s.model, sh), placed, "head ");
   const double frag = 1 + units.fragmentation;

@@ -225,8 +225,8 @@ std::vector<int> units_on_stages(int layers, const std::vector<int>& stage_layer
   return stage_of;
 }
 
-double PipelineGraph::over_layers(const std::vector<double>& prefix, int before,
-                                  int stage_layers, int v) const {
+double PipelineGraph::over_layers(const std::vector<double>& prefix, int before, int stage_layers,
+                                  int v) const {
   // Chunk c holds its share of round c: layers c L / v + before / v onwards.
   // Chunks of uneven layers (embedding_as_layer) are counted as one contiguous
   // run, exact for one chunk a stage.

@@ -179,8 +179,11 @@ const Op* find_op(const Phase& p, std::string_view name) {
 scenario::Scenario deepseek(const std::string& extra) {
   return scenario::load_scenario_text(
       "cluster: {preset: deepseek-like, gpus: 64}\n"
-      "model: {preset: deepseek-v3" + extra + "}\n"
-      "parallelism: {tp: 8, sp: true, ep: 8, etp: 1, pp: 2, stage_layers: [30, 31], global_batch: 8}\n",
+      "model: {preset: deepseek-v3" +
+          extra +
+          "}\n"
+          "parallelism: {tp: 8, sp: true, ep: 8, etp: 1, pp: 2, stage_layers: [30, 31], "
+          "global_batch: 8}\n",
       "mla.yaml", kShipped);
 }
 
@@ -290,10 +293,9 @@ TEST(LayerStack, PresetsAddUpToTheirPublishedParameters) {
     double active;
     double tolerance = 0.015;
   };
-  for (const Published& p : {Published{"deepseek-v3", 671e9, 37e9},
-                             Published{"kimi-k2", 1.04e12, 32e9, 0.03},
-                             Published{"qwen3-235b-a22b", 235e9, 22e9},
-                             Published{"llama4-maverick", 400e9, 17e9}}) {
+  for (const Published& p :
+       {Published{"deepseek-v3", 671e9, 37e9}, Published{"kimi-k2", 1.04e12, 32e9, 0.03},
+        Published{"qwen3-235b-a22b", 235e9, 22e9}, Published{"llama4-maverick", 400e9, 17e9}}) {
     const auto s = scenario::load_scenario_text(
         std::string("cluster: {preset: llama3-like, gpus: 8}\nmodel: {preset: ") + p.preset +
             "}\nparallelism: {tp: 8, global_batch: 8}\n",

@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <string>
 
+#include "models/plan/rank_layout.hpp"
 #include "models/scenario/loader.hpp"
 #include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/analytic/validation_suite.hpp"
-#include "models/plan/rank_layout.hpp"
 #include "tests/sim/shipped.hpp"
 #include "tests/sim/step_engine_support.hpp"
 
@@ -136,7 +136,6 @@ TEST(MoePrune, TwoFourSpeedsTheExpertGemms) {
                std::runtime_error);
 }
 
-
 namespace myriad::sim {
 namespace {
 
@@ -178,8 +177,10 @@ TEST(MoeLayerStack, EachKindOfLayerIsPricedOnItsOwn) {
   const auto load = [](const std::string& moe) {
     return models::scenario::load_scenario_text(
         "cluster: {preset: llama3-like, gpus: 8}\n"
-        "model: {preset: mixtral-8x7b, seq_length: 4096" + moe + "}\n"
-        "parallelism: {tp: 8, sp: true, global_batch: 4}\n",
+        "model: {preset: mixtral-8x7b, seq_length: 4096" +
+            moe +
+            "}\n"
+            "parallelism: {tp: 8, sp: true, global_batch: 4}\n",
         "stack.yaml", kShipped);
   };
   const auto mixed = load(", moe: {every: 2}");

@@ -214,8 +214,8 @@ std::string random_layout(std::mt19937_64& rng, bool long_1f1b = false) {
       "model: {{preset: {}, seq_length: 4096{}}}\n"
       "parallelism: {{tp: {}, sp: {}, cp: {}, pp: {}, virtual_stages: {}, zero: {}, "
       "micro_batch: {}, global_batch: {}",
-      clusters[pick({0, 1})], tp * cp * pp * dp, model, stack, tp, tp > 1 ? "true" : "false", cp, pp, v,
-      pick({0, 1, 2, 3}), mb, mb * m * dp);
+      clusters[pick({0, 1})], tp * cp * pp * dp, model, stack, tp, tp > 1 ? "true" : "false", cp,
+      pp, v, pick({0, 1, 2, 3}), mb, mb * m * dp);
   if (model == "mixtral-8x7b") text += fmt::format(", ep: {}", pick({1, 2, 4, 8}));
   text += fmt::format("}}\noverlap: {{dp: {}, pp: {}, tp: {}, cp: {}, ep: {}}}\n", flip(), flip(),
                       flip(), flip(), flip());
