@@ -118,8 +118,10 @@ struct Lists {
   std::vector<models::scenario::PruneSpec> prune;
   std::optional<SearchSpace::BatchRange> batch_range;
 
+  int layers = 0;  // the model's
+
   Lists(const SearchSpace& space, const models::scenario::ParallelSpec& p0,
-        const models::scenario::PruneSpec& prune0)
+        const models::scenario::PruneSpec& prune0, int model_layers)
       : tp(or_base(space.tp, p0.tp)),
         pp(or_base(space.pp, p0.pp)),
         v(or_base(space.virtual_stages, p0.virtual_stages)),
@@ -132,7 +134,8 @@ struct Lists {
         recompute(or_base(space.recompute, p0.recompute)),
         placement(or_base(space.placement, p0.placement)),
         prune(or_base(space.prune, prune0)),
-        batch_range(space.batch_range) {}
+        batch_range(space.batch_range),
+        layers(model_layers) {}
 
   // Layouts per pruning variant.
   [[nodiscard]] std::size_t layouts() const {
@@ -168,6 +171,20 @@ struct Lists {
     p.first_stage_layers = 0;
     p.last_stage_layers = 0;
     p.stage_layers.clear();
+    // Pipelines whose stages cannot hold alike layers (DeepSeek-V3's 61 on 16):
+    // one more layer on each of the stages between the first and the last, from
+    // the second on, as far as it takes (the embedding and the head stay with the
+    // fewest); the balanced split may then move them.
+    if (p.virtual_stages == 1 && p.pp > 2 && layers % p.pp != 0 && layers >= p.pp) {
+      const int rest = layers % p.pp;
+      p.stage_layers.assign(static_cast<std::size_t>(p.pp), layers / p.pp);
+      for (int k = 0; k < rest; ++k) {
+        const int stage = 1 + k % (p.pp - 2);
+        ++p.stage_layers[static_cast<std::size_t>(stage)];
+      }
+    }
+    // Recomputing whole layers or attention already recomputes otherwise.
+    if (p.recompute != models::scenario::Recompute::none) p.recompute_norms_and_up = false;
     if (batch_range) p.global_batch = batch_in_range(p, *batch_range);
     return p;
   }
@@ -238,14 +255,14 @@ std::string search_too_large(const SearchSpace& space) {
       longest->origin);
 }
 
-models::scenario::ParallelSpec layout_at(const models::scenario::ParallelSpec& base,
+models::scenario::ParallelSpec layout_at(const models::scenario::Scenario& base,
                                          const SearchSpace& space, std::size_t index) {
-  return Lists(space, base, {}).at(base, index);
+  return Lists(space, base.parallelism, {}, base.model.layers).at(base.parallelism, index);
 }
 
 models::scenario::PruneSpec prune_at(const models::scenario::Scenario& base,
                                      const SearchSpace& space, std::size_t index) {
-  return Lists(space, base.parallelism, base.model.moe.prune).prune_at(index);
+  return Lists(space, base.parallelism, base.model.moe.prune, base.model.layers).prune_at(index);
 }
 
 PlanResult search_layouts(const models::scenario::Scenario& base, const DeviceProfile& measured,
@@ -255,7 +272,7 @@ PlanResult search_layouts(const models::scenario::Scenario& base, const DevicePr
   }
   // Put on the scenario's GPU once, not once per candidate.
   const DeviceProfile profile = on_hardware(measured, base.cluster.gpu);
-  const Lists lists(space, base.parallelism, base.model.moe.prune);
+  const Lists lists(space, base.parallelism, base.model.moe.prune, base.model.layers);
   const std::size_t total = lists.size();
   const auto shards = static_cast<std::size_t>(options.shards);
 
@@ -410,7 +427,7 @@ PlanResult plan_from_json(const nlohmann::json& j, const models::scenario::Scena
     PlannedLayout l;
     l.index = t.at("index").get<std::size_t>();
     l.alike = t.at("alike").get<std::size_t>();
-    apply_layout(s, layout_at(base.parallelism, space, l.index));
+    apply_layout(s, layout_at(base, space, l.index));
     l.parallelism = s.parallelism;
     l.parallelism.stage_layers = t.at("stage_layers").get<std::vector<int>>();
     l.prune = prune_at(base, space, l.index);
@@ -472,7 +489,8 @@ void apply_planned(models::scenario::Scenario& s, const PlannedLayout& l) {
   s.model.moe.prune = l.prune;
 }
 
-std::vector<std::string> layout_overrides(const models::scenario::ParallelSpec& p) {
+std::vector<std::string> layout_overrides(const models::scenario::ParallelSpec& p,
+                                          const models::scenario::ParallelSpec& base) {
   std::vector<std::string> sets = {
       fmt::format("parallelism.tp={}", p.tp),
       fmt::format("parallelism.sp={}", p.sp ? "true" : "false"),
@@ -489,8 +507,18 @@ std::vector<std::string> layout_overrides(const models::scenario::ParallelSpec& 
       fmt::format("parallelism.placement={}",
                   models::name_in(models::scenario::kRankOrderNames, p.placement)),
   };
-  if (!p.stage_layers.empty()) {
+  if (!p.stage_layers.empty() || !base.stage_layers.empty()) {
     sets.push_back(fmt::format("parallelism.stage_layers=[{}]", fmt::join(p.stage_layers, ",")));
+  }
+  if (base.first_stage_layers != p.first_stage_layers) {
+    sets.push_back(fmt::format("parallelism.first_stage_layers={}", p.first_stage_layers));
+  }
+  if (base.last_stage_layers != p.last_stage_layers) {
+    sets.push_back(fmt::format("parallelism.last_stage_layers={}", p.last_stage_layers));
+  }
+  if (base.recompute_norms_and_up != p.recompute_norms_and_up) {
+    sets.push_back(fmt::format("parallelism.recompute_norms_and_up={}",
+                               p.recompute_norms_and_up ? "true" : "false"));
   }
   return sets;
 }

@@ -195,16 +195,20 @@ PlanResult plan_from_json(const nlohmann::json& j, const models::scenario::Scena
                           const SearchSpace& space);
 
 // Candidate `index` of the space's enumeration (tp outermost, placement
-// innermost), before apply_layout derives it.
-models::scenario::ParallelSpec layout_at(const models::scenario::ParallelSpec& base,
+// innermost), before apply_layout derives it: stages of alike layers, or where
+// pp does not divide the model's layers, the middle stages one more each.
+models::scenario::ParallelSpec layout_at(const models::scenario::Scenario& base,
                                          const SearchSpace& space, std::size_t index);
 
 // Puts a layout on a scenario: its parallelism, with the degrees and schedule
 // derived afresh (models::scenario::derive). The scenario checks are the caller's.
 void apply_layout(models::scenario::Scenario& s, const models::scenario::ParallelSpec& p);
 
-// The overrides that turn the base scenario into a layout: `--set` arguments.
-std::vector<std::string> layout_overrides(const models::scenario::ParallelSpec& p);
+// The overrides that turn the base scenario (whose parallelism is `base`) into a
+// layout: `--set` arguments, with the base's stage splits and DeepSeek-style
+// recomputation undone where the layout has none.
+std::vector<std::string> layout_overrides(const models::scenario::ParallelSpec& p,
+                                          const models::scenario::ParallelSpec& base);
 // The --set lines of a pruning variant (model.moe.prune.*).
 std::vector<std::string> prune_overrides(const models::scenario::PruneSpec& p);
 // The pruning variant of candidate `index`.

@@ -183,7 +183,9 @@ PlanColumns plan_columns(const PlanVariants& v, const std::vector<Rescored>& bes
 
 std::vector<std::string> best_overrides(const PlanVariants& v, const PlannedLayout& l) {
   std::vector<std::string> sets = v.all[l.variant].sets;
-  for (auto& set : layout_overrides(l.parallelism)) sets.push_back(std::move(set));
+  for (auto& set : layout_overrides(l.parallelism, v.all[l.variant].base.parallelism)) {
+    sets.push_back(std::move(set));
+  }
   if (!v.all.front().space.prune.empty()) {
     for (auto& set : prune_overrides(l.prune)) sets.push_back(std::move(set));
   }
@@ -231,8 +233,7 @@ std::vector<PlanPoint> plan_points(const PlanVariants& v, const PlanOptions& opt
     const PlanVariant& x = v.of(index);
     const std::size_t local = index - x.offset;
     PlanPoint e{x.base, {}, {}, static_cast<std::size_t>(&x - v.all.data()), index, false, 0};
-    PlannedLayout l{
-        local, layout_at(x.base.parallelism, x.space, local), prune_at(x.base, x.space, local), {}};
+    PlannedLayout l{local, layout_at(x.base, x.space, local), prune_at(x.base, x.space, local), {}};
     // A best layout as the search kept it (its balanced stage split, if any).
     if (const auto found = best_of.find(index); found != best_of.end()) {
       l.parallelism = found->second->parallelism;

@@ -82,7 +82,7 @@ TEST(LayoutSearch, TheBestIsWhatEstimateGivesForIt) {
   const auto again = models::scenario::load_scenario_text(
       kLlama8b, "plan.yaml",
       models::scenario::LoadOptions({MYRIAD_SCENARIO_DIR},
-                                    layout_overrides(a.top.front().parallelism)));
+                                    layout_overrides(a.top.front().parallelism, s.parallelism)));
   EXPECT_DOUBLE_EQ(estimate(again, h100()).step_time_s, a.top.front().metrics.step_time_s);
   const PlanResult b = search_layouts(s, h100(), space, options);
   ASSERT_EQ(b.top.size(), a.top.size());
@@ -188,7 +188,8 @@ TEST(LayoutSearch, BalancedStagesAreAnAxis) {
     EXPECT_LT(l.parallelism.stage_layers.back(), 32 / l.parallelism.pp);
     const auto again = models::scenario::load_scenario_text(
         kLlama8b, "plan.yaml",
-        models::scenario::LoadOptions({MYRIAD_SCENARIO_DIR}, layout_overrides(l.parallelism)));
+        models::scenario::LoadOptions({MYRIAD_SCENARIO_DIR},
+                                      layout_overrides(l.parallelism, s.parallelism)));
     EXPECT_DOUBLE_EQ(estimate(again, h100()).step_time_s, l.metrics.step_time_s);
   }
   EXPECT_GT(with_split, 0);
@@ -212,7 +213,7 @@ TEST(LayoutSearch, LayoutAtDecodesTheEnumeration) {
   std::size_t checked = 0;
   options.on_evaluated = [&](std::size_t index, const models::scenario::ParallelSpec& p) {
     models::scenario::Scenario again = s;
-    apply_layout(again, layout_at(s.parallelism, space, index));
+    apply_layout(again, layout_at(s, space, index));
     EXPECT_EQ(again.parallelism.tp, p.tp);
     EXPECT_EQ(again.parallelism.pp, p.pp);
     EXPECT_EQ(again.parallelism.virtual_stages, p.virtual_stages);
@@ -329,7 +330,7 @@ TEST(LayoutSearch, ALayoutsChecksAreTheWholeScenarios) {
     const models::scenario::Location where{base->file, 0, 0};
     const std::size_t total = candidate_count(space);
     for (std::size_t index = 0; index < total; index += 7) {
-      const models::scenario::ParallelSpec layout = layout_at(base->parallelism, space, index);
+      const models::scenario::ParallelSpec layout = layout_at(*base, space, index);
       models::scenario::Scenario searched = *base;
       apply_layout(searched, layout);
       searched.model.moe.prune = prune_at(*base, space, index);
@@ -525,7 +526,58 @@ TEST(LayoutSearch, ADeadlineAndABatchRangeShapeTheSearch) {
     EXPECT_EQ(p.global_batch % step, 0);
     EXPECT_GT(p.global_batch + step, 200) << "not the largest in the range";
     // Decoded again from its index, the same batch.
-    EXPECT_EQ(layout_at(s.parallelism, space, l.index).global_batch, p.global_batch);
+    EXPECT_EQ(layout_at(s, space, l.index).global_batch, p.global_batch);
+  }
+}
+
+}  // namespace
+}  // namespace myriad::sim
+
+namespace myriad::sim {
+namespace {
+
+// DeepSeek-V3's 61 layers divide over no pipeline depth but 1 and 61: the search
+// gives the stages between one more layer each where pp does not divide them
+// (not pruned), and the best's --set line, applied to the scenario with its own
+// stage split and recomputation, reproduces the best.
+TEST(LayoutSearch, PipelinesOfLayersTheyDoNotDivideAreSearched) {
+  const auto s = models::scenario::load_scenario(
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/deepseek-v3-h800-2048.yaml", kShipped);
+  SearchSpace space = default_space(s);
+  space.tp = {1};
+  space.pp = {8, 16};
+  space.virtual_stages = {1};
+  space.cp = {1};
+  space.ep = {64};
+  space.etp = {1};
+  space.micro_batch = {1};
+  space.zero = {1};
+  space.recompute = {models::scenario::Recompute::none, models::scenario::Recompute::full};
+  PlanOptions options;
+  options.top = 4;
+  const PlanResult r = search_layouts(s, testing::shipped_profile("H800"), space, options);
+  EXPECT_EQ(r.pruned, 0U);
+  ASSERT_FALSE(r.top.empty());
+  int sixteen = 0;
+  for (std::size_t index = 0; index < candidate_count(space); ++index) {
+    const models::scenario::ParallelSpec p = layout_at(s, space, index);
+    if (p.pp != 16) continue;
+    ++sixteen;
+    // 61 = 16 x 3 + 13: stages 1 to 13 one more.
+    EXPECT_EQ(p.stage_layers, (std::vector<int>{3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3}));
+  }
+  EXPECT_GT(sixteen, 0);
+  for (const auto& l : r.top) {
+    const auto again = models::scenario::load_scenario(
+        std::string(MYRIAD_SCENARIO_DIR) + "/examples/deepseek-v3-h800-2048.yaml",
+        models::scenario::LoadOptions({MYRIAD_SCENARIO_DIR},
+                                      layout_overrides(l.parallelism, s.parallelism)));
+    EXPECT_DOUBLE_EQ(estimate(again, testing::shipped_profile("H800"), Detail::summary).step_time_s,
+                     l.metrics.step_time_s);
+    // Whole layers recomputed: DeepSeek's own recomputation is off.
+    if (l.parallelism.recompute != models::scenario::Recompute::none) {
+      EXPECT_FALSE(again.parallelism.recompute_norms_and_up);
+    }
   }
 }
 

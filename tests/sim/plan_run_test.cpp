@@ -125,7 +125,8 @@ TEST(PlanRun, ColumnsAndOverridesFollowTheSearches) {
   const std::vector<std::string> sets = best_overrides(v, best.front().layout);
   ASSERT_FALSE(sets.empty());
   EXPECT_EQ(sets.front(), v.all[best.front().layout.variant].sets.front());
-  const auto own = layout_overrides(best.front().layout.parallelism);
+  const auto own = layout_overrides(best.front().layout.parallelism,
+                                    v.all[best.front().layout.variant].base.parallelism);
   EXPECT_EQ(sets.size(), 1 + own.size());
 }
 

@@ -148,7 +148,9 @@ bool write_plan_report(const PlanCliOptions& o, const PlanVariants& v,
   ConfigurationReport report = plan_report_frame(o, v, options, search.result);
   for (const sim::PlanPoint& e : sim::plan_points(v, options, search, best, growth)) {
     std::vector<std::string> sets = v.all[e.variant].sets;
-    for (auto& set : sim::layout_overrides(e.s.parallelism)) sets.push_back(std::move(set));
+    for (auto& set : sim::layout_overrides(e.s.parallelism, v.all[e.variant].base.parallelism)) {
+      sets.push_back(std::move(set));
+    }
     report.add(point_params(o, v, e), e.s, e.report, e.m, sets, e.front, e.rank);
   }
   add_plan_notes(report, o, v, options, search, best.size());
