@@ -236,8 +236,9 @@ double PipelineGraph::over_layers(const std::vector<double>& prefix, int before,
   const int round = layers / v;
   double sum = 0;
   for (int c = 0; c < v; ++c) {
-    const auto from = static_cast<std::size_t>(c * round + before / v);
-    sum += prefix[from + static_cast<std::size_t>(stage_layers / v)] - prefix[from];
+    const int first = c * round + before / v;
+    const int end = first + stage_layers / v;
+    sum += prefix[static_cast<std::size_t>(end)] - prefix[static_cast<std::size_t>(first)];
   }
   return sum;
 }
