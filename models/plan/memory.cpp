@@ -97,9 +97,19 @@ double embedding_activation_bytes(const scenario::Scenario& s, const StepPlan& p
   return plan.shard.tokens() * s.model.hidden * 3 / (plan.shard.sp ? s.parallelism.tp : 1);
 }
 
-// The fp32 logits of one micro-batch.
+// The fp32 logits of one micro-batch: the model's and each MTP module's.
 double logits_bytes(const scenario::Scenario& s, const StepPlan& plan) {
-  return plan.shard.tokens() * static_cast<double>(s.model.vocab) / s.parallelism.tp * 4;
+  return (1 + s.model.mtp_depth) * plan.shard.tokens() * static_cast<double>(s.model.vocab) /
+         s.parallelism.tp * 4;
+}
+
+// What the MTP modules keep for backward of one micro-batch besides their blocks'
+// activations: per token and module the shifted token's embedding and the hidden
+// state (the norms' inputs, 2 bytes each) and their concatenation (the
+// projection's input, 2 x 2 bytes), split by sequence under sequence parallelism.
+double mtp_activation_bytes(const scenario::Scenario& s, const StepPlan& plan) {
+  return s.model.mtp_depth * plan.shard.tokens() * s.model.hidden * 8 /
+         (plan.shard.sp ? s.parallelism.tp : 1);
 }
 
 }  // namespace
@@ -193,14 +203,21 @@ MemoryBreakdown stage_states_and_activations(const scenario::Scenario& s, const 
     // The embedding's output, once a forward pass of the first chunk.
     first.activations += forwards_of_chunk(in_flight, 0, p.pp, p.virtual_stages) *
                          embedding_activation_bytes(s, plan);
-    if (p.pp == 1) first.activations += logits_bytes(s, plan);
+    if (p.pp == 1) {
+      first.activations +=
+          logits_bytes(s, plan) +
+          forwards_of_chunk(in_flight, p.virtual_stages - 1, p.pp, p.virtual_stages) *
+              mtp_activation_bytes(s, plan);
+    }
     return first;
   }
   if (stage == p.pp - 1) {
     // The last chunk's forward runs its backward at once: one micro-batch's fp32
-    // logits.
+    // logits; the MTP modules' inputs, once a forward pass of the last chunk.
     MemoryBreakdown last = states(s, plan, plan.params_last_stage, moe_layers);
-    last.activations = activations_in_flight(s, plan, stage) + logits_bytes(s, plan);
+    last.activations = activations_in_flight(s, plan, stage) + logits_bytes(s, plan) +
+                       forwards_of_chunk(in_flight, p.virtual_stages - 1, p.pp, p.virtual_stages) *
+                           mtp_activation_bytes(s, plan);
     return last;
   }
   MemoryBreakdown b = states(s, plan, plan.stage_layer_params(stage), moe_layers);
@@ -244,7 +261,8 @@ PipelinePieces pipeline_pieces(const scenario::Scenario& s, const StepPlan& plan
   pieces.embedding = {states(s, plan, embedding_params, 0).total(),
                       embedding_activation_bytes(s, plan)};
   const double head_params = plan.params_last_stage - plan.stage_layer_params(s.parallelism.pp - 1);
-  pieces.head = {states(s, plan, head_params, 0).total(), logits_bytes(s, plan)};
+  pieces.head = {states(s, plan, head_params, 0).total(),
+                 logits_bytes(s, plan) + mtp_activation_bytes(s, plan)};
   return pieces;
 }
 

@@ -71,7 +71,9 @@ struct PipelinePieces {
   PieceMemory layer;        // one transformer layer (an MoE layer in an MoE model)
   PieceMemory dense_layer;  // one of an MoE model's dense layers (= layer in a dense model)
   PieceMemory embedding;    // token embedding (first stage)
-  PieceMemory head;         // final norm, LM head and loss (last stage)
+  // Final norm, LM head and loss (last stage), and the MTP modules' work besides
+  // their blocks (whose memory is a layer's).
+  PieceMemory head;
 };
 PipelinePieces pipeline_pieces(const scenario::Scenario& s, const StepPlan& plan);
 

@@ -204,6 +204,9 @@ StepPlan plan_step(const scenario::Scenario& s) {
       chunks.push_back(chunk_layers(s, stage, chunk));
     }
   }
+  // The MTP modules' blocks follow the model's last layer, in its last chunk.
+  plan.layers_by_chunk.back().back() += m.mtp_depth;
+  plan.layers_by_stage.back() += m.mtp_depth;
   // Which of them are dense, chunk by chunk in the model's order.
   plan.dense_by_stage.assign(static_cast<std::size_t>(p.pp), 0);
   plan.dense_by_chunk.assign(static_cast<std::size_t>(p.pp),
@@ -262,11 +265,17 @@ StepPlan plan_step(const scenario::Scenario& s) {
   const double vocab_rows = static_cast<double>(m.vocab) * m.hidden / p.tp;
   plan.params_first_stage = plan.stage_layer_params(0) + vocab_rows;
   const bool own_head = !m.tied_embeddings || p.pp > 1;
+  // Each MTP module's projection (split like a column-parallel linear layer) and
+  // its three norms (the embedding's, the hidden state's and its head's), and,
+  // with pipelining, a copy of an untied embedding on the last stage for the
+  // shifted tokens (Megatron-Core builds it where MTP runs).
+  const double mtp = m.mtp_depth * (2.0 * m.hidden * m.hidden / p.tp + 3.0 * m.hidden) +
+                     (m.mtp_depth > 0 && p.pp > 1 && !m.tied_embeddings ? vocab_rows : 0);
   plan.params_last_stage =
-      plan.stage_layer_params(p.pp - 1) + m.hidden + (own_head ? vocab_rows : 0);
+      plan.stage_layer_params(p.pp - 1) + m.hidden + (own_head ? vocab_rows : 0) + mtp;
   if (p.pp == 1)  // the final norm too, as the last stage holds it with pipelining
     plan.params_first_stage = plan.params_last_stage =
-        plan.stage_layer_params(0) + vocab_rows * (m.tied_embeddings ? 1 : 2) + m.hidden;
+        plan.stage_layer_params(0) + vocab_rows * (m.tied_embeddings ? 1 : 2) + m.hidden + mtp;
   int middle = 0;  // the stage between the first and the last with the most parameters
   for (int k = 1; k + 1 < p.pp; ++k) {
     const double params = plan.stage_layer_params(k);
@@ -284,7 +293,7 @@ StepPlan plan_step(const scenario::Scenario& s) {
   plan.expert_params_at_max =
       (plan.layers_by_stage[at] - plan.dense_by_stage[at]) * plan.expert_params_per_layer;
   plan.embedding_params = vocab_rows;
-  plan.head_params = m.hidden + (own_head ? vocab_rows : 0);
+  plan.head_params = m.hidden + (own_head ? vocab_rows : 0) + mtp;
   plan_dp(s, plan);
   return plan;
 }

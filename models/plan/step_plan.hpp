@@ -18,8 +18,10 @@ struct StepPlan {
   int virtual_stages = 1;
   int micro_batches = 1;  // per pipeline replica and step
   int dp = 1;
-  int layers_per_stage = 1;          // of the largest stage between the first and the last
-  std::vector<int> layers_by_stage;  // every stage's, first to last, over its chunks
+  int layers_per_stage = 1;  // of the largest stage between the first and the last
+  // Every stage's, first to last, over its chunks; the last stage's last chunk
+  // also holds the MTP modules' blocks (model.mtp_depth).
+  std::vector<int> layers_by_stage;
   std::vector<std::vector<int>> layers_by_chunk;  // [stage][chunk]
   int first_stage_layers = 1;                     // the first stage's (with the embedding)
   int last_stage_layers = 1;                      // the last stage's (with the LM head and loss)
@@ -54,7 +56,8 @@ struct StepPlan {
   // Expert parameters on the stage holding params_max.
   double expert_params_at_max = 0;
   // Parameters of the embedding (first stage) and of the final norm and LM head
-  // (last stage; tied to the embedding without pipelining) on one rank.
+  // (last stage; tied to the embedding without pipelining) on one rank; the
+  // head's include the MTP modules' projections, norms and embedding copy.
   double embedding_params = 0;
   double head_params = 0;
 

@@ -93,6 +93,13 @@ struct ModelSpec {
   int sliding_window = 0;       // attention window in tokens; 0: full causal attention
   bool parallel_block = false;  // attention and MLP from the same input (GPT-J, PaLM, MegaScale)
   bool tied_embeddings = false;
+  // Multi-token prediction (DeepSeek-V3 s2.2, arXiv:2412.19437): D sequential
+  // modules after the model, each predicting one token further from the previous
+  // depth's hidden state and the shifted token's embedding: two norms, a projection
+  // from 2 hidden to hidden, one transformer block, and the shared LM head again.
+  // Their blocks are layers layers .. layers + D - 1 of the stack (an MoE model's
+  // kind by is_moe_layer); they run on the last pipeline stage, after its layers.
+  int mtp_depth = 0;
   MoeSpec moe;
   MlaSpec mla;
 
@@ -121,10 +128,14 @@ struct ModelSpec {
     const auto below = [&](int end) { return (end - moe.first_dense_layers) / moe.every; };
     return below(to) - below(start);
   }
+  // The blocks a step runs: the model's layers and the MTP modules' blocks.
+  [[nodiscard]] int stack_layers() const { return layers + mtp_depth; }
   // A model's MoE layers; the other layers() - moe_layers() are dense.
   [[nodiscard]] int moe_layers() const { return moe_layers_in(0, layers); }
-  // Whether the model mixes dense and MoE layers.
-  [[nodiscard]] bool mixed() const { return is_moe() && moe_layers() < layers; }
+  // Whether the model mixes dense and MoE layers (its MTP blocks among them).
+  [[nodiscard]] bool mixed() const {
+    return is_moe() && moe_layers_in(0, stack_layers()) < stack_layers();
+  }
   // Each head's width: head_dim, or hidden / heads where it is not set (a spec
   // built in code rather than loaded).
   [[nodiscard]] double head_width() const {

@@ -236,6 +236,10 @@ Schema<ModelSpec> make_model_schema() {
                "attention and MLP read the same input and their outputs are summed")
       .boolean("tied_embeddings", &ModelSpec::tied_embeddings, D::value("false"),
                "the LM head shares the embedding's weights")
+      .integer("mtp_depth", &ModelSpec::mtp_depth, Range{0, 64}, D::value("0"),
+               "multi-token prediction modules (DeepSeek-V3: 1), each predicting one more "
+               "token with its own transformer block, a projection and the shared embedding "
+               "and LM head, on the last pipeline stage")
       .section("moe", &ModelSpec::moe, make_moe_schema())
       .section("mla", &ModelSpec::mla, make_mla_schema());
   return s;

@@ -488,20 +488,56 @@ LayerProgram embedding(const ModelSpec& m, const ShardShape& sh) {
   return lp;
 }
 
-LayerProgram lm_head_and_loss(const ModelSpec& m, const ShardShape& sh) {
-  const Dims d = dims(m, sh);
-  LayerProgram lp;
-  lp.forward.ops.push_back(norm("norm.final", m, d));
-  tp_enter(lp.forward, "tp.head.in", d, sh);
+namespace {
+
+// The final norm, the LM head and the loss, of the model or of an MTP module
+// (names are static labels: "mtp."-prefixed for the module's).
+void head_and_loss(Phase& p, bool mtp, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
+  p.ops.push_back(norm(mtp ? "mtp.norm.final" : "norm.final", m, d));
+  tp_enter(p, mtp ? "tp.mtp.head.in" : "tp.head.in", d, sh);
   const double vocab_local = static_cast<double>(m.vocab) / sh.tp;
   // In bf16 under an fp8 recipe: fp8 runs in Transformer Engine's layers, and
   // Megatron-Core's output layer is its own ColumnParallelLinear
   // (megatron/core/models/gpt/gpt_model.py), outside them; the FP8 formats paper
   // (Micikevicius et al., arXiv:2209.05433) keeps the last layer in higher precision too.
-  lp.forward.ops.push_back(make_gemm("lm_head", d.tokens, vocab_local, d.h, 1, kAct, false));
+  p.ops.push_back(
+      make_gemm(mtp ? "mtp.lm_head" : "lm_head", d.tokens, vocab_local, d.h, 1, kAct, false));
   // Vocabulary-parallel cross entropy in fp32: max, exp-sum and gradient passes over logits.
-  lp.forward.ops.push_back(
-      make_elementwise("loss", 3 * d.tokens * vocab_local * 4, 6 * d.tokens * vocab_local));
+  p.ops.push_back(make_elementwise(mtp ? "mtp.loss" : "loss", 3 * d.tokens * vocab_local * 4,
+                                   6 * d.tokens * vocab_local));
+}
+
+// One MTP module's work besides its transformer block (DeepSeek-V3 s2.2; as
+// Megatron-Core's multi_token_prediction.py runs it): the shifted tokens'
+// embedding (vocabulary-parallel, as the model's), the two norms, the projection
+// of their concatenation from 2 hidden to hidden (column-parallel, its output
+// gathered over the tensor-parallel ranks before the block), and, after the
+// block, the shared LM head and a loss again.
+void mtp_module(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
+  p.ops.push_back(make_elementwise("mtp.embedding", 2 * d.tokens * d.h * kAct));
+  tp_leave(p, "tp.mtp.embedding", d, sh);
+  p.ops.push_back(norm("mtp.norm.embedding", m, d));
+  p.ops.push_back(norm("mtp.norm.hidden", m, d));
+  if (sh.tp > 1 && sh.sp) {
+    p.comms.push_back(
+        {"tp.mtp.proj.in", CollectiveKind::all_gather, GroupKind::tp, 2 * d.tokens * d.h * kAct});
+  }
+  p.ops.push_back(gemm("mtp.proj", d.tokens, d.h / sh.tp, 2 * d.h, sh));
+  if (sh.tp > 1) {
+    p.comms.push_back(
+        {"tp.mtp.proj.out", CollectiveKind::all_gather, GroupKind::tp, d.tokens * d.h * kAct});
+  }
+  head_and_loss(p, true, m, d, sh);
+}
+
+}  // namespace
+
+LayerProgram lm_head_and_loss(const ModelSpec& m, const ShardShape& sh) {
+  const Dims d = dims(m, sh);
+  LayerProgram lp;
+  head_and_loss(lp.forward, false, m, d, sh);
+  for (int k = 0; k < m.mtp_depth; ++k) mtp_module(lp.forward, m, d, sh);
+  if (sh.fp8) add_fp8_casts(lp.forward, fp8_cast_bytes(sh.fp8_recipe));  // the projections'
   Phase bwd = backward_of(lp.forward, fp8_cast_bytes(sh.fp8_recipe));
   lp.backward = std::move(bwd);
   return lp;

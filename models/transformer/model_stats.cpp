@@ -13,11 +13,22 @@ double mlp_params(double h, double f, Activation act) {
   return (act == Activation::swiglu ? 3.0 : 2.0) * h * f;
 }
 
-// Forward FLOPs per token of the layers' matrix multiplies (attention core aside):
-// an MoE model's dense layers through their own MLP.
+// MoE blocks among the blocks a step runs (the layers and the MTP modules').
+double stack_moe_layers(const scenario::ModelSpec& m) {
+  return m.is_moe() ? m.moe_layers_in(0, m.stack_layers()) : 0;
+}
+
+// Forward FLOPs per token of the blocks' matrix multiplies (attention core aside):
+// an MoE model's dense layers through their own MLP; the MTP modules' blocks with
+// them (their projections are outside the blocks: mtp_projection_flops_per_token).
 double layers_matmul_flops_per_token(const scenario::ModelSpec& m, const ParamCounts& p) {
-  const double moe = m.is_moe() ? m.moe_layers() : m.layers;
-  return 2 * (m.layers * p.attention + moe * p.mlp_active + (m.layers - moe) * p.dense_mlp);
+  const double blocks = m.stack_layers();
+  const double moe = m.is_moe() ? stack_moe_layers(m) : blocks;
+  return 2 * (blocks * p.attention + moe * p.mlp_active + (blocks - moe) * p.dense_mlp);
+}
+
+double mtp_projection_flops_per_token(const scenario::ModelSpec& m) {
+  return m.mtp_depth * 2 * (2.0 * m.hidden * m.hidden);
 }
 
 }  // namespace
@@ -63,6 +74,9 @@ ParamCounts param_counts(const scenario::ModelSpec& m) {
       layers * (p.attention + p.norms) + moe * p.mlp + (layers - moe) * p.dense_mlp + p.embedding;
   p.active = layers * (p.attention + p.norms) + moe * p.mlp_active + (layers - moe) * p.dense_mlp +
              p.embedding;
+  const double mtp_moe = stack_moe_layers(m) - (m.is_moe() ? moe : 0);
+  p.mtp = m.mtp_depth * (p.attention + p.norms + 2 * h * h + 3 * h) + mtp_moe * p.mlp +
+          (m.mtp_depth - mtp_moe) * p.dense_mlp;
   return p;
 }
 
@@ -77,8 +91,9 @@ double routed_flops_per_step(const scenario::Scenario& s) {
   const double tokens = static_cast<double>(s.parallelism.global_batch) * seq;
   // Per token, forward: the layers' matrix multiplies, QK^T and PV over `keys`, the LM head.
   const double attention_core = 4 * keys * m.attention_core_width();
-  const double forward =
-      layers_matmul_flops_per_token(m, p) + m.layers * attention_core + 2.0 * m.hidden * m.vocab;
+  const double forward = layers_matmul_flops_per_token(m, p) + mtp_projection_flops_per_token(m) +
+                         m.stack_layers() * attention_core +
+                         (1 + m.mtp_depth) * 2.0 * m.hidden * m.vocab;
   return 3 * forward * tokens;
 }
 
@@ -94,7 +109,8 @@ double model_flops_per_step(const scenario::Scenario& s) {
   const double dropped = moe_load(m.moe, 1).dropped;
   const double expert = 2 * mlp_params(m.hidden, m.moe.expert_ffn_hidden, m.activation);
   const double tokens = static_cast<double>(s.parallelism.global_batch) * m.seq_length;
-  return routed_flops_per_step(s) - 3 * m.moe_layers() * expert * m.moe.top_k * dropped * tokens;
+  return routed_flops_per_step(s) -
+         3 * stack_moe_layers(m) * expert * m.moe.top_k * dropped * tokens;
 }
 
 double hardware_flops_per_step(const scenario::Scenario& s) {
@@ -104,7 +120,7 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
   const double tokens = static_cast<double>(s.parallelism.global_batch) * seq;
   const ParamCounts p = param_counts(m);
   const double layers_forward =
-      layers_matmul_flops_per_token(m, p) + m.layers * 4 * keys * m.attention_core_width();
+      layers_matmul_flops_per_token(m, p) + m.stack_layers() * 4 * keys * m.attention_core_width();
   double extra = 0;
   switch (s.parallelism.recompute) {
     case scenario::Recompute::none:
@@ -115,7 +131,9 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
     // recomputes its scores anyway, as its own op, in MFU and HFU alike), and the
     // layer program prices none: HFU counts only what is priced.
     case scenario::Recompute::selective:
-      if (!s.training.fused_kernels) extra = m.layers * 12 * keys * m.attention_core_width();
+      if (!s.training.fused_kernels) {
+        extra = m.stack_layers() * 12 * keys * m.attention_core_width();
+      }
       break;
     case scenario::Recompute::full:
       extra = layers_forward;
@@ -125,14 +143,14 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
   // not matrix multiplies).
   if (s.parallelism.recompute_norms_and_up && m.is_mla()) {
     const double up = p.attention - p.attention_unsplit - m.heads * m.value_width() * m.hidden;
-    extra += m.layers * 2 * up;
+    extra += m.stack_layers() * 2 * up;
   }
   // Experts padded to a capacity compute capacity_factor * top_k token copies each,
   // forward and backward, whatever the router sent (drops below it, padding above).
   double padding = 0;
   if (m.is_moe() && m.moe.capacity_factor > 0) {
     const double expert = 2 * mlp_params(m.hidden, m.moe.expert_ffn_hidden, m.activation);
-    padding = 3 * m.moe_layers() * expert * m.moe.top_k * (m.moe.capacity_factor - 1);
+    padding = 3 * stack_moe_layers(m) * expert * m.moe.top_k * (m.moe.capacity_factor - 1);
     if (s.parallelism.recompute == scenario::Recompute::full) padding *= 4.0 / 3;
   }
   // Relative to every routed slot computed: capacity_factor * top_k slots an expert

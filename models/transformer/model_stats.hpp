@@ -8,7 +8,9 @@
 // Generalized here to grouped-query attention, SwiGLU, MoE (the top-k experts'
 // MLPs count, plus the router, less the token-expert pairs a capacity factor
 // drops; dense layers among MoE ones count their own MLP) and sliding windows
-// (w keys per query, not s).
+// (w keys per query, not s). Multi-token prediction modules (model.mtp_depth)
+// count their blocks as layers, their projection from 2 hidden to hidden and
+// their pass through the LM head: training computes them for every token.
 // Hardware FLOPs add what recomputation runs again, as the papers count it:
 // selective recomputation replaces s/(6h) by s/(3h); full recomputation runs
 // the layers' forward pass again (96 in place of 72, the LM head excepted);
@@ -29,8 +31,11 @@ struct ParamCounts {
   double dense_mlp = 0;   // an MoE model's dense layers' MLP (model.ffn_hidden); mlp otherwise
   double norms = 0;       // per layer
   double embedding = 0;   // vocabulary x hidden (once more for an untied LM head)
-  double total = 0;
-  double active = 0;  // per token
+  double total = 0;       // the model's, its MTP modules aside (as DeepSeek-V3 counts its 671B)
+  double active = 0;      // per token, likewise
+  // The MTP modules': their blocks, projections and norms (the embedding and the
+  // LM head are the model's, shared).
+  double mtp = 0;
 };
 
 ParamCounts param_counts(const scenario::ModelSpec& m);

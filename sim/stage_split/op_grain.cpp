@@ -132,12 +132,13 @@ OpGrainSize op_grain_size(const models::scenario::Scenario& s) {
   const std::size_t layer = models::transformer_layer(s.model, sh).forward.ops.size();
   const std::size_t ends = models::embedding(s.model, sh).forward.ops.size() +
                            models::lm_head_and_loss(s.model, sh).forward.ops.size();
-  const auto layers = static_cast<std::size_t>(std::max(s.model.layers, 0));
+  // The MTP modules' blocks count as layers (with the head).
+  const auto layers = static_cast<std::size_t>(std::max(s.model.stack_layers(), 0));
   if (!s.model.mixed()) return {2 * (ends + layers * layer), layer};
   // An MoE model's dense layers have ops of their own.
   const std::size_t dense =
       models::transformer_layer(s.model, sh, models::LayerKind::dense).forward.ops.size();
-  const auto moe = static_cast<std::size_t>(s.model.moe_layers());
+  const auto moe = static_cast<std::size_t>(s.model.moe_layers_in(0, s.model.stack_layers()));
   return {2 * (ends + moe * layer + (layers - moe) * dense), std::max(layer, dense)};
 }
 
@@ -155,7 +156,19 @@ OpGrainGraph op_grain_graph(const models::scenario::Scenario& s, const DevicePro
           ? unit_pieces(models::transformer_layer(s.model, sh, models::LayerKind::dense), placed,
                         "")
           : layer;
-  const UnitPieces head = unit_pieces(models::lm_head_and_loss(s.model, sh), placed, "head ");
+  UnitPieces head = unit_pieces(models::lm_head_and_loss(s.model, sh), placed, "head ");
+  // The MTP modules' blocks go with the head (pipeline_units prices them there).
+  for (int j = 0; j < s.model.mtp_depth; ++j) {
+    const bool block_dense = s.model.is_moe() && !s.model.is_moe_layer(s.model.layers + j);
+    const UnitPieces& block = block_dense ? dense : layer;
+    for (std::size_t i = 0; i < block.names.size(); ++i) {
+      head.names.push_back(fmt::format("head mtp {} {}", j, block.names[i]));
+      head.forward.push_back(block.forward[i]);
+      head.backward.push_back(block.backward[i]);
+      head.weights.push_back(block.weights[i]);
+      head.out.push_back(block.out[i]);
+    }
+  }
   const double frag = 1 + units.fragmentation;
   const models::PipelinePieces& mem = units.pieces;
 

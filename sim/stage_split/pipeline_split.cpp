@@ -311,6 +311,15 @@ PipelineGraph pipeline_units(const models::scenario::Scenario& s, const DevicePr
   g.backward_s.back() = costs.head.backward;
   g.transfer_bytes = costs.pp_bytes_per_gpu;
   g.pieces = models::pipeline_pieces(s, plan);
+  // The MTP modules' blocks run with the head, on the last stage, whatever the split.
+  for (int j = 0; j < s.model.mtp_depth; ++j) {
+    const bool dense = s.model.is_moe() && !s.model.is_moe_layer(s.model.layers + j);
+    g.forward_s.back() += dense ? costs.dense_layer.forward : costs.layer.forward;
+    g.backward_s.back() += dense ? costs.dense_layer.backward : costs.layer.backward;
+    const models::PieceMemory& block = dense ? g.pieces.dense_layer : g.pieces.layer;
+    g.pieces.head.states += block.states;
+    g.pieces.head.activations += block.activations;
+  }
   for (int stage = 0; stage < pp; ++stage) {
     g.in_flight.push_back(models::micro_batches_in_flight(s, plan, stage));
   }

@@ -10,6 +10,7 @@
 #include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/analytic/validation_suite.hpp"
+#include "sim/stage_split/pipeline_split.hpp"
 #include "tests/sim/shipped.hpp"
 #include "tests/sim/step_engine_support.hpp"
 
@@ -204,12 +205,35 @@ TEST(MoeLayerStack, EachKindOfLayerIsPricedOnItsOwn) {
   EXPECT_EQ(stage_costs(all, h100).dense_layer.forward, 0);
 }
 
+// An MTP module's block runs on the last stage with the head, whatever the
+// split: `place` prices the head's unit with it (a dense block here: layer 32 of
+// a stack with every other layer MoE).
+TEST(MoeLayerStack, MtpBlocksGoWithTheHead) {
+  const auto s = models::scenario::load_scenario_text(
+      "cluster: {preset: llama3-like, gpus: 64}\n"
+      "model: {preset: mixtral-8x7b, seq_length: 4096, mtp_depth: 1, moe: {every: 2}}\n"
+      "parallelism: {tp: 2, sp: true, ep: 8, pp: 4, global_batch: 64}\n",
+      "mtp.yaml", kShipped);
+  const DeviceProfile& h100 = testing::shipped_profile("H100");
+  const StageCosts c = stage_costs(s, h100);
+  const PipelineGraph g = pipeline_units(s, h100);
+  EXPECT_EQ(g.layers, 32);
+  EXPECT_DOUBLE_EQ(g.forward_s.back(), c.head.forward + c.dense_layer.forward);
+  EXPECT_DOUBLE_EQ(g.backward_s.back(), c.head.backward + c.dense_layer.backward);
+  const models::StepPlan plan = models::plan_step(s);
+  const models::PipelinePieces pieces = models::pipeline_pieces(s, plan);
+  EXPECT_DOUBLE_EQ(g.pieces.head.activations,
+                   pieces.head.activations + pieces.dense_layer.activations);
+}
+
 // The step engine plays the MoE layers' expert all-to-alls between nodes as
-// flows and the dense layers as priced: it agrees with the closed form.
+// flows and the dense layers as priced: it agrees with the closed form, with an
+// MTP module's MoE block on the last stage.
 TEST(MoeLayerStack, TheStepEngineAgreesOnAMixedStack) {
   const auto s = models::scenario::load_scenario_text(
       "cluster: {preset: llama3-like, gpus: 64}\n"
-      "model: {preset: mixtral-8x7b, seq_length: 4096, moe: {first_dense_layers: 3, every: 2}}\n"
+      "model: {preset: mixtral-8x7b, seq_length: 4096, mtp_depth: 1, "
+      "moe: {first_dense_layers: 3, every: 2}}\n"
       "parallelism: {tp: 2, sp: true, ep: 8, pp: 4, virtual_stages: 2, zero: 1, "
       "global_batch: 64}\n"
       "overlap: {dp: true, pp: true, tp: true, ep: true}\n",

@@ -1,5 +1,6 @@
 #include "tools/cli/step_report.hpp"
 #include "models/scenario/run_title.hpp"
+#include "models/transformer/model_stats.hpp"
 
 #include <fmt/format.h>
 
@@ -140,6 +141,19 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
       p.virtual_stages > 1 ? fmt::format(" (v {})", p.virtual_stages) : "", p.cp, p.ep, p.dp,
       p.micro_batches(), p.micro_batch, s.model.seq_length);
   if (r.moe.present) out += moe_line(s, r.moe) + "\n";
+  if (s.model.mtp_depth > 0) {
+    const int depth = s.model.mtp_depth;
+    const int moe_blocks = s.model.moe_layers_in(s.model.layers, s.model.stack_layers());
+    const std::string blocks =
+        moe_blocks == depth ? fmt::format("{} MoE block{}", depth, depth > 1 ? "s" : "")
+        : moe_blocks == 0
+            ? fmt::format("{} dense block{}", depth, depth > 1 ? "s" : "")
+            : fmt::format("{} MoE and {} dense blocks", moe_blocks, depth - moe_blocks);
+    out += fmt::format(
+        "  multi-token prediction: depth {} ({}, projections and the LM head again) on the last "
+        "stage, {:.1f}B parameters besides the model's\n",
+        depth, blocks, models::param_counts(s.model).mtp / 1e9);
+  }
   out += profile_line(profile) + "\n";
   Table headline({"", ""}, "lr");
   headline.add({"step time", seconds(r.step_time_s)});
