@@ -25,13 +25,14 @@ constexpr std::array<KindNames, 6> kKinds{{
     {CollectiveKind::send_recv, "send/recv", "send_recv"},
 }};
 
-constexpr std::array<EnumName<CollectiveAlgorithm>, 8> kAlgorithms{{
+constexpr std::array<EnumName<CollectiveAlgorithm>, 9> kAlgorithms{{
     {CollectiveAlgorithm::none, "none"},
     {CollectiveAlgorithm::ring, "ring"},
     {CollectiveAlgorithm::nvls, "nvls"},
     {CollectiveAlgorithm::tree, "tree"},
     {CollectiveAlgorithm::hierarchical, "hierarchical"},
     {CollectiveAlgorithm::pairwise, "pairwise"},
+    {CollectiveAlgorithm::two_hop, "two-hop"},
     {CollectiveAlgorithm::chain, "chain"},
     {CollectiveAlgorithm::p2p, "p2p"},
 }};

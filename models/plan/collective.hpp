@@ -26,6 +26,7 @@ enum class CollectiveAlgorithm : std::uint8_t {
   tree,          // NCCL's two complementary binary trees
   hierarchical,  // reduce-scatter inside nodes, across them, all-gather inside
   pairwise,      // all-to-all: at step k, rank r sends to r+k and receives from r-k
+  two_hop,       // all-to-all: one copy a node over the network, NVLink inside it, overlapped
   chain,         // pipelined chain from the root
   p2p,           // one message, point to point
 };
@@ -58,6 +59,12 @@ struct Collective {
   CollectiveKind kind = CollectiveKind::all_reduce;
   GroupKind group = GroupKind::tp;
   double bytes = 0;  // the collective's message size as nccl-tests counts it (full buffer)
+  // A two-hop all-to-all (node-limited routing, model.moe.max_nodes_per_token): a
+  // token reaches at most `hop_nodes` nodes, crossing the network once to each, of
+  // its `hop_copies` copies (top_k) that NVLink then forwards inside the node.
+  // 0: every copy crosses on its own.
+  double hop_nodes = 0;
+  double hop_copies = 0;
 };
 
 }  // namespace myriad::models

@@ -58,6 +58,12 @@ struct MoeSpec {
   // are dense layers of model.ffn_hidden.
   int first_dense_layers = 0;
   int every = 1;
+  // Node-limited routing (DeepSeek-V3 s2.1.2, s3.2.2): each token goes to experts
+  // on at most this many nodes of its expert-parallel group, and is dispatched in
+  // two hops: one copy a node over the network, then NVLink inside the node to
+  // its experts' GPUs (the combine back likewise). 0: routing over every node,
+  // each copy sent on its own.
+  int max_nodes_per_token = 0;
 
   // Experts left in each layer after pruning.
   [[nodiscard]] int active_experts() const { return experts - prune.experts; }

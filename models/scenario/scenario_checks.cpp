@@ -82,7 +82,7 @@ void check_moe_routing(const Checker& c) {
   if (moe.experts == 0) {
     if (moe.shared_experts > 0 || moe.capacity_factor > 0 || moe.skew != RouterSkew::uniform ||
         moe.dispatch != MoeDispatch::automatic || moe.prune.any() || !moe.histogram.empty() ||
-        moe.first_dense_layers > 0 || moe.every != 1) {
+        moe.first_dense_layers > 0 || moe.every != 1 || moe.max_nodes_per_token > 0) {
       c.error("model.moe", "MoE keys set but the model has no experts (moe.experts is 0)");
     }
     return;

@@ -176,6 +176,12 @@ Schema<MoeSpec> make_moe_schema() {
       .integer("every", &MoeSpec::every, Range{1, 1 << 10}, D::value("1"),
                "past first_dense_layers, every this-many-th layer is an MoE layer and the others "
                "dense (Llama 4 Maverick: 2, layers 1, 3, 5, ... from 0)")
+      .integer("max_nodes_per_token", &MoeSpec::max_nodes_per_token, Range{0, 1 << 16},
+               D::value("0"),
+               "node-limited routing (DeepSeek-V3: 4): each token's experts lie on at most this "
+               "many nodes, and it crosses the network once a node it reaches, then NVLink "
+               "forwards it to its experts' GPUs (two-hop dispatch and combine, the two hops "
+               "overlapped); 0: every copy sent on its own")
       .section("prune", &MoeSpec::prune, make_prune_schema());
   return s;
 }

@@ -310,6 +310,11 @@ void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
   const bool by_gather =
       moe.dispatch == scenario::MoeDispatch::all_gather ||
       (moe.dispatch == scenario::MoeDispatch::automatic && gather_bytes < a2a_bytes);
+  // Node-limited routing: a token's copies reach at most max_nodes_per_token nodes
+  // (no more than its top_k), dispatched and combined in two hops.
+  const double hop_nodes =
+      moe.max_nodes_per_token > 0 ? std::min(moe.max_nodes_per_token, moe.top_k) : 0;
+  const double hop_copies = hop_nodes > 0 ? moe.top_k : 0;
   if (sh.ep > 1) {
     if (by_gather) {  // compressed: each rank quantizes its tokens, dequantizes the group's
       if (sh.a2a_fp8) p.ops.push_back(make_elementwise("ep.quantize", tokens * d.h * (kAct + 1)));
@@ -321,7 +326,8 @@ void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
       if (sh.a2a_fp8) {  // quantize: read bf16, write fp8 and scales
         p.ops.push_back(make_elementwise("ep.quantize", sent * d.h * (kAct + 1)));
       }
-      p.comms.push_back({"ep.dispatch", CollectiveKind::all_to_all, GroupKind::ep, a2a_bytes});
+      p.comms.push_back({"ep.dispatch", CollectiveKind::all_to_all, GroupKind::ep, a2a_bytes,
+                         hop_nodes, hop_copies});
       if (sh.a2a_fp8) p.ops.push_back(make_elementwise("ep.dequantize", slots * d.h * (kAct + 1)));
     }
   }
@@ -350,7 +356,8 @@ void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
       }
     } else {
       if (sh.a2a_fp8) p.ops.push_back(make_elementwise("ep.quantize", slots * d.h * (kAct + 1)));
-      p.comms.push_back({"ep.combine", CollectiveKind::all_to_all, GroupKind::ep, a2a_bytes});
+      p.comms.push_back({"ep.combine", CollectiveKind::all_to_all, GroupKind::ep, a2a_bytes,
+                         hop_nodes, hop_copies});
       if (sh.a2a_fp8) p.ops.push_back(make_elementwise("ep.dequantize", sent * d.h * (kAct + 1)));
     }
   }

@@ -99,10 +99,20 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
       const double per_rank_nic =
           nics * nic_Bps / g.per_node /
           largest_oversubscription_below(cluster, joining_tier(cluster, g.nodes));
-      const double local = c.bytes * (g.per_node - 1) / n / nvlink;
-      const double remote = c.bytes * (n - g.per_node) / n / per_rank_nic;
       r.latency_s = hop + (n - 1) * cluster.nvlink_latency_s;
-      r.bandwidth_s = local + remote;
+      if (c.hop_nodes > 0 && c.hop_copies > 0) {
+        r.algorithm = CollectiveAlgorithm::two_hop;
+        // The hops overlap: NVLink forwards what has arrived while the network
+        // carries the rest (DeepSeek-V3 s3.2.2, "IB and NVLink communication is
+        // fully overlapped").
+        const TwoHopShares shares = two_hop_shares(c, g);
+        r.bandwidth_s =
+            std::max(c.bytes * shares.nvlink / nvlink, c.bytes * shares.network / per_rank_nic);
+      } else {
+        const double local = c.bytes * (g.per_node - 1) / n / nvlink;
+        const double remote = c.bytes * (n - g.per_node) / n / per_rank_nic;
+        r.bandwidth_s = local + remote;
+      }
       r.busbw_Bps = busbw_factor(c.kind, n) * c.bytes / r.bandwidth_s;
       r.time_s = r.latency_s + r.bandwidth_s;
       return r;
@@ -135,6 +145,17 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
 }
 
 }  // namespace
+
+TwoHopShares two_hop_shares(const models::Collective& c, const models::GroupSpan& g) {
+  TwoHopShares s;
+  if (!(c.hop_nodes > 0 && c.hop_copies > 0) || g.nodes < 1) return s;
+  const double nodes = g.nodes;
+  const double reached = std::min(c.hop_nodes, nodes);
+  s.network = reached * (nodes - 1) / nodes / c.hop_copies;
+  const double per_node = g.per_node;
+  s.nvlink = per_node > 0 ? (per_node - 1) / per_node : 0;
+  return s;
+}
 
 double nvlink_busbw(const DeviceProfile& p, CollectiveKind kind, double bytes) {
   return interpolate_busbw(

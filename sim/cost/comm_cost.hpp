@@ -10,7 +10,9 @@
 //     efficiency (and no more than NVLink gives inside the node); a hop costs
 //     the NIC latency plus the switch tiers crossed up and down. All-to-all
 //     traffic leaving the node is divided by the largest oversubscription below
-//     the tier that joins the group.
+//     the tier that joins the group; a two-hop all-to-all (node-limited
+//     routing) sends a token once a node over the network, NVLink forwarding
+//     it inside the node at the same time (two_hop_shares).
 // time = latency + factor * bytes / busbw, factor as nccl-tests' busbw formulas:
 // 2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter, all-to-all.
 #pragma once
@@ -40,6 +42,19 @@ struct CommCost {
 CommCost collective_cost(const models::Collective& c, const models::GroupSpan& g,
                          const models::scenario::ClusterSpec& cluster, const DeviceProfile& profile,
                          double nic_slowdown = 1);
+
+// A two-hop all-to-all (Collective::hop_nodes, node-limited routing) across
+// `g.nodes` nodes: the shares of its bytes that cross the network and that NVLink
+// forwards. A token crosses once to each node it reaches but its own:
+// min(hop_nodes, nodes) nodes, (nodes - 1) / nodes of them remote under even
+// routing, out of its hop_copies copies; NVLink then carries every copy but
+// those that land on the GPU they reached, (per_node - 1) / per_node. Both 0 for
+// an all-to-all that sends each copy on its own.
+struct TwoHopShares {
+  double network = 0;
+  double nvlink = 0;
+};
+TwoHopShares two_hop_shares(const models::Collective& c, const models::GroupSpan& g);
 
 // Bus bandwidth inside a node for a collective of `kind`: all-reduce by the
 // algorithm the hardware and profile give (NVLS or ring), everything else at the

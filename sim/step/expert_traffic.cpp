@@ -14,6 +14,10 @@
 // partner carry its share of what the busiest actor receives.
 // An overlapped all-to-all runs beside the layer's compute (its latency and its
 // NVLink part are inside the layer's time already): flows only.
+// A two-hop all-to-all (node-limited routing, comm_cost.hpp's two_hop_shares)
+// is expert.flows' alone: its latency, a flow to every other actor of the
+// network's share (one copy a node), and NVLink forwarding beside the flows:
+// the longer of the two.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,6 +26,7 @@
 #include <vector>
 
 #include "models/transformer/moe_routing.hpp"
+#include "sim/cost/comm_cost.hpp"
 #include "sim/step/step_actors.hpp"
 
 namespace myriad::sim {
@@ -35,6 +40,7 @@ struct ExpertLayout {
   int actors = 1;          // consecutive actors a group spans
   double members = 1;      // of one group on one actor (node)
   double flow_factor = 0;  // each actor sends every other one this times a collective's bytes
+  int group_gpus = 1;      // GPUs one actor stands for
   // Router skew: each actor of a group's share of what it receives, relative to
   // the busiest one's (which the collective's bytes are priced at): all 1 when even.
   std::vector<double> receive_share;
@@ -57,6 +63,7 @@ std::optional<ExpertLayout> expert_layout(const StepLowering& p,
   // Every GPU of the actor is in one group; each sends members / ep of its bytes
   // to each GPU of a partner actor's members.
   e.flow_factor = p.group_gpus * e.members / par.ep;
+  e.group_gpus = p.group_gpus;
   // Members in order over the actors, experts in order over the members.
   const models::MoeLoad& load = models::moe_load(s.model.moe, par.ep);
   const auto members = static_cast<std::size_t>(e.members);
@@ -84,9 +91,20 @@ std::optional<ExpertLayout> expert_layout(const StepLowering& p,
   return e;
 }
 
+bool two_hop(const LayerCollective& c) {
+  return c.collective.kind == models::CollectiveKind::all_to_all && c.collective.hop_nodes > 0;
+}
+
+// The group as the analytic engine spans it: ep ranks, `members` a node.
+TwoHopShares shares_of(const ExpertLayout& e, const LayerCollective& c) {
+  const auto members = static_cast<int>(e.members);
+  return two_hop_shares(c.collective, {members * e.actors, members, e.actors});
+}
+
 // The part of an expert collective inside the node: its members on one actor
-// exchange over NVLink.
+// exchange over NVLink (a two-hop one's forwarding is played beside its flows).
 double nvlink_s(const ExpertLayout& e, const LayerCollective& c) {
+  if (two_hop(c)) return 0;
   return c.collective.bytes * (e.members - 1) / (e.members * e.actors) / c.nvlink_Bps;
 }
 
@@ -142,11 +160,20 @@ class ExpertFlows final : public LayerTraffic {
     // reduce-scatter dispatch (top_k large next to ep): flows sized to take the
     // analytic engine's remote part at the actor's NIC rate, alike for every partner.
     const bool pairwise = c.kind == models::CollectiveKind::all_to_all;
-    const double bytes = pairwise ? e_.flow_factor * c.bytes
-                                  : std::max(0.0, e.cost.bandwidth_s - nvlink_s(e_, e)) *
-                                        p.actor_Bps / (e_.actors - 1);
+    double bytes = pairwise ? e_.flow_factor * c.bytes
+                            : std::max(0.0, e.cost.bandwidth_s - nvlink_s(e_, e)) * p.actor_Bps /
+                                  (e_.actors - 1);
+    double forwarding_s = 0;  // a two-hop one's NVLink hop, beside its flows
+    if (two_hop(e)) {
+      const TwoHopShares shares = shares_of(e_, e);
+      bytes = e_.group_gpus * c.bytes * shares.network / (e_.actors - 1);
+      forwarding_s = c.bytes * shares.nvlink / e.nvlink_Bps;
+    }
+    const double flows_start = sg4::Engine::get_clock();
     p.replicas->group_exchange(p, row, stage, exchange_of(bytes, pairwise),
                                step_detail::traffic_state(p, row, stage, *this));
+    const double rest = forwarding_s - (sg4::Engine::get_clock() - flows_start);
+    if (rest > 0) sg4::this_actor::sleep_for(rest);
     if (!beside) step_detail::trace_layer_collective(p, row, stage, c, start);
   }
 

@@ -1,6 +1,8 @@
 #include "tools/cli/step_report.hpp"
+#include "models/plan/rank_layout.hpp"
 #include "models/scenario/run_title.hpp"
 #include "models/transformer/model_stats.hpp"
+#include "sim/cost/comm_cost.hpp"
 
 #include <fmt/format.h>
 
@@ -48,6 +50,20 @@ std::string moe_line(const models::scenario::Scenario& s, const sim::MoeSummary&
                             ? " in fp8"
                             : "",
                         m.dispatch_inside_node ? " inside the node" : " across nodes");
+    if (moe.max_nodes_per_token > 0 && !m.dispatch_inside_node && m.dispatch == "all-to-all") {
+      // A token's copies that cross the network, as the cost model counts them,
+      // against every copy on its own ((nodes - 1) / nodes of them).
+      const models::GroupSpan g = models::group_span(models::GroupKind::ep, s);
+      models::Collective two_hop;
+      two_hop.hop_nodes = std::min(moe.max_nodes_per_token, moe.top_k);
+      two_hop.hop_copies = moe.top_k;
+      const double nodes = g.nodes;
+      line += fmt::format(
+          ", two-hop: a token on at most {} of {} nodes, {:.3g} copies across the network "
+          "where {:.3g} would cross one by one",
+          moe.max_nodes_per_token, g.nodes, sim::two_hop_shares(two_hop, g).network * moe.top_k,
+          moe.top_k * (nodes - 1) / nodes);
+    }
   }
   line += fmt::format("; busiest expert rank {:.2f}x the mean", m.imbalance);
   if (moe.skew != models::scenario::RouterSkew::uniform) {
