@@ -474,6 +474,10 @@ void derive(Scenario& s) {
     set_derived(s, "cluster.gpu.profile");
   }
   derive_layout(s);
+  if (!given(s, "training.combine_precision")) {
+    s.training.combine_precision = s.training.all_to_all_precision;
+    set_derived(s, "training.combine_precision");
+  }
   if (!given(s, "training.gradient_precision")) {
     s.training.gradient_precision =
         s.training.precision == Precision::bf16 ? WirePrecision::fp32 : WirePrecision::bf16;

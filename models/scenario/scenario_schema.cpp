@@ -385,6 +385,12 @@ Schema<TrainingSpec> make_training_schema() {
               "what expert dispatch and combine carry (all-to-alls, or all-gather and "
               "reduce-scatter): fp8 halves their bytes for a quantize kernel before and a "
               "dequantize after (communication compression)")
+      .choice("combine_precision", &TrainingSpec::combine_precision,
+              {{"bf16", WirePrecision::bf16}, {"fp8", WirePrecision::fp8}},
+              D::derived("= all_to_all_precision"),
+              "what the expert combine carries where it differs from the dispatch: DeepSeek-V3 "
+              "dispatches in fp8 and combines in bf16 (s3.3.3), its backward likewise (the "
+              "gradients dispatched to the experts in fp8, combined back in bf16)")
       .choice("gradient_precision", &TrainingSpec::gradient_precision,
               {{"fp32", WirePrecision::fp32}, {"bf16", WirePrecision::bf16}},
               D::derived("= fp32 for bf16, bf16 for fp16 and fp8"),

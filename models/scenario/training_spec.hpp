@@ -37,6 +37,9 @@ struct TrainingSpec {
   bool fused_kernels = true;  // FlashAttention and fused norm/activation kernels
   // Expert all-to-alls: bf16, or fp8 (quantized before, dequantized after).
   WirePrecision all_to_all_precision = WirePrecision::bf16;
+  // The combine's, where it differs (DeepSeek-V3 s3.3.3: dispatch in fp8, combine
+  // in bf16); derived: all_to_all_precision.
+  WirePrecision combine_precision = WirePrecision::bf16;
   // Data-parallel gradient reduction: fp32 for bf16 models (Megatron-LM), else
   // 16 bits; bf16 halves the traffic of a bf16 model (MegaScale-MoE).
   WirePrecision gradient_precision = WirePrecision::fp32;

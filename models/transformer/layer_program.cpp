@@ -258,7 +258,7 @@ void dense_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh
 
 // Bytes an element of an expert all-to-all takes on the wire: bf16, or fp8 with
 // one fp32 scale per 128 elements.
-double a2a_element_bytes(const ShardShape& sh) { return sh.a2a_fp8 ? 1 + 4.0 / 128 : kAct; }
+double a2a_element_bytes(bool fp8) { return fp8 ? 1 + 4.0 / 128 : kAct; }
 
 // An expert GEMM is one grouped GEMM over the rank's experts. On pruned weights it
 // runs sparse: 2:4 on sparse tensor cores, or
@@ -305,8 +305,11 @@ void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
   // Dispatch and combine: all-to-all of the busiest rank's slots (what it receives;
   // what each sends is no more under an even spread of tokens over ranks), or
   // all-gather of every token of the group and reduce-scatter back.
-  const double a2a_bytes = std::max(slots, sent) * d.h * a2a_element_bytes(sh);
-  const double gather_bytes = tokens * sh.ep * d.h * a2a_element_bytes(sh);
+  const double a2a_bytes = std::max(slots, sent) * d.h * a2a_element_bytes(sh.a2a_fp8);
+  const double gather_bytes = tokens * sh.ep * d.h * a2a_element_bytes(sh.a2a_fp8);
+  // The combine in its own precision (training.combine_precision).
+  const double combine_a2a_bytes = std::max(slots, sent) * d.h * a2a_element_bytes(sh.combine_fp8);
+  const double combine_gather_bytes = tokens * sh.ep * d.h * a2a_element_bytes(sh.combine_fp8);
   const bool by_gather =
       moe.dispatch == scenario::MoeDispatch::all_gather ||
       (moe.dispatch == scenario::MoeDispatch::automatic && gather_bytes < a2a_bytes);
@@ -345,20 +348,25 @@ void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
       // Compressed, the reduction cannot run in fp8 on the wire: each rank sends its
       // fp8 partial outputs of every other rank's tokens (the reduce-scatter's bytes,
       // as an all-to-all) and sums what it receives in bf16.
-      if (sh.a2a_fp8) {
+      if (sh.combine_fp8) {
         p.ops.push_back(make_elementwise("ep.quantize", tokens * sh.ep * d.h * (kAct + 1)));
       }
-      p.comms.push_back({"ep.combine",
-                         sh.a2a_fp8 ? CollectiveKind::all_to_all : CollectiveKind::reduce_scatter,
-                         GroupKind::ep, gather_bytes});
-      if (sh.a2a_fp8) {
+      p.comms.push_back(
+          {"ep.combine",
+           sh.combine_fp8 ? CollectiveKind::all_to_all : CollectiveKind::reduce_scatter,
+           GroupKind::ep, combine_gather_bytes});
+      if (sh.combine_fp8) {
         p.ops.push_back(make_elementwise("ep.dequantize", tokens * sh.ep * d.h * (kAct + 1)));
       }
     } else {
-      if (sh.a2a_fp8) p.ops.push_back(make_elementwise("ep.quantize", slots * d.h * (kAct + 1)));
-      p.comms.push_back({"ep.combine", CollectiveKind::all_to_all, GroupKind::ep, a2a_bytes,
+      if (sh.combine_fp8) {
+        p.ops.push_back(make_elementwise("ep.quantize", slots * d.h * (kAct + 1)));
+      }
+      p.comms.push_back({"ep.combine", CollectiveKind::all_to_all, GroupKind::ep, combine_a2a_bytes,
                          hop_nodes, hop_copies});
-      if (sh.a2a_fp8) p.ops.push_back(make_elementwise("ep.dequantize", sent * d.h * (kAct + 1)));
+      if (sh.combine_fp8) {
+        p.ops.push_back(make_elementwise("ep.dequantize", sent * d.h * (kAct + 1)));
+      }
     }
   }
   p.ops.push_back(make_elementwise("unpermute", 2 * sent * d.h * kAct));
@@ -565,6 +573,7 @@ ShardShape shard_shape(const scenario::Scenario& s) {
   sh.ep = s.parallelism.ep;
   sh.etp = s.parallelism.etp;
   sh.a2a_fp8 = s.training.all_to_all_precision == scenario::WirePrecision::fp8;
+  sh.combine_fp8 = s.training.combine_precision == scenario::WirePrecision::fp8;
   sh.fused = s.training.fused_kernels;
   sh.fp8 = s.training.precision == scenario::Precision::fp8;
   sh.fp8_recipe = s.training.fp8_recipe;

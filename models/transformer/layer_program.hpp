@@ -31,9 +31,10 @@ struct ShardShape {
   int cp = 1;
   int ep = 1;
   int etp = 0;           // tensor parallel of the experts: 0 or tp (split like the dense MLP), or 1
-  bool a2a_fp8 = false;  // expert all-to-alls carry fp8
-  bool fused = true;     // flash attention and fused norm/activation kernels
-  bool fp8 = false;      // GEMMs on fp8 tensor cores
+  bool a2a_fp8 = false;  // expert dispatch carries fp8
+  bool combine_fp8 = false;  // expert combine carries fp8
+  bool fused = true;         // flash attention and fused norm/activation kernels
+  bool fp8 = false;          // GEMMs on fp8 tensor cores
   scenario::Fp8Recipe fp8_recipe = scenario::Fp8Recipe::delayed;
   // Tensor-parallel collectives overlapped chunk by chunk (overlap.tp with sp, not
   // fused): the GEMMs beside them run in pieces (tp_pieces).

@@ -233,6 +233,7 @@ TEST(MoeProgram, Fp8AllToAllCompressesTheBytes) {
   const StepPlan bf16_plan = plan_step(s);
   const double bf16 = find_comm(bf16_plan.layer.forward, "ep.dispatch")->bytes;
   s.training.all_to_all_precision = scenario::WirePrecision::fp8;
+  s.training.combine_precision = scenario::WirePrecision::fp8;  // as the loader derives it
   const StepPlan plan = plan_step(s);
   EXPECT_NEAR(find_comm(plan.layer.forward, "ep.dispatch")->bytes / bf16, (1 + 4.0 / 128) / 2,
               1e-12);
@@ -251,6 +252,7 @@ TEST(MoeProgram, Fp8AllGatherDispatchCompressesBothWays) {
   EXPECT_EQ(bf16->kind, CollectiveKind::reduce_scatter);
   EXPECT_EQ(find_op(bf16_plan.layer.forward, "ep.quantize"), nullptr);
   s.training.all_to_all_precision = scenario::WirePrecision::fp8;
+  s.training.combine_precision = scenario::WirePrecision::fp8;  // as the loader derives it
   const StepPlan plan = plan_step(s);
   const Collective* dispatch = find_comm(plan.layer.forward, "ep.dispatch");
   const Collective* combine = find_comm(plan.layer.forward, "ep.combine");
@@ -263,6 +265,40 @@ TEST(MoeProgram, Fp8AllGatherDispatchCompressesBothWays) {
   int quantizes = 0;
   for (const auto& op : plan.layer.forward.ops) quantizes += op.name == "ep.quantize";
   EXPECT_EQ(quantizes, 2);
+}
+
+// DeepSeek-V3's wire precisions (s3.3.3): dispatch in fp8, combine in bf16; the
+// combine follows all_to_all_precision unless given; backward mirrors them (the
+// gradients go to the experts by the combine's mirror, back by the dispatch's).
+TEST(MoeProgram, DispatchInFp8AndCombineInBf16) {
+  const auto load_wire = [](const std::string& training) {
+    return load(
+        "cluster: {preset: llama3-like, gpu: H800, gpus: 240}\n"
+        "model: {preset: megascale-moe-352b}\n"
+        "parallelism: {pp: 15, global_batch: 720, cp: 8, ep: 8, etp: 1}\n"
+        "training: {" +
+        training + "}\n");
+  };
+  const auto both = load_wire("all_to_all_precision: fp8");
+  EXPECT_EQ(both.training.combine_precision, scenario::WirePrecision::fp8);
+  const auto split = load_wire("all_to_all_precision: fp8, combine_precision: bf16");
+  const StepPlan a = plan_step(both);
+  const StepPlan b = plan_step(split);
+  const StepPlan plain = plan_step(load_wire(""));
+  const double fp8 = find_comm(a.layer.forward, "ep.combine")->bytes;
+  const double bf16 = find_comm(plain.layer.forward, "ep.combine")->bytes;
+  EXPECT_DOUBLE_EQ(find_comm(b.layer.forward, "ep.dispatch")->bytes, fp8);
+  EXPECT_DOUBLE_EQ(find_comm(b.layer.forward, "ep.combine")->bytes, bf16);
+  int quantizes = 0;
+  for (const auto& op : b.layer.forward.ops) quantizes += op.name == "ep.quantize";
+  EXPECT_EQ(quantizes, 1);  // the dispatch's only
+  double backward = 0;
+  for (const auto& c : b.layer.backward.comms) {
+    if (c.group == GroupKind::ep) backward += c.bytes;
+  }
+  EXPECT_DOUBLE_EQ(backward, fp8 + bf16);
+  // Only fp8 and bf16 are wire precisions of a combine.
+  EXPECT_THROW((void)load_wire("combine_precision: fp32"), std::exception);
 }
 
 // Expectation: expert gradients reduce over tp*cp*dp / (etp*ep) ranks, dense ones

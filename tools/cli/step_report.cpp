@@ -44,11 +44,16 @@ std::string moe_line(const models::scenario::Scenario& s, const sim::MoeSummary&
               : ", dropless";
   line += fmt::format("; ep {} (etp {})", p.ep, p.etp);
   if (!m.dispatch.empty()) {
-    line += fmt::format(" by {}{}{}", m.dispatch,
-                        s.training.all_to_all_precision == models::scenario::WirePrecision::fp8 &&
-                                m.dispatch == "all-to-all"
-                            ? " in fp8"
-                            : "",
+    using models::scenario::WirePrecision;
+    const bool dispatch_fp8 = s.training.all_to_all_precision == WirePrecision::fp8;
+    const bool combine_fp8 = s.training.combine_precision == WirePrecision::fp8;
+    std::string wire;
+    if (m.dispatch == "all-to-all" && (dispatch_fp8 || combine_fp8)) {
+      wire = dispatch_fp8 == combine_fp8 ? " in fp8"
+             : dispatch_fp8              ? " (dispatch in fp8, combine in bf16)"
+                                         : " (dispatch in bf16, combine in fp8)";
+    }
+    line += fmt::format(" by {}{}{}", m.dispatch, wire,
                         m.dispatch_inside_node ? " inside the node" : " across nodes");
     if (moe.max_nodes_per_token > 0 && !m.dispatch_inside_node && m.dispatch == "all-to-all") {
       // A token's copies that cross the network, as the cost model counts them,
