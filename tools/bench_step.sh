@@ -20,6 +20,11 @@ cases=(
   "scenarios/bench/gpt3-175b-4096-1to3.yaml||2|"
   "scenarios/bench/megascale-moe-352b-11520-3to1.yaml||2|"
   "scenarios/examples/gpt3-175b-megascale-12288.yaml|--all-replicas||"
+  "scenarios/examples/deepseek-v3-h800-2048.yaml|||"
+  "scenarios/bench/deepseek-v3-h800-16384.yaml|||"
+  "scenarios/bench/kimi-k2-h800-2048.yaml|||"
+  "scenarios/bench/qwen3-235b-h100-256.yaml|||"
+  "scenarios/bench/llama4-maverick-h100-512.yaml|||"
 )
 printf '%-52s %-15s %10s %9s %10s %9s %9s\n' scenario options "step s" "wall s" "target s" "peak MB" "target"
 for c in "${cases[@]}"; do

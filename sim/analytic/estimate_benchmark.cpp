@@ -18,7 +18,7 @@ void run(benchmark::State& state, const std::string& example, const std::string&
          myriad::sim::Detail detail) {
   const myriad::models::scenario::LoadOptions options{{MYRIAD_SCENARIO_DIR}};
   const auto scenario = myriad::models::scenario::load_scenario(
-      std::string(MYRIAD_SCENARIO_DIR) + "/examples/" + example + ".yaml", options);
+      std::string(MYRIAD_SCENARIO_DIR) + "/" + example + ".yaml", options);
   // Put on the scenario's GPU once, as a search does.
   const auto profile = myriad::sim::on_hardware(
       myriad::sim::load_profile(std::string(MYRIAD_PROFILE_DIR) + "/" + profile_name + ".json"),
@@ -31,65 +31,36 @@ void run(benchmark::State& state, const std::string& example, const std::string&
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
-// A preset of the models people train now on a layout written here, as a
-// summary (what plan and sweep ask for).
-void run_text(benchmark::State& state, const std::string& text, const std::string& profile_name) {
-  const myriad::models::scenario::LoadOptions options{{MYRIAD_SCENARIO_DIR}};
-  const auto scenario = myriad::models::scenario::load_scenario_text(text, "bench.yaml", options);
-  const auto profile = myriad::sim::on_hardware(
-      myriad::sim::load_profile(std::string(MYRIAD_PROFILE_DIR) + "/" + profile_name + ".json"),
-      scenario.cluster.gpu);
-  for (auto _ : state) {
-    auto report = myriad::sim::estimate(scenario, profile, myriad::sim::Detail::summary);
-    benchmark::DoNotOptimize(report.step_time_s);
-  }
-  state.counters["estimates_per_s"] =
-      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
-}
-
 void BM_Estimate175B12288(benchmark::State& state) {
-  run(state, "gpt3-175b-megascale-12288", "A100-80GB", myriad::sim::Detail::full);
+  run(state, "examples/gpt3-175b-megascale-12288", "A100-80GB", myriad::sim::Detail::full);
 }
 void BM_EstimateSummary175B12288(benchmark::State& state) {
-  run(state, "gpt3-175b-megascale-12288", "A100-80GB", myriad::sim::Detail::summary);
+  run(state, "examples/gpt3-175b-megascale-12288", "A100-80GB", myriad::sim::Detail::summary);
 }
 void BM_EstimateMoE352B240(benchmark::State& state) {
-  run(state, "megascale-moe-352b-h800-240", "H800", myriad::sim::Detail::full);
+  run(state, "examples/megascale-moe-352b-h800-240", "H800", myriad::sim::Detail::full);
 }
 void BM_EstimateSummaryMoE352B240(benchmark::State& state) {
-  run(state, "megascale-moe-352b-h800-240", "H800", myriad::sim::Detail::summary);
+  run(state, "examples/megascale-moe-352b-h800-240", "H800", myriad::sim::Detail::summary);
 }
 // Issue 39's presets (target: >= 50,000 estimates/s): DeepSeek-V3 as its
 // example (MLA, 3 dense then MoE layers, MTP, node-limited routing, 120
-// micro-batches on 16 stages), Kimi K2 on the same layout, Qwen3-235B-A22B and
-// Llama 4 Maverick (dense and MoE layers alternating) on layouts of their size.
+// micro-batches on 16 stages); Kimi K2, Qwen3-235B-A22B and Llama 4 Maverick
+// (dense and MoE layers alternating) as scenarios/bench/ has them.
 void BM_EstimateDeepSeekV3(benchmark::State& state) {
-  run(state, "deepseek-v3-h800-2048", "H800", myriad::sim::Detail::full);
+  run(state, "examples/deepseek-v3-h800-2048", "H800", myriad::sim::Detail::full);
 }
 void BM_EstimateSummaryDeepSeekV3(benchmark::State& state) {
-  run(state, "deepseek-v3-h800-2048", "H800", myriad::sim::Detail::summary);
+  run(state, "examples/deepseek-v3-h800-2048", "H800", myriad::sim::Detail::summary);
 }
 void BM_EstimateSummaryKimiK2(benchmark::State& state) {
-  run_text(state,
-           "cluster: {preset: deepseek-like}\nmodel: {preset: kimi-k2}\n"
-           "parallelism: {pp: 16, stage_layers: [4, 3, 3, 4, 4, 4, 5, 4, 4, 4, 4, 4, 4, 4, 4, 2], "
-           "ep: 64, zero: 1, global_batch: 15360}\n"
-           "overlap: {ep: true, pp: true, dp: true}\ntraining: {precision: fp8}\n",
-           "H800");
+  run(state, "bench/kimi-k2-h800-2048", "H800", myriad::sim::Detail::summary);
 }
 void BM_EstimateSummaryQwen3(benchmark::State& state) {
-  run_text(state,
-           "cluster: {preset: llama3-like, gpus: 256}\nmodel: {preset: qwen3-235b-a22b}\n"
-           "parallelism: {tp: 2, sp: true, pp: 2, ep: 32, zero: 1, global_batch: 8192}\n"
-           "overlap: {tp: true, ep: true, pp: true, dp: true}\ntraining: {precision: fp8}\n",
-           "H100");
+  run(state, "bench/qwen3-235b-h100-256", "H100", myriad::sim::Detail::summary);
 }
 void BM_EstimateSummaryMaverick(benchmark::State& state) {
-  run_text(state,
-           "cluster: {preset: llama3-like, gpus: 512}\nmodel: {preset: llama4-maverick}\n"
-           "parallelism: {tp: 4, sp: true, pp: 4, ep: 16, zero: 1, global_batch: 4096}\n"
-           "overlap: {tp: true, ep: true, pp: true, dp: true}\ntraining: {precision: fp8}\n",
-           "H100");
+  run(state, "bench/llama4-maverick-h100-512", "H100", myriad::sim::Detail::summary);
 }
 
 // The interleaved pipeline's sweep alone, at the 175B example's schedule (8
