@@ -188,15 +188,13 @@ int stage_layers(const scenario::Scenario& s, int stage) {
   return (layers - p.first_stage_layers - p.last_stage_layers) / (p.pp - fixed);
 }
 
-StepPlan plan_step(const scenario::Scenario& s) {
+namespace {
+
+// Every stage's and chunk's layers, the MTP modules' blocks in the last chunk,
+// and how many of them are dense.
+void count_layers(const scenario::Scenario& s, StepPlan& plan) {
   const auto& p = s.parallelism;
   const auto& m = s.model;
-  StepPlan plan;
-  plan.shard = shard_shape(s);
-  plan.pp = p.pp;
-  plan.virtual_stages = p.virtual_stages;
-  plan.micro_batches = p.micro_batches();
-  plan.dp = p.dp;
   for (int stage = 0; stage < p.pp; ++stage) {
     plan.layers_by_stage.push_back(stage_layers(s, stage));
     auto& chunks = plan.layers_by_chunk.emplace_back();
@@ -224,6 +222,20 @@ StepPlan plan_step(const scenario::Scenario& s) {
       }
     }
   }
+}
+
+}  // namespace
+
+StepPlan plan_step(const scenario::Scenario& s) {
+  const auto& p = s.parallelism;
+  const auto& m = s.model;
+  StepPlan plan;
+  plan.shard = shard_shape(s);
+  plan.pp = p.pp;
+  plan.virtual_stages = p.virtual_stages;
+  plan.micro_batches = p.micro_batches();
+  plan.dp = p.dp;
+  count_layers(s, plan);
   plan.first_stage_layers = plan.layers_by_stage.front();
   plan.last_stage_layers = plan.layers_by_stage.back();
   plan.layers_per_stage =

@@ -1,0 +1,63 @@
+// What fp8 training keeps for backward, at which precision: the GEMMs' inputs
+// for their weight gradients in fp8 (Transformer Engine's Linear saves the
+// quantized input; DeepSeek-V3 s3.3.3), everything else as before. By hand, per
+// token and layer.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "models/plan/memory.hpp"
+#include "models/scenario/loader.hpp"
+#include "myriad_source_paths.hpp"
+
+namespace myriad::models {
+namespace {
+
+const scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
+
+scenario::Scenario load(const std::string& model, const std::string& parallelism,
+                        const std::string& training) {
+  return scenario::load_scenario_text("cluster: {preset: llama3-like, gpus: 64}\nmodel: {" + model +
+                                          "}\nparallelism: {" + parallelism + "}\ntraining: {" +
+                                          training + "}\n",
+                                      "fp8_memory_test.yaml", kShipped);
+}
+
+// Llama 3 8B on one rank: the QKV and fc1 inputs (2h each) and fc2's input (2f)
+// halve; the output projection keeps an fp8 copy (q) of FlashAttention's bf16
+// output.
+TEST(Fp8Memory, GemmInputsAreKeptInFp8) {
+  const std::string layout = "tp: 1, pp: 1, global_batch: 64";
+  const auto bf16 = load("preset: llama3-8b", layout, "precision: bf16");
+  const auto fp8 = load("preset: llama3-8b", layout, "precision: fp8");
+  const double h = bf16.model.hidden;
+  const double q = bf16.model.query_width();
+  const double f = bf16.model.ffn_hidden;
+  const double tokens = bf16.model.seq_length;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(bf16) - layer_activation_bytes(fp8),
+                   tokens * (2 * h - q + f));
+  // Full recomputation keeps the layer's input only, in bf16 either way.
+  auto full = fp8;
+  full.parallelism.recompute = scenario::Recompute::full;
+  auto full16 = bf16;
+  full16.parallelism.recompute = scenario::Recompute::full;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(full), layer_activation_bytes(full16));
+}
+
+// Mixtral on 2 expert ranks: each routed copy's expert input (h) and fc2 input (f
+// of the expert) halve too; under tp 2 with sp the replicated part is split.
+TEST(Fp8Memory, ExpertInputsToo) {
+  const std::string layout = "tp: 2, sp: true, ep: 2, global_batch: 64";
+  const auto bf16 = load("preset: mixtral-8x7b, seq_length: 4096", layout, "precision: bf16");
+  const auto fp8 = load("preset: mixtral-8x7b, seq_length: 4096", layout, "precision: fp8");
+  const double h = bf16.model.hidden;
+  const double q = bf16.model.query_width();
+  const double fe = bf16.model.moe.expert_ffn_hidden;
+  const double copies = bf16.model.moe.top_k;  // even routing: the busiest rank holds top_k
+  const double tokens = 4096;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(bf16) - layer_activation_bytes(fp8),
+                   tokens * (2 * h / 2 + (-q + copies * (fe + h)) / 2));
+}
+
+}  // namespace
+}  // namespace myriad::models
