@@ -79,6 +79,20 @@ std::string moe_line(const models::scenario::Scenario& s, const sim::MoeSummary&
   return line;
 }
 
+// "multi-token prediction: depth 1 (1 MoE block, ...) on the last stage, ...".
+std::string mtp_line(const models::scenario::Scenario& s) {
+  const int depth = s.model.mtp_depth;
+  const int moe_blocks = s.model.moe_layers_in(s.model.layers, s.model.stack_layers());
+  const std::string blocks =
+      moe_blocks == depth ? fmt::format("{} MoE block{}", depth, depth > 1 ? "s" : "")
+      : moe_blocks == 0   ? fmt::format("{} dense block{}", depth, depth > 1 ? "s" : "")
+                        : fmt::format("{} MoE and {} dense blocks", moe_blocks, depth - moe_blocks);
+  return fmt::format(
+      "  multi-token prediction: depth {} ({}, projections and the LM head again) on the last "
+      "stage, {:.1f}B parameters besides the model's",
+      depth, blocks, models::param_counts(s.model).mtp / 1e9);
+}
+
 }  // namespace
 
 std::string growth_text(const models::scenario::Scenario& s, const sim::GrowthPhase& g,
@@ -162,19 +176,7 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
       p.virtual_stages > 1 ? fmt::format(" (v {})", p.virtual_stages) : "", p.cp, p.ep, p.dp,
       p.micro_batches(), p.micro_batch, s.model.seq_length);
   if (r.moe.present) out += moe_line(s, r.moe) + "\n";
-  if (s.model.mtp_depth > 0) {
-    const int depth = s.model.mtp_depth;
-    const int moe_blocks = s.model.moe_layers_in(s.model.layers, s.model.stack_layers());
-    const std::string blocks =
-        moe_blocks == depth ? fmt::format("{} MoE block{}", depth, depth > 1 ? "s" : "")
-        : moe_blocks == 0
-            ? fmt::format("{} dense block{}", depth, depth > 1 ? "s" : "")
-            : fmt::format("{} MoE and {} dense blocks", moe_blocks, depth - moe_blocks);
-    out += fmt::format(
-        "  multi-token prediction: depth {} ({}, projections and the LM head again) on the last "
-        "stage, {:.1f}B parameters besides the model's\n",
-        depth, blocks, models::param_counts(s.model).mtp / 1e9);
-  }
+  if (s.model.mtp_depth > 0) out += mtp_line(s) + "\n";
   out += profile_line(profile) + "\n";
   Table headline({"", ""}, "lr");
   headline.add({"step time", seconds(r.step_time_s)});
