@@ -66,8 +66,8 @@ std::string moe_line(const models::scenario::Scenario& s, const sim::MoeSummary&
       line += fmt::format(
           ", two-hop: a token on at most {} of {} nodes, {:.3g} copies across the network "
           "where {:.3g} would cross one by one",
-          moe.max_nodes_per_token, g.nodes, sim::two_hop_shares(two_hop, g).network * moe.top_k,
-          moe.top_k * (nodes - 1) / nodes);
+          std::min(moe.max_nodes_per_token, g.nodes), g.nodes,
+          sim::two_hop_shares(two_hop, g).network * moe.top_k, moe.top_k * (nodes - 1) / nodes);
     }
   }
   line += fmt::format("; busiest expert rank {:.2f}x the mean", m.imbalance);
