@@ -67,10 +67,11 @@ double fp8_cast_bytes(scenario::Fp8Recipe recipe) {
   return 4;
 }
 
-void add_fp8_casts(Phase& p, double cast_bytes) {
+// `quantized`: a GEMM whose input arrives in fp8 already (none when empty).
+void add_fp8_casts(Phase& p, double cast_bytes, std::string_view quantized = {}) {
   std::vector<Op> ops;
   for (const Op& op : p.ops) {
-    if (op.cls == OpClass::gemm && op.fp8) {
+    if (op.cls == OpClass::gemm && op.fp8 && (quantized.empty() || op.name != quantized)) {
       ops.push_back(make_elementwise(kFp8Cast, cast_bytes * op.gemm.m * op.gemm.k * op.gemm.batch));
     }
     ops.push_back(op);
@@ -281,7 +282,11 @@ void prune_gemm(Op& op, const scenario::PruneSpec& prune) {
 // of the outputs, whichever moves fewer bytes unless the scenario says. The most
 // loaded rank (router skew, capacity padding) sets the experts' time and the
 // all-to-all-v's size.
-void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
+// Whether the experts' first GEMM reads the dispatched tokens as they arrive, in
+// fp8 (fp8 GEMMs and an fp8 all-to-all dispatch: DeepSeek-V3 s3.3.3 quantizes
+// "before MoE up-projections" and dispatches that, "compatible with FP8 Fprop in
+// MoE up-projections"): no dequantize after the dispatch, no cast before the GEMM.
+bool moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
   const auto& moe = m.moe;
   const int etp = sh.expert_tp();
   const bool gathered = etp == sh.tp;  // experts split like the dense MLP
@@ -318,6 +323,7 @@ void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
   const double hop_nodes =
       moe.max_nodes_per_token > 0 ? std::min(moe.max_nodes_per_token, moe.top_k) : 0;
   const double hop_copies = hop_nodes > 0 ? moe.top_k : 0;
+  bool fp8_tokens = false;
   if (sh.ep > 1) {
     if (by_gather) {  // compressed: each rank quantizes its tokens, dequantizes the group's
       if (sh.a2a_fp8) p.ops.push_back(make_elementwise("ep.quantize", tokens * d.h * (kAct + 1)));
@@ -331,7 +337,10 @@ void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
       }
       p.comms.push_back({"ep.dispatch", CollectiveKind::all_to_all, GroupKind::ep, a2a_bytes,
                          hop_nodes, hop_copies});
-      if (sh.a2a_fp8) p.ops.push_back(make_elementwise("ep.dequantize", slots * d.h * (kAct + 1)));
+      fp8_tokens = sh.a2a_fp8 && sh.fp8;
+      if (sh.a2a_fp8 && !fp8_tokens) {
+        p.ops.push_back(make_elementwise("ep.dequantize", slots * d.h * (kAct + 1)));
+      }
     }
   }
   const double local_experts = static_cast<double>(experts) / sh.ep;
@@ -372,6 +381,7 @@ void moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
   p.ops.push_back(make_elementwise("unpermute", 2 * sent * d.h * kAct));
   if (gathered) tp_leave(p, "tp.mlp.out", d, sh);
   p.ops.push_back(residual("residual.mlp", d));
+  return fp8_tokens;
 }
 
 // Parallel block (GPT-J, PaLM, MegaScale): one norm and one gather feed attention
@@ -477,17 +487,20 @@ LayerProgram transformer_layer(const ModelSpec& m, const ShardShape& sh, LayerKi
   const Dims d = dims(m, sh);
   const bool moe = kind == LayerKind::moe && m.is_moe();
   LayerProgram lp;
+  bool fp8_tokens = false;  // the experts' fc1 reads the fp8 dispatch as it arrives
   if (m.parallel_block && !moe) {
     parallel_block(lp.forward, m, d, sh);
   } else {
     attention_block(lp.forward, m, d, sh);
     if (moe) {
-      moe_mlp(lp.forward, m, d, sh);
+      fp8_tokens = moe_mlp(lp.forward, m, d, sh);
     } else {
       dense_mlp(lp.forward, m, d, sh);
     }
   }
-  if (sh.fp8) add_fp8_casts(lp.forward, fp8_cast_bytes(sh.fp8_recipe));
+  if (sh.fp8) {
+    add_fp8_casts(lp.forward, fp8_cast_bytes(sh.fp8_recipe), fp8_tokens ? "expert.fc1" : "");
+  }
   lp.backward = backward_of(lp.forward, fp8_cast_bytes(sh.fp8_recipe));
   lp.recompute = recompute_of(lp.forward, m, d, sh);
   return lp;

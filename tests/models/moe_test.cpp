@@ -301,6 +301,43 @@ TEST(MoeProgram, DispatchInFp8AndCombineInBf16) {
   EXPECT_THROW((void)load_wire("combine_precision: fp32"), std::exception);
 }
 
+// fp8 GEMMs with an fp8 dispatch (DeepSeek-V3 s3.3.3): the experts' fc1 reads the
+// tokens as they arrive, so neither a dequantize after the dispatch nor a cast
+// before fc1 runs; the quantize before the dispatch stays, as do fc2's cast and
+// the combine's. With bf16 GEMMs the dispatch is dequantized as before.
+TEST(MoeProgram, Fp8TokensGoStraightIntoTheExpertsGemm) {
+  const auto layer = [](const std::string& training) {
+    const auto s = load(
+        "cluster: {preset: llama3-like, gpu: H800, gpus: 240}\n"
+        "model: {preset: megascale-moe-352b}\n"
+        "parallelism: {pp: 15, global_batch: 720, cp: 8, ep: 8, etp: 1}\n"
+        "training: {" +
+        training + "}\n");
+    return plan_step(s).layer.forward;
+  };
+  const auto count = [](const Phase& p, std::string_view name) {
+    int n = 0;
+    for (const auto& op : p.ops) n += op.name == name;
+    return n;
+  };
+  // The op before a GEMM of this name.
+  const auto before = [](const Phase& p, std::string_view name) {
+    for (std::size_t i = 1; i < p.ops.size(); ++i) {
+      if (p.ops[i].name == name) return p.ops[i - 1].name;
+    }
+    return std::string_view{};
+  };
+  const Phase fp8 = layer("precision: fp8, all_to_all_precision: fp8, combine_precision: bf16");
+  EXPECT_EQ(count(fp8, "ep.quantize"), 1);
+  EXPECT_EQ(count(fp8, "ep.dequantize"), 0);
+  EXPECT_NE(before(fp8, "expert.fc1"), "fp8.cast");
+  EXPECT_EQ(before(fp8, "expert.fc2"), "fp8.cast");
+  const Phase wire16 = layer("precision: fp8");
+  EXPECT_EQ(before(wire16, "expert.fc1"), "fp8.cast");
+  const Phase gemm16 = layer("all_to_all_precision: fp8, combine_precision: bf16");
+  EXPECT_EQ(count(gemm16, "ep.dequantize"), 1);
+}
+
 // Expectation: expert gradients reduce over tp*cp*dp / (etp*ep) ranks, dense ones
 // over dp*cp; in MegaScale-MoE's layout at 240 GPUs the data-parallel ring carries a
 // 1/8 shard of the dense gradients and all of the experts' (expert dp = dp = 2).
