@@ -31,17 +31,22 @@ double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
   const double kv = static_cast<double>(m.kv_heads) * m.head_width();
   const double q = m.query_width();
   const bool swiglu = m.activation == scenario::Activation::swiglu;
+  // Bytes a value of what a GEMM keeps of its input for the weight gradient: fp8
+  // GEMMs keep it in fp8 (Transformer Engine's Linear saves the quantized input,
+  // transformer_engine/pytorch/module/linear.py, "Cached input tensor", as
+  // DeepSeek-V3's framework does, arXiv:2412.19437 Figure 6, s3.3.3).
+  const bool fp8 = s.training.precision == scenario::Precision::fp8;
+  const double gemm_input = fp8 ? 1 : 2;
   double f = m.ffn_hidden;
   double routed = 1;
-  double shared = 0;    // shared experts' activations per token
-  double shared_f = 0;  // their FFN width, all of them
+  double shared = 0;  // shared experts' activations per token
   if (moe) {
     f = m.moe.expert_ffn_hidden;
     // Token copies the busiest expert-parallel rank holds per token routed: top_k
     // evenly, more under skew, capacity_factor * top_k padded.
     routed = moe_load(m.moe, p.ep).busiest_slots;
-    shared_f = static_cast<double>(m.moe.shared_experts) * m.moe.shared_expert_ffn_hidden;
-    shared = 2 * (swiglu ? 2 * shared_f : shared_f) + 2 * shared_f;
+    const double fs = static_cast<double>(m.moe.shared_experts) * m.moe.shared_expert_ffn_hidden;
+    shared = 2 * (swiglu ? 2 * fs : fs) + gemm_input * fs;
   }
   const double f_in = swiglu ? 2 * f : f;
   double replicated = 10 * h;
@@ -63,28 +68,20 @@ double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
     replicated +=
         2 * (m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * (sp ? t : 1);
   }
-  // What the MLP keeps: its fc1 output (the activation's input) and fc2 input,
-  // and an MoE layer's permuted token copies (the experts' fc1 input).
-  double fc2_input = 2 * f;
-  double permuted = moe ? 2 * h : 0;
-  // fp8 GEMMs keep their inputs for the weight gradient in fp8, 1 byte a value:
-  // Transformer Engine's Linear saves the quantized input
-  // (transformer_engine/pytorch/module/linear.py, "Cached input tensor"), as
-  // DeepSeek-V3's framework does (arXiv:2412.19437 Figure 6, s3.3.3). The QKV and
-  // fc1 inputs (norm outputs, 2h of the 10h) and fc2's and the experts' inputs
-  // halve; the output projection's input is FlashAttention's output, which
-  // FlashAttention keeps in bf16 for its own backward: the projection's fp8 copy
-  // comes on top. Kept as they are: the norms' and the activation's inputs, the
-  // attention's q, k, v and output (bf16 kernels), MLA's latents.
-  if (s.training.precision == scenario::Precision::fp8) {
+  // Under fp8 the QKV and fc1 inputs (norm outputs, 2h of the 10h) halve; the
+  // output projection's input is FlashAttention's output, which FlashAttention
+  // keeps in bf16 for its own backward: the projection's fp8 copy comes on top.
+  // Kept as they are: the norms' and the activation's inputs, the attention's q,
+  // k, v and output (bf16 kernels), MLA's latents.
+  if (fp8) {
     const bool inputs_recomputed = m.is_mla() && p.recompute_norms_and_up;
     if (!inputs_recomputed) replicated -= 2 * h;
     attention += m.heads * m.value_width();
-    fc2_input = f;
-    permuted /= 2;
-    shared = moe ? 2 * (swiglu ? 2 * shared_f : shared_f) + shared_f : 0;
   }
-  const double split = attention + shared + routed * (2 * f_in + fc2_input + permuted);
+  // What the MLP keeps: its fc1 output (the activation's input) and fc2 input,
+  // and an MoE layer's permuted token copies (the experts' fc1 input).
+  const double permuted = moe ? gemm_input * h : 0;
+  const double split = attention + shared + routed * (2 * f_in + gemm_input * f + permuted);
   double per_token = (sp ? replicated / t : replicated) + split / t;
   if (!s.training.fused_kernels && p.recompute == scenario::Recompute::none) {
     per_token += 5.0 * m.heads * m.seq_length / t;
