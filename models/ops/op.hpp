@@ -53,6 +53,7 @@ struct Op {
   AttentionShape attention;   // for fused attention ops
   bool fp8 = false;           // runs on fp8 tensor cores
   bool backward = false;      // part of the backward pass
+  bool wgrad = false;         // a GEMM's weight gradient (what a zero-bubble schedule defers)
   double backward_bytes = 0;  // memory-bound ops: traffic of their backward, when known
   // GEMMs on pruned weights: 2:4 on sparse tensor cores, or unstructured on a sparse
   // kernel keeping `kept` of the work (the profile's sparse_gemm_efficiency prices both).

@@ -233,6 +233,7 @@ StepPlan plan_step(const scenario::Scenario& s) {
   plan.shard = shard_shape(s);
   plan.pp = p.pp;
   plan.virtual_stages = p.virtual_stages;
+  plan.schedule = p.schedule;
   plan.micro_batches = p.micro_batches();
   plan.dp = p.dp;
   count_layers(s, plan);

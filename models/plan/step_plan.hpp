@@ -16,7 +16,8 @@ struct StepPlan {
   ShardShape shard;
   int pp = 1;
   int virtual_stages = 1;
-  int micro_batches = 1;  // per pipeline replica and step
+  scenario::Schedule schedule = scenario::Schedule::one_f_one_b;  // the pipeline's
+  int micro_batches = 1;                                          // per pipeline replica and step
   int dp = 1;
   int layers_per_stage = 1;  // of the largest stage between the first and the last
   // Every stage's, first to last, over its chunks; the last stage's last chunk

@@ -136,6 +136,12 @@ void check_pipeline(const Checker& c) {
             fmt::format("layers ({}) must be a multiple of pp * virtual_stages = {} * {} = {}",
                         m.layers, p.pp, p.virtual_stages, chunks));
   }
+  if (p.schedule == Schedule::zb_h1 && p.pp < 2) {
+    c.error("parallelism.schedule",
+            fmt::format("zb-h1 splits backward passes to fill a pipeline's bubble: it needs pp >= "
+                        "2, found pp {}",
+                        p.pp));
+  }
   if (p.schedule == Schedule::interleaved) {
     if (p.virtual_stages < 2 || p.pp < 2) {
       c.error("parallelism.schedule",
@@ -150,8 +156,9 @@ void check_pipeline(const Checker& c) {
     }
   } else if (p.virtual_stages > 1) {
     c.error("parallelism.schedule",
-            fmt::format("virtual_stages is {} but the schedule is 1f1b: use interleaved",
-                        p.virtual_stages));
+            fmt::format("virtual_stages is {} but the schedule is {}: use interleaved, or "
+                        "virtual_stages 1",
+                        p.virtual_stages, p.schedule == Schedule::zb_h1 ? "zb-h1" : "1f1b"));
   }
   if (p.pp > 1 && p.dp > 0 && p.micro_batches() > 0 && p.micro_batches() < p.pp) {
     c.warning("parallelism.global_batch",

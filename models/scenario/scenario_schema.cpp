@@ -281,8 +281,13 @@ Schema<ParallelSpec> make_parallel_schema() {
                "the LM head and loss take a layer's place in the last model chunk (Megatron-LM's "
                "--account-for-loss-in-pipeline-split)")
       .choice("schedule", &ParallelSpec::schedule,
-              {{"1f1b", Schedule::one_f_one_b}, {"interleaved", Schedule::interleaved}},
-              D::derived("= interleaved when virtual_stages > 1, else 1f1b"), "pipeline schedule")
+              {{"1f1b", Schedule::one_f_one_b},
+               {"interleaved", Schedule::interleaved},
+               {"zb-h1", Schedule::zb_h1}},
+              D::derived("= interleaved when virtual_stages > 1, else 1f1b"),
+              "pipeline schedule: 1f1b, interleaved (virtual_stages > 1), or zb-h1 (zero-bubble: "
+              "each backward split into input and weight gradients, the weight gradients filling "
+              "the bubble; one chunk a stage)")
       .integer("dp", &ParallelSpec::dp, kPositive, D::derived("= gpus / (tp * pp * cp)"),
                "data-parallel replicas")
       .integer("zero", &ParallelSpec::zero, Range{0, 3}, D::value("0"),

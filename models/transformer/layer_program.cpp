@@ -421,6 +421,7 @@ Phase backward_of(const Phase& fwd, double cast_bytes) {
         b.ops.back().grouped = op.grouped;
         b.ops.push_back(make_gemm(op.name, g.k, g.n, g.m, g.batch, elem, op.fp8));  // wgrad
         b.ops.back().grouped = op.grouped;
+        b.ops.back().wgrad = true;
         break;
       }
       case OpClass::attention: {

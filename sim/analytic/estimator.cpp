@@ -74,6 +74,7 @@ class Pricer {
       const ComputeCost& cost = costs[i];
       t.compute += cost.time_s;
       if (op.cls == models::OpClass::gemm) t.gemm += cost.time_s;
+      if (op.wgrad) t.weight += cost.time_s;
       record(op, cost, runs_per_step);
     }
     for (const auto& c : phase.comms) {
@@ -179,11 +180,13 @@ class Pricer {
 struct StageTime {
   double compute = 0;
   double forward = 0;  // forward passes: their compute and exposed layer communication
+  double weight = 0;   // of the compute: weight gradients' GEMMs
   GroupTimes comm;     // exposed, by group (pp: blocking transfers; dp: ZeRO-3's)
   [[nodiscard]] double total() const { return compute + comm.total(); }
   StageTime& operator+=(const StageTime& o) {
     compute += o.compute;
     forward += o.forward;
+    weight += o.weight;
     comm += o.comm;
     return *this;
   }
@@ -196,6 +199,7 @@ StageTime program_time(const models::LayerProgram& lp, Pricer& pricer, const Lay
     const PhaseTime pt =
         exposed(pricer.price(*phase, runs_per_step), overlap, pricer.overlap_share());
     t.compute += pt.compute;
+    t.weight += pt.weight;
     if (phase == &lp.forward) t.forward += pt.compute + pt.comm.total();
     t.comm += pt.comm;
   }
@@ -205,16 +209,19 @@ StageTime program_time(const models::LayerProgram& lp, Pricer& pricer, const Lay
 StageTime scaled(StageTime t, double k) {
   t.compute *= k;
   t.forward *= k;
+  t.weight *= k;
   t.comm *= k;
   return t;
 }
 
 PassTimes pass_times(const models::LayerProgram& lp, Pricer& pricer, const LayerOverlap& overlap) {
-  const auto exposed_total = [&](const models::Phase& phase) {
-    const PhaseTime t = exposed(pricer.price(phase, 0), overlap, pricer.overlap_share());
-    return t.compute + t.comm.total();
-  };
-  return {exposed_total(lp.forward), exposed_total(lp.backward) + exposed_total(lp.recompute)};
+  PassTimes times;
+  for (const auto* phase : {&lp.forward, &lp.backward, &lp.recompute}) {
+    const PhaseTime t = exposed(pricer.price(*phase, 0), overlap, pricer.overlap_share());
+    (phase == &lp.forward ? times.forward : times.backward) += t.compute + t.comm.total();
+    times.weight += t.weight;
+  }
+  return times;
 }
 
 ExposedComm exposed_comm(const models::LayerProgram& lp, Pricer& pricer,
@@ -311,7 +318,7 @@ StageCosts stage_costs(const models::scenario::Scenario& s, const DeviceProfile&
   Pricer pricer(s, profile, scratch);
   const models::StepPlan plan = models::plan_step(s);
   StageCosts c;
-  const LayerOverlap overlap(s.overlap, profile);
+  const LayerOverlap overlap(s.overlap, profile, models::splits_backward(s.parallelism.schedule));
   c.layer = pass_times(plan.layer, pricer, overlap);
 
   // Overlapped collectives stay inside the layer's time.
@@ -355,7 +362,8 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   const double m = plan.micro_batches;
   const double v = plan.virtual_stages;
   const double pp = plan.pp;
-  const LayerOverlap layer_overlap(s.overlap, profile);
+  const LayerOverlap layer_overlap(s.overlap, profile,
+                                   models::splits_backward(s.parallelism.schedule));
 
   // Stages differ by their layers (uneven stages; an MoE model's dense layers),
   // the embedding and the head.
@@ -434,14 +442,17 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   const double in_flight = s.overlap.pp ? 2 * (pp - 1) * p2p : 0;
   double bubble = (pp * mean - critical.total()) / v + in_flight;
   const auto pass_times_of = [](const StageTime& t) {
-    return PassTimes{t.forward, t.total() - t.forward};
+    return PassTimes{t.forward, t.total() - t.forward, t.weight};
   };
   // Interleaved, the chunks that hold the embedding and the head pace the
   // schedule's rounds, and buffering between stages absorbs part of it: the
   // pipeline's time is the longest path through the schedule's passes. 1F1B
   // takes it too where its passes are few (about a nanosecond a pass); with more,
   // the formula above, within 0.6 % of it, whose error the steady state dwarfs.
-  const bool swept = plan.virtual_stages > 1 || 2 * pp * m <= kSweptPasses;
+  // A zero-bubble schedule is always swept: its weight-gradient passes fill the
+  // bubble as far as the schedule's order lets them.
+  const bool swept = plan.virtual_stages > 1 || 2 * pp * m <= kSweptPasses ||
+                     models::splits_backward(plan.schedule);
   const PassKinds kinds{pass_times_of(layer), pass_times_of(dense), pass_times_of(embedding),
                         pass_times_of(head)};
   if (swept && !s.overlap.dp) {
@@ -470,9 +481,9 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   // Interleaved, or 1F1B where its passes are few, with each stage's
   // data-parallel stream beside its passes as the step program runs them.
   if (s.overlap.dp && swept) {
-    const auto& graph = cached_schedule_graph(plan.pp, plan.virtual_stages, plan.micro_batches);
+    const auto& graph = cached_schedule_graph(plan);
     const DpPlay play = pipeline_with_dp(
-        graph, pass_durations(plan, kinds), {p2p, s.overlap.pp},
+        graph, pass_durations(graph, plan, kinds), {p2p, s.overlap.pp},
         dp_stream(plan.dp_comms, dp_costs, plan.virtual_stages, dp_buckets_per_chunk(plan)),
         profile.overlap_compute_share());
     // Waits for the link and the compute it slowed on the stage that ends the

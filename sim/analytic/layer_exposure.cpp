@@ -22,7 +22,8 @@ PhaseTime exposed(const PhaseTime& t, const LayerOverlap& overlap, double share)
   double kept = 1;  // fraction of an overlapped collective left exposed, with the cost of hiding
   if (hideable > 0) {
     const double floor = chunked / 4 + fused * overlap.fused_exposed;
-    const double out = std::max(floor, hideable - t.gemm);
+    const double cover = t.gemm - (overlap.split_weight ? t.weight : 0);
+    const double out = std::max(floor, hideable - cover);
     // Only the chunked collectives run kernels of their own beside the GEMMs; a
     // fused one moves its tiles from inside the GEMM's (its cost is its exposure).
     kept = (out + (hideable - out) * chunked_share / hideable) / hideable;

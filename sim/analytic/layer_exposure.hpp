@@ -15,8 +15,9 @@ namespace myriad::sim {
 // Times of a phase of one layer (or of the embedding or head) for one micro-batch.
 struct PhaseTime {
   double compute = 0;
-  double gemm = 0;  // the part of compute that collectives can hide behind
-  GroupTimes comm;  // by group; dp: ZeRO-3's gathers and reductions, layer by layer
+  double gemm = 0;    // the part of compute that collectives can hide behind
+  double weight = 0;  // the part of gemm that is weight gradients
+  GroupTimes comm;    // by group; dp: ZeRO-3's gathers and reductions, layer by layer
   // By group: each collective's time times the share of the compute rate its
   // kernels take when it overlaps compute chunk by chunk (overlap_share).
   GroupTimes sm_share;
@@ -30,9 +31,16 @@ struct LayerOverlap {
   bool fused = false;
   bool dp = false;           // ZeRO-3's layer gathers prefetched beside the layer before
   double fused_exposed = 0;  // share of a fused collective left exposed
+  // A zero-bubble schedule runs the weight gradients in passes of their own: they
+  // are no cover for the collectives of the backward they were split from.
+  bool split_weight = false;
 
-  LayerOverlap(const models::scenario::OverlapSpec& o, const DeviceProfile& p)
-      : fused(o.fused), dp(o.dp), fused_exposed(p.fused_overlap_exposed) {
+  LayerOverlap(const models::scenario::OverlapSpec& o, const DeviceProfile& p,
+               bool split_weight_gradients = false)
+      : fused(o.fused),
+        dp(o.dp),
+        fused_exposed(p.fused_overlap_exposed),
+        split_weight(split_weight_gradients) {
     chunked[static_cast<std::size_t>(models::GroupKind::tp)] = o.tp;
     chunked[static_cast<std::size_t>(models::GroupKind::cp)] = o.cp;
     chunked[static_cast<std::size_t>(models::GroupKind::ep)] = o.ep;

@@ -4,6 +4,7 @@
 #include <array>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace myriad::sim {
@@ -61,13 +62,15 @@ double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const dou
   return *std::max_element(free_at.begin(), free_at.end());
 }
 
-std::span<const double> pass_durations(const models::StepPlan& plan, const PassKinds& passes) {
+std::span<const double> pass_durations(const models::ScheduleGraph& graph,
+                                       const models::StepPlan& plan, const PassKinds& passes) {
   const PassTimes& layer = passes.layer;
   const PassTimes& dense = passes.dense;
   const int pp = plan.pp;
   const int v = plan.virtual_stages;
+  const bool split = graph.slots() > 2 * pp * v;
   thread_local std::vector<double> durations;
-  durations.resize(2 * static_cast<std::size_t>(pp) * static_cast<std::size_t>(v));
+  durations.resize(static_cast<std::size_t>(graph.slots()));
   for (int stage = 0; stage < pp; ++stage) {
     const auto& chunks = plan.layers_by_chunk[static_cast<std::size_t>(stage)];
     const auto& dense_chunks = plan.dense_by_chunk[static_cast<std::size_t>(stage)];
@@ -75,19 +78,24 @@ std::span<const double> pass_durations(const models::StepPlan& plan, const PassK
       const double d = dense_chunks[static_cast<std::size_t>(chunk)];
       const double layers = chunks[static_cast<std::size_t>(chunk)] - d;
       PassTimes t{layers * layer.forward + d * dense.forward,
-                  layers * layer.backward + d * dense.backward};
-      if (stage == 0 && chunk == 0) {
-        t.forward += passes.embedding.forward;
-        t.backward += passes.embedding.backward;
-      }
-      if (stage == pp - 1 && chunk == v - 1) {
-        t.forward += passes.head.forward;
-        t.backward += passes.head.backward;
+                  layers * layer.backward + d * dense.backward,
+                  layers * layer.weight + d * dense.weight};
+      for (const auto& [has, ends] : {std::pair{stage == 0 && chunk == 0, &passes.embedding},
+                                      std::pair{stage == pp - 1 && chunk == v - 1, &passes.head}}) {
+        if (!has) continue;
+        t.forward += ends->forward;
+        t.backward += ends->backward;
+        t.weight += ends->weight;
       }
       const auto forward = static_cast<std::size_t>(stage) * 2 * static_cast<std::size_t>(v) +
                            static_cast<std::size_t>(chunk);
       durations[forward] = t.forward;
       durations[forward + static_cast<std::size_t>(v)] = t.backward;
+      if (split) {
+        durations[2 * static_cast<std::size_t>(pp * v) + forward] = t.backward - t.weight;
+        durations[2 * static_cast<std::size_t>(pp * v) + forward + static_cast<std::size_t>(v)] =
+            t.weight;
+      }
     }
   }
   return durations;
@@ -95,8 +103,8 @@ std::span<const double> pass_durations(const models::StepPlan& plan, const PassK
 
 double pipeline_time(const models::StepPlan& plan, const PassKinds& passes,
                      PipelineTransfer transfer) {
-  const auto& graph = cached_schedule_graph(plan.pp, plan.virtual_stages, plan.micro_batches);
-  return pipeline_makespan(graph, pass_durations(plan, passes), transfer);
+  const auto& graph = cached_schedule_graph(plan);
+  return pipeline_makespan(graph, pass_durations(graph, plan, passes), transfer);
 }
 
 namespace {
@@ -278,17 +286,34 @@ DpPlay pipeline_with_dp(const models::ScheduleGraph& graph, std::span<const doub
   return DpSweep(graph, durations, transfer, dp, share).run();
 }
 
-const models::ScheduleGraph& cached_schedule_graph(int pp, int v, int m) {
+const models::ScheduleGraph& cached_schedule_graph(models::scenario::Schedule schedule, int pp,
+                                                   int v, int m) {
+  // 1F1B and interleaved are one graph family, told apart by v.
+  if (!models::splits_backward(schedule)) {
+    schedule =
+        v > 1 ? models::scenario::Schedule::interleaved : models::scenario::Schedule::one_f_one_b;
+  }
   constexpr std::size_t kKept = 8;
   thread_local std::array<std::unique_ptr<models::ScheduleGraph>, kKept> kept;
   thread_local std::size_t oldest = 0;
   for (const auto& g : kept) {
-    if (g && g->pp == pp && g->virtual_stages == v && g->micro_batches == m) return *g;
+    if (g && g->pp == pp && g->virtual_stages == v && g->micro_batches == m &&
+        g->schedule == schedule) {
+      return *g;
+    }
   }
   auto& slot = kept[oldest];
   oldest = (oldest + 1) % kKept;
-  slot = std::make_unique<models::ScheduleGraph>(models::schedule_graph(pp, v, m));
+  slot = std::make_unique<models::ScheduleGraph>(models::schedule_graph(schedule, pp, v, m));
   return *slot;
+}
+
+const models::ScheduleGraph& cached_schedule_graph(int pp, int v, int m) {
+  return cached_schedule_graph(models::scenario::Schedule::one_f_one_b, pp, v, m);
+}
+
+const models::ScheduleGraph& cached_schedule_graph(const models::StepPlan& plan) {
+  return cached_schedule_graph(plan.schedule, plan.pp, plan.virtual_stages, plan.micro_batches);
 }
 
 }  // namespace myriad::sim

@@ -26,6 +26,21 @@ namespace myriad::sim {
 struct PassTimes {
   double forward = 0;
   double backward = 0;
+  // Of backward: the weight gradients' GEMMs, which a zero-bubble schedule runs
+  // in a pass of their own (the rest is its input-gradient pass).
+  double weight = 0;
+  [[nodiscard]] double of(const models::PipelineTask& t) const {
+    if (t.forward) return forward;
+    switch (t.part) {
+      case models::PassPart::whole:
+        return backward;
+      case models::PassPart::input:
+        return backward - weight;
+      case models::PassPart::weight:
+        return weight;
+    }
+    return backward;
+  }
 };
 // A pipeline's kinds of pass: a layer's, an MoE model's dense layer's (where
 // StepPlan::dense_by_chunk has any), the embedding's and the head's.
@@ -46,7 +61,7 @@ struct PipelineTransfer {
 double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const double> durations,
                          PipelineTransfer transfer);
 
-// A pipeline's passes and transfers (1F1B or interleaved), played in the schedule's order:
+// A pipeline's passes and transfers (its schedule's), played in the schedule's order:
 // chunk c of stage s holds layers_by_chunk[s][c] layers (dense_by_chunk[s][c] of
 // them dense), the first stage's first chunk the embedding, the last stage's last
 // chunk the head (the step program's passes, StepProgram::pass_time).
@@ -68,11 +83,17 @@ struct DpPlay {
 DpPlay pipeline_with_dp(const models::ScheduleGraph& graph, std::span<const double> durations,
                         PipelineTransfer transfer, const DpStream& dp, double share);
 
-// A pipeline's pass durations by slot (pipeline_time's).
-std::span<const double> pass_durations(const models::StepPlan& plan, const PassKinds& passes);
+// A pipeline's pass durations by slot of `graph` (pipeline_time's).
+std::span<const double> pass_durations(const models::ScheduleGraph& graph,
+                                       const models::StepPlan& plan, const PassKinds& passes);
 
-// The graph for (pp, v, m), built once per thread and kept for the next ones a
-// search asks for (the last few layouts' graphs).
+// The graph for (schedule, pp, v, m), built once per thread and kept for the next
+// ones a search asks for (the last few layouts' graphs); without a schedule,
+// 1F1B or interleaved by v.
+const models::ScheduleGraph& cached_schedule_graph(models::scenario::Schedule schedule, int pp,
+                                                   int virtual_stages, int micro_batches);
 const models::ScheduleGraph& cached_schedule_graph(int pp, int virtual_stages, int micro_batches);
+// The plan's.
+const models::ScheduleGraph& cached_schedule_graph(const models::StepPlan& plan);
 
 }  // namespace myriad::sim

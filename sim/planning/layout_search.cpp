@@ -8,6 +8,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "models/plan/pipeline_schedule.hpp"
 #include "models/scenario/scenario_checks.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/stage_split/pipeline_split.hpp"
@@ -482,6 +483,11 @@ void apply_layout(models::scenario::Scenario& s, const models::scenario::Paralle
   s.origins.erase("parallelism.dp");
   s.origins.erase("parallelism.schedule");
   models::scenario::derive_layout(s);
+  // A zero-bubble schedule the scenario asks for stays where the layout runs one
+  // chunk a stage (1F1B and interleaved follow from virtual_stages).
+  if (models::splits_backward(p.schedule) && p.virtual_stages == 1 && p.pp > 1) {
+    s.parallelism.schedule = p.schedule;
+  }
 }
 
 void apply_planned(models::scenario::Scenario& s, const PlannedLayout& l) {
@@ -515,6 +521,11 @@ std::vector<std::string> layout_overrides(const models::scenario::ParallelSpec& 
   }
   if (base.last_stage_layers != p.last_stage_layers) {
     sets.push_back(fmt::format("parallelism.last_stage_layers={}", p.last_stage_layers));
+  }
+  // The scenario's zero-bubble schedule kept, or left for an interleaved layout.
+  if (models::splits_backward(p.schedule) || models::splits_backward(base.schedule)) {
+    sets.push_back(fmt::format("parallelism.schedule={}",
+                               models::name_in(models::scenario::kScheduleNames, p.schedule)));
   }
   if (base.recompute_norms_and_up != p.recompute_norms_and_up) {
     sets.push_back(fmt::format("parallelism.recompute_norms_and_up={}",

@@ -39,9 +39,10 @@ class StageBuilder {
       }
     }
     std::vector<int> backwards_left(static_cast<std::size_t>(p_.v), p_.m);
-    for (const PipelineTask& t : models::pipeline_order(p_.pp, p_.v, p_.m, stage_)) {
-      const bool last_backward =
-          !t.forward && --backwards_left[static_cast<std::size_t>(t.chunk)] == 0 && p_.overlap_dp;
+    for (const PipelineTask& t : models::pipeline_order(p_.schedule, p_.pp, p_.v, p_.m, stage_)) {
+      const bool last_backward = t.weight_gradients() &&
+                                 --backwards_left[static_cast<std::size_t>(t.chunk)] == 0 &&
+                                 p_.overlap_dp;
       if (t.forward && t.micro_batch == 0 && gathered[static_cast<std::size_t>(t.chunk)] >= 0) {
         StepTask join = task(TaskKind::join, Activity::dp, 0);
         join.after = {{stage_, gathered[static_cast<std::size_t>(t.chunk)]}};
@@ -98,6 +99,7 @@ class StageBuilder {
     return stage_ < p_.pp - 1 || t.chunk < p_.v - 1;
   }
   [[nodiscard]] bool has_output(const PipelineTask& t) const {
+    if (!t.moves()) return false;
     if (t.forward) return stage_ < p_.pp - 1 || t.chunk < p_.v - 1;
     return stage_ > 0 || t.chunk > 0;
   }
@@ -162,7 +164,7 @@ void connect(StepProgram& p, const std::vector<std::vector<int>>& sends) {
   }
   for (int stage = 0; stage < p.pp; ++stage) {
     for (StepTask& t : p.stages[static_cast<std::size_t>(stage)].tasks) {
-      if (t.kind != TaskKind::pass) continue;
+      if (t.kind != TaskKind::pass || !t.pass.moves()) continue;
       const PipelineTask& x = t.pass;
       const int from = ((x.forward ? stage - 1 : stage + 1) + p.pp) % p.pp;
       PipelineTask input = x;
@@ -182,7 +184,12 @@ std::string StepTask::name() const {
   if (!label.empty()) return label;
   switch (kind) {
     case TaskKind::pass:
-      return fmt::format("{} c{} mb{}", pass.forward ? "fwd" : "bwd", pass.chunk, pass.micro_batch);
+      return fmt::format("{} c{} mb{}",
+                         pass.forward                            ? "fwd"
+                         : pass.part == models::PassPart::input  ? "bwd-input"
+                         : pass.part == models::PassPart::weight ? "bwd-weight"
+                                                                 : "bwd",
+                         pass.chunk, pass.micro_batch);
     case TaskKind::send:
       return fmt::format("send {} c{} mb{}", pass.forward ? "fwd" : "bwd", pass.chunk,
                          pass.micro_batch);
@@ -200,11 +207,8 @@ std::string StepTask::name() const {
 
 double StepProgram::ends_time(int stage, const models::PipelineTask& t) const {
   double time = 0;
-  if (stage == 0 && t.chunk == 0) {
-    time += t.forward ? costs.embedding.forward : costs.embedding.backward;
-  }
-  if (stage == pp - 1 && t.chunk == v - 1)
-    time += t.forward ? costs.head.forward : costs.head.backward;
+  if (stage == 0 && t.chunk == 0) time += costs.embedding.of(t);
+  if (stage == pp - 1 && t.chunk == v - 1) time += costs.head.of(t);
   return time;
 }
 
@@ -216,12 +220,12 @@ int StepProgram::main_layers(int stage, int chunk) const {
 
 double StepProgram::dense_time(int stage, const models::PipelineTask& t) const {
   const int dense = chunk_dense[static_cast<std::size_t>(stage)][static_cast<std::size_t>(t.chunk)];
-  return dense * (t.forward ? costs.dense_layer.forward : costs.dense_layer.backward);
+  return dense * costs.dense_layer.of(t);
 }
 
 double StepProgram::pass_time(int stage, const models::PipelineTask& t) const {
-  return main_layers(stage, t.chunk) * (t.forward ? costs.layer.forward : costs.layer.backward) +
-         dense_time(stage, t) + ends_time(stage, t);
+  return main_layers(stage, t.chunk) * costs.layer.of(t) + dense_time(stage, t) +
+         ends_time(stage, t);
 }
 
 std::vector<BreakdownPart> StepProgram::breakdown(const std::vector<std::vector<Span>>& timelines,
@@ -258,6 +262,7 @@ StepProgram build_step_program(const models::scenario::Scenario& s, StageCosts c
   p.pp = par.pp;
   p.v = par.virtual_stages;
   p.m = par.micro_batches();
+  p.schedule = par.schedule;
   p.overlap_pp = s.overlap.pp;
   p.overlap_dp = s.overlap.dp;
   p.overlap_share = overlap_share;

@@ -13,10 +13,12 @@
 //     each other chunk's, on the data-parallel stream, beside compute
 //     (sim/analytic/dp_stream.hpp);
 //   - the pipeline passes in the schedule's order, each waiting for its input
-//     (the neighbouring stage's send) and followed by its own send; the first
+//     (the neighbouring stage's send) and followed by its own send (a
+//     zero-bubble schedule's weight-gradient passes neither wait nor send); the first
 //     forward waits for the first chunk's gathers at its end, and each other
 //     chunk's first forward for that chunk's gathers before it starts;
-//   - with overlap.dp, each chunk's gradient reductions from its last backward:
+//   - with overlap.dp, each chunk's gradient reductions from its last backward
+//     (its last weight-gradient pass under a zero-bubble schedule):
 //     all buckets but one from the end of that backward's first bucket, the
 //     last one after it, on the data-parallel stream;
 //   - the tail: what is still overlapped waited for, the reductions (blocking
@@ -105,6 +107,7 @@ struct StepProgram {
   int pp = 1;
   int v = 1;  // model chunks (virtual stages) per stage
   int m = 1;  // micro-batches
+  models::scenario::Schedule schedule = models::scenario::Schedule::one_f_one_b;
   bool overlap_pp = false;
   bool overlap_dp = false;
   double overlap_share = 0;  // of the compute rate, taken by collectives beside it

@@ -34,9 +34,10 @@ using models::PipelineTask;
 using namespace step_detail;  // NOLINT(google-build-using-namespace): the engine's own parts
 
 // A task's compute, slowed by the rank group's straggler factor; with layer
-// collectives played as flows, layer by layer, each followed by them.
+// collectives played as flows, layer by layer, each followed by them (a
+// weight-gradient pass has none: GEMMs only).
 void run_task(StepState& p, int row, int stage, const PipelineTask& t, double slow) {
-  if (!p.layer_flows) {
+  if (!p.layer_flows || !t.moves()) {
     compute_for(p, slow * p.program.pass_time(stage, t));
     return;
   }
@@ -64,7 +65,7 @@ void run_task(StepState& p, int row, int stage, const PipelineTask& t, double sl
         }
       });
     }
-    compute_for(p, slow * (t.forward ? p.layer_local.forward : p.layer_local.backward));
+    compute_for(p, slow * p.layer_local.of(t));
     if (side) side->join();
     for (std::size_t i = 0; i < comms.size(); ++i) {
       for (const int k : plays[i]) {

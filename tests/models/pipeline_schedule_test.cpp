@@ -87,6 +87,57 @@ TEST(PipelineSchedule, RejectsImpossibleArguments) {
   EXPECT_THROW(pipeline_order(4, 2, 6, 0), std::invalid_argument);
   EXPECT_THROW(pipeline_order(4, 1, 8, 4), std::invalid_argument);
   EXPECT_THROW(pipeline_order(0, 1, 8, 0), std::invalid_argument);
+  EXPECT_THROW(pipeline_order(scenario::Schedule::zb_h1, 4, 2, 8, 0), std::invalid_argument);
+  EXPECT_THROW(pipeline_order(scenario::Schedule::zb_h1, 4, 1, 8, 4), std::invalid_argument);
+}
+
+// ZB-H1: each micro-batch's forward, then its input gradients, then its weight
+// gradients, once each; 1F1B's forwards and input gradients in 1F1B's order
+// (so its activations: at most pp - stage forwards in flight); stage s lets
+// at most s weight-gradient passes wait, and the last ones run at the end.
+TEST(PipelineSchedule, ZbH1SplitsEachBackwardAndLetsStageSDeferSWeightPasses) {
+  const int pp = 4;
+  const int m = 8;
+  for (int s = 0; s < pp; ++s) {
+    const auto order = pipeline_order(scenario::Schedule::zb_h1, pp, 1, m, s);
+    ASSERT_EQ(order.size(), 3u * m);
+    std::vector<PipelineTask> moving;
+    std::map<int, int> state;  // micro-batch: 1 forward done, 2 input, 3 weight
+    int in_flight = 0;
+    int most_in_flight = 0;
+    int waiting = 0;
+    for (const auto& t : order) {
+      auto& st = state[t.micro_batch];
+      if (t.forward) {
+        EXPECT_EQ(st, 0);
+        st = 1;
+        most_in_flight = std::max(most_in_flight, ++in_flight);
+      } else if (t.part == PassPart::input) {
+        EXPECT_EQ(st, 1);
+        st = 2;
+        --in_flight;
+        ++waiting;
+      } else {
+        ASSERT_EQ(t.part, PassPart::weight);
+        EXPECT_EQ(st, 2);
+        st = 3;
+        --waiting;
+      }
+      // s waiting when a forward starts; s + 1 between an input pass and the W after it.
+      EXPECT_LE(waiting, t.forward ? s : s + 1) << "stage " << s;
+      if (t.moves()) moving.push_back({t.forward, t.chunk, t.micro_batch});
+    }
+    EXPECT_EQ(most_in_flight, pp - s);
+    EXPECT_EQ(moving, pipeline_order(pp, 1, m, s)) << "stage " << s;
+    EXPECT_EQ(order.back().part, PassPart::weight);
+  }
+  // The first stage runs each weight-gradient pass right after its input's.
+  const auto first = pipeline_order(scenario::Schedule::zb_h1, pp, 1, m, 0);
+  for (std::size_t i = 0; i + 1 < first.size(); ++i) {
+    if (first[i].part == PassPart::input) {
+      EXPECT_EQ(first[i + 1], (PipelineTask{false, 0, first[i].micro_batch, PassPart::weight}));
+    }
+  }
 }
 
 }  // namespace

@@ -39,6 +39,41 @@ SearchSpace small_space(const models::scenario::Scenario& s) {
   return space;
 }
 
+// A scenario asking for ZB-H1: the layouts of one chunk a stage keep it, the
+// interleaved ones take interleaved; each row's overrides, applied to the
+// scenario, estimate its step; with pipelining and one chunk, zb-h1 is no slower
+// than 1F1B (its weight-gradient passes fill the bubble).
+TEST(LayoutSearch, KeepsTheScenariosZeroBubbleScheduleWhereAStageRunsOneChunk) {
+  auto zb = models::scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  zb.parallelism.schedule = models::scenario::Schedule::zb_h1;
+  zb.origins.erase("parallelism.schedule");
+  SearchSpace space = small_space(zb);
+  space.pp = {2, 4};
+  PlanOptions options;
+  options.top = 40;
+  const PlanResult r = search_layouts(zb, h100(), space, options);
+  ASSERT_GT(r.top.size(), 4U);
+  int kept = 0;
+  for (const auto& l : r.top) {
+    using models::scenario::Schedule;
+    EXPECT_EQ(l.parallelism.schedule, l.parallelism.virtual_stages > 1 ? Schedule::interleaved
+                                      : l.parallelism.pp > 1           ? Schedule::zb_h1
+                                                                       : Schedule::one_f_one_b);
+    kept += l.parallelism.schedule == Schedule::zb_h1;
+    const auto sets = layout_overrides(l.parallelism, zb.parallelism);
+    const auto again = models::scenario::load_scenario_text(
+        kLlama8b, "plan.yaml", models::scenario::LoadOptions({MYRIAD_SCENARIO_DIR}, sets));
+    EXPECT_EQ(again.parallelism.schedule, l.parallelism.schedule);
+    EXPECT_DOUBLE_EQ(estimate(again, h100()).step_time_s, l.metrics.step_time_s);
+    if (l.parallelism.schedule == Schedule::zb_h1) {
+      auto plain = again;
+      plain.parallelism.schedule = Schedule::one_f_one_b;
+      EXPECT_LT(l.metrics.step_time_s, estimate(plain, h100()).step_time_s);
+    }
+  }
+  EXPECT_GT(kept, 0);
+}
+
 TEST(LayoutSearch, EveryCandidateIsPrunedOrEstimated) {
   const auto s = models::scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
   const SearchSpace space = small_space(s);

@@ -79,43 +79,79 @@ TEST(PipelineMakespan, HeavyEndsAsWorkedOutPassByPass) {
   EXPECT_DOUBLE_EQ(pipeline_makespan(g, durations(4, 2, 1, 2, 1, 2, 1, 2), {}), 93);
 }
 
-// A program's pass times by schedule-graph slot ((stage * 2 + backward) * v + chunk).
-std::vector<double> slot_durations(const StepProgram& program) {
+// A program's pass times by slot of its schedule's graph.
+std::vector<double> slot_durations(const StepProgram& program, const models::ScheduleGraph& g) {
   const int p = program.pp;
   const int v = program.v;
-  std::vector<double> d(2 * static_cast<std::size_t>(p) * static_cast<std::size_t>(v));
+  std::vector<double> d(static_cast<std::size_t>(g.slots()));
   for (int stage = 0; stage < p; ++stage) {
     for (int c = 0; c < v; ++c) {
-      for (const bool forward : {true, false}) {
-        d[static_cast<std::size_t>((stage * 2 + (forward ? 0 : 1)) * v + c)] =
-            program.pass_time(stage, {forward, c, 0});
+      for (const auto& [forward, part] :
+           {std::pair{true, models::PassPart::whole}, std::pair{false, models::PassPart::whole},
+            std::pair{false, models::PassPart::input},
+            std::pair{false, models::PassPart::weight}}) {
+        const models::PipelineTask t{forward, c, 0, part};
+        const auto k = static_cast<std::size_t>(g.slot(stage, t));
+        if (k < d.size()) d[k] = program.pass_time(stage, t);
       }
     }
   }
   return d;
 }
 
+// ZB-H1 with passes of f (forward), b (input gradients) and w (weight
+// gradients): the bubble is (p - 1)(f + b - w) where 1F1B's, with the whole
+// backward b + w, is (p - 1)(f + b + w) (Qi et al. 2024, s3.1; DualPipe's table
+// writes it (p - 1)(F + B - 2W) with B = b + w).
+TEST(PipelineMakespan, ZbH1TakesThePapersBubble) {
+  for (const auto& [p, m] :
+       {std::pair{4, 8}, std::pair{4, 12}, std::pair{8, 16}, std::pair{6, 24}}) {
+    for (const auto& [f, b, w] :
+         {std::tuple{1.0, 1.0, 1.0}, std::tuple{1.0, 1.2, 0.8}, std::tuple{1.0, 1.5, 0.7}}) {
+      const auto zb = models::schedule_graph(models::scenario::Schedule::zb_h1, p, 1, m);
+      ASSERT_EQ(zb.slots(), 4 * p);
+      ASSERT_EQ(zb.nodes.size(), static_cast<std::size_t>(3 * p * m));
+      std::vector<double> d(static_cast<std::size_t>(zb.slots()));
+      for (int s = 0; s < p; ++s) {
+        d[static_cast<std::size_t>(zb.slot(s, {true, 0, 0}))] = f;
+        d[static_cast<std::size_t>(zb.slot(s, {false, 0, 0}))] = b + w;
+        d[static_cast<std::size_t>(zb.slot(s, {false, 0, 0, models::PassPart::input}))] = b;
+        d[static_cast<std::size_t>(zb.slot(s, {false, 0, 0, models::PassPart::weight}))] = w;
+      }
+      const double work = m * (f + b + w);
+      EXPECT_NEAR(pipeline_makespan(zb, d, {}) - work, (p - 1) * (f + b - w), 1e-12)
+          << p << " " << m << " " << f << " " << b << " " << w;
+      const auto one_f_one_b = models::schedule_graph(p, 1, m);
+      EXPECT_NEAR(pipeline_makespan(one_f_one_b, durations(p, 1, f, b + w, 0, 0, 0, 0), {}) - work,
+                  (p - 1) * (f + b + w), 1e-12);
+    }
+  }
+}
+
 // The same passes and transfers as a step program (no data-parallel traffic, no
 // optimizer), played by the evaluator: the same step, blocking or let go.
 TEST(PipelineMakespan, IsWhatTheEvaluatorPlays) {
-  for (const auto& [p, v, m, let_go] : {std::tuple{4, 2, 8, false}, std::tuple{4, 2, 8, true},
-                                        std::tuple{2, 4, 8, true}, std::tuple{8, 4, 16, false}}) {
+  for (const auto& [p, v, m, let_go, schedule] :
+       {std::tuple{4, 2, 8, false, ""}, std::tuple{4, 2, 8, true, ""},
+        std::tuple{2, 4, 8, true, ""}, std::tuple{8, 4, 16, false, ""},
+        std::tuple{4, 1, 8, false, ", schedule: zb-h1"},
+        std::tuple{8, 1, 16, true, ", schedule: zb-h1"}}) {
     const auto text = fmt::format(
         "cluster: {{preset: llama3-like, gpus: {}}}\n"
         "model: {{preset: llama3-8b, seq_length: 4096}}\n"
-        "parallelism: {{tp: 8, pp: {}, virtual_stages: {}, micro_batch: 1, global_batch: {}}}\n"
+        "parallelism: {{tp: 8, pp: {}, virtual_stages: {}, micro_batch: 1, global_batch: {}{}}}\n"
         "overlap: {{pp: {}}}\n",
-        8 * p, p, v, m, let_go);
+        8 * p, p, v, m, schedule, let_go);
     const auto s = models::scenario::load_scenario_text(text, "pipeline.yaml", testing::kShipped);
     StageCosts costs;
-    costs.layer = {0.010, 0.021};
+    costs.layer = {0.010, 0.021, 0.008};
     costs.embedding = {0.004, 0.009};
     costs.head = {0.023, 0.047};
     costs.pp_transfer.time_s = 0.0017;
     const StepProgram program = build_step_program(s, costs, 0);
-    const std::vector<double> d = slot_durations(program);
-    const double swept =
-        pipeline_makespan(models::schedule_graph(p, v, m), d, {costs.pp_transfer.time_s, let_go});
+    const auto g = models::schedule_graph(s.parallelism.schedule, p, v, m);
+    const std::vector<double> d = slot_durations(program, g);
+    const double swept = pipeline_makespan(g, d, {costs.pp_transfer.time_s, let_go});
     EXPECT_NEAR(swept, evaluate_program(program).step_time_s, 1e-12) << text;
   }
 }
@@ -175,30 +211,33 @@ TEST(PipelineWithDp, AChunksFirstForwardWaitsForItsParameters) {
 // Expectation: the same passes, transfers and data-parallel streams as a step
 // program (no optimizer), played by the evaluator: the same step to 1e-12, with
 // buckets or without, blocking or let go, with a share of the compute rate taken
-// or none.
+// or none; under ZB-H1, each chunk's reductions from its last weight-gradient pass.
 TEST(PipelineWithDp, IsWhatTheEvaluatorPlays) {
-  for (const auto& [p, v, m, let_go, share, buckets] :
-       {std::tuple{4, 2, 8, false, 0.0, 1.0}, std::tuple{4, 2, 8, true, 0.2, 3.0},
-        std::tuple{2, 4, 8, true, 0.35, 4.0}, std::tuple{8, 4, 16, false, 0.2, 2.0},
-        std::tuple{4, 4, 4, false, 0.5, 6.0}}) {
+  for (const auto& [p, v, m, let_go, share, buckets, schedule] :
+       {std::tuple{4, 2, 8, false, 0.0, 1.0, ""}, std::tuple{4, 2, 8, true, 0.2, 3.0, ""},
+        std::tuple{2, 4, 8, true, 0.35, 4.0, ""}, std::tuple{8, 4, 16, false, 0.2, 2.0, ""},
+        std::tuple{4, 4, 4, false, 0.5, 6.0, ""},
+        std::tuple{4, 1, 8, false, 0.2, 3.0, ", schedule: zb-h1"},
+        std::tuple{8, 1, 16, true, 0.0, 1.0, ", schedule: zb-h1"}}) {
     const auto text = fmt::format(
         "cluster: {{preset: llama3-like, gpus: {}}}\n"
         "model: {{preset: llama3-8b, seq_length: 4096}}\n"
         "parallelism: {{tp: 8, pp: {}, virtual_stages: {}, micro_batch: 1, global_batch: {}, "
-        "zero: 1}}\n"
+        "zero: 1{}}}\n"
         "overlap: {{pp: {}, dp: true}}\n",
-        16 * p, p, v, 2 * m, let_go);
+        16 * p, p, v, 2 * m, schedule, let_go);
     const auto s = models::scenario::load_scenario_text(text, "pipeline.yaml", testing::kShipped);
-    const StepProgram program = build_step_program(s, costs_with_dp(buckets), share);
+    StageCosts costs = costs_with_dp(buckets);
+    costs.layer.weight = 0.007;
+    const StepProgram program = build_step_program(s, costs, share);
     ASSERT_EQ(program.m, m);
-    const std::vector<double> d = slot_durations(program);
-    const DpPlay play =
-        pipeline_with_dp(models::schedule_graph(p, v, m), d,
-                         {program.costs.pp_transfer.time_s, let_go}, program.dp_stream(), share);
+    const auto g = models::schedule_graph(s.parallelism.schedule, p, v, m);
+    const std::vector<double> d = slot_durations(program, g);
+    const DpPlay play = pipeline_with_dp(g, d, {program.costs.pp_transfer.time_s, let_go},
+                                         program.dp_stream(), share);
     const double evaluated = evaluate_program(program).step_time_s;
     EXPECT_NEAR(play.end, evaluated, 1e-12 * evaluated) << text << " share " << share;
-    EXPECT_GT(play.end, pipeline_makespan(models::schedule_graph(p, v, m), d,
-                                          {program.costs.pp_transfer.time_s, let_go}));
+    EXPECT_GT(play.end, pipeline_makespan(g, d, {program.costs.pp_transfer.time_s, let_go}));
   }
 }
 

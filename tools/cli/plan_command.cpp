@@ -217,10 +217,13 @@ std::string searched_text(const PlanVariants& v, const sim::PlanOptions& options
       "\n  searched: tp {{{}}} x pp {{{}}} x v {{{}}} x cp {{{}}} x ep {{{}}}{} x micro-batch "
       "{{{}}} x "
       "ZeRO {{{}}} x recompute {{none, selective, full}} x placement {{tp-cp-dp-pp, "
-      "tp-cp-pp-dp}}; dp = GPUs / (tp pp cp); sp with tp; overlap as the scenario has it\n",
+      "tp-cp-pp-dp}}; dp = GPUs / (tp pp cp); sp with tp; overlap as the scenario has it{}\n",
       fmt::join(space.tp, ", "), fmt::join(space.pp, ", "), fmt::join(space.virtual_stages, ", "),
       fmt::join(space.cp, ", "), fmt::join(space.ep, ", "), experts,
-      fmt::join(space.micro_batch, ", "), fmt::join(space.zero, ", "));
+      fmt::join(space.micro_batch, ", "), fmt::join(space.zero, ", "),
+      v.all.front().base.parallelism.schedule == models::scenario::Schedule::zb_h1
+          ? "; schedule zb-h1 where v is 1 (interleaved otherwise)"
+          : "");
   out += fmt::format(
       "  {} candidates in {:.2f} s ({:.0f}/s): {} pruned by the scenario checks, {} estimated "
       "({:.0f}/s), {} above {:.0f} % of usable memory\n",

@@ -173,8 +173,10 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
   out += fmt::format(
       "  {} x {}, tp {}{} pp {}{} cp {} ep {} dp {}; {} micro-batches of {} x {} tokens\n",
       s.cluster.gpus, s.cluster.gpu.name, p.tp, p.sp ? " (sp)" : "", p.pp,
-      p.virtual_stages > 1 ? fmt::format(" (v {})", p.virtual_stages) : "", p.cp, p.ep, p.dp,
-      p.micro_batches(), p.micro_batch, s.model.seq_length);
+      p.virtual_stages > 1                              ? fmt::format(" (v {})", p.virtual_stages)
+      : p.schedule == models::scenario::Schedule::zb_h1 ? std::string(" (zb-h1)")
+                                                        : std::string{},
+      p.cp, p.ep, p.dp, p.micro_batches(), p.micro_batch, s.model.seq_length);
   if (r.moe.present) out += moe_line(s, r.moe) + "\n";
   if (s.model.mtp_depth > 0) out += mtp_line(s) + "\n";
   out += profile_line(profile) + "\n";
