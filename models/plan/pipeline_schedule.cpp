@@ -73,11 +73,14 @@ std::vector<PipelineTask> zb_h1_order(int pp, int m, int stage) {
 
 std::vector<PipelineTask> pipeline_order(scenario::Schedule schedule, int pp, int v, int m,
                                          int stage) {
-  if (schedule != scenario::Schedule::zb_h1) return pipeline_order(pp, v, m, stage);
+  if (!splits_backward(schedule)) return pipeline_order(pp, v, m, stage);
   if (v != 1) {
-    throw std::invalid_argument("pipeline_order: zb-h1 runs one chunk a stage (virtual_stages " +
-                                std::to_string(v) + ")");
+    throw std::invalid_argument(std::string("pipeline_order: ") +
+                                (schedule == scenario::Schedule::dualpipe ? "dualpipe" : "zb-h1") +
+                                " runs one chunk a stage (virtual_stages " + std::to_string(v) +
+                                ")");
   }
+  if (schedule == scenario::Schedule::dualpipe) return dualpipe_order(pp, m, stage);
   (void)pipeline_order(pp, 1, m, stage);  // the same checks
   return zb_h1_order(pp, m, stage);
 }
@@ -91,109 +94,182 @@ ScheduleGraph schedule_graph(int pp, int v, int m) {
                         pp, v, m);
 }
 
-ScheduleGraph schedule_graph(scenario::Schedule schedule, int pp, int v, int m) {
-  // A node keeps its kind in 16 bits and its input in 32.
-  if (4L * pp * v > std::numeric_limits<std::uint16_t>::max() ||
-      3L * pp * v * m > std::numeric_limits<std::int32_t>::max()) {
-    throw std::invalid_argument("schedule_graph: " + std::to_string(pp) + " stages of " +
-                                std::to_string(v) + " chunks and " + std::to_string(m) +
-                                " micro-batches are more passes than a schedule graph holds");
-  }
-  std::vector<std::vector<PipelineTask>> orders;
-  std::size_t total = 0;
-  for (int stage = 0; stage < pp; ++stage) {
-    orders.push_back(pipeline_order(schedule, pp, v, m, stage));
-    total += orders.back().size();
-  }
-  const auto key = [&](int stage, bool forward, int chunk, int micro_batch) {
-    const std::size_t kind = static_cast<std::size_t>(stage) * 2 + (forward ? 0U : 1U);
-    return (kind * static_cast<std::size_t>(v) + static_cast<std::size_t>(chunk)) *
-               static_cast<std::size_t>(m) +
-           static_cast<std::size_t>(micro_batch);
-  };
-  ScheduleGraph shape;  // its slots
-  shape.pp = pp;
-  shape.virtual_stages = v;
-  shape.schedule = schedule;
-  std::vector<int> node_of(static_cast<std::size_t>(2 * pp * v * m), -1);
-  std::vector<bool> gradients;  // by node: whether it makes weight gradients
-  std::vector<ScheduleGraph::Node> nodes;
-  std::vector<int> depth;
-  nodes.reserve(total);
-  depth.reserve(total);
-  std::vector<std::size_t> next(static_cast<std::size_t>(pp), 0);
-  std::vector<int> last(static_cast<std::size_t>(pp), -1);
-  // Stage by stage, each as far as its inputs allow, until every pass is placed.
-  while (nodes.size() < total) {
-    const std::size_t placed = nodes.size();
+namespace {
+
+// Builds a schedule's graph: every stage's passes placed as far as their inputs
+// allow, then ordered by depth.
+class GraphBuilder {
+ public:
+  GraphBuilder(scenario::Schedule schedule, int pp, int v, int m)
+      : pp_(pp), v_(chunks_per_stage(schedule, v)), m_(m) {
+    // A node keeps its kind in 16 bits and its inputs in 32.
+    if (5L * pp * v_ > std::numeric_limits<std::uint16_t>::max() ||
+        3L * pp * v_ * m > std::numeric_limits<std::int32_t>::max()) {
+      throw std::invalid_argument("schedule_graph: " + std::to_string(pp) + " stages of " +
+                                  std::to_string(v) + " chunks and " + std::to_string(m) +
+                                  " micro-batches are more passes than a schedule graph holds");
+    }
     for (int stage = 0; stage < pp; ++stage) {
-      const auto s = static_cast<std::size_t>(stage);
-      for (; next[s] < orders[s].size(); ++next[s]) {
-        const PipelineTask& t = orders[s][next[s]];
-        int input = -1;
-        if (!t.moves()) {
-          // Weight gradients: after their input gradients, earlier on the stage.
-        } else if (t.forward && stage > 0) {
-          input = node_of[key(stage - 1, true, t.chunk, t.micro_batch)];
-        } else if (t.forward && t.chunk > 0) {
-          input = node_of[key(pp - 1, true, t.chunk - 1, t.micro_batch)];
-        } else if (!t.forward && stage < pp - 1) {
-          input = node_of[key(stage + 1, false, t.chunk, t.micro_batch)];
-        } else if (!t.forward && t.chunk < v - 1) {
-          input = node_of[key(0, false, t.chunk + 1, t.micro_batch)];
-        } else if (!t.forward) {
-          input = node_of[key(stage, true, t.chunk, t.micro_batch)];
+      orders_.push_back(pipeline_order(schedule, pp, v, m, stage));
+      total_ += orders_.back().size();
+    }
+    g_.pp = pp;
+    g_.virtual_stages = v_;
+    g_.schedule = schedule;
+    g_.outputs.assign(static_cast<std::size_t>(g_.slots()), 0);
+    node_of_.assign(static_cast<std::size_t>(2 * pp * v_ * m), -1);
+  }
+
+  ScheduleGraph build() {
+    std::vector<std::size_t> next(static_cast<std::size_t>(pp_), 0);
+    // Stage by stage, each as far as its inputs allow, until every pass is placed.
+    while (nodes_.size() < total_ - pairs_) {
+      const std::size_t placed = nodes_.size();
+      for (int stage = 0; stage < pp_; ++stage) {
+        const auto& order = orders_[static_cast<std::size_t>(stage)];
+        auto& at = next[static_cast<std::size_t>(stage)];
+        while (at < order.size() && place(stage, order, at)) {
         }
-        const bool first = (t.forward && stage == 0 && t.chunk == 0) || !t.moves();
-        if (input < 0 && !first) break;  // its input is not placed yet
-        ScheduleGraph::Node n;
-        n.stage = static_cast<std::uint16_t>(stage);
-        n.slot = static_cast<std::uint16_t>(shape.slot(stage, t));
-        n.input = input;
-        int d = last[s] < 0 ? 0 : depth[static_cast<std::size_t>(last[s])] + 1;
-        if (input >= 0) d = std::max(d, depth[static_cast<std::size_t>(input)] + 1);
-        last[s] = static_cast<int>(nodes.size());
-        if (t.moves()) node_of[key(stage, t.forward, t.chunk, t.micro_batch)] = last[s];
-        gradients.push_back(t.weight_gradients());
-        nodes.push_back(n);
-        depth.push_back(d);
       }
+      if (nodes_.size() == placed) throw std::logic_error("schedule_graph: the schedule deadlocks");
     }
-    if (nodes.size() == placed) throw std::logic_error("schedule_graph: the schedule deadlocks");
+    return ordered();
   }
-  // By depth: a node's inputs are shallower, so the order stays topological.
-  std::vector<int> order(total);
-  for (std::size_t i = 0; i < total; ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return depth[static_cast<std::size_t>(a)] < depth[static_cast<std::size_t>(b)];
-  });
-  std::vector<int> position(total);
-  for (std::size_t i = 0; i < total; ++i)
-    position[static_cast<std::size_t>(order[i])] = static_cast<int>(i);
-  ScheduleGraph g = shape;
-  g.micro_batches = m;
-  g.nodes.reserve(total);
-  g.role.assign(total, 0);
-  // By stage and chunk: its first forward and its last pass making weight gradients.
-  std::vector<int> first_forward(static_cast<std::size_t>(pp * v), -1);
-  std::vector<int> last_gradients(static_cast<std::size_t>(pp * v), -1);
-  for (const int i : order) {
-    ScheduleGraph::Node n = nodes[static_cast<std::size_t>(i)];
-    if (n.input >= 0) n.input = position[static_cast<std::size_t>(n.input)];
-    const auto at = static_cast<int>(g.nodes.size());
-    const auto chunk = static_cast<std::size_t>(n.stage * v + n.slot % v);
-    const bool forward = n.slot < 2 * pp * v && (n.slot / v) % 2 == 0;
-    if (forward && first_forward[chunk] < 0) {
-      first_forward[chunk] = at;
-      g.role[static_cast<std::size_t>(at)] = ScheduleGraph::kFirstForward;
+
+ private:
+  [[nodiscard]] std::size_t key(int stage, bool forward, int chunk, int micro_batch) const {
+    const std::size_t kind = static_cast<std::size_t>(stage) * 2 + (forward ? 0U : 1U);
+    return (kind * static_cast<std::size_t>(v_) + static_cast<std::size_t>(chunk)) *
+               static_cast<std::size_t>(m_) +
+           static_cast<std::size_t>(micro_batch);
+  }
+  // The node whose output `t` waits for: -1 for none, -2 while it is not placed.
+  [[nodiscard]] int input(int stage, const PipelineTask& t) const {
+    if (!t.moves()) return -1;  // weight gradients: after their input's, on the stage
+    const ChunkPlace from = input_of(g_.schedule, pp_, v_, stage, t);
+    int node = -1;
+    if (from.stage >= 0) {
+      node = node_of_[key(from.stage, t.forward, from.chunk, t.micro_batch)];
+    } else if (!t.forward) {  // the head's: after its own forward
+      node = node_of_[key(stage, true, t.chunk, t.micro_batch)];
+    } else {
+      return -1;  // the first position's forward
     }
-    if (gradients[static_cast<std::size_t>(i)]) last_gradients[chunk] = at;
-    g.nodes.push_back(n);
+    return node < 0 ? -2 : node;
   }
-  for (const int at : last_gradients) {
-    if (at >= 0) g.role[static_cast<std::size_t>(at)] = ScheduleGraph::kLastBackward;
+
+  // Places the pass at `at` (and, paired, the backward after it); false while
+  // an input is not placed.
+  bool place(int stage, const std::vector<PipelineTask>& order, std::size_t& at) {
+    const PipelineTask& t = order[at];
+    const bool paired = t.paired && at + 1 < order.size();
+    const int first = input(stage, t);
+    const int second = paired ? input(stage, order[at + 1]) : -1;
+    if (first == -2 || second == -2) return false;
+    ScheduleGraph::Node n;
+    n.stage = static_cast<std::uint16_t>(stage);
+    n.slot = static_cast<std::uint16_t>(g_.slot(stage, t));
+    n.input = first;
+    const auto s = static_cast<std::size_t>(stage);
+    if (last_.size() <= s) last_.resize(s + 1, -1);
+    int d = last_[s] < 0 ? 0 : depth_[static_cast<std::size_t>(last_[s])] + 1;
+    for (const int in : {first, second}) {
+      if (in >= 0) d = std::max(d, depth_[static_cast<std::size_t>(in)] + 1);
+    }
+    const auto node = static_cast<int>(nodes_.size());
+    last_[s] = node;
+    Info info{t.chunk, t.forward, t.weight_gradients()};
+    std::uint8_t outputs = 0;
+    for (std::size_t k = 0; k < (paired ? 2U : 1U); ++k) {
+      const PipelineTask& x = order[at + k];
+      if (x.moves()) node_of_[key(stage, x.forward, x.chunk, x.micro_batch)] = node;
+      if (output_of(g_.schedule, pp_, v_, stage, x).stage >= 0) ++outputs;
+    }
+    g_.outputs[n.slot] = outputs;
+    if (paired) {
+      info.backward_chunk = order[at + 1].chunk;
+      ++pairs_;
+    }
+    nodes_.push_back(n);
+    second_.push_back(second);
+    depth_.push_back(d);
+    info_.push_back(info);
+    at += paired ? 2 : 1;
+    return true;
   }
-  return g;
+
+  // The nodes by depth (a node's inputs are shallower, so the order stays
+  // topological), with their roles.
+  ScheduleGraph ordered() {
+    const std::size_t count = nodes_.size();
+    std::vector<int> order(count);
+    for (std::size_t i = 0; i < count; ++i) order[i] = static_cast<int>(i);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return depth_[static_cast<std::size_t>(a)] < depth_[static_cast<std::size_t>(b)];
+    });
+    std::vector<int> position(count);
+    for (std::size_t i = 0; i < count; ++i)
+      position[static_cast<std::size_t>(order[i])] = static_cast<int>(i);
+    ScheduleGraph g = std::move(g_);
+    g.micro_batches = m_;
+    g.nodes.reserve(count);
+    g.role.assign(count, 0);
+    if (pairs_ > 0) g.second_input.reserve(count);
+    // By stage and chunk: its first forward and its last pass making weight gradients.
+    std::vector<int> first_forward(static_cast<std::size_t>(pp_ * v_), -1);
+    std::vector<int> last_gradients(static_cast<std::size_t>(pp_ * v_), -1);
+    for (const int i : order) {
+      const auto k = static_cast<std::size_t>(i);
+      ScheduleGraph::Node n = nodes_[k];
+      if (n.input >= 0) n.input = position[static_cast<std::size_t>(n.input)];
+      if (pairs_ > 0) {
+        g.second_input.push_back(second_[k] >= 0 ? position[static_cast<std::size_t>(second_[k])]
+                                                 : -1);
+      }
+      const auto at = static_cast<int>(g.nodes.size());
+      const Info& info = info_[k];
+      const auto chunk = static_cast<std::size_t>(n.stage * v_ + info.chunk);
+      if (info.forward && info.backward_chunk < 0 && first_forward[chunk] < 0) {
+        first_forward[chunk] = at;
+        g.role[static_cast<std::size_t>(at)] = ScheduleGraph::kFirstForward;
+      }
+      if (info.gradients) last_gradients[chunk] = at;
+      if (info.backward_chunk >= 0) {  // an F&B pass's whole backward
+        last_gradients[static_cast<std::size_t>(n.stage * v_ + info.backward_chunk)] = at;
+      }
+      g.nodes.push_back(n);
+    }
+    for (const int at : last_gradients) {
+      if (at >= 0) g.role[static_cast<std::size_t>(at)] = ScheduleGraph::kLastBackward;
+    }
+    return g;
+  }
+
+  struct Info {
+    int chunk = 0;  // the (forward) pass's
+    bool forward = true;
+    bool gradients = false;   // it makes its chunk's weight gradients
+    int backward_chunk = -1;  // a pair's backward's chunk
+  };
+  int pp_;
+  int v_;  // chunks a stage
+  int m_;
+  std::vector<std::vector<PipelineTask>> orders_;
+  std::size_t total_ = 0;  // tasks
+  std::size_t pairs_ = 0;  // F&B pairs placed (one node for two tasks)
+  ScheduleGraph g_;
+  std::vector<int> node_of_;
+  std::vector<ScheduleGraph::Node> nodes_;
+  std::vector<int> second_;
+  std::vector<int> depth_;
+  std::vector<Info> info_;
+  std::vector<int> last_;
+};
+
+}  // namespace
+
+ScheduleGraph schedule_graph(scenario::Schedule schedule, int pp, int v, int m) {
+  return GraphBuilder(schedule, pp, v, m).build();
 }
 
 }  // namespace myriad::models

@@ -18,6 +18,20 @@
 // passes of F, B (input gradients only) and W, the bubble is (p - 1)(F + B - W)
 // where 1F1B's is (p - 1)(F + B + W): the paper's, and its DualPipe table's
 // (p - 1)(F + B - 2W) with B the whole backward (tests/models/pipeline_schedule_test.cpp).
+//
+// DualPipe (DeepSeek-V3 technical report, s3.2.1; deepseek-ai/DualPipe): the
+// model in pp stages, fed from both ends. Rank r holds two chunks: chunk 0 is
+// stage r of the pipeline that starts on rank 0 (direction 0), chunk 1 stage
+// pp - 1 - r of the one that starts on the last rank (direction 1); each
+// direction takes half of the m micro-batches (m even, at least 2 pp; pp even).
+// A task's chunk is its direction, its micro-batch the index within it. The
+// order is DualPipe.step's eight phases; in the main phase a forward of one
+// direction runs overlapped with a whole backward of the other (`paired`: one
+// F&B pass, one's all-to-all behind the other's compute); some backwards are
+// split as ZB-H1's. With F, B (whole), W and F&B passes the bubble is
+// (pp/2 - 1)(F&B + B - 3W) where the report's assumptions hold, activations
+// pp + 1 chunk passes on the middle ranks, parameters two chunks a rank
+// (DualPipe's README table).
 #pragma once
 
 #include <cstdint>
@@ -36,28 +50,81 @@ struct PipelineTask {
   int chunk = 0;        // model chunk (virtual stage) of this stage, 0 .. v-1
   int micro_batch = 0;  // 0 .. m-1
   PassPart part = PassPart::whole;
+  // DualPipe: a forward that runs overlapped with the backward after it in the
+  // order, the two one F&B pass.
+  bool paired = false;
 
   // Whether it takes an input from a neighbouring stage and sends it an output:
   // all passes but the weight gradients, which stay on the stage.
-  [[nodiscard]] bool moves() const { return part != PassPart::weight; }
+  [[nodiscard]] constexpr bool moves() const { return part != PassPart::weight; }
   // Whether it makes its chunk's weight gradients (a whole backward, or its W).
-  [[nodiscard]] bool weight_gradients() const { return !forward && part != PassPart::input; }
+  [[nodiscard]] constexpr bool weight_gradients() const {
+    return !forward && part != PassPart::input;
+  }
 
   friend bool operator==(const PipelineTask&, const PipelineTask&) = default;
 };
 
 // Whether the schedule splits backward passes into input and weight gradients.
 [[nodiscard]] constexpr bool splits_backward(scenario::Schedule s) {
-  return s == scenario::Schedule::zb_h1;
+  return s == scenario::Schedule::zb_h1 || s == scenario::Schedule::dualpipe;
+}
+// The model chunks each stage holds: v, or DualPipe's two.
+[[nodiscard]] constexpr int chunks_per_stage(scenario::Schedule s, int virtual_stages) {
+  return s == scenario::Schedule::dualpipe ? 2 : virtual_stages;
+}
+// How many positions the model is cut into along a pipeline: pp v, or
+// DualPipe's pp (each held twice, once per direction).
+[[nodiscard]] constexpr int model_chunks(scenario::Schedule s, int pp, int virtual_stages) {
+  return s == scenario::Schedule::dualpipe ? pp : pp * virtual_stages;
+}
+// Where chunk `chunk` of stage `stage` sits along the pipeline, 0 (with the
+// embedding) to model_chunks - 1 (with the head): chunk pp + stage
+// interleaved (Megatron-LM's), stage or pp - 1 - stage under DualPipe.
+[[nodiscard]] constexpr int model_position(scenario::Schedule s, int pp, int stage, int chunk) {
+  if (s == scenario::Schedule::dualpipe) return chunk == 0 ? stage : pp - 1 - stage;
+  return chunk * pp + stage;
+}
+// The stage and chunk holding a position (of direction `chunk` under DualPipe).
+struct ChunkPlace {
+  int stage = -1;  // -1: none
+  int chunk = 0;
+};
+[[nodiscard]] constexpr ChunkPlace place_of(scenario::Schedule s, int pp, int position, int chunk) {
+  if (s == scenario::Schedule::dualpipe) return {chunk == 0 ? position : pp - 1 - position, chunk};
+  return {position % pp, position / pp};
+}
+// Where a pass's input comes from, the same micro-batch's pass one position
+// before (forward) or after (backward); none for the first position's forward,
+// the last one's backward (after its own forward, on its stage) and weight
+// gradients. Its output goes the other way.
+[[nodiscard]] constexpr ChunkPlace input_of(scenario::Schedule s, int pp, int v, int stage,
+                                            const PipelineTask& t) {
+  if (!t.moves()) return {};
+  const int at = model_position(s, pp, stage, t.chunk);
+  const int from = t.forward ? at - 1 : at + 1;
+  if (from < 0 || from >= model_chunks(s, pp, v)) return {};
+  return place_of(s, pp, from, t.chunk);
+}
+[[nodiscard]] constexpr ChunkPlace output_of(scenario::Schedule s, int pp, int v, int stage,
+                                             const PipelineTask& t) {
+  if (!t.moves()) return {};
+  const int at = model_position(s, pp, stage, t.chunk);
+  const int to = t.forward ? at + 1 : at - 1;
+  if (to < 0 || to >= model_chunks(s, pp, v)) return {};
+  return place_of(s, pp, to, t.chunk);
 }
 
 // Throws std::invalid_argument unless 0 <= stage < pp, v >= 1, m >= 1, and for
 // v > 1, m is a multiple of pp.
 std::vector<PipelineTask> pipeline_order(int pp, int virtual_stages, int micro_batches, int stage);
-// The order of `schedule` (1f1b and interleaved: the above; zb-h1: v = 1 only,
-// else std::invalid_argument).
+// The order of `schedule` (1f1b and interleaved: the above; zb-h1 and dualpipe:
+// v = 1 only, else std::invalid_argument).
 std::vector<PipelineTask> pipeline_order(scenario::Schedule schedule, int pp, int virtual_stages,
                                          int micro_batches, int stage);
+// DualPipe's (m micro-batches in all); std::invalid_argument unless pp is even
+// and m even and at least 2 pp.
+std::vector<PipelineTask> dualpipe_order(int pp, int micro_batches, int stage);
 
 // The forward passes stage `stage` runs before its first backward (Megatron-LM's
 // num_warmup_microbatches): min(m v, (pp - stage - 1) k + (v - 1) pp), k = 2 with
@@ -99,28 +166,31 @@ struct ScheduleGraph {
   static constexpr std::uint8_t kFirstForward = 1;
   static constexpr std::uint8_t kLastBackward = 2;
   std::vector<std::uint8_t> role;
+  // Per node, a DualPipe F&B pass's second input (its backward's), or -1; empty
+  // for schedules without pairs.
+  std::vector<std::int32_t> second_input;
+  // By slot: the outputs a pass of that kind sends to other stages (0, 1, or 2
+  // for an F&B pass).
+  std::vector<std::uint8_t> outputs;
   [[nodiscard]] int slots() const {
-    return (splits_backward(schedule) ? 4 : 2) * pp * virtual_stages;
+    const int kinds = schedule == scenario::Schedule::dualpipe ? 5
+                      : splits_backward(schedule)              ? 4
+                                                               : 2;
+    return kinds * pp * virtual_stages;
   }
+  // (stage * 2 + backward) * v + chunk for whole passes; a split backward's
+  // parts after those, 2 pp v + (stage * 2 + weight) * v + chunk; DualPipe's
+  // F&B passes after those, 4 pp v + stage * v + the forward's chunk.
   [[nodiscard]] int slot(int stage, const PipelineTask& t) const {
     const int v = virtual_stages;
+    if (t.paired) return 4 * pp * v + stage * v + t.chunk;
     if (t.part == PassPart::whole) return (stage * 2 + (t.forward ? 0 : 1)) * v + t.chunk;
     return 2 * pp * v + (stage * 2 + (t.part == PassPart::weight ? 1 : 0)) * v + t.chunk;
   }
   // Whether a pass of this kind sends its output to another stage (a pipeline
   // transfer): all but the head's forward, the embedding's backward and the
   // weight gradients.
-  [[nodiscard]] bool sends(int slot) const {
-    if (slot >= 2 * pp * virtual_stages) {  // a split backward's part
-      const int part = slot - 2 * pp * virtual_stages;
-      if ((part / virtual_stages) % 2 == 1) return false;
-      return part / (2 * virtual_stages) > 0 || part % virtual_stages > 0;
-    }
-    const int stage = slot / (2 * virtual_stages);
-    const int chunk = slot % virtual_stages;
-    const bool forward = (slot / virtual_stages) % 2 == 0;
-    return forward ? (stage < pp - 1 || chunk < virtual_stages - 1) : (stage > 0 || chunk > 0);
-  }
+  [[nodiscard]] bool sends(int slot) const { return outputs[static_cast<std::size_t>(slot)] > 0; }
 };
 
 // The same preconditions as pipeline_order.

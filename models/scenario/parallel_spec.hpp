@@ -9,8 +9,9 @@ namespace myriad::models::scenario {
 
 // Pipeline schedules (models/plan/pipeline_schedule.hpp): Megatron-LM's 1F1B and
 // interleaved 1F1B, and zero-bubble ZB-H1 (backward split into input and weight
-// gradients; one chunk a stage).
-enum class Schedule { one_f_one_b, interleaved, zb_h1 };
+// gradients; one chunk a stage) and DualPipe (bidirectional; not yet a scenario
+// value: its pricing lands with the engines).
+enum class Schedule { one_f_one_b, interleaved, zb_h1, dualpipe };
 enum class Recompute { none, selective, full };
 // The order ranks are laid out in, fastest first; nodes take consecutive ranks.
 // Tensor parallelism is always innermost (inside a node) and context next.
@@ -25,7 +26,8 @@ inline constexpr models::EnumName<Recompute> kRecomputeNames[] = {
 inline constexpr models::EnumName<Schedule> kScheduleNames[] = {
     {Schedule::one_f_one_b, "1f1b"},
     {Schedule::interleaved, "interleaved"},
-    {Schedule::zb_h1, "zb-h1"}};
+    {Schedule::zb_h1, "zb-h1"},
+    {Schedule::dualpipe, "dualpipe"}};
 inline constexpr models::EnumName<RankOrder> kRankOrderNames[] = {
     {RankOrder::tp_cp_dp_pp, "tp-cp-dp-pp"}, {RankOrder::tp_cp_pp_dp, "tp-cp-pp-dp"}};
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -20,9 +21,9 @@ void transfer_times(const models::ScheduleGraph& graph, PipelineTransfer transfe
   held.resize(slots);
   sent.resize(slots);
   for (std::size_t k = 0; k < slots; ++k) {
-    const bool sends = graph.sends(static_cast<int>(k));
-    held[k] = sends ? hold : 0.0;
-    sent[k] = sends ? transfer.seconds : 0.0;
+    const int outputs = graph.outputs[k];
+    held[k] = outputs * hold;  // a DualPipe F&B pass sends two
+    sent[k] = outputs > 0 ? transfer.seconds : 0.0;
   }
 }
 
@@ -51,6 +52,17 @@ double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const dou
   const double* const sent = send_after.data();
   const models::ScheduleGraph::Node* const nodes = graph.nodes.data();
   const std::size_t count = graph.nodes.size();
+  if (!graph.second_input.empty()) {  // DualPipe's F&B passes wait for two inputs
+    const std::int32_t* const second = graph.second_input.data();
+    for (std::size_t i = 0; i < count; ++i) {
+      const models::ScheduleGraph::Node n = nodes[i];
+      const double ready = std::max({stage_free[n.stage], arrive[n.input], arrive[second[i]]});
+      const double end = ready + time[n.slot];
+      stage_free[n.stage] = end + held[n.slot];
+      arrive[i] = end + sent[n.slot];
+    }
+    return *std::max_element(free_at.begin(), free_at.end());
+  }
   // Branch-free; its time is the graph's depth in passes (each waits for the one
   // before it on its stage), the largest cost of an interleaved plan's estimate.
   for (std::size_t i = 0; i < count; ++i) {
@@ -280,6 +292,10 @@ DpPlay pipeline_with_dp(const models::ScheduleGraph& graph, std::span<const doub
   if (durations.size() != static_cast<std::size_t>(graph.slots())) {
     throw std::invalid_argument("pipeline_with_dp: one duration per pass kind expected");
   }
+  if (!graph.second_input.empty()) {
+    throw std::invalid_argument(
+        "pipeline_with_dp: DualPipe's F&B passes are not played beside data-parallel streams");
+  }
   if (!(share >= 0 && share < 1)) {
     throw std::invalid_argument("pipeline_with_dp: a share of the compute rate in [0, 1) expected");
   }
@@ -296,8 +312,9 @@ const models::ScheduleGraph& cached_schedule_graph(models::scenario::Schedule sc
   constexpr std::size_t kKept = 8;
   thread_local std::array<std::unique_ptr<models::ScheduleGraph>, kKept> kept;
   thread_local std::size_t oldest = 0;
+  const int chunks = models::chunks_per_stage(schedule, v);
   for (const auto& g : kept) {
-    if (g && g->pp == pp && g->virtual_stages == v && g->micro_batches == m &&
+    if (g && g->pp == pp && g->virtual_stages == chunks && g->micro_batches == m &&
         g->schedule == schedule) {
       return *g;
     }

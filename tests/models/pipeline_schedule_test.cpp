@@ -142,3 +142,95 @@ TEST(PipelineSchedule, ZbH1SplitsEachBackwardAndLetsStageSDeferSWeightPasses) {
 
 }  // namespace
 }  // namespace myriad::models
+
+namespace myriad::models {
+namespace {
+
+// DualPipe: every rank runs each direction's micro-batches forward once and
+// backward once (whole, or input then weight gradients); an F&B pass is a
+// forward of one direction and a whole backward of the other; the forwards
+// and backwards of a direction go in micro-batch order.
+TEST(DualPipe, EveryRankRunsEachDirectionsPassesOnceInOrder) {
+  for (const auto& [pp, m] : {std::pair{4, 8}, std::pair{8, 20}, std::pair{16, 64}}) {
+    for (int r = 0; r < pp; ++r) {
+      const auto order = pipeline_order(scenario::Schedule::dualpipe, pp, 1, m, r);
+      std::map<std::pair<int, int>, int> state;  // (direction, mb): 1 forward, 2 input, 3 done
+      int next_forward[2] = {0, 0};
+      int next_backward[2] = {0, 0};
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        const PipelineTask& t = order[i];
+        auto& st = state[{t.chunk, t.micro_batch}];
+        if (t.forward) {
+          EXPECT_EQ(t.micro_batch, next_forward[t.chunk]++);
+          EXPECT_EQ(st, 0);
+          st = 1;
+          if (t.paired) {
+            ASSERT_LT(i + 1, order.size());
+            EXPECT_FALSE(order[i + 1].forward);
+            EXPECT_NE(order[i + 1].chunk, t.chunk);
+            EXPECT_EQ(order[i + 1].part, PassPart::whole);
+          }
+        } else if (t.part == PassPart::weight) {
+          EXPECT_EQ(st, 2);
+          st = 3;
+        } else {
+          EXPECT_EQ(t.micro_batch, next_backward[t.chunk]++);
+          EXPECT_EQ(st, 1);
+          st = t.part == PassPart::input ? 2 : 3;
+        }
+      }
+      EXPECT_EQ(state.size(), static_cast<std::size_t>(m));
+      for (const auto& [task, st] : state) EXPECT_EQ(st, 3) << pp << " " << m << " rank " << r;
+    }
+  }
+}
+
+// The activations a rank holds at most, in chunk passes (forwards whose
+// backward has not run; an F&B pass trades one for another as it goes): pp + 1
+// on the two middle ranks, pp on the others (DualPipe's README table: "PP + 1").
+TEST(DualPipe, HoldsPpPlusOneChunkPassesOfActivationsOnTheMiddleRanks) {
+  for (const auto& [pp, m] : {std::pair{4, 8}, std::pair{8, 20}, std::pair{16, 32}}) {
+    for (int r = 0; r < pp; ++r) {
+      int held = 0;
+      int most = 0;
+      for (const auto& t : pipeline_order(scenario::Schedule::dualpipe, pp, 1, m, r)) {
+        if (t.forward) ++held;
+        if (!t.forward && t.part != PassPart::weight) --held;
+        if (!t.paired) most = std::max(most, held);
+      }
+      const bool middle = r == pp / 2 - 1 || r == pp / 2;
+      EXPECT_EQ(most, middle ? pp + 1 : pp) << pp << " " << m << " rank " << r;
+    }
+  }
+}
+
+TEST(DualPipe, RejectsWhatItCannotRun) {
+  EXPECT_THROW(dualpipe_order(3, 12, 0), std::invalid_argument);  // odd pp
+  EXPECT_THROW(dualpipe_order(4, 6, 0), std::invalid_argument);   // fewer than 2 pp
+  EXPECT_THROW(dualpipe_order(4, 9, 0), std::invalid_argument);   // odd
+  EXPECT_THROW(dualpipe_order(4, 8, 4), std::invalid_argument);   // no such rank
+  EXPECT_THROW(pipeline_order(scenario::Schedule::dualpipe, 4, 2, 8, 0), std::invalid_argument);
+}
+
+// Where each chunk sits: rank r holds stage r of direction 0 and stage
+// pp - 1 - r of direction 1; inputs come from the neighbour on the way.
+TEST(DualPipe, ChunksSitOnBothDirectionsPipelines) {
+  using scenario::Schedule;
+  EXPECT_EQ(model_chunks(Schedule::dualpipe, 8, 1), 8);
+  EXPECT_EQ(model_position(Schedule::dualpipe, 8, 2, 0), 2);
+  EXPECT_EQ(model_position(Schedule::dualpipe, 8, 2, 1), 5);
+  const ChunkPlace f1 = input_of(Schedule::dualpipe, 8, 2, 2, {true, 1, 0});
+  EXPECT_EQ(f1.stage, 3);
+  EXPECT_EQ(f1.chunk, 1);
+  const ChunkPlace b0 = input_of(Schedule::dualpipe, 8, 2, 2, {false, 0, 0});
+  EXPECT_EQ(b0.stage, 3);
+  EXPECT_EQ(input_of(Schedule::dualpipe, 8, 2, 7, {true, 1, 0}).stage, -1);   // the embedding
+  EXPECT_EQ(output_of(Schedule::dualpipe, 8, 2, 0, {true, 1, 0}).stage, -1);  // the head
+  // Interleaved, as Megatron-LM wraps: the last stage's chunk 0 feeds the first's chunk 1.
+  const ChunkPlace wrap = output_of(Schedule::interleaved, 4, 2, 3, {true, 0, 0});
+  EXPECT_EQ(wrap.stage, 0);
+  EXPECT_EQ(wrap.chunk, 1);
+}
+
+}  // namespace
+}  // namespace myriad::models

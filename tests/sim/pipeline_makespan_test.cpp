@@ -79,6 +79,40 @@ TEST(PipelineMakespan, HeavyEndsAsWorkedOutPassByPass) {
   EXPECT_DOUBLE_EQ(pipeline_makespan(g, durations(4, 2, 1, 2, 1, 2, 1, 2), {}), 93);
 }
 
+// DualPipe on its graph with passes of F = 1, B = 2 (whole), W = 1 and an F&B
+// pass of F + B (the report's setting, compute alone): every rank's m F and m B,
+// and the bubble (pp/2 - 1)(F&B + B - 3W) of DualPipe's README table; 1F1B on
+// the same pp stages takes (pp - 1)(F + B).
+TEST(PipelineMakespan, DualPipeTakesItsTablesBubble) {
+  const double f = 1;
+  const double b = 2;
+  const double w = 1;
+  const double fb = f + b;
+  for (const auto& [pp, m] : {std::pair{4, 8}, std::pair{8, 16}, std::pair{8, 20},
+                              std::pair{16, 32}, std::pair{16, 64}}) {
+    const auto g = models::schedule_graph(models::scenario::Schedule::dualpipe, pp, 1, m);
+    std::vector<double> d(static_cast<std::size_t>(g.slots()), 0.0);
+    for (int s = 0; s < pp; ++s) {
+      for (int c = 0; c < 2; ++c) {
+        d[static_cast<std::size_t>(g.slot(s, {true, c, 0}))] = f;
+        d[static_cast<std::size_t>(g.slot(s, {false, c, 0}))] = b;
+        d[static_cast<std::size_t>(g.slot(s, {false, c, 0, models::PassPart::input}))] = b - w;
+        d[static_cast<std::size_t>(g.slot(s, {false, c, 0, models::PassPart::weight}))] = w;
+        models::PipelineTask pair{true, c, 0};
+        pair.paired = true;
+        d[static_cast<std::size_t>(g.slot(s, pair))] = fb;
+      }
+    }
+    const double work = m * (f + b);
+    EXPECT_NEAR(pipeline_makespan(g, d, {}) - work, (pp / 2 - 1) * (fb + b - 3 * w), 1e-12)
+        << pp << " " << m;
+    EXPECT_NEAR(pipeline_makespan(models::schedule_graph(pp, 1, m),
+                                  durations(pp, 1, f, b, 0, 0, 0, 0), {}) -
+                    work,
+                (pp - 1) * (f + b), 1e-12);
+  }
+}
+
 // A program's pass times by slot of its schedule's graph.
 std::vector<double> slot_durations(const StepProgram& program, const models::ScheduleGraph& g) {
   const int p = program.pp;
