@@ -117,7 +117,9 @@ class GraphBuilder {
     g_.virtual_stages = v_;
     g_.schedule = schedule;
     g_.outputs.assign(static_cast<std::size_t>(g_.slots()), 0);
-    node_of_.assign(static_cast<std::size_t>(2 * pp * v_ * m), -1);
+    node_of_.assign(2 * static_cast<std::size_t>(pp) * static_cast<std::size_t>(v_) *
+                        static_cast<std::size_t>(m),
+                    -1);
   }
 
   ScheduleGraph build() {
@@ -228,14 +230,16 @@ class GraphBuilder {
       }
       const auto at = static_cast<int>(g.nodes.size());
       const Info& info = info_[k];
-      const auto chunk = static_cast<std::size_t>(n.stage * v_ + info.chunk);
+      const std::size_t chunk = static_cast<std::size_t>(n.stage) * static_cast<std::size_t>(v_) +
+                                static_cast<std::size_t>(info.chunk);
       if (info.forward && info.backward_chunk < 0 && first_forward[chunk] < 0) {
         first_forward[chunk] = at;
         g.role[static_cast<std::size_t>(at)] = ScheduleGraph::kFirstForward;
       }
       if (info.gradients) last_gradients[chunk] = at;
       if (info.backward_chunk >= 0) {  // an F&B pass's whole backward
-        last_gradients[static_cast<std::size_t>(n.stage * v_ + info.backward_chunk)] = at;
+        last_gradients[static_cast<std::size_t>(n.stage) * static_cast<std::size_t>(v_) +
+                       static_cast<std::size_t>(info.backward_chunk)] = at;
       }
       g.nodes.push_back(n);
     }
