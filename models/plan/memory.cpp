@@ -1,6 +1,7 @@
 #include "models/plan/memory.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "models/plan/pipeline_schedule.hpp"
 #include "models/transformer/moe_routing.hpp"
@@ -210,9 +211,49 @@ void add_gathered(const scenario::Scenario& s, const StepPlan& plan, int stage,
   b.gradients += unit * gradient_bytes(s);
 }
 
+// DualPipe: the most a rank holds of its two chunks' activations over its
+// order (a chunk pass's from its forward to its backward's input gradients;
+// an F&B pass trades one for another), with each direction's embedding output
+// and MTP inputs on the chunk at its ends, and one micro-batch's logits on the
+// end ranks, which hold a head.
+double dualpipe_activations(const scenario::Scenario& s, const StepPlan& plan, int stage) {
+  const int pp = s.parallelism.pp;
+  const auto k = static_cast<std::size_t>(stage);
+  const double per_layer = layer_activation_bytes(s);
+  const double per_dense = plan.mixed() ? layer_activation_bytes(s, LayerKind::dense) : per_layer;
+  std::array<double, 2> pass{};
+  for (int chunk = 0; chunk < 2; ++chunk) {
+    const auto c = static_cast<std::size_t>(chunk);
+    const int dense = plan.dense_by_chunk[k][c];
+    pass[c] = (plan.layers_by_chunk[k][c] - dense) * per_layer + dense * per_dense;
+    const int at = model_position(scenario::Schedule::dualpipe, pp, stage, chunk);
+    if (at == 0) pass[c] += embedding_activation_bytes(s, plan);
+    if (at == pp - 1) pass[c] += mtp_activation_bytes(s, plan);
+  }
+  std::array<int, 2> held{};
+  double most = 0;
+  for (const PipelineTask& t : dualpipe_order(pp, s.parallelism.micro_batches(), stage)) {
+    const auto c = static_cast<std::size_t>(t.chunk);
+    if (t.forward) ++held[c];
+    if (!t.forward && t.part != PassPart::weight) --held[c];
+    if (!t.paired) most = std::max(most, held[0] * pass[0] + held[1] * pass[1]);
+  }
+  const bool ends = stage == 0 || stage == pp - 1;
+  return most + (ends ? logits_bytes(s, plan) : 0);
+}
+
 MemoryBreakdown stage_states_and_activations(const scenario::Scenario& s, const StepPlan& plan,
                                              int stage) {
   const auto& p = s.parallelism;
+  if (p.schedule == scenario::Schedule::dualpipe) {
+    const auto k = static_cast<std::size_t>(stage);
+    const double params = stage == 0          ? plan.params_first_stage
+                          : stage == p.pp - 1 ? plan.params_last_stage
+                                              : plan.stage_layer_params(stage);
+    MemoryBreakdown b = states(s, plan, params, plan.layers_by_stage[k] - plan.dense_by_stage[k]);
+    b.activations = dualpipe_activations(s, plan, stage);
+    return b;
+  }
   const int in_flight = forwards_in_flight(s, stage);
   const auto k = static_cast<std::size_t>(stage);
   const int moe_layers = plan.layers_by_stage[k] - plan.dense_by_stage[k];

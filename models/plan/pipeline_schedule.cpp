@@ -74,6 +74,8 @@ std::vector<PipelineTask> zb_h1_order(int pp, int m, int stage) {
 std::vector<PipelineTask> pipeline_order(scenario::Schedule schedule, int pp, int v, int m,
                                          int stage) {
   if (!splits_backward(schedule)) return pipeline_order(pp, v, m, stage);
+  // DualPipe's two chunks a stage are its own: v is the scenario's 1, or those 2.
+  if (schedule == scenario::Schedule::dualpipe && v == 2) return dualpipe_order(pp, m, stage);
   if (v != 1) {
     throw std::invalid_argument(std::string("pipeline_order: ") +
                                 (schedule == scenario::Schedule::dualpipe ? "dualpipe" : "zb-h1") +

@@ -118,8 +118,8 @@ struct ChunkPlace {
 // Throws std::invalid_argument unless 0 <= stage < pp, v >= 1, m >= 1, and for
 // v > 1, m is a multiple of pp.
 std::vector<PipelineTask> pipeline_order(int pp, int virtual_stages, int micro_batches, int stage);
-// The order of `schedule` (1f1b and interleaved: the above; zb-h1 and dualpipe:
-// v = 1 only, else std::invalid_argument).
+// The order of `schedule` (1f1b and interleaved: the above; zb-h1: v = 1 only,
+// dualpipe: v = 1 or its own 2 chunks a stage; else std::invalid_argument).
 std::vector<PipelineTask> pipeline_order(scenario::Schedule schedule, int pp, int virtual_stages,
                                          int micro_batches, int stage);
 // DualPipe's (m micro-batches in all); std::invalid_argument unless pp is even

@@ -224,6 +224,23 @@ void count_layers(const scenario::Scenario& s, StepPlan& plan) {
   }
 }
 
+// DualPipe: rank r holds stage r of one direction's pipeline and stage
+// pp - 1 - r of the other's (the v = 1 split of the layers), two chunks.
+void fold_dualpipe(StepPlan& plan) {
+  const auto pp = plan.layers_by_chunk.size();
+  std::vector<std::vector<int>> layers(pp);
+  std::vector<std::vector<int>> dense(pp);
+  for (std::size_t r = 0; r < pp; ++r) {
+    layers[r] = {plan.layers_by_chunk[r][0], plan.layers_by_chunk[pp - 1 - r][0]};
+    dense[r] = {plan.dense_by_chunk[r][0], plan.dense_by_chunk[pp - 1 - r][0]};
+    plan.layers_by_stage[r] = layers[r][0] + layers[r][1];
+    plan.dense_by_stage[r] = dense[r][0] + dense[r][1];
+  }
+  plan.layers_by_chunk = std::move(layers);
+  plan.dense_by_chunk = std::move(dense);
+  plan.virtual_stages = 2;
+}
+
 }  // namespace
 
 StepPlan plan_step(const scenario::Scenario& s) {
@@ -237,6 +254,7 @@ StepPlan plan_step(const scenario::Scenario& s) {
   plan.micro_batches = p.micro_batches();
   plan.dp = p.dp;
   count_layers(s, plan);
+  if (p.schedule == scenario::Schedule::dualpipe) fold_dualpipe(plan);
   plan.first_stage_layers = plan.layers_by_stage.front();
   plan.last_stage_layers = plan.layers_by_stage.back();
   plan.layers_per_stage =
@@ -289,6 +307,13 @@ StepPlan plan_step(const scenario::Scenario& s) {
   if (p.pp == 1)  // the final norm too, as the last stage holds it with pipelining
     plan.params_first_stage = plan.params_last_stage =
         plan.stage_layer_params(0) + vocab_rows * (m.tied_embeddings ? 1 : 2) + m.hidden + mtp;
+  if (p.schedule == scenario::Schedule::dualpipe) {
+    // Both end ranks hold an embedding (one direction's first stage) and a head
+    // (the other's last): DualPipe's two copies of the parameters.
+    const double ends = vocab_rows + m.hidden + vocab_rows + mtp;
+    plan.params_first_stage = plan.stage_layer_params(0) + ends;
+    plan.params_last_stage = plan.stage_layer_params(p.pp - 1) + ends;
+  }
   int middle = 0;  // the stage between the first and the last with the most parameters
   for (int k = 1; k + 1 < p.pp; ++k) {
     const double params = plan.stage_layer_params(k);

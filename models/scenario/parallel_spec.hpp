@@ -9,8 +9,8 @@ namespace myriad::models::scenario {
 
 // Pipeline schedules (models/plan/pipeline_schedule.hpp): Megatron-LM's 1F1B and
 // interleaved 1F1B, and zero-bubble ZB-H1 (backward split into input and weight
-// gradients; one chunk a stage) and DualPipe (bidirectional; not yet a scenario
-// value: its pricing lands with the engines).
+// gradients; one chunk a stage) and DualPipe (bidirectional, two chunks a
+// stage of its own).
 enum class Schedule { one_f_one_b, interleaved, zb_h1, dualpipe };
 enum class Recompute { none, selective, full };
 // The order ranks are laid out in, fastest first; nodes take consecutive ranks.

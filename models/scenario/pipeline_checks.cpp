@@ -142,6 +142,20 @@ void check_pipeline(const Checker& c) {
                         "2, found pp {}",
                         p.pp));
   }
+  if (p.schedule == Schedule::dualpipe) {
+    if (p.pp < 2 || p.pp % 2 != 0) {
+      c.error("parallelism.schedule",
+              fmt::format("dualpipe feeds the pipeline from both ends: it needs an even pp, "
+                          "found pp {}",
+                          p.pp));
+    } else if (p.dp > 0 && p.micro_batches() > 0 &&
+               (p.micro_batches() % 2 != 0 || p.micro_batches() < 2 * p.pp)) {
+      c.error("parallelism.global_batch",
+              fmt::format("dualpipe needs an even number of micro-batches per replica, at least "
+                          "2 pp = {}, found {} (global_batch / (micro_batch * dp))",
+                          2 * p.pp, p.micro_batches()));
+    }
+  }
   if (p.schedule == Schedule::interleaved) {
     if (p.virtual_stages < 2 || p.pp < 2) {
       c.error("parallelism.schedule",
@@ -158,7 +172,7 @@ void check_pipeline(const Checker& c) {
     c.error("parallelism.schedule",
             fmt::format("virtual_stages is {} but the schedule is {}: use interleaved, or "
                         "virtual_stages 1",
-                        p.virtual_stages, p.schedule == Schedule::zb_h1 ? "zb-h1" : "1f1b"));
+                        p.virtual_stages, models::name_in(kScheduleNames, p.schedule)));
   }
   if (p.pp > 1 && p.dp > 0 && p.micro_batches() > 0 && p.micro_batches() < p.pp) {
     c.warning("parallelism.global_batch",

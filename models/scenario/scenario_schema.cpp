@@ -283,11 +283,15 @@ Schema<ParallelSpec> make_parallel_schema() {
       .choice("schedule", &ParallelSpec::schedule,
               {{"1f1b", Schedule::one_f_one_b},
                {"interleaved", Schedule::interleaved},
-               {"zb-h1", Schedule::zb_h1}},
+               {"zb-h1", Schedule::zb_h1},
+               {"dualpipe", Schedule::dualpipe}},
               D::derived("= interleaved when virtual_stages > 1, else 1f1b"),
               "pipeline schedule: 1f1b, interleaved (virtual_stages > 1), or zb-h1 (zero-bubble: "
               "each backward split into input and weight gradients, the weight gradients filling "
-              "the bubble; one chunk a stage)")
+              "the bubble; one chunk a stage), or dualpipe (DeepSeek-V3's bidirectional "
+              "pipeline: two chunks a stage, one per direction, each forward overlapped with "
+              "the other direction's backward; pp even, an even number of micro-batches, at "
+              "least 2 pp)")
       .integer("dp", &ParallelSpec::dp, kPositive, D::derived("= gpus / (tp * pp * cp)"),
                "data-parallel replicas")
       .integer("zero", &ParallelSpec::zero, Range{0, 3}, D::value("0"),

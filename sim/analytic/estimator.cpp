@@ -20,6 +20,7 @@
 #include "sim/analytic/layer_exposure.hpp"
 #include "sim/analytic/optimizer_time.hpp"
 #include "sim/analytic/pipeline_makespan.hpp"
+#include "sim/analytic/required_parameters.hpp"
 #include "sim/analytic/step_rates.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/network_slowdown.hpp"
@@ -182,26 +183,43 @@ struct StageTime {
   double forward = 0;  // forward passes: their compute and exposed layer communication
   double weight = 0;   // of the compute: weight gradients' GEMMs
   GroupTimes comm;     // exposed, by group (pp: blocking transfers; dp: ZeRO-3's)
+  PassTimes a2a;       // its a2a_* fields: the expert all-to-alls, whole and exposed
   [[nodiscard]] double total() const { return compute + comm.total(); }
   StageTime& operator+=(const StageTime& o) {
     compute += o.compute;
     forward += o.forward;
     weight += o.weight;
     comm += o.comm;
+    a2a += o.a2a;
     return *this;
   }
+  // As passes: forward, backward (with recomputation), weight gradients, all-to-alls.
+  [[nodiscard]] PassTimes passes() const {
+    PassTimes p = a2a;
+    p.forward = forward;
+    p.backward = total() - forward;
+    p.weight = weight;
+    return p;
+  }
 };
+
+// Adds a phase's expert all-to-alls, whole (`priced`) and exposed, to `a2a`.
+void add_a2a(PassTimes& a2a, bool forward, const PhaseTime& priced, const PhaseTime& exposed) {
+  (forward ? a2a.a2a_forward : a2a.a2a_backward) += priced.comm[GroupKind::ep];
+  (forward ? a2a.a2a_exposed_forward : a2a.a2a_exposed_backward) += exposed.comm[GroupKind::ep];
+}
 
 StageTime program_time(const models::LayerProgram& lp, Pricer& pricer, const LayerOverlap& overlap,
                        double runs_per_step) {
   StageTime t;
   for (const auto* phase : {&lp.forward, &lp.backward, &lp.recompute}) {
-    const PhaseTime pt =
-        exposed(pricer.price(*phase, runs_per_step), overlap, pricer.overlap_share());
+    const PhaseTime priced = pricer.price(*phase, runs_per_step);
+    const PhaseTime pt = exposed(priced, overlap, pricer.overlap_share());
     t.compute += pt.compute;
     t.weight += pt.weight;
     if (phase == &lp.forward) t.forward += pt.compute + pt.comm.total();
     t.comm += pt.comm;
+    add_a2a(t.a2a, phase == &lp.forward, priced, pt);
   }
   return t;
 }
@@ -211,15 +229,18 @@ StageTime scaled(StageTime t, double k) {
   t.forward *= k;
   t.weight *= k;
   t.comm *= k;
+  t.a2a = t.a2a.scaled(k);
   return t;
 }
 
 PassTimes pass_times(const models::LayerProgram& lp, Pricer& pricer, const LayerOverlap& overlap) {
   PassTimes times;
   for (const auto* phase : {&lp.forward, &lp.backward, &lp.recompute}) {
-    const PhaseTime t = exposed(pricer.price(*phase, 0), overlap, pricer.overlap_share());
+    const PhaseTime priced = pricer.price(*phase, 0);
+    const PhaseTime t = exposed(priced, overlap, pricer.overlap_share());
     (phase == &lp.forward ? times.forward : times.backward) += t.compute + t.comm.total();
     times.weight += t.weight;
+    add_a2a(times, phase == &lp.forward, priced, t);
   }
   return times;
 }
@@ -276,28 +297,6 @@ std::vector<std::string> network_notes(const models::scenario::Scenario& s, cons
         "tier that joins the group");
   }
   return notes;
-}
-
-// A what-if that needs a profile parameter the profile does not give stops here.
-void require_parameters(const models::scenario::Scenario& s, const DeviceProfile& p) {
-  const auto& prune = s.model.moe.prune;
-  const bool sparse =
-      s.model.is_moe() &&
-      (prune.pattern == models::scenario::Sparsity::two_four ||
-       (prune.pattern == models::scenario::Sparsity::unstructured && prune.sparse_kernel));
-  if (sparse && !(p.sparse_gemm_efficiency > 0)) {
-    throw std::runtime_error(fmt::format(
-        "{}: model.moe.prune runs sparse GEMMs, but the device profile {} gives no "
-        "sparse_gemm_efficiency (parameters.sparse_gemm_efficiency: a sparse GEMM's rate on the "
-        "work it keeps relative to a dense one's)",
-        s.file, p.file));
-  }
-  if (s.overlap.fused && !p.parameters.contains("fused_overlap_exposed")) {
-    throw std::runtime_error(fmt::format(
-        "{}: overlap.fused is set, but the device profile {} gives no fused_overlap_exposed "
-        "(parameters.fused_overlap_exposed: the share of a fused collective left exposed)",
-        s.file, p.file));
-  }
 }
 
 }  // namespace
@@ -359,7 +358,9 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   StepReport r;
   const models::StepPlan plan = models::plan_step(s);
   Pricer pricer(s, profile, r, detail == Detail::full);
-  const double m = plan.micro_batches;
+  // DualPipe: each of a rank's two chunks runs half the micro-batches (its direction's).
+  const bool dualpipe = plan.schedule == models::scenario::Schedule::dualpipe;
+  const double m = dualpipe ? plan.micro_batches / 2.0 : plan.micro_batches;
   const double v = plan.virtual_stages;
   const double pp = plan.pp;
   const LayerOverlap layer_overlap(s.overlap, profile,
@@ -394,6 +395,10 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   StageTime last = layers_of(plan.pp - 1);
   const StageTime head = program_time(plan.head, pricer, layer_overlap, m);
   last += head;
+  if (dualpipe) {  // each end rank holds one direction's embedding and the other's head
+    first += head;
+    last += embedding;
+  }
   double p2p = 0;
   if (plan.pp > 1) {
     p2p = pricer.price(plan.pp_transfer, m * 2 * v).time_s;
@@ -441,9 +446,7 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   // starts, and the last one's backward as many after it ends.
   const double in_flight = s.overlap.pp ? 2 * (pp - 1) * p2p : 0;
   double bubble = (pp * mean - critical.total()) / v + in_flight;
-  const auto pass_times_of = [](const StageTime& t) {
-    return PassTimes{t.forward, t.total() - t.forward, t.weight};
-  };
+  const auto pass_times_of = [](const StageTime& t) { return t.passes(); };
   // Interleaved, the chunks that hold the embedding and the head pace the
   // schedule's rounds, and buffering between stages absorbs part of it: the
   // pipeline's time is the longest path through the schedule's passes. 1F1B
@@ -454,7 +457,7 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   const bool swept = plan.virtual_stages > 1 || 2 * pp * m <= kSweptPasses ||
                      models::splits_backward(plan.schedule);
   const PassKinds kinds{pass_times_of(layer), pass_times_of(dense), pass_times_of(embedding),
-                        pass_times_of(head)};
+                        pass_times_of(head), profile.overlap_compute_share()};
   if (swept && !s.overlap.dp) {
     bubble = pipeline_time(plan, kinds, {p2p, s.overlap.pp}) - m * critical.total();
   }
@@ -511,10 +514,22 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   // Compute slowed by data-parallel traffic beside it counts as compute (the first
   // stage's) and as bubble (the others', which it waits for), as the step engine's
   // critical path sees it.
-  r.breakdown = {{"compute", m * critical.compute + dp.compute},
+  // DualPipe's F&B passes hide expert all-to-alls behind the other pass's
+  // compute: what they save on the critical stage comes off its exposed ep time
+  // (any more off its compute), not out of the bubble.
+  double ep_hidden = 0;
+  double compute_hidden = 0;
+  if (dualpipe) {
+    const double saved =
+        fb_saving(cached_schedule_graph(plan), plan, kinds, static_cast<int>(critical_at));
+    ep_hidden = std::min(saved, m * critical.comm[GroupKind::ep]);
+    compute_hidden = saved - ep_hidden;
+    bubble += saved;
+  }
+  r.breakdown = {{"compute", m * critical.compute + dp.compute - compute_hidden},
                  {"tp", m * critical.comm[GroupKind::tp]},
                  {"cp", m * critical.comm[GroupKind::cp]},
-                 {"ep", m * critical.comm[GroupKind::ep]},
+                 {"ep", m * critical.comm[GroupKind::ep] - ep_hidden},
                  {"pp", m * critical.comm[GroupKind::pp]},
                  {"bubble", bubble + dp.bubble},
                  {"dp", dp.exposed + m * critical.comm[GroupKind::dp]},

@@ -22,12 +22,19 @@ void transfer_times(const models::ScheduleGraph& graph, PipelineTransfer transfe
   sent.resize(slots);
   for (std::size_t k = 0; k < slots; ++k) {
     const int outputs = graph.outputs[k];
-    held[k] = outputs * hold;  // a DualPipe F&B pass sends two
-    sent[k] = outputs > 0 ? transfer.seconds : 0.0;
+    // A DualPipe F&B pass sends two, to the same neighbour, together.
+    held[k] = outputs * hold;
+    sent[k] = outputs * transfer.seconds;
   }
 }
 
 }  // namespace
+
+double fb_time(const PassTimes& f, const PassTimes& b, double share) {
+  const double compute = f.forward - f.a2a_exposed_forward + b.backward - b.a2a_exposed_backward;
+  const double a2a = f.a2a_forward + b.a2a_backward;
+  return std::max(compute + share * a2a, a2a);
+}
 
 double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const double> durations,
                          PipelineTransfer transfer) {
@@ -74,39 +81,69 @@ double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const dou
   return *std::max_element(free_at.begin(), free_at.end());
 }
 
+// Chunk `chunk` of stage `stage`'s passes: its layers', and the embedding's or
+// the head's where it sits at an end of the pipeline.
+PassTimes chunk_passes(const models::StepPlan& plan, const PassKinds& passes, int stage,
+                       int chunk) {
+  const auto k = static_cast<std::size_t>(stage);
+  const auto c = static_cast<std::size_t>(chunk);
+  const double dense = plan.dense_by_chunk[k][c];
+  PassTimes t = passes.layer.scaled(plan.layers_by_chunk[k][c] - dense);
+  if (dense > 0) t += passes.dense.scaled(dense);
+  const int at = models::model_position(plan.schedule, plan.pp, stage, chunk);
+  if (at == 0) t += passes.embedding;
+  if (at == models::model_chunks(plan.schedule, plan.pp, plan.virtual_stages) - 1) {
+    t += passes.head;
+  }
+  return t;
+}
+
+double fb_saving(const models::ScheduleGraph& graph, const models::StepPlan& plan,
+                 const PassKinds& passes, int stage) {
+  const int v = graph.virtual_stages;
+  const int first_pair = 4 * graph.pp * v;
+  double saved = 0;
+  for (const auto& n : graph.nodes) {
+    if (n.stage != stage || n.slot < first_pair) continue;
+    const int chunk = (n.slot - first_pair) % v;
+    const PassTimes f = chunk_passes(plan, passes, stage, chunk);
+    const PassTimes b = chunk_passes(plan, passes, stage, 1 - chunk);
+    saved += f.forward + b.backward - fb_time(f, b, passes.overlap_share);
+  }
+  return saved;
+}
+
 std::span<const double> pass_durations(const models::ScheduleGraph& graph,
                                        const models::StepPlan& plan, const PassKinds& passes) {
-  const PassTimes& layer = passes.layer;
-  const PassTimes& dense = passes.dense;
   const int pp = plan.pp;
   const int v = plan.virtual_stages;
+  const auto parts = 2 * static_cast<std::size_t>(pp) * static_cast<std::size_t>(v);
   const bool split = graph.slots() > 2 * pp * v;
+  const bool pairs = plan.schedule == models::scenario::Schedule::dualpipe;
   thread_local std::vector<double> durations;
+  thread_local std::vector<PassTimes> chunks;
   durations.resize(static_cast<std::size_t>(graph.slots()));
   for (int stage = 0; stage < pp; ++stage) {
-    const auto& chunks = plan.layers_by_chunk[static_cast<std::size_t>(stage)];
-    const auto& dense_chunks = plan.dense_by_chunk[static_cast<std::size_t>(stage)];
+    chunks.clear();
     for (int chunk = 0; chunk < v; ++chunk) {
-      const double d = dense_chunks[static_cast<std::size_t>(chunk)];
-      const double layers = chunks[static_cast<std::size_t>(chunk)] - d;
-      PassTimes t{layers * layer.forward + d * dense.forward,
-                  layers * layer.backward + d * dense.backward,
-                  layers * layer.weight + d * dense.weight};
-      for (const auto& [has, ends] : {std::pair{stage == 0 && chunk == 0, &passes.embedding},
-                                      std::pair{stage == pp - 1 && chunk == v - 1, &passes.head}}) {
-        if (!has) continue;
-        t.forward += ends->forward;
-        t.backward += ends->backward;
-        t.weight += ends->weight;
-      }
+      const PassTimes t = chunk_passes(plan, passes, stage, chunk);
+      chunks.push_back(t);
       const auto forward = static_cast<std::size_t>(stage) * 2 * static_cast<std::size_t>(v) +
                            static_cast<std::size_t>(chunk);
       durations[forward] = t.forward;
       durations[forward + static_cast<std::size_t>(v)] = t.backward;
       if (split) {
-        durations[2 * static_cast<std::size_t>(pp * v) + forward] = t.backward - t.weight;
-        durations[2 * static_cast<std::size_t>(pp * v) + forward + static_cast<std::size_t>(v)] =
-            t.weight;
+        durations[parts + forward] = t.backward - t.weight;
+        durations[parts + forward + static_cast<std::size_t>(v)] = t.weight;
+      }
+    }
+    if (pairs) {  // F of chunk c with B of the other
+      for (int chunk = 0; chunk < v; ++chunk) {
+        models::PipelineTask f{true, chunk, 0};
+        f.paired = true;
+        durations[static_cast<std::size_t>(graph.slot(stage, f))] =
+            fb_time(chunks[static_cast<std::size_t>(chunk)],
+                    chunks[static_cast<std::size_t>(1 - chunk)], passes.overlap_share);
       }
     }
   }
@@ -200,9 +237,12 @@ class DpSweep {
     const std::uint8_t* const roles = graph_.role.data();
     const models::ScheduleGraph::Node* const nodes = graph_.nodes.data();
     const std::size_t count = graph_.nodes.size();
+    const std::int32_t* const second = graph_.second_input.data();  // DualPipe's F&B passes
+    const bool pairs = !graph_.second_input.empty();
     for (std::size_t i = 0; i < count; ++i) {
       const models::ScheduleGraph::Node n = nodes[i];
-      const double ready = std::max(free[n.stage], arrive[n.input]);
+      double ready = std::max(free[n.stage], arrive[n.input]);
+      if (pairs) ready = std::max(ready, arrive[second[i]]);
       double end = ready + time_[n.slot];
       if ((roles[i] != 0) | (ready < quiet[n.stage])) [[unlikely]] {
         end = meet(n, roles[i], ready);
@@ -291,10 +331,6 @@ DpPlay pipeline_with_dp(const models::ScheduleGraph& graph, std::span<const doub
                         PipelineTransfer transfer, const DpStream& dp, double share) {
   if (durations.size() != static_cast<std::size_t>(graph.slots())) {
     throw std::invalid_argument("pipeline_with_dp: one duration per pass kind expected");
-  }
-  if (!graph.second_input.empty()) {
-    throw std::invalid_argument(
-        "pipeline_with_dp: DualPipe's F&B passes are not played beside data-parallel streams");
   }
   if (!(share >= 0 && share < 1)) {
     throw std::invalid_argument("pipeline_with_dp: a share of the compute rate in [0, 1) expected");

@@ -29,6 +29,32 @@ struct PassTimes {
   // Of backward: the weight gradients' GEMMs, which a zero-bubble schedule runs
   // in a pass of their own (the rest is its input-gradient pass).
   double weight = 0;
+  // The expert all-to-alls in forward and backward: whole, and the part of
+  // `forward` and `backward` they leave exposed. DualPipe's F&B pass hides one
+  // pass's behind the other's compute (fb_time).
+  double a2a_forward = 0;
+  double a2a_backward = 0;
+  double a2a_exposed_forward = 0;
+  double a2a_exposed_backward = 0;
+  PassTimes& operator+=(const PassTimes& o) {
+    forward += o.forward;
+    backward += o.backward;
+    weight += o.weight;
+    a2a_forward += o.a2a_forward;
+    a2a_backward += o.a2a_backward;
+    a2a_exposed_forward += o.a2a_exposed_forward;
+    a2a_exposed_backward += o.a2a_exposed_backward;
+    return *this;
+  }
+  [[nodiscard]] PassTimes scaled(double k) const {
+    return {forward * k,
+            backward * k,
+            weight * k,
+            a2a_forward * k,
+            a2a_backward * k,
+            a2a_exposed_forward * k,
+            a2a_exposed_backward * k};
+  }
   [[nodiscard]] double of(const models::PipelineTask& t) const {
     if (t.forward) return forward;
     switch (t.part) {
@@ -42,6 +68,13 @@ struct PassTimes {
     return backward;
   }
 };
+// DualPipe's F&B pass: the forward of `f` and the (whole) backward of `b`
+// overlapped, each one's expert all-to-alls beside the other's compute
+// (DeepSeek-V3 s3.2.1): their compute without the exposed all-to-alls, slowed
+// by the `share` of the compute rate the communication kernels take while they
+// run, or the all-to-alls, whichever is longer.
+[[nodiscard]] double fb_time(const PassTimes& f, const PassTimes& b, double share);
+
 // A pipeline's kinds of pass: a layer's, an MoE model's dense layer's (where
 // StepPlan::dense_by_chunk has any), the embedding's and the head's.
 struct PassKinds {
@@ -49,6 +82,7 @@ struct PassKinds {
   PassTimes dense;
   PassTimes embedding;
   PassTimes head;
+  double overlap_share = 0;  // for DualPipe's F&B passes (fb_time)
 };
 
 struct PipelineTransfer {
@@ -82,6 +116,15 @@ struct DpPlay {
 };
 DpPlay pipeline_with_dp(const models::ScheduleGraph& graph, std::span<const double> durations,
                         PipelineTransfer transfer, const DpStream& dp, double share);
+
+// Chunk `chunk` of stage `stage`'s passes: its layers', and the embedding's or
+// the head's where it sits at an end of the pipeline.
+PassTimes chunk_passes(const models::StepPlan& plan, const PassKinds& passes, int stage, int chunk);
+// What a stage's DualPipe F&B passes save over running their forward and
+// backward one after the other (negative where the communication kernels' share
+// of the compute rate costs more than the all-to-alls they hide).
+double fb_saving(const models::ScheduleGraph& graph, const models::StepPlan& plan,
+                 const PassKinds& passes, int stage);
 
 // A pipeline's pass durations by slot of `graph` (pipeline_time's).
 std::span<const double> pass_durations(const models::ScheduleGraph& graph,

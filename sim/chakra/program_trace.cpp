@@ -63,8 +63,20 @@ class StageTrace {
       if (t.stream != Stream::network && last_on[stream] != 0) {
         n.data_deps.push_back(last_on[stream]);
       }
-      for (const Dependency& d : t.after) depend(n, d, tasks);
+      for (const Dependency& d : t.after) depend(n, d, t, tasks);
       describe(n, t);
+      if (t.kind == TaskKind::send && t.pass.paired) {
+        // A DualPipe F&B pass's two outputs: a message each, one after the other.
+        EtNode first = n;
+        first.id = next_id_++;
+        first.name = fmt::format("send {} c{} mb{}", t.pass.forward ? "fwd" : "bwd", t.pass.chunk,
+                                 t.pass.micro_batch);
+        first.duration_micros = micros(t.seconds / 2);
+        n.duration_micros = micros(t.seconds / 2);
+        send_fields(n, t.pair);
+        n.data_deps.push_back(first.id);
+        graph_.nodes.push_back(std::move(first));
+      }
       n.attrs.push_back(string_attr("myriad_stream", kStreamNames[stream]));
       n.attrs.push_back(double_attr("myriad_seconds", t.seconds));
       if (t.takes_share) n.attrs.push_back(bool_attr("myriad_takes_share", true));
@@ -83,17 +95,36 @@ class StageTrace {
   }
 
  private:
-  void depend(EtNode& n, const Dependency& d, const std::vector<StepTask>& tasks) {
+  // The message a pass waits for from `from`: what that stage's pass of the same
+  // micro-batch sent it (of an F&B pass, the pass whose input it is).
+  [[nodiscard]] models::PipelineTask input_from(const StepTask& t, int from) const {
+    for (const models::PipelineTask* x : {&t.pass, t.pass.paired ? &t.pair : nullptr}) {
+      if (x == nullptr) continue;
+      const models::ChunkPlace at = models::input_of(p_.schedule, p_.pp, p_.v, stage_, *x);
+      if (at.stage != from) continue;
+      models::PipelineTask sent = *x;
+      sent.chunk = at.chunk;
+      sent.paired = false;
+      return sent;
+    }
+    return t.pass;
+  }
+
+  void depend(EtNode& n, const Dependency& d, const StepTask& t,
+              const std::vector<StepTask>& tasks) {
     if (d.stage != stage_) {  // a pipeline message: received first
       const StepTask& send =
           p_.stages[static_cast<std::size_t>(d.stage)].tasks[static_cast<std::size_t>(d.task)];
+      const models::PipelineTask message =
+          send.kind == TaskKind::send ? input_from(t, d.stage) : send.pass;
       EtNode r;
       r.id = next_id_++;
-      r.name = "recv " + send.name().substr(5);
+      r.name = fmt::format("recv {} c{} mb{}", message.forward ? "fwd" : "bwd", message.chunk,
+                           message.micro_batch);
       r.type = EtNodeType::comm_recv;
       r.comm_src = d.stage;
       r.comm_dst = stage_;
-      r.comm_tag = tag(p_, send.pass);
+      r.comm_tag = tag(p_, message);
       r.comm_size = static_cast<std::int64_t>(std::llround(p_.costs.pp_bytes_per_gpu));
       r.is_cpu_op = false;
       n.data_deps.push_back(r.id);
@@ -117,6 +148,17 @@ class StageTrace {
     n.data_deps.push_back(node_of_[static_cast<std::size_t>(d.task)]);
   }
 
+  // A pipeline message of pass `x`: to the stage holding the next position.
+  void send_fields(EtNode& n, const models::PipelineTask& x) const {
+    n.type = EtNodeType::comm_send;
+    n.comm_src = stage_;
+    n.comm_dst = models::output_of(p_.schedule, p_.pp, p_.v, stage_, x).stage;
+    models::PipelineTask sent = x;
+    sent.paired = false;
+    n.comm_tag = tag(p_, sent);
+    n.comm_size = static_cast<std::int64_t>(std::llround(p_.costs.pp_bytes_per_gpu));
+  }
+
   void describe(EtNode& n, const StepTask& t) const {
     switch (t.kind) {
       case TaskKind::pass:
@@ -126,11 +168,7 @@ class StageTrace {
         n.type = EtNodeType::comp;
         return;
       case TaskKind::send:
-        n.type = EtNodeType::comm_send;
-        n.comm_src = stage_;
-        n.comm_dst = (t.pass.forward ? stage_ + 1 : stage_ - 1 + p_.pp) % p_.pp;
-        n.comm_tag = tag(p_, t.pass);
-        n.comm_size = static_cast<std::int64_t>(std::llround(p_.costs.pp_bytes_per_gpu));
+        send_fields(n, t.pass);
         return;
       case TaskKind::dp_collective: {
         n.type = EtNodeType::comm_coll;

@@ -38,10 +38,16 @@ class StageBuilder {
         overlapped_.push_back(gathered[static_cast<std::size_t>(k)]);
       }
     }
-    std::vector<int> backwards_left(static_cast<std::size_t>(p_.v), p_.m);
-    for (const PipelineTask& t : models::pipeline_order(p_.schedule, p_.pp, p_.v, p_.m, stage_)) {
-      const bool last_backward = t.weight_gradients() &&
-                                 --backwards_left[static_cast<std::size_t>(t.chunk)] == 0 &&
+    // Each chunk runs every micro-batch, or under DualPipe its direction's half.
+    std::vector<int> backwards_left(static_cast<std::size_t>(p_.v), p_.micro_batches_per_chunk());
+    const auto order = models::pipeline_order(p_.schedule, p_.pp, p_.v, p_.m, stage_);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const PipelineTask& t = order[i];
+      // DualPipe's F&B pass: this forward and the backward after it, as one task.
+      const PipelineTask* pair = t.paired && i + 1 < order.size() ? &order[++i] : nullptr;
+      const PipelineTask& grads = pair != nullptr ? *pair : t;
+      const bool last_backward = grads.weight_gradients() &&
+                                 --backwards_left[static_cast<std::size_t>(grads.chunk)] == 0 &&
                                  p_.overlap_dp;
       if (t.forward && t.micro_batch == 0 && gathered[static_cast<std::size_t>(t.chunk)] >= 0) {
         StepTask join = task(TaskKind::join, Activity::dp, 0);
@@ -49,8 +55,9 @@ class StageBuilder {
         add(std::move(join));
       }
       StepTask run = task(TaskKind::pass, t.forward ? Activity::forward : Activity::backward,
-                          p_.pass_time(stage_, t));
+                          pair != nullptr ? p_.fb_time(stage_, t, *pair) : p_.pass_time(stage_, t));
       run.pass = t;
+      if (pair != nullptr) run.pair = *pair;
       const int pass = add(std::move(run));
       int early = -1;
       if (last_backward) {
@@ -67,11 +74,16 @@ class StageBuilder {
         first_rest = -1;
       }
       int done = pass;
-      if (has_output(t)) {
+      // An F&B pass's two outputs go to the same neighbour (one direction's
+      // forward and the other's backward travel the same way), together.
+      const int outputs = (has_output(t) ? 1 : 0) + (pair != nullptr && has_output(*pair) ? 1 : 0);
+      if (outputs > 0) {
         const bool let_go = p_.overlap_pp;
-        StepTask send = task(TaskKind::send, Activity::pp, p_.costs.pp_transfer.time_s);
+        StepTask send = task(TaskKind::send, Activity::pp, outputs * p_.costs.pp_transfer.time_s);
         send.stream = let_go ? Stream::network : Stream::compute;
-        send.pass = t;
+        send.pass = pair != nullptr && !has_output(t) ? *pair : t;
+        if (pair != nullptr && outputs == 2) send.pair = *pair;
+        send.pass.paired = outputs == 2;
         // Sent when the stage gets to it: after the pass and what the stage
         // waited for after it (the first forward's parameters).
         send.after = {{stage_, last_compute()}};
@@ -94,14 +106,8 @@ class StageBuilder {
     add(task(TaskKind::optimizer, Activity::optimizer, p_.costs.optimizer_s));
   }
 
-  [[nodiscard]] bool has_input(const PipelineTask& t) const {
-    if (t.forward) return stage_ > 0 || t.chunk > 0;
-    return stage_ < p_.pp - 1 || t.chunk < p_.v - 1;
-  }
   [[nodiscard]] bool has_output(const PipelineTask& t) const {
-    if (!t.moves()) return false;
-    if (t.forward) return stage_ < p_.pp - 1 || t.chunk < p_.v - 1;
-    return stage_ > 0 || t.chunk > 0;
+    return models::output_of(p_.schedule, p_.pp, p_.v, stage_, t).stage >= 0;
   }
   [[nodiscard]] const std::vector<int>& sends() const { return sends_; }
 
@@ -156,24 +162,25 @@ void connect(StepProgram& p, const std::vector<std::vector<int>>& sends) {
     auto& table = by_slot[static_cast<std::size_t>(stage)];
     table.assign(slot(p, {false, p.v, 0}), -1);
     for (const int task : sends[static_cast<std::size_t>(stage)]) {
-      table[slot(
-          p,
-          p.stages[static_cast<std::size_t>(stage)].tasks[static_cast<std::size_t>(task)].pass)] =
-          task;
+      const StepTask& send =
+          p.stages[static_cast<std::size_t>(stage)].tasks[static_cast<std::size_t>(task)];
+      table[slot(p, send.pass)] = task;
+      if (send.pass.paired) table[slot(p, send.pair)] = task;  // an F&B pass's two outputs
     }
   }
   for (int stage = 0; stage < p.pp; ++stage) {
     for (StepTask& t : p.stages[static_cast<std::size_t>(stage)].tasks) {
-      if (t.kind != TaskKind::pass || !t.pass.moves()) continue;
-      const PipelineTask& x = t.pass;
-      const int from = ((x.forward ? stage - 1 : stage + 1) + p.pp) % p.pp;
-      PipelineTask input = x;
-      if (x.forward && stage == 0) input.chunk = x.chunk - 1;
-      if (!x.forward && stage == p.pp - 1) input.chunk = x.chunk + 1;
-      if (input.chunk < 0 || input.chunk >= p.v) continue;  // the step's first or last pass
-      const int send = by_slot[static_cast<std::size_t>(from)][slot(p, input)];
-      if (send < 0) throw std::logic_error("step program: a pass's input is never sent");
-      t.after.push_back({from, send});
+      if (t.kind != TaskKind::pass) continue;
+      for (const PipelineTask* x : {&t.pass, t.pass.paired ? &t.pair : nullptr}) {
+        if (x == nullptr) continue;
+        const models::ChunkPlace from = models::input_of(p.schedule, p.pp, p.v, stage, *x);
+        if (from.stage < 0) continue;  // the step's first or last pass, or weight gradients
+        PipelineTask input = *x;
+        input.chunk = from.chunk;
+        const int send = by_slot[static_cast<std::size_t>(from.stage)][slot(p, input)];
+        if (send < 0) throw std::logic_error("step program: a pass's input is never sent");
+        t.after.push_back({from.stage, send});
+      }
     }
   }
 }
@@ -184,6 +191,10 @@ std::string StepTask::name() const {
   if (!label.empty()) return label;
   switch (kind) {
     case TaskKind::pass:
+      if (pass.paired) {
+        return fmt::format("fwd c{} mb{} & bwd c{} mb{}", pass.chunk, pass.micro_batch, pair.chunk,
+                           pair.micro_batch);
+      }
       return fmt::format("{} c{} mb{}",
                          pass.forward                            ? "fwd"
                          : pass.part == models::PassPart::input  ? "bwd-input"
@@ -191,6 +202,10 @@ std::string StepTask::name() const {
                                                                  : "bwd",
                          pass.chunk, pass.micro_batch);
     case TaskKind::send:
+      if (pass.paired) {
+        return fmt::format("send fwd c{} mb{} & bwd c{} mb{}", pass.chunk, pass.micro_batch,
+                           pair.chunk, pair.micro_batch);
+      }
       return fmt::format("send {} c{} mb{}", pass.forward ? "fwd" : "bwd", pass.chunk,
                          pass.micro_batch);
     case TaskKind::dp_collective:
@@ -207,9 +222,26 @@ std::string StepTask::name() const {
 
 double StepProgram::ends_time(int stage, const models::PipelineTask& t) const {
   double time = 0;
-  if (stage == 0 && t.chunk == 0) time += costs.embedding.of(t);
-  if (stage == pp - 1 && t.chunk == v - 1) time += costs.head.of(t);
+  const int at = models::model_position(schedule, pp, stage, t.chunk);
+  if (at == 0) time += costs.embedding.of(t);
+  if (at == models::model_chunks(schedule, pp, v) - 1) time += costs.head.of(t);
   return time;
+}
+
+PassTimes StepProgram::chunk_passes(int stage, int chunk) const {
+  const auto k = static_cast<std::size_t>(stage);
+  const auto c = static_cast<std::size_t>(chunk);
+  PassTimes t = costs.layer.scaled(main_layers(stage, chunk));
+  t += costs.dense_layer.scaled(chunk_dense[k][c]);
+  const int at = models::model_position(schedule, pp, stage, chunk);
+  if (at == 0) t += costs.embedding;
+  if (at == models::model_chunks(schedule, pp, v) - 1) t += costs.head;
+  return t;
+}
+
+double StepProgram::fb_time(int stage, const models::PipelineTask& f,
+                            const models::PipelineTask& b) const {
+  return sim::fb_time(chunk_passes(stage, f.chunk), chunk_passes(stage, b.chunk), overlap_share);
 }
 
 int StepProgram::main_layers(int stage, int chunk) const {
@@ -236,7 +268,10 @@ std::vector<BreakdownPart> StepProgram::breakdown(const std::vector<std::vector<
     const auto& dense_chunks = chunk_dense[static_cast<std::size_t>(stage)];
     const double dense = std::accumulate(dense_chunks.begin(), dense_chunks.end(), 0.0);
     const double layers = std::accumulate(chunks.begin(), chunks.end(), 0.0) - dense;
-    shares.push_back(pass_shares(costs, layers, dense, stage == 0, stage == pp - 1));
+    // DualPipe's end ranks hold an embedding and a head each.
+    const bool ends = schedule == models::scenario::Schedule::dualpipe;
+    shares.push_back(pass_shares(costs, layers, dense, stage == 0 || (ends && stage == pp - 1),
+                                 stage == pp - 1 || (ends && stage == 0)));
   }
   return step_breakdown(timelines, pp, shares, step_s);
 }
@@ -260,7 +295,7 @@ StepProgram build_step_program(const models::scenario::Scenario& s, StageCosts c
   StepProgram p;
   const auto& par = s.parallelism;
   p.pp = par.pp;
-  p.v = par.virtual_stages;
+  p.v = models::chunks_per_stage(par.schedule, par.virtual_stages);
   p.m = par.micro_batches();
   p.schedule = par.schedule;
   p.overlap_pp = s.overlap.pp;

@@ -81,6 +81,7 @@ struct StepTask {
   }
   bool takes_share = false;     // its kernels take that share while it runs
   models::PipelineTask pass{};  // pass and send: which one
+  models::PipelineTask pair{};  // a DualPipe F&B pass (pass.paired): its backward
   double share = 0;             // dp_collective: of the stage's parameters
   bool gather = false;          // dp_collective: parameter gathers, else gradient reductions
   // A traced workload's: its collective (StepProgram::collectives), -1 for the
@@ -121,6 +122,15 @@ struct StepProgram {
   // A pass's uncontended time on `stage`: its chunk's layers, and the embedding
   // (first stage, first chunk) or the head (last stage, last chunk).
   [[nodiscard]] double pass_time(int stage, const models::PipelineTask& t) const;
+  // A chunk's passes (its layers', the embedding's or the head's where it sits
+  // at an end), and a DualPipe F&B pass's time (sim::fb_time).
+  [[nodiscard]] PassTimes chunk_passes(int stage, int chunk) const;
+  [[nodiscard]] double fb_time(int stage, const models::PipelineTask& f,
+                               const models::PipelineTask& b) const;
+  // Micro-batches each chunk runs: m, or under DualPipe its direction's m / 2.
+  [[nodiscard]] int micro_batches_per_chunk() const {
+    return schedule == models::scenario::Schedule::dualpipe ? m / 2 : m;
+  }
   // The part of it that is an MoE model's dense layers (0 without them).
   [[nodiscard]] double dense_time(int stage, const models::PipelineTask& t) const;
   // The chunk's layers that are `costs.layer` (the others are dense).

@@ -75,24 +75,29 @@ void run_task(StepState& p, int row, int stage, const PipelineTask& t, double sl
   }
 }
 
-int from_stage(const StepState& p, int stage, const PipelineTask& t) {
-  return ((t.forward ? stage - 1 : stage + 1) + p.pp) % p.pp;
+// The mailbox a pass's messages arrive in on `stage`: one per direction of
+// passes, and under DualPipe per direction of the pipeline too (its two
+// directions' messages come from different neighbours, in no common order).
+std::string pipeline_mailbox(const StepState& p, int row, int stage, const PipelineTask& t) {
+  const bool both_ways = p.program.schedule == models::scenario::Schedule::dualpipe;
+  return mailbox(t.forward ? "f" : "b", p.rows[row], stage) +
+         (both_ways ? (t.chunk == 0 ? ".0" : ".1") : "");
 }
 
 // Waits for a task's input, checking it is the message the schedule expects.
 void receive_input(StepState& p, int row, int stage, const PipelineTask& t) {
-  sg4::Mailbox* in = sg4::Mailbox::by_name(mailbox(t.forward ? "f" : "b", p.rows[row], stage));
+  const models::ChunkPlace source =
+      models::input_of(p.program.schedule, p.pp, p.program.v, stage, t);
+  sg4::Mailbox* in = sg4::Mailbox::by_name(pipeline_mailbox(p, row, stage, t));
   const double start = sg4::Engine::get_clock();
   const Tag* got = in->get<Tag>();
-  // From the previous (next) stage's same chunk, or across the wrap of the
-  // interleaved schedule from the last (first) stage's previous (next) chunk.
-  int expected = t.chunk;
-  if (t.forward && stage == 0) expected = t.chunk - 1;
-  if (!t.forward && stage == p.pp - 1) expected = t.chunk + 1;
+  // From the neighbour holding the position before (after) it: the previous
+  // (next) stage's same chunk, or across the wrap of the interleaved schedule.
+  const int expected = source.chunk;
   if (got->chunk != expected || got->micro_batch != t.micro_batch) {
     throw std::logic_error("step engine: pipeline messages arrived out of order");
   }
-  const auto from = static_cast<int>(at(row, p.pp, from_stage(p, stage, t)));
+  const auto from = static_cast<int>(at(row, p.pp, source.stage));
   const double sent = p.actors[static_cast<std::size_t>(from)]
                           .sent_at[at(t.forward ? 0 : 1, p.program.v * p.program.m,
                                       static_cast<int>(at(expected, p.program.m, t.micro_batch)))];
@@ -151,8 +156,12 @@ void send_traced(StepState& p, int row, int stage, int task, const StepTask& t) 
 }
 
 void send_output(StepState& p, int row, int stage, const PipelineTask& t) {
-  const int to = ((t.forward ? stage + 1 : stage - 1) + p.pp) % p.pp;
-  sg4::Mailbox* out = sg4::Mailbox::by_name(mailbox(t.forward ? "f" : "b", p.rows[row], to));
+  const models::ChunkPlace dest =
+      models::output_of(p.program.schedule, p.pp, p.program.v, stage, t);
+  const int to = dest.stage;
+  PipelineTask arriving = t;
+  arriving.chunk = dest.chunk;
+  sg4::Mailbox* out = sg4::Mailbox::by_name(pipeline_mailbox(p, row, to, arriving));
   Tag* tag = &p.tags[at(t.chunk, p.program.m, t.micro_batch)];
   const auto bytes =
       static_cast<uint64_t>(p.pp_bytes_per_node * p.weights[static_cast<std::size_t>(row)]);
@@ -219,7 +228,8 @@ void play_dp_stream(StepState& p, int row, int stage, double slow) {
 void play_stage(StepState& p, int row, int stage) {
   for (const char* kind : {"f", "b", "dp", "ep"}) {
     for (const char* parity : {"", ".0", ".1"}) {
-      if ((*kind == 'e') == (*parity == '\0')) continue;  // ep.R.S.0 and .1; the others bare
+      // ep.R.S.0 and .1, dp bare, f and b both (.0 and .1: DualPipe's directions)
+      if ((*kind == 'e' && *parity == '\0') || (*kind == 'd' && *parity != '\0')) continue;
       sg4::Mailbox::by_name(mailbox(kind, p.rows[row], stage) + parity)
           ->set_receiver(sg4::Actor::self());
     }
@@ -250,14 +260,27 @@ void play_stage(StepState& p, int row, int stage) {
     const bool input = std::any_of(t.after.begin(), t.after.end(),
                                    [stage](const Dependency& d) { return d.stage != stage; });
     if (input && p.program.traced) receive_traced(p, row, stage, t);
-    if (input && !p.program.traced) receive_input(p, row, stage, t.pass);
+    if (input && !p.program.traced) {
+      for (const PipelineTask* x : {&t.pass, t.pass.paired ? &t.pair : nullptr}) {
+        if (x != nullptr &&
+            models::input_of(p.program.schedule, p.pp, p.program.v, stage, *x).stage >= 0) {
+          receive_input(p, row, stage, *x);
+        }
+      }
+    }
     const double start = sg4::Engine::get_clock();
     for (const Dependency& d : t.after) wait_for(p, row, stage, d, slow);
     signal(p, row, stage, task, false);
     switch (t.kind) {
       case TaskKind::pass: {
         const double begun = sg4::Engine::get_clock();
-        run_task(p, row, stage, t.pass, slow);
+        // A DualPipe F&B pass: its time as priced, each all-to-all behind the
+        // other's compute (not played as flows).
+        if (t.pass.paired) {
+          compute_for(p, slow * t.seconds);
+        } else {
+          run_task(p, row, stage, t.pass, slow);
+        }
         record(p, row, stage, t.activity, begun, t.name());
         break;
       }
@@ -266,6 +289,7 @@ void play_stage(StepState& p, int row, int stage) {
           send_traced(p, row, stage, task, t);
         } else {
           send_output(p, row, stage, t.pass);
+          if (t.pass.paired) send_output(p, row, stage, t.pair);  // an F&B pass's second output
         }
         break;
       case TaskKind::dp_collective:

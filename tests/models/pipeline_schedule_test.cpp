@@ -209,7 +209,7 @@ TEST(DualPipe, RejectsWhatItCannotRun) {
   EXPECT_THROW(dualpipe_order(4, 6, 0), std::invalid_argument);   // fewer than 2 pp
   EXPECT_THROW(dualpipe_order(4, 9, 0), std::invalid_argument);   // odd
   EXPECT_THROW(dualpipe_order(4, 8, 4), std::invalid_argument);   // no such rank
-  EXPECT_THROW(pipeline_order(scenario::Schedule::dualpipe, 4, 2, 8, 0), std::invalid_argument);
+  EXPECT_THROW(pipeline_order(scenario::Schedule::dualpipe, 4, 3, 8, 0), std::invalid_argument);
 }
 
 // Where each chunk sits: rank r holds stage r of direction 0 and stage

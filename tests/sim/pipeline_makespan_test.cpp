@@ -128,6 +128,12 @@ std::vector<double> slot_durations(const StepProgram& program, const models::Sch
         const auto k = static_cast<std::size_t>(g.slot(stage, t));
         if (k < d.size()) d[k] = program.pass_time(stage, t);
       }
+      if (g.schedule == models::scenario::Schedule::dualpipe) {  // F of c with B of the other
+        models::PipelineTask f{true, c, 0};
+        f.paired = true;
+        d[static_cast<std::size_t>(g.slot(stage, f))] =
+            program.fb_time(stage, f, {false, 1 - c, 0});
+      }
     }
   }
   return d;
@@ -169,7 +175,9 @@ TEST(PipelineMakespan, IsWhatTheEvaluatorPlays) {
        {std::tuple{4, 2, 8, false, ""}, std::tuple{4, 2, 8, true, ""},
         std::tuple{2, 4, 8, true, ""}, std::tuple{8, 4, 16, false, ""},
         std::tuple{4, 1, 8, false, ", schedule: zb-h1"},
-        std::tuple{8, 1, 16, true, ", schedule: zb-h1"}}) {
+        std::tuple{8, 1, 16, true, ", schedule: zb-h1"},
+        std::tuple{4, 1, 8, false, ", schedule: dualpipe"},
+        std::tuple{8, 1, 20, true, ", schedule: dualpipe"}}) {
     const auto text = fmt::format(
         "cluster: {{preset: llama3-like, gpus: {}}}\n"
         "model: {{preset: llama3-8b, seq_length: 4096}}\n"
@@ -178,12 +186,12 @@ TEST(PipelineMakespan, IsWhatTheEvaluatorPlays) {
         8 * p, p, v, m, schedule, let_go);
     const auto s = models::scenario::load_scenario_text(text, "pipeline.yaml", testing::kShipped);
     StageCosts costs;
-    costs.layer = {0.010, 0.021, 0.008};
+    costs.layer = {0.010, 0.021, 0.008, 0.004, 0.006, 0.003, 0.004};
     costs.embedding = {0.004, 0.009};
     costs.head = {0.023, 0.047};
     costs.pp_transfer.time_s = 0.0017;
     const StepProgram program = build_step_program(s, costs, 0);
-    const auto g = models::schedule_graph(s.parallelism.schedule, p, v, m);
+    const auto g = models::schedule_graph(s.parallelism.schedule, p, program.v, m);
     const std::vector<double> d = slot_durations(program, g);
     const double swept = pipeline_makespan(g, d, {costs.pp_transfer.time_s, let_go});
     EXPECT_NEAR(swept, evaluate_program(program).step_time_s, 1e-12) << text;
@@ -252,7 +260,9 @@ TEST(PipelineWithDp, IsWhatTheEvaluatorPlays) {
         std::tuple{2, 4, 8, true, 0.35, 4.0, ""}, std::tuple{8, 4, 16, false, 0.2, 2.0, ""},
         std::tuple{4, 4, 4, false, 0.5, 6.0, ""},
         std::tuple{4, 1, 8, false, 0.2, 3.0, ", schedule: zb-h1"},
-        std::tuple{8, 1, 16, true, 0.0, 1.0, ", schedule: zb-h1"}}) {
+        std::tuple{8, 1, 16, true, 0.0, 1.0, ", schedule: zb-h1"},
+        std::tuple{4, 1, 8, false, 0.2, 3.0, ", schedule: dualpipe"},
+        std::tuple{8, 1, 16, true, 0.0, 1.0, ", schedule: dualpipe"}}) {
     const auto text = fmt::format(
         "cluster: {{preset: llama3-like, gpus: {}}}\n"
         "model: {{preset: llama3-8b, seq_length: 4096}}\n"
@@ -265,7 +275,7 @@ TEST(PipelineWithDp, IsWhatTheEvaluatorPlays) {
     costs.layer.weight = 0.007;
     const StepProgram program = build_step_program(s, costs, share);
     ASSERT_EQ(program.m, m);
-    const auto g = models::schedule_graph(s.parallelism.schedule, p, v, m);
+    const auto g = models::schedule_graph(s.parallelism.schedule, p, program.v, m);
     const std::vector<double> d = slot_durations(program, g);
     const DpPlay play = pipeline_with_dp(g, d, {program.costs.pp_transfer.time_s, let_go},
                                          program.dp_stream(), share);

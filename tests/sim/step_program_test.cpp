@@ -144,7 +144,8 @@ TEST(StepProgram, TheStepEngineAgreesWithTheEvaluatorWithoutContention) {
   for (const auto& [v, overlap_pp, zero, schedule] :
        {std::tuple{1, false, 1, "1f1b"}, std::tuple{2, true, 1, "interleaved"},
         std::tuple{4, false, 3, "interleaved"}, std::tuple{1, false, 1, "zb-h1"},
-        std::tuple{1, true, 3, "zb-h1"}}) {
+        std::tuple{1, true, 3, "zb-h1"}, std::tuple{1, false, 1, "dualpipe"},
+        std::tuple{1, true, 1, "dualpipe"}}) {
     auto text = fmt::format(
         "cluster: {{preset: llama3-like, gpus: 64}}\n"
         "model: {{preset: llama3-8b, seq_length: 4096}}\n"
@@ -225,7 +226,11 @@ std::string random_layout(std::mt19937_64& rng, bool long_1f1b = false) {
   if (model == "mixtral-8x7b") text += fmt::format(", ep: {}", pick({1, 2, 4, 8}));
   // Zero-bubble ZB-H1, a time in three where a stage runs one chunk and the
   // closed form sweeps the schedule.
-  if (pp > 1 && v == 1 && !long_1f1b && pick({0, 0, 1}) == 1) text += ", schedule: zb-h1";
+  if (pp > 1 && v == 1 && !long_1f1b) {
+    const int schedule = pick({0, 0, 1, 2});
+    if (schedule == 1) text += ", schedule: zb-h1";
+    if (schedule == 2) text += ", schedule: dualpipe";  // refused unless m is even and >= 2 pp
+  }
   text += fmt::format("}}\noverlap: {{dp: {}, pp: {}, tp: {}, cp: {}, ep: {}}}\n", flip(), flip(),
                       flip(), flip(), flip());
   return text;
@@ -240,9 +245,9 @@ TEST(StepProgram, ClosedFormAgreesWithTheEvaluatorOnRandomLayouts) {
   int valid = 0;
   // [0]: one stage; [1]: 1F1B; [2]: interleaved; [3]: interleaved, overlap.dp;
   // [4]: one chunk a stage, more passes than the closed form plays one by one;
-  // [5]: zero-bubble ZB-H1
-  std::array<std::vector<double>, 6> errors;
-  std::array<std::string, 6> worst;
+  // [5]: zero-bubble ZB-H1; [6]: DualPipe
+  std::array<std::vector<double>, 7> errors;
+  std::array<std::string, 7> worst;
   int long_valid = 0;
   for (int tries = 0; (valid < 2000 || long_valid < 100) && tries < 40000; ++tries) {
     const bool long_1f1b = valid >= 2000;
@@ -258,12 +263,14 @@ TEST(StepProgram, ClosedFormAgreesWithTheEvaluatorOnRandomLayouts) {
     const double est = estimate(s, profile, Detail::summary).step_time_s;
     const double eval = evaluate_program(build_step_program(s, profile)).step_time_s;
     const double error = std::abs(eval / est - 1);
-    const std::size_t kind = long_1f1b                                                     ? 4
-                             : s.parallelism.schedule == models::scenario::Schedule::zb_h1 ? 5
-                             : s.parallelism.pp == 1                                       ? 0
-                             : s.parallelism.virtual_stages == 1                           ? 1
-                             : s.overlap.dp                                                ? 3
-                                                                                           : 2;
+    using models::scenario::Schedule;
+    const std::size_t kind = long_1f1b                                      ? 4
+                             : s.parallelism.schedule == Schedule::zb_h1    ? 5
+                             : s.parallelism.schedule == Schedule::dualpipe ? 6
+                             : s.parallelism.pp == 1                        ? 0
+                             : s.parallelism.virtual_stages == 1            ? 1
+                             : s.overlap.dp                                 ? 3
+                                                                            : 2;
     if (errors[kind].empty() ||
         error > *std::max_element(errors[kind].begin(), errors[kind].end())) {
       worst[kind] = text + fmt::format("estimate {} s, evaluator {} s", est, eval);
@@ -277,8 +284,8 @@ TEST(StepProgram, ClosedFormAgreesWithTheEvaluatorOnRandomLayouts) {
     return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
   };
   const char* kinds[] = {
-      "one stage", "1F1B", "interleaved", "interleaved, overlap.dp", "1F1B, long (formula)",
-      "zb-h1"};
+      "one stage", "1F1B",    "interleaved", "interleaved, overlap.dp", "1F1B, long (formula)",
+      "zb-h1",     "dualpipe"};
   for (std::size_t k = 0; k < errors.size(); ++k) {
     std::printf("%-24s %4zu layouts: median %.3f %%, p95 %.3f %%, worst %.3f %%, %zu past 1 %%\n",
                 kinds[k], errors[k].size(), 100 * quantile(errors[k], 0.5),
