@@ -116,6 +116,8 @@ struct Lists {
   std::vector<int> tp, pp, v, cp, ep, etp, mb, zero, batch;
   std::vector<models::scenario::Recompute> recompute;
   std::vector<models::scenario::RankOrder> placement;
+  std::vector<models::scenario::Schedule> schedule;
+  bool schedules_searched = false;  // SearchSpace::schedule listed
   std::vector<models::scenario::PruneSpec> prune;
   std::optional<SearchSpace::BatchRange> batch_range;
 
@@ -134,6 +136,8 @@ struct Lists {
         batch(or_base(space.global_batch, p0.global_batch)),
         recompute(or_base(space.recompute, p0.recompute)),
         placement(or_base(space.placement, p0.placement)),
+        schedule(or_base(space.schedule, p0.schedule)),
+        schedules_searched(!space.schedule.empty()),
         prune(or_base(space.prune, prune0)),
         batch_range(space.batch_range),
         layers(model_layers) {}
@@ -141,7 +145,7 @@ struct Lists {
   // Layouts per pruning variant.
   [[nodiscard]] std::size_t layouts() const {
     return tp.size() * pp.size() * v.size() * cp.size() * ep.size() * etp.size() * mb.size() *
-           zero.size() * batch.size() * recompute.size() * placement.size();
+           zero.size() * batch.size() * recompute.size() * placement.size() * schedule.size();
   }
   [[nodiscard]] std::size_t size() const { return layouts() * prune.size(); }
 
@@ -157,6 +161,7 @@ struct Lists {
     };
     models::scenario::ParallelSpec p = p0;
     p.placement = next(placement);
+    p.schedule = next(schedule);
     p.recompute = next(recompute);
     p.global_batch = next(batch);
     p.zero = next(zero);
@@ -169,6 +174,12 @@ struct Lists {
     p.tp = next(tp);
     p.sp = p.tp > 1;
     p.etp = expert_tp == 0 ? p.tp : expert_tp;
+    // The scenario's zero-bubble schedule where the layout can run it; 1F1B or
+    // interleaved elsewhere. A searched one stays, for the checks to refuse.
+    if (!schedules_searched && models::splits_backward(p.schedule) &&
+        (p.virtual_stages > 1 || p.pp < 2)) {
+      p.schedule = models::scenario::Schedule::one_f_one_b;
+    }
     p.first_stage_layers = 0;
     p.last_stage_layers = 0;
     p.stage_layers.clear();
@@ -209,12 +220,38 @@ std::string empty_space_problem(const PlanResult& r) {
       r.candidates, fmt::join(keys, "; "));
 }
 
+std::vector<models::scenario::Schedule> parse_schedule_axis(const std::string& values) {
+  std::vector<models::scenario::Schedule> out;
+  if (values.empty()) return out;
+  std::size_t from = 0;
+  while (from <= values.size()) {
+    const std::size_t comma = std::min(values.find(',', from), values.size());
+    const std::string name = values.substr(from, comma - from);
+    auto schedule =
+        models::value_in<models::scenario::Schedule>(models::scenario::kScheduleNames, name);
+    if (!schedule) {
+      throw std::invalid_argument(fmt::format(
+          "expected schedules among 1f1b, interleaved, zb-h1 and dualpipe, comma-separated; "
+          "found '{}'",
+          name));
+    }
+    // Interleaved is 1F1B with virtual stages: the layout's say which it runs.
+    if (*schedule == models::scenario::Schedule::interleaved) {
+      schedule = models::scenario::Schedule::one_f_one_b;
+    }
+    if (std::find(out.begin(), out.end(), *schedule) == out.end()) out.push_back(*schedule);
+    from = comma + 1;
+  }
+  return out;
+}
+
 std::size_t candidate_count(const SearchSpace& space) {
   std::size_t n = 1;
-  for (std::size_t size : {space.tp.size(), space.pp.size(), space.virtual_stages.size(),
-                           space.cp.size(), space.ep.size(), space.etp.size(),
-                           space.micro_batch.size(), space.zero.size(), space.global_batch.size(),
-                           space.recompute.size(), space.placement.size(), space.prune.size()}) {
+  for (std::size_t size :
+       {space.tp.size(), space.pp.size(), space.virtual_stages.size(), space.cp.size(),
+        space.ep.size(), space.etp.size(), space.micro_batch.size(), space.zero.size(),
+        space.global_batch.size(), space.recompute.size(), space.placement.size(),
+        space.schedule.size(), space.prune.size()}) {
     n *= std::max<std::size_t>(size, 1);
   }
   return n;
@@ -240,6 +277,7 @@ std::string search_too_large(const SearchSpace& space) {
       {"global batches", space.global_batch.size(), "--global-batch"},
       {"recomputations", space.recompute.size(), "the search"},
       {"placements", space.placement.size(), "the search"},
+      {"schedules", space.schedule.size(), "--schedules"},
       {"pruning variants", space.prune.size(), "--prune"},
   };
   std::vector<std::string> sizes;
@@ -483,11 +521,9 @@ void apply_layout(models::scenario::Scenario& s, const models::scenario::Paralle
   s.origins.erase("parallelism.dp");
   s.origins.erase("parallelism.schedule");
   models::scenario::derive_layout(s);
-  // A zero-bubble schedule the scenario asks for stays where the layout runs one
-  // chunk a stage (1F1B and interleaved follow from virtual_stages).
-  if (models::splits_backward(p.schedule) && p.virtual_stages == 1 && p.pp > 1) {
-    s.parallelism.schedule = p.schedule;
-  }
+  // A zero-bubble schedule stays as the layout names it (1F1B and interleaved
+  // follow from virtual_stages).
+  if (models::splits_backward(p.schedule)) s.parallelism.schedule = p.schedule;
 }
 
 void apply_planned(models::scenario::Scenario& s, const PlannedLayout& l) {

@@ -30,6 +30,12 @@ struct SearchSpace {
   std::vector<int> etp;  // the experts' tensor parallelism: 0 for = tp, or 1
   std::vector<models::scenario::Recompute> recompute;
   std::vector<models::scenario::RankOrder> placement;
+  // Pipeline schedules (`plan --schedules`). Empty: the scenario's, a
+  // zero-bubble one kept where a layout runs one chunk a stage on two or more
+  // (1F1B or interleaved, by its virtual stages, elsewhere). Listed: each one as
+  // it is (one_f_one_b standing for 1F1B or interleaved by the virtual stages),
+  // so that the scenario checks refuse a zero-bubble schedule where it cannot run.
+  std::vector<models::scenario::Schedule> schedule;
   // What-if axis on the model: expert pruning variants (the scenario's own when empty).
   std::vector<models::scenario::PruneSpec> prune;
   // A range of global batches (sequences) in place of the list: each layout takes
@@ -49,6 +55,11 @@ struct SearchSpace {
 
 // The batch a layout takes from a range (SearchSpace::BatchRange).
 int batch_in_range(const models::scenario::ParallelSpec& p, const SearchSpace::BatchRange& range);
+
+// Reads `plan --schedules`' comma-separated schedules (1f1b, interleaved, zb-h1,
+// dualpipe; interleaved is 1f1b: a layout's virtual stages say which); none from
+// "". std::invalid_argument naming what was expected.
+std::vector<models::scenario::Schedule> parse_schedule_axis(const std::string& values);
 
 // A pruning variant in words: "none", "2:4", "experts 8 + unstructured 50 %".
 std::string prune_text(const models::scenario::PruneSpec& p);
@@ -201,7 +212,8 @@ models::scenario::ParallelSpec layout_at(const models::scenario::Scenario& base,
                                          const SearchSpace& space, std::size_t index);
 
 // Puts a layout on a scenario: its parallelism, with the degrees and schedule
-// derived afresh (models::scenario::derive). The scenario checks are the caller's.
+// derived afresh (models::scenario::derive), a zero-bubble schedule kept as the
+// layout names it. The scenario checks are the caller's.
 void apply_layout(models::scenario::Scenario& s, const models::scenario::ParallelSpec& p);
 
 // The overrides that turn the base scenario (whose parallelism is `base`) into a

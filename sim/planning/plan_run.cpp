@@ -170,6 +170,7 @@ PlanColumns plan_columns(const PlanVariants& v, const std::vector<Rescored>& bes
   c.gpus = v.several_counts();
   c.etp = !space.etp.empty();
   c.pruning = space.prune.size() > 1;
+  c.schedule = space.schedule.size() > 1;
   c.batch = space.global_batch.size() > 1 || space.batch_range.has_value();
   c.stages = options.balanced_stages;
   c.simulated = std::any_of(best.begin(), best.end(),

@@ -122,6 +122,7 @@ struct PlanColumns {
   bool etp = false;         // expert tensor parallelism searched
   bool pruning = false;     // several expert prunings
   bool batch = false;       // several global batches
+  bool schedule = false;    // several pipeline schedules (--schedules)
   bool stages = false;      // the stage split searched (--stages balanced)
   bool simulated = false;   // vs estimate: a step engine's step
   bool campaigned = false;  // ETTR: a campaign's

@@ -74,6 +74,55 @@ TEST(LayoutSearch, KeepsTheScenariosZeroBubbleScheduleWhereAStageRunsOneChunk) {
   EXPECT_GT(kept, 0);
 }
 
+// Schedules as a searched axis (plan --schedules): each listed one as it is, so
+// the checks refuse ZB-H1 and DualPipe where they cannot run (virtual stages, one
+// stage) instead of folding them into the interleaved layouts; every row's
+// overrides estimate its step again; at one chunk a stage, ZB-H1 is no slower
+// than 1F1B on the same layout, and the axis multiplies the candidates.
+TEST(LayoutSearch, SearchesTheListedSchedules) {
+  using models::scenario::Schedule;
+  const auto s = models::scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  SearchSpace space = small_space(s);
+  space.pp = {1, 2, 4};
+  space.schedule = parse_schedule_axis("interleaved,zb-h1,dualpipe,1f1b");
+  ASSERT_EQ(space.schedule,
+            (std::vector<Schedule>{Schedule::one_f_one_b, Schedule::zb_h1, Schedule::dualpipe}));
+  SearchSpace one = space;
+  one.schedule.clear();
+  EXPECT_EQ(candidate_count(space), 3 * candidate_count(one));
+  PlanOptions options;
+  options.top = 200;
+  const PlanResult r = search_layouts(s, h100(), space, options);
+  EXPECT_EQ(r.candidates, r.pruned + r.evaluated);
+  ASSERT_GT(r.pruned_by.count("parallelism.schedule"), 0U);
+  int zb = 0;
+  int dualpipe = 0;
+  for (const auto& l : r.top) {
+    const Schedule got = l.parallelism.schedule;
+    if (got == Schedule::zb_h1 || got == Schedule::dualpipe) {
+      EXPECT_EQ(l.parallelism.virtual_stages, 1);
+      EXPECT_GT(l.parallelism.pp, 1);
+    }
+    zb += got == Schedule::zb_h1;
+    dualpipe += got == Schedule::dualpipe;
+    const auto again = models::scenario::load_scenario_text(
+        kLlama8b, "plan.yaml",
+        models::scenario::LoadOptions({MYRIAD_SCENARIO_DIR},
+                                      layout_overrides(l.parallelism, s.parallelism)));
+    EXPECT_EQ(again.parallelism.schedule, got);
+    EXPECT_DOUBLE_EQ(estimate(again, h100()).step_time_s, l.metrics.step_time_s);
+    if (got == Schedule::zb_h1) {
+      auto plain = again;
+      plain.parallelism.schedule = Schedule::one_f_one_b;
+      EXPECT_LT(l.metrics.step_time_s, estimate(plain, h100()).step_time_s);
+    }
+  }
+  EXPECT_GT(zb, 0);
+  EXPECT_GT(dualpipe, 0);
+  EXPECT_THROW(parse_schedule_axis("1f1b,gpipe"), std::invalid_argument);
+  EXPECT_TRUE(parse_schedule_axis("").empty());
+}
+
 TEST(LayoutSearch, EveryCandidateIsPrunedOrEstimated) {
   const auto s = models::scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
   const SearchSpace space = small_space(s);

@@ -251,7 +251,7 @@ TEST(Cli, PlanRanksLayoutsAndReproducesTheBest) {
   std::getline(csv_in, header);
   std::getline(csv_in, first);
   EXPECT_EQ(header.rfind("rank,tp,sp,pp,virtual_stages", 0), 0U) << header;
-  EXPECT_EQ(header.substr(header.rfind(',')), ",meets_deadline") << header;
+  EXPECT_NE(header.find(",meets_deadline,schedule"), std::string::npos) << header;
   EXPECT_EQ(first.rfind("1,", 0), 0U) << first;
   std::filesystem::remove(file);
   std::filesystem::remove(csv);
@@ -269,6 +269,35 @@ TEST(Cli, PlanRanksLayoutsAndReproducesTheBest) {
 // Expectation: a --prune variant that leaves fewer experts than a token is routed
 // to prunes every candidate: it is bad input (exit 2) naming the variant and what
 // is left, not a plan that found no layout (it exited 0 with "No layout fits").
+// `plan --schedules` searches the listed pipeline schedules: a schedule column,
+// the axis in the searched line and the CSV, and a bad name refused (exit 2).
+TEST(Cli, PlanSearchesPipelineSchedules) {
+  const std::string llama =
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-8b-h100-64-pp4.yaml";
+  const auto csv = std::filesystem::temp_directory_path() /
+                   ("myriad_schedules_" + std::to_string(getpid()) + ".csv");
+  const Result r =
+      run_cli({"plan", llama, "--schedules", "1f1b,zb-h1", "--top", "40", "--csv", csv.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("x schedule {1f1b (interleaved with v > 1), zb-h1}"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" schedule "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("zb-h1"), std::string::npos) << r.out;
+  std::ifstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_TRUE(header.ends_with(",schedule")) << header;
+  std::string row;
+  int zb = 0;
+  while (std::getline(in, row)) zb += row.ends_with(",zb-h1");
+  EXPECT_GT(zb, 0);
+  std::filesystem::remove(csv);
+  const Result bad = run_cli({"plan", llama, "--schedules", "1f1b,gpipe"});
+  EXPECT_EQ(bad.code, kExitBadInput) << bad.out;
+  EXPECT_NE(bad.err.find("--schedules"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("found 'gpipe'"), std::string::npos) << bad.err;
+}
+
 TEST(Cli, PlanRefusesAPruneThatLeavesTooFewExperts) {
   const std::string mixtral =
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml";

@@ -11,8 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
+#include <string_view>
 #include <thread>
 
+#include "models/plan/pipeline_schedule.hpp"
 #include "models/scenario/run_title.hpp"
 #include "models/scenario/text_file.hpp"
 #include "sim/campaign/campaign_report.hpp"
@@ -202,6 +204,24 @@ std::string title_text(const PlanCliOptions& o, const PlanVariants& v,
   return out + profile_line(v.all.front().profile);
 }
 
+// The schedules searched, where more than the scenario's 1F1B or interleaved.
+std::string schedules_text(const PlanVariants& v) {
+  const sim::SearchSpace& space = v.all.front().space;
+  if (!space.schedule.empty()) {
+    std::vector<std::string_view> names;
+    for (const auto s : space.schedule) {
+      names.push_back(s == models::scenario::Schedule::one_f_one_b
+                          ? "1f1b (interleaved with v > 1)"
+                          : models::name_in(models::scenario::kScheduleNames, s));
+    }
+    return fmt::format(" x schedule {{{}}}", fmt::join(names, ", "));
+  }
+  const auto own = v.all.front().base.parallelism.schedule;
+  if (!models::splits_backward(own)) return "";
+  return fmt::format("; schedule {} where v is 1 (interleaved otherwise)",
+                     models::name_in(models::scenario::kScheduleNames, own));
+}
+
 // What was searched, how fast, and how many candidates were pruned and why.
 std::string searched_text(const PlanVariants& v, const sim::PlanOptions& options,
                           const sim::PlanResult& r, double wall) {
@@ -217,13 +237,10 @@ std::string searched_text(const PlanVariants& v, const sim::PlanOptions& options
       "\n  searched: tp {{{}}} x pp {{{}}} x v {{{}}} x cp {{{}}} x ep {{{}}}{} x micro-batch "
       "{{{}}} x "
       "ZeRO {{{}}} x recompute {{none, selective, full}} x placement {{tp-cp-dp-pp, "
-      "tp-cp-pp-dp}}; dp = GPUs / (tp pp cp); sp with tp; overlap as the scenario has it{}\n",
+      "tp-cp-pp-dp}}{}; dp = GPUs / (tp pp cp); sp with tp; overlap as the scenario has it\n",
       fmt::join(space.tp, ", "), fmt::join(space.pp, ", "), fmt::join(space.virtual_stages, ", "),
       fmt::join(space.cp, ", "), fmt::join(space.ep, ", "), experts,
-      fmt::join(space.micro_batch, ", "), fmt::join(space.zero, ", "),
-      v.all.front().base.parallelism.schedule == models::scenario::Schedule::zb_h1
-          ? "; schedule zb-h1 where v is 1 (interleaved otherwise)"
-          : "");
+      fmt::join(space.micro_batch, ", "), fmt::join(space.zero, ", "), schedules_text(v));
   out += fmt::format(
       "  {} candidates in {:.2f} s ({:.0f}/s): {} pruned by the scenario checks, {} estimated "
       "({:.0f}/s), {} above {:.0f} % of usable memory\n",
@@ -298,6 +315,7 @@ Table best_table_frame(const sim::PlanColumns& c) {
   add(c.hardware, {"hardware"}, "l");
   add(c.gpus, {"GPUs"}, "r");
   add(true, {"tp", "pp", "v", "cp", "ep"}, "rrrrr");
+  add(c.schedule, {"schedule"}, "l");
   add(c.etp, {"etp"}, "r");
   add(true, {"dp", "mb"}, "rr");
   add(c.pruning, {"pruning"}, "l");
@@ -325,6 +343,7 @@ std::vector<std::string> best_row(const sim::Rescored& b, int rank, const PlanVa
   if (c.hardware) row.push_back(v.all[l.variant].hardware);
   if (c.gpus) row.push_back(models::scenario::grouped(m.gpus));
   for (const int n : {p.tp, p.pp, p.virtual_stages, p.cp, p.ep}) row.push_back(std::to_string(n));
+  if (c.schedule) row.emplace_back(models::name_in(models::scenario::kScheduleNames, p.schedule));
   if (c.etp) row.push_back(std::to_string(p.etp));
   for (const int n : {p.dp, p.micro_batch}) row.push_back(std::to_string(n));
   if (c.pruning) row.push_back(sim::prune_text(l.prune));
@@ -427,7 +446,7 @@ std::string plan_csv(const PlanCliOptions& o, const PlanVariants& v,
       "rank,tp,sp,pp,virtual_stages,cp,ep,dp,micro_batch,global_batch,zero,recompute,"
       "step_time_s,mfu,tokens_per_s,days,gpu_hours,cost_usd,memory_fraction,engine,"
       "estimate_rank,estimated_step_time_s,simulated_step_time_s,days_ci95,ettr,etp,pruning,"
-      "stage_layers,gpus,hardware,meets_deadline\n";
+      "stage_layers,gpus,hardware,meets_deadline,schedule\n";
   int rank = 0;
   const auto optional = [](const std::optional<double>& x) {
     return x ? fmt::format("{:.9g}", *x) : std::string{};
@@ -436,8 +455,7 @@ std::string plan_csv(const PlanCliOptions& o, const PlanVariants& v,
     const sim::LayoutMetrics& m = b.layout.metrics;
     csv += fmt::format(
         "{},{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g},{},{},{:.9g},{},{},{},{},{},{},{},{},"
-        "{}"
-        "\n",
+        "{},{}\n",
         ++rank, layout_text(b.layout), m.step_time_s, m.mfu, m.tokens_per_s, m.days, m.gpu_hours,
         priced ? fmt::format("{:.9g}", m.cost) : std::string{}, m.memory, b.engine, b.estimate_rank,
         b.estimated_step_s, optional(b.simulated_step_s),
@@ -446,7 +464,8 @@ std::string plan_csv(const PlanCliOptions& o, const PlanVariants& v,
         sim::prune_text(b.layout.prune),
         fmt::join(b.layout.parallelism.stage_layers, " "),  // empty: even stages
         m.gpus, csv_field(v.all[b.layout.variant].hardware),
-        o.max_days > 0 ? (m.days <= o.max_days ? "true" : "false") : "");
+        o.max_days > 0 ? (m.days <= o.max_days ? "true" : "false") : "",
+        models::name_in(models::scenario::kScheduleNames, b.layout.parallelism.schedule));
   }
   return csv;
 }

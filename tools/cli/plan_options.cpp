@@ -53,6 +53,11 @@ Command add_plan_command(CLI::App& app, Streams io, const Environment& env) {
                   "expert pruning variants to search beside the layouts (MoE), comma-separated: "
                   "none, 2:4, unstructured=F (dense kernels), unstructured-kernel=F (a sparse "
                   "kernel), experts=N, joined by '+' (experts=8+2:4); default: the scenario's");
+  cmd->add_option("--schedules", options->schedules,
+                  "pipeline schedules to search, comma-separated: 1f1b (interleaved where a "
+                  "layout has virtual stages), zb-h1, dualpipe; the checks refuse a zero-bubble "
+                  "one where it cannot run (virtual stages, one stage, odd pp for dualpipe); "
+                  "default: the scenario's");
   cmd->add_option("--csv", options->csv_file, "also write the best layouts as CSV");
   cmd->add_option("--rescore", options->rescore,
                   "re-score the best layouts by slower engines and rank them again: step "

@@ -16,7 +16,8 @@ struct PlanCliOptions {
   int top = 10;
   double headroom = 0.9;
   std::string global_batch;
-  std::string prune;  // pruning variants, comma-separated
+  std::string prune;      // pruning variants, comma-separated
+  std::string schedules;  // pipeline schedules, comma-separated (--schedules)
   std::string csv_file;
   std::vector<std::string> rescore;  // step, campaign
   int seeds = 8;

@@ -74,6 +74,7 @@ ConfigurationReport plan_report_frame(const PlanCliOptions& o, const PlanVariant
        {"zero", "ZeRO"},
        {"recompute", "recompute"},
        {"placement", "placement"},
+       {"schedule", "schedule"},
        {"global_batch", "global batch"}});
   report.set_objective(options.objective);
   report.set_front(
@@ -103,6 +104,7 @@ nlohmann::json point_params(const PlanCliOptions& o, const PlanVariants& v,
       {"zero", p.zero},
       {"recompute", std::string(models::name_in(models::scenario::kRecomputeNames, p.recompute))},
       {"placement", std::string(models::name_in(models::scenario::kRankOrderNames, p.placement))},
+      {"schedule", std::string(models::name_in(models::scenario::kScheduleNames, p.schedule))},
       {"global_batch", p.global_batch}};
   if (o.max_days > 0) params["deadline"] = e.m.days <= o.max_days ? "meets" : "misses";
   if (v.all.front().base.model.is_moe()) {

@@ -117,6 +117,11 @@ class VariantLoader {
     } catch (const std::invalid_argument& e) {
       return plan_error(io_, "--prune", e.what());
     }
+    try {
+      v.space.schedule = sim::parse_schedule_axis(o_.schedules);
+    } catch (const std::invalid_argument& e) {
+      return plan_error(io_, "--schedules", e.what());
+    }
     v.offset = out.candidates();
     v.candidates = sim::candidate_count(v.space);
     out.all.push_back(std::move(v));
