@@ -525,6 +525,8 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
     ep_hidden = std::min(saved, m * critical.comm[GroupKind::ep]);
     compute_hidden = saved - ep_hidden;
     bubble += saved;
+    r.moe.a2a_exposed_unpaired_s = m * critical.comm[GroupKind::ep];
+    r.moe.a2a_hidden_s = ep_hidden;
   }
   r.breakdown = {{"compute", m * critical.compute + dp.compute - compute_hidden},
                  {"tp", m * critical.comm[GroupKind::tp]},

@@ -70,6 +70,11 @@ struct MoeSummary {
   double padded = 0;     // share of computed slots that are padding
   std::string dispatch;  // "all-to-all", "all-gather", or "" without ep
   bool dispatch_inside_node = true;
+  // DualPipe: the exposed expert all-to-all time of the critical stage's passes
+  // run one after another, and what its F&B passes hide of it behind the other
+  // pass's compute (taken off the breakdown's ep line).
+  double a2a_exposed_unpaired_s = 0;
+  double a2a_hidden_s = 0;
 };
 
 struct StepReport {

@@ -70,6 +70,28 @@ TEST(MoeExample, MatchesItsSourceRow) {
   EXPECT_TRUE(r.fits);
 }
 
+// Expectation: DualPipe's report says what its F&B passes hide of the expert
+// all-to-alls: the critical stage's exposed all-to-all time run one pass after
+// another (1F1B's ep line on this layout), of which the hidden part comes off the
+// ep line; 1F1B hides none.
+TEST(DualPipeEstimate, SaysHowMuchOfTheExpertAllToAllsItHides) {
+  const auto mixtral = [](const std::string& schedule) {
+    return models::scenario::load_scenario(
+        std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml",
+        models::scenario::LoadOptions({MYRIAD_SCENARIO_DIR},
+                                      {"parallelism.pp=4", "parallelism.schedule=" + schedule}));
+  };
+  const DeviceProfile& h100 = testing::shipped_profile("H100");
+  const StepReport one = estimate(mixtral("1f1b"), h100);
+  EXPECT_EQ(one.moe.a2a_hidden_s, 0);
+  EXPECT_EQ(one.moe.a2a_exposed_unpaired_s, 0);
+  const StepReport dual = estimate(mixtral("dualpipe"), h100);
+  EXPECT_GT(dual.moe.a2a_hidden_s, 0.3 * dual.moe.a2a_exposed_unpaired_s);
+  EXPECT_LT(dual.moe.a2a_hidden_s, dual.moe.a2a_exposed_unpaired_s);
+  EXPECT_NEAR(dual.moe.a2a_exposed_unpaired_s, seconds(one, "ep"), 1e-9 * seconds(one, "ep"));
+  EXPECT_NEAR(seconds(dual, "ep"), dual.moe.a2a_exposed_unpaired_s - dual.moe.a2a_hidden_s, 1e-12);
+}
+
 // Expectation: chunked (inter-operator) overlap hides ep and cp traffic down to a
 // quarter, its NCCL kernels taking the profile's overlap_compute_share of the GEMMs
 // while they hide the rest; fused (intra-operator) overlap hides more, down to the

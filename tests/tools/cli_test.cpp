@@ -298,6 +298,16 @@ TEST(Cli, PlanSearchesPipelineSchedules) {
   EXPECT_NE(bad.err.find("found 'gpipe'"), std::string::npos) << bad.err;
 }
 
+// `estimate` on DualPipe says how much of the expert all-to-alls its F&B passes hide.
+TEST(Cli, EstimateSaysWhatDualPipeHides) {
+  const Result r =
+      run_cli({"estimate", std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml",
+               "--set", "parallelism.pp=4", "--set", "parallelism.schedule=dualpipe"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("pp 4 (dualpipe)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("DualPipe's F&B passes hide "), std::string::npos) << r.out;
+}
+
 TEST(Cli, PlanRefusesAPruneThatLeavesTooFewExperts) {
   const std::string mixtral =
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml";

@@ -1,4 +1,5 @@
 #include "tools/cli/step_report.hpp"
+#include "models/plan/pipeline_schedule.hpp"
 #include "models/plan/rank_layout.hpp"
 #include "models/scenario/run_title.hpp"
 #include "models/transformer/model_stats.hpp"
@@ -173,9 +174,10 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
   out += fmt::format(
       "  {} x {}, tp {}{} pp {}{} cp {} ep {} dp {}; {} micro-batches of {} x {} tokens\n",
       s.cluster.gpus, s.cluster.gpu.name, p.tp, p.sp ? " (sp)" : "", p.pp,
-      p.virtual_stages > 1                              ? fmt::format(" (v {})", p.virtual_stages)
-      : p.schedule == models::scenario::Schedule::zb_h1 ? std::string(" (zb-h1)")
-                                                        : std::string{},
+      p.virtual_stages > 1 ? fmt::format(" (v {})", p.virtual_stages)
+      : models::splits_backward(p.schedule)
+          ? fmt::format(" ({})", models::name_in(models::scenario::kScheduleNames, p.schedule))
+          : std::string{},
       p.cp, p.ep, p.dp, p.micro_batches(), p.micro_batch, s.model.seq_length);
   if (r.moe.present) out += moe_line(s, r.moe) + "\n";
   if (s.model.mtp_depth > 0) out += mtp_line(s) + "\n";
@@ -198,6 +200,22 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
                percent(part.seconds / r.step_time_s)});
   }
   out += parts.str() + "\n";
+  if (r.moe.a2a_exposed_unpaired_s > 0 && r.moe.a2a_hidden_s != 0) {
+    const double hidden = r.moe.a2a_hidden_s;
+    out += hidden > 0
+               ? fmt::format(
+                     "  DualPipe's F&B passes hide {} of the {} of expert all-to-alls the critical "
+                     "stage's passes leave exposed one after another ({}), behind the other pass's "
+                     "compute\n\n",
+                     seconds(hidden), seconds(r.moe.a2a_exposed_unpaired_s),
+                     percent(hidden / r.moe.a2a_exposed_unpaired_s))
+               : fmt::format(
+                     "  DualPipe's F&B passes cost {} more than their passes one after another: "
+                     "the communication kernels' share of the compute rate outweighs the expert "
+                     "all-to-alls they hide ({} exposed one after another)\n\n",
+                     seconds(-hidden), seconds(r.moe.a2a_exposed_unpaired_s));
+  }
+
   for (const auto& note : r.network_notes) out += "  network: " + note + "\n";
   if (!r.network_notes.empty()) out += "\n";
   Table mem({"memory per GPU (most loaded stage)", "size"}, "lr");
@@ -262,41 +280,43 @@ nlohmann::json step_report_json(const models::scenario::Scenario& s,
                            {"time_s", c.cost.time_s},
                            {"per_step", c.per_step}});
   }
-  return {
-      {"scenario", s.file},
-      {"profile", profile.file},
-      {"profile_device", profile.device},
-      {"profile_borrowed", profile.borrowed()},
-      {"nvlink_algorithm", sim::nvlink_algorithm_note(profile)},
-      {"step_time_s", r.step_time_s},
-      {"mfu", r.mfu},
-      {"hfu", r.hfu},
-      {"mfu_fp8_peak", r.mfu_fp8},
-      {"tokens_per_s", r.tokens_per_s},
-      {"days_to_target", r.days_to_target},
-      {"model_flops_per_step", r.model_flops},
-      {"hardware_flops_per_step", r.hardware_flops},
-      {"breakdown", breakdown},
-      {"memory_per_gpu_bytes", r.memory.total()},
-      {"memory",
-       {{"weights", r.memory.weights},
-        {"gradients", r.memory.gradients},
-        {"optimizer", r.memory.optimizer},
-        {"activations", r.memory.activations},
-        {"fragmentation", r.memory_fragmentation},
-        {"needed", r.memory_needed()},
-        {"capacity", r.memory_capacity},
-        {"reserved", r.memory_reserved},
-        {"usable", r.memory_usable()},
-        {"fits", r.fits}}},
-      {"network_notes", r.network_notes},
-      {"moe", r.moe.present ? nlohmann::json{{"imbalance", r.moe.imbalance},
-                                             {"dropped", r.moe.dropped},
-                                             {"padded", r.moe.padded},
-                                             {"dispatch", r.moe.dispatch},
-                                             {"dispatch_inside_node", r.moe.dispatch_inside_node}}
-                            : nlohmann::json(nullptr)},
-      {"collectives", collectives}};
+  return {{"scenario", s.file},
+          {"profile", profile.file},
+          {"profile_device", profile.device},
+          {"profile_borrowed", profile.borrowed()},
+          {"nvlink_algorithm", sim::nvlink_algorithm_note(profile)},
+          {"step_time_s", r.step_time_s},
+          {"mfu", r.mfu},
+          {"hfu", r.hfu},
+          {"mfu_fp8_peak", r.mfu_fp8},
+          {"tokens_per_s", r.tokens_per_s},
+          {"days_to_target", r.days_to_target},
+          {"model_flops_per_step", r.model_flops},
+          {"hardware_flops_per_step", r.hardware_flops},
+          {"breakdown", breakdown},
+          {"memory_per_gpu_bytes", r.memory.total()},
+          {"memory",
+           {{"weights", r.memory.weights},
+            {"gradients", r.memory.gradients},
+            {"optimizer", r.memory.optimizer},
+            {"activations", r.memory.activations},
+            {"fragmentation", r.memory_fragmentation},
+            {"needed", r.memory_needed()},
+            {"capacity", r.memory_capacity},
+            {"reserved", r.memory_reserved},
+            {"usable", r.memory_usable()},
+            {"fits", r.fits}}},
+          {"network_notes", r.network_notes},
+          {"moe", r.moe.present
+                      ? nlohmann::json{{"imbalance", r.moe.imbalance},
+                                       {"dropped", r.moe.dropped},
+                                       {"padded", r.moe.padded},
+                                       {"dispatch", r.moe.dispatch},
+                                       {"dispatch_inside_node", r.moe.dispatch_inside_node},
+                                       {"a2a_exposed_unpaired_s", r.moe.a2a_exposed_unpaired_s},
+                                       {"a2a_hidden_s", r.moe.a2a_hidden_s}}
+                      : nlohmann::json(nullptr)},
+          {"collectives", collectives}};
 }
 
 std::string fit_remedies_text(const sim::StepReport& r,
