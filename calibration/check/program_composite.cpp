@@ -249,7 +249,7 @@ std::shared_ptr<Program> build(const std::vector<models::Op>& program, const Sha
           add_norm(*p, op, s);
           continue;
         }
-        if (op.name == "activation") {
+        if (op.name == "activation" || op.name == "expert.activation") {
           add_activation(*p, op, s);
           continue;
         }

@@ -82,7 +82,17 @@ double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
   // What the MLP keeps: its fc1 output (the activation's input) and fc2 input,
   // and an MoE layer's permuted token copies (the experts' fc1 input).
   const double permuted = moe ? gemm_input * h : 0;
-  const double split = attention + shared + routed * (2 * f_in + gemm_input * f + permuted);
+  // Recomputing the experts' activation keeps only its input: in fp8 (with 4-byte
+  // scales a 128-value tile) where the recipe quantizes tile by tile, as
+  // DeepSeek-V3 caches the SwiGLU input (s3.3.3), else as fc1 wrote it.
+  const bool act_recomputed = moe && p.recompute_moe_act;
+  const double act_input =
+      act_recomputed && fp8 && s.training.fp8_recipe == scenario::Fp8Recipe::blockwise
+          ? 1 + 4.0 / 128
+          : 2;
+  const double expert_mlp =
+      act_recomputed ? act_input * f_in + permuted : 2 * f_in + gemm_input * f + permuted;
+  const double split = attention + shared + routed * expert_mlp;
   double per_token = (sp ? replicated / t : replicated) + split / t;
   if (!s.training.fused_kernels && p.recompute == scenario::Recompute::none) {
     per_token += 5.0 * m.heads * m.seq_length / t;

@@ -60,6 +60,10 @@ struct ParallelSpec {
   // Every norm and MLA's up-projections run again in backward instead of keeping
   // their outputs (DeepSeek-V3 s3.2.3).
   bool recompute_norms_and_up = false;
+  // The routed experts' activation (SwiGLU) runs again in backward from its
+  // input instead of keeping its output, the experts' fc2 input (Megatron-LM's
+  // recompute module "moe_act"; DeepSeek-V3 s3.3.3).
+  bool recompute_moe_act = false;
   RankOrder placement = RankOrder::tp_cp_dp_pp;
 
   [[nodiscard]] bool uneven_stages() const {

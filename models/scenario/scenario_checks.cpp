@@ -171,6 +171,12 @@ void check_mla(const Checker& c) {
                          "other parts: use one of them"
                        : "set, but the model has no multi-head latent attention (model.mla)");
   }
+  if (p.recompute_moe_act && (!m.is_moe() || p.recompute == Recompute::full)) {
+    c.error("parallelism.recompute_moe_act",
+            m.is_moe() ? "set with parallelism.recompute: full, which already recomputes every "
+                         "layer: use one of them"
+                       : "set, but the model has no experts (model.moe)");
+  }
   if (!m.is_mla()) {
     if (mla.q_lora_rank > 0 || mla.qk_nope_head_dim > 0 || mla.qk_rope_head_dim > 0 ||
         mla.v_head_dim > 0) {

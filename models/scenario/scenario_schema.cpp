@@ -315,6 +315,11 @@ Schema<ParallelSpec> make_parallel_schema() {
                "with multi-head latent attention and recompute none: every norm and MLA's "
                "up-projections run again in backward instead of keeping their outputs "
                "(DeepSeek-V3 s3.2.3)")
+      .boolean("recompute_moe_act", &ParallelSpec::recompute_moe_act, D::value("false"),
+               "with experts and without full recomputation: the routed experts' activation "
+               "runs again in backward from its input instead of keeping its output (the fc2 "
+               "input): Megatron-LM's recompute module moe_act; under fp8 with the blockwise "
+               "recipe the input is kept in fp8 (DeepSeek-V3 s3.3.3)")
       .choice("placement", &ParallelSpec::placement, choices(kRankOrderNames),
               D::value("tp-cp-dp-pp"),
               "the order ranks are laid out in, fastest first, nodes taking consecutive ranks: "

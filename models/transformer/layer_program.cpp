@@ -240,8 +240,9 @@ void attention_block(Phase& p, const ModelSpec& m, const Dims& d, const ShardSha
   p.ops.push_back(residual("residual.attention", d));
 }
 
-void activation(Phase& p, const ModelSpec& m, double tokens, double f, double f_in) {
-  p.ops.push_back(make_elementwise("activation", tokens * (f_in + f) * kAct, 8 * tokens * f));
+void activation(Phase& p, const ModelSpec& m, double tokens, double f, double f_in,
+                const char* name = "activation") {
+  p.ops.push_back(make_elementwise(name, tokens * (f_in + f) * kAct, 8 * tokens * f));
   p.ops.back().kernel = activation_kernel(m);
 }
 
@@ -349,7 +350,7 @@ bool moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
   const double fe_in = m.activation == Activation::swiglu ? 2 * fe : fe;
   p.ops.push_back(gemm("expert.fc1", per_expert, fe_in / etp, d.h, sh, local_experts));
   prune_gemm(p.ops.back(), moe.prune);
-  activation(p, m, slots, fe / etp, fe_in / etp);
+  activation(p, m, slots, fe / etp, fe_in / etp, "expert.activation");
   p.ops.push_back(gemm("expert.fc2", per_expert, d.h, fe / etp, sh, local_experts));
   prune_gemm(p.ops.back(), moe.prune);
   if (sh.ep > 1) {
@@ -453,29 +454,27 @@ Phase backward_of(const Phase& fwd, double cast_bytes) {
 }
 
 Phase recompute_of(const Phase& fwd, const ModelSpec& m, const Dims& d, const ShardShape& sh) {
+  Phase p;
   switch (sh.recompute) {
-    case Recompute::none: {
-      if (!sh.recompute_norms_and_up) return {};
-      // The norms and MLA's up-projections again, from the inputs kept.
-      Phase p;
-      for (const Op& op : fwd.ops) {
-        if (op.name == "norm.attention" || op.name == "norm.mlp" || op.name == "q.norm" ||
-            op.name == "kv.norm" || op.name == "q.up" || op.name == "kv.up") {
-          p.ops.push_back(op);
-        }
-      }
-      return p;
-    }
     case Recompute::full:
       return fwd;
-    case Recompute::selective: {
-      // Only the attention core; FlashAttention's backward already recomputes it.
-      Phase p;
+    case Recompute::selective:  // the attention core; FlashAttention's backward recomputes it
       if (!sh.fused) attention_core(p, m, d, sh);
-      return p;
+      break;
+    case Recompute::none:
+      break;
+  }
+  // The norms and MLA's up-projections, and the routed experts' activation, again
+  // from the inputs kept.
+  for (const Op& op : fwd.ops) {
+    const bool up = op.name == "norm.attention" || op.name == "norm.mlp" || op.name == "q.norm" ||
+                    op.name == "kv.norm" || op.name == "q.up" || op.name == "kv.up";
+    if ((sh.recompute_norms_and_up && up) ||
+        (sh.recompute_moe_act && op.name == "expert.activation")) {
+      p.ops.push_back(op);
     }
   }
-  return {};
+  return p;
 }
 
 }  // namespace
@@ -593,6 +592,7 @@ ShardShape shard_shape(const scenario::Scenario& s) {
   sh.fp8_recipe = s.training.fp8_recipe;
   sh.recompute = s.parallelism.recompute;
   sh.recompute_norms_and_up = s.parallelism.recompute_norms_and_up;
+  sh.recompute_moe_act = s.parallelism.recompute_moe_act;
   sh.tp_chunked = s.overlap.tp && !s.overlap.fused && sh.tp > 1 && sh.sp;
   return sh;
 }

@@ -41,6 +41,7 @@ struct ShardShape {
   bool tp_chunked = false;
   scenario::Recompute recompute = scenario::Recompute::none;
   bool recompute_norms_and_up = false;  // parallelism.recompute_norms_and_up
+  bool recompute_moe_act = false;       // parallelism.recompute_moe_act
 
   [[nodiscard]] int expert_tp() const { return etp > 0 ? etp : tp; }
   [[nodiscard]] double tokens() const { return micro_batch * seq / cp; }  // per rank, before SP

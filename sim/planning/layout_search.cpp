@@ -197,6 +197,7 @@ struct Lists {
     }
     // Recomputing whole layers or attention already recomputes otherwise.
     if (p.recompute != models::scenario::Recompute::none) p.recompute_norms_and_up = false;
+    if (p.recompute == models::scenario::Recompute::full) p.recompute_moe_act = false;
     if (batch_range) p.global_batch = batch_in_range(p, *batch_range);
     return p;
   }
@@ -566,6 +567,10 @@ std::vector<std::string> layout_overrides(const models::scenario::ParallelSpec& 
   if (base.recompute_norms_and_up != p.recompute_norms_and_up) {
     sets.push_back(fmt::format("parallelism.recompute_norms_and_up={}",
                                p.recompute_norms_and_up ? "true" : "false"));
+  }
+  if (base.recompute_moe_act != p.recompute_moe_act) {
+    sets.push_back(
+        fmt::format("parallelism.recompute_moe_act={}", p.recompute_moe_act ? "true" : "false"));
   }
   return sets;
 }

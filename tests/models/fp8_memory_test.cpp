@@ -4,10 +4,12 @@
 // token and layer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "models/plan/memory.hpp"
 #include "models/scenario/loader.hpp"
+#include "models/transformer/layer_program.hpp"
 #include "myriad_source_paths.hpp"
 
 namespace myriad::models {
@@ -57,6 +59,45 @@ TEST(Fp8Memory, ExpertInputsToo) {
   const double tokens = 4096;
   EXPECT_DOUBLE_EQ(layer_activation_bytes(bf16) - layer_activation_bytes(fp8),
                    tokens * (2 * h / 2 + (-q + copies * (fe + h)) / 2));
+}
+
+// Recomputing the experts' activation (parallelism.recompute_moe_act) keeps its
+// input only: each routed copy drops the fc2 input (f of the expert, 2 bytes in
+// bf16, 1 in fp8); where the fp8 recipe quantizes tile by tile, the input it
+// keeps (2f, the gate and up projections) is fp8 with a 4-byte scale per 128
+// values instead of bf16 (DeepSeek-V3 s3.3.3). The recomputation is the forward's
+// activation op, in the backward's recompute phase.
+TEST(Fp8Memory, RecomputingTheExpertActivationKeepsItsInputOnly) {
+  const std::string layout = "tp: 2, sp: true, ep: 2, global_batch: 64";
+  const std::string act = layout + ", recompute_moe_act: true";
+  const std::string model = "preset: mixtral-8x7b, seq_length: 4096";
+  const double fe = 14336;
+  const double copies = 2;  // top-2, even routing
+  const double tokens = 4096;
+  const double tp = 2;
+  for (const char* precision : {"precision: bf16", "precision: fp8"}) {
+    const double fc2_input = std::string(precision) == "precision: bf16" ? 2 : 1;
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(load(model, layout, precision)) -
+                         layer_activation_bytes(load(model, act, precision)),
+                     tokens * copies * fc2_input * fe / tp)
+        << precision;
+  }
+  const std::string blockwise = "precision: fp8, fp8_recipe: blockwise";
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(load(model, layout, blockwise)) -
+                       layer_activation_bytes(load(model, act, blockwise)),
+                   tokens * copies * (fe + (2 - 1 - 4.0 / 128) * 2 * fe) / tp);
+  // A dense layer of an MoE model keeps what it kept.
+  const auto dense = load(model, act, "precision: bf16");
+  EXPECT_DOUBLE_EQ(
+      layer_activation_bytes(dense, LayerKind::dense),
+      layer_activation_bytes(load(model, layout, "precision: bf16"), LayerKind::dense));
+  const LayerProgram lp = transformer_layer(dense.model, shard_shape(dense));
+  ASSERT_EQ(lp.recompute.ops.size(), 1U);
+  EXPECT_EQ(lp.recompute.ops.front().name, "expert.activation");
+  const auto same = std::find_if(lp.forward.ops.begin(), lp.forward.ops.end(),
+                                 [](const Op& op) { return op.name == "expert.activation"; });
+  ASSERT_NE(same, lp.forward.ops.end());
+  EXPECT_DOUBLE_EQ(same->bytes, lp.recompute.ops.front().bytes);
 }
 
 }  // namespace

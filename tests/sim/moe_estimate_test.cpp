@@ -92,6 +92,24 @@ TEST(DualPipeEstimate, SaysHowMuchOfTheExpertAllToAllsItHides) {
   EXPECT_NEAR(seconds(dual, "ep"), dual.moe.a2a_exposed_unpaired_s - dual.moe.a2a_hidden_s, 1e-12);
 }
 
+// Expectation: recomputing the experts' activation costs its elementwise kernel
+// again in backward (a step a little longer, under 1 % here) and saves the fc2
+// inputs of every micro-batch in flight.
+TEST(MoeRecompute, TheExpertActivationAgainCostsLittleAndSavesMemory) {
+  const auto deepseek = [](bool act) {
+    return models::scenario::load_scenario(
+        std::string(MYRIAD_SCENARIO_DIR) + "/examples/deepseek-v3-h800-2048.yaml",
+        models::scenario::LoadOptions(
+            {MYRIAD_SCENARIO_DIR},
+            {std::string("parallelism.recompute_moe_act=") + (act ? "true" : "false")}));
+  };
+  const StepReport kept = estimate(deepseek(false), h800());
+  const StepReport again = estimate(deepseek(true), h800());
+  EXPECT_GT(again.step_time_s, kept.step_time_s);
+  EXPECT_LT(again.step_time_s, 1.01 * kept.step_time_s);
+  EXPECT_LT(again.memory.activations, 0.95 * kept.memory.activations);
+}
+
 // Expectation: chunked (inter-operator) overlap hides ep and cp traffic down to a
 // quarter, its NCCL kernels taking the profile's overlap_compute_share of the GEMMs
 // while they hide the rest; fused (intra-operator) overlap hides more, down to the
