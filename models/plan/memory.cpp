@@ -74,10 +74,14 @@ double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
   // keeps in bf16 for its own backward: the projection's fp8 copy comes on top.
   // Kept as they are: the norms' and the activation's inputs, the attention's q,
   // k, v and output (bf16 kernels), MLA's latents.
+  // DeepSeek-V3's recipe (blockwise here) keeps that output once, in its E5M6
+  // format (1.5 B), for both the attention's backward and the projection's
+  // (s3.3.3, "Inputs of the Linear after the attention operator").
   if (fp8) {
     const bool inputs_recomputed = m.is_mla() && p.recompute_norms_and_up;
     if (!inputs_recomputed) replicated -= 2 * h;
-    attention += m.heads * m.value_width();
+    const bool e5m6 = s.training.fp8_recipe == scenario::Fp8Recipe::blockwise;
+    attention += (e5m6 ? -0.5 : 1.0) * m.heads * m.value_width();
   }
   // What the MLP keeps: its fc1 output (the activation's input) and fc2 input,
   // and an MoE layer's permuted token copies (the experts' fc1 input).
@@ -117,7 +121,7 @@ MemoryBreakdown states(const scenario::Scenario& s, const StepPlan& plan, double
   b.weights = dense * 2 / shard(3, ddp) + expert * plan.expert_weight_bytes / shard(3, edp);
   const double grad = gradient_bytes(s);
   b.gradients = dense * grad / shard(2, ddp) + trained * grad / shard(2, edp);
-  const double opt = optimizer_bytes_per_param(s.training.optimizer);
+  const double opt = optimizer_bytes_per_param(s.training);
   b.optimizer = dense * opt / shard(1, ddp) + trained * opt / shard(1, edp);
   return b;
 }

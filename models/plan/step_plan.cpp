@@ -9,17 +9,18 @@
 
 namespace myriad::models {
 
-double optimizer_bytes_per_param(scenario::Optimizer o) {
-  switch (o) {
+double optimizer_bytes_per_param(const scenario::TrainingSpec& t) {
+  const double moment = t.optimizer_moments == scenario::WirePrecision::bf16 ? 2 : 4;
+  switch (t.optimizer) {
     case scenario::Optimizer::adam:
     case scenario::Optimizer::adamw:
     case scenario::Optimizer::lamb:
-      return 12;  // master weights, first and second moments
+      return 4 + 2 * moment;  // fp32 master weights, first and second moments
     case scenario::Optimizer::lion:
     case scenario::Optimizer::sgd:
-      return 8;  // master weights, one moment
+      return 4 + moment;  // fp32 master weights, one moment
   }
-  return 12;
+  return 4 + 2 * moment;
 }
 
 double gradient_bytes(const scenario::Scenario& s) {

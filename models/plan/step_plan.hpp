@@ -93,7 +93,7 @@ int chunk_layers(const scenario::Scenario& s, int stage, int chunk);
 int chunk_first_layer(const scenario::Scenario& s, int stage, int chunk);
 
 // Bytes per parameter the optimizer keeps (fp32 master weights and moments).
-double optimizer_bytes_per_param(scenario::Optimizer o);
+double optimizer_bytes_per_param(const scenario::TrainingSpec& t);
 
 // Bytes per gradient, in the data-parallel reductions and in the buffer they
 // reduce (training.gradient_precision): Megatron-LM's DDP keeps one gradient

@@ -411,6 +411,12 @@ Schema<TrainingSpec> make_training_schema() {
               "what data-parallel gradient reductions carry and the gradient buffer holds "
               "(Megatron-LM's grad_reduce_in_fp32): bf16 halves a bf16 model's (MegaScale-MoE's "
               "compression)")
+      .choice("optimizer_moments", &TrainingSpec::optimizer_moments,
+              {{"fp32", WirePrecision::fp32}, {"bf16", WirePrecision::bf16}}, D::value("fp32"),
+              "what the optimizer's moments are kept in beside the fp32 master weights: bf16 "
+              "halves them (DeepSeek-V3 s3.3.2; Megatron-LM's --use-precision-aware-optimizer "
+              "with --exp-avg-dtype and --exp-avg-sq-dtype bf16), in memory, checkpoints and "
+              "the optimizer step's traffic")
       .section("growth", &TrainingSpec::growth, make_growth_schema());
   return s;
 }

@@ -43,6 +43,9 @@ struct TrainingSpec {
   // Data-parallel gradient reduction: fp32 for bf16 models (Megatron-LM), else
   // 16 bits; bf16 halves the traffic of a bf16 model (MegaScale-MoE).
   WirePrecision gradient_precision = WirePrecision::fp32;
+  // What the optimizer's moments are kept in: fp32, or bf16 (DeepSeek-V3 s3.3.2;
+  // Megatron-LM's precision-aware optimizer, exp_avg_dtype and exp_avg_sq_dtype).
+  WirePrecision optimizer_moments = WirePrecision::fp32;
   GrowthSpec growth;
 };
 

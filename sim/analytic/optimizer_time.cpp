@@ -17,7 +17,7 @@ double optimizer_time(const models::scenario::Scenario& s, const models::StepPla
   // Bytes per parameter: read the fp32 gradient and the optimizer states (master
   // weights and moments), write the states back and the bf16 weights, and read the
   // gradient once more for the clipping norm: 34 B for Adam.
-  double bytes_per_param = 4 + 2 * models::optimizer_bytes_per_param(s.training.optimizer) + 2 + 4;
+  double bytes_per_param = 4 + 2 * models::optimizer_bytes_per_param(s.training) + 2 + 4;
   if (s.training.optimizer == models::scenario::Optimizer::lamb)
     bytes_per_param += 8;  // trust ratios
   models::Op op = models::make_elementwise("optimizer", params * bytes_per_param);

@@ -35,7 +35,7 @@ namespace {
 // A checkpoint of the model: bf16 weights and the optimizer's fp32 state.
 double model_checkpoint_bytes(const models::scenario::Scenario& s) {
   const double params = models::param_counts(s.model).total;
-  return params * (2 + models::optimizer_bytes_per_param(s.training.optimizer));
+  return params * (2 + models::optimizer_bytes_per_param(s.training));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "models/plan/memory.hpp"
+#include "models/plan/step_plan.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/transformer/layer_program.hpp"
 #include "myriad_source_paths.hpp"
@@ -98,6 +99,38 @@ TEST(Fp8Memory, RecomputingTheExpertActivationKeepsItsInputOnly) {
                                  [](const Op& op) { return op.name == "expert.activation"; });
   ASSERT_NE(same, lp.forward.ops.end());
   EXPECT_DOUBLE_EQ(same->bytes, lp.recompute.ops.front().bytes);
+}
+
+// DeepSeek-V3's recipe (blockwise) keeps the attention's output once, in E5M6
+// (1.5 B), for the attention's backward and the output projection's, where the
+// per-tensor recipes keep FlashAttention's bf16 output and an fp8 copy (3 B).
+TEST(Fp8Memory, TheBlockwiseRecipeKeepsTheAttentionOutputInE5m6) {
+  const std::string layout = "tp: 1, pp: 1, global_batch: 64";
+  const auto delayed = load("preset: llama3-8b", layout, "precision: fp8");
+  const auto blockwise = load("preset: llama3-8b", layout, "precision: fp8, fp8_recipe: blockwise");
+  const double out = delayed.model.heads * delayed.model.value_width();
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(delayed) - layer_activation_bytes(blockwise),
+                   delayed.model.seq_length * 1.5 * out);
+}
+
+// AdamW's moments in bf16 (training.optimizer_moments) keep 8 B a parameter with
+// the fp32 master weights, where fp32 moments keep 12; one-moment optimizers 6
+// and 8.
+TEST(Fp8Memory, OptimizerMomentsInBf16) {
+  scenario::TrainingSpec t;
+  EXPECT_EQ(optimizer_bytes_per_param(t), 12);
+  t.optimizer_moments = scenario::WirePrecision::bf16;
+  EXPECT_EQ(optimizer_bytes_per_param(t), 8);
+  t.optimizer = scenario::Optimizer::lion;
+  EXPECT_EQ(optimizer_bytes_per_param(t), 6);
+  const std::string layout = "tp: 8, pp: 1, zero: 1, global_batch: 64";
+  const auto fp32 = load("preset: llama3-8b", layout, "precision: bf16");
+  const auto bf16 = load("preset: llama3-8b", layout, "precision: bf16, optimizer_moments: bf16");
+  const StepPlan plan = plan_step(fp32);
+  EXPECT_DOUBLE_EQ(stage_memory(bf16, plan_step(bf16), 0).optimizer,
+                   stage_memory(fp32, plan, 0).optimizer * 8 / 12);
+  EXPECT_DOUBLE_EQ(stage_memory(bf16, plan_step(bf16), 0).weights,
+                   stage_memory(fp32, plan, 0).weights);
 }
 
 }  // namespace

@@ -94,6 +94,24 @@ std::string mtp_line(const models::scenario::Scenario& s) {
       depth, blocks, models::param_counts(s.model).mtp / 1e9);
 }
 
+// What DualPipe's F&B passes hide of the expert all-to-alls, or "" without them.
+std::string dualpipe_line(const sim::MoeSummary& moe) {
+  if (!(moe.a2a_exposed_unpaired_s > 0) || moe.a2a_hidden_s == 0) return "";
+  const double hidden = moe.a2a_hidden_s;
+  if (hidden > 0) {
+    return fmt::format(
+        "  DualPipe's F&B passes hide {} of the {} of expert all-to-alls the critical stage's "
+        "passes leave exposed one after another ({}), behind the other pass's compute\n\n",
+        seconds(hidden), seconds(moe.a2a_exposed_unpaired_s),
+        percent(hidden / moe.a2a_exposed_unpaired_s));
+  }
+  return fmt::format(
+      "  DualPipe's F&B passes cost {} more than their passes one after another: the "
+      "communication kernels' share of the compute rate outweighs the expert all-to-alls they "
+      "hide ({} exposed one after another)\n\n",
+      seconds(-hidden), seconds(moe.a2a_exposed_unpaired_s));
+}
+
 }  // namespace
 
 std::string growth_text(const models::scenario::Scenario& s, const sim::GrowthPhase& g,
@@ -200,21 +218,7 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
                percent(part.seconds / r.step_time_s)});
   }
   out += parts.str() + "\n";
-  if (r.moe.a2a_exposed_unpaired_s > 0 && r.moe.a2a_hidden_s != 0) {
-    const double hidden = r.moe.a2a_hidden_s;
-    out += hidden > 0
-               ? fmt::format(
-                     "  DualPipe's F&B passes hide {} of the {} of expert all-to-alls the critical "
-                     "stage's passes leave exposed one after another ({}), behind the other pass's "
-                     "compute\n\n",
-                     seconds(hidden), seconds(r.moe.a2a_exposed_unpaired_s),
-                     percent(hidden / r.moe.a2a_exposed_unpaired_s))
-               : fmt::format(
-                     "  DualPipe's F&B passes cost {} more than their passes one after another: "
-                     "the communication kernels' share of the compute rate outweighs the expert "
-                     "all-to-alls they hide ({} exposed one after another)\n\n",
-                     seconds(-hidden), seconds(r.moe.a2a_exposed_unpaired_s));
-  }
+  out += dualpipe_line(r.moe);
 
   for (const auto& note : r.network_notes) out += "  network: " + note + "\n";
   if (!r.network_notes.empty()) out += "\n";
