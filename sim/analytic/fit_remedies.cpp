@@ -35,6 +35,15 @@ std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
     changes.push_back({{"parallelism.micro_batch", std::to_string(p.micro_batch / 2)},
                        [](Scenario& c) { c.parallelism.micro_batch /= 2; }});
   }
+  // DeepSeek-V3's recomputations (s3.2.3, s3.3.3), where the model has what they redo.
+  if (s.model.is_mla() && p.recompute == Recompute::none && !p.recompute_norms_and_up) {
+    changes.push_back({{"parallelism.recompute_norms_and_up", "true"},
+                       [](Scenario& c) { c.parallelism.recompute_norms_and_up = true; }});
+  }
+  if (s.model.is_moe() && p.recompute != Recompute::full && !p.recompute_moe_act) {
+    changes.push_back({{"parallelism.recompute_moe_act", "true"},
+                       [](Scenario& c) { c.parallelism.recompute_moe_act = true; }});
+  }
   const double before = estimate(s, profile, Detail::summary).memory_needed();
   std::vector<FitRemedy> out;
   const models::scenario::Location where{s.file, 0, 0};

@@ -2,6 +2,7 @@
 // traffic, router skew, pruning, and the example matching its source.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "models/scenario/loader.hpp"
 #include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/analytic/fit_remedies.hpp"
 #include "sim/analytic/validation_suite.hpp"
 #include "sim/stage_split/pipeline_split.hpp"
 #include "tests/sim/shipped.hpp"
@@ -108,6 +110,16 @@ TEST(MoeRecompute, TheExpertActivationAgainCostsLittleAndSavesMemory) {
   EXPECT_GT(again.step_time_s, kept.step_time_s);
   EXPECT_LT(again.step_time_s, 1.01 * kept.step_time_s);
   EXPECT_LT(again.memory.activations, 0.95 * kept.memory.activations);
+  // A layout that does not fit is told about it, with what it costs.
+  auto dual = deepseek(false);
+  dual.parallelism.schedule = models::scenario::Schedule::dualpipe;
+  ASSERT_FALSE(estimate(dual, h800()).fits);
+  const auto remedies = fit_remedies(dual, h800());
+  const auto act = std::find_if(remedies.begin(), remedies.end(), [](const FitRemedy& r) {
+    return r.key == "parallelism.recompute_moe_act" && r.value == "true";
+  });
+  ASSERT_NE(act, remedies.end());
+  EXPECT_GT(act->step_time_s, estimate(dual, h800()).step_time_s);
 }
 
 // Expectation: chunked (inter-operator) overlap hides ep and cp traffic down to a
