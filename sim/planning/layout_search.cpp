@@ -224,10 +224,7 @@ std::string empty_space_problem(const PlanResult& r) {
 std::vector<models::scenario::Schedule> parse_schedule_axis(const std::string& values) {
   std::vector<models::scenario::Schedule> out;
   if (values.empty()) return out;
-  std::size_t from = 0;
-  while (from <= values.size()) {
-    const std::size_t comma = std::min(values.find(',', from), values.size());
-    const std::string name = values.substr(from, comma - from);
+  for (const auto& name : parse_axis("parallelism.schedule=" + values).values) {
     auto schedule =
         models::value_in<models::scenario::Schedule>(models::scenario::kScheduleNames, name);
     if (!schedule) {
@@ -241,7 +238,6 @@ std::vector<models::scenario::Schedule> parse_schedule_axis(const std::string& v
       schedule = models::scenario::Schedule::one_f_one_b;
     }
     if (std::find(out.begin(), out.end(), *schedule) == out.end()) out.push_back(*schedule);
-    from = comma + 1;
   }
   return out;
 }
