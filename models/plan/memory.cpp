@@ -28,7 +28,11 @@ double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
   const bool sp = p.sp && p.tp > 1;
   const double tokens = static_cast<double>(p.micro_batch) * m.seq_length / p.cp;
   const double h = m.hidden;
-  if (p.recompute == scenario::Recompute::full) return tokens * 2 * h / (sp ? t : 1);
+  // Full recomputation keeps a layer's input (recomputed_layer_activation_bytes);
+  // partial recomputation's other layers keep what a layer without it keeps.
+  if (p.recompute == scenario::Recompute::full && p.recompute_layers == 0) {
+    return tokens * 2 * h / (sp ? t : 1);
+  }
   const double kv = static_cast<double>(m.kv_heads) * m.head_width();
   const double q = m.query_width();
   const bool swiglu = m.activation == scenario::Activation::swiglu;
@@ -50,7 +54,11 @@ double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
     shared = 2 * (swiglu ? 2 * fs : fs) + gemm_input * fs;
   }
   const double f_in = swiglu ? 2 * f : f;
-  double replicated = 10 * h;
+  // Split by sequence under sp: the norms' inputs and outputs (the latter the QKV
+  // and fc1 GEMMs' inputs), and the two dropouts' 1-byte masks where there is
+  // dropout (Korthikanti et al., arXiv:2205.05198, s4.1: 10sbh of 34sbh).
+  const bool dropout = m.dropout > 0;
+  double replicated = dropout ? 10 * h : 8 * h;
   // Queries and the attention's output (2 B each), keys and values.
   double attention = 4 * q + 4 * kv;
   if (m.is_mla()) {
@@ -98,10 +106,18 @@ double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
       act_recomputed ? act_input * f_in + permuted : 2 * f_in + gemm_input * f + permuted;
   const double split = attention + shared + routed * expert_mlp;
   double per_token = (sp ? replicated / t : replicated) + split / t;
-  if (!s.training.fused_kernels && p.recompute == scenario::Recompute::none) {
-    per_token += 5.0 * m.heads * m.seq_length / t;
+  if (!s.training.fused_kernels && p.recompute != scenario::Recompute::selective) {
+    // The softmax's output, and with dropout its mask and output (5as^2b of Korthikanti).
+    per_token += (dropout ? 5.0 : 2.0) * m.heads * m.seq_length / t;
   }
   return tokens * per_token;
+}
+
+double recomputed_layer_activation_bytes(const scenario::Scenario& s) {
+  const auto& p = s.parallelism;
+  const bool sp = p.sp && p.tp > 1;
+  const double tokens = static_cast<double>(p.micro_batch) * s.model.seq_length / p.cp;
+  return tokens * 2 * s.model.hidden / (sp ? p.tp : 1);
 }
 
 namespace {
@@ -126,9 +142,12 @@ MemoryBreakdown states(const scenario::Scenario& s, const StepPlan& plan, double
   return b;
 }
 
-// The embedding's output and its dropout mask, per micro-batch.
+// The embedding's dropout mask, per micro-batch: its output is the first layer's
+// input, which that layer's norm keeps (layer_activation_bytes); its backward
+// needs only the token ids.
 double embedding_activation_bytes(const scenario::Scenario& s, const StepPlan& plan) {
-  return plan.shard.tokens() * s.model.hidden * 3 / (plan.shard.sp ? s.parallelism.tp : 1);
+  if (s.model.dropout <= 0) return 0;
+  return plan.shard.tokens() * s.model.hidden / (plan.shard.sp ? s.parallelism.tp : 1);
 }
 
 // The fp32 logits of one micro-batch: the model's and each MTP module's.
@@ -178,20 +197,42 @@ double layers_in_flight(const scenario::Scenario& s, const StepPlan& plan, int s
   return layers;
 }
 
+namespace {
+
+// What one forward pass of a chunk keeps of its layers' activations: each kind
+// of layer's, a recomputed one's its input only.
+struct ChunkActivations {
+  double layer = 0;
+  double dense = 0;
+  double recomputed = 0;
+  ChunkActivations(const scenario::Scenario& s, const StepPlan& plan)
+      : layer(layer_activation_bytes(s)),
+        dense(plan.mixed() ? layer_activation_bytes(s, LayerKind::dense) : layer),
+        recomputed(recomputed_layer_activation_bytes(s)) {}
+  [[nodiscard]] double of(const StepPlan& plan, int stage, int chunk) const {
+    const auto k = static_cast<std::size_t>(stage);
+    const auto c = static_cast<std::size_t>(chunk);
+    const int n = plan.layers_by_chunk[k][c];
+    const int d = plan.dense_by_chunk[k][c];
+    const int r = plan.recomputed_by_chunk[k][c];
+    const int rd = plan.recomputed_dense_by_chunk[k][c];
+    return (n - d - (r - rd)) * layer + (d - rd) * dense + r * recomputed;
+  }
+};
+
+}  // namespace
+
 double activations_in_flight(const scenario::Scenario& s, const StepPlan& plan, int stage) {
-  const double per_layer = layer_activation_bytes(s);
-  if (!plan.mixed()) return per_layer * layers_in_flight(s, plan, stage);
-  const double per_dense = layer_activation_bytes(s, LayerKind::dense);
+  if (!plan.mixed() && !plan.partial_recompute()) {
+    return layer_activation_bytes(s) * layers_in_flight(s, plan, stage);
+  }
+  const ChunkActivations per(s, plan);
   const int p = s.parallelism.pp;
   const int v = s.parallelism.virtual_stages;
-  const auto k = static_cast<std::size_t>(stage);
   const int n = forwards_in_flight(s, stage);
   double bytes = 0;
   for (int chunk = 0; chunk < v; ++chunk) {
-    const auto c = static_cast<std::size_t>(chunk);
-    const int dense = plan.dense_by_chunk[k][c];
-    bytes += static_cast<double>(forwards_of_chunk(n, chunk, p, v)) *
-             ((plan.layers_by_chunk[k][c] - dense) * per_layer + dense * per_dense);
+    bytes += static_cast<double>(forwards_of_chunk(n, chunk, p, v)) * per.of(plan, stage, chunk);
   }
   return bytes;
 }
@@ -232,14 +273,11 @@ void add_gathered(const scenario::Scenario& s, const StepPlan& plan, int stage,
 // end ranks, which hold a head.
 double dualpipe_activations(const scenario::Scenario& s, const StepPlan& plan, int stage) {
   const int pp = s.parallelism.pp;
-  const auto k = static_cast<std::size_t>(stage);
-  const double per_layer = layer_activation_bytes(s);
-  const double per_dense = plan.mixed() ? layer_activation_bytes(s, LayerKind::dense) : per_layer;
+  const ChunkActivations per(s, plan);
   std::array<double, 2> pass{};
   for (int chunk = 0; chunk < 2; ++chunk) {
     const auto c = static_cast<std::size_t>(chunk);
-    const int dense = plan.dense_by_chunk[k][c];
-    pass[c] = (plan.layers_by_chunk[k][c] - dense) * per_layer + dense * per_dense;
+    pass[c] = per.of(plan, stage, chunk);
     const int at = model_position(scenario::Schedule::dualpipe, pp, stage, chunk);
     if (at == 0) pass[c] += embedding_activation_bytes(s, plan);
     if (at == pp - 1) pass[c] += mtp_activation_bytes(s, plan);

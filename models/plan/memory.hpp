@@ -33,9 +33,12 @@ struct MemoryBreakdown {
 };
 
 // Activation bytes of one layer for one micro-batch on one rank: the model's
-// layer, or one of the given kind (an MoE model's dense layers).
+// layer, or one of the given kind (an MoE model's dense layers). Under partial
+// recomputation (parallelism.recompute_layers), a layer that is not recomputed.
 double layer_activation_bytes(const scenario::Scenario& s);
 double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind);
+// A fully recomputed layer's: its input only.
+double recomputed_layer_activation_bytes(const scenario::Scenario& s);
 
 // The most loaded GPU: the fullest pipeline stage's (stage_memory).
 MemoryBreakdown memory_per_gpu(const scenario::Scenario& s, const StepPlan& plan);

@@ -9,6 +9,28 @@
 
 namespace myriad::models {
 
+RecomputedLayers recomputed_layers(const scenario::Scenario& s) {
+  const auto& p = s.parallelism;
+  const auto& m = s.model;
+  const auto moe_in = [&](int from, int to) { return m.is_moe() ? m.moe_layers_in(from, to) : 0; };
+  if (p.recompute != scenario::Recompute::full) return {};
+  if (p.recompute_layers == 0) return {m.stack_layers(), moe_in(0, m.stack_layers())};
+  RecomputedLayers r;
+  int first = 0;
+  for (int chunk = 0; chunk < p.virtual_stages; ++chunk) {
+    for (int stage = 0; stage < p.pp; ++stage) {
+      int n = chunk_layers(s, stage, chunk);
+      // The MTP modules' blocks follow the model's last layer, in its last chunk.
+      if (chunk == p.virtual_stages - 1 && stage == p.pp - 1) n += m.mtp_depth;
+      const int recomputed = std::min(n, p.recompute_layers);
+      r.layers += recomputed;
+      r.moe += moe_in(first, first + recomputed);
+      first += n;
+    }
+  }
+  return r;
+}
+
 double optimizer_bytes_per_param(const scenario::TrainingSpec& t) {
   const double moment = t.optimizer_moments == scenario::WirePrecision::bf16 ? 2 : 4;
   switch (t.optimizer) {
@@ -208,19 +230,36 @@ void count_layers(const scenario::Scenario& s, StepPlan& plan) {
   plan.layers_by_stage.back() += m.mtp_depth;
   // Which of them are dense, chunk by chunk in the model's order.
   plan.dense_by_stage.assign(static_cast<std::size_t>(p.pp), 0);
-  plan.dense_by_chunk.assign(static_cast<std::size_t>(p.pp),
-                             std::vector<int>(static_cast<std::size_t>(p.virtual_stages), 0));
-  if (m.mixed()) {
-    int first = 0;
-    for (int chunk = 0; chunk < p.virtual_stages; ++chunk) {
-      for (int stage = 0; stage < p.pp; ++stage) {
-        const auto k = static_cast<std::size_t>(stage);
-        const int n = plan.layers_by_chunk[k][static_cast<std::size_t>(chunk)];
-        const int dense = n - m.moe_layers_in(first, first + n);
-        plan.dense_by_chunk[k][static_cast<std::size_t>(chunk)] = dense;
-        plan.dense_by_stage[k] += dense;
-        first += n;
+  const auto grid = [&] {
+    return std::vector<std::vector<int>>(
+        static_cast<std::size_t>(p.pp),
+        std::vector<int>(static_cast<std::size_t>(p.virtual_stages), 0));
+  };
+  plan.dense_by_chunk = grid();
+  plan.recomputed_by_stage.assign(static_cast<std::size_t>(p.pp), 0);
+  plan.recomputed_dense_by_stage.assign(static_cast<std::size_t>(p.pp), 0);
+  plan.recomputed_by_chunk = grid();
+  plan.recomputed_dense_by_chunk = grid();
+  const bool partial = p.recompute == scenario::Recompute::full && p.recompute_layers > 0;
+  const auto dense_in = [&](int from, int to) {
+    return m.mixed() ? (to - from) - m.moe_layers_in(from, to) : 0;
+  };
+  int first = 0;
+  for (int chunk = 0; chunk < p.virtual_stages; ++chunk) {
+    for (int stage = 0; stage < p.pp; ++stage) {
+      const auto k = static_cast<std::size_t>(stage);
+      const auto c = static_cast<std::size_t>(chunk);
+      const int n = plan.layers_by_chunk[k][c];
+      plan.dense_by_chunk[k][c] = dense_in(first, first + n);
+      plan.dense_by_stage[k] += plan.dense_by_chunk[k][c];
+      if (partial) {  // the chunk's first layers
+        const int r = std::min(n, p.recompute_layers);
+        plan.recomputed_by_chunk[k][c] = r;
+        plan.recomputed_dense_by_chunk[k][c] = dense_in(first, first + r);
+        plan.recomputed_by_stage[k] += r;
+        plan.recomputed_dense_by_stage[k] += plan.recomputed_dense_by_chunk[k][c];
       }
+      first += n;
     }
   }
 }
@@ -229,16 +268,18 @@ void count_layers(const scenario::Scenario& s, StepPlan& plan) {
 // pp - 1 - r of the other's (the v = 1 split of the layers), two chunks.
 void fold_dualpipe(StepPlan& plan) {
   const auto pp = plan.layers_by_chunk.size();
-  std::vector<std::vector<int>> layers(pp);
-  std::vector<std::vector<int>> dense(pp);
-  for (std::size_t r = 0; r < pp; ++r) {
-    layers[r] = {plan.layers_by_chunk[r][0], plan.layers_by_chunk[pp - 1 - r][0]};
-    dense[r] = {plan.dense_by_chunk[r][0], plan.dense_by_chunk[pp - 1 - r][0]};
-    plan.layers_by_stage[r] = layers[r][0] + layers[r][1];
-    plan.dense_by_stage[r] = dense[r][0] + dense[r][1];
-  }
-  plan.layers_by_chunk = std::move(layers);
-  plan.dense_by_chunk = std::move(dense);
+  const auto fold = [pp](std::vector<std::vector<int>>& by_chunk, std::vector<int>& by_stage) {
+    std::vector<std::vector<int>> folded(pp);
+    for (std::size_t r = 0; r < pp; ++r) {
+      folded[r] = {by_chunk[r][0], by_chunk[pp - 1 - r][0]};
+      by_stage[r] = folded[r][0] + folded[r][1];
+    }
+    by_chunk = std::move(folded);
+  };
+  fold(plan.layers_by_chunk, plan.layers_by_stage);
+  fold(plan.dense_by_chunk, plan.dense_by_stage);
+  fold(plan.recomputed_by_chunk, plan.recomputed_by_stage);
+  fold(plan.recomputed_dense_by_chunk, plan.recomputed_dense_by_stage);
   plan.virtual_stages = 2;
 }
 
@@ -263,6 +304,17 @@ StepPlan plan_step(const scenario::Scenario& s) {
                : plan.first_stage_layers;
   plan.layer = transformer_layer(m, plan.shard);
   if (m.mixed()) plan.dense_layer = transformer_layer(m, plan.shard, LayerKind::dense);
+  if (p.recompute == scenario::Recompute::full && p.recompute_layers > 0) {
+    // Layers that keep their activations, and what a recomputed one runs again.
+    ShardShape kept = plan.shard;
+    kept.recompute = scenario::Recompute::none;
+    plan.recompute_layer.recompute = std::move(plan.layer.recompute);
+    plan.layer = transformer_layer(m, kept);
+    if (m.mixed()) {
+      plan.recompute_dense_layer.recompute = std::move(plan.dense_layer.recompute);
+      plan.dense_layer = transformer_layer(m, kept, LayerKind::dense);
+    }
+  }
   plan.embedding = embedding(m, plan.shard);
   plan.head = lm_head_and_loss(m, plan.shard);
   // Megatron-LM sends activations scattered over TP ranks (gathered on arrival).

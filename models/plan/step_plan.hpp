@@ -35,6 +35,19 @@ struct StepPlan {
   LayerProgram dense_layer;
   std::vector<int> dense_by_stage;
   std::vector<std::vector<int>> dense_by_chunk;  // [stage][chunk]
+  // Partial recomputation (parallelism.recompute_layers): `layer` and
+  // `dense_layer` then keep their activations, and each recomputed layer adds
+  // the forward it runs again in backward, `recompute_layer` (an MoE model's
+  // dense layers `recompute_dense_layer`), whose only phase is `recompute`. How
+  // many of each stage's and chunk's layers are recomputed (the first ones of
+  // each chunk), and how many of those are dense layers. All 0, and the programs
+  // empty, without parallelism.recompute_layers.
+  LayerProgram recompute_layer;
+  LayerProgram recompute_dense_layer;
+  std::vector<int> recomputed_by_stage;
+  std::vector<int> recomputed_dense_by_stage;
+  std::vector<std::vector<int>> recomputed_by_chunk;        // [stage][chunk]
+  std::vector<std::vector<int>> recomputed_dense_by_chunk;  // [stage][chunk]
   Collective pp_transfer;  // activations (or their gradients) across a stage boundary
   // Gradient reduction and parameter gathering, per step. ZeRO-3's are per layer
   // and micro-batch instead: in the layer, embedding and head programs.
@@ -62,6 +75,7 @@ struct StepPlan {
   double embedding_params = 0;
   double head_params = 0;
 
+  [[nodiscard]] bool partial_recompute() const { return !recompute_layer.recompute.ops.empty(); }
   // Whether some layers are dense_layer.
   [[nodiscard]] bool mixed() const {
     for (const int d : dense_by_stage) {
@@ -91,6 +105,16 @@ int chunk_layers(const scenario::Scenario& s, int stage, int chunk);
 // The first of the model's layers that chunk `chunk` of stage `stage` holds:
 // model chunk chunk x pp + stage, in order (Megatron-LM's interleaving).
 int chunk_first_layer(const scenario::Scenario& s, int stage, int chunk);
+
+// The layers of the stack (the model's and the MTP modules') that full
+// recomputation runs again, and how many of them are MoE layers: every one, or
+// with parallelism.recompute_layers the first that many of each model chunk's;
+// none without full recomputation.
+struct RecomputedLayers {
+  int layers = 0;
+  int moe = 0;
+};
+RecomputedLayers recomputed_layers(const scenario::Scenario& s);
 
 // Bytes per parameter the optimizer keeps (fp32 master weights and moments).
 double optimizer_bytes_per_param(const scenario::TrainingSpec& t);

@@ -99,6 +99,10 @@ struct ModelSpec {
   int sliding_window = 0;       // attention window in tokens; 0: full causal attention
   bool parallel_block = false;  // attention and MLP from the same input (GPT-J, PaLM, MegaScale)
   bool tied_embeddings = false;
+  // Hidden and attention dropout probability. Above 0 every dropout keeps a mask
+  // (1 byte an element) for its backward and runs as a kernel; at 0 PyTorch's
+  // dropout returns its input (ATen's dropout, p == 0), so nothing is stored.
+  double dropout = 0.1;
   // Multi-token prediction (DeepSeek-V3 s2.2, arXiv:2412.19437): D sequential
   // modules after the model, each predicting one token further from the previous
   // depth's hidden state and the shifted token's embedding: two norms, a projection

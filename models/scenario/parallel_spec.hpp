@@ -1,6 +1,7 @@
 // How a job is split over the GPUs, and which communication overlaps compute.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "models/names/enum_names.hpp"
@@ -57,6 +58,10 @@ struct ParallelSpec {
   int micro_batch = 1;   // sequences per micro-batch
   int global_batch = 0;  // sequences per step
   Recompute recompute = Recompute::none;
+  // With recompute: full, how many of each model chunk's layers are recomputed,
+  // the first ones; the others keep their activations (Megatron-LM's
+  // --recompute-method block --recompute-num-layers). 0: every layer.
+  int recompute_layers = 0;
   // Every norm and MLA's up-projections run again in backward instead of keeping
   // their outputs (DeepSeek-V3 s3.2.3).
   bool recompute_norms_and_up = false;
@@ -65,6 +70,16 @@ struct ParallelSpec {
   // recompute module "moe_act"; DeepSeek-V3 s3.3.3).
   bool recompute_moe_act = false;
   RankOrder placement = RankOrder::tp_cp_dp_pp;
+
+  // The recomputation as reports name it: its name, or under partial
+  // recomputation "full 2/chunk".
+  [[nodiscard]] std::string recompute_label() const {
+    std::string label(name_in(kRecomputeNames, recompute));
+    if (recompute == Recompute::full && recompute_layers > 0) {
+      label += " " + std::to_string(recompute_layers) + "/chunk";
+    }
+    return label;
+  }
 
   [[nodiscard]] bool uneven_stages() const {
     return first_stage_layers > 0 || last_stage_layers > 0 || !stage_layers.empty() ||

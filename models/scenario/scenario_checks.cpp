@@ -171,6 +171,11 @@ void check_mla(const Checker& c) {
                          "other parts: use one of them"
                        : "set, but the model has no multi-head latent attention (model.mla)");
   }
+  if (p.recompute_layers > 0 && p.recompute != Recompute::full) {
+    c.error("parallelism.recompute_layers",
+            "set without parallelism.recompute: full: it says how many of each chunk's layers "
+            "full recomputation covers");
+  }
   if (p.recompute_moe_act && (!m.is_moe() || p.recompute == Recompute::full)) {
     c.error("parallelism.recompute_moe_act",
             m.is_moe() ? "set with parallelism.recompute: full, which already recomputes every "
@@ -223,6 +228,12 @@ void check_model(const Checker& c) {
             fmt::format("heads ({}) must be a multiple of kv_heads ({}): each key/value head "
                         "serves a whole group of query heads",
                         m.heads, m.kv_heads));
+  }
+  if (m.dropout >= 1) {
+    c.error("model.dropout",
+            fmt::format("a dropout probability of {} drops every activation: expected a "
+                        "value below 1 (0.1 is Megatron-LM's default, 0 no dropout)",
+                        m.dropout));
   }
   if (m.sliding_window >= m.seq_length) {
     c.warning("model.sliding_window",

@@ -242,6 +242,10 @@ Schema<ModelSpec> make_model_schema() {
                "attention and MLP read the same input and their outputs are summed")
       .boolean("tied_embeddings", &ModelSpec::tied_embeddings, D::value("false"),
                "the LM head shares the embedding's weights")
+      .quantity("dropout", &ModelSpec::dropout, Dimension::fraction, D::value("0.1"),
+                "hidden and attention dropout probability (Megatron-LM's default); above 0 "
+                "each dropout stores a 1-byte mask an element for backward, at 0 (Llama 3, "
+                "Mixtral, DeepSeek-V3, Qwen3) there are no masks and no dropout kernels")
       .integer("mtp_depth", &ModelSpec::mtp_depth, Range{0, 64}, D::value("0"),
                "multi-token prediction modules (DeepSeek-V3: 1), each predicting one more "
                "token with its own transformer block, a projection and the shared embedding "
@@ -311,6 +315,11 @@ Schema<ParallelSpec> make_parallel_schema() {
       .choice("recompute", &ParallelSpec::recompute, choices(kRecomputeNames), D::value("none"),
               "activation recomputation: selective recomputes attention's core, full whole "
               "layers")
+      .integer("recompute_layers", &ParallelSpec::recompute_layers, Range{0, 1 << 20},
+               D::value("0"),
+               "with recompute: full, how many of each model chunk's layers are recomputed "
+               "(the first ones; the rest keep their activations, as with recompute none): "
+               "Megatron-LM's --recompute-method block --recompute-num-layers; 0: every layer")
       .boolean("recompute_norms_and_up", &ParallelSpec::recompute_norms_and_up, D::value("false"),
                "with multi-head latent attention and recompute none: every norm and MLA's "
                "up-projections run again in backward instead of keeping their outputs "

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/transformer/layer_ops.hpp"
 #include "models/transformer/moe_routing.hpp"
 
 namespace myriad::models {
@@ -13,139 +14,7 @@ using scenario::Activation;
 using scenario::ModelSpec;
 using scenario::Norm;
 using scenario::Recompute;
-
-constexpr double kAct = 2;  // bytes of a bf16 activation
-
-// The shapes every op of a layer derives from, on this rank.
-struct Dims {
-  double tokens;       // T: tokens of the micro-batch this rank computes on (per CP rank)
-  double norm_tokens;  // tokens of norms and residuals: T / tp with sequence parallelism
-  double h, heads, head_dim, kv_local, q_local, f, f_in;
-  double v_dim;  // a head's value width: head_dim but with MLA
-  int tp;
-};
-
-Dims dims(const ModelSpec& m, const ShardShape& sh) {
-  Dims d{};
-  d.tokens = sh.tokens();
-  d.tp = sh.tp;
-  d.norm_tokens = sh.sp ? d.tokens / sh.tp : d.tokens;
-  d.h = m.hidden;
-  d.heads = m.heads;
-  d.head_dim = m.head_width();
-  d.q_local = static_cast<double>(m.heads) / sh.tp;
-  // Key/value heads are split over TP, or replicated when fewer than TP ranks.
-  d.kv_local = std::max(1.0, static_cast<double>(m.kv_heads) / sh.tp);
-  d.v_dim = m.value_width();
-  d.f = m.ffn_hidden;
-  d.f_in = m.activation == Activation::swiglu ? 2.0 * m.ffn_hidden : m.ffn_hidden;
-  return d;
-}
-
-// fp8 GEMMs (Transformer Engine) take their inputs in fp8: one cast-transpose
-// kernel per GEMM reads the bf16 input and writes it in fp8 twice (as is, and
-// transposed for the weight gradient): 4 bytes an element; backward does the same
-// for the output gradient. With delayed scaling the scale is the amax history's and
-// the cast takes the amax on the way; with current scaling the tensor's own amax
-// comes first, a second read of its 2 bytes ("quantization ... requires reading
-// the tensor twice", Transformer Engine's FP8 Current Scaling guide); blockwise
-// scaling takes each block's amax in the one read and writes a 4-byte scale per
-// 128 values for each of the two copies. Left out: weights, cast once per step
-// rather than per micro-batch, and the per-step amax history and scale update (a
-// few kernels over a few numbers per tensor).
-constexpr std::string_view kFp8Cast = "fp8.cast";
-
-double fp8_cast_bytes(scenario::Fp8Recipe recipe) {
-  switch (recipe) {
-    case scenario::Fp8Recipe::current:
-      return 4 + kAct;
-    case scenario::Fp8Recipe::blockwise:
-      return 4 + 2 * 4.0 / 128;
-    case scenario::Fp8Recipe::delayed:
-      break;
-  }
-  return 4;
-}
-
-// `quantized`: a GEMM whose input arrives in fp8 already (none when empty).
-void add_fp8_casts(Phase& p, double cast_bytes, std::string_view quantized = {}) {
-  std::vector<Op> ops;
-  for (const Op& op : p.ops) {
-    if (op.cls == OpClass::gemm && op.fp8 && (quantized.empty() || op.name != quantized)) {
-      ops.push_back(make_elementwise(kFp8Cast, cast_bytes * op.gemm.m * op.gemm.k * op.gemm.batch));
-    }
-    ops.push_back(op);
-  }
-  p.ops = std::move(ops);
-}
-
-Op gemm(std::string_view name, double m, double n, double k, const ShardShape& sh,
-        double batch = 1) {
-  return make_gemm(name, m, n, k, batch, sh.fp8 ? 1.0 : kAct, sh.fp8);
-}
-
-// Under chunk-by-chunk tensor-parallel overlap, the GEMMs its collectives overlap run
-// in pieces along the tokens, as Transformer Engine's userbuffers run them in
-// NVIDIA's H100 recipes (sim/cost/overlap_share.hpp has the source): the GEMM after an
-// all-gather (qkv, fc1) and the data gradient before the backward's all-gather (proj,
-// fc2) by ring exchange, one piece per tp rank; the GEMM before a reduce-scatter
-// (proj, fc2) pipelined in 4 splits. The other backward GEMMs overlap bulk, whole.
-constexpr double kPipelinedSplits = 4;
-
-void tp_pieces(Op& op, const ShardShape& sh, bool gathers_before) {
-  if (!sh.tp_chunked) return;
-  if (gathers_before) {
-    op.pieces = sh.tp;
-  } else {
-    op.pieces = kPipelinedSplits;
-    op.dgrad_pieces = sh.tp;
-  }
-}
-
-// Tensor-parallel collective entering (`gather`) or leaving a parallel region.
-void tp_enter(Phase& p, std::string_view name, const Dims& d, const ShardShape& sh) {
-  if (sh.tp > 1 && sh.sp) {
-    p.comms.push_back({name, CollectiveKind::all_gather, GroupKind::tp, d.tokens * d.h * kAct});
-  }
-}
-
-void tp_leave(Phase& p, std::string_view name, const Dims& d, const ShardShape& sh) {
-  if (sh.tp == 1) return;
-  const auto kind = sh.sp ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
-  p.comms.push_back({name, kind, GroupKind::tp, d.tokens * d.h * kAct});
-}
-
-// The kernel families calibration measures ("norm.rms.fwd", "activation.swiglu.bwd").
-std::string_view norm_kernel(const ModelSpec& m) {
-  return m.norm == Norm::rmsnorm ? "norm.rms" : "norm.layer";
-}
-
-std::string_view activation_kernel(const ModelSpec& m) {
-  switch (m.activation) {
-    case Activation::swiglu:
-      return "activation.swiglu";
-    case Activation::relu:
-      return "activation.relu";
-    case Activation::gelu:
-      break;
-  }
-  return "activation.gelu";
-}
-
-Op norm(std::string_view name, const ModelSpec& m, const Dims& d) {
-  // Read the input, write the output; statistics are negligible. RMSNorm skips
-  // the mean (and has no bias): fewer FLOPs for the same traffic.
-  const double flops_per_element = m.norm == Norm::rmsnorm ? 4 : 8;
-  Op op = make_elementwise(name, 2 * d.norm_tokens * d.h * kAct,
-                           flops_per_element * d.norm_tokens * d.h);
-  op.kernel = norm_kernel(m);
-  return op;
-}
-
-Op residual(std::string_view name, const Dims& d) {
-  // Dropout (mask written) and residual add: read two, write one and the mask.
-  return make_elementwise(name, 3.5 * d.norm_tokens * d.h * kAct, 3 * d.norm_tokens * d.h);
-}
+using namespace layer_ops;  // NOLINT(google-build-using-namespace): the layer's own primitives
 
 // Attention core: fused (flash) or as two batched GEMMs around a softmax. With
 // context parallelism each rank first gathers the keys and values of the others
@@ -183,10 +52,14 @@ void attention_core(Phase& p, const ModelSpec& m, const Dims& d, const ShardShap
   p.ops.push_back(gemm("attention.scores", seq_local, keys, d.head_dim, sh, batch));
   const double scores = batch * seq_local * keys;
   // Scale+mask+softmax reads and writes the scores; dropout writes a mask and its output.
-  p.ops.push_back(make_elementwise("attention.softmax", scores * (4 * kAct + 1), 6 * scores));
   // Its backward: softmax reads probabilities and gradients and writes gradients (6 B),
-  // dropout reads gradients and mask and writes gradients (5 B).
-  p.ops.back().backward_bytes = scores * (5 * kAct + 1);
+  // dropout reads gradients and mask and writes gradients (5 B). Without dropout,
+  // the softmax alone.
+  const bool dropout = m.dropout > 0;
+  p.ops.push_back(make_elementwise("attention.softmax",
+                                   scores * (dropout ? 4 * kAct + 1 : 2 * kAct),
+                                   (dropout ? 6 : 5) * scores));
+  p.ops.back().backward_bytes = scores * (dropout ? 5 * kAct + 1 : 3 * kAct);
   p.ops.push_back(gemm("attention.context", seq_local, d.v_dim, keys, sh, batch));
 }
 
@@ -237,7 +110,7 @@ void attention_block(Phase& p, const ModelSpec& m, const Dims& d, const ShardSha
   p.ops.push_back(gemm("proj", d.tokens, d.h, d.q_local * d.v_dim, sh));
   tp_pieces(p.ops.back(), sh, false);
   tp_leave(p, "tp.attention.out", d, sh);
-  p.ops.push_back(residual("residual.attention", d));
+  p.ops.push_back(residual("residual.attention", m, d));
 }
 
 void activation(Phase& p, const ModelSpec& m, double tokens, double f, double f_in,
@@ -255,7 +128,7 @@ void dense_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh
   p.ops.push_back(gemm("fc2", d.tokens, d.h, d.f / d.tp, sh));
   tp_pieces(p.ops.back(), sh, false);
   tp_leave(p, "tp.mlp.out", d, sh);
-  p.ops.push_back(residual("residual.mlp", d));
+  p.ops.push_back(residual("residual.mlp", m, d));
 }
 
 // Bytes an element of an expert all-to-all takes on the wire: bf16, or fp8 with
@@ -381,7 +254,7 @@ bool moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
   }
   p.ops.push_back(make_elementwise("unpermute", 2 * sent * d.h * kAct));
   if (gathered) tp_leave(p, "tp.mlp.out", d, sh);
-  p.ops.push_back(residual("residual.mlp", d));
+  p.ops.push_back(residual("residual.mlp", m, d));
   return fp8_tokens;
 }
 
@@ -396,7 +269,7 @@ void parallel_block(Phase& p, const ModelSpec& m, const Dims& d, const ShardShap
   activation(p, m, d.tokens, d.f / d.tp, d.f_in / d.tp);
   p.ops.push_back(gemm("proj+fc2", d.tokens, d.h, d.q_local * d.head_dim + d.f / d.tp, sh));
   tp_leave(p, "tp.block.out", d, sh);
-  p.ops.push_back(residual("residual", d));
+  p.ops.push_back(residual("residual", m, d));
 }
 
 // Backward of a forward phase: two GEMMs per GEMM (input and weight gradients),

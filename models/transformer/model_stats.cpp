@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/plan/step_plan.hpp"
 #include "models/transformer/moe_routing.hpp"
 
 namespace myriad::models {
@@ -21,10 +22,14 @@ double stack_moe_layers(const scenario::ModelSpec& m) {
 // Forward FLOPs per token of the blocks' matrix multiplies (attention core aside):
 // an MoE model's dense layers through their own MLP; the MTP modules' blocks with
 // them (their projections are outside the blocks: mtp_projection_flops_per_token).
-double layers_matmul_flops_per_token(const scenario::ModelSpec& m, const ParamCounts& p) {
-  const double blocks = m.stack_layers();
-  const double moe = m.is_moe() ? stack_moe_layers(m) : blocks;
+double layers_matmul_flops_per_token(const scenario::ModelSpec& m, const ParamCounts& p,
+                                     double blocks, double moe_blocks) {
+  const double moe = m.is_moe() ? moe_blocks : blocks;
   return 2 * (blocks * p.attention + moe * p.mlp_active + (blocks - moe) * p.dense_mlp);
+}
+
+double layers_matmul_flops_per_token(const scenario::ModelSpec& m, const ParamCounts& p) {
+  return layers_matmul_flops_per_token(m, p, m.stack_layers(), stack_moe_layers(m));
 }
 
 double mtp_projection_flops_per_token(const scenario::ModelSpec& m) {
@@ -119,8 +124,11 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
   const double keys = m.sliding_window > 0 ? std::min<double>(m.sliding_window, seq) : seq;
   const double tokens = static_cast<double>(s.parallelism.global_batch) * seq;
   const ParamCounts p = param_counts(m);
-  const double layers_forward =
-      layers_matmul_flops_per_token(m, p) + m.stack_layers() * 4 * keys * m.attention_core_width();
+  // The forward of the layers full recomputation runs again: all of them, or the
+  // first parallelism.recompute_layers of each chunk.
+  const RecomputedLayers again = recomputed_layers(s);
+  const double recomputed_forward = layers_matmul_flops_per_token(m, p, again.layers, again.moe) +
+                                    again.layers * 4 * keys * m.attention_core_width();
   double extra = 0;
   switch (s.parallelism.recompute) {
     case scenario::Recompute::none:
@@ -136,7 +144,7 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
       }
       break;
     case scenario::Recompute::full:
-      extra = layers_forward;
+      extra = recomputed_forward;
       break;
   }
   // MLA's up-projections run again (DeepSeek-V3's recomputation; its norms are
@@ -151,7 +159,8 @@ double hardware_flops_per_step(const scenario::Scenario& s) {
   if (m.is_moe() && m.moe.capacity_factor > 0) {
     const double expert = 2 * mlp_params(m.hidden, m.moe.expert_ffn_hidden, m.activation);
     padding = 3 * stack_moe_layers(m) * expert * m.moe.top_k * (m.moe.capacity_factor - 1);
-    if (s.parallelism.recompute == scenario::Recompute::full) padding *= 4.0 / 3;
+    // Recomputed MoE layers run their experts' forward (a third of it) again.
+    if (again.moe > 0) padding *= 1 + again.moe / (3 * stack_moe_layers(m));
   }
   // Relative to every routed slot computed: capacity_factor * top_k slots an expert
   // computes in all, whatever the router dropped.

@@ -20,6 +20,7 @@
 #include "sim/analytic/layer_exposure.hpp"
 #include "sim/analytic/optimizer_time.hpp"
 #include "sim/analytic/pipeline_makespan.hpp"
+#include "sim/analytic/pricer.hpp"
 #include "sim/analytic/required_parameters.hpp"
 #include "sim/analytic/step_rates.hpp"
 #include "sim/cost/compute_cost.hpp"
@@ -30,152 +31,6 @@ namespace myriad::sim {
 namespace {
 
 using models::GroupKind;
-
-class Pricer {
- public:
-  Pricer(const models::scenario::Scenario& s, const DeviceProfile& p, StepReport& report,
-         bool tables = true)
-      : s_(s),
-        p_(p),
-        report_(report),
-        tables_(tables),
-        gather_network_(network_slowdown(s, Traffic::dp_gather)),
-        reduce_network_(network_slowdown(s, Traffic::dp_reduce)),
-        pp_network_(network_slowdown(s, Traffic::pp)) {
-    if (tables_) report_.ops.reserve(64);
-  }
-
-  // What oversubscription does to the data-parallel rings and pipeline transfers.
-  [[nodiscard]] const NetworkSlowdown& network(Traffic t) const {
-    return t == Traffic::pp                                  ? pp_network_
-           : t == Traffic::dp_gather || reductions_together_ ? gather_network_
-                                                             : reduce_network_;
-  }
-  // The stages reduce their gradients as they finish their last backward, one
-  // stage's backward pass after the next one's; a reduction that lasts longer than
-  // that meets the neighbours' on the network, like the gathers.
-  void set_reductions_together(bool together) { reductions_together_ = together; }
-  // The traffic a data-parallel or pipeline collective is: gathers at the start of
-  // the step, reductions at the end.
-  static Traffic traffic_of(const models::Collective& c) {
-    if (c.group == GroupKind::pp) return Traffic::pp;
-    return c.kind == models::CollectiveKind::all_gather ? Traffic::dp_gather : Traffic::dp_reduce;
-  }
-
-  // The compute rate communication takes while it overlaps compute.
-  [[nodiscard]] double overlap_share() const { return p_.overlap_compute_share(); }
-
-  PhaseTime price(const models::Phase& phase, double runs_per_step) {
-    PhaseTime t;
-    // An estimate prices its layer's phases several times (stage times, the op
-    // table): each op's cost is computed once, kept by the phase it belongs to.
-    const ComputeCost* costs = costs_of(phase);
-    for (std::size_t i = 0; i < phase.ops.size(); ++i) {
-      const models::Op& op = phase.ops[i];
-      const ComputeCost& cost = costs[i];
-      t.compute += cost.time_s;
-      if (op.cls == models::OpClass::gemm) t.gemm += cost.time_s;
-      if (op.wgrad) t.weight += cost.time_s;
-      record(op, cost, runs_per_step);
-    }
-    for (const auto& c : phase.comms) {
-      const double time = price(c, runs_per_step).time_s;
-      if (c.group != GroupKind::pp) {
-        t.comm[c.group] += time;
-        t.sm_share[c.group] += time * sim::overlap_share(c, p_);
-      }
-    }
-    return t;
-  }
-
-  CommCost price(const models::Collective& c, double runs_per_step) {
-    const models::GroupSpan& span = span_of(c.group);
-    const double slowdown =
-        c.group == GroupKind::dp || c.group == GroupKind::pp ? network(traffic_of(c)).factor : 1.0;
-    const CommCost cost = collective_cost(c, span, s_.cluster, p_, slowdown);
-    if (tables_ && span.size > 1 && runs_per_step > 0) {
-      auto it = std::find_if(report_.collectives.begin(), report_.collectives.end(),
-                             [&](const PricedCollective& pc) { return pc.name == c.name; });
-      if (it == report_.collectives.end()) {
-        report_.collectives.push_back(
-            {std::string(c.name), std::string(models::collective_name(c.kind)),
-             std::string(models::group_name(c.group)), c.bytes, span.size, span.nodes, cost, 0});
-        it = report_.collectives.end() - 1;
-      }
-      it->per_step += runs_per_step;
-    }
-    return cost;
-  }
-
- private:
-  // The costs of `phase`'s ops, computed on first sight (phases live in the plan,
-  // which outlives the Pricer).
-  const ComputeCost* costs_of(const models::Phase& phase) {
-    for (const auto& [seen, first] : priced_phases_) {
-      if (seen == &phase) return cost_pool_.data() + first;
-    }
-    const std::size_t first = cost_pool_.size();
-    for (const auto& op : phase.ops) cost_pool_.push_back(compute_cost(op, p_));
-    priced_phases_.emplace_back(&phase, first);
-    return cost_pool_.data() + first;
-  }
-
-  void record(const models::Op& op, const ComputeCost& cost, double runs_per_step) {
-    if (!tables_ || runs_per_step <= 0) return;
-    // Named "qkv" or "qkv.bwd": matched without building the name (once a layer a pass).
-    // Found by a small hash table of the ops recorded so far (name and direction).
-    constexpr std::string_view kBackward = ".bwd";
-    const std::string_view base = op.name;
-    const auto same = [&](const PricedOp& po) {
-      const std::string_view n = po.name;
-      return op.backward ? n.size() == base.size() + kBackward.size() && n.starts_with(base) &&
-                               n.ends_with(kBackward)
-                         : n == base;
-    };
-    std::size_t slot =
-        (std::hash<std::string_view>{}(base)*2 + (op.backward ? 1 : 0)) % op_slots_.size();
-    while (op_slots_[slot] != 0 && !same(report_.ops[op_slots_[slot] - 1])) {
-      slot = (slot + 1) % op_slots_.size();
-    }
-    if (op_slots_[slot] == 0) {
-      if (report_.ops.size() + 1 >= op_slots_.size()) {
-        throw std::logic_error("estimate: more distinct ops than the op table holds");
-      }
-      std::string name(base);
-      if (op.backward) name += kBackward;
-      report_.ops.push_back({std::move(name), std::string(models::op_class_name(op.cls)), 0, 0,
-                             cost.memory_bound, 0});
-      op_slots_[slot] = static_cast<std::uint16_t>(report_.ops.size());
-    }
-    const auto it = report_.ops.begin() + (op_slots_[slot] - 1);
-    // Several ops may share a name (a GEMM's two backward GEMMs): keep totals.
-    const double total = it->time_s * it->per_step + cost.time_s * runs_per_step;
-    const double flops =
-        it->efficiency * it->time_s * it->per_step + cost.efficiency * cost.time_s * runs_per_step;
-    it->per_step += runs_per_step;
-    it->time_s = total / it->per_step;
-    it->efficiency = total > 0 ? flops / total : 0;
-  }
-
-  const models::scenario::Scenario& s_;
-  const DeviceProfile& p_;
-  StepReport& report_;
-  bool tables_;                                // record every op and collective in the report
-  std::array<std::uint16_t, 256> op_slots_{};  // report_.ops index + 1 by hash; 0: empty
-  // Each group's span, computed once per estimate.
-  std::array<std::optional<models::GroupSpan>, 5> spans_;
-  const models::GroupSpan& span_of(GroupKind g) {
-    auto& slot = spans_[static_cast<std::size_t>(g)];
-    if (!slot) slot = models::group_span(g, s_);
-    return *slot;
-  }
-  std::vector<ComputeCost> cost_pool_;  // every priced phase's ops, phase after phase
-  std::vector<std::pair<const models::Phase*, std::size_t>> priced_phases_;  // its first op
-  NetworkSlowdown gather_network_;
-  NetworkSlowdown reduce_network_;
-  NetworkSlowdown pp_network_;
-  bool reductions_together_ = false;
-};
 
 // What a stage spends per micro-batch, by kind.
 struct StageTime {
@@ -331,6 +186,14 @@ StageCosts stage_costs(const models::scenario::Scenario& s, const DeviceProfile&
     c.dense_layer = pass_times(plan.dense_layer, pricer, overlap);
     c.dense_layer_comm = exposed_comm(plan.dense_layer, pricer, overlap);
   }
+  if (plan.partial_recompute()) {
+    c.recompute_layer = pass_times(plan.recompute_layer, pricer, overlap);
+    c.recompute_layer_comm = exposed_comm(plan.recompute_layer, pricer, overlap);
+    if (plan.mixed()) {
+      c.recompute_dense_layer = pass_times(plan.recompute_dense_layer, pricer, overlap);
+      c.recompute_dense_layer_comm = exposed_comm(plan.recompute_dense_layer, pricer, overlap);
+    }
+  }
   c.embedding = pass_times(plan.embedding, pricer, overlap);
   c.head = pass_times(plan.head, pricer, overlap);
   c.layer_comm = exposed_comm(plan.layer, pricer, overlap);
@@ -372,10 +235,22 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   const bool mixed = plan.mixed();
   const StageTime dense =
       mixed ? program_time(plan.dense_layer, pricer, layer_overlap, 0) : StageTime{};
+  // Partial recomputation: what each recomputed layer runs again.
+  const bool partial = plan.partial_recompute();
+  const StageTime again =
+      partial ? program_time(plan.recompute_layer, pricer, layer_overlap, 0) : StageTime{};
+  const StageTime dense_again =
+      partial && mixed ? program_time(plan.recompute_dense_layer, pricer, layer_overlap, 0)
+                       : StageTime{};
   const auto layers_of = [&](int stage) {
     const auto k = static_cast<std::size_t>(stage);
     StageTime t = scaled(layer, plan.layers_by_stage[k] - plan.dense_by_stage[k]);
     if (mixed) t += scaled(dense, plan.dense_by_stage[k]);
+    if (partial) {
+      const int recomputed_dense = plan.recomputed_dense_by_stage[k];
+      t += scaled(again, plan.recomputed_by_stage[k] - recomputed_dense);
+      if (mixed) t += scaled(dense_again, recomputed_dense);
+    }
     return t;
   };
   // The stage between the first and the last with the most to do (the first
@@ -423,11 +298,21 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   // The op table.
   (void)program_time(plan.layer, pricer, layer_overlap, m * (critical_layers - critical_dense));
   if (mixed) (void)program_time(plan.dense_layer, pricer, layer_overlap, m * critical_dense);
+  if (partial) {
+    const int recomputed_dense = plan.recomputed_dense_by_stage[critical_at];
+    (void)program_time(plan.recompute_layer, pricer, layer_overlap,
+                       m * (plan.recomputed_by_stage[critical_at] - recomputed_dense));
+    if (mixed) {
+      (void)program_time(plan.recompute_dense_layer, pricer, layer_overlap, m * recomputed_dense);
+    }
+  }
   // Whether stage k's layers are those of stage `other`.
   const auto alike_layers = [&](int k, std::size_t other) {
     const auto i = static_cast<std::size_t>(k);
     return plan.layers_by_stage[i] == plan.layers_by_stage[other] &&
-           plan.dense_by_stage[i] == plan.dense_by_stage[other];
+           plan.dense_by_stage[i] == plan.dense_by_stage[other] &&
+           plan.recomputed_by_stage[i] == plan.recomputed_by_stage[other] &&
+           plan.recomputed_dense_by_stage[i] == plan.recomputed_dense_by_stage[other];
   };
   // Every stage's time: the stages between differ only by their layers (body is
   // the largest of them).
@@ -456,8 +341,10 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   // bubble as far as the schedule's order lets them.
   const bool swept = plan.virtual_stages > 1 || 2 * pp * m <= kSweptPasses ||
                      models::splits_backward(plan.schedule);
-  const PassKinds kinds{pass_times_of(layer), pass_times_of(dense), pass_times_of(embedding),
-                        pass_times_of(head), profile.overlap_compute_share()};
+  const PassKinds kinds{pass_times_of(layer),           pass_times_of(dense),
+                        pass_times_of(again),           pass_times_of(dense_again),
+                        pass_times_of(embedding),       pass_times_of(head),
+                        profile.overlap_compute_share()};
   if (swept && !s.overlap.dp) {
     bubble = pipeline_time(plan, kinds, {p2p, s.overlap.pp}) - m * critical.total();
   }

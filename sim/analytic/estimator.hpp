@@ -157,10 +157,17 @@ struct StageCosts {
   // without them. Their collectives are priced inside `dense_layer`, not played
   // as flows.
   PassTimes dense_layer;
+  // What a recomputed layer runs again in backward under partial recomputation
+  // (StepPlan::recompute_layer, recompute_dense_layer), priced alike, its
+  // collectives inside it; zero without it.
+  PassTimes recompute_layer;
+  PassTimes recompute_dense_layer;
   PassTimes embedding;
   PassTimes head;
   ExposedComm layer_comm;  // of `layer`'s forward and backward
   ExposedComm dense_layer_comm;
+  ExposedComm recompute_layer_comm;
+  ExposedComm recompute_dense_layer_comm;
   ExposedComm embedding_comm;
   ExposedComm head_comm;
   double pp_bytes_per_gpu = 0;  // one activation transfer across a stage boundary

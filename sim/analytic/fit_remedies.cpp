@@ -1,12 +1,52 @@
 #include "sim/analytic/fit_remedies.hpp"
 
+#include <algorithm>
 #include <functional>
+#include <optional>
 #include <utility>
 
+#include "models/plan/step_plan.hpp"
 #include "models/scenario/scenario_checks.hpp"
 #include "sim/analytic/estimator.hpp"
 
 namespace myriad::sim {
+namespace {
+
+// The fewest layers of each chunk full recomputation can cover for the layout
+// to fit, where fewer than every layer do (memory falls as it grows).
+std::optional<int> fewest_recomputed_layers(const models::scenario::Scenario& s,
+                                            const DeviceProfile& profile) {
+  // Full recomputation does not go with DeepSeek-V3's (the checks refuse it).
+  if (s.parallelism.recompute_moe_act || s.parallelism.recompute_norms_and_up) return std::nullopt;
+  models::scenario::Scenario c = s;
+  c.parallelism.recompute = models::scenario::Recompute::full;
+  const models::StepPlan plan = models::plan_step(s);
+  int most = 0;
+  for (const auto& chunks : plan.layers_by_chunk) {
+    for (const int n : chunks) most = std::max(most, n);
+  }
+  const auto fits = [&](int layers) {
+    c.parallelism.recompute_layers = layers;
+    return estimate(c, profile, Detail::summary).fits;
+  };
+  int lo = s.parallelism.recompute == models::scenario::Recompute::full &&
+                   s.parallelism.recompute_layers > 0
+               ? s.parallelism.recompute_layers + 1
+               : 1;
+  int hi = most - 1;  // `most` is every layer: recompute full itself
+  if (lo > hi || !fits(hi)) return std::nullopt;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (fits(mid)) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
+}  // namespace
 
 std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
                                     const DeviceProfile& profile) {
@@ -18,9 +58,20 @@ std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
     changes.push_back({{"parallelism.recompute", "selective"},
                        [](Scenario& c) { c.parallelism.recompute = Recompute::selective; }});
   }
-  if (p.recompute != Recompute::full) {
-    changes.push_back({{"parallelism.recompute", "full"},
-                       [](Scenario& c) { c.parallelism.recompute = Recompute::full; }});
+  if (p.recompute != Recompute::full || p.recompute_layers > 0) {
+    changes.push_back({{"parallelism.recompute", "full"}, [](Scenario& c) {
+                         c.parallelism.recompute = Recompute::full;
+                         c.parallelism.recompute_layers = 0;
+                       }});
+  }
+  if (const auto layers = fewest_recomputed_layers(s, profile)) {
+    const bool was_full = p.recompute == Recompute::full;
+    changes.push_back({{"parallelism.recompute_layers", std::to_string(*layers),
+                        was_full ? "" : "parallelism.recompute=full"},
+                       [n = *layers](Scenario& c) {
+                         c.parallelism.recompute = Recompute::full;
+                         c.parallelism.recompute_layers = n;
+                       }});
   }
   // Each further ZeRO stage: the distributed optimizer (1), gradients sharded too
   // and so reduce-scattered every micro-batch (2), parameters sharded too and

@@ -15,6 +15,7 @@ namespace myriad::sim {
 struct FitRemedy {
   std::string key;           // the scenario key it changes: "parallelism.recompute"
   std::string value;         // its new value, as --set takes it: "selective"
+  std::string with{};        // a change it needs with it, as --set takes it, or ""
   double memory_needed = 0;  // bytes a GPU of the fullest stage needs with it
   double memory_usable = 0;
   double step_time_s = 0;  // the step with it
@@ -22,9 +23,11 @@ struct FitRemedy {
 };
 
 // In this order, each alone and only where it applies and the scenario's checks
-// accept it: selective, then full recomputation; ZeRO 1 from 0, else ZeRO 3 (over
-// dp * cp > 1 ranks); half the micro-batch (twice the micro-batches). A change
-// that saves no memory is left out.
+// accept it: selective, then full recomputation, then the fewest layers a chunk
+// full recomputation needs to cover to fit (parallelism.recompute_layers, where
+// fewer than all fit); ZeRO 1 from 0, else ZeRO 3 (over dp * cp > 1 ranks); half
+// the micro-batch (twice the micro-batches); DeepSeek-V3's recomputations. A
+// change that saves no memory is left out.
 std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
                                     const DeviceProfile& profile);
 

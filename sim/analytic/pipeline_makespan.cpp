@@ -90,6 +90,12 @@ PassTimes chunk_passes(const models::StepPlan& plan, const PassKinds& passes, in
   const double dense = plan.dense_by_chunk[k][c];
   PassTimes t = passes.layer.scaled(plan.layers_by_chunk[k][c] - dense);
   if (dense > 0) t += passes.dense.scaled(dense);
+  const double again = plan.recomputed_by_chunk[k][c];
+  if (again > 0) {
+    const double dense_again = plan.recomputed_dense_by_chunk[k][c];
+    t += passes.recompute.scaled(again - dense_again);
+    if (dense_again > 0) t += passes.dense_recompute.scaled(dense_again);
+  }
   const int at = models::model_position(plan.schedule, plan.pp, stage, chunk);
   if (at == 0) t += passes.embedding;
   if (at == models::model_chunks(plan.schedule, plan.pp, plan.virtual_stages) - 1) {

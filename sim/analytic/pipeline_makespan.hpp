@@ -76,10 +76,14 @@ struct PassTimes {
 [[nodiscard]] double fb_time(const PassTimes& f, const PassTimes& b, double share);
 
 // A pipeline's kinds of pass: a layer's, an MoE model's dense layer's (where
-// StepPlan::dense_by_chunk has any), the embedding's and the head's.
+// StepPlan::dense_by_chunk has any), what a recomputed layer of each kind runs
+// again under partial recomputation (StepPlan::recomputed_by_chunk), the
+// embedding's and the head's.
 struct PassKinds {
   PassTimes layer;
   PassTimes dense;
+  PassTimes recompute;
+  PassTimes dense_recompute;
   PassTimes embedding;
   PassTimes head;
   double overlap_share = 0;  // for DualPipe's F&B passes (fb_time)

@@ -198,6 +198,8 @@ struct Lists {
     // Recomputing whole layers or attention already recomputes otherwise.
     if (p.recompute != models::scenario::Recompute::none) p.recompute_norms_and_up = false;
     if (p.recompute == models::scenario::Recompute::full) p.recompute_moe_act = false;
+    // Partial recomputation is the scenario's, kept where full recomputation is.
+    if (p.recompute != models::scenario::Recompute::full) p.recompute_layers = 0;
     if (batch_range) p.global_batch = batch_in_range(p, *batch_range);
     return p;
   }
@@ -567,6 +569,9 @@ std::vector<std::string> layout_overrides(const models::scenario::ParallelSpec& 
   if (base.recompute_moe_act != p.recompute_moe_act) {
     sets.push_back(
         fmt::format("parallelism.recompute_moe_act={}", p.recompute_moe_act ? "true" : "false"));
+  }
+  if (base.recompute_layers != p.recompute_layers) {
+    sets.push_back(fmt::format("parallelism.recompute_layers={}", p.recompute_layers));
   }
   return sets;
 }

@@ -146,14 +146,17 @@ std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans, do
           {"optimizer", optimizer}};
 }
 
-PassShares pass_shares(const StageCosts& costs, double layers, double dense, bool first,
-                       bool last) {
-  double total = layers * (costs.layer.forward + costs.layer.backward) +
-                 dense * (costs.dense_layer.forward + costs.dense_layer.backward);
+PassShares pass_shares(const StageCosts& costs, const StageLayers& n, bool first, bool last) {
+  const auto both = [](const PassTimes& t) { return t.forward + t.backward; };
+  double total = n.layers * both(costs.layer) + n.dense * both(costs.dense_layer) +
+                 n.again * both(costs.recompute_layer) +
+                 n.dense_again * both(costs.recompute_dense_layer);
   ExposedComm comm;
   const auto add = [&](const ExposedComm& c, double k) { comm += c.scaled(k); };
-  add(costs.layer_comm, layers);
-  add(costs.dense_layer_comm, dense);
+  add(costs.layer_comm, n.layers);
+  add(costs.dense_layer_comm, n.dense);
+  add(costs.recompute_layer_comm, n.again);
+  add(costs.recompute_dense_layer_comm, n.dense_again);
   if (first) {
     total += costs.embedding.forward + costs.embedding.backward;
     add(costs.embedding_comm, 1);

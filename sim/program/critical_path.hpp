@@ -64,10 +64,19 @@ using PassShares = GroupTimes;
 std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans, double step_s,
                                               const PassShares& comm);
 
-// The shares of a stage's passes (`layers` layers, `dense` more of an MoE model's
-// dense layers, with the embedding on the first stage and the head on the last)
-// that are exposed layer communication.
-PassShares pass_shares(const StageCosts& costs, double layers, double dense, bool first, bool last);
+// A stage's layers by kind: `layers` of StageCosts::layer, `dense` more of an
+// MoE model's dense layers; of them, `again` and `dense_again` recomputed under
+// partial recomputation.
+struct StageLayers {
+  double layers = 0;
+  double dense = 0;
+  double again = 0;
+  double dense_again = 0;
+};
+
+// The shares of a stage's passes (its layers, with the embedding on the first
+// stage and the head on the last) that are exposed layer communication.
+PassShares pass_shares(const StageCosts& costs, const StageLayers& n, bool first, bool last);
 
 // The step as `estimate` breaks it down, from the rank group that computes the
 // most (the slowest stage, whose passes the analytic engine counts m times);

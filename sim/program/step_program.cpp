@@ -228,11 +228,24 @@ double StepProgram::ends_time(int stage, const models::PipelineTask& t) const {
   return time;
 }
 
+namespace {
+
+// grid[stage][chunk], 0 where the grid is empty.
+int count_at(const std::vector<std::vector<int>>& grid, int stage, int chunk) {
+  if (grid.empty()) return 0;
+  return grid[static_cast<std::size_t>(stage)][static_cast<std::size_t>(chunk)];
+}
+
+}  // namespace
+
 PassTimes StepProgram::chunk_passes(int stage, int chunk) const {
   const auto k = static_cast<std::size_t>(stage);
   const auto c = static_cast<std::size_t>(chunk);
   PassTimes t = costs.layer.scaled(main_layers(stage, chunk));
   t += costs.dense_layer.scaled(chunk_dense[k][c]);
+  const int dense_again = count_at(chunk_recomputed_dense, stage, chunk);
+  t += costs.recompute_layer.scaled(count_at(chunk_recomputed, stage, chunk) - dense_again);
+  t += costs.recompute_dense_layer.scaled(dense_again);
   const int at = models::model_position(schedule, pp, stage, chunk);
   if (at == 0) t += costs.embedding;
   if (at == models::model_chunks(schedule, pp, v) - 1) t += costs.head;
@@ -250,13 +263,16 @@ int StepProgram::main_layers(int stage, int chunk) const {
   return chunk_layers[k][c] - chunk_dense[k][c];
 }
 
-double StepProgram::dense_time(int stage, const models::PipelineTask& t) const {
+double StepProgram::priced_layers_time(int stage, const models::PipelineTask& t) const {
   const int dense = chunk_dense[static_cast<std::size_t>(stage)][static_cast<std::size_t>(t.chunk)];
-  return dense * costs.dense_layer.of(t);
+  const int dense_again = count_at(chunk_recomputed_dense, stage, t.chunk);
+  const int again = count_at(chunk_recomputed, stage, t.chunk) - dense_again;
+  return dense * costs.dense_layer.of(t) + again * costs.recompute_layer.of(t) +
+         dense_again * costs.recompute_dense_layer.of(t);
 }
 
 double StepProgram::pass_time(int stage, const models::PipelineTask& t) const {
-  return main_layers(stage, t.chunk) * costs.layer.of(t) + dense_time(stage, t) +
+  return main_layers(stage, t.chunk) * costs.layer.of(t) + priced_layers_time(stage, t) +
          ends_time(stage, t);
 }
 
@@ -264,13 +280,19 @@ std::vector<BreakdownPart> StepProgram::breakdown(const std::vector<std::vector<
                                                   double step_s) const {
   std::vector<PassShares> shares;
   for (int stage = 0; stage < pp; ++stage) {
-    const auto& chunks = chunk_layers[static_cast<std::size_t>(stage)];
-    const auto& dense_chunks = chunk_dense[static_cast<std::size_t>(stage)];
-    const double dense = std::accumulate(dense_chunks.begin(), dense_chunks.end(), 0.0);
-    const double layers = std::accumulate(chunks.begin(), chunks.end(), 0.0) - dense;
+    StageLayers n;
+    for (int chunk = 0; chunk < v; ++chunk) {
+      const auto k = static_cast<std::size_t>(stage);
+      const auto c = static_cast<std::size_t>(chunk);
+      n.dense += chunk_dense[k][c];
+      n.layers += chunk_layers[k][c] - chunk_dense[k][c];
+      n.dense_again += count_at(chunk_recomputed_dense, stage, chunk);
+      n.again +=
+          count_at(chunk_recomputed, stage, chunk) - count_at(chunk_recomputed_dense, stage, chunk);
+    }
     // DualPipe's end ranks hold an embedding and a head each.
     const bool ends = schedule == models::scenario::Schedule::dualpipe;
-    shares.push_back(pass_shares(costs, layers, dense, stage == 0 || (ends && stage == pp - 1),
+    shares.push_back(pass_shares(costs, n, stage == 0 || (ends && stage == pp - 1),
                                  stage == pp - 1 || (ends && stage == 0)));
   }
   return step_breakdown(timelines, pp, shares, step_s);
@@ -304,6 +326,10 @@ StepProgram build_step_program(const models::scenario::Scenario& s, StageCosts c
   const models::StepPlan plan = models::plan_step(s);
   p.chunk_layers = plan.layers_by_chunk;
   p.chunk_dense = plan.dense_by_chunk;
+  if (plan.partial_recompute()) {
+    p.chunk_recomputed = plan.recomputed_by_chunk;
+    p.chunk_recomputed_dense = plan.recomputed_dense_by_chunk;
+  }
   p.costs = std::move(costs);
   p.stages.resize(static_cast<std::size_t>(p.pp));
   std::vector<std::vector<int>> sends;

@@ -114,6 +114,10 @@ struct StepProgram {
   double overlap_share = 0;  // of the compute rate, taken by collectives beside it
   std::vector<std::vector<int>> chunk_layers;  // [stage][chunk]: its layers
   std::vector<std::vector<int>> chunk_dense;   // [stage][chunk]: how many of them are dense
+  // [stage][chunk]: how many of them partial recomputation recomputes, and of
+  // those how many are dense (empty: none).
+  std::vector<std::vector<int>> chunk_recomputed;
+  std::vector<std::vector<int>> chunk_recomputed_dense;
   StageCosts costs;
   std::vector<StageProgram> stages;
   std::vector<ProgramCollective> collectives;  // a traced workload's, by StepTask::collective
@@ -131,8 +135,10 @@ struct StepProgram {
   [[nodiscard]] int micro_batches_per_chunk() const {
     return schedule == models::scenario::Schedule::dualpipe ? m / 2 : m;
   }
-  // The part of it that is an MoE model's dense layers (0 without them).
-  [[nodiscard]] double dense_time(int stage, const models::PipelineTask& t) const;
+  // The part of it whose layer collectives are priced inside it, not played as
+  // flows: an MoE model's dense layers, and what partial recomputation runs again
+  // (0 without them).
+  [[nodiscard]] double priced_layers_time(int stage, const models::PipelineTask& t) const;
   // The chunk's layers that are `costs.layer` (the others are dense).
   [[nodiscard]] int main_layers(int stage, int chunk) const;
   // The embedding's and the head's part of it (the rest is the chunk's layers).

@@ -286,6 +286,13 @@ PipelineGraph pipeline_units(const models::scenario::Scenario& s, const DevicePr
         "there is no pipeline to place: parallelism.pp is 1 (give pp >= 2, e.g. --set "
         "parallelism.pp=4)");
   }
+  if (s.parallelism.recompute_layers > 0) {
+    throw std::invalid_argument(fmt::format(
+        "place prices every layer alike, but parallelism.recompute_layers {} recomputes the "
+        "first layers of each stage's chunks, which depend on the split: place with "
+        "parallelism.recompute full or none (--set parallelism.recompute_layers=0)",
+        s.parallelism.recompute_layers));
+  }
   std::optional<DeviceProfile> copy;  // only when the profile is not yet on this GPU
   const DeviceProfile& placed = is_on_hardware(profile, s.cluster.gpu)
                                     ? profile

@@ -41,9 +41,9 @@ void run_task(StepState& p, int row, int stage, const PipelineTask& t, double sl
     compute_for(p, slow * p.program.pass_time(stage, t));
     return;
   }
-  // The embedding or the head, and an MoE model's dense layers, whose collectives
-  // stay priced inside their time.
-  compute_for(p, slow * (p.program.ends_time(stage, t) + p.program.dense_time(stage, t)));
+  // The embedding or the head, an MoE model's dense layers and what partial
+  // recomputation runs again, whose collectives stay priced inside their time.
+  compute_for(p, slow * (p.program.ends_time(stage, t) + p.program.priced_layers_time(stage, t)));
   const auto& comms = t.forward ? p.program.costs.forward_comms : p.program.costs.backward_comms;
   const auto& plays = t.forward ? p.forward_play : p.backward_play;
   const auto& overlapped =

@@ -79,6 +79,11 @@ TEST(StepEngine, AgreesWithTheAnalyticEngineWithinOnePercent) {
   auto uneven_interleaved = uneven;
   uneven_interleaved.parallelism.virtual_stages = 2;
   uneven_interleaved.parallelism.schedule = models::scenario::Schedule::interleaved;
+  // And partial recomputation: the first 2 layers of each of those chunks
+  // (parallelism.recompute_layers), what they run again priced inside the pass.
+  auto partial = uneven_interleaved;
+  partial.parallelism.recompute = models::scenario::Recompute::full;
+  partial.parallelism.recompute_layers = 2;
   std::vector<models::scenario::Scenario> cases = {selene(),
                                                    mixtral(),
                                                    llama8b_tp2(8, 1, false),
@@ -86,7 +91,8 @@ TEST(StepEngine, AgreesWithTheAnalyticEngineWithinOnePercent) {
                                                    llama8b_tp2(32, 2, true),
                                                    pipes,
                                                    uneven,
-                                                   uneven_interleaved};
+                                                   uneven_interleaved,
+                                                   partial};
   // Thread contexts (sanitizer builds) are some 40 times slower: the small case only.
   if (!kSanitizerSafe) {
     cases.push_back(megascale_256(false));

@@ -118,10 +118,9 @@ std::string per_hardware_table(const PlanVariants& v, const PlanSearch& search,
     t.add({v.all[l->variant].hardware, models::scenario::grouped(m.gpus), std::to_string(p.tp),
            std::to_string(p.pp), std::to_string(p.virtual_stages), std::to_string(p.cp),
            std::to_string(p.dp), std::to_string(p.micro_batch), std::to_string(p.global_batch),
-           std::to_string(p.zero),
-           std::string(models::name_in(models::scenario::kRecomputeNames, p.recompute)),
-           seconds(m.step_time_s), percent(m.mfu), fmt::format("{:.1f}", m.days),
-           si_count(m.gpu_hours), std::isfinite(m.cost) ? "$" + si_count(m.cost) : "-",
+           std::to_string(p.zero), p.recompute_label(), seconds(m.step_time_s), percent(m.mfu),
+           fmt::format("{:.1f}", m.days), si_count(m.gpu_hours),
+           std::isfinite(m.cost) ? "$" + si_count(m.cost) : "-",
            deadline ? deadline_text(m.days, options.max_days) : "-", percent(m.memory, 0)});
   }
   return fmt::format(
@@ -349,7 +348,7 @@ std::vector<std::string> best_row(const sim::Rescored& b, int rank, const PlanVa
   if (c.pruning) row.push_back(sim::prune_text(l.prune));
   if (c.batch) row.push_back(std::to_string(p.global_batch));
   row.push_back(std::to_string(p.zero));
-  row.emplace_back(models::name_in(models::scenario::kRecomputeNames, p.recompute));
+  row.emplace_back(p.recompute_label());
   row.emplace_back(models::name_in(models::scenario::kRankOrderNames, p.placement));
   if (c.stages) row.push_back(p.stage_layers.empty() ? "even" : stage_layers_text(p.stage_layers));
   row.push_back(seconds(m.step_time_s));

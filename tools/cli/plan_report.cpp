@@ -102,7 +102,7 @@ nlohmann::json point_params(const PlanCliOptions& o, const PlanVariants& v,
       {"dp", p.dp},
       {"micro_batch", p.micro_batch},
       {"zero", p.zero},
-      {"recompute", std::string(models::name_in(models::scenario::kRecomputeNames, p.recompute))},
+      {"recompute", p.recompute_label()},
       {"placement", std::string(models::name_in(models::scenario::kRankOrderNames, p.placement))},
       {"schedule", std::string(models::name_in(models::scenario::kScheduleNames, p.schedule))},
       {"global_batch", p.global_batch}};

@@ -329,8 +329,9 @@ std::string fit_remedies_text(const sim::StepReport& r,
     return "  no single change of recomputation, ZeRO or micro-batch saves memory\n";
   std::string out;
   for (const auto& m : remedies) {
-    out += fmt::format("  {} --set {}={}: needs {}, step {} ({:+.1f} %)\n",
-                       m.fits() ? "fits with" : "still over with", m.key, m.value,
+    out += fmt::format("  {} {}--set {}={}: needs {}, step {} ({:+.1f} %)\n",
+                       m.fits() ? "fits with" : "still over with",
+                       m.with.empty() ? "" : "--set " + m.with + " ", m.key, m.value,
                        gibibytes(m.memory_needed), seconds(m.step_time_s),
                        100 * (m.step_time_s / r.step_time_s - 1));
   }
@@ -342,6 +343,7 @@ nlohmann::json fit_remedies_json(const std::vector<sim::FitRemedy>& remedies) {
   for (const auto& m : remedies) {
     out.push_back({{"key", m.key},
                    {"value", m.value},
+                   {"with", m.with},
                    {"memory_needed_bytes", m.memory_needed},
                    {"fits", m.fits()},
                    {"step_time_s", m.step_time_s}});
