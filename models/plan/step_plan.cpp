@@ -283,6 +283,19 @@ void fold_dualpipe(StepPlan& plan) {
   plan.virtual_stages = 2;
 }
 
+// Partial recomputation: the layers keep their activations, and what a
+// recomputed one runs again becomes a program of its own.
+void split_recomputed(const scenario::ModelSpec& m, StepPlan& plan) {
+  ShardShape kept = plan.shard;
+  kept.recompute = scenario::Recompute::none;
+  plan.recompute_layer.recompute = std::move(plan.layer.recompute);
+  plan.layer = transformer_layer(m, kept);
+  if (m.mixed()) {
+    plan.recompute_dense_layer.recompute = std::move(plan.dense_layer.recompute);
+    plan.dense_layer = transformer_layer(m, kept, LayerKind::dense);
+  }
+}
+
 }  // namespace
 
 StepPlan plan_step(const scenario::Scenario& s) {
@@ -304,17 +317,7 @@ StepPlan plan_step(const scenario::Scenario& s) {
                : plan.first_stage_layers;
   plan.layer = transformer_layer(m, plan.shard);
   if (m.mixed()) plan.dense_layer = transformer_layer(m, plan.shard, LayerKind::dense);
-  if (p.recompute == scenario::Recompute::full && p.recompute_layers > 0) {
-    // Layers that keep their activations, and what a recomputed one runs again.
-    ShardShape kept = plan.shard;
-    kept.recompute = scenario::Recompute::none;
-    plan.recompute_layer.recompute = std::move(plan.layer.recompute);
-    plan.layer = transformer_layer(m, kept);
-    if (m.mixed()) {
-      plan.recompute_dense_layer.recompute = std::move(plan.dense_layer.recompute);
-      plan.dense_layer = transformer_layer(m, kept, LayerKind::dense);
-    }
-  }
+  if (p.recompute == scenario::Recompute::full && p.recompute_layers > 0) split_recomputed(m, plan);
   plan.embedding = embedding(m, plan.shard);
   plan.head = lm_head_and_loss(m, plan.shard);
   // Megatron-LM sends activations scattered over TP ranks (gathered on arrival).

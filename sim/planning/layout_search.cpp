@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "models/plan/pipeline_schedule.hpp"
+#include "models/plan/step_plan.hpp"
 #include "models/scenario/scenario_checks.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/stage_split/pipeline_split.hpp"
@@ -303,6 +305,49 @@ models::scenario::PruneSpec prune_at(const models::scenario::Scenario& base,
   return Lists(space, base.parallelism, base.model.moe.prune, base.model.layers).prune_at(index);
 }
 
+namespace {
+
+// PlanOptions::partial_recompute: `l`, a layout of `s` recomputing every layer
+// within the headroom, takes the fewest layers of each chunk recomputed that
+// still fit it, found by bisection (memory falls as more are recomputed);
+// whether it did.
+bool fewest_recomputed(const models::scenario::Scenario& s, const DeviceProfile& profile,
+                       double headroom, PlannedLayout& l) {
+  if (l.parallelism.recompute != models::scenario::Recompute::full ||
+      l.parallelism.recompute_layers > 0 || !(l.metrics.memory <= headroom)) {
+    return false;
+  }
+  models::scenario::Scenario c = s;
+  c.parallelism = l.parallelism;
+  int most = 0;
+  for (int stage = 0; stage < c.parallelism.pp; ++stage) {
+    for (int chunk = 0; chunk < c.parallelism.virtual_stages; ++chunk) {
+      most = std::max(most, models::chunk_layers(c, stage, chunk));
+    }
+  }
+  most += c.model.mtp_depth;  // the last chunk holds the MTP modules' blocks
+  std::optional<LayoutMetrics> found;
+  int lo = 1;
+  int hi = most - 1;  // `most` recomputes every layer: the layout as it is
+  while (lo <= hi) {
+    const int mid = lo + (hi - lo) / 2;
+    c.parallelism.recompute_layers = mid;
+    const LayoutMetrics m = metrics_of(c, estimate(c, profile, Detail::summary));
+    if (m.memory <= headroom) {
+      found = m;
+      l.parallelism.recompute_layers = mid;
+      hi = mid - 1;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  if (!found) return false;
+  l.metrics = *found;
+  return true;
+}
+
+}  // namespace
+
 PlanResult search_layouts(const models::scenario::Scenario& base, const DeviceProfile& measured,
                           const SearchSpace& space, const PlanOptions& options) {
   if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards) {
@@ -345,7 +390,7 @@ PlanResult search_layouts(const models::scenario::Scenario& base, const DevicePr
     ++result.evaluated;
     PlannedLayout l{index, s.parallelism, s.model.moe.prune,
                     metrics_of(s, estimate(s, profile, Detail::summary))};
-    if (options.balanced_stages && s.parallelism.pp > 1) {
+    if (options.balanced_stages && s.parallelism.pp > 1 && s.parallelism.recompute_layers == 0) {
       // The stage split as an axis: the balanced one where it is faster, or fits
       // the headroom where the even one does not.
       const std::vector<int> split = balanced_stage_layers(s, profile, options.headroom);
@@ -364,6 +409,9 @@ PlanResult search_layouts(const models::scenario::Scenario& base, const DevicePr
           ++result.balanced;
         }
       }
+    }
+    if (options.partial_recompute && fewest_recomputed(s, profile, options.headroom, l)) {
+      ++result.partial;
     }
     if (options.on_evaluated) options.on_evaluated(index, s.parallelism);
     if (!(l.metrics.memory <= options.headroom)) {
@@ -395,86 +443,6 @@ PlanResult search_layouts(const models::scenario::Scenario& base, const DevicePr
   return result;
 }
 
-namespace {
-
-nlohmann::json number(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
-
-double number_of(const nlohmann::json& j) {
-  return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN();
-}
-
-}  // namespace
-
-nlohmann::json metrics_to_json(const LayoutMetrics& m) {
-  return {{"gpus", m.gpus},         {"step_time_s", number(m.step_time_s)},
-          {"mfu", number(m.mfu)},   {"tokens_per_s", number(m.tokens_per_s)},
-          {"days", number(m.days)}, {"gpu_hours", number(m.gpu_hours)},
-          {"cost", number(m.cost)}, {"memory", number(m.memory)},
-          {"fits", m.fits}};
-}
-
-LayoutMetrics metrics_from_json(const nlohmann::json& j) {
-  LayoutMetrics m;
-  m.gpus = j.at("gpus").get<int>();
-  m.step_time_s = number_of(j.at("step_time_s"));
-  m.mfu = number_of(j.at("mfu"));
-  m.tokens_per_s = number_of(j.at("tokens_per_s"));
-  m.days = number_of(j.at("days"));
-  m.gpu_hours = number_of(j.at("gpu_hours"));
-  m.cost = number_of(j.at("cost"));
-  m.memory = number_of(j.at("memory"));
-  m.fits = j.at("fits").get<bool>();
-  return m;
-}
-
-nlohmann::json plan_to_json(const PlanResult& r) {
-  nlohmann::json pruned = nlohmann::json::object();
-  for (const auto& [key, by] : r.pruned_by) {
-    pruned[key] = {{"count", by.count}, {"example", by.example}, {"first", by.first}};
-  }
-  nlohmann::json top = nlohmann::json::array();
-  for (const PlannedLayout& l : r.top) {
-    top.push_back({{"index", l.index},
-                   {"alike", l.alike},
-                   {"metrics", metrics_to_json(l.metrics)},
-                   {"stage_layers", l.parallelism.stage_layers}});
-  }
-  return {{"candidates", r.candidates},   {"pruned", r.pruned},
-          {"over_memory", r.over_memory}, {"evaluated", r.evaluated},
-          {"balanced", r.balanced},       {"meets_deadline", r.meets_deadline},
-          {"pruned_by", pruned},          {"top", top}};
-}
-
-PlanResult plan_from_json(const nlohmann::json& j, const models::scenario::Scenario& base,
-                          const SearchSpace& space) {
-  PlanResult r;
-  r.candidates = j.at("candidates").get<std::size_t>();
-  r.pruned = j.at("pruned").get<std::size_t>();
-  r.over_memory = j.at("over_memory").get<std::size_t>();
-  r.evaluated = j.at("evaluated").get<std::size_t>();
-  r.balanced = j.at("balanced").get<std::size_t>();
-  r.meets_deadline = j.at("meets_deadline").get<std::size_t>();
-  for (const auto& [key, by] : j.at("pruned_by").items()) {
-    r.pruned_by[key] = {by.at("count").get<std::size_t>(), by.at("example").get<std::string>(),
-                        by.at("first").get<std::size_t>()};
-  }
-  models::scenario::Scenario s = base;
-  for (const auto& t : j.at("top")) {
-    PlannedLayout l;
-    l.index = t.at("index").get<std::size_t>();
-    l.alike = t.at("alike").get<std::size_t>();
-    apply_layout(s, layout_at(base, space, l.index));
-    l.parallelism = s.parallelism;
-    l.parallelism.stage_layers = t.at("stage_layers").get<std::vector<int>>();
-    l.prune = prune_at(base, space, l.index);
-    l.metrics = metrics_from_json(t.at("metrics"));
-    r.top.push_back(l);
-  }
-  return r;
-}
-
 PlanResult merge_plans(const std::vector<PlanResult>& shards, const PlanOptions& options) {
   PlanResult out;
   std::vector<PlannedLayout> groups;
@@ -484,6 +452,7 @@ PlanResult merge_plans(const std::vector<PlanResult>& shards, const PlanOptions&
     out.over_memory += r.over_memory;
     out.evaluated += r.evaluated;
     out.balanced += r.balanced;
+    out.partial += r.partial;
     out.meets_deadline += r.meets_deadline;
     for (const auto& [key, by] : r.pruned_by) {
       PrunedBy& merged = out.pruned_by[key];

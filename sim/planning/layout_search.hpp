@@ -146,6 +146,7 @@ struct PlanResult {
   std::size_t over_memory = 0;  // valid, but above the headroom
   std::size_t evaluated = 0;    // estimated (valid)
   std::size_t balanced = 0;     // PlanOptions::balanced_stages: layouts taken with a balanced split
+  std::size_t partial = 0;  // PlanOptions::partial_recompute: layouts taken with fewer recomputed
   std::size_t meets_deadline = 0;  // within the headroom and PlanOptions::max_days
   // Pruned candidates by the key their first problem names, with one message.
   std::map<std::string, PrunedBy> pruned_by;
@@ -161,6 +162,12 @@ struct PlanOptions {
   // with its balanced split (sim/stage_split: each stage within the headroom), and
   // that one is kept where it is faster, or fits where the even one does not.
   bool balanced_stages = false;
+  // Partial recomputation as an axis: every layout with full recomputation of
+  // every layer that fits the headroom is estimated also with the fewest layers
+  // of each chunk recomputed that still fit it (parallelism.recompute_layers),
+  // which is faster, and that one kept (on the balanced split where
+  // balanced_stages took it).
+  bool partial_recompute = false;
   std::size_t top = 10;
   double headroom = 0.9;  // memory needed at most this fraction of what is usable
   // Called every `progress_every` candidates with the count so far (may be empty).

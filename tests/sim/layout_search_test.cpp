@@ -203,6 +203,7 @@ void expect_same_plan(const PlanResult& a, const PlanResult& b) {
   EXPECT_EQ(a.evaluated, b.evaluated);
   EXPECT_EQ(a.over_memory, b.over_memory);
   EXPECT_EQ(a.balanced, b.balanced);
+  EXPECT_EQ(a.partial, b.partial);
   ASSERT_EQ(a.pruned_by.size(), b.pruned_by.size());
   for (const auto& [key, by] : a.pruned_by) {
     ASSERT_EQ(b.pruned_by.count(key), 1U) << key;
@@ -220,7 +221,68 @@ void expect_same_plan(const PlanResult& a, const PlanResult& b) {
     EXPECT_EQ(a.top[i].parallelism.dp, b.top[i].parallelism.dp) << i;
     EXPECT_EQ(a.top[i].parallelism.zero, b.top[i].parallelism.zero) << i;
     EXPECT_EQ(a.top[i].parallelism.stage_layers, b.top[i].parallelism.stage_layers) << i;
+    EXPECT_EQ(a.top[i].parallelism.recompute_layers, b.top[i].parallelism.recompute_layers) << i;
   }
+}
+
+// Partial recomputation as an axis: Llama 3 70B at 16K on 64 H100, where without
+// recomputation few layouts fit. Each layout recomputing every layer that fits
+// is tried with the fewest layers of each chunk recomputed that still fit the
+// headroom: one fewer does not, the layout is faster than recomputing all, and
+// it is what estimate gives for the scenario with its overrides; the shards,
+// merged, are the whole search.
+TEST(LayoutSearch, PartialRecomputationIsAnAxis) {
+  const std::string text =
+      "cluster: {preset: llama3-like, gpus: 64}\n"
+      "model: {preset: llama3-70b, seq_length: 16384}\n"
+      "parallelism: {tp: 8, sp: true, pp: 4, zero: 1, micro_batch: 1, global_batch: 128}\n"
+      "overlap: {tp: true, pp: true, dp: true}\n"
+      "training: {tokens: 100B}\n";
+  const auto s = models::scenario::load_scenario_text(text, "plan.yaml", kShipped);
+  SearchSpace space = default_space(s);
+  space.tp = {8};
+  space.pp = {2, 4, 8};
+  space.virtual_stages = {1, 2};
+  space.cp = {1};
+  space.zero = {1};
+  space.micro_batch = {1, 2};
+  space.recompute = {models::scenario::Recompute::none, models::scenario::Recompute::full};
+  PlanOptions options;
+  options.top = 8;
+  const PlanResult all = search_layouts(s, h100(), space, options);
+  options.partial_recompute = true;
+  const PlanResult partial = search_layouts(s, h100(), space, options);
+  EXPECT_EQ(all.partial, 0U);
+  ASSERT_GT(partial.partial, 0U);
+  ASSERT_FALSE(partial.top.empty());
+  EXPECT_LT(partial.top.front().metrics.step_time_s, all.top.front().metrics.step_time_s);
+  int checked = 0;
+  for (const auto& l : partial.top) {
+    if (l.parallelism.recompute_layers == 0) continue;
+    ++checked;
+    models::scenario::Scenario again = s;
+    apply_planned(again, l);
+    const StepReport r = estimate(again, h100(), Detail::summary);
+    EXPECT_EQ(r.step_time_s, l.metrics.step_time_s);
+    EXPECT_LE(r.memory_needed() / r.memory_usable(), options.headroom);
+    --again.parallelism.recompute_layers;
+    if (again.parallelism.recompute_layers > 0) {
+      const StepReport fewer = estimate(again, h100(), Detail::summary);
+      EXPECT_GT(fewer.memory_needed() / fewer.memory_usable(), options.headroom);
+    }
+    again.parallelism.recompute_layers = 0;
+    EXPECT_LT(l.metrics.step_time_s, estimate(again, h100(), Detail::summary).step_time_s);
+  }
+  EXPECT_GT(checked, 0);
+  std::vector<PlanResult> parts;
+  for (int shard = 0; shard < 3; ++shard) {
+    PlanOptions mine = options;
+    mine.shard = shard;
+    mine.shards = 3;
+    const PlanResult part = search_layouts(s, h100(), space, mine);
+    parts.push_back(plan_from_json(nlohmann::json::parse(plan_to_json(part).dump()), s, space));
+  }
+  expect_same_plan(merge_plans(parts, options), partial);
 }
 
 // Expectation: the candidates split among shards (as mpirun's ranks split them),

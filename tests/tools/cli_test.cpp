@@ -286,16 +286,39 @@ TEST(Cli, PlanSearchesPipelineSchedules) {
   std::ifstream in(csv);
   std::string header;
   std::getline(in, header);
-  EXPECT_TRUE(header.ends_with(",schedule")) << header;
+  EXPECT_TRUE(header.ends_with(",schedule,recompute_layers")) << header;
   std::string row;
   int zb = 0;
-  while (std::getline(in, row)) zb += row.ends_with(",zb-h1");
+  while (std::getline(in, row)) zb += row.ends_with(",zb-h1,0");
   EXPECT_GT(zb, 0);
   std::filesystem::remove(csv);
   const Result bad = run_cli({"plan", llama, "--schedules", "1f1b,gpipe"});
   EXPECT_EQ(bad.code, kExitBadInput) << bad.out;
   EXPECT_NE(bad.err.find("--schedules"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("found 'gpipe'"), std::string::npos) << bad.err;
+}
+
+// `plan --partial-recompute` tries the fewest recomputed layers that fit where a
+// layout recomputes every one: the count, the rows ("full N/chunk") and the
+// CSV's recompute_layers column.
+TEST(Cli, PlanSearchesPartialRecomputation) {
+  const std::string llama =
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-8b-h100-64-pp4.yaml";
+  const auto csv = std::filesystem::temp_directory_path() /
+                   ("myriad_partial_" + std::to_string(getpid()) + ".csv");
+  const Result r = run_cli({"plan", llama, "--set", "model.seq_length=32768", "--partial-recompute",
+                            "--top", "5", "--csv", csv.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("fit with fewer recomputed (--partial-recompute)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" full 1/chunk "), std::string::npos) << r.out;
+  std::ifstream in(csv);
+  std::string row;
+  int partial = 0;
+  while (std::getline(in, row))
+    partial += row.find(",full,") != std::string::npos && row.ends_with(",1");
+  EXPECT_GT(partial, 0);
+  std::filesystem::remove(csv);
 }
 
 // `estimate` on DualPipe says how much of the expert all-to-alls its F&B passes hide.

@@ -175,6 +175,7 @@ std::optional<sim::PlanOptions> search_options(const PlanCliOptions& o, const Pl
   options.top = static_cast<std::size_t>(o.top);
   options.headroom = o.headroom;
   options.balanced_stages = o.stages == "balanced";
+  options.partial_recompute = o.partial_recompute;
   if (o.max_days > 0) options.max_days = o.max_days;
   return options;
 }
@@ -250,6 +251,11 @@ std::string searched_text(const PlanVariants& v, const sim::PlanOptions& options
     out += fmt::format(
         "  {} layouts run faster (or fit only) with their stages balanced (--stages balanced)\n",
         r.balanced);
+  }
+  if (options.partial_recompute) {
+    out += fmt::format(
+        "  {} layouts recomputing every layer fit with fewer recomputed (--partial-recompute)\n",
+        r.partial);
   }
   if (!r.pruned_by.empty()) {
     Table why({"pruned by", "candidates", "for example"}, "lrl");
@@ -445,7 +451,7 @@ std::string plan_csv(const PlanCliOptions& o, const PlanVariants& v,
       "rank,tp,sp,pp,virtual_stages,cp,ep,dp,micro_batch,global_batch,zero,recompute,"
       "step_time_s,mfu,tokens_per_s,days,gpu_hours,cost_usd,memory_fraction,engine,"
       "estimate_rank,estimated_step_time_s,simulated_step_time_s,days_ci95,ettr,etp,pruning,"
-      "stage_layers,gpus,hardware,meets_deadline,schedule\n";
+      "stage_layers,gpus,hardware,meets_deadline,schedule,recompute_layers\n";
   int rank = 0;
   const auto optional = [](const std::optional<double>& x) {
     return x ? fmt::format("{:.9g}", *x) : std::string{};
@@ -454,7 +460,7 @@ std::string plan_csv(const PlanCliOptions& o, const PlanVariants& v,
     const sim::LayoutMetrics& m = b.layout.metrics;
     csv += fmt::format(
         "{},{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g},{},{},{:.9g},{},{},{},{},{},{},{},{},"
-        "{},{}\n",
+        "{},{},{}\n",
         ++rank, layout_text(b.layout), m.step_time_s, m.mfu, m.tokens_per_s, m.days, m.gpu_hours,
         priced ? fmt::format("{:.9g}", m.cost) : std::string{}, m.memory, b.engine, b.estimate_rank,
         b.estimated_step_s, optional(b.simulated_step_s),
@@ -464,7 +470,8 @@ std::string plan_csv(const PlanCliOptions& o, const PlanVariants& v,
         fmt::join(b.layout.parallelism.stage_layers, " "),  // empty: even stages
         m.gpus, csv_field(v.all[b.layout.variant].hardware),
         o.max_days > 0 ? (m.days <= o.max_days ? "true" : "false") : "",
-        models::name_in(models::scenario::kScheduleNames, b.layout.parallelism.schedule));
+        models::name_in(models::scenario::kScheduleNames, b.layout.parallelism.schedule),
+        b.layout.parallelism.recompute_layers);
   }
   return csv;
 }

@@ -44,6 +44,11 @@ Command add_plan_command(CLI::App& app, Streams io, const Environment& env) {
                   "balanced (also try each layout's time-balanced split within the headroom, as "
                   "`myriad place` finds it, and keep it where it is faster or fits only so)")
       ->check(CLI::IsMember({"uniform", "balanced"}));
+  cmd->add_flag("--partial-recompute", options->partial_recompute,
+                "also try each layout with full recomputation with only the fewest layers of "
+                "each chunk recomputed that still fit the headroom "
+                "(parallelism.recompute_layers, Megatron-LM's block method), and keep that "
+                "faster one (after the balanced split, with --stages balanced)");
   cmd->add_option("--global-batch", options->global_batch,
                   "global batches (sequences) to search: a list or stepped range (1024,2048, "
                   "512..4096*2, 512..4864:256), or a plain range (1536..2560): each layout "
