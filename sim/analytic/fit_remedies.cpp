@@ -10,43 +10,31 @@
 #include "sim/analytic/estimator.hpp"
 
 namespace myriad::sim {
-namespace {
-
-// The fewest layers of each chunk full recomputation can cover for the layout
-// to fit, where fewer than every layer do (memory falls as it grows).
-std::optional<int> fewest_recomputed_layers(const models::scenario::Scenario& s,
-                                            const DeviceProfile& profile) {
-  // Full recomputation does not go with DeepSeek-V3's (the checks refuse it).
-  if (s.parallelism.recompute_moe_act || s.parallelism.recompute_norms_and_up) return std::nullopt;
+std::optional<RecomputedFit> fewest_recomputed_layers(const models::scenario::Scenario& s,
+                                                      const DeviceProfile& profile, double headroom,
+                                                      int from) {
   models::scenario::Scenario c = s;
   c.parallelism.recompute = models::scenario::Recompute::full;
-  const models::StepPlan plan = models::plan_step(s);
   int most = 0;
-  for (const auto& chunks : plan.layers_by_chunk) {
+  for (const auto& chunks : models::plan_step(c).layers_by_chunk) {
     for (const int n : chunks) most = std::max(most, n);
   }
-  const auto fits = [&](int layers) {
-    c.parallelism.recompute_layers = layers;
-    return estimate(c, profile, Detail::summary).fits;
-  };
-  int lo = s.parallelism.recompute == models::scenario::Recompute::full &&
-                   s.parallelism.recompute_layers > 0
-               ? s.parallelism.recompute_layers + 1
-               : 1;
-  int hi = most - 1;  // `most` is every layer: recompute full itself
-  if (lo > hi || !fits(hi)) return std::nullopt;
-  while (lo < hi) {
+  std::optional<RecomputedFit> found;
+  int lo = std::max(1, from);
+  int hi = most - 1;  // `most` recomputes every layer: recompute full itself
+  while (lo <= hi) {
     const int mid = lo + (hi - lo) / 2;
-    if (fits(mid)) {
-      hi = mid;
+    c.parallelism.recompute_layers = mid;
+    StepReport r = estimate(c, profile, Detail::summary);
+    if (r.memory_usable() > 0 && r.memory_needed() / r.memory_usable() <= headroom) {
+      found = RecomputedFit{mid, std::move(r)};
+      hi = mid - 1;
     } else {
       lo = mid + 1;
     }
   }
-  return lo;
+  return found;
 }
-
-}  // namespace
 
 std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
                                     const DeviceProfile& profile) {
@@ -64,11 +52,17 @@ std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
                          c.parallelism.recompute_layers = 0;
                        }});
   }
-  if (const auto layers = fewest_recomputed_layers(s, profile)) {
+  // Full recomputation does not go with DeepSeek-V3's recomputations (the checks refuse it).
+  const bool partial = p.recompute == Recompute::full && p.recompute_layers > 0;
+  const std::optional<RecomputedFit> fewer =
+      p.recompute_moe_act || p.recompute_norms_and_up
+          ? std::nullopt
+          : fewest_recomputed_layers(s, profile, 1.0, partial ? p.recompute_layers + 1 : 1);
+  if (fewer) {
     const bool was_full = p.recompute == Recompute::full;
-    changes.push_back({{"parallelism.recompute_layers", std::to_string(*layers),
+    changes.push_back({{"parallelism.recompute_layers", std::to_string(fewer->layers),
                         was_full ? "" : "parallelism.recompute=full"},
-                       [n = *layers](Scenario& c) {
+                       [n = fewer->layers](Scenario& c) {
                          c.parallelism.recompute = Recompute::full;
                          c.parallelism.recompute_layers = n;
                        }});

@@ -4,10 +4,12 @@
 // what it costs the step.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/scenario/scenario.hpp"
+#include "sim/analytic/estimator.hpp"
 #include "sim/cost/device_profile.hpp"
 
 namespace myriad::sim {
@@ -21,6 +23,19 @@ struct FitRemedy {
   double step_time_s = 0;  // the step with it
   [[nodiscard]] bool fits() const { return memory_needed <= memory_usable; }
 };
+
+// Partial recomputation's bisection (memory falls as more of each chunk's layers
+// are recomputed): the fewest layers of each model chunk, `from` on, that full
+// recomputation must cover for `s` to need at most `headroom` of its usable
+// memory, fewer than every layer of its largest chunk; with their estimate.
+// None where even one fewer than every layer needs more.
+struct RecomputedFit {
+  int layers = 0;  // parallelism.recompute_layers
+  StepReport report;
+};
+std::optional<RecomputedFit> fewest_recomputed_layers(const models::scenario::Scenario& s,
+                                                      const DeviceProfile& profile, double headroom,
+                                                      int from = 1);
 
 // In this order, each alone and only where it applies and the scenario's checks
 // accept it: selective, then full recomputation, then the fewest layers a chunk

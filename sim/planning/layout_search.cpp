@@ -13,6 +13,7 @@
 #include "models/plan/step_plan.hpp"
 #include "models/scenario/scenario_checks.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/analytic/fit_remedies.hpp"
 #include "sim/stage_split/pipeline_split.hpp"
 
 namespace myriad::sim {
@@ -309,8 +310,7 @@ namespace {
 
 // PlanOptions::partial_recompute: `l`, a layout of `s` recomputing every layer
 // within the headroom, takes the fewest layers of each chunk recomputed that
-// still fit it, found by bisection (memory falls as more are recomputed);
-// whether it did.
+// still fit it; whether it did.
 bool fewest_recomputed(const models::scenario::Scenario& s, const DeviceProfile& profile,
                        double headroom, PlannedLayout& l) {
   if (l.parallelism.recompute != models::scenario::Recompute::full ||
@@ -319,30 +319,10 @@ bool fewest_recomputed(const models::scenario::Scenario& s, const DeviceProfile&
   }
   models::scenario::Scenario c = s;
   c.parallelism = l.parallelism;
-  int most = 0;
-  for (int stage = 0; stage < c.parallelism.pp; ++stage) {
-    for (int chunk = 0; chunk < c.parallelism.virtual_stages; ++chunk) {
-      most = std::max(most, models::chunk_layers(c, stage, chunk));
-    }
-  }
-  most += c.model.mtp_depth;  // the last chunk holds the MTP modules' blocks
-  std::optional<LayoutMetrics> found;
-  int lo = 1;
-  int hi = most - 1;  // `most` recomputes every layer: the layout as it is
-  while (lo <= hi) {
-    const int mid = lo + (hi - lo) / 2;
-    c.parallelism.recompute_layers = mid;
-    const LayoutMetrics m = metrics_of(c, estimate(c, profile, Detail::summary));
-    if (m.memory <= headroom) {
-      found = m;
-      l.parallelism.recompute_layers = mid;
-      hi = mid - 1;
-    } else {
-      lo = mid + 1;
-    }
-  }
-  if (!found) return false;
-  l.metrics = *found;
+  const std::optional<RecomputedFit> fewer = fewest_recomputed_layers(c, profile, headroom);
+  if (!fewer) return false;
+  c.parallelism.recompute_layers = l.parallelism.recompute_layers = fewer->layers;
+  l.metrics = metrics_of(c, fewer->report);
   return true;
 }
 
