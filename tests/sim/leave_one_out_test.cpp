@@ -54,6 +54,12 @@ TEST(LeaveOneOut, FitRecoversTheParameterRowsWereMadeWith) {
 // others' fit within one and a half times its own bound (5 %), and the fit on
 // all suites is no worse than the shipped profile's values it starts from.
 TEST(LeaveOneOut, EveryShippedSuiteIsPredictedByTheOthers) {
+#ifdef MYRIAD_SANITIZE
+  // Thousands of estimates of code the other tests run under the sanitizers too:
+  // 568 s there (2026-12-06), the longest test of CI's sanitizer phase by ten
+  // times. The standard build runs it.
+  GTEST_SKIP() << "the standard build runs the fit; under sanitizers it takes ten minutes";
+#endif
   std::vector<Suite> suites;
   // The A100 profile is fitted on the tables measured on A100s; the MoE suites ran on
   // H800s, whose profile's fitted parameter is their own.
