@@ -113,6 +113,29 @@ double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
   return tokens * per_token;
 }
 
+OffloadedActivations offloaded_activations(const scenario::Scenario& s) {
+  const auto& m = s.model;
+  const double moe = layer_activation_bytes(s, LayerKind::moe);
+  const double dense = layer_activation_bytes(s, LayerKind::dense);
+  const auto bytes = [&](int i) { return m.is_moe_layer(i) ? moe : dense; };
+  OffloadedActivations a;
+  for (int i = 0; i < m.layers; ++i) a.all += bytes(i);
+  const int n = s.parallelism.offload_layers;
+  if (n <= 0) {
+    a.on_gpu = a.all;
+    return a;
+  }
+  for (int i = 0; i < n; ++i) a.on_host += bytes(i);
+  const int kept = m.layers - n;
+  double window = 0;
+  for (int i = 0; i < m.layers; ++i) {
+    window += bytes(i);
+    if (i >= kept) window -= bytes(i - kept);
+    if (i + 1 >= kept) a.on_gpu = std::max(a.on_gpu, window);
+  }
+  return a;
+}
+
 double recomputed_layer_activation_bytes(const scenario::Scenario& s) {
   const auto& p = s.parallelism;
   const bool sp = p.sp && p.tp > 1;
@@ -312,6 +335,11 @@ MemoryBreakdown stage_states_and_activations(const scenario::Scenario& s, const 
   if (stage == 0) {
     MemoryBreakdown first = states(s, plan, plan.params_first_stage, moe_layers);
     first.activations = activations_in_flight(s, plan, 0);
+    if (p.offload_layers > 0) {  // a pipeline of one stage: one micro-batch in flight
+      const OffloadedActivations off = offloaded_activations(s);
+      first.activations -= off.all - off.on_gpu;
+      first.offloaded = off.on_host;
+    }
     // The embedding's output, once a forward pass of the first chunk.
     first.activations += forwards_of_chunk(in_flight, 0, p.pp, p.virtual_stages) *
                          embedding_activation_bytes(s, plan);

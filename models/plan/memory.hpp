@@ -27,6 +27,8 @@ struct MemoryBreakdown {
   double gradients = 0;
   double optimizer = 0;
   double activations = 0;
+  // Activations offloaded to host memory (parallelism.offload_layers): not in total().
+  double offloaded = 0;
   [[nodiscard]] double total() const { return weights + gradients + optimizer + activations; }
   // The largest part's name: "activations", "optimizer", ...
   [[nodiscard]] std::string dominant() const;
@@ -39,6 +41,19 @@ double layer_activation_bytes(const scenario::Scenario& s);
 double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind);
 // A fully recomputed layer's: its input only.
 double recomputed_layer_activation_bytes(const scenario::Scenario& s);
+
+// Activation offload (parallelism.offload_layers, sim/analytic/activation_offload.hpp):
+// the most bytes of the model's layers' activations on the GPU at once, the
+// heaviest L - N consecutive layers (the GPU holds at most L - N layers', a run
+// of them: the last ones at the end of a forward, the last not yet done with the
+// first reloaded during backward), and what the host keeps, the first N layers'.
+// Without offload: every layer's, and none. One micro-batch's (a pipeline of one stage).
+struct OffloadedActivations {
+  double all = 0;  // every layer's
+  double on_gpu = 0;
+  double on_host = 0;
+};
+OffloadedActivations offloaded_activations(const scenario::Scenario& s);
 
 // The most loaded GPU: the fullest pipeline stage's (stage_memory).
 MemoryBreakdown memory_per_gpu(const scenario::Scenario& s, const StepPlan& plan);

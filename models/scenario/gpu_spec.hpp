@@ -17,6 +17,12 @@ struct GpuSpec {
   double hbm_bw_Bps = 0;     // memory bandwidth
   double nvlink_bw_Bps = 0;  // NVLink bandwidth per GPU and direction
   int sms = 0;               // streaming multiprocessors; 0: the device profile's
+  // The link to the host's memory, per direction (PCIe, or NVLink-C2C on Grace
+  // superchips), and the host memory each GPU may use: what activation offload
+  // (parallelism.offload_layers) moves activations over and keeps them in. 0: not
+  // given (offload is then refused).
+  double host_link_bw_Bps = 0;
+  double host_memory_bytes = 0;
   // NVLink SHARP: the NVSwitch reduces in the switch, and NCCL runs all-reduce
   // inside a node as NVLS (Hopper and Blackwell NVSwitch systems).
   bool nvls = false;

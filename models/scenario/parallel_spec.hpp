@@ -62,6 +62,11 @@ struct ParallelSpec {
   // the first ones; the others keep their activations (Megatron-LM's
   // --recompute-method block --recompute-num-layers). 0: every layer.
   int recompute_layers = 0;
+  // Activation offload (Megatron-LM's --cpu-offloading with
+  // --cpu-offloading-num-layers, Transformer Engine's get_cpu_offload_context):
+  // the first N layers' activations are copied to host memory during forward and
+  // back for backward, at most layers - N layers' on the GPU at once. 0: none.
+  int offload_layers = 0;
   // Every norm and MLA's up-projections run again in backward instead of keeping
   // their outputs (DeepSeek-V3 s3.2.3).
   bool recompute_norms_and_up = false;

@@ -123,9 +123,53 @@ void check_uneven_stages(const Checker& c) {
   }
 }
 
+// Activation offload as Megatron-LM runs it (--cpu-offloading): Transformer
+// Engine's default schedule plays each micro-batch's forward through all the
+// layers and then its backward, which a pipeline of one stage does; Megatron-LM
+// refuses it with pipeline parallelism and with recomputation (Megatron Bridge's
+// CPU offloading guide), and at least one layer's activations stay on the GPU
+// (Transformer Engine's get_cpu_offload_context: num_layers < model_layers).
+void check_offload(const Checker& c) {
+  const ParallelSpec& p = c.s().parallelism;
+  if (p.offload_layers == 0) return;
+  const char* key = "parallelism.offload_layers";
+  if (p.pp != 1) {
+    c.error(key, fmt::format("activation offload runs on a pipeline of one stage (Megatron-LM "
+                             "refuses --cpu-offloading with pipeline parallelism), found pp {}",
+                             p.pp));
+  }
+  if (p.recompute != Recompute::none) {
+    c.error(key, fmt::format("set with parallelism.recompute: {}: Megatron-LM runs activation "
+                             "offload without recomputation; use one of them",
+                             models::name_in(kRecomputeNames, p.recompute)));
+  }
+  const int layers = c.s().model.layers;
+  if (p.offload_layers >= layers) {
+    c.error(key, fmt::format("{} of the model's {} layers: at most {} (one layer's activations "
+                             "stay on the GPU)",
+                             p.offload_layers, layers, layers - 1));
+  }
+  const GpuSpec& gpu = c.s().cluster.gpu;
+  if (gpu.host_link_bw_Bps <= 0) {
+    c.error("cluster.gpu.host_link_bandwidth",
+            fmt::format("activation offload (parallelism.offload_layers) moves activations over "
+                        "the GPU's link to its host, which {} does not give: set it (PCIe Gen5 "
+                        "x16: 64GB/s a direction)",
+                        gpu.name));
+  }
+  if (gpu.host_memory_bytes <= 0) {
+    c.error("cluster.gpu.host_memory",
+            fmt::format("activation offload (parallelism.offload_layers) keeps activations in "
+                        "host memory, which {} does not give: set what a GPU may use (its "
+                        "node's host memory over its GPUs)",
+                        gpu.name));
+  }
+}
+
 }  // namespace
 
 void check_pipeline(const Checker& c) {
+  check_offload(c);
   const ParallelSpec& p = c.s().parallelism;
   const ModelSpec& m = c.s().model;
   const int chunks = p.pp * p.virtual_stages;

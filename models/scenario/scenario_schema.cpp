@@ -38,6 +38,14 @@ Schema<GpuSpec> make_gpu_schema() {
                 "sanity floor)")
       .integer("sms", &GpuSpec::sms, Range{0, 100000}, D::value("0"),
                "streaming multiprocessors, for GEMM wave quantization; 0: the device profile's")
+      .quantity("host_link_bandwidth", &GpuSpec::host_link_bw_Bps, Dimension::bandwidth,
+                D::value("0GB/s"),
+                "link between the GPU and its host's memory, per direction (PCIe Gen5 x16: "
+                "64 GB/s; NVLink-C2C: 450 GB/s); what parallelism.offload_layers moves "
+                "activations over; 0: not given")
+      .quantity("host_memory", &GpuSpec::host_memory_bytes, Dimension::bytes, D::value("0GB"),
+                "host memory a GPU may fill with offloaded activations (its node's over its "
+                "GPUs); 0: not given")
       .boolean("nvls", &GpuSpec::nvls, D::value("false"),
                "NVLink SHARP (NVLS): the NVSwitch reduces in the switch, so NCCL runs all-reduce "
                "inside a node as NVLS, faster than a ring; other collectives stay rings. Needs a "
@@ -320,6 +328,11 @@ Schema<ParallelSpec> make_parallel_schema() {
                "with recompute: full, how many of each model chunk's layers are recomputed "
                "(the first ones; the rest keep their activations, as with recompute none): "
                "Megatron-LM's --recompute-method block --recompute-num-layers; 0: every layer")
+      .integer("offload_layers", &ParallelSpec::offload_layers, Range{0, 1 << 20}, D::value("0"),
+               "activation offload: the first N layers' activations go to host memory during "
+               "forward and come back for backward, beside the compute (Megatron-LM's "
+               "--cpu-offloading-num-layers, Transformer Engine's CPU offload); with pp 1 and "
+               "no recomputation, as Megatron-LM runs it; at most layers - 1")
       .boolean("recompute_norms_and_up", &ParallelSpec::recompute_norms_and_up, D::value("false"),
                "with multi-head latent attention and recompute none: every norm and MLA's "
                "up-projections run again in backward instead of keeping their outputs "

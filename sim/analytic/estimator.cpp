@@ -16,6 +16,7 @@
 #include "models/plan/rank_layout.hpp"
 #include "models/transformer/model_stats.hpp"
 #include "models/transformer/moe_routing.hpp"
+#include "sim/analytic/activation_offload.hpp"
 #include "sim/analytic/dp_exposure.hpp"
 #include "sim/analytic/layer_exposure.hpp"
 #include "sim/analytic/optimizer_time.hpp"
@@ -39,9 +40,11 @@ struct StageTime {
   double weight = 0;   // of the compute: weight gradients' GEMMs
   GroupTimes comm;     // exposed, by group (pp: blocking transfers; dp: ZeRO-3's)
   PassTimes a2a;       // its a2a_* fields: the expert all-to-alls, whole and exposed
-  [[nodiscard]] double total() const { return compute + comm.total(); }
+  double offload = 0;  // waits for activation offload's copies (forward's in `forward` too)
+  [[nodiscard]] double total() const { return compute + comm.total() + offload; }
   StageTime& operator+=(const StageTime& o) {
     compute += o.compute;
+    offload += o.offload;
     forward += o.forward;
     weight += o.weight;
     comm += o.comm;
@@ -85,6 +88,7 @@ StageTime scaled(StageTime t, double k) {
   t.weight *= k;
   t.comm *= k;
   t.a2a = t.a2a.scaled(k);
+  t.offload *= k;
   return t;
 }
 
@@ -196,6 +200,7 @@ StageCosts stage_costs(const models::scenario::Scenario& s, const DeviceProfile&
   }
   c.embedding = pass_times(plan.embedding, pricer, overlap);
   c.head = pass_times(plan.head, pricer, overlap);
+  c.offload = offload_stall(s, profile, c.layer, c.dense_layer);
   c.layer_comm = exposed_comm(plan.layer, pricer, overlap);
   c.embedding_comm = exposed_comm(plan.embedding, pricer, overlap);
   c.head_comm = exposed_comm(plan.head, pricer, overlap);
@@ -274,6 +279,8 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
     first += head;
     last += embedding;
   }
+  // Activation offload (on a pipeline of one stage): the waits for its copies.
+  const PassTimes off = offload_stall(s, profile, layer.passes(), dense.passes());
   double p2p = 0;
   if (plan.pp > 1) {
     p2p = pricer.price(plan.pp_transfer, m * 2 * v).time_s;
@@ -285,6 +292,8 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
     for (auto* st : {&body, &first, &last}) st->comm[GroupKind::pp] = exposed_p2p;
   } else {
     first += program_time(plan.head, pricer, layer_overlap, 0);
+    first.offload += off.forward + off.backward;
+    first.forward += off.forward;
     last = first;
   }
   const StageTime* slowest = first.total() >= last.total() ? &first : &last;
@@ -341,10 +350,14 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   // bubble as far as the schedule's order lets them.
   const bool swept = plan.virtual_stages > 1 || 2 * pp * m <= kSweptPasses ||
                      models::splits_backward(plan.schedule);
-  const PassKinds kinds{pass_times_of(layer),           pass_times_of(dense),
-                        pass_times_of(again),           pass_times_of(dense_again),
-                        pass_times_of(embedding),       pass_times_of(head),
-                        profile.overlap_compute_share()};
+  const PassKinds kinds{pass_times_of(layer),
+                        pass_times_of(dense),
+                        pass_times_of(again),
+                        pass_times_of(dense_again),
+                        pass_times_of(embedding),
+                        pass_times_of(head),
+                        profile.overlap_compute_share(),
+                        off};
   if (swept && !s.overlap.dp) {
     bubble = pipeline_time(plan, kinds, {p2p, s.overlap.pp}) - m * critical.total();
   }
@@ -422,6 +435,7 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
                  {"pp", m * critical.comm[GroupKind::pp]},
                  {"bubble", bubble + dp.bubble},
                  {"dp", dp.exposed + m * critical.comm[GroupKind::dp]},
+                 {"offload", m * critical.offload},
                  {"optimizer", opt}};
   for (const auto& part : r.breakdown) r.step_time_s += part.seconds;
 
@@ -442,7 +456,8 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   r.memory_fragmentation = r.memory.total() * profile.memory_fragmentation;
   r.memory_capacity = s.cluster.gpu.hbm_bytes;
   r.memory_reserved = profile.memory_reserved_bytes;
-  r.fits = r.memory_needed() <= r.memory_usable();
+  r.host_memory_capacity = s.cluster.gpu.host_memory_bytes;
+  r.fits = r.memory_needed() <= r.memory_usable() && r.host_fits();
   if (detail == Detail::full) r.network_notes = network_notes(s, pricer);
   if (s.model.is_moe()) {
     const models::MoeLoad& load = models::moe_load(s.model.moe, s.parallelism.ep);

@@ -105,7 +105,10 @@ struct StepReport {
   double memory_reserved = 0;       // context, workspaces, NCCL buffers (profile)
   [[nodiscard]] double memory_needed() const { return memory.total() + memory_fragmentation; }
   [[nodiscard]] double memory_usable() const { return memory_capacity - memory_reserved; }
-  bool fits = true;  // what is needed fits in what is usable
+  // Host memory a GPU may fill with offloaded activations (memory.offloaded).
+  double host_memory_capacity = 0;
+  [[nodiscard]] bool host_fits() const { return memory.offloaded <= host_memory_capacity; }
+  bool fits = true;  // what is needed fits in what is usable, offloaded activations in the host's
   // What the fat tree's oversubscription does to the job's traffic, in words.
   std::vector<std::string> network_notes;
   MoeSummary moe;
@@ -164,6 +167,9 @@ struct StageCosts {
   PassTimes recompute_dense_layer;
   PassTimes embedding;
   PassTimes head;
+  // Activation offload's waits a micro-batch (activation_offload.hpp): on a
+  // pipeline of one stage, the first chunk's; zero without offload.
+  PassTimes offload;
   ExposedComm layer_comm;  // of `layer`'s forward and backward
   ExposedComm dense_layer_comm;
   ExposedComm recompute_layer_comm;

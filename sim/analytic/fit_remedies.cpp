@@ -10,30 +10,58 @@
 #include "sim/analytic/estimator.hpp"
 
 namespace myriad::sim {
-std::optional<RecomputedFit> fewest_recomputed_layers(const models::scenario::Scenario& s,
-                                                      const DeviceProfile& profile, double headroom,
-                                                      int from) {
-  models::scenario::Scenario c = s;
-  c.parallelism.recompute = models::scenario::Recompute::full;
-  int most = 0;
-  for (const auto& chunks : models::plan_step(c).layers_by_chunk) {
-    for (const int n : chunks) most = std::max(most, n);
-  }
-  std::optional<RecomputedFit> found;
-  int lo = std::max(1, from);
-  int hi = most - 1;  // `most` recomputes every layer: recompute full itself
+namespace {
+
+// The smallest n in [lo, hi] for which `s` with `set(n)` fits in `headroom` of its
+// usable memory, memory falling as n grows; with its estimate.
+std::optional<LayersFit> fewest_that_fit(
+    models::scenario::Scenario c, const DeviceProfile& profile, double headroom, int lo, int hi,
+    const std::function<void(models::scenario::Scenario&, int)>& set) {
+  std::optional<LayersFit> found;
   while (lo <= hi) {
     const int mid = lo + (hi - lo) / 2;
-    c.parallelism.recompute_layers = mid;
+    set(c, mid);
     StepReport r = estimate(c, profile, Detail::summary);
     if (r.memory_usable() > 0 && r.memory_needed() / r.memory_usable() <= headroom) {
-      found = RecomputedFit{mid, std::move(r)};
+      found = LayersFit{mid, std::move(r)};
       hi = mid - 1;
     } else {
       lo = mid + 1;
     }
   }
   return found;
+}
+
+}  // namespace
+
+std::optional<LayersFit> fewest_recomputed_layers(const models::scenario::Scenario& s,
+                                                  const DeviceProfile& profile, double headroom,
+                                                  int from) {
+  models::scenario::Scenario c = s;
+  c.parallelism.recompute = models::scenario::Recompute::full;
+  int most = 0;
+  for (const auto& chunks : models::plan_step(c).layers_by_chunk) {
+    for (const int n : chunks) most = std::max(most, n);
+  }
+  // `most` recomputes every layer: recompute full itself.
+  return fewest_that_fit(
+      c, profile, headroom, std::max(1, from), most - 1,
+      [](models::scenario::Scenario& x, int n) { x.parallelism.recompute_layers = n; });
+}
+
+std::optional<LayersFit> fewest_offloaded_layers(const models::scenario::Scenario& s,
+                                                 const DeviceProfile& profile, double headroom,
+                                                 int from) {
+  const auto& p = s.parallelism;
+  const auto& gpu = s.cluster.gpu;
+  if (p.pp != 1 || p.recompute != models::scenario::Recompute::none ||
+      !(gpu.host_link_bw_Bps > 0 && gpu.host_memory_bytes > 0) ||
+      !(profile.host_to_device_efficiency > 0 && profile.device_to_host_efficiency > 0)) {
+    return std::nullopt;
+  }
+  return fewest_that_fit(
+      s, profile, headroom, std::max(1, from), s.model.layers - 1,
+      [](models::scenario::Scenario& x, int n) { x.parallelism.offload_layers = n; });
 }
 
 std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
@@ -52,10 +80,11 @@ std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
                          c.parallelism.recompute_layers = 0;
                        }});
   }
-  // Full recomputation does not go with DeepSeek-V3's recomputations (the checks refuse it).
+  // Full recomputation does not go with DeepSeek-V3's recomputations nor with
+  // activation offload (the checks refuse them).
   const bool partial = p.recompute == Recompute::full && p.recompute_layers > 0;
-  const std::optional<RecomputedFit> fewer =
-      p.recompute_moe_act || p.recompute_norms_and_up
+  const std::optional<LayersFit> fewer =
+      p.recompute_moe_act || p.recompute_norms_and_up || p.offload_layers > 0
           ? std::nullopt
           : fewest_recomputed_layers(s, profile, 1.0, partial ? p.recompute_layers + 1 : 1);
   if (fewer) {
@@ -66,6 +95,12 @@ std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
                          c.parallelism.recompute = Recompute::full;
                          c.parallelism.recompute_layers = n;
                        }});
+  }
+  const std::optional<LayersFit> offloaded =
+      fewest_offloaded_layers(s, profile, 1.0, p.offload_layers + 1);
+  if (offloaded) {
+    changes.push_back({{"parallelism.offload_layers", std::to_string(offloaded->layers)},
+                       [n = offloaded->layers](Scenario& c) { c.parallelism.offload_layers = n; }});
   }
   // Each further ZeRO stage: the distributed optimizer (1), gradients sharded too
   // and so reduce-scattered every micro-batch (2), parameters sharded too and

@@ -29,20 +29,31 @@ struct FitRemedy {
 // recomputation must cover for `s` to need at most `headroom` of its usable
 // memory, fewer than every layer of its largest chunk; with their estimate.
 // None where even one fewer than every layer needs more.
-struct RecomputedFit {
-  int layers = 0;  // parallelism.recompute_layers
+struct LayersFit {
+  int layers = 0;  // parallelism.recompute_layers (offload_layers)
   StepReport report;
 };
-std::optional<RecomputedFit> fewest_recomputed_layers(const models::scenario::Scenario& s,
-                                                      const DeviceProfile& profile, double headroom,
-                                                      int from = 1);
+std::optional<LayersFit> fewest_recomputed_layers(const models::scenario::Scenario& s,
+                                                  const DeviceProfile& profile, double headroom,
+                                                  int from = 1);
+
+// Activation offload's bisection (memory falls as more layers go to the host):
+// the fewest layers, `from` on and fewer than the model's, whose activations
+// `s` must offload to need at most `headroom` of its usable memory with the
+// offloaded ones in the host's (parallelism.offload_layers); with their estimate.
+// None where no count fits, or where offload does not apply (pp above 1,
+// recomputation, no host link or host memory, a profile without its rates).
+std::optional<LayersFit> fewest_offloaded_layers(const models::scenario::Scenario& s,
+                                                 const DeviceProfile& profile, double headroom,
+                                                 int from = 1);
 
 // In this order, each alone and only where it applies and the scenario's checks
 // accept it: selective, then full recomputation, then the fewest layers a chunk
 // full recomputation needs to cover to fit (parallelism.recompute_layers, where
-// fewer than all fit); ZeRO 1 from 0, else ZeRO 3 (over dp * cp > 1 ranks); half
-// the micro-batch (twice the micro-batches); DeepSeek-V3's recomputations. A
-// change that saves no memory is left out.
+// fewer than all fit), the fewest layers to offload (parallelism.offload_layers,
+// on a pipeline of one stage without recomputation); ZeRO 1 from 0, else ZeRO 3 (over dp * cp > 1
+// ranks); half the micro-batch (twice the micro-batches); DeepSeek-V3's recomputations. A change
+// that saves no memory is left out.
 std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
                                     const DeviceProfile& profile);
 

@@ -97,7 +97,10 @@ PassTimes chunk_passes(const models::StepPlan& plan, const PassKinds& passes, in
     if (dense_again > 0) t += passes.dense_recompute.scaled(dense_again);
   }
   const int at = models::model_position(plan.schedule, plan.pp, stage, chunk);
-  if (at == 0) t += passes.embedding;
+  if (at == 0) {
+    t += passes.embedding;
+    t += passes.offload;
+  }
   if (at == models::model_chunks(plan.schedule, plan.pp, plan.virtual_stages) - 1) {
     t += passes.head;
   }

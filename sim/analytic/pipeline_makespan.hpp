@@ -87,6 +87,9 @@ struct PassKinds {
   PassTimes embedding;
   PassTimes head;
   double overlap_share = 0;  // for DualPipe's F&B passes (fb_time)
+  // Activation offload's waits, on the chunk that holds the embedding (a pipeline
+  // of one stage: activation_offload.hpp).
+  PassTimes offload = {};
 };
 
 struct PipelineTransfer {

@@ -25,6 +25,14 @@ void require_parameters(const models::scenario::Scenario& s, const DeviceProfile
         "(parameters.fused_overlap_exposed: the share of a fused collective left exposed)",
         s.file, p.file));
   }
+  if (s.parallelism.offload_layers > 0 &&
+      !(p.host_to_device_efficiency > 0 && p.device_to_host_efficiency > 0)) {
+    throw std::runtime_error(fmt::format(
+        "{}: parallelism.offload_layers copies activations to the host and back, but the device "
+        "profile {} gives no host_to_device_efficiency and device_to_host_efficiency (the "
+        "fractions of cluster.gpu.host_link_bandwidth pinned-memory copies reach)",
+        s.file, p.file));
+  }
 }
 
 }  // namespace myriad::sim

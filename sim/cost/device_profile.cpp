@@ -36,6 +36,9 @@ constexpr ProfileScalar kScalars[] = {
     {"sparse_gemm_efficiency", &DeviceProfile::sparse_gemm_efficiency, 0.05, 1, false},
     {"grouped_gemm_efficiency", &DeviceProfile::grouped_gemm_efficiency, 0.05, 1, false},
     {"fused_overlap_exposed", &DeviceProfile::fused_overlap_exposed, 0, 1, false},
+    // Only activation offload (parallelism.offload_layers) reads them.
+    {"host_to_device_efficiency", &DeviceProfile::host_to_device_efficiency, 0.05, 1, false},
+    {"device_to_host_efficiency", &DeviceProfile::device_to_host_efficiency, 0.05, 1, false},
     // The attention kernel's shape (sim/cost/attention_shape.hpp): all five or none.
     {"attention_fwd_softmax_share", &DeviceProfile::attention_fwd_softmax_share, 0, 0.95, false},
     {"attention_bwd_softmax_share", &DeviceProfile::attention_bwd_softmax_share, 0, 0.95, false},

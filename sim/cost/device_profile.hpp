@@ -132,6 +132,11 @@ struct DeviceProfile {
   // A sparse GEMM's rate on the work it keeps, relative to a dense GEMM's on the same
   // shape (2:4 runs at twice the dense peak times this); 0 where the profile gives none.
   double sparse_gemm_efficiency = 0;
+  // Pinned-memory copies between the GPU and its host over
+  // GpuSpec::host_link_bw_Bps, as fractions of the link's rate per direction
+  // (activation offload); 0 where the profile gives none.
+  double host_to_device_efficiency = 0;
+  double device_to_host_efficiency = 0;
   // The experts' grouped GEMMs (one kernel over a rank's experts, with their
   // routing metadata) relative to a dense GEMM of one expert's shape; 0 where the
   // profile gives none (priced as dense).

@@ -203,6 +203,9 @@ struct Lists {
     if (p.recompute == models::scenario::Recompute::full) p.recompute_moe_act = false;
     // Partial recomputation is the scenario's, kept where full recomputation is.
     if (p.recompute != models::scenario::Recompute::full) p.recompute_layers = 0;
+    // Activation offload is the scenario's, kept where Megatron-LM runs it (one
+    // stage, no recomputation).
+    if (p.pp != 1 || p.recompute != models::scenario::Recompute::none) p.offload_layers = 0;
     if (batch_range) p.global_batch = batch_in_range(p, *batch_range);
     return p;
   }
@@ -319,7 +322,7 @@ bool fewest_recomputed(const models::scenario::Scenario& s, const DeviceProfile&
   }
   models::scenario::Scenario c = s;
   c.parallelism = l.parallelism;
-  const std::optional<RecomputedFit> fewer = fewest_recomputed_layers(c, profile, headroom);
+  const std::optional<LayersFit> fewer = fewest_recomputed_layers(c, profile, headroom);
   if (!fewer) return false;
   c.parallelism.recompute_layers = l.parallelism.recompute_layers = fewer->layers;
   l.metrics = metrics_of(c, fewer->report);

@@ -109,7 +109,7 @@ CriticalPath critical_path(const std::vector<std::vector<Span>>& timelines, int 
 }
 
 std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans, double step_s,
-                                              const PassShares& comm) {
+                                              const PassShares& shares) {
   double passes = 0;
   double pp = 0;
   double dp = 0;
@@ -136,13 +136,15 @@ std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans, do
   }
   const double busy = passes + pp + dp + optimizer;
   using models::GroupKind;
-  return {{"compute", passes * (1 - comm.total())},
+  const GroupTimes& comm = shares.comm;
+  return {{"compute", passes * (1 - shares.total())},
           {"tp", passes * comm[GroupKind::tp]},
           {"cp", passes * comm[GroupKind::cp]},
           {"ep", passes * comm[GroupKind::ep]},
           {"pp", pp},
           {"bubble", std::max(0.0, step_s - busy)},
           {"dp", dp + passes * comm[GroupKind::dp]},
+          {"offload", passes * shares.offload},
           {"optimizer", optimizer}};
 }
 
@@ -157,16 +159,19 @@ PassShares pass_shares(const StageCosts& costs, const StageLayers& n, bool first
   add(costs.dense_layer_comm, n.dense);
   add(costs.recompute_layer_comm, n.again);
   add(costs.recompute_dense_layer_comm, n.dense_again);
+  double offload = 0;
   if (first) {
     total += costs.embedding.forward + costs.embedding.backward;
     add(costs.embedding_comm, 1);
+    offload = costs.offload.forward + costs.offload.backward;
+    total += offload;
   }
   if (last) {
     total += costs.head.forward + costs.head.backward;
     add(costs.head_comm, 1);
   }
   if (total <= 0) return {};
-  return comm.scaled(1 / total);
+  return {comm.scaled(1 / total), offload / total};
 }
 
 std::vector<BreakdownPart> step_breakdown(const std::vector<std::vector<Span>>& timelines, int pp,

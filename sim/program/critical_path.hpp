@@ -53,16 +53,20 @@ CriticalPath critical_path(const std::vector<std::vector<Span>>& timelines, int 
 
 // The shares of a rank group's forward and backward passes that are exposed
 // communication, by group (as the analytic engine prices the passes; dp: ZeRO-3's
-// layer gathers and reductions).
-using PassShares = GroupTimes;
+// layer gathers and reductions), and waits for activation offload's copies.
+struct PassShares {
+  GroupTimes comm;
+  double offload = 0;
+  [[nodiscard]] double total() const { return comm.total() + offload; }
+};
 
 // The step as the analytic engine breaks it down, from the timeline of the rank
 // group that computes the most (the slowest stage): its passes split into
-// compute and exposed tp, cp, ep by `comm`; its blocking pipeline sends (pp),
+// compute, exposed tp, cp, ep and offload waits by `shares`; its blocking pipeline sends (pp),
 // data-parallel and optimizer time; the bubble is the rest of the step (waiting
 // for inputs, and idle once done while others finish). The parts sum to step_s.
 std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans, double step_s,
-                                              const PassShares& comm);
+                                              const PassShares& shares);
 
 // A stage's layers by kind: `layers` of StageCosts::layer, `dense` more of an
 // MoE model's dense layers; of them, `again` and `dense_again` recomputed under

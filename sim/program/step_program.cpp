@@ -223,7 +223,7 @@ std::string StepTask::name() const {
 double StepProgram::ends_time(int stage, const models::PipelineTask& t) const {
   double time = 0;
   const int at = models::model_position(schedule, pp, stage, t.chunk);
-  if (at == 0) time += costs.embedding.of(t);
+  if (at == 0) time += costs.embedding.of(t) + costs.offload.of(t);
   if (at == models::model_chunks(schedule, pp, v) - 1) time += costs.head.of(t);
   return time;
 }
@@ -247,7 +247,10 @@ PassTimes StepProgram::chunk_passes(int stage, int chunk) const {
   t += costs.recompute_layer.scaled(count_at(chunk_recomputed, stage, chunk) - dense_again);
   t += costs.recompute_dense_layer.scaled(dense_again);
   const int at = models::model_position(schedule, pp, stage, chunk);
-  if (at == 0) t += costs.embedding;
+  if (at == 0) {
+    t += costs.embedding;
+    t += costs.offload;
+  }
   if (at == models::model_chunks(schedule, pp, v) - 1) t += costs.head;
   return t;
 }

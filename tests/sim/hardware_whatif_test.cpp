@@ -225,9 +225,10 @@ TEST(HardwareWhatIf, ClusterLinksDriveTheirTerms) {
 // Expectation: every key of cluster.gpu either drives a cost term (a test above)
 // or is a label. A key added to the schema without a test of its effect fails here.
 TEST(HardwareWhatIf, EveryGpuKeyIsTestedOrALabel) {
-  const std::set<std::string> tested = {"bf16_peak",     "fp8_peak",         "hbm_capacity",
-                                        "hbm_bandwidth", "nvlink_bandwidth", "sms",
-                                        "nvls",          "profile"};
+  const std::set<std::string> tested = {"bf16_peak", "fp8_peak", "hbm_capacity", "hbm_bandwidth",
+                                        "nvlink_bandwidth", "sms", "nvls", "profile",
+                                        // activation_offload_test.cpp
+                                        "host_link_bandwidth", "host_memory"};
   const std::set<std::string> labels = {"preset", "name", "source"};
   const models::scenario::SectionDoc doc = models::scenario::scenario_doc();
   const std::function<const models::scenario::SectionDoc*(const models::scenario::SectionDoc&)>

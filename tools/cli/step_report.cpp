@@ -17,6 +17,7 @@ std::string describe_breakdown_part(const std::string& name) {
   if (name == "compute") return "compute";
   if (name == "bubble") return "pipeline bubble";
   if (name == "optimizer") return "optimizer step";
+  if (name == "offload") return "waits for activation offload";
   return "exposed " + name + " communication";
 }
 
@@ -185,6 +186,47 @@ nlohmann::json growth_json(const models::scenario::Scenario& s, const sim::Growt
           {"saved_gpu_hours", own.gpu_hours - grown.gpu_hours}};
 }
 
+namespace {
+
+// The memory table, with what is offloaded to the host, whether it fits, and
+// a warning where little headroom is left.
+std::string memory_text(const sim::StepReport& r) {
+  std::string out;
+  Table mem({"memory per GPU (most loaded stage)", "size"}, "lr");
+  mem.add({"weights", gibibytes(r.memory.weights)});
+  mem.add({"gradients", gibibytes(r.memory.gradients)});
+  mem.add({"optimizer states", gibibytes(r.memory.optimizer)});
+  mem.add({"activations", gibibytes(r.memory.activations)});
+  mem.add({"allocator fragmentation", gibibytes(r.memory_fragmentation)});
+  mem.add_rule();
+  mem.add({"needed", gibibytes(r.memory_needed())});
+  mem.add({fmt::format("usable: {} less {} reserved", capacity(r.memory_capacity),
+                       gibibytes(r.memory_reserved)),
+           gibibytes(r.memory_usable())});
+  out += mem.str();
+  if (r.memory.offloaded > 0) {
+    out += fmt::format("  offloaded to host memory: {} of activations, of {} a GPU may use\n",
+                       gibibytes(r.memory.offloaded), gibibytes(r.host_memory_capacity));
+  }
+  if (!r.fits && r.memory_needed() <= r.memory_usable()) {
+    out += fmt::format(
+        "  DOES NOT FIT: the offloaded activations are {} over the host memory a GPU may use "
+        "(cluster.gpu.host_memory)\n",
+        gibibytes(r.memory.offloaded - r.host_memory_capacity));
+  } else if (!r.fits) {
+    out += fmt::format("  DOES NOT FIT: {} over the usable {}; {} dominate\n",
+                       gibibytes(r.memory_needed() - r.memory_usable()),
+                       gibibytes(r.memory_usable()), r.memory.dominant());
+  } else if (r.memory_needed() > sim::kMemoryWarningFraction * r.memory_usable()) {
+    out += fmt::format(
+        "  warning: {} of usable memory: above {}, little headroom for allocator spikes\n",
+        percent(r.memory_needed() / r.memory_usable()), percent(sim::kMemoryWarningFraction));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string step_report_text(const models::scenario::Scenario& s, const sim::DeviceProfile& profile,
                              const sim::StepReport& r) {
   const auto& p = s.parallelism;
@@ -222,27 +264,7 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
 
   for (const auto& note : r.network_notes) out += "  network: " + note + "\n";
   if (!r.network_notes.empty()) out += "\n";
-  Table mem({"memory per GPU (most loaded stage)", "size"}, "lr");
-  mem.add({"weights", gibibytes(r.memory.weights)});
-  mem.add({"gradients", gibibytes(r.memory.gradients)});
-  mem.add({"optimizer states", gibibytes(r.memory.optimizer)});
-  mem.add({"activations", gibibytes(r.memory.activations)});
-  mem.add({"allocator fragmentation", gibibytes(r.memory_fragmentation)});
-  mem.add_rule();
-  mem.add({"needed", gibibytes(r.memory_needed())});
-  mem.add({fmt::format("usable: {} less {} reserved", capacity(r.memory_capacity),
-                       gibibytes(r.memory_reserved)),
-           gibibytes(r.memory_usable())});
-  out += mem.str();
-  if (!r.fits) {
-    out += fmt::format("  DOES NOT FIT: {} over the usable {}; {} dominate\n",
-                       gibibytes(r.memory_needed() - r.memory_usable()),
-                       gibibytes(r.memory_usable()), r.memory.dominant());
-  } else if (r.memory_needed() > sim::kMemoryWarningFraction * r.memory_usable()) {
-    out += fmt::format(
-        "  warning: {} of usable memory: above {}, little headroom for allocator spikes\n",
-        percent(r.memory_needed() / r.memory_usable()), percent(sim::kMemoryWarningFraction));
-  }
+  out += memory_text(r);
   out += "\n";
   Table comms({"collective", "kind", "group", "ranks", "nodes", "size", "algorithm", "busbw",
                "time", "per step"},
@@ -304,6 +326,8 @@ nlohmann::json step_report_json(const models::scenario::Scenario& s,
             {"gradients", r.memory.gradients},
             {"optimizer", r.memory.optimizer},
             {"activations", r.memory.activations},
+            {"offloaded", r.memory.offloaded},
+            {"host_capacity", r.host_memory_capacity},
             {"fragmentation", r.memory_fragmentation},
             {"needed", r.memory_needed()},
             {"capacity", r.memory_capacity},
@@ -326,7 +350,8 @@ nlohmann::json step_report_json(const models::scenario::Scenario& s,
 std::string fit_remedies_text(const sim::StepReport& r,
                               const std::vector<sim::FitRemedy>& remedies) {
   if (remedies.empty())
-    return "  no single change of recomputation, ZeRO or micro-batch saves memory\n";
+    return "  no single change of recomputation, activation offload, ZeRO or micro-batch saves "
+           "memory\n";
   std::string out;
   for (const auto& m : remedies) {
     out += fmt::format("  {} {}--set {}={}: needs {}, step {} ({:+.1f} %)\n",
