@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "tools/cli/report_table.hpp"
 #include "tools/cli/verb_support.hpp"
 
@@ -255,7 +257,7 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
   out += headline.str() + "\n";
   Table parts({"step time breakdown", "time", "share"}, "lrr");
   for (const auto& part : r.breakdown) {
-    if (part.seconds == 0) continue;
+    if (std::abs(part.seconds) <= 1e-12 * r.step_time_s) continue;  // none, or rounding
     parts.add({describe_breakdown_part(part.name), seconds(part.seconds),
                percent(part.seconds / r.step_time_s)});
   }
