@@ -77,12 +77,13 @@ struct ParallelSpec {
   RankOrder placement = RankOrder::tp_cp_dp_pp;
 
   // The recomputation as reports name it: its name, or under partial
-  // recomputation "full 2/chunk".
+  // recomputation "full 2/chunk"; with activation offload "none, 39 offloaded".
   [[nodiscard]] std::string recompute_label() const {
     std::string label(name_in(kRecomputeNames, recompute));
     if (recompute == Recompute::full && recompute_layers > 0) {
       label += " " + std::to_string(recompute_layers) + "/chunk";
     }
+    if (offload_layers > 0) label += ", " + std::to_string(offload_layers) + " offloaded";
     return label;
   }
 

@@ -150,6 +150,12 @@ void check_offload(const Checker& c) {
                              p.offload_layers, layers, layers - 1));
   }
   const GpuSpec& gpu = c.s().cluster.gpu;
+  if (c.s().cluster.nodes() > 1) {
+    c.warning(key,
+              "the copies are priced on the host link alone: where a GPU's PCIe lanes also "
+              "carry its NIC's traffic (DGX H100: each GPU and its NIC behind one PCIe switch), "
+              "the data-parallel traffic between nodes slows them, which is not counted");
+  }
   if (gpu.host_link_bw_Bps <= 0) {
     c.error("cluster.gpu.host_link_bandwidth",
             fmt::format("activation offload (parallelism.offload_layers) moves activations over "

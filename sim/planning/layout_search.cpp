@@ -329,6 +329,21 @@ bool fewest_recomputed(const models::scenario::Scenario& s, const DeviceProfile&
   return true;
 }
 
+// PlanOptions::offload: `l`, a layout of `s` on one stage without recomputation
+// above the headroom, takes the fewest layers offloaded that fit it; whether it did.
+bool fewest_offloaded(const models::scenario::Scenario& s, const DeviceProfile& profile,
+                      double headroom, PlannedLayout& l) {
+  if (l.metrics.memory <= headroom) return false;
+  models::scenario::Scenario c = s;
+  c.parallelism = l.parallelism;
+  const std::optional<LayersFit> fewer =
+      fewest_offloaded_layers(c, profile, headroom, c.parallelism.offload_layers + 1);
+  if (!fewer) return false;
+  c.parallelism.offload_layers = l.parallelism.offload_layers = fewer->layers;
+  l.metrics = metrics_of(c, fewer->report);
+  return true;
+}
+
 }  // namespace
 
 PlanResult search_layouts(const models::scenario::Scenario& base, const DeviceProfile& measured,
@@ -396,8 +411,10 @@ PlanResult search_layouts(const models::scenario::Scenario& base, const DevicePr
     if (options.partial_recompute && fewest_recomputed(s, profile, options.headroom, l)) {
       ++result.partial;
     }
+    if (options.offload && fewest_offloaded(s, profile, options.headroom, l)) ++result.offloaded;
     if (options.on_evaluated) options.on_evaluated(index, s.parallelism);
-    if (!(l.metrics.memory <= options.headroom)) {
+    // Within the headroom, and offloaded activations within the host's memory.
+    if (!(l.metrics.memory <= options.headroom) || !l.metrics.fits) {
       ++result.over_memory;
       continue;
     }
@@ -436,6 +453,7 @@ PlanResult merge_plans(const std::vector<PlanResult>& shards, const PlanOptions&
     out.evaluated += r.evaluated;
     out.balanced += r.balanced;
     out.partial += r.partial;
+    out.offloaded += r.offloaded;
     out.meets_deadline += r.meets_deadline;
     for (const auto& [key, by] : r.pruned_by) {
       PrunedBy& merged = out.pruned_by[key];
@@ -524,6 +542,9 @@ std::vector<std::string> layout_overrides(const models::scenario::ParallelSpec& 
   }
   if (base.recompute_layers != p.recompute_layers) {
     sets.push_back(fmt::format("parallelism.recompute_layers={}", p.recompute_layers));
+  }
+  if (base.offload_layers != p.offload_layers) {
+    sets.push_back(fmt::format("parallelism.offload_layers={}", p.offload_layers));
   }
   return sets;
 }

@@ -146,7 +146,8 @@ struct PlanResult {
   std::size_t over_memory = 0;  // valid, but above the headroom
   std::size_t evaluated = 0;    // estimated (valid)
   std::size_t balanced = 0;     // PlanOptions::balanced_stages: layouts taken with a balanced split
-  std::size_t partial = 0;  // PlanOptions::partial_recompute: layouts taken with fewer recomputed
+  std::size_t partial = 0;    // PlanOptions::partial_recompute: layouts taken with fewer recomputed
+  std::size_t offloaded = 0;  // PlanOptions::offload: layouts that fit only with offload
   std::size_t meets_deadline = 0;  // within the headroom and PlanOptions::max_days
   // Pruned candidates by the key their first problem names, with one message.
   std::map<std::string, PrunedBy> pruned_by;
@@ -168,6 +169,11 @@ struct PlanOptions {
   // which is faster, and that one kept (on the balanced split where
   // balanced_stages took it).
   bool partial_recompute = false;
+  // Activation offload as an axis: every layout on one pipeline stage without
+  // recomputation above the headroom is estimated also with the fewest layers
+  // offloaded to the host that fit it (parallelism.offload_layers), and that one
+  // kept.
+  bool offload = false;
   std::size_t top = 10;
   double headroom = 0.9;  // memory needed at most this fraction of what is usable
   // Called every `progress_every` candidates with the count so far (may be empty).

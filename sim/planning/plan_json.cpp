@@ -54,17 +54,14 @@ nlohmann::json plan_to_json(const PlanResult& r) {
                    {"alike", l.alike},
                    {"metrics", metrics_to_json(l.metrics)},
                    {"stage_layers", l.parallelism.stage_layers},
-                   {"recompute_layers", l.parallelism.recompute_layers}});
+                   {"recompute_layers", l.parallelism.recompute_layers},
+                   {"offload_layers", l.parallelism.offload_layers}});
   }
-  return {{"candidates", r.candidates},
-          {"pruned", r.pruned},
-          {"over_memory", r.over_memory},
-          {"evaluated", r.evaluated},
-          {"balanced", r.balanced},
-          {"partial", r.partial},
-          {"meets_deadline", r.meets_deadline},
-          {"pruned_by", pruned},
-          {"top", top}};
+  return {{"candidates", r.candidates},   {"pruned", r.pruned},
+          {"over_memory", r.over_memory}, {"evaluated", r.evaluated},
+          {"balanced", r.balanced},       {"partial", r.partial},
+          {"offloaded", r.offloaded},     {"meets_deadline", r.meets_deadline},
+          {"pruned_by", pruned},          {"top", top}};
 }
 
 PlanResult plan_from_json(const nlohmann::json& j, const models::scenario::Scenario& base,
@@ -76,6 +73,7 @@ PlanResult plan_from_json(const nlohmann::json& j, const models::scenario::Scena
   r.evaluated = j.at("evaluated").get<std::size_t>();
   r.balanced = j.at("balanced").get<std::size_t>();
   r.partial = j.at("partial").get<std::size_t>();
+  r.offloaded = j.at("offloaded").get<std::size_t>();
   r.meets_deadline = j.at("meets_deadline").get<std::size_t>();
   for (const auto& [key, by] : j.at("pruned_by").items()) {
     r.pruned_by[key] = {by.at("count").get<std::size_t>(), by.at("example").get<std::string>(),
@@ -90,6 +88,7 @@ PlanResult plan_from_json(const nlohmann::json& j, const models::scenario::Scena
     l.parallelism = s.parallelism;
     l.parallelism.stage_layers = t.at("stage_layers").get<std::vector<int>>();
     l.parallelism.recompute_layers = t.at("recompute_layers").get<int>();
+    l.parallelism.offload_layers = t.at("offload_layers").get<int>();
     l.prune = prune_at(base, space, l.index);
     l.metrics = metrics_from_json(t.at("metrics"));
     r.top.push_back(l);

@@ -285,6 +285,62 @@ TEST(LayoutSearch, PartialRecomputationIsAnAxis) {
   expect_same_plan(merge_plans(parts, options), partial);
 }
 
+// Expectation: with --offload, layouts on one stage without recomputation that
+// do not fit take the fewest layers offloaded that fit them (one fewer does not),
+// the search finds the faster layouts that only offload makes fit, and shards
+// merge to the same plan.
+TEST(LayoutSearch, ActivationOffloadIsAnAxis) {
+  const std::string text =
+      "cluster: {preset: llama3-like, gpus: 64, gpu: H200}\n"
+      "model: {preset: llama3-70b}\n"
+      "parallelism: {tp: 2, sp: true, pp: 1, zero: 3, micro_batch: 1, global_batch: 256}\n"
+      "overlap: {tp: true, dp: true}\n"
+      "training: {tokens: 100B}\n";
+  const auto s = models::scenario::load_scenario_text(text, "plan.yaml", kShipped);
+  SearchSpace space = default_space(s);
+  space.tp = {1, 2};
+  space.pp = {1};
+  space.virtual_stages = {1};
+  space.cp = {1};
+  space.zero = {3};
+  space.micro_batch = {1, 2};
+  space.recompute = {models::scenario::Recompute::none, models::scenario::Recompute::full};
+  PlanOptions options;
+  options.top = 8;
+  const PlanResult all = search_layouts(s, h100(), space, options);
+  options.offload = true;
+  const PlanResult offloaded = search_layouts(s, h100(), space, options);
+  EXPECT_EQ(all.offloaded, 0U);
+  ASSERT_GT(offloaded.offloaded, 0U);
+  ASSERT_FALSE(offloaded.top.empty());
+  EXPECT_LT(offloaded.top.front().metrics.step_time_s, all.top.front().metrics.step_time_s);
+  EXPECT_GT(offloaded.top.front().parallelism.offload_layers, 0);
+  int checked = 0;
+  for (const auto& l : offloaded.top) {
+    if (l.parallelism.offload_layers == 0) continue;
+    ++checked;
+    models::scenario::Scenario again = s;
+    apply_planned(again, l);
+    const StepReport r = estimate(again, h100(), Detail::summary);
+    EXPECT_EQ(r.step_time_s, l.metrics.step_time_s);
+    EXPECT_LE(r.memory_needed() / r.memory_usable(), options.headroom);
+    EXPECT_TRUE(r.host_fits());
+    --again.parallelism.offload_layers;
+    const StepReport fewer = estimate(again, h100(), Detail::summary);
+    EXPECT_GT(fewer.memory_needed() / fewer.memory_usable(), options.headroom);
+  }
+  EXPECT_GT(checked, 0);
+  std::vector<PlanResult> parts;
+  for (int shard = 0; shard < 2; ++shard) {
+    PlanOptions mine = options;
+    mine.shard = shard;
+    mine.shards = 2;
+    const PlanResult part = search_layouts(s, h100(), space, mine);
+    parts.push_back(plan_from_json(nlohmann::json::parse(plan_to_json(part).dump()), s, space));
+  }
+  expect_same_plan(merge_plans(parts, options), offloaded);
+}
+
 // Expectation: the candidates split among shards (as mpirun's ranks split them),
 // each shard's result sent as JSON and merged, give the search of them all at
 // once: counts, first examples, the best K, their alike counts.

@@ -286,10 +286,10 @@ TEST(Cli, PlanSearchesPipelineSchedules) {
   std::ifstream in(csv);
   std::string header;
   std::getline(in, header);
-  EXPECT_TRUE(header.ends_with(",schedule,recompute_layers")) << header;
+  EXPECT_TRUE(header.ends_with(",schedule,recompute_layers,offload_layers")) << header;
   std::string row;
   int zb = 0;
-  while (std::getline(in, row)) zb += row.ends_with(",zb-h1,0");
+  while (std::getline(in, row)) zb += row.ends_with(",zb-h1,0,0");
   EXPECT_GT(zb, 0);
   std::filesystem::remove(csv);
   const Result bad = run_cli({"plan", llama, "--schedules", "1f1b,gpipe"});
@@ -316,8 +316,31 @@ TEST(Cli, PlanSearchesPartialRecomputation) {
   std::string row;
   int partial = 0;
   while (std::getline(in, row))
-    partial += row.find(",full,") != std::string::npos && row.ends_with(",1");
+    partial += row.find(",full,") != std::string::npos && row.ends_with(",1,0");
   EXPECT_GT(partial, 0);
+  std::filesystem::remove(csv);
+}
+
+// `plan --offload` keeps layouts that fit only with activations offloaded, names
+// them in the table and the CSV's last column.
+TEST(Cli, PlanSearchesActivationOffload) {
+  const std::string llama =
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-8b-h100-64-pp4.yaml";
+  const auto csv = std::filesystem::temp_directory_path() /
+                   ("myriad_offload_" + std::to_string(getpid()) + ".csv");
+  const Result r = run_cli({"plan", llama, "--set", "model.seq_length=16384", "--offload", "--top",
+                            "5", "--csv", csv.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("fit only with activations offloaded to host memory (--offload"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" offloaded "), std::string::npos) << r.out;
+  std::ifstream in(csv);
+  std::string row;
+  int offloaded = 0;
+  while (std::getline(in, row))
+    offloaded += row.find(",none,") != std::string::npos && !row.ends_with(",0");
+  EXPECT_GT(offloaded, 0);
   std::filesystem::remove(csv);
 }
 

@@ -176,6 +176,7 @@ std::optional<sim::PlanOptions> search_options(const PlanCliOptions& o, const Pl
   options.headroom = o.headroom;
   options.balanced_stages = o.stages == "balanced";
   options.partial_recompute = o.partial_recompute;
+  options.offload = o.offload;
   if (o.max_days > 0) options.max_days = o.max_days;
   return options;
 }
@@ -256,6 +257,13 @@ std::string searched_text(const PlanVariants& v, const sim::PlanOptions& options
     out += fmt::format(
         "  {} layouts recomputing every layer fit with fewer recomputed (--partial-recompute)\n",
         r.partial);
+  }
+  if (options.offload) {
+    out += fmt::format(
+        "  {} layouts fit only with activations offloaded to host memory (--offload; "
+        "the copies priced on the host link alone, not slowed by NIC traffic that "
+        "may share it)\n",
+        r.offloaded);
   }
   if (!r.pruned_by.empty()) {
     Table why({"pruned by", "candidates", "for example"}, "lrl");
@@ -451,7 +459,7 @@ std::string plan_csv(const PlanCliOptions& o, const PlanVariants& v,
       "rank,tp,sp,pp,virtual_stages,cp,ep,dp,micro_batch,global_batch,zero,recompute,"
       "step_time_s,mfu,tokens_per_s,days,gpu_hours,cost_usd,memory_fraction,engine,"
       "estimate_rank,estimated_step_time_s,simulated_step_time_s,days_ci95,ettr,etp,pruning,"
-      "stage_layers,gpus,hardware,meets_deadline,schedule,recompute_layers\n";
+      "stage_layers,gpus,hardware,meets_deadline,schedule,recompute_layers,offload_layers\n";
   int rank = 0;
   const auto optional = [](const std::optional<double>& x) {
     return x ? fmt::format("{:.9g}", *x) : std::string{};
@@ -460,7 +468,7 @@ std::string plan_csv(const PlanCliOptions& o, const PlanVariants& v,
     const sim::LayoutMetrics& m = b.layout.metrics;
     csv += fmt::format(
         "{},{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g},{},{},{:.9g},{},{},{},{},{},{},{},{},"
-        "{},{},{}\n",
+        "{},{},{},{}\n",
         ++rank, layout_text(b.layout), m.step_time_s, m.mfu, m.tokens_per_s, m.days, m.gpu_hours,
         priced ? fmt::format("{:.9g}", m.cost) : std::string{}, m.memory, b.engine, b.estimate_rank,
         b.estimated_step_s, optional(b.simulated_step_s),
@@ -471,7 +479,7 @@ std::string plan_csv(const PlanCliOptions& o, const PlanVariants& v,
         m.gpus, csv_field(v.all[b.layout.variant].hardware),
         o.max_days > 0 ? (m.days <= o.max_days ? "true" : "false") : "",
         models::name_in(models::scenario::kScheduleNames, b.layout.parallelism.schedule),
-        b.layout.parallelism.recompute_layers);
+        b.layout.parallelism.recompute_layers, b.layout.parallelism.offload_layers);
   }
   return csv;
 }

@@ -24,6 +24,7 @@ struct PlanCliOptions {
   std::string report_file;
   std::string stages = "uniform";  // uniform | balanced
   bool partial_recompute = false;  // also the fewest layers recomputed that fit
+  bool offload = false;            // also the fewest layers offloaded that fit
   double max_days = 0;             // --max-days: a deadline; 0 for none
   std::string gpus;                // --gpus: GPU counts, a list or range
   std::vector<std::string> vary;   // --vary KEY=VALUES: hardware (or any key) compared
