@@ -204,6 +204,7 @@ void expect_same_plan(const PlanResult& a, const PlanResult& b) {
   EXPECT_EQ(a.over_memory, b.over_memory);
   EXPECT_EQ(a.balanced, b.balanced);
   EXPECT_EQ(a.partial, b.partial);
+  EXPECT_EQ(a.offloaded, b.offloaded);
   ASSERT_EQ(a.pruned_by.size(), b.pruned_by.size());
   for (const auto& [key, by] : a.pruned_by) {
     ASSERT_EQ(b.pruned_by.count(key), 1U) << key;
@@ -222,7 +223,22 @@ void expect_same_plan(const PlanResult& a, const PlanResult& b) {
     EXPECT_EQ(a.top[i].parallelism.zero, b.top[i].parallelism.zero) << i;
     EXPECT_EQ(a.top[i].parallelism.stage_layers, b.top[i].parallelism.stage_layers) << i;
     EXPECT_EQ(a.top[i].parallelism.recompute_layers, b.top[i].parallelism.recompute_layers) << i;
+    EXPECT_EQ(a.top[i].parallelism.offload_layers, b.top[i].parallelism.offload_layers) << i;
   }
+}
+
+// The search in `shards` parts, each sent as JSON and read back, merged.
+PlanResult merged_shards(const models::scenario::Scenario& s, const SearchSpace& space,
+                         const PlanOptions& options, int shards) {
+  std::vector<PlanResult> parts;
+  for (int shard = 0; shard < shards; ++shard) {
+    PlanOptions mine = options;
+    mine.shard = shard;
+    mine.shards = shards;
+    const PlanResult part = search_layouts(s, h100(), space, mine);
+    parts.push_back(plan_from_json(nlohmann::json::parse(plan_to_json(part).dump()), s, space));
+  }
+  return merge_plans(parts, options);
 }
 
 // Partial recomputation as an axis: Llama 3 70B at 16K on 64 H100, where without
@@ -274,15 +290,7 @@ TEST(LayoutSearch, PartialRecomputationIsAnAxis) {
     EXPECT_LT(l.metrics.step_time_s, estimate(again, h100(), Detail::summary).step_time_s);
   }
   EXPECT_GT(checked, 0);
-  std::vector<PlanResult> parts;
-  for (int shard = 0; shard < 3; ++shard) {
-    PlanOptions mine = options;
-    mine.shard = shard;
-    mine.shards = 3;
-    const PlanResult part = search_layouts(s, h100(), space, mine);
-    parts.push_back(plan_from_json(nlohmann::json::parse(plan_to_json(part).dump()), s, space));
-  }
-  expect_same_plan(merge_plans(parts, options), partial);
+  expect_same_plan(merged_shards(s, space, options, 3), partial);
 }
 
 // Expectation: with --offload, layouts on one stage without recomputation that
@@ -330,15 +338,7 @@ TEST(LayoutSearch, ActivationOffloadIsAnAxis) {
     EXPECT_GT(fewer.memory_needed() / fewer.memory_usable(), options.headroom);
   }
   EXPECT_GT(checked, 0);
-  std::vector<PlanResult> parts;
-  for (int shard = 0; shard < 2; ++shard) {
-    PlanOptions mine = options;
-    mine.shard = shard;
-    mine.shards = 2;
-    const PlanResult part = search_layouts(s, h100(), space, mine);
-    parts.push_back(plan_from_json(nlohmann::json::parse(plan_to_json(part).dump()), s, space));
-  }
-  expect_same_plan(merge_plans(parts, options), offloaded);
+  expect_same_plan(merged_shards(s, space, options, 2), offloaded);
 }
 
 // Expectation: the candidates split among shards (as mpirun's ranks split them),
@@ -352,16 +352,8 @@ TEST(LayoutSearch, ShardsMergedAreTheWholeSearch) {
   const PlanResult whole = search_layouts(s, h100(), space, options);
   ASSERT_GT(whole.top.front().alike, 0U);
   for (const int shards : {2, 3, 7}) {
-    std::vector<PlanResult> parts;
-    for (int shard = 0; shard < shards; ++shard) {
-      PlanOptions mine = options;
-      mine.shard = shard;
-      mine.shards = shards;
-      const PlanResult part = search_layouts(s, h100(), space, mine);
-      parts.push_back(plan_from_json(nlohmann::json::parse(plan_to_json(part).dump()), s, space));
-    }
     SCOPED_TRACE(shards);
-    expect_same_plan(merge_plans(parts, options), whole);
+    expect_same_plan(merged_shards(s, space, options, shards), whole);
   }
 }
 
@@ -395,16 +387,7 @@ TEST(LayoutSearch, BalancedStagesAreAnAxis) {
     EXPECT_DOUBLE_EQ(estimate(again, h100()).step_time_s, l.metrics.step_time_s);
   }
   EXPECT_GT(with_split, 0);
-  std::vector<PlanResult> parts;
-  for (int shard = 0; shard < 2; ++shard) {
-    PlanOptions mine = options;
-    mine.shard = shard;
-    mine.shards = 2;
-    parts.push_back(plan_from_json(
-        nlohmann::json::parse(plan_to_json(search_layouts(s, h100(), space, mine)).dump()), s,
-        space));
-  }
-  expect_same_plan(merge_plans(parts, options), balanced);
+  expect_same_plan(merged_shards(s, space, options, 2), balanced);
 }
 
 // Expectation: layout_at(index) is the layout the search evaluated at that index.
