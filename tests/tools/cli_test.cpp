@@ -321,6 +321,19 @@ TEST(Cli, PlanSearchesPartialRecomputation) {
   std::filesystem::remove(csv);
 }
 
+// `sweep` over offloaded layers and host links: too few layers overflow the GPU,
+// too many the host, and a slow host link shows in the step.
+TEST(Cli, SweepOverActivationOffload) {
+  const std::string example =
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-70b-gb200-72-offload.yaml";
+  const Result r = run_cli({"sweep", example, "--vary", "parallelism.offload_layers=40,51,60",
+                            "--vary", "cluster.gpu.host_link_bandwidth=64GB/s,450GB/s"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("does not fit"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("host memory over"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("6 valid, 2 fit in memory"), std::string::npos) << r.out;
+}
+
 // `plan --offload` keeps layouts that fit only with activations offloaded, names
 // them in the table and the CSV's last column.
 TEST(Cli, PlanSearchesActivationOffload) {

@@ -161,7 +161,8 @@ std::string to_table(const std::vector<sim::SweepAxis>& axes, const std::vector<
       if (priced) cells.push_back(std::isfinite(r.m.cost) ? "$" + si_count(r.m.cost) : "-");
       cells.push_back(percent(r.m.memory, 0));
       if (with_front) cells.emplace_back(r.front ? "*" : "");
-      cells.emplace_back(r.m.fits ? "ok" : "does not fit");
+      // Within the GPU's memory but not fitting: the offloaded activations overflow the host.
+      cells.emplace_back(r.m.fits ? "ok" : r.m.memory <= 1.0 ? "host memory over" : "does not fit");
     } else {
       for (std::size_t i = 0; i < 6 + (priced ? 1 : 0); ++i) cells.emplace_back("-");
       if (with_front) cells.emplace_back("");
