@@ -157,18 +157,16 @@ void check_offload(const Checker& c) {
               "the data-parallel traffic between nodes slows them, which is not counted");
   }
   if (gpu.host_link_bw_Bps <= 0) {
-    c.error("cluster.gpu.host_link_bandwidth",
-            fmt::format("activation offload (parallelism.offload_layers) moves activations over "
-                        "the GPU's link to its host, which {} does not give: set it (PCIe Gen5 "
-                        "x16: 64GB/s a direction)",
-                        gpu.name));
+    c.error(key, fmt::format("activation offload moves activations over the GPU's link to its "
+                             "host, which {} does not give: set cluster.gpu.host_link_bandwidth "
+                             "(PCIe Gen5 x16: 64GB/s a direction)",
+                             gpu.name));
   }
   if (gpu.host_memory_bytes <= 0) {
-    c.error("cluster.gpu.host_memory",
-            fmt::format("activation offload (parallelism.offload_layers) keeps activations in "
-                        "host memory, which {} does not give: set what a GPU may use (its "
-                        "node's host memory over its GPUs)",
-                        gpu.name));
+    c.error(key, fmt::format("activation offload keeps activations in host memory, which {} "
+                             "does not give: set cluster.gpu.host_memory, what a GPU may use (its "
+                             "node's host memory over its GPUs)",
+                             gpu.name));
   }
 }
 
