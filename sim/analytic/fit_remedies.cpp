@@ -96,9 +96,9 @@ std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
                          c.parallelism.recompute_layers = n;
                        }});
   }
-  const std::optional<LayersFit> offloaded =
-      fewest_offloaded_layers(s, profile, 1.0, p.offload_layers + 1);
-  if (offloaded) {
+  // From one layer: where the host overflows, fewer layers than the scenario's.
+  const std::optional<LayersFit> offloaded = fewest_offloaded_layers(s, profile, 1.0, 1);
+  if (offloaded && offloaded->layers != p.offload_layers) {
     changes.push_back({{"parallelism.offload_layers", std::to_string(offloaded->layers)},
                        [n = offloaded->layers](Scenario& c) { c.parallelism.offload_layers = n; }});
   }
@@ -124,7 +124,8 @@ std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
     changes.push_back({{"parallelism.recompute_moe_act", "true"},
                        [](Scenario& c) { c.parallelism.recompute_moe_act = true; }});
   }
-  const double before = estimate(s, profile, Detail::summary).memory_needed();
+  const StepReport as_is = estimate(s, profile, Detail::summary);
+  const double before = as_is.memory_needed();
   std::vector<FitRemedy> out;
   const models::scenario::Location where{s.file, 0, 0};
   for (auto& [remedy, apply] : changes) {
@@ -134,8 +135,11 @@ std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
     models::scenario::check(changed, where, d);
     if (d.has_errors()) continue;
     const StepReport r = estimate(changed, profile, Detail::summary);
-    if (r.memory_needed() >= before) continue;
+    // Kept where it saves HBM, or where it makes offloaded activations fit the host.
+    const bool host_saved = !as_is.host_fits() && r.host_fits();
+    if (r.memory_needed() >= before && !host_saved) continue;
     remedy.memory_needed = r.memory_needed();
+    remedy.host_fits = r.host_fits();
     remedy.memory_usable = r.memory_usable();
     remedy.step_time_s = r.step_time_s;
     out.push_back(std::move(remedy));

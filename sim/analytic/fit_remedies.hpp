@@ -21,7 +21,8 @@ struct FitRemedy {
   double memory_needed = 0;  // bytes a GPU of the fullest stage needs with it
   double memory_usable = 0;
   double step_time_s = 0;  // the step with it
-  [[nodiscard]] bool fits() const { return memory_needed <= memory_usable; }
+  bool host_fits = true;   // offloaded activations within the host's memory
+  [[nodiscard]] bool fits() const { return memory_needed <= memory_usable && host_fits; }
 };
 
 // Partial recomputation's bisection (memory falls as more of each chunk's layers
@@ -53,7 +54,8 @@ std::optional<LayersFit> fewest_offloaded_layers(const models::scenario::Scenari
 // fewer than all fit), the fewest layers to offload (parallelism.offload_layers,
 // on a pipeline of one stage without recomputation); ZeRO 1 from 0, else ZeRO 3 (over dp * cp > 1
 // ranks); half the micro-batch (twice the micro-batches); DeepSeek-V3's recomputations. A change
-// that saves no memory is left out.
+// that saves no memory is left out, unless it makes offloaded activations fit the host's (fewer
+// layers offloaded, where too many overflow it).
 std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
                                     const DeviceProfile& profile);
 

@@ -157,6 +157,27 @@ TEST(ActivationOffload, FitRemedyNamesTheFewestLayers) {
   EXPECT_FALSE(estimate(llama8b(n - 1), testing::h100()).fits);
 }
 
+// Expectation: where too many layers overflow the host, the report offers the
+// fewest that fit both memories, fewer than the scenario's.
+TEST(ActivationOffload, FitRemedyForAnOverflowingHost) {
+  const auto s = llama8b(24, ", host_memory: 64GB");
+  ASSERT_FALSE(estimate(s, testing::h100()).host_fits());
+  const auto remedies = fit_remedies(s, testing::h100());
+  const auto it = std::find_if(remedies.begin(), remedies.end(), [](const FitRemedy& r) {
+    return r.key == "parallelism.offload_layers";
+  });
+  ASSERT_EQ(it, remedies.end()) << "24 is the fewest that fit the GPU: no count fits both";
+  const auto roomier = llama8b(31, ", host_memory: 120GB");
+  ASSERT_FALSE(estimate(roomier, testing::h100()).host_fits());
+  const auto fewer = fit_remedies(roomier, testing::h100());
+  const auto found = std::find_if(fewer.begin(), fewer.end(), [](const FitRemedy& r) {
+    return r.key == "parallelism.offload_layers";
+  });
+  ASSERT_NE(found, fewer.end());
+  EXPECT_TRUE(found->fits());
+  EXPECT_EQ(std::stoi(found->value), 24);
+}
+
 // Expectation: the checks refuse offload where Megatron-LM does not run it, and
 // without a host link or host memory, naming the key.
 TEST(ActivationOffload, RefusedWhereItCannotRun) {
