@@ -245,8 +245,16 @@ class GraphBuilder {
       }
       g.nodes.push_back(n);
     }
+    g.roles_first_end = 0;
+    g.roles_last_begin = count;
+    for (const int at : first_forward) {
+      if (at >= 0)
+        g.roles_first_end = std::max(g.roles_first_end, static_cast<std::size_t>(at) + 1);
+    }
     for (const int at : last_gradients) {
-      if (at >= 0) g.role[static_cast<std::size_t>(at)] = ScheduleGraph::kLastBackward;
+      if (at < 0) continue;
+      g.role[static_cast<std::size_t>(at)] = ScheduleGraph::kLastBackward;
+      g.roles_last_begin = std::min(g.roles_last_begin, static_cast<std::size_t>(at));
     }
     return g;
   }

@@ -166,6 +166,11 @@ struct ScheduleGraph {
   static constexpr std::uint8_t kFirstForward = 1;
   static constexpr std::uint8_t kLastBackward = 2;
   std::vector<std::uint8_t> role;
+  // The nodes between these two have no role: one past the last first forward,
+  // and the first last pass making weight gradients (a sweep runs the plain loop
+  // there once the gathers are behind every stage).
+  std::size_t roles_first_end = 0;
+  std::size_t roles_last_begin = 0;
   // Per node, a DualPipe F&B pass's second input (its backward's), or -1; empty
   // for schedules without pairs.
   std::vector<std::int32_t> second_input;

@@ -238,27 +238,18 @@ class DpSweep {
   }
 
   DpPlay run() {
-    double* const arrive = arrival_.data() + 1;
-    double* const free = free_.data();
-    const double* const quiet = quiet_.data();
-    const double* const held = held_.data();
-    const double* const sent = sent_.data();
-    const std::uint8_t* const roles = graph_.role.data();
-    const models::ScheduleGraph::Node* const nodes = graph_.nodes.data();
     const std::size_t count = graph_.nodes.size();
-    const std::int32_t* const second = graph_.second_input.data();  // DualPipe's F&B passes
-    const bool pairs = !graph_.second_input.empty();
-    for (std::size_t i = 0; i < count; ++i) {
-      const models::ScheduleGraph::Node n = nodes[i];
-      double ready = std::max(free[n.stage], arrive[n.input]);
-      if (pairs) ready = std::max(ready, arrive[second[i]]);
-      double end = ready + time_[n.slot];
-      if ((roles[i] != 0) | (ready < quiet[n.stage])) [[unlikely]] {
-        end = meet(n, roles[i], ready);
-      }
-      free[n.stage] = end + held[n.slot];
-      arrive[i] = end + sent[n.slot];
-    }
+    // Passes that may meet the link: up to the last chunk's first forward (each
+    // waits for its chunk's parameters, so every stage is then past the gathers,
+    // which past_quiet checks), and from the first chunk's last backward; none
+    // between them does: the plain sweep.
+    const std::size_t lead = graph_.roles_first_end;
+    const std::size_t tail = std::max(lead, graph_.roles_last_begin);
+    std::size_t i = sweep<true>(0, lead);
+    constexpr std::size_t kCheckEvery = 64;
+    while (i < tail && !past_quiet()) i = sweep<true>(i, std::min(tail, i + kCheckEvery));
+    i = sweep<false>(i, tail);
+    sweep<true>(i, count);
     DpPlay play;
     play.end = -1;
     for (std::size_t s = 0; s < free_.size(); ++s) {
@@ -274,6 +265,44 @@ class DpSweep {
   }
 
  private:
+  // Sweeps nodes [from, to); where `meets`, a pass may meet the link (roles and
+  // the slowed start of the step), else none does. Returns `to`.
+  template <bool meets>
+  std::size_t sweep(std::size_t from, std::size_t to) {
+    double* const arrive = arrival_.data() + 1;
+    double* const free = free_.data();
+    const double* const quiet = quiet_.data();
+    const double* const held = held_.data();
+    const double* const sent = sent_.data();
+    const std::uint8_t* const roles = graph_.role.data();
+    const models::ScheduleGraph::Node* const nodes = graph_.nodes.data();
+    const std::int32_t* const second = graph_.second_input.data();  // DualPipe's F&B passes
+    const bool pairs = !graph_.second_input.empty();
+    for (std::size_t i = from; i < to; ++i) {
+      const models::ScheduleGraph::Node n = nodes[i];
+      double ready = std::max(free[n.stage], arrive[n.input]);
+      if (pairs) ready = std::max(ready, arrive[second[i]]);
+      double end = ready + time_[n.slot];
+      if constexpr (meets) {
+        if ((roles[i] != 0) | (ready < quiet[n.stage])) [[unlikely]] {
+          end = meet(n, roles[i], ready);
+        }
+      }
+      free[n.stage] = end + held[n.slot];
+      arrive[i] = end + sent[n.slot];
+    }
+    return to;
+  }
+
+  // Whether every stage is past its quiet time: a pass starts no earlier than
+  // its stage is free, so no later pass runs beside the gathers.
+  [[nodiscard]] bool past_quiet() const {
+    for (std::size_t s = 0; s < free_.size(); ++s) {
+      if (free_[s] < quiet_[s]) return false;
+    }
+    return true;
+  }
+
   // A pass that meets the link: it waits for its chunk's parameters, issues its
   // chunk's reductions, or runs beside a collective. Returns when it is done
   // (for the first forward, when its send may go).

@@ -42,6 +42,27 @@ TEST(ScheduleGraph, HoldsEveryPassOnceAfterItsInputInEachStagesOrder) {
   }
 }
 
+// The nodes between roles_first_end and roles_last_begin have no role, and the
+// two bounds sit on a first forward and a last backward.
+TEST(ScheduleGraph, BracketsTheNodesWithoutARole) {
+  for (const auto& [p, v, m] : {std::tuple{1, 1, 3}, std::tuple{4, 1, 6}, std::tuple{4, 2, 8},
+                                std::tuple{8, 6, 32}, std::tuple{2, 3, 4}}) {
+    const models::ScheduleGraph g = models::schedule_graph(p, v, m);
+    ASSERT_GT(g.roles_first_end, 0U);
+    ASSERT_LT(g.roles_last_begin, g.nodes.size());
+    EXPECT_EQ(g.role[g.roles_first_end - 1], models::ScheduleGraph::kFirstForward);
+    EXPECT_EQ(g.role[g.roles_last_begin], models::ScheduleGraph::kLastBackward);
+    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+      if (i >= g.roles_first_end) {
+        EXPECT_NE(g.role[i], models::ScheduleGraph::kFirstForward) << i;
+      }
+      if (i < g.roles_last_begin) {
+        EXPECT_NE(g.role[i], models::ScheduleGraph::kLastBackward) << i;
+      }
+    }
+  }
+}
+
 // Chunk passes of f and b, the first stage's first chunk with the embedding
 // (ef, eb) and the last stage's last chunk with the head (hf, hb).
 std::vector<double> durations(int p, int v, double f, double b, double ef, double eb, double hf,
@@ -248,6 +269,38 @@ TEST(PipelineWithDp, AChunksFirstForwardWaitsForItsParameters) {
   EXPECT_DOUBLE_EQ(slowed.end, 23.5);
   EXPECT_DOUBLE_EQ(slowed.waited, 0.5 + 7.5);
   EXPECT_DOUBLE_EQ(slowed.slowed, 0.5);
+}
+
+// Expectation: the sweep runs the plain loop between the roles, once every stage
+// is past the gathers (each chunk's first forward waits for its parameters, so
+// by the last of them every stage is). The same graph with its roles bracketing
+// every node, the loop that checks each pass throughout, gives the same play, bit
+// for bit, with gathers that slow the warm-up's passes or without.
+TEST(PipelineWithDp, ThePlainMiddleIsTheCheckedSweep) {
+  for (const auto& [p, v, m] : {std::tuple{4, 2, 8}, std::tuple{8, 6, 32}, std::tuple{4, 1, 16}}) {
+    const auto g = models::schedule_graph(p, v, m);
+    models::ScheduleGraph checked = g;
+    checked.roles_first_end = g.nodes.size();
+    checked.roles_last_begin = g.nodes.size();
+    const auto d = durations(p, v, 1, 2, 0.5, 1, 0.7, 1.4);
+    DpStream dp;
+    dp.buckets = 3;
+    dp.first_gather = {0.1, 2};
+    dp.first_rest = {0.1, 40};  // longer than the warm-up's forwards
+    dp.chunk_gather = {0.1, 3};
+    dp.early_reduce = {0.1, 5};
+    dp.last_reduce = {0.1, 1};
+    for (const double share : {0.0, 0.25}) {
+      const DpPlay fast = pipeline_with_dp(g, d, {0.05, true}, dp, share);
+      const DpPlay slow = pipeline_with_dp(checked, d, {0.05, true}, dp, share);
+      EXPECT_EQ(fast.end, slow.end) << p << " " << v << " " << m << " " << share;
+      EXPECT_EQ(fast.waited, slow.waited);
+      EXPECT_EQ(fast.slowed, slow.slowed);
+      if (share > 0) {
+        EXPECT_GT(fast.slowed, 0);
+      }
+    }
+  }
 }
 
 // Expectation: the same passes, transfers and data-parallel streams as a step
