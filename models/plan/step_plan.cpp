@@ -218,23 +218,23 @@ namespace {
 void count_layers(const scenario::Scenario& s, StepPlan& plan) {
   const auto& p = s.parallelism;
   const auto& m = s.model;
+  const auto stages = static_cast<std::size_t>(p.pp);
+  const auto chunks = static_cast<std::size_t>(p.virtual_stages);
+  plan.layers_by_stage.reserve(stages);
+  plan.layers_by_chunk = ChunkGrid(stages, chunks);
   for (int stage = 0; stage < p.pp; ++stage) {
     plan.layers_by_stage.push_back(stage_layers(s, stage));
-    auto& chunks = plan.layers_by_chunk.emplace_back();
     for (int chunk = 0; chunk < p.virtual_stages; ++chunk) {
-      chunks.push_back(chunk_layers(s, stage, chunk));
+      plan.layers_by_chunk[static_cast<std::size_t>(stage)][static_cast<std::size_t>(chunk)] =
+          chunk_layers(s, stage, chunk);
     }
   }
   // The MTP modules' blocks follow the model's last layer, in its last chunk.
-  plan.layers_by_chunk.back().back() += m.mtp_depth;
+  plan.layers_by_chunk[stages - 1][chunks - 1] += m.mtp_depth;
   plan.layers_by_stage.back() += m.mtp_depth;
   // Which of them are dense, chunk by chunk in the model's order.
-  plan.dense_by_stage.assign(static_cast<std::size_t>(p.pp), 0);
-  const auto grid = [&] {
-    return std::vector<std::vector<int>>(
-        static_cast<std::size_t>(p.pp),
-        std::vector<int>(static_cast<std::size_t>(p.virtual_stages), 0));
-  };
+  plan.dense_by_stage.assign(stages, 0);
+  const auto grid = [&] { return ChunkGrid(stages, chunks); };
   plan.dense_by_chunk = grid();
   plan.recomputed_by_stage.assign(static_cast<std::size_t>(p.pp), 0);
   plan.recomputed_dense_by_stage.assign(static_cast<std::size_t>(p.pp), 0);
@@ -268,10 +268,11 @@ void count_layers(const scenario::Scenario& s, StepPlan& plan) {
 // pp - 1 - r of the other's (the v = 1 split of the layers), two chunks.
 void fold_dualpipe(StepPlan& plan) {
   const auto pp = plan.layers_by_chunk.size();
-  const auto fold = [pp](std::vector<std::vector<int>>& by_chunk, std::vector<int>& by_stage) {
-    std::vector<std::vector<int>> folded(pp);
+  const auto fold = [pp](ChunkGrid& by_chunk, std::vector<int>& by_stage) {
+    ChunkGrid folded(pp, 2);
     for (std::size_t r = 0; r < pp; ++r) {
-      folded[r] = {by_chunk[r][0], by_chunk[pp - 1 - r][0]};
+      folded[r][0] = by_chunk[r][0];
+      folded[r][1] = by_chunk[pp - 1 - r][0];
       by_stage[r] = folded[r][0] + folded[r][1];
     }
     by_chunk = std::move(folded);

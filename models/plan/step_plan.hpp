@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "models/plan/chunk_grid.hpp"
 #include "models/plan/collective.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/transformer/layer_program.hpp"
@@ -23,18 +24,18 @@ struct StepPlan {
   // Every stage's, first to last, over its chunks; the last stage's last chunk
   // also holds the MTP modules' blocks (model.mtp_depth).
   std::vector<int> layers_by_stage;
-  std::vector<std::vector<int>> layers_by_chunk;  // [stage][chunk]
-  int first_stage_layers = 1;                     // the first stage's (with the embedding)
-  int last_stage_layers = 1;                      // the last stage's (with the LM head and loss)
-  LayerProgram layer;                             // one transformer layer, one micro-batch
-  LayerProgram embedding;                         // first stage
-  LayerProgram head;                              // last stage: final norm, LM head, loss
+  ChunkGrid layers_by_chunk;   // [stage][chunk]
+  int first_stage_layers = 1;  // the first stage's (with the embedding)
+  int last_stage_layers = 1;   // the last stage's (with the LM head and loss)
+  LayerProgram layer;          // one transformer layer, one micro-batch
+  LayerProgram embedding;      // first stage
+  LayerProgram head;           // last stage: final norm, LM head, loss
   // An MoE model's dense layers (model.moe.first_dense_layers, model.moe.every):
   // their program, and how many of each stage's and chunk's layers they are; the
   // rest are `layer`. All 0, and dense_layer empty, where every layer is `layer`.
   LayerProgram dense_layer;
   std::vector<int> dense_by_stage;
-  std::vector<std::vector<int>> dense_by_chunk;  // [stage][chunk]
+  ChunkGrid dense_by_chunk;  // [stage][chunk]
   // Partial recomputation (parallelism.recompute_layers): `layer` and
   // `dense_layer` then keep their activations, and each recomputed layer adds
   // the forward it runs again in backward, `recompute_layer` (an MoE model's
@@ -46,9 +47,9 @@ struct StepPlan {
   LayerProgram recompute_dense_layer;
   std::vector<int> recomputed_by_stage;
   std::vector<int> recomputed_dense_by_stage;
-  std::vector<std::vector<int>> recomputed_by_chunk;        // [stage][chunk]
-  std::vector<std::vector<int>> recomputed_dense_by_chunk;  // [stage][chunk]
-  Collective pp_transfer;  // activations (or their gradients) across a stage boundary
+  ChunkGrid recomputed_by_chunk;        // [stage][chunk]
+  ChunkGrid recomputed_dense_by_chunk;  // [stage][chunk]
+  Collective pp_transfer;               // activations (or their gradients) across a stage boundary
   // Gradient reduction and parameter gathering, per step. ZeRO-3's are per layer
   // and micro-batch instead: in the layer, embedding and head programs.
   std::vector<Collective> dp_comms;

@@ -70,6 +70,7 @@ inline double fp8_cast_bytes(scenario::Fp8Recipe recipe) {
 // `quantized`: a GEMM whose input arrives in fp8 already (none when empty).
 inline void add_fp8_casts(Phase& p, double cast_bytes, std::string_view quantized = {}) {
   std::vector<Op> ops;
+  ops.reserve(2 * p.ops.size());
   for (const Op& op : p.ops) {
     if (op.cls == OpClass::gemm && op.fp8 && (quantized.empty() || op.name != quantized)) {
       ops.push_back(make_elementwise(kFp8Cast, cast_bytes * op.gemm.m * op.gemm.k * op.gemm.batch));

@@ -277,6 +277,8 @@ void parallel_block(Phase& p, const ModelSpec& m, const Dims& d, const ShardShap
 // memory-bound ops moving twice their bytes, and mirrored collectives.
 Phase backward_of(const Phase& fwd, double cast_bytes) {
   Phase b;
+  b.ops.reserve(3 * fwd.ops.size());  // a GEMM's cast and two GEMMs at most
+  b.comms.reserve(fwd.comms.size());
   for (std::size_t i = fwd.ops.size(); i-- > 0;) {  // backward runs in reverse
     const Op& op = fwd.ops[i];
     if (op.name == kFp8Cast) continue;  // its gradient passes through, as bf16
@@ -360,7 +362,8 @@ LayerProgram transformer_layer(const ModelSpec& m, const ShardShape& sh, LayerKi
   const Dims d = dims(m, sh);
   const bool moe = kind == LayerKind::moe && m.is_moe();
   LayerProgram lp;
-  bool fp8_tokens = false;  // the experts' fc1 reads the fp8 dispatch as it arrives
+  lp.forward.ops.reserve(48);  // an MLA and MoE layer's ops with their casts: 40
+  bool fp8_tokens = false;     // the experts' fc1 reads the fp8 dispatch as it arrives
   if (m.parallel_block && !moe) {
     parallel_block(lp.forward, m, d, sh);
   } else {

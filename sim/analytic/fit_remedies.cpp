@@ -40,8 +40,9 @@ std::optional<LayersFit> fewest_recomputed_layers(const models::scenario::Scenar
   models::scenario::Scenario c = s;
   c.parallelism.recompute = models::scenario::Recompute::full;
   int most = 0;
-  for (const auto& chunks : models::plan_step(c).layers_by_chunk) {
-    for (const int n : chunks) most = std::max(most, n);
+  const models::ChunkGrid layers = models::plan_step(c).layers_by_chunk;
+  for (std::size_t stage = 0; stage < layers.size(); ++stage) {
+    for (const int n : layers[stage]) most = std::max(most, n);
   }
   // `most` recomputes every layer: recompute full itself.
   return fewest_that_fit(

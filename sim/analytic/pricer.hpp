@@ -36,7 +36,12 @@ class Pricer {
         gather_network_(network_slowdown(s, Traffic::dp_gather)),
         reduce_network_(network_slowdown(s, Traffic::dp_reduce)),
         pp_network_(network_slowdown(s, Traffic::pp)) {
-    if (tables_) report_.ops.reserve(64);
+    if (tables_) report_.ops.reserve(128);
+    // A layer's phases and the embedding's and head's: room for a large MoE model's.
+    cost_pool_.reserve(256);
+    op_rows_.reserve(256);
+    comm_pool_.reserve(64);
+    priced_phases_.reserve(16);
   }
 
   // What oversubscription does to the data-parallel rings and pipeline transfers.
@@ -60,23 +65,29 @@ class Pricer {
   [[nodiscard]] double overlap_share() const { return p_.overlap_compute_share(); }
 
   PhaseTime price(const models::Phase& phase, double runs_per_step) {
-    PhaseTime t;
     // An estimate prices its layer's phases several times (stage times, the op
-    // table): each op's cost is computed once, kept by the phase it belongs to.
-    const ComputeCost* costs = costs_of(phase);
-    for (std::size_t i = 0; i < phase.ops.size(); ++i) {
-      const models::Op& op = phase.ops[i];
-      const ComputeCost& cost = costs[i];
-      t.compute += cost.time_s;
-      if (op.cls == models::OpClass::gemm) t.gemm += cost.time_s;
-      if (op.wgrad) t.weight += cost.time_s;
-      record(op, cost, runs_per_step);
+    // table): each op's and each collective's cost is computed once, kept by the
+    // phase it belongs to, with what they add up to (but for ZeRO-3's data-parallel
+    // collectives, whose network depends on set_reductions_together).
+    const PricedPhase& e = priced(phase);
+    PhaseTime t = e.fixed;
+    const ComputeCost* costs = cost_pool_.data() + e.first_op;
+    const CommCost* comm_costs = comm_pool_.data() + e.first_comm;
+    const bool record_now = tables_ && runs_per_step > 0;
+    if (record_now) {
+      std::uint16_t* rows = op_rows_.data() + e.first_op;
+      for (std::size_t i = 0; i < phase.ops.size(); ++i) {
+        record(phase.ops[i], costs[i], runs_per_step, rows[i]);
+      }
     }
-    for (const auto& c : phase.comms) {
-      const double time = price(c, runs_per_step).time_s;
-      if (c.group != GroupKind::pp) {
-        t.comm[c.group] += time;
-        t.sm_share[c.group] += time * sim::overlap_share(c, p_);
+    for (std::size_t i = 0; i < phase.comms.size(); ++i) {
+      const models::Collective& c = phase.comms[i];
+      if (c.group == GroupKind::dp) {
+        const CommCost cost = price(c, runs_per_step);
+        t.comm[c.group] += cost.time_s;
+        t.sm_share[c.group] += cost.time_s * sim::overlap_share(c, p_);
+      } else if (record_now) {
+        record(c, span_of(c.group), comm_costs[i], runs_per_step);
       }
     }
     return t;
@@ -84,38 +95,86 @@ class Pricer {
 
   CommCost price(const models::Collective& c, double runs_per_step) {
     const models::GroupSpan& span = span_of(c.group);
-    const double slowdown =
-        c.group == GroupKind::dp || c.group == GroupKind::pp ? network(traffic_of(c)).factor : 1.0;
-    const CommCost cost = collective_cost(c, span, s_.cluster, p_, slowdown);
-    if (tables_ && span.size > 1 && runs_per_step > 0) {
-      auto it = std::find_if(report_.collectives.begin(), report_.collectives.end(),
-                             [&](const PricedCollective& pc) { return pc.name == c.name; });
-      if (it == report_.collectives.end()) {
-        report_.collectives.push_back(
-            {std::string(c.name), std::string(models::collective_name(c.kind)),
-             std::string(models::group_name(c.group)), c.bytes, span.size, span.nodes, cost, 0});
-        it = report_.collectives.end() - 1;
-      }
-      it->per_step += runs_per_step;
-    }
+    const CommCost cost = collective_cost(c, span, s_.cluster, p_, slowdown_of(c));
+    if (tables_ && runs_per_step > 0) record(c, span, cost, runs_per_step);
     return cost;
   }
 
  private:
-  // The costs of `phase`'s ops, computed on first sight (phases live in the plan,
-  // which outlives the Pricer).
-  const ComputeCost* costs_of(const models::Phase& phase) {
-    for (const auto& [seen, first] : priced_phases_) {
-      if (seen == &phase) return cost_pool_.data() + first;
+  // A phase's ops' and collectives' costs and their sum (but for data-parallel
+  // collectives), computed on first sight (phases live in the plan, which
+  // outlives the Pricer).
+  struct PricedPhase {
+    const models::Phase* phase = nullptr;
+    std::size_t first_op = 0;    // in cost_pool_
+    std::size_t first_comm = 0;  // in comm_pool_
+    PhaseTime fixed;
+  };
+  const PricedPhase& priced(const models::Phase& phase) {
+    for (const auto& e : priced_phases_) {
+      if (e.phase == &phase) return e;
     }
-    const std::size_t first = cost_pool_.size();
-    for (const auto& op : phase.ops) cost_pool_.push_back(compute_cost(op, p_));
-    priced_phases_.emplace_back(&phase, first);
-    return cost_pool_.data() + first;
+    PricedPhase e{&phase, cost_pool_.size(), comm_pool_.size(), {}};
+    for (const auto& op : phase.ops) {
+      const ComputeCost cost = compute_cost(op, p_);
+      cost_pool_.push_back(cost);
+      op_rows_.push_back(0);
+      e.fixed.compute += cost.time_s;
+      if (op.cls == models::OpClass::gemm) e.fixed.gemm += cost.time_s;
+      if (op.wgrad) e.fixed.weight += cost.time_s;
+    }
+    for (const auto& c : phase.comms) {
+      // Data-parallel ones are priced when asked; pipeline transfers do not count.
+      const bool fixed = c.group != GroupKind::dp;
+      const CommCost cost =
+          fixed ? collective_cost(c, span_of(c.group), s_.cluster, p_, slowdown_of(c)) : CommCost{};
+      comm_pool_.push_back(cost);
+      if (fixed && c.group != GroupKind::pp) {
+        e.fixed.comm[c.group] += cost.time_s;
+        e.fixed.sm_share[c.group] += cost.time_s * sim::overlap_share(c, p_);
+      }
+    }
+    priced_phases_.push_back(e);
+    return priced_phases_.back();
   }
 
-  void record(const models::Op& op, const ComputeCost& cost, double runs_per_step) {
-    if (!tables_ || runs_per_step <= 0) return;
+  [[nodiscard]] double slowdown_of(const models::Collective& c) const {
+    return c.group == GroupKind::dp || c.group == GroupKind::pp ? network(traffic_of(c)).factor
+                                                                : 1.0;
+  }
+
+  // Adds a collective to the report's table (tables_, runs_per_step > 0).
+  void record(const models::Collective& c, const models::GroupSpan& span, const CommCost& cost,
+              double runs_per_step) {
+    if (span.size <= 1) return;
+    auto it = std::find_if(report_.collectives.begin(), report_.collectives.end(),
+                           [&](const PricedCollective& pc) { return pc.name == c.name; });
+    if (it == report_.collectives.end()) {
+      report_.collectives.push_back(
+          {std::string(c.name), std::string(models::collective_name(c.kind)),
+           std::string(models::group_name(c.group)), c.bytes, span.size, span.nodes, cost, 0});
+      it = report_.collectives.end() - 1;
+    }
+    it->per_step += runs_per_step;
+  }
+
+  // Adds an op to the report's table (tables_, runs_per_step > 0), at `row` (its
+  // index + 1 in report_.ops, found and kept on the op's first record).
+  void record(const models::Op& op, const ComputeCost& cost, double runs_per_step,
+              std::uint16_t& row) {
+    if (row == 0) row = op_row(op, cost);
+    const auto it = report_.ops.begin() + (row - 1);
+    // Several ops may share a name (a GEMM's two backward GEMMs): keep totals.
+    const double total = it->time_s * it->per_step + cost.time_s * runs_per_step;
+    const double flops =
+        it->efficiency * it->time_s * it->per_step + cost.efficiency * cost.time_s * runs_per_step;
+    it->per_step += runs_per_step;
+    it->time_s = total / it->per_step;
+    it->efficiency = total > 0 ? flops / total : 0;
+  }
+
+  // The op's row in report_.ops (index + 1), added where it has none yet.
+  std::uint16_t op_row(const models::Op& op, const ComputeCost& cost) {
     // Named "qkv" or "qkv.bwd": matched without building the name (once a layer a pass).
     // Found by a small hash table of the ops recorded so far (name and direction).
     constexpr std::string_view kBackward = ".bwd";
@@ -141,14 +200,7 @@ class Pricer {
                              cost.memory_bound, 0});
       op_slots_[slot] = static_cast<std::uint16_t>(report_.ops.size());
     }
-    const auto it = report_.ops.begin() + (op_slots_[slot] - 1);
-    // Several ops may share a name (a GEMM's two backward GEMMs): keep totals.
-    const double total = it->time_s * it->per_step + cost.time_s * runs_per_step;
-    const double flops =
-        it->efficiency * it->time_s * it->per_step + cost.efficiency * cost.time_s * runs_per_step;
-    it->per_step += runs_per_step;
-    it->time_s = total / it->per_step;
-    it->efficiency = total > 0 ? flops / total : 0;
+    return op_slots_[slot];
   }
 
   const models::scenario::Scenario& s_;
@@ -164,7 +216,9 @@ class Pricer {
     return *slot;
   }
   std::vector<ComputeCost> cost_pool_;  // every priced phase's ops, phase after phase
-  std::vector<std::pair<const models::Phase*, std::size_t>> priced_phases_;  // its first op
+  std::vector<std::uint16_t> op_rows_;  // by op of cost_pool_: its report_.ops row + 1, or 0
+  std::vector<CommCost> comm_pool_;     // and collectives (data-parallel ones left at zero)
+  std::vector<PricedPhase> priced_phases_;
   NetworkSlowdown gather_network_;
   NetworkSlowdown reduce_network_;
   NetworkSlowdown pp_network_;

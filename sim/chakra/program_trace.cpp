@@ -343,8 +343,8 @@ StepProgram program_from_trace(const EtSet& set, const TracePricing* pricing) {
   StepProgram p;
   p.traced = true;
   p.pp = static_cast<int>(set.files.size());
-  p.chunk_layers.assign(set.files.size(), {0});
-  p.chunk_dense.assign(set.files.size(), {0});
+  p.chunk_layers = models::ChunkGrid(set.files.size(), 1);
+  p.chunk_dense = models::ChunkGrid(set.files.size(), 1);
   p.stages.resize(set.files.size());
   std::map<int, int> stage_of_rank;
   for (std::size_t f = 0; f < set.files.size(); ++f) {

@@ -162,9 +162,14 @@ double nvlink_busbw(const DeviceProfile& p, CollectiveKind kind, double bytes) {
       kind == CollectiveKind::all_reduce ? p.nvlink_busbw : p.nvlink_ring_busbw, bytes);
 }
 
-std::vector<double> subtree_nodes(const models::scenario::ClusterSpec& c) {
+namespace {
+
+// Calls `visit(tier, nodes)` for each tier, bottom up, with the nodes under one
+// of its switches, until it returns true; returns the tier it stopped at (the
+// tier count where it never did).
+template <typename Visit>
+std::size_t visit_subtrees(const models::scenario::ClusterSpec& c, Visit visit) {
   const auto& tiers = c.network.tiers;
-  std::vector<double> nodes;
   // Nodes under one leaf: a rail leaf sees one NIC per node, a rack leaf all of them.
   double under = 1;
   for (std::size_t i = 0; i < tiers.size(); ++i) {
@@ -178,17 +183,27 @@ std::vector<double> subtree_nodes(const models::scenario::ClusterSpec& c) {
       down = c.network.rail_optimized ? down : std::max(1.0, down / c.nics_per_node);
     }
     under *= down;
-    nodes.push_back(under);
+    if (visit(i, under)) return i;
   }
+  return tiers.size();
+}
+
+}  // namespace
+
+std::vector<double> subtree_nodes(const models::scenario::ClusterSpec& c) {
+  std::vector<double> nodes;
+  nodes.reserve(c.network.tiers.size());
+  visit_subtrees(c, [&](std::size_t, double under) {
+    nodes.push_back(under);
+    return false;
+  });
   return nodes;
 }
 
 int joining_tier(const models::scenario::ClusterSpec& c, int nodes) {
-  const std::vector<double> under = subtree_nodes(c);
-  for (std::size_t i = 0; i < under.size(); ++i) {
-    if (under[i] >= nodes) return static_cast<int>(i);
-  }
-  return static_cast<int>(under.size());
+  // Called for every collective priced across nodes: no vector built.
+  return static_cast<int>(
+      visit_subtrees(c, [nodes](std::size_t, double under) { return under >= nodes; }));
 }
 
 CommCost collective_cost(const models::Collective& c, const models::GroupSpan& g,

@@ -231,7 +231,7 @@ double StepProgram::ends_time(int stage, const models::PipelineTask& t) const {
 namespace {
 
 // grid[stage][chunk], 0 where the grid is empty.
-int count_at(const std::vector<std::vector<int>>& grid, int stage, int chunk) {
+int count_at(const models::ChunkGrid& grid, int stage, int chunk) {
   if (grid.empty()) return 0;
   return grid[static_cast<std::size_t>(stage)][static_cast<std::size_t>(chunk)];
 }

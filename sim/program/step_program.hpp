@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "models/plan/chunk_grid.hpp"
 #include "models/plan/pipeline_schedule.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/analytic/dp_stream.hpp"
@@ -111,13 +112,13 @@ struct StepProgram {
   models::scenario::Schedule schedule = models::scenario::Schedule::one_f_one_b;
   bool overlap_pp = false;
   bool overlap_dp = false;
-  double overlap_share = 0;  // of the compute rate, taken by collectives beside it
-  std::vector<std::vector<int>> chunk_layers;  // [stage][chunk]: its layers
-  std::vector<std::vector<int>> chunk_dense;   // [stage][chunk]: how many of them are dense
+  double overlap_share = 0;        // of the compute rate, taken by collectives beside it
+  models::ChunkGrid chunk_layers;  // [stage][chunk]: its layers
+  models::ChunkGrid chunk_dense;   // [stage][chunk]: how many of them are dense
   // [stage][chunk]: how many of them partial recomputation recomputes, and of
   // those how many are dense (empty: none).
-  std::vector<std::vector<int>> chunk_recomputed;
-  std::vector<std::vector<int>> chunk_recomputed_dense;
+  models::ChunkGrid chunk_recomputed;
+  models::ChunkGrid chunk_recomputed_dense;
   StageCosts costs;
   std::vector<StageProgram> stages;
   std::vector<ProgramCollective> collectives;  // a traced workload's, by StepTask::collective
