@@ -367,6 +367,26 @@ TEST(Cli, EstimateSaysWhatDualPipeHides) {
   EXPECT_NE(r.out.find("DualPipe's F&B passes hide "), std::string::npos) << r.out;
 }
 
+// `estimate` says which groups stay inside a node's NVLink domain and which span
+// nodes: on one GB200 NVL72 the 72-way FSDP group stays inside; Mixtral's tp 2 x ep
+// 8 puts four expert ranks a node on two nodes.
+TEST(Cli, EstimateSaysWhichGroupsStayInsideANode) {
+  const Result nvl72 = run_cli({"estimate", std::string(MYRIAD_SCENARIO_DIR) +
+                                                "/examples/llama3-70b-gb200-72-offload.yaml"});
+  ASSERT_EQ(nvl72.code, 0) << nvl72.err;
+  EXPECT_NE(nvl72.out.find("  groups: dp 72 inside a node of 72 GPUs (NVLink)\n"),
+            std::string::npos)
+      << nvl72.out;
+  EXPECT_NE(nvl72.out.find("1 micro-batch of 2 x 8192 tokens"), std::string::npos) << nvl72.out;
+  const Result mixtral = run_cli(
+      {"estimate", std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml"});
+  ASSERT_EQ(mixtral.code, 0) << mixtral.err;
+  EXPECT_NE(mixtral.out.find("  groups: tp 2 inside a node of 8 GPUs (NVLink); ep 8 across 2 "
+                             "nodes (4 a node), dp 32 across 8 nodes (4 a node)\n"),
+            std::string::npos)
+      << mixtral.out;
+}
+
 TEST(Cli, PlanRefusesAPruneThatLeavesTooFewExperts) {
   const std::string mixtral =
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml";

@@ -6,6 +6,7 @@
 #include "sim/cost/comm_cost.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
@@ -84,6 +85,36 @@ std::string moe_line(const models::scenario::Scenario& s, const sim::MoeSummary&
 }
 
 // "multi-token prediction: depth 1 (1 MoE block, ...) on the last stage, ...".
+// Which of the job's groups stay inside one node's NVLink domain and which span
+// nodes: "groups: tp 8 inside a node of 8 GPUs (NVLink); dp 128 across 16 nodes".
+std::string groups_line(const models::scenario::Scenario& s) {
+  std::vector<std::string> inside;
+  std::vector<std::string> across;
+  for (const auto g : {models::GroupKind::tp, models::GroupKind::cp, models::GroupKind::ep,
+                       models::GroupKind::dp, models::GroupKind::pp}) {
+    const models::GroupSpan span = models::group_span(g, s);
+    if (span.size <= 1) continue;
+    const std::string name = fmt::format("{} {}", models::group_name(g), span.size);
+    if (span.nodes <= 1) {
+      inside.push_back(name);
+    } else if (span.per_node > 1) {
+      across.push_back(
+          fmt::format("{} across {} nodes ({} a node)", name, span.nodes, span.per_node));
+    } else {
+      across.push_back(fmt::format("{} across {} nodes", name, span.nodes));
+    }
+  }
+  if (inside.empty() && across.empty()) return {};
+  std::string line = "  groups: ";
+  if (!inside.empty()) {
+    line += fmt::format("{} inside a node of {} GPUs (NVLink)", fmt::join(inside, ", "),
+                        s.cluster.gpus_per_node);
+  }
+  if (!across.empty())
+    line += (inside.empty() ? "" : "; ") + fmt::format("{}", fmt::join(across, ", "));
+  return line + "\n";
+}
+
 std::string mtp_line(const models::scenario::Scenario& s) {
   const int depth = s.model.mtp_depth;
   const int moe_blocks = s.model.moe_layers_in(s.model.layers, s.model.stack_layers());
@@ -234,13 +265,15 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
   const auto& p = s.parallelism;
   std::string out = fmt::format("{}\n", models::scenario::run_title(s));
   out += fmt::format(
-      "  {} x {}, tp {}{} pp {}{} cp {} ep {} dp {}; {} micro-batches of {} x {} tokens\n",
-      s.cluster.gpus, s.cluster.gpu.name, p.tp, p.sp ? " (sp)" : "", p.pp,
+      "  {} x {}, tp {}{} pp {}{} cp {} ep {} dp {}; {} {} of {} x {} tokens\n", s.cluster.gpus,
+      s.cluster.gpu.name, p.tp, p.sp ? " (sp)" : "", p.pp,
       p.virtual_stages > 1 ? fmt::format(" (v {})", p.virtual_stages)
       : models::splits_backward(p.schedule)
           ? fmt::format(" ({})", models::name_in(models::scenario::kScheduleNames, p.schedule))
           : std::string{},
-      p.cp, p.ep, p.dp, p.micro_batches(), p.micro_batch, s.model.seq_length);
+      p.cp, p.ep, p.dp, p.micro_batches(), p.micro_batches() == 1 ? "micro-batch" : "micro-batches",
+      p.micro_batch, s.model.seq_length);
+  out += groups_line(s);
   if (r.moe.present) out += moe_line(s, r.moe) + "\n";
   if (s.model.mtp_depth > 0) out += mtp_line(s) + "\n";
   out += profile_line(profile) + "\n";
