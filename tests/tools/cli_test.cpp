@@ -369,7 +369,7 @@ TEST(Cli, EstimateSaysWhatDualPipeHides) {
 
 // `estimate` says which groups stay inside a node's NVLink domain and which span
 // nodes: on one GB200 NVL72 the 72-way FSDP group stays inside; Mixtral's tp 2 x ep
-// 8 puts four expert ranks a node on two nodes.
+// 8 puts four expert ranks a node on two nodes (in the text and in --json).
 TEST(Cli, EstimateSaysWhichGroupsStayInsideANode) {
   const Result nvl72 = run_cli({"estimate", std::string(MYRIAD_SCENARIO_DIR) +
                                                 "/examples/llama3-70b-gb200-72-offload.yaml"});
@@ -378,9 +378,17 @@ TEST(Cli, EstimateSaysWhichGroupsStayInsideANode) {
             std::string::npos)
       << nvl72.out;
   EXPECT_NE(nvl72.out.find("1 micro-batch of 2 x 8192 tokens"), std::string::npos) << nvl72.out;
-  const Result mixtral = run_cli(
-      {"estimate", std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml"});
+  const auto json = std::filesystem::temp_directory_path() / "myriad_groups_test.json";
+  const Result mixtral =
+      run_cli({"estimate", std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml",
+               "--json", json.string()});
   ASSERT_EQ(mixtral.code, 0) << mixtral.err;
+  // --json has them too, group by group.
+  const auto groups = nlohmann::json::parse(std::ifstream(json))["groups"];
+  std::filesystem::remove(json);
+  ASSERT_EQ(groups.size(), 3U) << groups;
+  EXPECT_EQ(groups[1],
+            (nlohmann::json{{"group", "ep"}, {"size", 8}, {"nodes", 2}, {"per_node", 4}}));
   EXPECT_NE(mixtral.out.find("  groups: tp 2 inside a node of 8 GPUs (NVLink); ep 8 across 2 "
                              "nodes (4 a node), dp 32 across 8 nodes (4 a node)\n"),
             std::string::npos)

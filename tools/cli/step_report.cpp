@@ -9,6 +9,8 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "tools/cli/report_table.hpp"
 #include "tools/cli/verb_support.hpp"
@@ -85,15 +87,24 @@ std::string moe_line(const models::scenario::Scenario& s, const sim::MoeSummary&
 }
 
 // "multi-token prediction: depth 1 (1 MoE block, ...) on the last stage, ...".
+// The job's groups of more than one rank, with how they sit on nodes.
+std::vector<std::pair<models::GroupKind, models::GroupSpan>> job_groups(
+    const models::scenario::Scenario& s) {
+  std::vector<std::pair<models::GroupKind, models::GroupSpan>> out;
+  for (const auto g : {models::GroupKind::tp, models::GroupKind::cp, models::GroupKind::ep,
+                       models::GroupKind::dp, models::GroupKind::pp}) {
+    const models::GroupSpan span = models::group_span(g, s);
+    if (span.size > 1) out.emplace_back(g, span);
+  }
+  return out;
+}
+
 // Which of the job's groups stay inside one node's NVLink domain and which span
 // nodes: "groups: tp 8 inside a node of 8 GPUs (NVLink); dp 128 across 16 nodes".
 std::string groups_line(const models::scenario::Scenario& s) {
   std::vector<std::string> inside;
   std::vector<std::string> across;
-  for (const auto g : {models::GroupKind::tp, models::GroupKind::cp, models::GroupKind::ep,
-                       models::GroupKind::dp, models::GroupKind::pp}) {
-    const models::GroupSpan span = models::group_span(g, s);
-    if (span.size <= 1) continue;
+  for (const auto& [g, span] : job_groups(s)) {
     const std::string name = fmt::format("{} {}", models::group_name(g), span.size);
     if (span.nodes <= 1) {
       inside.push_back(name);
@@ -110,8 +121,9 @@ std::string groups_line(const models::scenario::Scenario& s) {
     line += fmt::format("{} inside a node of {} GPUs (NVLink)", fmt::join(inside, ", "),
                         s.cluster.gpus_per_node);
   }
-  if (!across.empty())
+  if (!across.empty()) {
     line += (inside.empty() ? "" : "; ") + fmt::format("{}", fmt::join(across, ", "));
+  }
   return line + "\n";
 }
 
@@ -328,6 +340,13 @@ nlohmann::json step_report_json(const models::scenario::Scenario& s,
                                 const sim::DeviceProfile& profile, const sim::StepReport& r) {
   nlohmann::json breakdown = nlohmann::json::object();
   for (const auto& part : r.breakdown) breakdown[part.name] = part.seconds;
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& [g, span] : job_groups(s)) {
+    groups.push_back({{"group", models::group_name(g)},
+                      {"size", span.size},
+                      {"nodes", span.nodes},
+                      {"per_node", span.per_node}});
+  }
   nlohmann::json collectives = nlohmann::json::array();
   for (const auto& c : r.collectives) {
     collectives.push_back({{"name", c.name},
@@ -369,6 +388,7 @@ nlohmann::json step_report_json(const models::scenario::Scenario& s,
             {"reserved", r.memory_reserved},
             {"usable", r.memory_usable()},
             {"fits", r.fits}}},
+          {"groups", groups},
           {"network_notes", r.network_notes},
           {"moe", r.moe.present
                       ? nlohmann::json{{"imbalance", r.moe.imbalance},
