@@ -83,9 +83,7 @@ class Pricer {
     for (std::size_t i = 0; i < phase.comms.size(); ++i) {
       const models::Collective& c = phase.comms[i];
       if (c.group == GroupKind::dp) {
-        const CommCost cost = price(c, runs_per_step);
-        t.comm[c.group] += cost.time_s;
-        t.sm_share[c.group] += cost.time_s * sim::overlap_share(c, p_);
+        add_comm(t, c, price(c, runs_per_step).time_s);
       } else if (record_now) {
         record(c, span_of(c.group), comm_costs[i], runs_per_step);
       }
@@ -129,13 +127,17 @@ class Pricer {
       const CommCost cost =
           fixed ? collective_cost(c, span_of(c.group), s_.cluster, p_, slowdown_of(c)) : CommCost{};
       comm_pool_.push_back(cost);
-      if (fixed && c.group != GroupKind::pp) {
-        e.fixed.comm[c.group] += cost.time_s;
-        e.fixed.sm_share[c.group] += cost.time_s * sim::overlap_share(c, p_);
-      }
+      if (fixed && c.group != GroupKind::pp) add_comm(e.fixed, c, cost.time_s);
     }
     priced_phases_.push_back(e);
     return priced_phases_.back();
+  }
+
+  // A layer collective's time in its group's line, and the compute rate its
+  // kernels take while it overlaps compute.
+  void add_comm(PhaseTime& t, const models::Collective& c, double time) const {
+    t.comm[c.group] += time;
+    t.sm_share[c.group] += time * sim::overlap_share(c, p_);
   }
 
   [[nodiscard]] double slowdown_of(const models::Collective& c) const {
