@@ -82,6 +82,10 @@ std::string output_problem(const std::string& path, const std::vector<std::strin
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path target(path);
+  // Read as standard output by habit; written here it would be a file named '-'.
+  if (path == "-") {
+    return "'-' is not standard output here (the report goes there already): give a file name";
+  }
   if (fs::is_directory(target, ec)) return "it is a folder; give a file name";
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(folder, ec)) {

@@ -94,6 +94,11 @@ TEST_F(Scratch, BadOutputPathsAreFoundBeforeTheWork) {
         << r.err;
     EXPECT_TRUE(r.out.empty()) << args[0] << ": worked before checking its outputs";
   }
+  // '-' by habit for standard output: refused, not written as a file named '-'.
+  const Result dash = run_cli({"estimate", kExample, "--json", "-"});
+  EXPECT_EQ(dash.code, kExitBadInput);
+  EXPECT_NE(dash.err.find("'-' is not standard output here"), std::string::npos) << dash.err;
+  EXPECT_FALSE(fs::exists("-"));
   if (::geteuid() != 0) {  // root writes anywhere
     const fs::path locked = dir_ / "locked";
     fs::create_directories(locked);
