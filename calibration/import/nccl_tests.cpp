@@ -220,10 +220,12 @@ void check_factor(const Output& out, models::CollectiveKind kind, int ranks,
 // Whether every bus byte the algorithm moves crosses the GPU's own links: a
 // ring, a tree, a chain, pairwise exchanges, a transfer. nccl-tests' busbw is
 // the rate of the busiest of them then (its doc/PERFORMANCE.md), so it cannot
-// pass the link rate. NVLS reduces in the NVSwitch and a hierarchical all-reduce
-// sends part of the bytes once over the network: less crosses each GPU's links.
+// pass the link rate. NVLS reduces in the NVSwitch, SHARP in the network's
+// switches, and a hierarchical all-reduce sends part of the bytes once over the
+// network: less crosses each GPU's links.
 bool bus_bytes_cross_own_links(models::CollectiveAlgorithm a) {
-  return a != models::CollectiveAlgorithm::nvls && a != models::CollectiveAlgorithm::hierarchical;
+  return a != models::CollectiveAlgorithm::nvls && a != models::CollectiveAlgorithm::hierarchical &&
+         a != models::CollectiveAlgorithm::sharp;
 }
 
 // The most busbw any run can show on links of `link_GBps` per GPU and

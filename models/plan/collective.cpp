@@ -25,7 +25,7 @@ constexpr std::array<KindNames, 6> kKinds{{
     {CollectiveKind::send_recv, "send/recv", "send_recv"},
 }};
 
-constexpr std::array<EnumName<CollectiveAlgorithm>, 9> kAlgorithms{{
+constexpr std::array<EnumName<CollectiveAlgorithm>, 10> kAlgorithms{{
     {CollectiveAlgorithm::none, "none"},
     {CollectiveAlgorithm::ring, "ring"},
     {CollectiveAlgorithm::nvls, "nvls"},
@@ -35,6 +35,7 @@ constexpr std::array<EnumName<CollectiveAlgorithm>, 9> kAlgorithms{{
     {CollectiveAlgorithm::two_hop, "two-hop"},
     {CollectiveAlgorithm::chain, "chain"},
     {CollectiveAlgorithm::p2p, "p2p"},
+    {CollectiveAlgorithm::sharp, "sharp"},
 }};
 
 }  // namespace

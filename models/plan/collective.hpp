@@ -29,6 +29,7 @@ enum class CollectiveAlgorithm : std::uint8_t {
   two_hop,       // all-to-all: one copy a node over the network, NVLink inside it, overlapped
   chain,         // pipelined chain from the root
   p2p,           // one message, point to point
+  sharp,         // in the scale-out switches: InfiniBand SHARP (NCCL's CollNet), NVLink inside
 };
 
 enum class GroupKind { tp, cp, ep, dp, pp };

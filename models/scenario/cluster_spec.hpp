@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "models/names/enum_names.hpp"
 #include "models/scenario/gpu_spec.hpp"
 
 namespace myriad::models::scenario {
@@ -18,8 +19,20 @@ struct TierSpec {
   double latency_s = 0;         // one hop through this tier: switch plus cable
 };
 
+// Reduction in the scale-out switches: none, or InfiniBand SHARP as NCCL runs it
+// (its CollNet algorithm, through the nccl-rdma-sharp plugin): each GPU's part
+// of an all-reduce goes up the switches' aggregation tree once and comes back
+// reduced once (comm_cost.hpp).
+enum class InNetworkReduction { none, sharp };
+inline constexpr models::EnumName<InNetworkReduction> kInNetworkReductionNames[] = {
+    {InNetworkReduction::none, "none"}, {InNetworkReduction::sharp, "sharp"}};
+
 struct NetworkSpec {
   bool rail_optimized = true;  // NIC i of every node attaches to rail i's leaf switches
+  // Independent copies of the tiers (a multi-plane fabric): each NIC has one port
+  // on each plane, of its bandwidth over the planes.
+  int planes = 1;
+  InNetworkReduction in_network_reduction = InNetworkReduction::none;
   std::vector<TierSpec> tiers;
 };
 
@@ -40,10 +53,20 @@ struct ClusterSpec {
   [[nodiscard]] int nodes() const { return gpus_per_node > 0 ? gpus / gpus_per_node : 0; }
 };
 
-// How many NIC ports a network of these tiers can attach at full build-out:
-// each non-top tier splits its ports into down and up by its oversubscription,
-// the top tier points every port down. A leaf port faster than the NICs is
-// split (breakout cables), as MegaScale does with 400G ports and 200G NICs.
-double network_endpoint_capacity(const NetworkSpec& network, double nic_bw_Bps);
+// Ports of tier `tier` facing down: every port at the top tier, else radix x
+// o / (o + 1) by its oversubscription o; a leaf port faster than the NIC ports
+// of `nic_port_Bps` it serves is split (breakout cables), as MegaScale does with
+// 400G ports and 200G NICs.
+double down_ports(const NetworkSpec& network, std::size_t tier, double nic_port_Bps);
+
+// A NIC's port on one plane: its bandwidth over the planes.
+[[nodiscard]] inline double nic_port_bw(const ClusterSpec& c) {
+  return c.nic_bw_Bps / (c.network.planes > 0 ? c.network.planes : 1);
+}
+
+// How many NIC ports one plane of these tiers can attach at full build-out (the
+// product of the tiers' down ports); each NIC has a port of `nic_port_Bps` on
+// each plane.
+double network_endpoint_capacity(const NetworkSpec& network, double nic_port_Bps);
 
 }  // namespace myriad::models::scenario

@@ -241,18 +241,7 @@ std::string_view domain_name(Domain d) {
 int domain_nodes(const Scenario& s, Domain d) {
   const ClusterSpec& c = s.cluster;
   const auto& tiers = c.network.tiers;
-  // Ports of tier `i` facing down (all of them at the top), leaf ports split
-  // when faster than the NICs, as in network_endpoint_capacity.
-  const auto down = [&](std::size_t i) {
-    const TierSpec& t = tiers[i];
-    const bool top = i + 1 == tiers.size();
-    double ports =
-        top ? t.radix : std::floor(t.radix * t.oversubscription / (t.oversubscription + 1));
-    if (i == 0 && c.nic_bw_Bps > 0 && t.port_bw_Bps > c.nic_bw_Bps) {
-      ports *= std::floor(t.port_bw_Bps / c.nic_bw_Bps);
-    }
-    return std::max(0.0, ports);
-  };
+  const auto down = [&](std::size_t i) { return down_ports(c.network, i, nic_port_bw(c)); };
   switch (d) {
     case Domain::node:
       return 1;

@@ -56,21 +56,34 @@ void check_cluster(const Checker& c) {
     return;
   }
   const double ports = static_cast<double>(cl.nodes()) * cl.nics_per_node;
-  const double capacity = network_endpoint_capacity(cl.network, cl.nic_bw_Bps);
+  const double capacity = network_endpoint_capacity(cl.network, nic_port_bw(cl));
   if (ports > capacity) {
     c.error("cluster.network.tiers",
-            fmt::format("{} nodes x {} NICs = {} NIC ports, but {} tier(s) of these switches "
+            fmt::format("{} nodes x {} NICs = {} NIC ports{}, but {} tier(s) of these switches "
                         "attach at most {}: add a tier, use switches of higher radix or less "
-                        "oversubscription",
-                        cl.nodes(), cl.nics_per_node, ports, cl.network.tiers.size(), capacity));
+                        "oversubscription{}",
+                        cl.nodes(), cl.nics_per_node, ports,
+                        cl.network.planes > 1 ? " on each plane" : "", cl.network.tiers.size(),
+                        capacity, cl.network.planes > 1 ? "" : ", or split the NICs over planes"));
+  }
+  if (cl.network.in_network_reduction == InNetworkReduction::sharp && !cl.network.rail_optimized &&
+      cl.nics_per_node > 1) {
+    // NVIDIA's NCCL-SHARP plugin guide: a switch holds at most 2 streaming
+    // aggregation flows and NCCL opens one per NIC rail, so each leaf must see
+    // one rail of every node.
+    c.error("cluster.network.in_network_reduction",
+            fmt::format("sharp needs rail_optimized: true: NCCL opens one aggregation flow per NIC "
+                        "rail, a switch holds at most 2, and each leaf here sees all {} NICs of "
+                        "a node",
+                        cl.nics_per_node));
   }
   const TierSpec& leaf = cl.network.tiers.front();
-  if (leaf.port_bw_Bps < cl.nic_bw_Bps) {
+  if (leaf.port_bw_Bps < nic_port_bw(cl)) {
     c.warning("cluster.network.tiers[0].port_bandwidth",
-              fmt::format("leaf ports ({}) are slower than the NICs ({}): the NICs cannot reach "
-                          "their rate",
+              fmt::format("leaf ports ({}) are slower than the NICs' ports ({}): the NICs cannot "
+                          "reach their rate",
                           format_human(leaf.port_bw_Bps, Dimension::bandwidth),
-                          format_human(cl.nic_bw_Bps, Dimension::bandwidth)));
+                          format_human(nic_port_bw(cl), Dimension::bandwidth)));
   }
 }
 
@@ -504,7 +517,7 @@ void derive(Scenario& s) {
   for (std::size_t i = 0; i < tiers.size(); ++i) {
     const std::string key = fmt::format("cluster.network.tiers[{}].port_bandwidth", i);
     if (!given(s, key)) {
-      tiers[i].port_bw_Bps = s.cluster.nic_bw_Bps;
+      tiers[i].port_bw_Bps = nic_port_bw(s.cluster);
       set_derived(s, key);
     }
   }

@@ -64,7 +64,7 @@ Schema<TierSpec> make_tier_schema() {
   s.text("name", &TierSpec::name, D::none(), "a label such as leaf, spine, core")
       .integer("radix", &TierSpec::radix, Range{2, 1 << 16}, D::required(), "ports per switch")
       .quantity("port_bandwidth", &TierSpec::port_bw_Bps, Dimension::bandwidth,
-                D::derived("= cluster.nic_bandwidth"),
+                D::derived("= cluster.nic_bandwidth / cluster.network.planes"),
                 "bandwidth per switch port and direction; at least 1 Gbps (a sanity floor)")
       .quantity("oversubscription", &TierSpec::oversubscription, Dimension::ratio, D::value("1:1"),
                 "downlink to uplink bandwidth of this tier's switches; 1:7 means 7 times more "
@@ -79,6 +79,18 @@ Schema<NetworkSpec> make_network_schema() {
   s.boolean("rail_optimized", &NetworkSpec::rail_optimized, D::value("true"),
             "NIC i of every node attaches to rail i's leaf switches, so same-rank GPUs of "
             "different nodes are one hop apart")
+      .integer("planes", &NetworkSpec::planes, Range{1, 16}, D::value("1"),
+               "independent copies of these tiers (a multi-plane fabric): each NIC has one port "
+               "on every plane, of nic_bandwidth / planes, so a leaf port serves planes times as "
+               "many NIC ports (breakout) and fewer tiers join the cluster; flows spread over the "
+               "planes (ECMP across them taken as perfect)")
+      .choice("in_network_reduction", &NetworkSpec::in_network_reduction,
+              choices(kInNetworkReductionNames), D::value("none"),
+              "reduction in the switches: sharp (InfiniBand SHARP, NCCL's CollNet with "
+              "NCCL_COLLNET_ENABLE=1) sends each GPU's part of an all-reduce across nodes up "
+              "the aggregation tree once and receives the sum once, about half a ring's bytes "
+              "on each NIC; reduce-scatters use it where it is faster. Needs rail_optimized "
+              "(one aggregation tree per rail)")
       .section_list("tiers", &NetworkSpec::tiers, make_tier_schema(), D::required());
   return s;
 }

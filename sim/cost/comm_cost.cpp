@@ -48,28 +48,30 @@ CommCost intra_node(const models::Collective& c, double n,
   return r;
 }
 
+// `in_network`: whether an all-reduce or reduce-scatter may run in the switches
+// where the network has them (not the shards of a hierarchical all-reduce: that
+// is in_switches' own all-reduce).
 CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
                     const models::scenario::ClusterSpec& cluster, const DeviceProfile& p,
-                    double slowdown);
+                    double slowdown, bool in_network = true);
 
-// Hierarchical all-reduce: reduce-scatter inside each node, all-reduce of each
-// shard across nodes (one rank per node and shard, each on its own NIC), all-gather
-// inside the node.
-CommCost hierarchical_all_reduce(const models::Collective& c, const models::GroupSpan& g,
-                                 const models::scenario::ClusterSpec& cluster,
-                                 const DeviceProfile& p, double slowdown) {
+// `across`, an algorithm run across nodes on each GPU's 1/per_node part, after a
+// reduce-scatter over NVLink inside each node and, for an all-reduce, before an
+// all-gather there: the phases one after another.
+CommCost around_the_node(const models::Collective& c, const models::GroupSpan& g,
+                         const models::scenario::ClusterSpec& cluster, const DeviceProfile& p,
+                         const CommCost& across, CollectiveAlgorithm algorithm) {
   models::Collective local = c;
   local.kind = CollectiveKind::reduce_scatter;
-  const CommCost rs = intra_node(local, g.per_node, cluster, p);
-  models::Collective shard = c;
-  shard.bytes = c.bytes / g.per_node;
-  // Every GPU of the node sends a shard at once: each on its share of the NICs.
-  const CommCost across = inter_node(shard, {g.nodes, 1, g.nodes}, cluster, p, slowdown);
-  local.kind = CollectiveKind::all_gather;
-  const CommCost ag = intra_node(local, g.per_node, cluster, p);
+  const CommCost rs = g.per_node > 1 ? intra_node(local, g.per_node, cluster, p) : CommCost{};
+  CommCost ag;
+  if (c.kind == CollectiveKind::all_reduce && g.per_node > 1) {
+    local.kind = CollectiveKind::all_gather;
+    ag = intra_node(local, g.per_node, cluster, p);
+  }
   CommCost r;
   r.inter_node = true;
-  r.algorithm = CollectiveAlgorithm::hierarchical;
+  r.algorithm = algorithm;
   r.latency_s = rs.latency_s + across.latency_s + ag.latency_s;
   r.time_s = rs.latency_s + rs.bandwidth_s + across.time_s + ag.latency_s + ag.bandwidth_s;
   r.bandwidth_s = r.time_s - r.latency_s;
@@ -77,9 +79,41 @@ CommCost hierarchical_all_reduce(const models::Collective& c, const models::Grou
   return r;
 }
 
+// Hierarchical all-reduce: reduce-scatter inside each node, all-reduce of each
+// shard across nodes (one rank per node and shard, each on its own NIC), all-gather
+// inside the node.
+CommCost hierarchical_all_reduce(const models::Collective& c, const models::GroupSpan& g,
+                                 const models::scenario::ClusterSpec& cluster,
+                                 const DeviceProfile& p, double slowdown) {
+  models::Collective shard = c;
+  shard.bytes = c.bytes / g.per_node;
+  // Every GPU of the node sends a shard at once: each on its share of the NICs.
+  const CommCost across = inter_node(shard, {g.nodes, 1, g.nodes}, cluster, p, slowdown, false);
+  return around_the_node(c, g, cluster, p, across, CollectiveAlgorithm::hierarchical);
+}
+
+// In-network reduction (InfiniBand SHARP through NCCL's CollNet), around the
+// node as the hierarchical all-reduce: each GPU sends its 1/per_node part up the
+// switches' aggregation tree once, on its share of the node's NICs, and an
+// all-reduce's comes back reduced once, the two directions at once (NVIDIA SHARP
+// and NCCL docs: "each node only needs to send its data once"). A
+// reduce-scatter's part goes up whole and 1/nodes of it comes back: as many bytes
+// as a ring sends (n-1)/n of, but one trip up and down the tree (hop_latency)
+// instead of n-1 ring steps.
+CommCost in_switches(const models::Collective& c, const models::GroupSpan& g,
+                     const models::scenario::ClusterSpec& cluster, const DeviceProfile& p,
+                     double slowdown) {
+  const double nic_Bps =
+      nics_for_group(cluster, 1) * cluster.nic_bw_Bps * p.nic_efficiency / slowdown;
+  CommCost across;
+  across.latency_s = hop_latency(cluster, g.nodes);
+  across.time_s = across.latency_s + c.bytes / g.per_node / nic_Bps;
+  return around_the_node(c, g, cluster, p, across, CollectiveAlgorithm::sharp);
+}
+
 CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
                     const models::scenario::ClusterSpec& cluster, const DeviceProfile& p,
-                    double slowdown) {
+                    double slowdown, bool in_network) {
   const double n = g.size;
   const double nic_Bps = cluster.nic_bw_Bps * p.nic_efficiency / slowdown;
   const double nics = nics_for_group(cluster, g.per_node);
@@ -130,13 +164,21 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
           r.algorithm = CollectiveAlgorithm::tree;
           r.latency_s = tree_latency;
         }
-        if (g.per_node > 1) {
-          const CommCost h = hierarchical_all_reduce(c, g, cluster, p, slowdown);
-          const double flat = r.latency_s + busbw_factor(c.kind, n) * c.bytes / r.busbw_Bps;
-          if (h.time_s < flat) return h;
-        }
       }
-      break;
+      r.bandwidth_s = busbw_factor(c.kind, n) * c.bytes / r.busbw_Bps;
+      r.time_s = r.latency_s + r.bandwidth_s;
+      if (c.kind == CollectiveKind::all_reduce && g.per_node > 1) {
+        const CommCost h = hierarchical_all_reduce(c, g, cluster, p, slowdown);
+        if (h.time_s < r.time_s) r = h;
+      }
+      const bool reduces =
+          c.kind == CollectiveKind::all_reduce || c.kind == CollectiveKind::reduce_scatter;
+      if (reduces && in_network &&
+          cluster.network.in_network_reduction == models::scenario::InNetworkReduction::sharp) {
+        const CommCost sharp = in_switches(c, g, cluster, p, slowdown);
+        if (sharp.time_s < r.time_s) r = sharp;
+      }
+      return r;
     }
   }
   r.bandwidth_s = busbw_factor(c.kind, n) * c.bytes / r.busbw_Bps;
@@ -172,16 +214,10 @@ std::size_t visit_subtrees(const models::scenario::ClusterSpec& c, Visit visit) 
   const auto& tiers = c.network.tiers;
   // Nodes under one leaf: a rail leaf sees one NIC per node, a rack leaf all of them.
   double under = 1;
+  const double port_Bps = models::scenario::nic_port_bw(c);
   for (std::size_t i = 0; i < tiers.size(); ++i) {
-    const bool top = i + 1 == tiers.size();
-    const double o = tiers[i].oversubscription;
-    double down = top ? tiers[i].radix : std::floor(tiers[i].radix * o / (o + 1));
-    if (i == 0) {
-      if (tiers[i].port_bw_Bps > c.nic_bw_Bps && c.nic_bw_Bps > 0) {
-        down *= std::floor(tiers[i].port_bw_Bps / c.nic_bw_Bps);
-      }
-      down = c.network.rail_optimized ? down : std::max(1.0, down / c.nics_per_node);
-    }
+    double down = models::scenario::down_ports(c.network, i, port_Bps);
+    if (i == 0) down = c.network.rail_optimized ? down : std::max(1.0, down / c.nics_per_node);
     under *= down;
     if (visit(i, under)) return i;
   }

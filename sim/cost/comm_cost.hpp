@@ -12,7 +12,11 @@
 //     traffic leaving the node is divided by the largest oversubscription below
 //     the tier that joins the group; a two-hop all-to-all (node-limited
 //     routing) sends a token once a node over the network, NVLink forwarding
-//     it inside the node at the same time (two_hop_shares).
+//     it inside the node at the same time (two_hop_shares). Where the network
+//     reduces in its switches (cluster.network.in_network_reduction: sharp),
+//     all-reduce and reduce-scatter may also run there (algorithm sharp): each
+//     GPU's 1/per_node part up the aggregation tree once, an all-reduce's back
+//     once, after a reduce-scatter over NVLink and before an all-gather.
 // time = latency + factor * bytes / busbw, factor as nccl-tests' busbw formulas:
 // 2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter, all-to-all.
 #pragma once

@@ -22,6 +22,7 @@ struct SlowdownKey {
   int gpus = 0, gpus_per_node = 0, nics_per_node = 0;
   double nic_bw_Bps = 0;
   bool rail_optimized = false;
+  int planes = 1;
   std::array<std::array<double, 3>, 4> tiers{};  // radix, oversubscription, port bandwidth
   std::size_t tier_count = 0;
   bool operator==(const SlowdownKey&) const = default;
@@ -45,7 +46,8 @@ NetworkSlowdown network_slowdown(const models::scenario::Scenario& s, Traffic tr
                   s.cluster.gpus_per_node,
                   s.cluster.nics_per_node,
                   s.cluster.nic_bw_Bps,
-                  s.cluster.network.rail_optimized};
+                  s.cluster.network.rail_optimized,
+                  s.cluster.network.planes};
   key.tier_count = tiers.size();
   for (std::size_t i = 0; i < tiers.size(); ++i) {
     key.tiers[i] = {static_cast<double>(tiers[i].radix), tiers[i].oversubscription,

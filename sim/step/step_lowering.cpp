@@ -23,18 +23,31 @@ DpPhase lower_dp_collective(const StepLowering& p, const models::scenario::Scena
   if (p.dp == 1 || c.group != models::GroupKind::dp) {
     d.whole = true;
     d.whole_s = cost.time_s;
-  } else if (cost.algorithm == models::CollectiveAlgorithm::hierarchical) {
+  } else if (cost.algorithm == models::CollectiveAlgorithm::hierarchical ||
+             cost.algorithm == models::CollectiveAlgorithm::sharp) {
+    const bool sharp = cost.algorithm == models::CollectiveAlgorithm::sharp;
     const models::GroupSpan node{span.per_node, span.per_node, 1};
     models::Collective local = c;
     local.kind = models::CollectiveKind::reduce_scatter;
     d.before = collective_cost(local, node, s.cluster, profile);
-    local.kind = models::CollectiveKind::all_gather;
-    d.after = collective_cost(local, node, s.cluster, profile);
-    models::Collective shard = c;
-    shard.bytes = c.bytes / span.per_node;
-    const CommCost across = collective_cost(shard, {span.nodes, 1, span.nodes}, s.cluster, profile);
-    d.edge_factor = busbw_factor(c.kind, span.nodes);
-    d.extra_latency_s = std::max(0.0, across.latency_s - p.route_latency_s);
+    if (c.kind == models::CollectiveKind::all_reduce) {
+      local.kind = models::CollectiveKind::all_gather;
+      d.after = collective_cost(local, node, s.cluster, profile);
+    }
+    if (sharp) {
+      // Each node's part up the aggregation tree once (and an all-reduce's back
+      // once): a ring edge's flow of the part carries what each NIC sends and
+      // receives; the trip up and down the tree is the route's latency.
+      d.edge_factor = 1;
+      d.extra_latency_s = std::max(0.0, hop_latency(s.cluster, span.nodes) - p.route_latency_s);
+    } else {
+      models::Collective shard = c;
+      shard.bytes = c.bytes / span.per_node;
+      const CommCost across =
+          collective_cost(shard, {span.nodes, 1, span.nodes}, s.cluster, profile);
+      d.edge_factor = busbw_factor(c.kind, span.nodes);
+      d.extra_latency_s = std::max(0.0, across.latency_s - p.route_latency_s);
+    }
   } else {  // ring or tree
     d.edge_factor = busbw_factor(c.kind, p.dp_ranks);
     d.extra_latency_s = std::max(0.0, cost.latency_s - p.route_latency_s);

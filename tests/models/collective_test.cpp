@@ -19,7 +19,8 @@ TEST(CollectiveVocabulary, EveryKindAndAlgorithmReadsBackFromItsName) {
   for (const CollectiveAlgorithm a :
        {CollectiveAlgorithm::none, CollectiveAlgorithm::ring, CollectiveAlgorithm::nvls,
         CollectiveAlgorithm::tree, CollectiveAlgorithm::hierarchical, CollectiveAlgorithm::pairwise,
-        CollectiveAlgorithm::two_hop, CollectiveAlgorithm::chain, CollectiveAlgorithm::p2p}) {
+        CollectiveAlgorithm::two_hop, CollectiveAlgorithm::chain, CollectiveAlgorithm::p2p,
+        CollectiveAlgorithm::sharp}) {
     EXPECT_EQ(algorithm_from_name(algorithm_name(a)), a) << algorithm_name(a);
   }
   EXPECT_FALSE(collective_from_key("allreduce").has_value());

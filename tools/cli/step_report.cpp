@@ -288,6 +288,11 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
   out += groups_line(s);
   if (r.moe.present) out += moe_line(s, r.moe) + "\n";
   if (s.model.mtp_depth > 0) out += mtp_line(s) + "\n";
+  if (s.cluster.network.in_network_reduction == models::scenario::InNetworkReduction::sharp) {
+    out +=
+        "  network: all-reduces and reduce-scatters across nodes reduce in the switches (SHARP) "
+        "where that is faster than rings (algorithm sharp below)\n";
+  }
   out += profile_line(profile) + "\n";
   Table headline({"", ""}, "lr");
   headline.add({"step time", seconds(r.step_time_s)});
@@ -365,6 +370,8 @@ nlohmann::json step_report_json(const models::scenario::Scenario& s,
           {"profile_device", profile.device},
           {"profile_borrowed", profile.borrowed()},
           {"nvlink_algorithm", sim::nvlink_algorithm_note(profile)},
+          {"in_network_reduction", models::name_in(models::scenario::kInNetworkReductionNames,
+                                                   s.cluster.network.in_network_reduction)},
           {"step_time_s", r.step_time_s},
           {"mfu", r.mfu},
           {"hfu", r.hfu},
