@@ -1,6 +1,6 @@
-// Fuzzes `calibrate import`'s three readers (calibration/import): the first
+// Fuzzes `calibrate import`'s four readers (calibration/import): the first
 // byte picks the format (nccl-tests text, Google Benchmark JSON, a Kineto
-// trace), the rest is the file, plain or gzip-compressed (corpus kineto-gzip:
+// trace, OpenXLA's GEMM table), the rest is the file, plain or gzip-compressed (corpus kineto-gzip:
 // import_rows decompresses what starts with gzip's magic). Rows or a std::runtime_error naming the
 // problem come out; never a crash, a hang or an unbounded allocation.
 //
@@ -22,12 +22,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   using myriad::calibration::ImportFormat;
   constexpr ImportFormat kFormats[] = {ImportFormat::nccl_tests, ImportFormat::google_benchmark,
-                                       ImportFormat::kineto};
-  const ImportFormat format = kFormats[data[0] % 3];
+                                       ImportFormat::kineto, ImportFormat::xla_gemm_table};
+  const ImportFormat format = kFormats[data[0] % 4];
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
   myriad::calibration::ImportOptions options;
   options.collective = myriad::models::CollectiveKind::all_reduce;
   options.family = "norm.rms.fwd";
+  options.table_key = "sm_90";
   myriad::calibration::Imported imported;
   try {
     imported = myriad::calibration::import_rows(text, "fuzz.txt", format, options);

@@ -76,6 +76,8 @@ Imported read(std::istream& in, const std::string& path, ImportFormat format,
       return import_google_benchmark(in, path, options);
     case ImportFormat::kineto:
       return import_kineto(in, path);
+    case ImportFormat::xla_gemm_table:
+      return import_xla_gemm_table(in, path, options);
   }
   import_fail(path, "format", "unknown");
 }
@@ -134,13 +136,15 @@ std::string_view import_format_name(ImportFormat f) {
       return "google-benchmark";
     case ImportFormat::kineto:
       return "kineto";
+    case ImportFormat::xla_gemm_table:
+      return "xla-gemm-table";
   }
   return "?";
 }
 
 std::optional<ImportFormat> import_format_from_name(std::string_view name) {
-  for (const ImportFormat f :
-       {ImportFormat::nccl_tests, ImportFormat::google_benchmark, ImportFormat::kineto}) {
+  for (const ImportFormat f : {ImportFormat::nccl_tests, ImportFormat::google_benchmark,
+                               ImportFormat::kineto, ImportFormat::xla_gemm_table}) {
     if (import_format_name(f) == name) return f;
   }
   return std::nullopt;

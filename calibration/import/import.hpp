@@ -18,6 +18,9 @@
 //                     memory-bound ops Myriad prices (layer norm, RMS norm, GeLU,
 //                     SiLU, softmax, add, mul, copies) by the bytes of their
 //                     tensors. Kernels of other ops are left out and counted.
+//   xla-gemm-table    OpenXLA's GEMM performance table (xla.GemmPerfTable, protobuf
+//                     text): one GEMM row per bf16 entry of one device key, a
+//                     sample each, its time from the FLOP/s the table gives.
 //
 // Bounds (issue 43: inputs of gigabytes, or hostile): each input kind has a size
 // cap (default_max_input_bytes, raised by ImportOptions::max_input_bytes, the
@@ -43,8 +46,8 @@
 
 namespace myriad::calibration {
 
-enum class ImportFormat { nccl_tests, google_benchmark, kineto };
-// "nccl-tests", "google-benchmark", "kineto"
+enum class ImportFormat { nccl_tests, google_benchmark, kineto, xla_gemm_table };
+// "nccl-tests", "google-benchmark", "kineto", "xla-gemm-table"
 std::string_view import_format_name(ImportFormat f);
 std::optional<ImportFormat> import_format_from_name(std::string_view name);
 
@@ -75,6 +78,9 @@ struct ImportOptions {
   // google-benchmark: the family of benchmarks without m, n and k counters (a
   // memory-bound family such as norm.rms.fwd, or attention.fwd).
   std::string family;
+  // xla-gemm-table: the device key whose entries are read ("sm_90"); may be left
+  // empty when the table holds one.
+  std::string table_key;
   // The largest input read, in bytes; else default_max_input_bytes(format).
   std::optional<std::uint64_t> max_input_bytes;
 };

@@ -16,5 +16,6 @@ namespace myriad::calibration {
 Imported import_nccl_tests(std::istream& in, const std::string& path, const ImportOptions& o);
 Imported import_google_benchmark(std::istream& in, const std::string& path, const ImportOptions& o);
 Imported import_kineto(std::istream& in, const std::string& path);
+Imported import_xla_gemm_table(std::istream& in, const std::string& path, const ImportOptions& o);
 
 }  // namespace myriad::calibration

@@ -117,7 +117,8 @@ TEST(Cli, CalibrateImportNamesWhatIsWrong) {
   const Result format =
       run_cli({"calibrate", "import", "perf", example("kineto-trace.json"), "--out", rows});
   EXPECT_EQ(format.code, kExitBadInput);
-  EXPECT_NE(format.err.find("expected nccl-tests, google-benchmark or kineto"), std::string::npos)
+  EXPECT_NE(format.err.find("expected nccl-tests, google-benchmark, kineto or xla-gemm-table"),
+            std::string::npos)
       << format.err;
   const Result wrong =
       run_cli({"calibrate", "import", "nccl-tests", example("kineto-trace.json"), "--out", rows});
@@ -127,7 +128,31 @@ TEST(Cli, CalibrateImportNamesWhatIsWrong) {
   const Result missing =
       run_cli({"calibrate", "import", "kineto", "/nonexistent.json", "--out", rows});
   EXPECT_EQ(missing.code, kExitBadInput);
+  // --key is the GEMM table's: refused for the others, not ignored.
+  const Result key = run_cli({"calibrate", "import", "kineto", example("kineto-trace.json"),
+                              "--key", "sm_90", "--out", rows});
+  EXPECT_EQ(key.code, kExitBadInput);
+  EXPECT_NE(key.err.find("--key: not read from kineto input"), std::string::npos) << key.err;
   EXPECT_FALSE(std::filesystem::exists(rows));
+}
+
+// OpenXLA's published sm_90 table, as shipped: 125 GEMM rows, and the fit next.
+TEST(Cli, CalibrateImportsThePublishedXlaGemmTable) {
+  const std::string rows =
+      (std::filesystem::temp_directory_path() / "myriad_import_xla.json").string();
+  const std::string table =
+      std::string(MYRIAD_PROFILE_DIR) + "/../published/xla_gemm_sm90_bf16.txtpb";
+  const Result r =
+      run_cli({"calibrate", "import", "xla-gemm-table", table, "--key", "sm_90", "--out", rows});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("125 GEMMs of sm_90"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("wrote 125 rows"), std::string::npos) << r.out;
+  const Result other =
+      run_cli({"calibrate", "import", "xla-gemm-table", table, "--key", "sm_80", "--out", rows});
+  EXPECT_EQ(other.code, kExitBadInput);
+  EXPECT_NE(other.err.find("no device sm_80 (the table holds sm_90)"), std::string::npos)
+      << other.err;
+  std::filesystem::remove(rows);
 }
 
 // Issue 43, hostile inputs. What a child running `args` reported: its exit code and

@@ -37,6 +37,7 @@ std::vector<std::string> options_not_read(const ImportOptions& o, cal::ImportFor
   if (format != cal::ImportFormat::google_benchmark && !o.family.empty()) {
     out.emplace_back("--family");
   }
+  if (format != cal::ImportFormat::xla_gemm_table && !o.key.empty()) out.emplace_back("--key");
   return out;
 }
 
@@ -46,7 +47,8 @@ std::optional<cal::ImportOptions> reader_options(const ImportOptions& o, cal::Im
   if (const auto unread = options_not_read(o, format); !unread.empty()) {
     io.err << fmt::format(
         "{}{}: not read from {} input (nccl-tests takes --collective, "
-        "--algorithm, --ranks and --profile; google-benchmark --family)\n",
+        "--algorithm, --ranks and --profile; google-benchmark --family; xla-gemm-table "
+        "--key)\n",
         kError, fmt::join(unread, ", "), cal::import_format_name(format));
     return std::nullopt;
   }
@@ -78,6 +80,7 @@ std::optional<cal::ImportOptions> reader_options(const ImportOptions& o, cal::Im
   options.algorithm = *algorithm;
   if (o.ranks > 0) options.ranks = o.ranks;
   options.family = o.family;
+  options.table_key = o.key;
   if (!o.max_input_size.empty()) {
     const auto size =
         models::scenario::parse_quantity(o.max_input_size, models::scenario::Dimension::bytes);
@@ -237,8 +240,8 @@ int add_and_write(const ImportOptions& o, std::vector<ImportedFile>& imported, S
 int run_import(const ImportOptions& o, Streams io) {
   const auto format = cal::import_format_from_name(o.format);
   if (!format) {
-    io.err << fmt::format("{}{}: expected nccl-tests, google-benchmark or kineto\n", kError,
-                          models::scenario::printable(o.format));
+    io.err << fmt::format("{}{}: expected nccl-tests, google-benchmark, kineto or xla-gemm-table\n",
+                          kError, models::scenario::printable(o.format));
     return kExitBadInput;
   }
   const auto options = reader_options(o, *format, io);

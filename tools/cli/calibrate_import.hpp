@@ -21,6 +21,7 @@ struct ImportOptions {
   int ranks = 0;
   std::string profile;  // nccl-tests: the device profile whose links bound the busbw
   std::string family;
+  std::string key;  // xla-gemm-table: the device key ("sm_90")
   bool append = false;
   std::string max_input_size;  // "8GiB"; else the format's cap (calibration/import/import.hpp)
 };

@@ -32,8 +32,10 @@ Command add_calibrate_import(CLI::App& calibrate, Streams io) {
   CLI::App* cmd = calibrate.add_subcommand(
       "import",
       "Turn measurements made elsewhere into calibration rows: nccl-tests output, Google "
-      "Benchmark JSON (--benchmark_out), a PyTorch profiler (Kineto) trace.");
-  cmd->add_option("format", o->format, "nccl-tests, google-benchmark or kineto")->required();
+      "Benchmark JSON (--benchmark_out), a PyTorch profiler (Kineto) trace, OpenXLA's GEMM "
+      "performance table.");
+  cmd->add_option("format", o->format, "nccl-tests, google-benchmark, kineto or xla-gemm-table")
+      ->required();
   cmd->add_option("files", o->files, "the measurement files, all of that format")->required();
   cmd->add_option("--out", o->out, "the rows file to write")->required();
   cmd->add_flag("--append", o->append,
@@ -55,9 +57,12 @@ Command add_calibrate_import(CLI::App& calibrate, Streams io) {
   cmd->add_option("--family", o->family,
                   "google-benchmark: the family of benchmarks without m, n, k counters "
                   "(norm.rms.fwd, activation.swiglu.bwd, attention.fwd, ...)");
+  cmd->add_option("--key", o->key,
+                  "xla-gemm-table: the device whose entries are read (sm_90 is the H100); "
+                  "needed when the table holds several");
   cmd->add_option("--max-input-size", o->max_input_size,
                   "the largest input file read, e.g. 8GiB (default 4GiB for kineto, 64MiB for "
-                  "nccl-tests and google-benchmark); a larger one is refused before it is read");
+                  "the others); a larger one is refused before it is read");
   return {cmd, [o, io] { return run_import(*o, io); }};
 }
 
