@@ -71,13 +71,42 @@ TEST(Loader, ShippedPresetsCoverTheIssueList) {
   for (const char* n : {"A100-80GB", "H100", "H800", "H200"}) {
     EXPECT_TRUE(library.find(PresetKind::hardware, n)) << n;
   }
-  for (const char* n : {"selene-like", "megascale-like", "llama3-like"}) {
+  for (const char* n : {"selene-like", "megascale-like", "llama3-like", "gb200-nvl72",
+                        "h100-multiplane-131k", "gb200-nvl72-110k"}) {
     EXPECT_TRUE(library.find(PresetKind::clusters, n)) << n;
   }
   for (const char* n : {"gpt3-175b-megatron", "gpt3-175b-megascale", "megatron-22b",
                         "megatron-530b", "megatron-1t", "llama3-8b", "llama3-70b", "llama3-405b",
                         "mixtral-8x7b", "mixtral-8x22b", "megascale-moe-352b"}) {
     EXPECT_TRUE(library.find(PresetKind::models, n)) << n;
+  }
+}
+
+// Issue 40's 100k-GPU presets: four planes of 100G ports on 512-port switches
+// (51.2 Tb/s) join every NIC in two tiers, 256 leaf ports down x 512 spine
+// ports = 131,072 a plane; the same switches as 128 ports of 400G on one plane
+// join 64 x 128 = 8,192 in two tiers, too few.
+TEST(Loader, MultiPlanePresetsJoinTheirGpusInTwoTiers) {
+  for (const char* name : {"h100-multiplane-131k", "gb200-nvl72-110k"}) {
+    SCOPED_TRACE(name);
+    const Scenario s = load_scenario_text(std::string("cluster: {preset: ") + name +
+                                              "}\nmodel: {preset: llama3-8b}\n"
+                                              "parallelism: {tp: 8, global_batch: 442368}\n",
+                                          "presets.yaml", kShipped);
+    const auto& c = s.cluster;
+    EXPECT_EQ(c.network.planes, 4);
+    EXPECT_EQ(c.network.tiers.size(), 2U);
+    EXPECT_DOUBLE_EQ(nic_port_bw(c), 100e9 / 8);
+    const double nics = static_cast<double>(c.nodes()) * c.nics_per_node;
+    EXPECT_GE(network_endpoint_capacity(c.network, nic_port_bw(c)), nics);
+    EXPECT_EQ(network_endpoint_capacity(c.network, nic_port_bw(c)), 131072.0);
+    NetworkSpec one_plane = c.network;
+    one_plane.planes = 1;
+    for (auto& t : one_plane.tiers) {
+      t.radix = 128;
+      t.port_bw_Bps = 400e9 / 8;
+    }
+    EXPECT_LT(network_endpoint_capacity(one_plane, c.nic_bw_Bps), nics);
   }
 }
 
