@@ -9,8 +9,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=600
 declare -A exception=(
-  # issue 40, 100,000 GPUs: the campaign engine's event loop and its reductions apart
-  [sim/campaign/campaign_engine.cpp]=663
   # issue 42, kernels measured on the GPU: cases, fits and references by op family
   [calibration/fit/family_fits.cpp]=681
   [calibration/measure/reference.cpp]=787

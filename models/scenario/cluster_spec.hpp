@@ -32,6 +32,9 @@ struct NetworkSpec {
   // Independent copies of the tiers (a multi-plane fabric): each NIC has one port
   // on each plane, of its bandwidth over the planes.
   int planes = 1;
+  // Planes out of service (a failed plane): each NIC keeps its ports on the
+  // others, and every tier loses the same share of its links.
+  int planes_down = 0;
   InNetworkReduction in_network_reduction = InNetworkReduction::none;
   std::vector<TierSpec> tiers;
 };
@@ -62,6 +65,14 @@ double down_ports(const NetworkSpec& network, std::size_t tier, double nic_port_
 // A NIC's port on one plane: its bandwidth over the planes.
 [[nodiscard]] inline double nic_port_bw(const ClusterSpec& c) {
   return c.nic_bw_Bps / (c.network.planes > 0 ? c.network.planes : 1);
+}
+
+// A NIC's bandwidth on the planes in service: all of it, or (planes -
+// planes_down) / planes of it while planes are down. The fabric's tiers lose the
+// same share, so the oversubscription each flow meets is unchanged.
+[[nodiscard]] inline double nic_bw_in_service(const ClusterSpec& c) {
+  const int planes = c.network.planes > 0 ? c.network.planes : 1;
+  return c.nic_bw_Bps * (planes - c.network.planes_down) / planes;
 }
 
 // How many NIC ports one plane of these tiers can attach at full build-out (the

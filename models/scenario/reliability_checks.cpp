@@ -20,7 +20,6 @@ namespace {
 
 constexpr double kMinWeibullShape = 0.05;
 constexpr double kMaxWeibullShape = 20;
-constexpr std::size_t kMaxReplayErrors = 20;  // then the rest of a bad replay file is not read
 
 }  // namespace
 namespace {
@@ -63,7 +62,7 @@ void derive_policy(Scenario& s, std::size_t i) {
     set_derived(s, path + ".checkpoint_rule");
   }
   if (!given(s, path + ".peer_bandwidth")) {
-    p.peer_bw_Bps = s.cluster.nic_bw_Bps * s.cluster.nics_per_node;
+    p.peer_bw_Bps = nic_bw_in_service(s.cluster) * s.cluster.nics_per_node;
     set_derived(s, path + ".peer_bandwidth");
   }
 }
@@ -74,6 +73,7 @@ Component default_component(Domain d) {
       return Component::gpu;
     case Domain::leaf:
     case Domain::pod:
+    case Domain::plane:
       return Component::switch_;
     case Domain::rack:
       return Component::host;
@@ -114,9 +114,10 @@ void check_process_rates(const Scenario& s, const Location& file, Diagnostics& d
     const bool per_domain = given(s, path + ".per_1000_domain_days");
     if (p.domain == Domain::node) {
       if (per_domain) {
-        d.error(written_at(s, path + ".per_1000_domain_days", file), path + ".per_1000_domain_days",
-                "for domain: leaf, pod or rack; a node process's rate is per_1000_node_days or "
-                "per_component_hour");
+        d.error(
+            written_at(s, path + ".per_1000_domain_days", file), path + ".per_1000_domain_days",
+            "for domain: leaf, pod, rack or plane; a node process's rate is per_1000_node_days or "
+            "per_component_hour");
       } else if (per_node == per_comp) {
         d.error(written_at(s, path + ".component", file), path,
                 per_node ? "give the rate once: per_1000_node_days or per_component_hour, not both"
@@ -141,8 +142,16 @@ void check_process_rates(const Scenario& s, const Location& file, Diagnostics& d
     if (domain_nodes(s, p.domain) == 0) {
       d.error(written_at(s, path + ".domain", file), path + ".domain",
               fmt::format("the cluster defines no {} domains: {}", domain,
-                          p.domain == Domain::pod ? "pods need cluster.network with two tiers"
-                                                  : "leaves need cluster.network's tiers"));
+                          p.domain == Domain::pod     ? "pods need cluster.network with two tiers"
+                          : p.domain == Domain::plane ? "planes need cluster.network.planes of 2 "
+                                                        "or more (one plane down is the whole "
+                                                        "network: a leaf or pod failure)"
+                                                      : "leaves need cluster.network's tiers"));
+    }
+    if (p.domain == Domain::plane && !p.replace_node) {
+      d.error(written_at(s, path + ".replace_node", file), path + ".replace_node",
+              "a plane is out until it is repaired: replace_node false (or component "
+              "software) does not apply to domain plane");
     }
   }
 }
@@ -169,7 +178,7 @@ void check_events(const Scenario& s, const std::vector<InjectedEventSpec>& event
       if (has_node == has_id) {
         d.error(where(""), path,
                 has_node ? "give node or id, not both (node: N is domain: node, id: N)"
-                         : "say what: node: N, or domain: leaf|pod|rack with id: N");
+                         : "say what: node: N, or domain: leaf|pod|rack|plane with id: N");
         continue;
       }
       if (has_node && given(s, path + ".domain") && e.domain != Domain::node) {
@@ -178,17 +187,29 @@ void check_events(const Scenario& s, const std::vector<InjectedEventSpec>& event
         continue;
       }
     }
-    const int span = domain_nodes(s, e.domain);
     const auto domain = std::string(domain_name(e.domain));
-    if (span == 0) {
-      d.error(where(".domain"), name, fmt::format("the cluster defines no {} domains", domain));
+    const int count = domain_count(s, e.domain);
+    if (count == 0) {
+      d.error(where(".domain"), name,
+              fmt::format("the cluster defines no {} domains{}", domain,
+                          e.domain == Domain::plane ? ": planes need cluster.network.planes of 2 "
+                                                      "or more"
+                                                    : ""));
       continue;
     }
-    const int count = (job_nodes + span - 1) / span;
     if (e.id >= count) {
-      d.error(where(has_node ? ".node" : ".id"), name,
-              fmt::format("{} {} does not exist: the job's {} nodes make {} of them (0 to {})",
-                          domain, e.id, job_nodes, count, count - 1));
+      d.error(
+          where(has_node ? ".node" : ".id"), name,
+          e.domain == Domain::plane
+              ? fmt::format("plane {} does not exist: the fabric has {} (0 to {})", e.id, count,
+                            count - 1)
+              : fmt::format("{} {} does not exist: the job's {} nodes make {} of them (0 to {})",
+                            domain, e.id, job_nodes, count, count - 1));
+    }
+    if (e.domain == Domain::plane && !e.replace_node) {
+      d.error(where(".replace_node"), path + ".replace_node",
+              "a plane is out until it is repaired: replace_node false (or component software) "
+              "does not apply to domain plane");
     }
     if (e.at_s < 0) {
       d.error(where(".at"), name, "an event's time must be 0 or later");
@@ -234,6 +255,8 @@ std::string_view domain_name(Domain d) {
       return "pod";
     case Domain::rack:
       return "rack";
+    case Domain::plane:
+      return "plane";
   }
   return "node";
 }
@@ -247,6 +270,8 @@ int domain_nodes(const Scenario& s, Domain d) {
       return 1;
     case Domain::rack:
       return s.faults.nodes_per_rack;
+    case Domain::plane:
+      return c.network.planes >= 2 ? c.nodes() : 0;
     case Domain::leaf:
     case Domain::pod: {
       if (tiers.empty()) return 0;
@@ -262,165 +287,10 @@ int domain_nodes(const Scenario& s, Domain d) {
   return 0;
 }
 
-// Over 100 lines: issue 43 rewrites this reader (streaming, bounded).
-// NOLINTNEXTLINE(readability-function-size)
-void load_fault_replay(Scenario& s, Diagnostics& d) {
-  if (s.faults.replay.empty()) return;
-  namespace fs = std::filesystem;
-  fs::path path(s.faults.replay);
-  if (path.is_relative()) path = fs::path(s.file).parent_path() / path;
-  const std::string file = path.string();
-  std::string text;
-  try {
-    text = read_text_file(file, "a failure replay", kMaxScenarioBytes);
-  } catch (const std::runtime_error& e) {
-    d.error(s.origins.count("faults.replay") != 0 ? s.origins.at("faults.replay")
-                                                  : Location{s.file, 0, 0},
-            "faults.replay", e.what());
-    return;
-  }
-  const auto components = std::vector<std::pair<std::string_view, Component>>{
-      {"gpu", Component::gpu},          {"hbm", Component::hbm},   {"nic", Component::nic},
-      {"switch", Component::switch_},   {"link", Component::link}, {"host", Component::host},
-      {"software", Component::software}};
-  const auto domains = std::vector<std::pair<std::string_view, Domain>>{
-      {"node", Domain::node}, {"leaf", Domain::leaf}, {"pod", Domain::pod}, {"rack", Domain::rack}};
-  // Columns by name, from the header.
-  enum Column { time, component, id, duration, domain, kColumns };
-  constexpr std::array<std::string_view, kColumns> kNames = {"time", "component", "id", "duration",
-                                                             "domain"};
-  std::array<int, kColumns> column{};
-  column.fill(-1);
-  bool header = false;
-  int line_no = 0;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + start, end - start);
-    start = end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string_view::npos || line[first] == '#') continue;
-    // Fields with their 1-based columns, trimmed.
-    std::vector<std::pair<std::string_view, int>> fields;
-    std::size_t f = 0;
-    while (true) {
-      std::size_t comma = line.find(',', f);
-      if (comma == std::string_view::npos) comma = line.size();
-      std::string_view field = line.substr(f, comma - f);
-      int col = static_cast<int>(f) + 1;
-      while (!field.empty() && (field.front() == ' ' || field.front() == '\t')) {
-        field.remove_prefix(1);
-        ++col;
-      }
-      while (!field.empty() && (field.back() == ' ' || field.back() == '\t'))
-        field.remove_suffix(1);
-      fields.emplace_back(field, col);
-      if (comma == line.size()) break;
-      f = comma + 1;
-    }
-    const auto where = [&](int col) { return Location{file, line_no, col}; };
-    if (!header) {
-      header = true;
-      for (std::size_t i = 0; i < fields.size(); ++i) {
-        const auto it = std::find(kNames.begin(), kNames.end(), fields[i].first);
-        if (it == kNames.end()) {
-          d.error(where(fields[i].second), "faults.replay",
-                  fmt::format("unknown column '{}': expected time, component, id, duration, "
-                              "domain",
-                              printable(fields[i].first)));
-          return;
-        }
-        column[static_cast<std::size_t>(it - kNames.begin())] = static_cast<int>(i);
-      }
-      for (const Column c : {time, component, id}) {
-        if (column[c] < 0) {
-          d.error(where(1), "faults.replay",
-                  fmt::format("the header has no '{}' column: expected time, component, id "
-                              "(and optionally duration, domain)",
-                              kNames[c]));
-          return;
-        }
-      }
-      continue;
-    }
-    InjectedEventSpec e;
-    e.where = fmt::format("{}:{}", file, line_no);
-    bool ok = true;
-    const auto field = [&](Column c) -> std::pair<std::string_view, int> {
-      if (column[c] < 0) return {{}, 1};
-      if (static_cast<std::size_t>(column[c]) >= fields.size())
-        return {{}, static_cast<int>(line.size()) + 1};
-      return fields[static_cast<std::size_t>(column[c])];
-    };
-    const auto fail = [&](Column c, const std::string& what) {
-      d.error(where(field(c).second), "faults.replay",
-              fmt::format("column '{}': {}", kNames[c], what));
-      ok = false;
-    };
-    if (fields.size() >
-        static_cast<std::size_t>(*std::max_element(column.begin(), column.end())) + 1) {
-      d.error(where(1), "faults.replay",
-              fmt::format("{} fields where the header has {}", fields.size(),
-                          *std::max_element(column.begin(), column.end()) + 1));
-      ok = false;
-    }
-    for (const Column c : {time, duration}) {
-      const auto [value, col] = field(c);
-      if (value.empty()) {
-        if (c == time) fail(c, "missing: expected a time with a unit, such as 10h");
-        continue;
-      }
-      const auto parsed = parse_quantity(value, Dimension::time);
-      if (const auto* failure = std::get_if<ParseFailure>(&parsed)) {
-        fail(c, failure->message);
-      } else if (std::get<double>(parsed) < 0) {
-        fail(c, fmt::format("expected 0 or later, found '{}'", printable(value)));
-      } else {
-        (c == time ? e.at_s : e.repair_s) = std::get<double>(parsed);
-      }
-    }
-    const std::string_view comp = field(component).first;
-    const auto cit = std::find_if(components.begin(), components.end(),
-                                  [&](const auto& x) { return x.first == comp; });
-    if (cit == components.end()) {
-      fail(component, fmt::format("expected one of gpu, hbm, nic, switch, link, host, software, "
-                                  "found '{}'",
-                                  printable(comp)));
-    } else {
-      e.component = cit->second;
-      e.replace_node = e.component != Component::software;
-    }
-    const std::string_view dom = field(domain).first;
-    if (!dom.empty()) {
-      const auto dit = std::find_if(domains.begin(), domains.end(),
-                                    [&](const auto& x) { return x.first == dom; });
-      if (dit == domains.end()) {
-        fail(domain,
-             fmt::format("expected one of node, leaf, pod, rack, found '{}'", printable(dom)));
-      } else {
-        e.domain = dit->second;
-      }
-    }
-    const std::string_view idv = field(id).first;
-    int value = 0;
-    const auto [ptr, ec] = std::from_chars(idv.data(), idv.data() + idv.size(), value);
-    if (idv.empty() || ec != std::errc() || ptr != idv.data() + idv.size() || value < 0) {
-      fail(id,
-           fmt::format("expected a node or domain index (0, 1, ...), found '{}'", printable(idv)));
-    } else {
-      e.id = value;
-      if (e.domain == Domain::node) e.node = value;
-    }
-    if (ok) s.faults.replayed.push_back(e);
-    if (d.all().size() > kMaxReplayErrors) return;
-  }
-  if (!header) {
-    d.error(Location{file, 1, 1}, "faults.replay",
-            "empty: expected a header (time,component,id,duration) and one failure a row");
-  }
+int domain_count(const Scenario& s, Domain d) {
+  if (d == Domain::plane) return s.cluster.network.planes >= 2 ? s.cluster.network.planes : 0;
+  const int span = domain_nodes(s, d);
+  return span > 0 ? (s.cluster.nodes() + span - 1) / span : 0;
 }
 
 std::vector<FailureProcessSpec> llama3_failure_mix() {

@@ -15,8 +15,11 @@ std::vector<std::pair<std::string, Component>> component_choices() {
 }
 
 std::vector<std::pair<std::string, Domain>> domain_choices() {
-  return {
-      {"node", Domain::node}, {"leaf", Domain::leaf}, {"pod", Domain::pod}, {"rack", Domain::rack}};
+  return {{"node", Domain::node},
+          {"leaf", Domain::leaf},
+          {"pod", Domain::pod},
+          {"rack", Domain::rack},
+          {"plane", Domain::plane}};
 }
 
 Schema<FailureProcessSpec> make_failure_process_schema() {
@@ -28,7 +31,10 @@ Schema<FailureProcessSpec> make_failure_process_schema() {
       .choice("domain", &FailureProcessSpec::domain, domain_choices(), D::value("node"),
               "what one failure takes down: its node, or every node under one leaf switch, "
               "pod (second-tier switch group) or rack (faults.nodes_per_rack); nodes are "
-              "numbered job first, then spares, so a domain of spares takes only spares")
+              "numbered job first, then spares, so a domain of spares takes only spares; or "
+              "one plane of a multi-plane fabric (cluster.network.planes of 2 or more), which "
+              "stops no node: the job runs on at (planes - down) / planes of its NICs' "
+              "bandwidth until the plane is repaired, and waits when every plane is down")
       .quantity("per_1000_node_days", &FailureProcessSpec::per_1000_node_days, Dimension::count,
                 D::none(),
                 "failures per 1000 node-days (Meta's unit: Kokolis et al. HPCA'25); at most "
@@ -37,10 +43,11 @@ Schema<FailureProcessSpec> make_failure_process_schema() {
                 D::none(),
                 "failures per component-hour, times components_per_node; at most once an hour "
                 "a node in all")
-      .quantity("per_1000_domain_days", &FailureProcessSpec::per_1000_domain_days, Dimension::count,
-                D::none(),
-                "a leaf, pod or rack process: failures per 1000 days of one such domain; at most "
-                "24,000, once an hour")
+      .quantity(
+          "per_1000_domain_days", &FailureProcessSpec::per_1000_domain_days, Dimension::count,
+          D::none(),
+          "a leaf, pod, rack or plane process: failures per 1000 days of one such domain; at most "
+          "24,000, once an hour")
       .integer("components_per_node", &FailureProcessSpec::components_per_node, {1, 1 << 16},
                D::value("1"), "components of this kind in a node (for per_component_hour)")
       .choice("distribution", &FailureProcessSpec::distribution,
@@ -67,10 +74,11 @@ Schema<InjectedEventSpec> make_injected_event_schema() {
       .integer("node", &InjectedEventSpec::node, {0, 1 << 30}, D::none(),
                "the node (the same as domain: node, id: N)")
       .choice("domain", &InjectedEventSpec::domain, domain_choices(), D::value("node"),
-              "what fails: a node or every node of one leaf, pod or rack")
+              "what fails: a node, every node of one leaf, pod or rack, or one plane of a "
+              "multi-plane fabric (its NIC ports; the job runs on slower until it is repaired)")
       .integer("id", &InjectedEventSpec::id, {0, 1 << 30}, D::none(), "the domain's index")
       .choice("component", &InjectedEventSpec::component, component_choices(),
-              D::derived("= gpu for a node, switch for a leaf or pod, host for a rack"),
+              D::derived("= gpu for a node, switch for a leaf, pod or plane, host for a rack"),
               "what fails, for the counts by component")
       .boolean("replace_node", &InjectedEventSpec::replace_node,
                D::derived("= false for software, true otherwise"),

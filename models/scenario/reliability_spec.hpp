@@ -13,8 +13,10 @@ enum class Component { gpu, hbm, nic, switch_, link, host, software };
 enum class Lifetime { exponential, weibull };
 // What one failure takes down: a node (its GPUs, NICs, host), or every node
 // under one leaf switch, one pod (second-tier switch group) or one rack (its
-// power distribution). Nodes are numbered in order: job nodes, then spares.
-enum class Domain { node, leaf, pod, rack };
+// power distribution), or one plane of a multi-plane fabric (cluster.network
+// .planes): no node stops; every NIC loses its port on that plane until it is
+// repaired. Nodes are numbered in order: job nodes, then spares.
+enum class Domain { node, leaf, pod, rack, plane };
 
 // One failure process, running independently on every domain in service (every
 // node, for node processes).
@@ -83,7 +85,10 @@ struct FaultsSpec {
 // cluster.network's tiers, rack from faults.nodes_per_rack); 0 when the
 // cluster does not define it (no network tiers, or a pod without a second tier).
 struct Scenario;
+// A plane spans every node: its domain_nodes are the cluster's nodes.
 int domain_nodes(const Scenario& s, Domain d);
+// How many domains of this kind the job's nodes make (planes: the fabric's).
+int domain_count(const Scenario& s, Domain d);
 std::string_view domain_name(Domain d);
 
 enum class CheckpointRule { fixed, young, daly };

@@ -66,6 +66,13 @@ void check_cluster(const Checker& c) {
                         cl.network.planes > 1 ? " on each plane" : "", cl.network.tiers.size(),
                         capacity, cl.network.planes > 1 ? "" : ", or split the NICs over planes"));
   }
+  if (cl.network.planes_down >= cl.network.planes) {
+    c.error(
+        "cluster.network.planes_down",
+        fmt::format("{} of {} plane{} down leaves no path between nodes: expected fewer "
+                    "than cluster.network.planes",
+                    cl.network.planes_down, cl.network.planes, cl.network.planes == 1 ? "" : "s"));
+  }
   if (cl.network.in_network_reduction == InNetworkReduction::sharp && !cl.network.rail_optimized &&
       cl.nics_per_node > 1) {
     // NVIDIA's NCCL-SHARP plugin guide: a switch holds at most 2 streaming

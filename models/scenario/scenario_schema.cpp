@@ -84,6 +84,12 @@ Schema<NetworkSpec> make_network_schema() {
                "on every plane, of nic_bandwidth / planes, so a leaf port serves planes times as "
                "many NIC ports (breakout) and fewer tiers join the cluster; flows spread over the "
                "planes (ECMP across them taken as perfect)")
+      .integer("planes_down", &NetworkSpec::planes_down, Range{0, 15}, D::value("0"),
+               "planes out of service (a failed plane, as a what-if; campaign's plane failures "
+               "set it as they come and go): each NIC keeps its ports on the other planes, "
+               "(planes - planes_down) / planes of its bandwidth, and the job runs on without "
+               "a restart (multi-plane transports move flows off a failed plane); fewer than "
+               "planes")
       .choice("in_network_reduction", &NetworkSpec::in_network_reduction,
               choices(kInNetworkReductionNames), D::value("none"),
               "reduction in the switches: sharp (InfiniBand SHARP, NCCL's CollNet with "

@@ -37,10 +37,18 @@ CampaignEngine::CampaignEngine(const models::scenario::Scenario& s, const Resolv
   span_.assign(processes.size(), 1);
   domain_gen_.assign(processes.size(), {});
   for (std::size_t p = 0; p < processes.size(); ++p) {
-    if (processes[p].domain == models::scenario::Domain::node) continue;
-    span_[p] = std::max(1, models::scenario::domain_nodes(s_, processes[p].domain));
+    const auto domain = processes[p].domain;
+    if (domain == models::scenario::Domain::node) continue;
+    if (domain == models::scenario::Domain::plane) {  // one clock a plane, over every node
+      domain_gen_[p].assign(static_cast<std::size_t>(models::scenario::domain_count(s_, domain)),
+                            0);
+      continue;
+    }
+    span_[p] = std::max(1, models::scenario::domain_nodes(s_, domain));
     domain_gen_[p].assign(static_cast<std::size_t>((total + span_[p] - 1) / span_[p]), 0);
   }
+  plane_until_.assign(static_cast<std::size_t>(std::max(1, s_.cluster.network.planes)), 0);
+  plane_gen_.assign(plane_until_.size(), 0);
   for (const auto& e : s_.faults.events) injected_.push_back({&e, "injected"});
   for (const auto& e : s_.faults.replayed) injected_.push_back({&e, "replayed " + e.where});
   healthy_step_s_ = steps_.step_time_s(job);
@@ -103,7 +111,7 @@ double CampaignEngine::upload_factor() const {
 }
 
 double CampaignEngine::step_time_now() {
-  return steps_.step_time_s(running_nodes_) * slowest_factor() * upload_factor();
+  return steps_.step_time_s(running_nodes_, planes_down_) * slowest_factor() * upload_factor();
 }
 
 void CampaignEngine::advance(double to) {
@@ -112,16 +120,19 @@ void CampaignEngine::advance(double to) {
   switch (phase_) {
     case Phase::running: {
       // Excess over healthy pace: an upload's slowdown (a checkpoint's cost),
-      // then the straggler's factor, then fewer nodes.
+      // then the straggler's factor, then planes down, then fewer nodes.
       const double running = dt / upload_factor();
       by[at(Cause::checkpoint)] += dt - running;
       const double factor = slowest_factor();
       const double nodes_step_s = steps_.step_time_s(running_nodes_);
-      done_steps_ += running / (nodes_step_s * factor);
+      const double step_s =
+          planes_down_ > 0 ? steps_.step_time_s(running_nodes_, planes_down_) : nodes_step_s;
+      done_steps_ += running / (step_s * factor);
       since_checkpoint_s_ += dt;
       by[at(Cause::stragglers)] += running - running / factor;
+      by[at(Cause::fabric)] += running / factor * (1 - nodes_step_s / step_s);
       if (nodes_step_s != healthy_step_s_) {
-        by[at(Cause::shrunk)] += running / factor * (1 - healthy_step_s_ / nodes_step_s);
+        by[at(Cause::shrunk)] += running / factor * (nodes_step_s - healthy_step_s_) / step_s;
       }
       break;
     }
@@ -246,6 +257,9 @@ void CampaignEngine::handle(const Event& e) {
         emit_step(EventKind::peer_copy_done, memory_steps_);
       }
       return;
+    case Kind::plane_repaired:
+      on_plane_repaired(e);
+      return;
     case Kind::domain_failure:
       if (e.gen ==
           domain_gen_[static_cast<std::size_t>(e.process)][static_cast<std::size_t>(e.node)]) {
@@ -261,151 +275,6 @@ void CampaignEngine::handle(const Event& e) {
     case Kind::injected:
       on_injected(injected_[static_cast<std::size_t>(e.process)]);
       return;
-  }
-}
-
-void CampaignEngine::on_clock(const Event& e) {
-  if (e.gen != node_gen_[static_cast<std::size_t>(e.node)]) return;  // node left service
-  if (static_cast<std::size_t>(e.process) < s_.faults.processes.size()) {
-    on_failure(e.node, e.process);
-  } else {
-    on_straggler_onset(e.node, e.process);
-  }
-}
-
-void CampaignEngine::on_failure(int node, int process) {
-  const auto& p = s_.faults.processes[static_cast<std::size_t>(process)];
-  if (!p.replace_node) draw_clock(node, process);
-  take_down(node, 1, p.component, models::scenario::Domain::node, node, p.replace_node, -1,
-            "random");
-}
-
-// A leaf, pod or rack fails: all of its nodes at once. Its clock stops until
-// it is repaired (or restarts at once, when nothing is replaced).
-void CampaignEngine::on_domain_failure(const Event& e) {
-  const auto process = static_cast<std::size_t>(e.process);
-  const auto& p = s_.faults.processes[process];
-  auto& gen = domain_gen_[process][static_cast<std::size_t>(e.node)];
-  ++gen;
-  double until = -1;
-  if (p.replace_node) {
-    until = now_ + random_.exponential(policy_.spec->repair_s);
-    push(until, Kind::domain_repaired, e.node, e.process, gen);
-  } else {
-    draw_domain_clock(process, e.node);
-  }
-  take_down(e.node * span_[process], span_[process], p.component, p.domain, e.node, p.replace_node,
-            until, "random");
-}
-
-void CampaignEngine::on_injected(const InjectedEvent& e) {
-  const auto& spec = *e.spec;
-  if (spec.slowdown > 0) {
-    const int node = spec.id;
-    if (node < static_cast<int>(nodes_.size()) &&
-        nodes_[static_cast<std::size_t>(node)] != NodeState::repair) {
-      start_straggler(node, spec.slowdown, spec.until_s, -1, e.source);
-    }
-    return;
-  }
-  const int span = std::max(1, models::scenario::domain_nodes(s_, spec.domain));
-  double until = -1;
-  if (spec.replace_node) {
-    until =
-        now_ + (spec.repair_s > 0 ? spec.repair_s : random_.exponential(policy_.spec->repair_s));
-  }
-  take_down(spec.id * span, span, spec.component, spec.domain, spec.id, spec.replace_node, until,
-            e.source);
-}
-
-int CampaignEngine::peer_of(int slot) const {
-  // Positions pair across the halves of the job (k with k + N/2), so that a
-  // leaf or rack, which takes neighbours, rarely holds both copies of a shard.
-  const int job = static_cast<int>(holder_.size());
-  const int half = job / 2;
-  if (half == 0) return slot;
-  return slot < half ? slot + half : slot - half;
-}
-
-void CampaignEngine::take_down(int first, int count, models::scenario::Component component,
-                               models::scenario::Domain domain, int id, bool replace, double until,
-                               const std::string& source) {
-  ++result_.failures_by_component[static_cast<std::size_t>(component)];
-  const int end = std::min(first + count, static_cast<int>(nodes_.size()));
-  first = std::min(first, end);
-  bool any_running = false;
-  for (int n = first; n < end; ++n) {
-    any_running = any_running || nodes_[static_cast<std::size_t>(n)] == NodeState::running;
-  }
-  if (policy_.spec->in_memory && replace) {
-    // Host memory is gone with the node; each lost shard survives in its peer's
-    // memory unless the peer lost its memory too since the last copy.
-    std::vector<int> lost;
-    for (int n = first; n < end; ++n) {
-      const int slot = slot_[static_cast<std::size_t>(n)];
-      if (nodes_[static_cast<std::size_t>(n)] != NodeState::running || slot < 0) continue;
-      lost_slot_[static_cast<std::size_t>(slot)] = true;
-      lost.push_back(slot);
-    }
-    for (const int slot : lost) {
-      const int peer = peer_of(slot);
-      if (peer == slot || lost_slot_[static_cast<std::size_t>(peer)]) memory_lost_ = true;
-    }
-  }
-  if (replace && until < 0) until = now_ + random_.exponential(policy_.spec->repair_s);
-  const bool interrupts = any_running && phase_ != Phase::waiting;
-  if (logging()) {
-    auto ev = event(EventKind::failure);
-    ev.component = kComponentNames[static_cast<std::size_t>(component)];
-    ev.domain = models::scenario::domain_name(domain);
-    ev.id = id;
-    ev.first_node = first;
-    ev.node_count = end - first;
-    ev.interrupts = interrupts;
-    ev.duration_s = replace ? until - now_ : 0;
-    ev.detail = source;
-    emit(ev);
-    if (replace) repairs_.open(ev.component, ev.domain, id, first, end - first);
-  }
-  if (replace) {
-    for (int n = first; n < end; ++n) {
-      const auto i = static_cast<std::size_t>(n);
-      if (nodes_[i] != NodeState::repair || repair_until_[i] < until) send_to_repair(n, until);
-    }
-  }
-  // A job waiting for nodes is not running: the failure costs it nothing more.
-  if (interrupts) interrupt(true);
-}
-
-void CampaignEngine::on_straggler_onset(int node, int process) {
-  const auto& g =
-      s_.faults.stragglers[static_cast<std::size_t>(process) - s_.faults.processes.size()];
-  const double end = now_ + random_.exponential(g.duration_s);
-  start_straggler(node, g.slowdown, end, process, g.name);
-  draw_clock(node, process);
-}
-
-void CampaignEngine::start_straggler(int node, double slowdown, double end, int process,
-                                     const std::string& source) {
-  ++result_.straggler_onsets;
-  auto& factor = slow_[static_cast<std::size_t>(node)];
-  if (factor == 1) slow_nodes_.push_back(node);
-  factor = std::max(factor, slowdown);
-  const auto gen = node_gen_[static_cast<std::size_t>(node)];
-  if (logging()) {
-    auto ev = event(EventKind::straggler_onset);
-    ev.first_node = node;
-    ev.node_count = 1;
-    ev.slowdown = slowdown;
-    ev.duration_s = end - now_;
-    ev.detail = source;
-    emit(ev);
-  }
-  push(end, Kind::straggler_end, node, process, gen);
-  if (policy_.spec->straggler_action == models::scenario::StragglerAction::evict &&
-      nodes_[static_cast<std::size_t>(node)] == NodeState::running && phase_ == Phase::running) {
-    const double seen_after = policy_.spec->straggler_detect_steps * step_time_now();
-    push(now_ + seen_after, Kind::straggler_seen, node, process, gen);
   }
 }
 
@@ -609,8 +478,10 @@ void CampaignEngine::restart_or_wait() {
   const bool shrink = policy_.spec->no_spare == models::scenario::NoSpare::shrink &&
                       running_nodes_ >= steps_.min_nodes() &&
                       steps_.step_time_s(running_nodes_) > 0;
+  // With every plane of the fabric down nothing runs: wait for one.
+  const bool fabric = planes_down_ < static_cast<int>(plane_until_.size());
   ++phase_gen_;
-  if (whole || shrink) {
+  if (fabric && (whole || shrink)) {
     phase_ = Phase::restarting;
     const double restart_s =
         from_storage_ || !policy_.spec->in_memory ? policy_.storage_restart_s : policy_.restart_s;

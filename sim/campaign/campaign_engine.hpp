@@ -13,6 +13,9 @@
 // `no_spare: shrink`, restarts on fewer data-parallel replicas until the next
 // restart); then job start, communicator init, checkpoint load and warm-up. A
 // failure during recovery starts the recovery over, as in Daly's model.
+// A plane of a multi-plane fabric failing stops no node: the job runs on at
+// the step time of the fabric with that plane out until it is repaired, and
+// waits (as for a repair) while every plane is down.
 // Stragglers: the slowest running node sets the pace (synchronous training
 // waits for it at every collective); overlapping episodes on one node end
 // together with the first to end.
@@ -61,6 +64,7 @@ class CampaignEngine {
     peer_copy_done,
     domain_failure,   // node: the domain's index, process: its failure process
     domain_repaired,  // the same
+    plane_repaired,   // node: the plane's index
     injected          // process: index into injected_
   };
   struct Event {
@@ -97,6 +101,11 @@ class CampaignEngine {
                  models::scenario::Domain domain, int id, bool replace, double until,
                  const std::string& source);
   void draw_domain_clock(std::size_t process, int domain);
+  // A plane of the fabric fails until `until`: no node stops, every NIC loses
+  // its port on it; with every plane down the job stops until one is back.
+  void take_plane_down(int plane, models::scenario::Component component, double until,
+                       const std::string& source);
+  void on_plane_repaired(const Event& e);
   void start_straggler(int node, double slowdown, double end, int process,
                        const std::string& source);
   void on_straggler_onset(int node, int process);
@@ -138,6 +147,10 @@ class CampaignEngine {
   std::vector<InjectedEvent> injected_;
   bool shrunk_ = false;       // the last restart was on fewer nodes than the job
   std::vector<double> slow_;  // step time factor of each node, 1 when healthy
+  // Planes of a multi-plane fabric: when each is back (0: in service).
+  std::vector<double> plane_until_;
+  std::vector<std::uint64_t> plane_gen_;
+  int planes_down_ = 0;
   std::vector<int> slow_nodes_;
   int running_nodes_ = 0;
 

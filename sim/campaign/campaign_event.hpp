@@ -28,9 +28,10 @@ enum class EventKind {
   upload_started,      // to storage (duration_s, step)
   upload_done,         // durable in storage (step)
   peer_copy_done,      // in peers' memory (step)
+  plane_repaired,      // a plane of the fabric is back (id; detail: planes still down)
 };
 
-inline constexpr std::array<std::string_view, 17> kEventNames = {"failure",
+inline constexpr std::array<std::string_view, 18> kEventNames = {"failure",
                                                                  "straggler_onset",
                                                                  "straggler_end",
                                                                  "eviction",
@@ -46,7 +47,8 @@ inline constexpr std::array<std::string_view, 17> kEventNames = {"failure",
                                                                  "checkpoint_staged",
                                                                  "upload_started",
                                                                  "upload_done",
-                                                                 "peer_copy_done"};
+                                                                 "peer_copy_done",
+                                                                 "plane_repaired"};
 
 [[nodiscard]] inline std::string_view event_name(EventKind k) {
   return kEventNames[static_cast<std::size_t>(k)];
@@ -87,6 +89,7 @@ inline constexpr std::array<std::string_view, 2> kEventLevelNames = {"failures",
     case EventKind::waiting:
     case EventKind::restart:
     case EventKind::running:
+    case EventKind::plane_repaired:
       return false;
   }
   return false;
@@ -100,7 +103,7 @@ struct CampaignEvent {
   double time_s = 0;
   EventKind kind = EventKind::failure;
   std::string_view component;  // failures
-  std::string_view domain;     // failures: node, leaf, pod or rack
+  std::string_view domain;     // failures: node, leaf, pod, rack or plane
   int id = -1;                 // the node or domain index (-1: none)
   int first_node = -1;         // the nodes it concerns: first_node .. + node_count - 1
   int node_count = 0;

@@ -20,12 +20,13 @@ enum class Cause {
   lost_work,
   checkpoint,
   stragglers,
-  shrunk
+  shrunk,
+  fabric  // running slower on a degraded fabric (planes down)
 };
-inline constexpr std::size_t kCauses = 8;
+inline constexpr std::size_t kCauses = 9;
 inline constexpr std::array<const char*, kCauses> kCauseNames = {
-    "useful",    "detection",  "restart",    "repair_wait",
-    "lost_work", "checkpoint", "stragglers", "shrunk"};
+    "useful",     "detection",  "restart", "repair_wait", "lost_work",
+    "checkpoint", "stragglers", "shrunk",  "fabric"};
 inline constexpr std::size_t kComponents = 7;
 inline constexpr std::array<const char*, kComponents> kComponentNames = {
     "gpu", "hbm", "nic", "switch", "link", "host", "software"};

@@ -49,14 +49,19 @@ double StepTimeCache::scale_at(int dp) const {
   return best;
 }
 
-double StepTimeCache::step_time_s(int nodes) {
-  const auto it = cache_.find(nodes);
+double StepTimeCache::step_time_s(int nodes, int planes_down) {
+  const auto it = cache_.find({nodes, planes_down});
   if (it != cache_.end()) return it->second;
   // The same global batch on fewer replicas: the largest dp that divides it,
   // each replica running more micro-batches (gradient accumulation).
   const int dp = dp_on(nodes);
-  const double t = dp > 0 ? scale_at(dp) * estimate(at_dp(dp), profile_).step_time_s : 0;
-  cache_.emplace(nodes, t);
+  double t = 0;
+  if (dp > 0) {
+    models::scenario::Scenario s = at_dp(dp);
+    s.cluster.network.planes_down = planes_down;
+    t = scale_at(dp) * estimate(s, profile_).step_time_s;
+  }
+  cache_.emplace(std::pair{nodes, planes_down}, t);
   return t;
 }
 

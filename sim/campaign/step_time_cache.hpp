@@ -1,12 +1,14 @@
 // Step times of the distinct cluster states a campaign passes through, each
 // computed once by the analytic engine. A state is the number of nodes the job
 // runs on: fewer nodes after an eviction without spares means fewer
-// data-parallel replicas. Stragglers are applied on top by the engine (the
-// slowest rank sets a synchronous job's pace), so they need no entry here.
+// data-parallel replicas; and the planes of a multi-plane fabric out of
+// service (each NIC at (planes - down) / planes of its bandwidth). Stragglers are applied on top by
+// the engine (the slowest rank sets a synchronous job's pace), so they need no entry here.
 #pragma once
 
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "models/scenario/scenario.hpp"
 #include "sim/cost/device_profile.hpp"
@@ -23,8 +25,9 @@ class StepTimeCache {
   StepTimeCache(const models::scenario::Scenario& s, const DeviceProfile& profile, double scale = 1,
                 std::map<int, double> scale_by_dp = {});
 
-  // Seconds per step on `nodes` nodes; 0 when no data-parallel degree fits.
-  double step_time_s(int nodes);
+  // Seconds per step on `nodes` nodes, with `planes_down` planes of a
+  // multi-plane fabric out of service; 0 when no data-parallel degree fits.
+  double step_time_s(int nodes, int planes_down = 0);
   // The data-parallel degree the job runs at on `nodes` nodes: the largest that
   // fits and divides the global batch (0: none).
   [[nodiscard]] int dp_on(int nodes) const;
@@ -46,7 +49,7 @@ class StepTimeCache {
   double tokens_per_step_ = 0;
   int job_nodes_ = 0;
   int min_nodes_ = 1;
-  std::map<int, double> cache_;
+  std::map<std::pair<int, int>, double> cache_;  // by nodes, planes down
 };
 
 }  // namespace myriad::sim::campaign

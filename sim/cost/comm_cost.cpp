@@ -104,7 +104,7 @@ CommCost in_switches(const models::Collective& c, const models::GroupSpan& g,
                      const models::scenario::ClusterSpec& cluster, const DeviceProfile& p,
                      double slowdown) {
   const double nic_Bps =
-      nics_for_group(cluster, 1) * cluster.nic_bw_Bps * p.nic_efficiency / slowdown;
+      nics_for_group(cluster, 1) * nic_bw_in_service(cluster) * p.nic_efficiency / slowdown;
   CommCost across;
   across.latency_s = hop_latency(cluster, g.nodes);
   across.time_s = across.latency_s + c.bytes / g.per_node / nic_Bps;
@@ -115,7 +115,7 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
                     const models::scenario::ClusterSpec& cluster, const DeviceProfile& p,
                     double slowdown, bool in_network) {
   const double n = g.size;
-  const double nic_Bps = cluster.nic_bw_Bps * p.nic_efficiency / slowdown;
+  const double nic_Bps = nic_bw_in_service(cluster) * p.nic_efficiency / slowdown;
   const double nics = nics_for_group(cluster, g.per_node);
   // A ring or all-to-all across nodes runs rings inside them too.
   const double nvlink = interpolate_busbw(p.nvlink_ring_busbw, c.bytes);

@@ -275,7 +275,8 @@ StepLowering lower_step(const models::scenario::Scenario& s, const DeviceProfile
   p.dp_rings = group;
   p.pp_bytes_per_node = costs.pp_bytes_per_gpu * p.group_gpus;
   p.route_latency_s = hop_latency(s.cluster, s.cluster.nodes());
-  p.node_Bps = s.cluster.nics_per_node * s.cluster.nic_bw_Bps * profile.nic_efficiency;
+  p.node_Bps = s.cluster.nics_per_node * models::scenario::nic_bw_in_service(s.cluster) *
+               profile.nic_efficiency;
   for (std::size_t i = 0; i < costs.dp_comms.size(); ++i) {
     p.dp_phases.push_back(lower_dp_collective(p, s, profile, costs.dp_comms[i], costs.dp_costs[i]));
   }

@@ -10,6 +10,7 @@
 #include "sim/analytic/estimator.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "tests/sim/shipped.hpp"
+#include "tests/sim/step_engine_support.hpp"
 
 namespace myriad::sim {
 namespace {
@@ -93,6 +94,50 @@ TEST(NetworkPlanes, FewerTiersShortenTheDataParallelRing) {
   EXPECT_DOUBLE_EQ(two.busbw_Bps, one.busbw_Bps);
   EXPECT_LE(estimate(fabric(16384, 2), h100).step_time_s,
             estimate(fabric(16384, 1), h100).step_time_s);
+}
+
+// One of four planes down (cluster.network.planes_down): each NIC keeps its
+// ports on the other three, 3/4 of its bandwidth, and the fabric's tiers lose as
+// much, so a ring across nodes runs at 3/4 of its bus bandwidth with the same
+// latency. An exposed data-parallel all-reduce slows the step in both engines,
+// which still agree.
+TEST(NetworkPlanes, APlaneDownLeavesEachNicItsPortsOnTheOthers) {
+  const DeviceProfile& h100 = testing::shipped_profile("H100");
+  const models::Collective ar{"dp.grads", models::CollectiveKind::all_reduce, models::GroupKind::dp,
+                              1e9};
+  const models::GroupSpan g{256, 1, 256};
+  auto healthy = fabric(2048, 4);
+  auto degraded = healthy;
+  degraded.cluster.network.planes_down = 1;
+  EXPECT_DOUBLE_EQ(models::scenario::nic_bw_in_service(degraded.cluster), 0.75 * 400e9 / 8);
+  const CommCost full = collective_cost(ar, g, healthy.cluster, h100);
+  const CommCost three = collective_cost(ar, g, degraded.cluster, h100);
+  EXPECT_NEAR(three.busbw_Bps / full.busbw_Bps, 0.75, 1e-12);
+  EXPECT_DOUBLE_EQ(three.latency_s, full.latency_s);
+  for (auto* s : {&healthy, &degraded}) s->overlap.dp = false;
+  const double closed_full = estimate(healthy, h100, Detail::summary).step_time_s;
+  const double closed_three = estimate(degraded, h100, Detail::summary).step_time_s;
+  EXPECT_GT(closed_three, closed_full);
+  const double engine_full = testing::run_in_child(healthy, testing::options(), h100).step_time_s;
+  const double engine_three = testing::run_in_child(degraded, testing::options(), h100).step_time_s;
+  EXPECT_GT(engine_three, engine_full);
+  EXPECT_NEAR(engine_three / closed_three, 1, 0.02)
+      << engine_three << " s against " << closed_three;
+}
+
+// All planes down leaves nothing between the nodes: refused, naming the key.
+TEST(NetworkPlanes, EveryPlaneDownIsRefused) {
+  try {
+    (void)models::scenario::load_scenario_text(
+        "cluster: {preset: llama3-like, gpus: 64, network: {planes: 2, planes_down: 2}}\n"
+        "model: {preset: llama3-8b}\nparallelism: {tp: 8, global_batch: 8}\n",
+        "down.yaml", kShipped);
+    ADD_FAILURE() << "every plane down loaded";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cluster.network.planes_down"), std::string::npos) << what;
+    EXPECT_NE(what.find("2 of 2 planes down"), std::string::npos) << what;
+  }
 }
 
 }  // namespace

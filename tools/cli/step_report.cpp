@@ -293,6 +293,13 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
         "  network: all-reduces and reduce-scatters across nodes reduce in the switches (SHARP) "
         "where that is faster than rings (algorithm sharp below)\n";
   }
+  if (const auto& net = s.cluster.network; net.planes_down > 0) {
+    out += fmt::format(
+        "  network: {} of {} planes down: each NIC keeps {} of its bandwidth "
+        "(cluster.network.planes_down)\n",
+        net.planes_down, net.planes,
+        percent(static_cast<double>(net.planes - net.planes_down) / net.planes));
+  }
   out += profile_line(profile) + "\n";
   Table headline({"", ""}, "lr");
   headline.add({"step time", seconds(r.step_time_s)});
@@ -372,6 +379,8 @@ nlohmann::json step_report_json(const models::scenario::Scenario& s,
           {"nvlink_algorithm", sim::nvlink_algorithm_note(profile)},
           {"in_network_reduction", models::name_in(models::scenario::kInNetworkReductionNames,
                                                    s.cluster.network.in_network_reduction)},
+          {"planes", s.cluster.network.planes},
+          {"planes_down", s.cluster.network.planes_down},
           {"step_time_s", r.step_time_s},
           {"mfu", r.mfu},
           {"hfu", r.hfu},
