@@ -1,10 +1,13 @@
 #include "sim/planning/plan_run.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <regex>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "models/scenario/text_file.hpp"
 #include "sim/planning/sweep.hpp"
@@ -167,6 +170,15 @@ PlanColumns plan_columns(const PlanVariants& v, const std::vector<Rescored>& bes
   PlanColumns c;
   c.rescored = rescored;
   c.hardware = v.several_hardware();
+  for (std::size_t i = 0; i < v.all.size() && !c.variant; ++i) {
+    for (std::size_t j = i + 1; j < v.all.size(); ++j) {
+      if (v.all[i].hardware == v.all[j].hardware &&
+          v.all[i].base.cluster.gpus == v.all[j].base.cluster.gpus) {
+        c.variant = true;
+        break;
+      }
+    }
+  }
   c.gpus = v.several_counts();
   c.etp = !space.etp.empty();
   c.pruning = space.prune.size() > 1;
@@ -180,6 +192,18 @@ PlanColumns plan_columns(const PlanVariants& v, const std::vector<Rescored>& bes
   c.priced = v.priced();
   c.deadline = deadline;
   return c;
+}
+
+std::string variant_label(const PlanVariants& v, std::size_t index) {
+  std::vector<std::string> shown;
+  for (const auto& set : v.all[index].sets) {
+    if (set.starts_with("cluster.gpus=")) continue;
+    const bool everywhere = std::all_of(v.all.begin(), v.all.end(), [&](const PlanVariant& x) {
+      return std::find(x.sets.begin(), x.sets.end(), set) != x.sets.end();
+    });
+    if (!everywhere) shown.push_back(set);
+  }
+  return fmt::format("{}", fmt::join(shown, ", "));
 }
 
 std::vector<std::string> best_overrides(const PlanVariants& v, const PlannedLayout& l) {

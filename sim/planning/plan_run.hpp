@@ -118,6 +118,7 @@ class GrowthPhases {
 struct PlanColumns {
   bool rescored = false;    // est. #: the rank by the estimate
   bool hardware = false;    // several clusters
+  bool variant = false;     // --vary values that hardware and GPUs do not tell apart
   bool gpus = false;        // several GPU counts
   bool etp = false;         // expert tensor parallelism searched
   bool pruning = false;     // several expert prunings
@@ -131,6 +132,11 @@ struct PlanColumns {
 };
 PlanColumns plan_columns(const PlanVariants& v, const std::vector<Rescored>& best,
                          const PlanOptions& options, bool rescored, bool deadline);
+
+// What tells search `index` apart from the others where its hardware and GPU
+// count may not: its --vary values that are not the same in every search
+// ("cluster.network.planes_down=1"), cluster.gpus left out (a column of its own).
+std::string variant_label(const PlanVariants& v, std::size_t index);
 
 // The --set overrides that reproduce `l` on the user's scenario: its search's
 // own, then the layout's and its pruning (where the search varied it).

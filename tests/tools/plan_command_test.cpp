@@ -2,6 +2,8 @@
 // and the titles of reports after overrides: run in-process, as `myriad` would.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,31 @@ TEST(PlanCommand, TitlesComeFromTheResolvedRun) {
   const Result plain = run_cli({"estimate", k70b});
   ASSERT_EQ(plain.code, 0) << plain.err;
   EXPECT_EQ(first_line(plain.out), "Llama 3 70B on 2,048 H100");
+}
+
+// Searches that hardware and GPU count do not tell apart (--vary of another
+// key: a what-if of the network) each say their value in a variant column, in
+// the table and the CSV; a value every search shares is left out.
+TEST(PlanCommand, VariedKeysTheOtherColumnsDoNotShowGetAColumn) {
+  const std::string csv = ::testing::TempDir() + "/plan_variant.csv";
+  const Result r = run_cli({"plan", k70b, "--gpus", "1024", "--top", "40", "--vary",
+                            "cluster.nic_bandwidth=100Gbps,400Gbps", "--vary",
+                            "cluster.gpus_per_node=8", "--csv", csv});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("variant"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cluster.nic_bandwidth=100Gbps"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cluster.nic_bandwidth=400Gbps"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("cluster.gpus_per_node=8  "), std::string::npos) << r.out;
+  std::ifstream in(csv);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  EXPECT_NE(text.find(",variant\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(",cluster.nic_bandwidth=400Gbps\n"), std::string::npos) << text;
+  // One search: no such column.
+  const Result one = run_cli({"plan", k70b, "--gpus", "1024", "--top", "3"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(one.out.find("variant"), std::string::npos) << one.out;
 }
 
 // Expectation: with a deadline the console says how many layouts meet it, and

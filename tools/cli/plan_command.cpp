@@ -326,6 +326,7 @@ Table best_table_frame(const sim::PlanColumns& c) {
   };
   add(c.rescored, {"est. #"}, "r");
   add(c.hardware, {"hardware"}, "l");
+  add(c.variant, {"variant"}, "l");
   add(c.gpus, {"GPUs"}, "r");
   add(true, {"tp", "pp", "v", "cp", "ep"}, "rrrrr");
   add(c.schedule, {"schedule"}, "l");
@@ -354,6 +355,7 @@ std::vector<std::string> best_row(const sim::Rescored& b, int rank, const PlanVa
   std::vector<std::string> row = {std::to_string(rank)};
   if (c.rescored) row.push_back(std::to_string(b.estimate_rank));
   if (c.hardware) row.push_back(v.all[l.variant].hardware);
+  if (c.variant) row.push_back(sim::variant_label(v, l.variant));
   if (c.gpus) row.push_back(models::scenario::grouped(m.gpus));
   for (const int n : {p.tp, p.pp, p.virtual_stages, p.cp, p.ep}) row.push_back(std::to_string(n));
   if (c.schedule) row.emplace_back(models::name_in(models::scenario::kScheduleNames, p.schedule));
@@ -459,7 +461,8 @@ std::string plan_csv(const PlanCliOptions& o, const PlanVariants& v,
       "rank,tp,sp,pp,virtual_stages,cp,ep,dp,micro_batch,global_batch,zero,recompute,"
       "step_time_s,mfu,tokens_per_s,days,gpu_hours,cost_usd,memory_fraction,engine,"
       "estimate_rank,estimated_step_time_s,simulated_step_time_s,days_ci95,ettr,etp,pruning,"
-      "stage_layers,gpus,hardware,meets_deadline,schedule,recompute_layers,offload_layers\n";
+      "stage_layers,gpus,hardware,meets_deadline,schedule,recompute_layers,offload_layers,"
+      "variant\n";
   int rank = 0;
   const auto optional = [](const std::optional<double>& x) {
     return x ? fmt::format("{:.9g}", *x) : std::string{};
@@ -468,7 +471,7 @@ std::string plan_csv(const PlanCliOptions& o, const PlanVariants& v,
     const sim::LayoutMetrics& m = b.layout.metrics;
     csv += fmt::format(
         "{},{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g},{},{},{:.9g},{},{},{},{},{},{},{},{},"
-        "{},{},{},{}\n",
+        "{},{},{},{},{}\n",
         ++rank, layout_text(b.layout), m.step_time_s, m.mfu, m.tokens_per_s, m.days, m.gpu_hours,
         priced ? fmt::format("{:.9g}", m.cost) : std::string{}, m.memory, b.engine, b.estimate_rank,
         b.estimated_step_s, optional(b.simulated_step_s),
@@ -479,7 +482,8 @@ std::string plan_csv(const PlanCliOptions& o, const PlanVariants& v,
         m.gpus, csv_field(v.all[b.layout.variant].hardware),
         o.max_days > 0 ? (m.days <= o.max_days ? "true" : "false") : "",
         models::name_in(models::scenario::kScheduleNames, b.layout.parallelism.schedule),
-        b.layout.parallelism.recompute_layers, b.layout.parallelism.offload_layers);
+        b.layout.parallelism.recompute_layers, b.layout.parallelism.offload_layers,
+        csv_field(sim::variant_label(v, b.layout.variant)));
   }
   return csv;
 }

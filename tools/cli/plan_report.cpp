@@ -61,6 +61,7 @@ ConfigurationReport plan_report_frame(const PlanCliOptions& o, const PlanVariant
                   searched_text(o, v, options, r)),
       v.all.front().base, command,
       {{"hardware", "hardware"},
+       {"variant", "variant"},
        {"deadline", "deadline"},
        {"tp", "tp"},
        {"pp", "pp"},
@@ -94,6 +95,7 @@ nlohmann::json point_params(const PlanCliOptions& o, const PlanVariants& v,
   const auto& p = e.s.parallelism;
   nlohmann::json params = {
       {"hardware", v.all[e.variant].hardware},
+      {"variant", sim::variant_label(v, e.variant)},
       {"tp", p.tp},
       {"pp", p.pp},
       {"virtual_stages", p.virtual_stages},
