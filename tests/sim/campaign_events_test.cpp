@@ -13,16 +13,14 @@
 #include "sim/campaign/campaign_report.hpp"
 #include "sim/campaign/failure_timeline.hpp"
 #include "sim/campaign/repair_incidents.hpp"
+#include "tests/sim/campaign_support.hpp"
 
 namespace myriad::sim::campaign {
 namespace {
 
 const models::scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
 
-const DeviceProfile& a100() {
-  static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json");
-  return p;
-}
+using support::a100;
 
 TEST(EventLevels, FailuresLeaveOutOnlyTheCheckpointRoutine) {
   int routine_kinds = 0;

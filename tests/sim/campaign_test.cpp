@@ -12,6 +12,7 @@
 #include "myriad_source_paths.hpp"
 #include "sim/campaign/campaign_report.hpp"
 #include "sim/campaign/resolved_policy.hpp"
+#include "tests/sim/campaign_support.hpp"
 
 namespace myriad::sim::campaign {
 namespace {
@@ -20,10 +21,7 @@ using models::RandomStream;
 
 const models::scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
 
-const DeviceProfile& a100() {
-  static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json");
-  return p;
-}
+using support::a100;
 
 // GPT-3 175B on 16 nodes of 8 A100: two data-parallel replicas.
 const std::string kJob = R"(
@@ -713,26 +711,8 @@ parallelism: {tp: 8, pp: 8, global_batch: 64}
                                               "domains.yaml", kShipped);
 }
 
-// Runs one seed of one policy, collecting its events.
-RunResult run_logged(const models::scenario::Scenario& s, std::vector<CampaignEvent>& events,
-                     double days = 1) {
-  CampaignOptions o;
-  o.days = days;
-  o.seeds = 1;
-  o.event_seed = 0;
-  o.on_event = [&events](std::size_t policy, const CampaignEvent& e) {
-    if (policy == 0) events.push_back(e);
-  };
-  return run_campaign(s, a100(), o).policies[0].runs[0];
-}
-
-std::vector<CampaignEvent> of_kind(const std::vector<CampaignEvent>& events, EventKind k) {
-  std::vector<CampaignEvent> out;
-  for (const auto& e : events) {
-    if (e.kind == k) out.push_back(e);
-  }
-  return out;
-}
+using support::of_kind;
+using support::run_logged;
 
 TEST(FailureDomains, SizesFollowTheNetworkAndRatesCountDomains) {
   const auto s = domains(R"(

@@ -12,16 +12,16 @@
 #include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/campaign/campaign_report.hpp"
+#include "tests/sim/campaign_support.hpp"
 
 namespace myriad::sim::campaign {
 namespace {
 
 const models::scenario::LoadOptions kPlanesShipped{{MYRIAD_SCENARIO_DIR}};
 
-const DeviceProfile& a100_profile() {
-  static const DeviceProfile p = load_profile(std::string(MYRIAD_PROFILE_DIR) + "/A100-80GB.json");
-  return p;
-}
+using support::a100;
+using support::of_kind;
+using support::run_logged;
 
 // GPT-3 175B on 16 nodes of 8 A100, their 200G NICs as two 100G ports on two
 // planes of 16-port switches; pipeline transfers cross the nodes.
@@ -47,25 +47,6 @@ double seconds_of(const RunResult& r, Cause c) {
   return r.seconds_by_cause[static_cast<std::size_t>(c)];
 }
 
-RunResult run_one(const models::scenario::Scenario& s, std::vector<CampaignEvent>& events) {
-  CampaignOptions o;
-  o.days = 1;
-  o.seeds = 1;
-  o.event_seed = 0;
-  o.on_event = [&events](std::size_t policy, const CampaignEvent& e) {
-    if (policy == 0) events.push_back(e);
-  };
-  return run_campaign(s, a100_profile(), o).policies[0].runs[0];
-}
-
-std::vector<CampaignEvent> events_of(const std::vector<CampaignEvent>& events, EventKind k) {
-  std::vector<CampaignEvent> out;
-  for (const auto& e : events) {
-    if (e.kind == k) out.push_back(e);
-  }
-  return out;
-}
-
 // Plane 1 down from 10 h to 12 h: two hours at the step time of one plane,
 // whose excess over the healthy step is the time lost to the fabric.
 TEST(PlaneFailures, APlaneDownSlowsTheJobWithoutStoppingIt) {
@@ -77,17 +58,17 @@ policies: [{checkpoint_rule: fixed, checkpoint_interval: 100h}]
 )");
   auto degraded = s;
   degraded.cluster.network.planes_down = 1;
-  const double healthy_s = estimate(s, a100_profile()).step_time_s;
-  const double one_plane_s = estimate(degraded, a100_profile()).step_time_s;
+  const double healthy_s = estimate(s, a100()).step_time_s;
+  const double one_plane_s = estimate(degraded, a100()).step_time_s;
   ASSERT_GT(one_plane_s, healthy_s);
   std::vector<CampaignEvent> events;
-  const RunResult r = run_one(s, events);
+  const RunResult r = run_logged(s, events);
   EXPECT_EQ(r.interruptions, 0);
   EXPECT_NEAR(seconds_of(r, Cause::fabric), 7200 * (1 - healthy_s / one_plane_s), 1e-6);
   EXPECT_EQ(seconds_of(r, Cause::restart), 0);
   EXPECT_EQ(r.failures_by_component[static_cast<std::size_t>(models::scenario::Component::switch_)],
             1);
-  const auto failures = events_of(events, EventKind::failure);
+  const auto failures = of_kind(events, EventKind::failure);
   ASSERT_EQ(failures.size(), 1U);
   EXPECT_EQ(failures[0].domain, "plane");
   EXPECT_EQ(failures[0].id, 1);
@@ -95,7 +76,7 @@ policies: [{checkpoint_rule: fixed, checkpoint_interval: 100h}]
   EXPECT_FALSE(failures[0].interrupts);
   EXPECT_EQ(failures[0].duration_s, 7200);
   EXPECT_EQ(failures[0].detail, "injected; 1 of 2 planes down");
-  const auto back = events_of(events, EventKind::plane_repaired);
+  const auto back = of_kind(events, EventKind::plane_repaired);
   ASSERT_EQ(back.size(), 1U);
   EXPECT_EQ(back[0].time_s, 12 * 3600);
   EXPECT_EQ(back[0].id, 1);
@@ -113,14 +94,14 @@ faults:
 policies: [{checkpoint_rule: fixed, checkpoint_interval: 100h, detection: 5min, diagnosis: 5min}]
 )");
   std::vector<CampaignEvent> events;
-  const RunResult r = run_one(s, events);
+  const RunResult r = run_logged(s, events);
   EXPECT_EQ(r.interruptions, 1);
-  const auto failures = events_of(events, EventKind::failure);
+  const auto failures = of_kind(events, EventKind::failure);
   ASSERT_EQ(failures.size(), 2U);
   EXPECT_FALSE(failures[0].interrupts);
   EXPECT_TRUE(failures[1].interrupts);
   EXPECT_NEAR(seconds_of(r, Cause::repair_wait), 3600 - 600, 1e-6);
-  const auto restarts = events_of(events, EventKind::restart);
+  const auto restarts = of_kind(events, EventKind::restart);
   ASSERT_EQ(restarts.size(), 1U);
   EXPECT_EQ(restarts[0].time_s, 12 * 3600);
 }
@@ -174,11 +155,11 @@ policies: [{repair_time: 1min, checkpoint_rule: fixed, checkpoint_interval: 100h
   o.seeds = 1;
   o.event_seed = 0;
   o.on_event = [&events](std::size_t, const CampaignEvent& e) { events.push_back(e); };
-  const RunResult r = run_campaign(s, a100_profile(), o).policies[0].runs[0];
-  const auto failures = events_of(events, EventKind::failure);
+  const RunResult r = run_campaign(s, a100(), o).policies[0].runs[0];
+  const auto failures = of_kind(events, EventKind::failure);
   // 2 planes x 10 a day x 10 days.
   EXPECT_NEAR(static_cast<double>(failures.size()), 200, 3 * std::sqrt(200.0));
-  EXPECT_EQ(events_of(events, EventKind::plane_repaired).size(), failures.size());
+  EXPECT_EQ(of_kind(events, EventKind::plane_repaired).size(), failures.size());
   EXPECT_GT(seconds_of(r, Cause::fabric), 0);
 }
 
