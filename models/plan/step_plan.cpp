@@ -173,6 +173,9 @@ void plan_dp(const scenario::Scenario& s, StepPlan& plan) {
 
 int chunk_layers(const scenario::Scenario& s, int stage, int chunk) {
   const auto& p = s.parallelism;
+  if (!p.layout_layers.empty()) {
+    return p.layout_layers[static_cast<std::size_t>(chunk * p.pp + stage)];
+  }
   if (p.embedding_as_layer || p.loss_as_layer) {
     const int chunks = p.pp * p.virtual_stages;
     int n = (s.model.layers + p.embedding_as_layer + p.loss_as_layer) / chunks;
@@ -199,7 +202,7 @@ int stage_layers(const scenario::Scenario& s, int stage) {
   const auto& p = s.parallelism;
   const int layers = s.model.layers;
   if (!p.uneven_stages()) return layers / p.pp;
-  if (p.embedding_as_layer || p.loss_as_layer) {
+  if (p.embedding_as_layer || p.loss_as_layer || !p.layout_layers.empty()) {
     int n = 0;
     for (int chunk = 0; chunk < p.virtual_stages; ++chunk) n += chunk_layers(s, stage, chunk);
     return n;

@@ -101,7 +101,7 @@ int stage_layers(const scenario::Scenario& s, int stage);
 // Layers of model chunk `chunk` of stage `stage` (its virtual stage): the stage's
 // share over its chunks, or with parallelism.embedding_as_layer / loss_as_layer
 // an even share of the layers with the embedding and the loss counted, the first
-// chunk (the last) one layer short.
+// chunk (the last) one layer short; or as parallelism.pipeline_layout places them.
 int chunk_layers(const scenario::Scenario& s, int stage, int chunk);
 // The first of the model's layers that chunk `chunk` of stage `stage` holds:
 // model chunk chunk x pp + stage, in order (Megatron-LM's interleaving).

@@ -49,6 +49,12 @@ struct ParallelSpec {
   // evenly over pp * virtual_stages chunks (126 layers of Llama 3.1 405B over 64).
   bool embedding_as_layer = false;
   bool loss_as_layer = false;
+  // Or Megatron-Core's --pipeline-model-parallel-layout (pipeline_layout.hpp):
+  // every model chunk's layers written out, "Et|(tt|)*30mL"; and, derived from it,
+  // the transformer layers of each of the pp * virtual_stages chunks in the
+  // model's order (chunk c of stage s at c * pp + s).
+  std::string pipeline_layout;
+  std::vector<int> layout_layers;
   Schedule schedule = Schedule::one_f_one_b;
   int dp = 0;            // data parallel replicas
   int zero = 0;          // ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 + parameters
@@ -89,7 +95,7 @@ struct ParallelSpec {
 
   [[nodiscard]] bool uneven_stages() const {
     return first_stage_layers > 0 || last_stage_layers > 0 || !stage_layers.empty() ||
-           embedding_as_layer || loss_as_layer;
+           embedding_as_layer || loss_as_layer || !pipeline_layout.empty();
   }
 
   // Micro-batches each pipeline replica runs per step.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include "models/scenario/pipeline_layout.hpp"
+
 namespace myriad::models::scenario {
 namespace {
 
@@ -76,10 +78,98 @@ void check_layer_accounting(const Checker& c) {
   }
 }
 
+// pipeline_layout: Megatron-Core's layout string, as Myriad can run it: one
+// entry a model chunk, the embedding opening the first, the LM head and loss
+// closing the last, the MTP blocks after the last chunk's layers, every
+// transformer layer placed once.
+void check_layout(const Checker& c) {
+  const ParallelSpec& p = c.s().parallelism;
+  const ModelSpec& m = c.s().model;
+  const char* key = "parallelism.pipeline_layout";
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || !p.stage_layers.empty() ||
+      p.embedding_as_layer || p.loss_as_layer) {
+    c.error(key,
+            "a pipeline layout places every layer itself: give it without stage_layers, "
+            "first_stage_layers, last_stage_layers, embedding_as_layer or loss_as_layer");
+    return;
+  }
+  if (p.schedule == Schedule::dualpipe) {
+    c.error(key, "dualpipe places its own two chunks a stage: give it without a pipeline layout");
+    return;
+  }
+  const PipelineLayout layout = parse_pipeline_layout(p.pipeline_layout);
+  if (!layout.ok()) {
+    c.error(key, fmt::format("{} (character {} of \"{}\")", layout.error, layout.where,
+                             p.pipeline_layout));
+    return;
+  }
+  const int chunks = p.pp * p.virtual_stages;
+  if (static_cast<int>(layout.stages.size()) != chunks) {
+    c.error(key, fmt::format("the layout has {} model chunks (split by '|'), expected pp * "
+                             "virtual_stages = {} * {} = {}",
+                             layout.stages.size(), p.pp, p.virtual_stages, chunks));
+    return;
+  }
+  int layers = 0;
+  int mtp = 0;
+  int embeddings = 0;
+  int losses = 0;
+  for (std::size_t i = 0; i < layout.stages.size(); ++i) {
+    const LayoutStage& st = layout.stages[i];
+    const bool last = i + 1 == layout.stages.size();
+    layers += st.layers;
+    mtp += st.mtp;
+    embeddings +=
+        st.embedding ? static_cast<int>(std::count(st.text.begin(), st.text.end(), 'E')) : 0;
+    losses += st.loss ? static_cast<int>(std::count(st.text.begin(), st.text.end(), 'L')) : 0;
+    const std::string where = fmt::format("chunk {} (\"{}\", stage {} chunk {})", i, st.text,
+                                          static_cast<int>(i) % p.pp, static_cast<int>(i) / p.pp);
+    if (st.text.empty()) {
+      c.error(key, fmt::format("model chunk {} holds nothing: every chunk needs a layer, the "
+                               "embedding, an MTP block or the loss",
+                               i));
+    }
+    if (st.embedding && (i != 0 || st.text.front() != 'E')) {
+      c.error(key, fmt::format("{}: the embedding (E) opens the first chunk, where the first "
+                               "stage runs it",
+                               where));
+    }
+    if (st.loss && (!last || st.text.back() != 'L')) {
+      c.error(key, fmt::format("{}: the LM head and loss (L) close the last chunk, where the "
+                               "last stage runs them",
+                               where));
+    }
+    if (st.mtp > 0 && (!last || st.text.find('t', st.text.find('m')) != std::string::npos)) {
+      c.error(key, fmt::format("{}: the MTP blocks (m) follow the model's last layer, in the "
+                               "last chunk",
+                               where));
+    }
+  }
+  if (embeddings != 1 || losses != 1) {
+    c.error(key, fmt::format("expected the embedding (E) and the loss (L) once each, found {} "
+                             "and {}",
+                             embeddings, losses));
+  }
+  if (layers != m.layers) {
+    c.error(key, fmt::format("the layout places {} transformer layers (t), but the model has {} "
+                             "(model.layers)",
+                             layers, m.layers));
+  }
+  if (mtp != m.mtp_depth) {
+    c.error(key, fmt::format("the layout places {} MTP blocks (m), but the model has {} "
+                             "(model.mtp_depth)",
+                             mtp, m.mtp_depth));
+  }
+}
+
 // first_stage_layers / last_stage_layers: the stages between share the rest evenly.
 void check_uneven_stages(const Checker& c) {
   const ParallelSpec& p = c.s().parallelism;
   const int layers = c.s().model.layers;
+  if (!p.pipeline_layout.empty()) {
+    check_layout(c);
+    return;
+  }
   if (p.embedding_as_layer || p.loss_as_layer) {
     check_layer_accounting(c);
     return;

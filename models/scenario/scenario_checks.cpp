@@ -11,6 +11,7 @@
 #include "models/scenario/checker.hpp"
 #include "models/scenario/physical_bounds.hpp"
 #include "models/scenario/pipeline_checks.hpp"
+#include "models/scenario/pipeline_layout.hpp"
 #include "models/scenario/reliability_checks.hpp"
 #include "models/scenario/units.hpp"
 
@@ -501,6 +502,7 @@ void derive_layout(Scenario& s) {
     p.dp = s.cluster.gpus % model_parallel == 0 ? s.cluster.gpus / model_parallel : 0;
     set_derived(s, "parallelism.dp");
   }
+  derive_layout_layers(p);
 }
 
 void derive(Scenario& s) {

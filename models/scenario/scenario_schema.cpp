@@ -310,6 +310,12 @@ Schema<ParallelSpec> make_parallel_schema() {
       .boolean("loss_as_layer", &ParallelSpec::loss_as_layer, D::value("false"),
                "the LM head and loss take a layer's place in the last model chunk (Megatron-LM's "
                "--account-for-loss-in-pipeline-split)")
+      .text("pipeline_layout", &ParallelSpec::pipeline_layout, D::none(),
+            "every model chunk's contents in the model's order, as Megatron-Core's "
+            "--pipeline-model-parallel-layout writes them: E the embedding, t a transformer "
+            "layer, m an MTP block, L the LM head and loss, | between chunks, (...)*N and X*N "
+            "repeats (DeepSeek-V3 on pp 8 x virtual_stages 4: \"Et|(tt|)*30mL\"); chunk i "
+            "runs on stage i mod pp; in place of the other uneven-stage keys")
       .choice("schedule", &ParallelSpec::schedule,
               {{"1f1b", Schedule::one_f_one_b},
                {"interleaved", Schedule::interleaved},

@@ -186,6 +186,11 @@ struct Lists {
     p.first_stage_layers = 0;
     p.last_stage_layers = 0;
     p.stage_layers.clear();
+    // The scenario's pipeline layout where the search keeps its stages and chunks.
+    if (p.pp != p0.pp || p.virtual_stages != p0.virtual_stages) {
+      p.pipeline_layout.clear();
+      p.layout_layers.clear();
+    }
     // Pipelines whose stages cannot hold alike layers (DeepSeek-V3's 61 on 16):
     // one more layer on each of the stages between the first and the last, from
     // the second on, as far as it takes (the embedding and the head stay with the
@@ -526,6 +531,9 @@ std::vector<std::string> layout_overrides(const models::scenario::ParallelSpec& 
   }
   if (base.last_stage_layers != p.last_stage_layers) {
     sets.push_back(fmt::format("parallelism.last_stage_layers={}", p.last_stage_layers));
+  }
+  if (base.pipeline_layout != p.pipeline_layout) {
+    sets.push_back(fmt::format("parallelism.pipeline_layout=\"{}\"", p.pipeline_layout));
   }
   // The scenario's zero-bubble schedule kept, or left for an interleaved layout.
   if (models::splits_backward(p.schedule) || models::splits_backward(base.schedule)) {

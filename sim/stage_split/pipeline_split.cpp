@@ -395,14 +395,22 @@ PipelineGraph pipeline_graph(const models::scenario::Scenario& s, const DevicePr
   return g;
 }
 
+std::vector<int> own_stage_layers(const models::scenario::Scenario& s) {
+  std::vector<int> split(static_cast<std::size_t>(s.parallelism.pp));
+  for (int k = 0; k < s.parallelism.pp; ++k) {
+    split[static_cast<std::size_t>(k)] = models::stage_layers(s, k);
+  }
+  return split;
+}
+
 StagePlacement place_stages(const models::scenario::Scenario& s, const PipelineGraph& g,
                             StageSplit a) {
   const int stages = g.devices.count;
   const int v = s.parallelism.virtual_stages;
   switch (a) {
     case StageSplit::uniform: {
-      std::vector<int> split(stages);
-      for (int k = 0; k < stages; ++k) split[k] = models::stage_layers(s, k);
+      std::vector<int> split = own_stage_layers(s);
+      split.resize(static_cast<std::size_t>(stages));
       return given_split(g, a, split,
                          s.parallelism.uneven_stages() ? "the scenario's own uneven stages"
                                                        : "every stage the same layers");
@@ -452,9 +460,15 @@ std::vector<int> balanced_stage_layers(const models::scenario::Scenario& s,
 
 models::scenario::Scenario with_stage_layers(models::scenario::Scenario s,
                                              const std::vector<int>& stage_layers) {
-  s.parallelism.stage_layers = stage_layers;
-  s.parallelism.first_stage_layers = 0;
-  s.parallelism.last_stage_layers = 0;
+  if (own_stage_layers(s) == stage_layers) return s;
+  auto& p = s.parallelism;
+  p.stage_layers = stage_layers;
+  p.first_stage_layers = 0;
+  p.last_stage_layers = 0;
+  p.embedding_as_layer = false;
+  p.loss_as_layer = false;
+  p.pipeline_layout.clear();
+  p.layout_layers.clear();
   // Set here, not by a file: the resolved scenario writes it out and says so.
   s.origins["parallelism.stage_layers"] = models::scenario::Location{"<myriad place>", 0, 0};
   return s;

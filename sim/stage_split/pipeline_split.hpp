@@ -162,8 +162,13 @@ std::vector<int> balanced_stage_layers(const models::scenario::Scenario& s,
 // the embedding on the first stage, the layers in order, the head on the last.
 std::vector<int> units_on_stages(int layers, const std::vector<int>& stage_layers);
 
-// The scenario with its stages split as `stage_layers` (parallelism.stage_layers
-// set, first_stage_layers and last_stage_layers cleared).
+// Each stage's layers as the scenario splits them.
+std::vector<int> own_stage_layers(const models::scenario::Scenario& s);
+
+// The scenario with its stages split as `stage_layers`: as it is where that is its
+// own split, else with parallelism.stage_layers set and the other ways of giving
+// uneven stages (first_stage_layers, last_stage_layers, embedding_as_layer,
+// loss_as_layer, pipeline_layout) cleared, which would otherwise override it.
 models::scenario::Scenario with_stage_layers(models::scenario::Scenario s,
                                              const std::vector<int>& stage_layers);
 

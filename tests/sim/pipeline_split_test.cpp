@@ -221,6 +221,32 @@ TEST(PlaceStages, BalancedKeepsEveryStageWithinMemory) {
   EXPECT_LT(b.stage_layers.front(), 8);
 }
 
+// Expectation: a split given to a scenario whose stages come from the embedding and
+// the loss counted as layers, or from a layout string, replaces them (they would
+// otherwise decide the chunks and the split would be priced as nothing), and its
+// own split leaves it as it is.
+TEST(PlaceStages, AGivenSplitReplacesTheOtherWaysOfSplitting) {
+  const std::string base =
+      "cluster: {preset: llama3-like, gpus: 256}\nmodel: {preset: llama3-405b}\n"
+      "parallelism: {tp: 8, pp: 4, virtual_stages: 2, global_batch: 64, ";
+  for (const std::string uneven : {"embedding_as_layer: true, loss_as_layer: true}\n",
+                                   "pipeline_layout: \"Et*15|(t*16|)*6t*15L\"}\n"}) {
+    const auto s = models::scenario::load_scenario_text(base + uneven, "uneven.yaml", kShipped);
+    const std::vector<int> own = own_stage_layers(s);
+    EXPECT_EQ(own, (std::vector<int>{31, 32, 32, 31})) << uneven;
+    const auto same = with_stage_layers(s, own);
+    EXPECT_EQ(same.parallelism.pipeline_layout, s.parallelism.pipeline_layout);
+    EXPECT_EQ(same.parallelism.embedding_as_layer, s.parallelism.embedding_as_layer);
+    const auto even = with_stage_layers(s, {30, 32, 32, 32});
+    EXPECT_TRUE(even.parallelism.pipeline_layout.empty());
+    EXPECT_FALSE(even.parallelism.embedding_as_layer || even.parallelism.loss_as_layer);
+    const models::StepPlan plan = models::plan_step(even);
+    EXPECT_EQ(plan.layers_by_chunk[0][0], 15) << uneven;
+    EXPECT_EQ(plan.layers_by_chunk[1][0], 16) << uneven;
+    EXPECT_EQ(plan.layers_by_stage, (std::vector<int>{30, 32, 32, 32}));
+  }
+}
+
 TEST(PlaceStages, NamesAndErrors) {
   EXPECT_EQ(parse_stage_algorithm("M-SCT"), StageSplit::m_sct);
   EXPECT_EQ(parse_stage_algorithm("balanced"), StageSplit::balanced);

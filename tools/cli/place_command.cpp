@@ -270,16 +270,20 @@ std::string placements_text(const std::vector<Priced>& all, bool no_simulate) {
 }
 
 // The placement chosen, stage by stage, and how to use it.
-void print_pick(const Priced* pick, const sim::PipelineGraph& g, const sim::DeviceProfile& profile,
-                std::ostream& out) {
+void print_pick(const Priced* pick, const models::scenario::Scenario& s,
+                const sim::PipelineGraph& g, const sim::DeviceProfile& profile, std::ostream& out) {
   if (!pick) {
     out << "\nNo placement here can run as a pipeline of these stages within memory.\n";
     return;
   }
   out << fmt::format("\n{} stages:\n", sim::stage_split_name(pick->placement.algorithm));
   print_stages(*pick, g, profile, out);
-  out << fmt::format("use it: --set 'parallelism.stage_layers=[{}]'\n",
-                     fmt::join(pick->placement.stage_layers, ","));
+  if (pick->placement.stage_layers == sim::own_stage_layers(s)) {
+    out << "use it: the scenario as it is (these are its own stages)\n";
+  } else {
+    out << fmt::format("use it: --set 'parallelism.stage_layers=[{}]'\n",
+                       fmt::join(pick->placement.stage_layers, ","));
+  }
   if (!pick->analytic->fits) {
     out << fmt::format("warning: with this split the fullest stage needs {} of usable memory\n",
                        percent(pick->analytic->memory_needed() / pick->analytic->memory_usable()));
@@ -356,7 +360,7 @@ int run_place(const PlaceOptions& o, Streams io, const Environment& env) {
   io.out << placements_text(all, o.no_simulate);
   const Priced* pick =
       algorithms->size() == 1 ? (all.front().analytic ? &all.front() : nullptr) : chosen(all);
-  print_pick(pick, g, *profile, io.out);
+  print_pick(pick, *s, g, *profile, io.out);
   nlohmann::json op_grain;
   if (o.grain == "op") {
     std::vector<std::pair<sim::StageSplit, std::vector<int>>> splits;
