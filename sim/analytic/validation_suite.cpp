@@ -14,8 +14,8 @@ namespace {
 using models::scenario::ConfigNode;
 using models::scenario::Diagnostics;
 
-const std::vector<std::string> kSuiteKeys = {"name",   "title",  "source", "notes",
-                                             "metric", "bounds", "base",   "cases"};
+const std::vector<std::string> kSuiteKeys = {
+    "name", "title", "source", "notes", "metric", "bounds", "base", "cases", "left_out_of_fits"};
 const std::vector<std::string> kCaseKeys = {"case", "published", "scenario", "note"};
 const std::vector<std::string> kMetrics = {"iteration_time_s", "mfu", "tflops_per_gpu",
                                            "normalized_throughput"};
@@ -145,6 +145,7 @@ Suite load_suite(const std::string& path, const models::scenario::LoadOptions& o
   suite.title = text(root, "title");
   suite.source = text(root, "source");
   suite.metric = text(root, "metric");
+  suite.left_out_of_fits = text(root, "left_out_of_fits");
   if (suite.metric != "iteration_time_s" && suite.metric != "mfu" &&
       suite.metric != "normalized_throughput") {
     d.error(root.where(), "metric",

@@ -7,6 +7,9 @@
 //                                     (the first case's step time over each case's, as
 //                                     ablation tables give it): what the rows compare
 //   bounds: {mean_abs_rel_error, max_abs_rel_error}   what ctest holds the suite to
+//   left_out_of_fits                  text, optional: why --leave-one-out fits nothing on
+//                                     it (a gap the model does not cover yet, which a fit
+//                                     of the profile's assumptions would chase)
 //   base                              scenario keys every case shares
 //   cases: - case: NAME
 //            published: {iteration_time_s | mfu | tflops_per_gpu | normalized_throughput: number}
@@ -42,6 +45,7 @@ struct SuiteHeader {
   std::string metric;
   double bound_mean = 0;
   double bound_max = 0;
+  std::string left_out_of_fits;  // empty: the suite takes part in --leave-one-out's fits
 };
 
 struct ValidationResult : SuiteHeader {

@@ -327,6 +327,35 @@ TEST_P(PublishedTable, WithinItsBounds) {
   EXPECT_LE(r.bound_max, 0.10);
 }
 
+// Expectation (issue 38: the Hopper suite's MoE rows): Megatron-Bridge's Qwen3-235B-A22B
+// runs on 256 H100 that drop no token (25.11, 26.02) are predicted within 5 %, and its
+// DeepSeek-V3 run, written with its own pipeline layout ("Et|(tt|)*30mL"), within 10 %.
+// The suite as a whole is out of its bounds, and says so: the Qwen3-30B-A3B runs took
+// about 3 times the GPU time Myriad prices (docs/validation.md#the-moe-rows).
+TEST(PublishedMoeOnHopper, TheLargeMoeRowsHoldAndTheSmallOnesAreShown) {
+  const ProfileLookup lookup = [](const models::scenario::Scenario& s) -> const DeviceProfile& {
+    return testing::shipped_profile(s.cluster.gpu.profile);
+  };
+  const auto r =
+      run_suite(std::string(MYRIAD_SCENARIO_DIR) + "/validation/megatron-bridge-h100-moe.yaml",
+                kShipped, lookup);
+  ASSERT_EQ(r.rows.size(), 7U);
+  int held = 0;
+  for (const auto& row : r.rows) {
+    if (row.name == "26.02 qwen3-235b-a22b 256 GPUs" ||
+        row.name == "25.11 qwen3-235b-a22b 256 GPUs") {
+      EXPECT_LE(std::fabs(row.rel_error), 0.05) << row.name << ": predicted " << row.predicted;
+      ++held;
+    }
+    if (row.name == "25.09 deepseek-v3 1024 GPUs") {
+      EXPECT_LE(std::fabs(row.rel_error), 0.10) << row.name << ": predicted " << row.predicted;
+      ++held;
+    }
+  }
+  EXPECT_EQ(held, 3);
+  EXPECT_FALSE(r.within_bounds());
+}
+
 INSTANTIATE_TEST_SUITE_P(Published, PublishedTable,
                          ::testing::Values("korthikanti2022-table5", "megatron-sc21-table1",
                                            "megascale-table2", "megascale-table3", "megascale-moe",

@@ -1081,7 +1081,7 @@ TEST(Cli, ValidateReportsEverySuiteAndWritesJson) {
   EXPECT_EQ(r.code, kExitOk) << r.err;
   std::ifstream in(file);
   const auto j = nlohmann::json::parse(in);
-  ASSERT_EQ(j["suites"].size(), 7u);
+  ASSERT_EQ(j["suites"].size(), 8u);
   for (const auto& suite : j["suites"]) {
     EXPECT_TRUE(suite.contains("mean_abs_rel_error"));
     EXPECT_TRUE(suite.contains("max_abs_rel_error"));

@@ -146,6 +146,10 @@ bool leave_one_out(const std::vector<sim::Suite>& suites,
   std::map<std::string, std::vector<const sim::Suite*>> by_profile;
   std::vector<const sim::Suite*> every;
   for (const auto& suite : suites) {
+    if (!suite.left_out_of_fits.empty()) {
+      io.out << fmt::format("left out of the fits: {}: {}\n", suite.name, suite.left_out_of_fits);
+      continue;
+    }
     std::set<std::string> names;
     for (const auto& c : suite.cases) names.insert(c.scenario.cluster.gpu.profile);
     if (names.size() == 1) by_profile[*names.begin()].push_back(&suite);
@@ -175,8 +179,8 @@ bool leave_one_out(const std::vector<sim::Suite>& suites,
     ++fitted;
   }
   std::set<std::string> every_profile;
-  for (const auto& suite : suites) {
-    for (const auto& c : suite.cases) every_profile.insert(c.scenario.cluster.gpu.profile);
+  for (const sim::Suite* suite : every) {
+    for (const auto& c : suite->cases) every_profile.insert(c.scenario.cluster.gpu.profile);
   }
   if (every.size() > 1 && every_profile.size() > 1) {
     io.err << "every profile: fitting " << sim::shared_parameters().size() << " shared parameters, "
@@ -197,7 +201,7 @@ bool leave_one_out(const std::vector<sim::Suite>& suites,
     io.err << fmt::format(
         "myriad validate: error: --leave-one-out fits over two or more suites; these {} "
         "suite(s) are too few\n",
-        suites.size());
+        every.size());
     return false;
   }
   json["leave_one_out"] = held_json;
