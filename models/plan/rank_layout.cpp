@@ -40,9 +40,11 @@ GroupSpan span(int size, int gpn, Member member) {
   int count = 0;
   bool increasing = true;
   long long last = -1;
+  long long gap = 0;  // nodes between consecutive members, the farthest
   for (int i = 0; i < size && increasing; ++i) {
     const long long rank = member(i);
     increasing = rank > last;
+    if (increasing && last >= 0) gap = std::max(gap, rank / gpn - last / gpn);
     last = rank;
     if (rank / gpn != node) {
       node = rank / gpn;
@@ -51,10 +53,22 @@ GroupSpan span(int size, int gpn, Member member) {
     }
     g.per_node = std::max(g.per_node, ++count);
   }
-  if (increasing) return g;
+  if (increasing) {
+    g.reach = static_cast<int>(last / gpn - member(0) / gpn + 1);
+    g.neighbour_reach = static_cast<int>(gap + 1);
+    return g;
+  }
   std::map<long long, int> per_node;
   for (int i = 0; i < size; ++i) ++per_node[member(i) / gpn];
   g.nodes = static_cast<int>(per_node.size());
+  g.reach = static_cast<int>(per_node.rbegin()->first - per_node.begin()->first + 1);
+  gap = 0;
+  for (int i = 1; i < size; ++i) {
+    const long long a = member(i - 1) / gpn;
+    const long long b = member(i) / gpn;
+    gap = std::max(gap, a > b ? a - b : b - a);
+  }
+  g.neighbour_reach = static_cast<int>(gap + 1);
   g.per_node = 1;
   for (const auto& [n, c] : per_node) g.per_node = std::max(g.per_node, c);
   return g;

@@ -14,6 +14,17 @@ struct GroupSpan {
   int size = 1;      // ranks in the group
   int per_node = 1;  // most of them in one node
   int nodes = 1;     // nodes the group spans
+  // Nodes from the group's first to its last, inclusive: as many as `nodes` where
+  // the group's nodes are consecutive, more where they are strided (dp outermost
+  // in tp-cp-pp-dp), so that the farthest pair sits under a higher tier. 0: as nodes.
+  int reach = 0;
+  // The same for the farthest two consecutive members, what a transfer between
+  // neighbouring pipeline stages crosses. 0: as nodes.
+  int neighbour_reach = 0;
+  [[nodiscard]] int reach_nodes() const { return reach > nodes ? reach : nodes; }
+  [[nodiscard]] int neighbour_nodes() const {
+    return neighbour_reach > 0 ? neighbour_reach : nodes;
+  }
 };
 
 // The span of a group of kind `group`: tp and cp groups, the most spread of the

@@ -106,7 +106,7 @@ CommCost in_switches(const models::Collective& c, const models::GroupSpan& g,
   const double nic_Bps =
       nics_for_group(cluster, 1) * nic_bw_in_service(cluster) * p.nic_efficiency / slowdown;
   CommCost across;
-  across.latency_s = hop_latency(cluster, g.nodes);
+  across.latency_s = hop_latency(cluster, g.reach_nodes());
   across.time_s = across.latency_s + c.bytes / g.per_node / nic_Bps;
   return around_the_node(c, g, cluster, p, across, CollectiveAlgorithm::sharp);
 }
@@ -119,20 +119,25 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
   const double nics = nics_for_group(cluster, g.per_node);
   // A ring or all-to-all across nodes runs rings inside them too.
   const double nvlink = interpolate_busbw(p.nvlink_ring_busbw, c.bytes);
-  const double hop = hop_latency(cluster, g.nodes);
+  // A ring, a tree or an all-to-all waits for its farthest pair: the tier joining
+  // the group's first and last node (reach), above the one its node count would
+  // fill where its nodes are strided (dp outermost across pods or buildings). A
+  // transfer between pipeline stages crosses the tier joining the two farthest
+  // neighbouring stages.
+  const double hop = hop_latency(cluster, g.reach_nodes());
   CommCost r;
   r.inter_node = true;
   switch (c.kind) {
     case CollectiveKind::send_recv:
       r.algorithm = CollectiveAlgorithm::p2p;
       r.busbw_Bps = nics_for_group(cluster, 1) * nic_Bps;  // every GPU of the node sends
-      r.latency_s = hop;
+      r.latency_s = hop_latency(cluster, g.neighbour_nodes());
       break;
     case CollectiveKind::all_to_all: {
       r.algorithm = CollectiveAlgorithm::pairwise;
       const double per_rank_nic =
           nics * nic_Bps / g.per_node /
-          largest_oversubscription_below(cluster, joining_tier(cluster, g.nodes));
+          largest_oversubscription_below(cluster, joining_tier(cluster, g.reach_nodes()));
       r.latency_s = hop + (n - 1) * cluster.nvlink_latency_s;
       if (c.hop_nodes > 0 && c.hop_copies > 0) {
         r.algorithm = CollectiveAlgorithm::two_hop;

@@ -38,7 +38,7 @@ TEST(PlanCommand, TitlesComeFromTheResolvedRun) {
 // the table and the CSV; a value every search shares is left out.
 TEST(PlanCommand, VariedKeysTheOtherColumnsDoNotShowGetAColumn) {
   const std::string csv = ::testing::TempDir() + "/plan_variant.csv";
-  const Result r = run_cli({"plan", k70b, "--gpus", "1024", "--top", "40", "--vary",
+  const Result r = run_cli({"plan", k70b, "--gpus", "1024", "--top", "80", "--vary",
                             "cluster.nic_bandwidth=100Gbps,400Gbps", "--vary",
                             "cluster.gpus_per_node=8", "--csv", csv});
   ASSERT_EQ(r.code, 0) << r.err;
