@@ -348,6 +348,19 @@ void fit_gemm(FitState& s) {
     return;
   }
   DeviceProfile& model = s.model;
+  // No fitted rate above the fastest GEMM measured: the model's large-GEMM limit
+  // (deep, whole tiles, no latency) is the efficiency times the peak, so the
+  // efficiency stays at or below the fastest row's rate over the peak (the
+  // H200's rows of 2026-11-30 fitted 0.906 of 989 TFLOP/s, 896, where the
+  // fastest row ran 854).
+  const Row* top = fastest(s.rows, "gemm", true);
+  const double peak = model.bf16_flops * model.sustained_clock;
+  const double cap =
+      top != nullptr && peak > 0 ? std::min(1.0, top->flops / top->best_s / peak) : 1.0;
+  const std::string capped =
+      top != nullptr ? fmt::format("at most the fastest GEMM measured ({}, {:.1f} % of the peak)",
+                                   top->name, 100 * cap)
+                     : std::string();
   const auto gemm_loss = [&](double eff, double k_half, double latency) {
     model.gemm_efficiency = eff;
     model.gemm_k_half = k_half;
@@ -365,7 +378,7 @@ void fit_gemm(FitState& s) {
   const auto best_eff_at = [&](double k_half, double latency) {
     return std::exp(
         models::golden_section([&](double le) { return gemm_loss(std::exp(le), k_half, latency); },
-                               std::log(kMinEfficiency), std::log(1.5)));
+                               std::log(kMinEfficiency), std::log(std::max(cap, kMinEfficiency))));
   };
   // The best efficiency and k_half for one latency: k_half on a grid, refined
   // between its neighbours, the efficiency re-fitted at each.
@@ -391,12 +404,12 @@ void fit_gemm(FitState& s) {
   if (!s.base.is_null() && gemms.size() < 3) {
     const double k_half = model.gemm_k_half;
     const double latency = model.gemm_latency_s;
-    model.gemm_efficiency = std::min(1.0, best_eff_at(k_half, latency));
+    model.gemm_efficiency = std::min(cap, best_eff_at(k_half, latency));
     const auto res = record_residual(s, key(&DeviceProfile::gemm_efficiency), gemms);
     s.params.set(&DeviceProfile::gemm_efficiency, model.gemm_efficiency, "measured",
-                 fmt::format("of the peak, with the base's gemm_k_half and gemm_latency_s ({} "
-                             "GEMM rows are too few to fit them); {}",
-                             gemms.size(), residual_note(res)));
+                 fmt::format("of the peak, {}, with the base's gemm_k_half and gemm_latency_s "
+                             "({} GEMM rows are too few to fit them); {}",
+                             capped, gemms.size(), residual_note(res)));
     s.params.copy(&DeviceProfile::gemm_k_half, s.base);
     s.params.copy(&DeviceProfile::gemm_latency_s, s.base);
     return;
@@ -420,13 +433,13 @@ void fit_gemm(FitState& s) {
     const Fit refined = fit_at(latency);
     if (refined.loss < best.loss) best = refined;
   }
-  model.gemm_efficiency = std::min(1.0, best.eff);
+  model.gemm_efficiency = std::min(cap, best.eff);
   model.gemm_k_half = best.k_half;
   model.gemm_latency_s = best.latency;
   const auto res = record_residual(s, key(&DeviceProfile::gemm_efficiency), gemms);
-  s.params.set(
-      &DeviceProfile::gemm_efficiency, model.gemm_efficiency, "measured",
-      fmt::format("of the peak, with gemm_k_half and gemm_latency_s; {}", residual_note(res)));
+  s.params.set(&DeviceProfile::gemm_efficiency, model.gemm_efficiency, "measured",
+               fmt::format("of the peak, {}, with gemm_k_half and gemm_latency_s; {}", capped,
+                           residual_note(res)));
   s.params.set(&DeviceProfile::gemm_k_half, best.k_half, "measured", residual_note(res));
   s.params.set(&DeviceProfile::gemm_latency_s, best.latency, "measured",
                fmt::format("beyond kernel_overhead_s; {}", residual_note(res)));

@@ -19,6 +19,7 @@
 #include "calibration/measure/rows.hpp"
 #include "calibration/measure/runner.hpp"
 #include "models/transformer/layer_program.hpp"
+#include "myriad_source_paths.hpp"
 #include "sim/cost/compute_cost.hpp"
 
 namespace myriad::calibration {
@@ -161,6 +162,31 @@ TEST(CalibrationFit, RecoversTheProfileItsRowsCameFrom) {
   EXPECT_EQ(p.parameters.at("gemm_efficiency").origin, "measured");
   EXPECT_EQ(p.parameters.at("nic_efficiency").origin, "assumption");
   EXPECT_EQ(fit.profile["device"], "test CPU");
+}
+
+// Expectation (issue 38): no fitted GEMM rate is above the fastest GEMM measured.
+// The H200's rows of 2026-11-30, fitted with the datasheet's 989 TFLOP/s, had put
+// the efficiency at 0.906 (896 TFLOP/s for large GEMMs) where the fastest row ran
+// 854; the efficiency is now held at that row's rate over the peak, and says so.
+TEST(CalibrationFit, NoGemmRateAboveTheFastestMeasured) {
+  const std::string measured =
+      std::string(MYRIAD_PROFILE_DIR) + "/../measurements/H200-2026-11-30/rows.json";
+  const RowsFile rows = read_rows(measured);
+  double fastest = 0;
+  for (const Row& r : rows.rows) {
+    if (r.family == "gemm" && r.best_s > 0) fastest = std::max(fastest, r.flops / r.best_s);
+  }
+  ASSERT_GT(fastest, 8e14);
+  FitOptions o;
+  o.base_profile = std::string(MYRIAD_PROFILE_DIR) + "/H200.json";
+  const sim::DeviceProfile p = sim::parse_profile(fit_profile(rows, o).profile, "fitted");
+  EXPECT_LE(p.gemm_efficiency * p.bf16_flops, fastest * (1 + 1e-9));
+  EXPECT_NEAR(p.gemm_efficiency * p.bf16_flops, fastest, fastest * 1e-6);  // the bound binds
+  EXPECT_NE(p.parameters.at("gemm_efficiency").note.find("at most the fastest GEMM measured"),
+            std::string::npos);
+  // The synthetic rows, whose ceiling runs at the peak, keep their 0.8.
+  EXPECT_NEAR(sim::parse_profile(fit_profile(synthetic(), {}).profile, "fitted").gemm_efficiency,
+              0.8, 0.01);
 }
 
 // Two attention kernels measured (the SIMT one and a tensor-core one twice as
