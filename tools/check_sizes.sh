@@ -10,7 +10,6 @@ cd "$(dirname "$0")/.."
 limit=600
 declare -A exception=(
   # issue 42, kernels measured on the GPU: cases, fits and references by op family
-  [calibration/fit/family_fits.cpp]=681
   [calibration/measure/reference.cpp]=787
 )
 status=0

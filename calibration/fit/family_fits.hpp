@@ -35,6 +35,26 @@ class Parameters {
   nlohmann::json params_ = nlohmann::json::object();
 };
 
+// The slowest kernels a profile can describe, as a fraction of the peak: a
+// simple CUDA attention ran at 0.1-0.2 % of an H200's bf16 peak (2026-11-30),
+// and a fit clamped at 1 % predicted it seven times too fast.
+inline constexpr double kMinEfficiency = 1e-4;
+
+// The profile key of a member.
+std::string key(Member m);
+
+struct FitState;
+
+// The kernel rows of an op class.
+std::vector<const Row*> kernels_of(const RowsFile& f, models::OpClass cls);
+// The fastest row of a family, ceiling or kernel, by FLOP rate or bytes rate.
+const Row* fastest(const RowsFile& f, const std::string& family, bool by_flops);
+// The residual of the profile fitted so far over `rows`, recorded in the result.
+ParameterResidual record_residual(FitState& s, const std::string& name,
+                                  const std::vector<const Row*>& rows);
+// "fitted to N rows: rms error x %, max y %".
+std::string residual_note(const ParameterResidual& r);
+
 struct FitState {
   FitState(const RowsFile& passed, bool cpu_backend) : rows(passed), cpu(cpu_backend) {}
 
@@ -55,6 +75,8 @@ void fit_ceilings(FitState& s);
 // Memory-bound kernels: one efficiency per family and coarse family, and the
 // per-kernel overhead. Returns the profile's "memory_bound_kernels".
 nlohmann::json fit_memory_bound(FitState& s);
+// GEMMs (gemm_fit.cpp): efficiency, k_half and latency, the efficiency at most the
+// fastest GEMM measured over the peak.
 void fit_gemm(FitState& s);
 void fit_attention(FitState& s);
 
