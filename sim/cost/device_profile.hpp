@@ -137,6 +137,9 @@ struct DeviceProfile {
   // (activation offload); 0 where the profile gives none.
   double host_to_device_efficiency = 0;
   double device_to_host_efficiency = 0;
+  // The device's last-level cache (an NVIDIA GPU's L2), for the calibration fit:
+  // a copy whose bytes fit in it measures the cache, not HBM. 0 where not given.
+  double last_level_cache_bytes = 0;
   // The experts' grouped GEMMs (one kernel over a rank's experts, with their
   // routing metadata) relative to a dense GEMM of one expert's shape; 0 where the
   // profile gives none (priced as dense).
