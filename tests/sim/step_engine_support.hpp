@@ -12,6 +12,7 @@
 #include <string>
 
 #include "models/scenario/loader.hpp"
+#include "sim/analytic/estimator.hpp"
 #include "sim/step/step_engine.hpp"
 #include "tests/sim/shipped.hpp"
 
@@ -106,6 +107,23 @@ inline void expect_same_result(const ChildResult& a, const ChildResult& b) {
 inline double simulate_in_child(const models::scenario::Scenario& s, bool all_replicas = false,
                                 const DeviceProfile& profile = a100()) {
   return run_in_child(s, options(all_replicas), profile).step_time_s;
+}
+
+// A what-if that slows the step: both engines price `slower` above `faster`, and
+// the step engine agrees with the closed form within `tolerance` on each.
+inline void expect_both_engines_slower(const models::scenario::Scenario& faster,
+                                       const models::scenario::Scenario& slower,
+                                       const DeviceProfile& profile, double tolerance = 0.02) {
+  const double closed_fast = estimate(faster, profile, Detail::summary).step_time_s;
+  const double closed_slow = estimate(slower, profile, Detail::summary).step_time_s;
+  EXPECT_GT(closed_slow, closed_fast);
+  const double engine_fast = run_in_child(faster, options(), profile).step_time_s;
+  const double engine_slow = run_in_child(slower, options(), profile).step_time_s;
+  EXPECT_GT(engine_slow, engine_fast);
+  EXPECT_NEAR(engine_fast / closed_fast, 1, tolerance)
+      << engine_fast << " s against " << closed_fast;
+  EXPECT_NEAR(engine_slow / closed_slow, 1, tolerance)
+      << engine_slow << " s against " << closed_slow;
 }
 
 }  // namespace myriad::sim::testing

@@ -79,16 +79,7 @@ TEST(TwoBuildings, BothEnginesPayTheCampusWhereTheRingsCrossIt) {
   const DeviceProfile& h100 = testing::shipped_profile("H100");
   for (const char* placement : {"tp-cp-pp-dp", "tp-cp-dp-pp"}) {
     SCOPED_TRACE(placement);
-    const auto near = campus(placement, "500ns");
-    const auto far = campus(placement);
-    const double closed_near = estimate(near, h100, Detail::summary).step_time_s;
-    const double closed_far = estimate(far, h100, Detail::summary).step_time_s;
-    EXPECT_GT(closed_far, closed_near);
-    const double engine_near = testing::run_in_child(near, testing::options(), h100).step_time_s;
-    const double engine_far = testing::run_in_child(far, testing::options(), h100).step_time_s;
-    EXPECT_GT(engine_far, engine_near);
-    EXPECT_NEAR(engine_far / closed_far, 1, 0.02) << engine_far << " against " << closed_far;
-    EXPECT_NEAR(engine_near / closed_near, 1, 0.02) << engine_near << " against " << closed_near;
+    testing::expect_both_engines_slower(campus(placement, "500ns"), campus(placement), h100);
   }
   // Strided rings: the all-reduce (NCCL's tree, 2 x log2 64 levels, shorter than
   // the ring's 2 x 63 steps) waits 2 x 10.3 us longer a level, at least.
