@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "models/numeric/golden_section.hpp"
 #include "sim/cost/compute_cost.hpp"
@@ -12,6 +13,29 @@
 namespace myriad::calibration::fit_detail {
 
 using sim::DeviceProfile;
+
+namespace {
+
+struct EfficiencyCap {
+  double cap = 1;
+  std::string note;  // what bounds it, for the parameter's note
+};
+
+// No fitted rate above the fastest GEMM measured: the model's large-GEMM limit
+// (deep, whole tiles, no latency) is the efficiency times the peak, so the
+// efficiency stays at or below the fastest row's rate over the peak (the H200's
+// rows of 2026-11-30 fitted 0.906 of 989 TFLOP/s, 896, where the fastest row
+// ran 854).
+EfficiencyCap efficiency_cap(const FitState& s) {
+  const Row* top = fastest(s.rows, "gemm", true);
+  const double peak = s.model.bf16_flops * s.model.sustained_clock;
+  if (top == nullptr || peak <= 0) return {};
+  const double cap = std::min(1.0, top->flops / top->best_s / peak);
+  return {cap, fmt::format("at most the fastest GEMM measured ({}, {:.1f} % of the peak)",
+                           top->name, 100 * cap)};
+}
+
+}  // namespace
 
 // GEMMs: efficiency, k_half and the fixed latency of a call minimising the
 // squared log error of the cost model's own prediction. Small GEMMs decide the
@@ -29,19 +53,9 @@ void fit_gemm(FitState& s) {
     return;
   }
   DeviceProfile& model = s.model;
-  // No fitted rate above the fastest GEMM measured: the model's large-GEMM limit
-  // (deep, whole tiles, no latency) is the efficiency times the peak, so the
-  // efficiency stays at or below the fastest row's rate over the peak (the
-  // H200's rows of 2026-11-30 fitted 0.906 of 989 TFLOP/s, 896, where the
-  // fastest row ran 854).
-  const Row* top = fastest(s.rows, "gemm", true);
-  const double peak = model.bf16_flops * model.sustained_clock;
-  const double cap =
-      top != nullptr && peak > 0 ? std::min(1.0, top->flops / top->best_s / peak) : 1.0;
-  const std::string capped =
-      top != nullptr ? fmt::format("at most the fastest GEMM measured ({}, {:.1f} % of the peak)",
-                                   top->name, 100 * cap)
-                     : std::string();
+  const EfficiencyCap bound = efficiency_cap(s);
+  const double cap = bound.cap;
+  const std::string& capped = bound.note;
   const auto gemm_loss = [&](double eff, double k_half, double latency) {
     model.gemm_efficiency = eff;
     model.gemm_k_half = k_half;

@@ -174,7 +174,8 @@ void plan_dp(const scenario::Scenario& s, StepPlan& plan) {
 int chunk_layers(const scenario::Scenario& s, int stage, int chunk) {
   const auto& p = s.parallelism;
   if (!p.layout_layers.empty()) {
-    return p.layout_layers[static_cast<std::size_t>(chunk * p.pp + stage)];
+    return p.layout_layers[static_cast<std::size_t>(chunk) * static_cast<std::size_t>(p.pp) +
+                           static_cast<std::size_t>(stage)];
   }
   if (p.embedding_as_layer || p.loss_as_layer) {
     const int chunks = p.pp * p.virtual_stages;
