@@ -397,12 +397,7 @@ PlanResult search_layouts(const models::scenario::Scenario& base, const DevicePr
       // The stage split as an axis: the balanced one where it is faster, or fits
       // the headroom where the even one does not.
       const std::vector<int> split = balanced_stage_layers(s, profile, options.headroom);
-      const auto even = [&] {
-        std::vector<int> layers(s.parallelism.pp);
-        for (int k = 0; k < s.parallelism.pp; ++k) layers[k] = models::stage_layers(s, k);
-        return layers;
-      };
-      if (!split.empty() && split != even()) {
+      if (!split.empty() && split != own_stage_layers(s)) {
         const models::scenario::Scenario balanced = with_stage_layers(s, split);
         const LayoutMetrics m = metrics_of(balanced, estimate(balanced, profile, Detail::summary));
         const bool even_fits = l.metrics.memory <= options.headroom;
