@@ -277,6 +277,12 @@ std::vector<models::Op> program_ops(const models::scenario::ModelSpec& m,
         "a layer-program composite runs one rank's layer: tp, cp and ep 1, fused attention, "
         "bf16 GEMMs, no recomputation");
   }
+  if (m.windowed_share() > 0 && m.windowed_share() < 1) {
+    throw std::invalid_argument(
+        "a layer-program composite runs one layer: a stack of windowed and full-attention "
+        "layers (model.full_attention_every) is priced as their average, which no single "
+        "layer runs");
+  }
   const models::LayerProgram layer = models::transformer_layer(m, sh);
   std::vector<models::Op> ops = layer.forward.ops;
   ops.insert(ops.end(), layer.backward.ops.begin(), layer.backward.ops.end());

@@ -65,6 +65,11 @@ struct Op {
   // Engine's userbuffers); `dgrad_pieces` is the same for its backward's data gradient.
   double pieces = 1;
   double dgrad_pieces = 1;
+  // The share of the layers of an averaged layer program that run this kernel (a
+  // stack whose layers attend in a window or over the whole sequence: each kind's
+  // attention at its share); its flops and bytes already count it, its fixed
+  // per-kernel costs are paid that share of the time. 1: every layer runs it.
+  double share = 1;
 };
 
 // A GEMM op: 2*m*n*k FLOPs per batch entry; reads A and B, writes C in `elem` bytes each.

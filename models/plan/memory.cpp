@@ -69,14 +69,15 @@ double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
     attention = 2 * heads * (2 * m.head_width() + 2 * m.value_width());
     if (p.recompute_norms_and_up) {
       // The up-projections' queries, keys and values are made again in backward
-      // (the attention's output stays, the output projection's input), and so
-      // are the norms' outputs, the column-parallel GEMMs' inputs (4h of the 10h).
+      // (the attention's output stays, the output projection's input).
       attention = 2 * heads * m.value_width();
-      replicated -= 4 * h;
     }
     replicated +=
         2 * (m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * (sp ? t : 1);
   }
+  // Recomputed norms (Megatron-LM's recompute module layernorm) keep only their
+  // inputs: their outputs, the column-parallel GEMMs' inputs, go (4h of the 10h).
+  if (p.recompute_norms_and_up) replicated -= 4 * h;
   // Under fp8 the QKV and fc1 inputs (norm outputs, 2h of the 10h) halve; the
   // output projection's input is FlashAttention's output, which FlashAttention
   // keeps in bf16 for its own backward: the projection's fp8 copy comes on top.
@@ -86,8 +87,7 @@ double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
   // format (1.5 B), for both the attention's backward and the projection's
   // (s3.3.3, "Inputs of the Linear after the attention operator").
   if (fp8) {
-    const bool inputs_recomputed = m.is_mla() && p.recompute_norms_and_up;
-    if (!inputs_recomputed) replicated -= 2 * h;
+    if (!p.recompute_norms_and_up) replicated -= 2 * h;
     const bool e5m6 = s.training.fp8_recipe == scenario::Fp8Recipe::blockwise;
     attention += (e5m6 ? -0.5 : 1.0) * m.heads * m.value_width();
   }

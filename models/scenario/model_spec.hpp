@@ -96,7 +96,11 @@ struct ModelSpec {
   Norm norm = Norm::layernorm;
   int vocab = 0;
   int seq_length = 0;
-  int sliding_window = 0;       // attention window in tokens; 0: full causal attention
+  int sliding_window = 0;  // attention window in tokens; 0: full causal attention
+  // With a window: every this-many-th layer (layer i, from 0, with (i + 1) % n == 0)
+  // attends over the whole sequence, the others in the window (Hugging Face's
+  // sliding_window_pattern; GPT-OSS 2, Gemma 3 6). 0: every layer in the window.
+  int full_attention_every = 0;
   bool parallel_block = false;  // attention and MLP from the same input (GPT-J, PaLM, MegaScale)
   bool tied_embeddings = false;
   // Hidden and attention dropout probability. Above 0 every dropout keeps a mask
@@ -154,6 +158,25 @@ struct ModelSpec {
   // The queries' width (and the attention output's): heads x head_dim, which
   // need not be the hidden size.
   [[nodiscard]] double query_width() const { return heads * head_width(); }
+  // Layer i (from 0, MTP blocks after the model's layers) attends in the window.
+  [[nodiscard]] bool is_windowed_layer(int i) const {
+    return sliding_window > 0 && (full_attention_every <= 0 || (i + 1) % full_attention_every != 0);
+  }
+  // The share of the stack's blocks that attend in the window: 1 with a window on
+  // every layer, 0 without one.
+  [[nodiscard]] double windowed_share() const {
+    if (sliding_window <= 0 || stack_layers() <= 0) return 0;
+    if (full_attention_every <= 0) return 1;
+    const int full = stack_layers() / full_attention_every;
+    return static_cast<double>(stack_layers() - full) / stack_layers();
+  }
+  // Keys a token's query meets in a layer, over the stack's layers on average, as
+  // model FLOPs count them (every key of the window or sequence, not causal half).
+  [[nodiscard]] double keys_per_query() const {
+    const double window = sliding_window > 0 ? std::min(sliding_window, seq_length) : seq_length;
+    const double w = windowed_share();
+    return w * window + (1 - w) * seq_length;
+  }
 };
 
 }  // namespace myriad::models::scenario

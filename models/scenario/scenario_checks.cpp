@@ -186,11 +186,10 @@ void check_mla(const Checker& c) {
   const ModelSpec& m = c.s().model;
   const MlaSpec& mla = m.mla;
   const ParallelSpec& p = c.s().parallelism;
-  if (p.recompute_norms_and_up && (!m.is_mla() || p.recompute != Recompute::none)) {
+  if (p.recompute_norms_and_up && p.recompute != Recompute::none) {
     c.error("parallelism.recompute_norms_and_up",
-            m.is_mla() ? "set with parallelism.recompute, which already recomputes more or "
-                         "other parts: use one of them"
-                       : "set, but the model has no multi-head latent attention (model.mla)");
+            "set with parallelism.recompute, which already recomputes more or other parts: use "
+            "one of them");
   }
   if (p.recompute_layers > 0 && p.recompute != Recompute::full) {
     c.error("parallelism.recompute_layers",
@@ -261,6 +260,16 @@ void check_model(const Checker& c) {
               fmt::format("a window of {} tokens covers the whole sequence ({}): it has no "
                           "effect",
                           m.sliding_window, m.seq_length));
+  }
+  if (m.full_attention_every > 0 && m.sliding_window <= 0) {
+    c.error("model.full_attention_every",
+            fmt::format("one layer in {} attends fully, but the others have no window: set "
+                        "model.sliding_window, or leave full_attention_every out",
+                        m.full_attention_every));
+  } else if (m.full_attention_every == 1) {
+    c.error("model.full_attention_every",
+            "1 makes every layer attend over the whole sequence: leave sliding_window out "
+            "instead (or give 2 or more)");
   }
   if (!m.is_moe() && m.moe.top_k > 1) {
     c.error("model.moe.top_k", fmt::format("top_k is {} but the model has no experts "

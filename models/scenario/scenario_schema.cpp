@@ -264,6 +264,12 @@ Schema<ModelSpec> make_model_schema() {
                "tokens per sequence")
       .integer("sliding_window", &ModelSpec::sliding_window, Range{0, 1 << 30}, D::value("0"),
                "attention window in tokens (sliding-window attention); 0 for full attention")
+      .integer("full_attention_every", &ModelSpec::full_attention_every, Range{0, 1 << 20},
+               D::value("0"),
+               "with sliding_window: every this-many-th layer (layers n-1, 2n-1, ... from 0) "
+               "attends over the whole sequence and the others in the window, as Hugging "
+               "Face's sliding_window_pattern (GPT-OSS 2: windowed and full alternate, the "
+               "first windowed; Gemma 3 6); 0 for the window on every layer")
       .boolean("parallel_block", &ModelSpec::parallel_block, D::value("false"),
                "attention and MLP read the same input and their outputs are summed")
       .boolean("tied_embeddings", &ModelSpec::tied_embeddings, D::value("false"),
@@ -358,9 +364,9 @@ Schema<ParallelSpec> make_parallel_schema() {
                "--cpu-offloading-num-layers, Transformer Engine's CPU offload); with pp 1 and "
                "no recomputation, as Megatron-LM runs it; at most layers - 1")
       .boolean("recompute_norms_and_up", &ParallelSpec::recompute_norms_and_up, D::value("false"),
-               "with multi-head latent attention and recompute none: every norm and MLA's "
-               "up-projections run again in backward instead of keeping their outputs "
-               "(DeepSeek-V3 s3.2.3)")
+               "with recompute none: every norm (and with multi-head latent attention its "
+               "up-projections) runs again in backward instead of keeping its output "
+               "(Megatron-LM's recompute module layernorm; DeepSeek-V3 s3.2.3)")
       .boolean("recompute_moe_act", &ParallelSpec::recompute_moe_act, D::value("false"),
                "with experts and without full recomputation: the routed experts' activation "
                "runs again in backward from its input instead of keeping its output (the fc2 "

@@ -29,20 +29,33 @@ void attention_core(Phase& p, const ModelSpec& m, const Dims& d, const ShardShap
     p.comms.push_back({"cp.kv", CollectiveKind::all_gather, GroupKind::cp, kv_bytes * sh.cp});
   }
   if (sh.fused) {
-    // Causal (and windowed) pairs only; each CP rank computes its share of them.
-    const double pairs = sh.micro_batch * attended_pairs(sh.seq, m.sliding_window) / sh.cp;
-    Op op;
-    op.name = "attention";
-    op.cls = OpClass::attention;
-    op.flops = 4 * pairs * d.head_dim * d.q_local;
-    op.bytes = d.tokens * d.head_dim * (2 * d.q_local + 2 * d.kv_local) * kAct;
-    if (mla) {  // QK^T at the query-key width, PV at the value width
-      op.flops = 2 * pairs * (d.head_dim + d.v_dim) * d.q_local;
-      op.bytes = d.tokens * (d.head_dim + d.v_dim) * (d.q_local + d.kv_local) * kAct;
+    // Causal (and windowed) pairs only; each CP rank computes its share of them. A
+    // stack whose layers attend in the window or over the whole sequence
+    // (model.full_attention_every) averages them: each kind's kernel at its share.
+    const double windowed = m.windowed_share();
+    const auto core = [&](const char* name, double window, double share) {
+      const double pairs = sh.micro_batch * attended_pairs(sh.seq, window) / sh.cp;
+      Op op;
+      op.name = name;
+      op.cls = OpClass::attention;
+      op.flops = 4 * pairs * d.head_dim * d.q_local;
+      op.bytes = d.tokens * d.head_dim * (2 * d.q_local + 2 * d.kv_local) * kAct;
+      if (mla) {  // QK^T at the query-key width, PV at the value width
+        op.flops = 2 * pairs * (d.head_dim + d.v_dim) * d.q_local;
+        op.bytes = d.tokens * (d.head_dim + d.v_dim) * (d.q_local + d.kv_local) * kAct;
+      }
+      op.flops *= share;
+      op.bytes *= share;
+      op.share = share;
+      op.attention = {d.head_dim, sh.seq, window, static_cast<double>(sh.cp), true};
+      p.ops.push_back(op);
+    };
+    if (windowed > 0 && windowed < 1) {
+      core("attention", 0, 1 - windowed);
+      core("attention.window", m.sliding_window, windowed);
+    } else {
+      core("attention", windowed > 0 ? m.sliding_window : 0, 1);
     }
-    op.attention = {d.head_dim, sh.seq, static_cast<double>(m.sliding_window),
-                    static_cast<double>(sh.cp), true};
-    p.ops.push_back(op);
     return;
   }
   // Unfused: full score matrices (masked), softmax, dropout, as Megatron-LM did before

@@ -92,7 +92,7 @@ double routed_flops_per_step(const scenario::Scenario& s) {
   const auto& m = s.model;
   const ParamCounts p = param_counts(m);
   const double seq = m.seq_length;
-  const double keys = m.sliding_window > 0 ? std::min<double>(m.sliding_window, seq) : seq;
+  const double keys = m.keys_per_query();
   const double tokens = static_cast<double>(s.parallelism.global_batch) * seq;
   // Per token, forward: the layers' matrix multiplies, QK^T and PV over `keys`, the LM head.
   const double attention_core = 4 * keys * m.attention_core_width();
@@ -121,7 +121,7 @@ double model_flops_per_step(const scenario::Scenario& s) {
 double hardware_flops_per_step(const scenario::Scenario& s) {
   const auto& m = s.model;
   const double seq = m.seq_length;
-  const double keys = m.sliding_window > 0 ? std::min<double>(m.sliding_window, seq) : seq;
+  const double keys = m.keys_per_query();
   const double tokens = static_cast<double>(s.parallelism.global_batch) * seq;
   const ParamCounts p = param_counts(m);
   // The forward of the layers full recomputation runs again: all of them, or the

@@ -162,8 +162,16 @@ class Pricer {
 
   // Adds an op to the report's table (tables_, runs_per_step > 0), at `row` (its
   // index + 1 in report_.ops, found and kept on the op's first record).
-  void record(const models::Op& op, const ComputeCost& cost, double runs_per_step,
+  void record(const models::Op& op, const ComputeCost& cost_at_share, double runs_at_share,
               std::uint16_t& row) {
+    // An averaged layer's kernel (op.share below 1) runs on that share of the
+    // layers: the table gives its time a run and its runs, not the average's.
+    ComputeCost cost = cost_at_share;
+    double runs_per_step = runs_at_share;
+    if (op.share > 0 && op.share < 1) {
+      cost.time_s /= op.share;
+      runs_per_step *= op.share;
+    }
     if (row == 0) row = op_row(op, cost);
     const auto it = report_.ops.begin() + (row - 1);
     // Several ops may share a name (a GEMM's two backward GEMMs): keep totals.

@@ -93,8 +93,9 @@ ComputeCost compute_cost(const models::Op& op, const DeviceProfile& p) {
   }
   compute_s /= p.sustained_clock;
   c.memory_bound = memory_s >= compute_s;
-  c.time_s = std::max(memory_s, compute_s) + p.kernel_overhead_s;
-  if (op.cls == models::OpClass::gemm) c.time_s += p.gemm_latency_s;
+  // Fixed per-kernel costs, at the op's share of the layers (1 but for an averaged layer).
+  c.time_s = std::max(memory_s, compute_s) + op.share * p.kernel_overhead_s;
+  if (op.cls == models::OpClass::gemm) c.time_s += op.share * p.gemm_latency_s;
   c.efficiency = op.flops > 0 ? op.flops / (c.time_s * peak) : 0;
   return c;
 }

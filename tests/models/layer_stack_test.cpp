@@ -259,17 +259,39 @@ TEST(Mla, RecomputingNormsAndUpProjectionsTradesMemoryForTime) {
   // HFU counts the up-projections' second run.
   EXPECT_GT(hardware_flops_per_step(again), hardware_flops_per_step(kept));
   EXPECT_DOUBLE_EQ(model_flops_per_step(again), model_flops_per_step(kept));
-  // Only with MLA, and not with recompute.
+  // Not with recompute, which covers more or other parts.
   try {
     (void)scenario::load_scenario_text(
-        "cluster: {preset: llama3-like, gpus: 8}\nmodel: {preset: llama3-8b}\n"
-        "parallelism: {tp: 8, global_batch: 8, recompute_norms_and_up: true}\n",
-        "gqa.yaml", kShipped);
-    ADD_FAILURE() << "recompute_norms_and_up without MLA loaded";
+        "cluster: {preset: deepseek-like, gpus: 16}\nmodel: {preset: deepseek-v3}\n"
+        "parallelism: {pp: 2, stage_layers: [30, 31], ep: 8, global_batch: 8, recompute: "
+        "selective, recompute_norms_and_up: true}\n",
+        "mla.yaml", kShipped);
+    ADD_FAILURE() << "recompute_norms_and_up with recompute loaded";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("parallelism.recompute_norms_and_up"), std::string::npos)
         << e.what();
   }
+}
+
+// Without MLA it is Megatron-LM's recompute module layernorm: the norms run
+// again, and their outputs (the QKV and fc1 inputs, 4h a token) are not kept.
+TEST(RecomputedNorms, KeepOnlyTheNormsInputs) {
+  const auto load = [](bool recompute) {
+    return scenario::load_scenario_text(
+        std::string("cluster: {preset: llama3-like, gpus: 8}\nmodel: {preset: llama3-8b}\n"
+                    "parallelism: {tp: 8, global_batch: 8, recompute_norms_and_up: ") +
+            (recompute ? "true" : "false") + "}\n",
+        "gqa.yaml", kShipped);
+  };
+  const auto kept = load(false);
+  const auto again = load(true);
+  // tp 8 without sp: the norms' outputs are whole on every rank, 2 B x 2 norms x h.
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(kept) - layer_activation_bytes(again), 8192 * 4 * 4096.0);
+  const StepPlan plan = plan_step(again);
+  EXPECT_NE(find_op(plan.layer.recompute, "norm.attention"), nullptr);
+  EXPECT_NE(find_op(plan.layer.recompute, "norm.mlp"), nullptr);
+  EXPECT_EQ(plan.layer.recompute.ops.size(), 2U);
+  EXPECT_DOUBLE_EQ(hardware_flops_per_step(again), hardware_flops_per_step(kept));
 }
 
 TEST(Mla, KeysThatCannotHoldAreErrorsNamingTheKey) {

@@ -93,6 +93,15 @@ TEST(ParamCounts, MatchPublishedSizes) {
   EXPECT_NEAR(qwen.total / 1e9, 4.02, 0.02);
   EXPECT_NEAR((qwen.total - qwen.embedding) / 1e9, 3.63, 0.02);
   EXPECT_DOUBLE_EQ(qwen.attention, 2560.0 * (32 * 128 + 2 * 8 * 128) + 32 * 128 * 2560.0);
+  // GPT-OSS's model card (arXiv:2508.10925 Table 1): 116.83B and 20.91B in all, of
+  // which Myriad leaves out the biases and attention sinks (about 0.04B); 5.13B and
+  // 3.61B active, counting the unembedding but not the embedding's lookup, which
+  // Myriad's active count includes (201,088 x 2,880).
+  const double lookup = 201088.0 * 2880 / 1e9;
+  EXPECT_NEAR(count("gpt-oss-120b").total / 1e9, 116.83, 0.06);
+  EXPECT_NEAR(count("gpt-oss-120b").active / 1e9, 5.13 + lookup, 0.01);
+  EXPECT_NEAR(count("gpt-oss-20b").total / 1e9, 20.91, 0.02);
+  EXPECT_NEAR(count("gpt-oss-20b").active / 1e9, 3.61 + lookup, 0.01);
 }
 
 // Expectation: an explicit head_dim shapes the attention's GEMMs (queries of
@@ -164,6 +173,55 @@ TEST(LayerProgram, FusedCausalAttentionDoesHalfTheWork) {
   s.model.sliding_window = 512;
   EXPECT_NEAR(flops(s) / full, attended_pairs(2048, 512) / (2048.0 * 2048), 1e-12);
   EXPECT_LT(attended_pairs(2048, 512), 2048.0 * 512);
+}
+
+// Expectation (GPT-OSS: model.full_attention_every 2): windowed and full layers
+// alternate, the first windowed. The averaged layer runs each kind's attention at its
+// share of the stack: the work of the layers together, each kernel's fixed cost once a
+// layer; model FLOPs count every key of the window or the sequence, layer by layer.
+TEST(LayerProgram, AlternatingWindowsAverageTheirAttention) {
+  auto s = load(
+      "cluster: {preset: llama3-like, gpus: 64}\nmodel: {preset: gpt-oss-120b}\n"
+      "parallelism: {pp: 4, ep: 8, global_batch: 64}\ntraining: {precision: bf16}\n");
+  ASSERT_EQ(s.model.full_attention_every, 2);
+  EXPECT_TRUE(s.model.is_windowed_layer(0));
+  EXPECT_FALSE(s.model.is_windowed_layer(1));
+  EXPECT_DOUBLE_EQ(s.model.windowed_share(), 0.5);
+  const LayerProgram lp = transformer_layer(s.model, shard_shape(s));
+  std::vector<Op> cores;
+  for (const auto& op : lp.forward.ops) {
+    if (op.cls == OpClass::attention) cores.push_back(op);
+  }
+  ASSERT_EQ(cores.size(), 2U);
+  const double per_pair = 4.0 * 64 * 64;  // QK^T and PV, 64 heads of 64
+  EXPECT_EQ(cores[0].name, "attention");
+  EXPECT_DOUBLE_EQ(cores[0].attention.window, 0);
+  EXPECT_DOUBLE_EQ(cores[0].flops, 0.5 * attended_pairs(4096, 0) * per_pair);
+  EXPECT_EQ(cores[1].name, "attention.window");
+  EXPECT_DOUBLE_EQ(cores[1].attention.window, 128);
+  EXPECT_DOUBLE_EQ(cores[1].flops, 0.5 * attended_pairs(4096, 128) * per_pair);
+  EXPECT_DOUBLE_EQ(cores[0].share, 0.5);
+  EXPECT_DOUBLE_EQ(cores[1].share, 0.5);
+  // Model FLOPs: half the layers over 128 keys, half over 4,096.
+  const double model = model_flops_per_step(s);
+  s.model.full_attention_every = 0;  // every layer windowed
+  const double windowed = model_flops_per_step(s);
+  s.model.sliding_window = 0;  // every layer full
+  const double full = model_flops_per_step(s);
+  EXPECT_NEAR((model - windowed) / (full - windowed), 0.5, 1e-12);
+  // A pattern without a window, or of 1, is refused naming the key.
+  for (const char* bad :
+       {"sliding_window: 0, full_attention_every: 2", "full_attention_every: 1"}) {
+    try {
+      (void)load(std::string("cluster: {preset: llama3-like, gpus: 64}\n"
+                             "model: {preset: gpt-oss-120b, ") +
+                 bad + "}\nparallelism: {pp: 4, ep: 8, global_batch: 64}\n");
+      ADD_FAILURE() << bad << " loaded";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("model.full_attention_every"), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 // Expectation: under an fp8 recipe the layers' GEMMs run in fp8, each behind a

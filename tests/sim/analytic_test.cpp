@@ -98,6 +98,21 @@ TEST(ComputeCost, GemmLatencyIsPaidByGemmsOnly) {
   EXPECT_DOUBLE_EQ(compute_cost(copy, p).time_s, copy_before);
 }
 
+// Expectation: a kernel an averaged layer runs at a share (op.share: the windowed
+// attention of a stack that alternates windows) pays its fixed costs at that share,
+// its work as its flops and bytes say.
+TEST(ComputeCost, AKernelAtAShareOfTheLayersPaysItsFixedCostsAtThatShare) {
+  DeviceProfile p = a100();
+  models::Op half = models::make_gemm("half", 4096, 4096, 4096, 1, 2, false);
+  half.flops /= 2;
+  half.bytes /= 2;
+  half.share = 0.5;
+  const double before = compute_cost(half, p).time_s;
+  p.kernel_overhead_s += 1e-3;
+  p.gemm_latency_s += 2e-3;
+  EXPECT_NEAR(compute_cost(half, p).time_s - before, 1.5e-3, 1e-12);
+}
+
 // Expectation: a large square GEMM runs at the profile's efficiency and sustained
 // clock; a memory-bound op moves its bytes at the sustained bandwidth.
 TEST(ComputeCost, RooflineAtBothEnds) {
@@ -331,7 +346,9 @@ TEST_P(PublishedTable, WithinItsBounds) {
 // runs on 256 H100 that drop no token (25.11, 26.02) are predicted within 5 %, and its
 // DeepSeek-V3 run, written with its own pipeline layout ("Et|(tt|)*30mL"), within 10 %.
 // The suite as a whole is out of its bounds, and says so: the Qwen3-30B-A3B runs took
-// about 3 times the GPU time Myriad prices (docs/validation.md#the-moe-rows).
+// about 3 times the GPU time Myriad prices, the GPT-OSS 120B runs (16 experts of 2,880 a
+// GPU, bf16) about 1.3 times (docs/validation.md#the-moe-rows); both are predicted short,
+// never long.
 TEST(PublishedMoeOnHopper, TheLargeMoeRowsHoldAndTheSmallOnesAreShown) {
   const ProfileLookup lookup = [](const models::scenario::Scenario& s) -> const DeviceProfile& {
     return testing::shipped_profile(s.cluster.gpu.profile);
@@ -339,9 +356,13 @@ TEST(PublishedMoeOnHopper, TheLargeMoeRowsHoldAndTheSmallOnesAreShown) {
   const auto r =
       run_suite(std::string(MYRIAD_SCENARIO_DIR) + "/validation/megatron-bridge-h100-moe.yaml",
                 kShipped, lookup);
-  ASSERT_EQ(r.rows.size(), 7U);
+  ASSERT_EQ(r.rows.size(), 9U);
   int held = 0;
   for (const auto& row : r.rows) {
+    if (row.name.find("gpt-oss") != std::string::npos ||
+        row.name.find("qwen3-30b") != std::string::npos) {
+      EXPECT_LT(row.rel_error, -0.1) << row.name << ": predicted " << row.predicted;
+    }
     if (row.name == "26.02 qwen3-235b-a22b 256 GPUs" ||
         row.name == "25.11 qwen3-235b-a22b 256 GPUs") {
       EXPECT_LE(std::fabs(row.rel_error), 0.05) << row.name << ": predicted " << row.predicted;
