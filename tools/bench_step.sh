@@ -17,6 +17,7 @@ command -v /usr/bin/time >/dev/null || {
 # scenario | options | target wall s | target peak MB
 cases=(
   "scenarios/bench/gpt3-175b-12288-1to3-stragglers.yaml||5|500"
+  "scenarios/bench/llama3-405b-h100-131072-stragglers.yaml||10|2000"
   "scenarios/bench/gpt3-175b-4096-1to3.yaml||2|"
   "scenarios/bench/megascale-moe-352b-11520-3to1.yaml||2|"
   "scenarios/examples/gpt3-175b-megascale-12288.yaml|--all-replicas||"

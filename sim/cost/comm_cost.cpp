@@ -241,6 +241,17 @@ std::vector<double> subtree_nodes(const models::scenario::ClusterSpec& c) {
   return nodes;
 }
 
+std::vector<bool> uplinks_bind(const models::scenario::ClusterSpec& c) {
+  const std::size_t tiers = subtree_nodes(c).size();
+  std::vector<bool> bind;
+  double oversubscription = 1;
+  for (std::size_t i = 0; i + 1 < tiers; ++i) {
+    oversubscription *= std::max(1.0, c.network.tiers[i].oversubscription);
+    bind.push_back(oversubscription > 1);
+  }
+  return bind;
+}
+
 int joining_tier(const models::scenario::ClusterSpec& c, int nodes) {
   // Called for every collective priced across nodes: no vector built.
   return static_cast<int>(

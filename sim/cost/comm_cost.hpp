@@ -78,4 +78,11 @@ int joining_tier(const models::scenario::ClusterSpec& cluster, int nodes);
 // leaf's NICs standing for one node each and a rack leaf's for 1/NICs of one.
 std::vector<double> subtree_nodes(const models::scenario::ClusterSpec& cluster);
 
+// Per tier below the top (as subtree_nodes counts them): whether a subtree's
+// uplinks carry less than its NICs, the oversubscription of its tier and of
+// those below it together above 1:1. Uplinks that carry as much as the NICs
+// under them never bind a flow before its NICs do (the flows leaving a subtree
+// come from its NICs), so they change no rate.
+std::vector<bool> uplinks_bind(const models::scenario::ClusterSpec& cluster);
+
 }  // namespace myriad::sim

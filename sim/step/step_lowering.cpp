@@ -115,12 +115,15 @@ std::vector<ReplicaClass> replica_classes(const StepLowering& p,
                                           const models::scenario::Scenario& s,
                                           const std::vector<Straggler>& stragglers) {
   const std::vector<double> under = subtree_nodes(s.cluster);
-  // Whether two actors of a stage sit under different subtrees of a tier below the top.
+  const std::vector<bool> bind = uplinks_bind(s.cluster);
+  // Whether two actors of a stage sit under different subtrees of a tier below
+  // the top whose uplinks can bind (the others change no rate: the weighted
+  // platform has no zones for them).
   const auto apart = [&](int stage, int a, int b) {
     const int na = p.first_node(s, a, stage);
     const int nb = p.first_node(s, b, stage);
     for (std::size_t t = 0; t + 1 < under.size(); ++t) {
-      if (std::floor(na / under[t]) != std::floor(nb / under[t])) return true;
+      if (bind[t] && std::floor(na / under[t]) != std::floor(nb / under[t])) return true;
     }
     return false;
   };

@@ -53,9 +53,11 @@ FatTreePlatform::FatTreePlatform(const models::scenario::ClusterSpec& cluster, d
     throw std::invalid_argument("the step engine needs at least one tier of switches");
   }
   double oversubscription = 1;
+  const std::vector<bool> bind = uplinks_bind(cluster_);
   for (std::size_t i = 0; i + 1 < under_.size(); ++i) {
     oversubscription *= std::max(1.0, cluster_.network.tiers[i].oversubscription);
     uplink_Bps_.push_back(under_[i] * node_Bps_ / oversubscription);
+    built_.push_back(!weighted_ || bind[i]);
   }
   // The top tier joins everything: one zone, created first so that it is the root.
   const int top = static_cast<int>(under_.size()) - 1;
@@ -70,7 +72,12 @@ long FatTreePlatform::subtree(int tier, int node) const {
   return static_cast<long>(node / under_[static_cast<std::size_t>(tier)]);
 }
 
+bool FatTreePlatform::built(int tier) const {
+  return tier >= static_cast<int>(built_.size()) || built_[static_cast<std::size_t>(tier)];
+}
+
 FatTreePlatform::Zone& FatTreePlatform::zone_of(int tier, int node) {
+  if (!built(tier)) return zone_of(tier + 1, node);
   const auto key = std::make_pair(tier, subtree(tier, node));
   if (auto it = zones_.find(key); it != zones_.end()) return it->second;
   Zone& parent = zone_of(tier + 1, node);
@@ -80,7 +87,9 @@ FatTreePlatform::Zone& FatTreePlatform::zone_of(int tier, int node) {
   Zone z;
   z.zone = sg4::create_star_zone(name);
   z.zone->set_parent(parent.zone);
-  z.gateway = gateway_of(z.zone, name, tier > 0);
+  bool holds_zones = false;  // a built tier below
+  for (int below = 0; below < tier; ++below) holds_zones = holds_zones || built(below);
+  z.gateway = gateway_of(z.zone, name, holds_zones);
   const double bw = uplink_Bps_[static_cast<std::size_t>(tier)];
   sg4::SplitDuplexLink* link = parent.zone->create_split_duplex_link(name + ".up", bw);
   link->seal();  // no latency: see the header
@@ -154,6 +163,7 @@ std::vector<LinkCrossing> FatTreePlatform::route(int from, int to) const {
   std::vector<LinkCrossing> down{{b.link, false}};
   for (int tier = 0; tier + 1 < static_cast<int>(under_.size()); ++tier) {
     if (subtree(tier, a.node) == subtree(tier, b.node)) break;
+    if (!built(tier)) continue;
     up.push_back({zones_.at({tier, subtree(tier, a.node)}).uplink, true});
     down.push_back({zones_.at({tier, subtree(tier, b.node)}).uplink, false});
   }

@@ -34,7 +34,10 @@
 // a link of its own (L / 2 / weight), and a latency factor restores every
 // flow's delay to the hop's L. Flows of another weight from the same NICs (a
 // class's ring edge to the next class, weight 1) leave from a port: a host of
-// its own latency on the same NIC link.
+// its own latency on the same NIC link. A weighted platform builds no zone for
+// a tier whose uplinks cannot bind (uplinks_bind: 1:1 there and below): they
+// change no rate, and a class may then span that tier's subtrees, its host in
+// the zone of the lowest tier that binds (or the top's).
 #pragma once
 
 #include <simgrid/s4u.hpp>
@@ -107,6 +110,8 @@ class FatTreePlatform {
   // The zone of tier `tier`'s subtree that holds `node`, created with its ancestors.
   Zone& zone_of(int tier, int node);
   [[nodiscard]] long subtree(int tier, int node) const;
+  // Whether tier `tier` has zones (every tier on a plain platform; the top always).
+  [[nodiscard]] bool built(int tier) const;
 
   models::scenario::ClusterSpec cluster_;
   double node_Bps_ = 0;
@@ -115,6 +120,7 @@ class FatTreePlatform {
   double latency_s_ = 0;                        // every route's
   std::vector<double> under_;                   // per tier: nodes under one subtree
   std::vector<double> uplink_Bps_;              // per tier below the top: one subtree's uplink
+  std::vector<bool> built_;                     // per tier below the top: has zones
   std::map<std::pair<int, long>, Zone> zones_;  // (tier, subtree) -> zone; top is (top, 0)
   std::vector<PlacedHost> hosts_;
   std::vector<PlatformLink> links_;

@@ -8,6 +8,7 @@
 
 #include "models/plan/rank_layout.hpp"
 #include "models/scenario/loader.hpp"
+#include "sim/cost/comm_cost.hpp"
 #include "sim/step/step_lowering.hpp"
 #include "tests/sim/step_engine_support.hpp"
 
@@ -107,6 +108,54 @@ TEST(StepEngine, ClassesOfReplicasStandForEveryReplica) {
         << "cp " << scenario.parallelism.cp;
     EXPECT_NEAR(classes.most_utilized_uplink, every.most_utilized_uplink, 1e-6);
   }
+}
+
+// The same job under a non-blocking tier of small leaves (4 nodes at 1:1) below
+// the pods that are oversubscribed (12 leaves, 48 nodes, at 1:3): a leaf's uplinks
+// carry what its NICs do, so they change no rate (uplinks_bind).
+models::scenario::Scenario under_small_leaves() {
+  return models::scenario::load_scenario_text(R"(
+cluster:
+  preset: megascale-like
+  gpus: 1280
+  network:
+    rail_optimized: true
+    tiers:
+      - {name: leaf, radix: 8, port_bandwidth: 200Gbps, latency: 600ns}
+      - {name: pod, radix: 16, port_bandwidth: 200Gbps, oversubscription: "1:3", latency: 600ns}
+      - {name: spine, radix: 64, port_bandwidth: 200Gbps, latency: 600ns}
+model: {preset: gpt3-175b-megascale, parallel_block: true}
+parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 6, zero: 2, global_batch: 160, recompute: selective}
+overlap: {tp: true, pp: true, dp: true}
+)",
+                                              "step_classes_test.yaml", kShipped);
+}
+
+// Expectation: classes span the leaves; only the pods' ends (nodes 48, 96 and 144,
+// as the straddling leaves of 48) split them: the same classes as there, where
+// every fourth ring edge leaving a leaf would otherwise stand its ends alone.
+TEST(ReplicaClasses, ANonBlockingTierDoesNotSplitThem) {
+  const auto s = under_small_leaves();
+  const std::vector<double> under = subtree_nodes(s.cluster);
+  ASSERT_EQ(under.size(), 3U);
+  EXPECT_DOUBLE_EQ(under[0], 4);
+  EXPECT_DOUBLE_EQ(under[1], 48);
+  EXPECT_EQ(uplinks_bind(s.cluster), (std::vector<bool>{false, true}));
+  EXPECT_EQ(sizes(classes_of(s)), sizes(classes_of(straddling())));
+}
+
+// Expectation: the weighted platform without the leaves' zones plays the step of
+// every replica on the plain platform, whose leaf uplinks are there: to 1e-6.
+TEST(StepEngine, ClassesAcrossANonBlockingTierStandForEveryReplica) {
+  const auto s = under_small_leaves();
+  if (kSanitizerSafe) {
+    ASSERT_GT(run_in_child(s, options(false)).step_time_s, 0);
+    GTEST_SKIP() << "every replica one by one: slow with thread contexts";
+  }
+  const auto classes = run_in_child(s, options(false));
+  const auto every = run_in_child(s, options(true));
+  ASSERT_GT(classes.step_time_s, 0);
+  EXPECT_NEAR(classes.step_time_s / every.step_time_s, 1.0, 1e-6);
 }
 
 // Mixtral 8x7B on the same cluster: tp 8, pp 8, dp 20; experts over 2 replicas

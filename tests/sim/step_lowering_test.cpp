@@ -209,8 +209,10 @@ parallelism: {tp: 2, pp: 2, micro_batch: 1, global_batch: 64}
 namespace myriad::sim {
 namespace {
 
-// Expectation: Llama 3 405B at 1:7 with MegaScale-like stragglers plays every
-// replica (no two share the oversubscribed tiers alike): at 65,536 GPUs 512
+// Expectation: Llama 3 405B with racks of two nodes at 1:2 under pods at 1:7 and
+// MegaScale-like stragglers plays every replica (every other ring edge leaves its
+// rack, whose uplinks bind: no two replicas share the oversubscribed tiers alike;
+// with the racks at 1:1 they would not split classes): at 65,536 GPUs 512
 // replicas x 16 stages = 8,192 rank groups, within the bound; at 524,288 GPUs
 // 4,096 x 16 = 65,536, refused before anything is built, with the figure and
 // why every replica is played (SimGrid aborted on a failed allocation there).
@@ -222,7 +224,7 @@ TEST(StepLowering, RefusesAStepPastItsBoundOfRankGroups) {
             kShipped.preset_path,
             {"cluster.gpus=" + std::to_string(gpus),
              "parallelism.global_batch=" + std::to_string(gpus / 8),
-             "cluster.network.tiers=[{name: tor, radix: 32, oversubscription: \"1:1\", latency: "
+             "cluster.network.tiers=[{name: tor, radix: 32, oversubscription: \"1:2\", latency: "
              "600ns}, {name: cluster, radix: 256, oversubscription: \"1:7\", latency: 600ns}, "
              "{name: aggregation, radix: 256, latency: 600ns}]",
              "faults.stragglers=[{per_1000_node_days: 120, duration: 1h, slowdown: 1.1}]"}));

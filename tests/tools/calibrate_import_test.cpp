@@ -261,14 +261,16 @@ TEST(Cli, CalibrateImportBoundsTheRowsOfNcclTestsOutput) {
 
 // Expectation: the step engine's SimGrid aborts where an allocation fails, so
 // simulate maps the address space the step should take (2,048 rank groups x
-// 0.3 MB) before it starts: 256 MiB more than is mapped is out of memory, said
-// so, exit 1 (it was SIGABRT inside SimGrid).
+// 0.3 MB: the 405B example with its racks at 1:2, so that every replica is played
+// alone) before it starts: 256 MiB more than is mapped is out of memory, said so,
+// exit 1 (it was SIGABRT inside SimGrid).
 TEST(Cli, SimulateSaysWhenItRunsOutOfMemory) {
   if (!address_space_limits_work()) GTEST_SKIP() << "sanitizers map shadow memory";
   const ImportChild got = import_within(
       {"simulate",
        std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-405b-h100-16384-campaign.yaml", "--set",
-       "faults.stragglers=[{per_1000_node_days: 120, duration: 1h, slowdown: 1.1}]"},
+       "faults.stragglers=[{per_1000_node_days: 120, duration: 1h, slowdown: 1.1}]", "--set",
+       "cluster.network.tiers.0.oversubscription=1:2"},
       256 * kMiB);
   EXPECT_FALSE(got.signalled);
   EXPECT_EQ(got.code, kExitFailure) << got.err;
