@@ -22,13 +22,13 @@
 #pragma once
 
 #include <cstdint>
-#include <queue>
 #include <string>
 #include <vector>
 
 #include "models/random/random_stream.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/campaign/campaign_event.hpp"
+#include "sim/campaign/index_set.hpp"
 #include "sim/campaign/repair_incidents.hpp"
 #include "sim/campaign/resolved_policy.hpp"
 #include "sim/campaign/run_result.hpp"
@@ -48,6 +48,11 @@ class CampaignEngine {
  public:
   CampaignEngine(const models::scenario::Scenario& s, const ResolvedPolicy& policy,
                  StepTimeCache& steps, CampaignLimits limits, RandomStream random);
+  ~CampaignEngine();
+  CampaignEngine(const CampaignEngine&) = delete;
+  CampaignEngine& operator=(const CampaignEngine&) = delete;
+  CampaignEngine(CampaignEngine&&) = delete;
+  CampaignEngine& operator=(CampaignEngine&&) = delete;
 
   RunResult run();
 
@@ -86,6 +91,7 @@ class CampaignEngine {
     std::string source;
   };
 
+  static std::vector<Event>& spare_queue();
   void push(double time, Kind kind, int node, int process, std::uint64_t gen);
   void draw_clock(int node, int process);
   void draw_clocks(int node);
@@ -134,7 +140,11 @@ class CampaignEngine {
   StepTimeCache& steps_;
   CampaignLimits limits_;
   RandomStream random_;
-  std::priority_queue<Event, std::vector<Event>, Later> queue_;
+  // The events to come, a heap by Later (earliest on top; time then sequence, a
+  // total order: the same events pop in the same order however the heap was
+  // built). Its storage is the thread's, kept from run to run (take_queue).
+  std::vector<Event> queue_;
+  bool bulk_ = false;  // run()'s first clocks: appended, made a heap once
   std::uint64_t seq_ = 0;
 
   std::vector<NodeState> nodes_;
@@ -171,6 +181,8 @@ class CampaignEngine {
   double memory_steps_ = 0;      // the last complete in-memory checkpoint
   std::vector<int> slot_;        // by node: its position in the job (-1: none)
   std::vector<int> holder_;      // by position: the node there (-1: empty)
+  IndexSet spares_;              // nodes that are spare
+  IndexSet empty_slots_;         // positions with no node (holder_ -1)
   std::vector<bool> lost_slot_;  // by position: host memory lost since the last copy
   bool memory_lost_ = false;     // this failure took both copies of a shard
   bool from_storage_ = false;    // the recovery under way loads from storage

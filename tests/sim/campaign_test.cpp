@@ -11,6 +11,7 @@
 #include "models/scenario/loader.hpp"
 #include "myriad_source_paths.hpp"
 #include "sim/campaign/campaign_report.hpp"
+#include "sim/campaign/index_set.hpp"
 #include "sim/campaign/resolved_policy.hpp"
 #include "tests/sim/campaign_support.hpp"
 
@@ -36,6 +37,24 @@ models::scenario::Scenario load(const std::string& extra) {
 
 double cause(const RunResult& r, Cause c) {
   return r.seconds_by_cause[static_cast<std::size_t>(c)];
+}
+
+// Expectation: the set answers its lowest member across 64-bit words, and -1
+// once empty (the engine takes spares and empty positions lowest first).
+TEST(IndexSet, LowestMemberAcrossWords) {
+  IndexSet set(200);
+  EXPECT_EQ(set.lowest(), -1);
+  for (const int i : {199, 130, 64, 63}) set.insert(i);
+  EXPECT_TRUE(set.contains(64));
+  EXPECT_FALSE(set.contains(65));
+  EXPECT_EQ(set.lowest(), 63);
+  set.erase(63);
+  EXPECT_EQ(set.lowest(), 64);
+  set.erase(64);
+  set.erase(130);
+  EXPECT_EQ(set.lowest(), 199);
+  set.erase(199);
+  EXPECT_EQ(set.lowest(), -1);
 }
 
 TEST(RandomStream, DrawsHaveTheirMeans) {
