@@ -26,6 +26,12 @@ std::string replicas_text(const sim::StepSimulation& r) {
   if (r.classes) {
     int replicas = 0;
     for (const int size : r.class_sizes) replicas += size;
+    if (r.replicas.size() == 1) {
+      return fmt::format(
+          "every replica, as one class of replicas that share the network alike (one played, its "
+          "traffic weighted) for {}{}",
+          replicas, per_actor);
+    }
     return fmt::format(
         "every replica, as {} classes of replicas that share the network alike (one played for "
         "each, its traffic weighted) for {}{}",
