@@ -18,8 +18,20 @@ struct Environment {
   std::string cuda_driver;
   std::string cpu;  // model name from /proc/cpuinfo, when readable
   unsigned cpu_threads = 0;
+  // The CPU's last-level cache (the highest level of cpu0's caches in sysfs, else
+  // the C library's sysconf) and the first GPU's L2 (cudaDeviceProp::l2CacheSize),
+  // in bytes; 0 when unknown.
+  double cpu_cache_bytes = 0;
+  double gpu_cache_bytes = 0;
   std::string gpu;  // first device's name, or the reason there is none
 };
+
+// The GPU's L2 as a rows file's environment records it
+// ("gpu_last_level_cache_bytes"); 0 where it does not (files written before
+// 2026-12-06, imports). The fit leaves copies that fit in it out of the GPU's
+// memory bandwidth: they measure the cache. (Not the CPU's: its composites run
+// from its cache as its copies do.)
+double measured_gpu_cache_bytes(const nlohmann::json& environment);
 
 // What this process runs on now.
 Environment current_environment();

@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "calibration/environment/environment.hpp"
 #include "models/numeric/golden_section.hpp"
 #include "sim/cost/compute_cost.hpp"
 
@@ -48,8 +49,6 @@ ParameterResidual residual(const std::string& name, const std::vector<const Row*
 
 }  // namespace
 
-std::string key(Member m) { return std::string(sim::profile_key(m)); }
-
 // The residual of the profile fitted so far over `rows`, recorded.
 ParameterResidual record_residual(FitState& s, const std::string& name,
                                   const std::vector<const Row*>& rows) {
@@ -71,25 +70,6 @@ std::vector<const Row*> kernels_of(const RowsFile& f, models::OpClass cls) {
   }
   return rows;
 }
-
-void Parameters::set(Member m, double value, std::string_view origin, std::string_view note) {
-  params_[key(m)] = {{"value", value}, {"origin", origin}, {"note", note}};
-}
-
-void Parameters::copy(Member m, const nlohmann::json& base_profile) {
-  params_[key(m)] = base_profile.at("parameters").at(key(m));
-}
-
-void Parameters::from_base_or(Member m, const nlohmann::json& base_profile, double fallback,
-                              std::string_view note) {
-  if (base_profile.is_null()) {
-    set(m, fallback, "assumption", note);
-  } else {
-    copy(m, base_profile);
-  }
-}
-
-double Parameters::value(Member m) const { return params_.at(key(m)).at("value").get<double>(); }
 
 // The fastest row of a family, ceiling or kernel: the large case run as the
 // ceiling is not always the fastest (on the H200, 2026-11-30, a 4096 GEMM ran 11 %
@@ -224,7 +204,19 @@ json fit_memory_bound(FitState& s) {
   // A copy whose bytes fit in the last-level cache streams from it, not from HBM
   // (the H200's 16 MiB copy of 2026-11-30 ran at 104 % of the HBM datasheet and
   // made the copy efficiency 1): the plain copy's efficiency comes from larger ones.
-  const double cache = s.base.is_null() ? 0 : s.model.last_level_cache_bytes;
+  // The L2 the harness recorded where the rows say (a GPU run since 2026-12-06),
+  // else the base profile's datasheet figure.
+  const double recorded = s.cpu ? 0 : calibration::measured_gpu_cache_bytes(s.rows.environment);
+  const double cache = recorded > 0       ? recorded
+                       : s.base.is_null() ? 0
+                                          : s.model.last_level_cache_bytes;
+  if (recorded > 0) {
+    s.model.last_level_cache_bytes = recorded;
+    s.params.set(&DeviceProfile::last_level_cache_bytes, recorded, "measured",
+                 "the L2 the calibration harness read from the device "
+                 "(cudaDeviceProp::l2CacheSize); copies within it are left out of the memory "
+                 "efficiency");
+  }
   int cached_copies = 0;
   int copies = 0;
   for (const Row& r : s.rows.rows) {

@@ -42,7 +42,8 @@ DeviceReport query_devices() {
     cudaDeviceProp p{};
     if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
     r.devices.push_back(DeviceInfo{i, p.name, p.major, p.minor,
-                                   static_cast<double>(p.totalGlobalMem), p.multiProcessorCount});
+                                   static_cast<double>(p.totalGlobalMem), p.multiProcessorCount,
+                                   static_cast<double>(p.l2CacheSize)});
   }
   if (r.devices.empty()) r.note = "no GPU visible to this process";
   return r;

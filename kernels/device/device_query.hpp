@@ -14,6 +14,7 @@ struct DeviceInfo {
   int compute_minor = 0;
   double memory_bytes = 0;
   int multiprocessors = 0;
+  double l2_bytes = 0;  // cudaDeviceProp::l2CacheSize: its last-level cache
 };
 
 struct DeviceReport {

@@ -214,8 +214,17 @@ TEST(CalibrationFit, HbmBandwidthFromCopiesPastTheCache) {
   FitOptions blind;
   blind.base_profile = path;
   const sim::DeviceProfile q = sim::parse_profile(fit_profile(rows, blind).profile, "blind");
-  std::filesystem::remove(path);
   EXPECT_DOUBLE_EQ(q.memory_efficiency, 1.0);
+  // The L2 the harness records with the rows since 2026-12-06 (50 MiB on the H200,
+  // as cudaDeviceProp::l2CacheSize gives the GH100's) serves without the base's.
+  RowsFile recorded = rows;
+  recorded.environment["gpu_last_level_cache_bytes"] = 52428800.0;
+  const FitResult r = fit_profile(recorded, blind);
+  std::filesystem::remove(path);
+  const sim::DeviceProfile m = sim::parse_profile(r.profile, "recorded");
+  EXPECT_DOUBLE_EQ(m.memory_efficiency, p.memory_efficiency);
+  EXPECT_DOUBLE_EQ(m.last_level_cache_bytes, 52428800.0);
+  EXPECT_EQ(m.parameters.at("last_level_cache_bytes").origin, "measured");
 }
 
 // Two attention kernels measured (the SIMT one and a tensor-core one twice as
