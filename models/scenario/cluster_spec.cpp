@@ -15,6 +15,20 @@ double down_ports(const NetworkSpec& network, std::size_t tier, double nic_port_
   return std::max(0.0, down);
 }
 
+double up_ports(const NetworkSpec& network, std::size_t tier) {
+  const TierSpec& t = network.tiers[tier];
+  if (tier + 1 >= network.tiers.size()) return 0;
+  return t.radix - std::floor(t.radix * t.oversubscription / (t.oversubscription + 1));
+}
+
+double uplinks_in_service(const NetworkSpec& network, std::size_t tier) {
+  if (tier >= network.tiers.size()) return 1;
+  const int down = network.tiers[tier].uplinks_down;
+  const double up = up_ports(network, tier);
+  if (down <= 0 || up <= 0) return 1;
+  return std::max(0.0, (up - down) / up);
+}
+
 double network_endpoint_capacity(const NetworkSpec& network, double nic_port_Bps) {
   if (network.tiers.empty()) return 0;
   double capacity = 1;

@@ -17,6 +17,10 @@ struct TierSpec {
   double port_bw_Bps = 0;       // bandwidth per port and direction
   double oversubscription = 1;  // downlink to uplink bandwidth, >= 1 (ignored at the top tier)
   double latency_s = 0;         // one hop through this tier: switch plus cable
+  // Up ports out of service on each switch of this tier (failed cables, or the
+  // switches above them), taken on every switch: a synchronous step goes at the
+  // pace of the subtree that lost them (uplinks_in_service).
+  int uplinks_down = 0;
 };
 
 // Reduction in the scale-out switches: none, or InfiniBand SHARP as NCCL runs it
@@ -61,6 +65,15 @@ struct ClusterSpec {
 // of `nic_port_Bps` it serves is split (breakout cables), as MegaScale does with
 // 400G ports and 200G NICs.
 double down_ports(const NetworkSpec& network, std::size_t tier, double nic_port_Bps);
+
+// Ports of tier `tier` facing up, towards the tier above (0 at the top): radix
+// less the down ports before any breakout.
+double up_ports(const NetworkSpec& network, std::size_t tier);
+
+// The share of tier `tier`'s up ports in service, (up - uplinks_down) / up: a
+// subtree's uplinks carry that share of what the oversubscription gives them.
+// 1 with every uplink up (and at the top).
+double uplinks_in_service(const NetworkSpec& network, std::size_t tier);
 
 // A NIC's port on one plane: its bandwidth over the planes.
 [[nodiscard]] inline double nic_port_bw(const ClusterSpec& c) {

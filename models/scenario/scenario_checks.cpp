@@ -67,6 +67,19 @@ void check_cluster(const Checker& c) {
                         cl.network.planes > 1 ? " on each plane" : "", cl.network.tiers.size(),
                         capacity, cl.network.planes > 1 ? "" : ", or split the NICs over planes"));
   }
+  for (std::size_t i = 0; i < cl.network.tiers.size(); ++i) {
+    const int down = cl.network.tiers[i].uplinks_down;
+    if (down <= 0) continue;
+    const std::string key = fmt::format("cluster.network.tiers[{}].uplinks_down", i);
+    const double up = up_ports(cl.network, i);
+    if (i + 1 == cl.network.tiers.size()) {
+      c.error(key, "the top tier has no up ports: its ports all point down");
+    } else if (down >= up) {
+      c.error(key, fmt::format("{} of the {:.0f} up ports of each switch down cuts its subtree "
+                               "off: expected fewer than {:.0f}",
+                               down, up, up));
+    }
+  }
   if (cl.network.planes_down >= cl.network.planes) {
     c.error(
         "cluster.network.planes_down",

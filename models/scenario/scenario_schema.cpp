@@ -70,7 +70,13 @@ Schema<TierSpec> make_tier_schema() {
                 "downlink to uplink bandwidth of this tier's switches; 1:7 means 7 times more "
                 "bandwidth down than up")
       .quantity("latency", &TierSpec::latency_s, Dimension::time, D::value("500ns"),
-                "one hop through this tier: switch plus cable");
+                "one hop through this tier: switch plus cable")
+      .integer("uplinks_down", &TierSpec::uplinks_down, Range{0, 1 << 16}, D::value("0"),
+               "up ports out of service on each switch of this tier (failed cables, or "
+               "switches of the tier above: a spine down takes one up port from every leaf "
+               "under it), as a what-if: each subtree's uplinks carry (up - uplinks_down) / up "
+               "of their bandwidth, in both engines; taken on every switch, since a "
+               "synchronous step goes at the pace of the subtree that lost them");
   return s;
 }
 

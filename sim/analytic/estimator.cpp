@@ -134,8 +134,13 @@ std::vector<LayerCollective> layer_collectives(std::initializer_list<const model
 
 std::vector<std::string> network_notes(const models::scenario::Scenario& s, const Pricer& pricer) {
   std::vector<std::string> notes;
+  // Each tier's oversubscription as its uplinks in service make it.
   double worst = 1;
-  for (const auto& tier : s.cluster.network.tiers) worst = std::max(worst, tier.oversubscription);
+  const auto& tiers = s.cluster.network.tiers;
+  for (std::size_t i = 0; i < tiers.size(); ++i) {
+    worst = std::max(worst, tiers[i].oversubscription /
+                                models::scenario::uplinks_in_service(s.cluster.network, i));
+  }
   if (worst <= 1 || s.cluster.nodes() <= 1) return notes;
   const bool gathers = s.parallelism.zero > 0;  // parameters gathered only with ZeRO
   for (const Traffic t : {Traffic::dp_gather, Traffic::dp_reduce, Traffic::pp}) {

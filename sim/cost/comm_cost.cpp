@@ -21,7 +21,9 @@ namespace {
 double largest_oversubscription_below(const models::scenario::ClusterSpec& c, int tier) {
   double o = 1;
   for (int i = 0; i < tier && i < static_cast<int>(c.network.tiers.size()); ++i) {
-    o = std::max(o, c.network.tiers[i].oversubscription);
+    const auto t = static_cast<std::size_t>(i);
+    o = std::max(o, c.network.tiers[t].oversubscription /
+                        models::scenario::uplinks_in_service(c.network, t));
   }
   return o;
 }
@@ -246,7 +248,8 @@ std::vector<bool> uplinks_bind(const models::scenario::ClusterSpec& c) {
   std::vector<bool> bind;
   double oversubscription = 1;
   for (std::size_t i = 0; i + 1 < tiers; ++i) {
-    oversubscription *= std::max(1.0, c.network.tiers[i].oversubscription);
+    oversubscription *= std::max(1.0, c.network.tiers[i].oversubscription) /
+                        models::scenario::uplinks_in_service(c.network, i);
     bind.push_back(oversubscription > 1);
   }
   return bind;

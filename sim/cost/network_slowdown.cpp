@@ -23,7 +23,8 @@ struct SlowdownKey {
   double nic_bw_Bps = 0;
   bool rail_optimized = false;
   int planes = 1;
-  std::array<std::array<double, 3>, 4> tiers{};  // radix, oversubscription, port bandwidth
+  // radix, oversubscription, port bandwidth, up ports down
+  std::array<std::array<double, 4>, 4> tiers{};
   std::size_t tier_count = 0;
   bool operator==(const SlowdownKey&) const = default;
 };
@@ -51,7 +52,7 @@ NetworkSlowdown network_slowdown(const models::scenario::Scenario& s, Traffic tr
   key.tier_count = tiers.size();
   for (std::size_t i = 0; i < tiers.size(); ++i) {
     key.tiers[i] = {static_cast<double>(tiers[i].radix), tiers[i].oversubscription,
-                    tiers[i].port_bw_Bps};
+                    tiers[i].port_bw_Bps, static_cast<double>(tiers[i].uplinks_down)};
   }
   // A pure function of the key, remembered per thread (the last few asked).
   constexpr std::size_t kMemo = 32;
@@ -82,7 +83,8 @@ NetworkSlowdown compute_slowdown(const models::scenario::Scenario& s, Traffic tr
   const std::vector<double> under = subtree_nodes(s.cluster);
   double uplinks = 1;  // a subtree's uplink bandwidth over its NICs', through the tiers below
   for (std::size_t tier = 0; tier + 1 < tiers.size(); ++tier) {
-    uplinks /= tiers[tier].oversubscription;
+    uplinks *= models::scenario::uplinks_in_service(s.cluster.network, tier) /
+               tiers[tier].oversubscription;
     const double nodes = std::max(1.0, std::floor(under[tier]));
     // By subtree; for gradient reductions and pipeline transfers also by stage:
     // the stages reduce their gradients at different times (the last stage
@@ -147,7 +149,11 @@ NetworkSlowdown compute_slowdown(const models::scenario::Scenario& s, Traffic tr
 bool oversubscribed_below_join(const models::scenario::ClusterSpec& c) {
   const int top = joining_tier(c, c.nodes());
   for (int i = 0; i < top && i < static_cast<int>(c.network.tiers.size()); ++i) {
-    if (c.network.tiers[static_cast<std::size_t>(i)].oversubscription > 1) return true;
+    const auto tier = static_cast<std::size_t>(i);
+    if (c.network.tiers[tier].oversubscription > 1 ||
+        models::scenario::uplinks_in_service(c.network, tier) < 1) {
+      return true;
+    }
   }
   return false;
 }

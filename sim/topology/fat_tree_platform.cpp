@@ -55,7 +55,8 @@ FatTreePlatform::FatTreePlatform(const models::scenario::ClusterSpec& cluster, d
   double oversubscription = 1;
   const std::vector<bool> bind = uplinks_bind(cluster_);
   for (std::size_t i = 0; i + 1 < under_.size(); ++i) {
-    oversubscription *= std::max(1.0, cluster_.network.tiers[i].oversubscription);
+    oversubscription *= std::max(1.0, cluster_.network.tiers[i].oversubscription) /
+                        models::scenario::uplinks_in_service(cluster_.network, i);
     uplink_Bps_.push_back(under_[i] * node_Bps_ / oversubscription);
     built_.push_back(!weighted_ || bind[i]);
   }

@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "models/scenario/loader.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/cost/comm_cost.hpp"
+#include "sim/cost/network_slowdown.hpp"
 #include "tests/sim/shipped.hpp"
 #include "tests/sim/step_engine_support.hpp"
 
@@ -130,6 +133,56 @@ TEST(NetworkPlanes, EveryPlaneDownIsRefused) {
     const std::string what = e.what();
     EXPECT_NE(what.find("cluster.network.planes_down"), std::string::npos) << what;
     EXPECT_NE(what.find("2 of 2 planes down"), std::string::npos) << what;
+  }
+}
+
+// Two tiers of 64-port switches at 1:1: a leaf has 32 ports up, one to each of
+// the 32 core switches. tp 8, pp 2 on 256 nodes: stage 0 on leaves 0-3 (nodes
+// 0-127, one rail each), stage 1 on leaves 4-7, so every pipeline transfer
+// leaves its leaf, all of a leaf's NICs at once: at 1:1 nothing binds; with 8 of
+// each leaf's 32 up ports down (a cable each, or 8 core switches) its uplinks
+// carry 24/32 of its NICs' bandwidth and the transfers go 32/24 slower, in both
+// engines.
+TEST(UplinksDown, ASubtreesUplinksCarryTheShareInService) {
+  auto healthy = fabric(2048, 1, 2);
+  healthy.parallelism.pp = 2;
+  healthy.parallelism.dp = 128;
+  healthy.overlap.pp = false;
+  auto degraded = healthy;
+  degraded.cluster.network.tiers[0].uplinks_down = 8;
+  EXPECT_DOUBLE_EQ(models::scenario::up_ports(healthy.cluster.network, 0), 32);
+  EXPECT_DOUBLE_EQ(models::scenario::uplinks_in_service(degraded.cluster.network, 0), 0.75);
+  EXPECT_DOUBLE_EQ(network_slowdown(healthy, Traffic::pp).factor, 1.0);
+  const NetworkSlowdown slow = network_slowdown(degraded, Traffic::pp);
+  EXPECT_NEAR(slow.factor, 32.0 / 24, 1e-12);
+  EXPECT_EQ(slow.tier, 0);
+  EXPECT_EQ(uplinks_bind(degraded.cluster), (std::vector<bool>{true}));
+  testing::expect_both_engines_slower(healthy, degraded, testing::shipped_profile("H100"));
+}
+
+// Up ports down at the top tier, or all of a switch's, are refused naming the key.
+TEST(UplinksDown, ImpossibleCountsAreRefused) {
+  for (const auto& [tier, down, says] :
+       {std::tuple{0, 32, "cuts its subtree off"}, std::tuple{1, 1, "the top tier"}}) {
+    auto text =
+        std::string(
+            "cluster:\n  gpu: H100\n  gpus: 2048\n  nics_per_node: 8\n  nic_bandwidth: 400Gbps\n"
+            "  network:\n    tiers:\n"
+            "    - {name: leaf, radix: 64, port_bandwidth: 400Gbps, uplinks_down: ") +
+        (tier == 0 ? std::to_string(down) : "0") +
+        "}\n    - {name: core, radix: 64, port_bandwidth: 400Gbps, uplinks_down: " +
+        (tier == 1 ? std::to_string(down) : "0") +
+        "}\nmodel: {preset: llama3-8b}\nparallelism: {tp: 8, global_batch: 256}\n";
+    try {
+      (void)models::scenario::load_scenario_text(text, "down.yaml", kShipped);
+      ADD_FAILURE() << "tier " << tier << ": " << down << " up ports down loaded";
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("cluster.network.tiers[" + std::to_string(tier) + "].uplinks_down"),
+                std::string::npos)
+          << what;
+      EXPECT_NE(what.find(says), std::string::npos) << what;
+    }
   }
 }
 

@@ -55,6 +55,26 @@ std::vector<int> sizes(const std::vector<ReplicaClass>& classes) {
   return out;
 }
 
+// The step played as classes and as every replica: the same to 1e-6, and so is
+// the most utilized uplink where both platforms have the same uplinks
+// (`same_uplinks`). Under the sanitizers the classes only: every replica one by
+// one is slow with thread contexts.
+void expect_classes_play_every_replica(const models::scenario::Scenario& s,
+                                       bool same_uplinks = true) {
+  if (kSanitizerSafe) {
+    ASSERT_GT(run_in_child(s, options(false)).step_time_s, 0);
+    return;
+  }
+  const auto classes = run_in_child(s, options(false));
+  const auto every = run_in_child(s, options(true));
+  ASSERT_GT(classes.step_time_s, 0);
+  EXPECT_NEAR(classes.step_time_s / every.step_time_s, 1.0, 1e-6)
+      << "cp " << s.parallelism.cp << ", ep " << s.parallelism.ep;
+  if (same_uplinks) {
+    EXPECT_NEAR(classes.most_utilized_uplink, every.most_utilized_uplink, 1e-6);
+  }
+}
+
 // Expectation, from the placement: leaves end at nodes 48, 96 and 144, inside
 // stage 2 (nodes 40-59: between replicas 7 and 8), stage 4 (80-99: 15 | 16) and
 // stage 7 (140-159: 3 | 4); at stage 2 the ring's wrap, 19 -> 0, leaves a leaf too.
@@ -88,10 +108,6 @@ TEST(ReplicaClasses, OnlyWhereTrafficCanContend) {
 // nodes (cp 2: a class's context-parallel flows to its groups' second nodes).
 TEST(StepEngine, ClassesOfReplicasStandForEveryReplica) {
   auto s = straddling();
-  if (kSanitizerSafe) {  // the weighted platform under the sanitizers, without the slow reference
-    ASSERT_GT(run_in_child(s, options(false)).step_time_s, 0);
-    GTEST_SKIP() << "every replica one by one: slow with thread contexts";
-  }
   auto two_nodes = s;
   two_nodes.parallelism.cp = 2;
   two_nodes.parallelism.pp = 4;
@@ -101,12 +117,7 @@ TEST(StepEngine, ClassesOfReplicasStandForEveryReplica) {
     const auto lowered = lower_step(scenario, a100(), {}, false);
     ASSERT_TRUE(lowered.classes);
     ASSERT_LT(lowered.rows.size(), static_cast<std::size_t>(scenario.parallelism.dp));
-    const auto classes = run_in_child(scenario, options(false));
-    const auto every = run_in_child(scenario, options(true));
-    ASSERT_GT(classes.step_time_s, 0);
-    EXPECT_NEAR(classes.step_time_s / every.step_time_s, 1.0, 1e-6)
-        << "cp " << scenario.parallelism.cp;
-    EXPECT_NEAR(classes.most_utilized_uplink, every.most_utilized_uplink, 1e-6);
+    expect_classes_play_every_replica(scenario);
   }
 }
 
@@ -147,15 +158,7 @@ TEST(ReplicaClasses, ANonBlockingTierDoesNotSplitThem) {
 // Expectation: the weighted platform without the leaves' zones plays the step of
 // every replica on the plain platform, whose leaf uplinks are there: to 1e-6.
 TEST(StepEngine, ClassesAcrossANonBlockingTierStandForEveryReplica) {
-  const auto s = under_small_leaves();
-  if (kSanitizerSafe) {
-    ASSERT_GT(run_in_child(s, options(false)).step_time_s, 0);
-    GTEST_SKIP() << "every replica one by one: slow with thread contexts";
-  }
-  const auto classes = run_in_child(s, options(false));
-  const auto every = run_in_child(s, options(true));
-  ASSERT_GT(classes.step_time_s, 0);
-  EXPECT_NEAR(classes.step_time_s / every.step_time_s, 1.0, 1e-6);
+  expect_classes_play_every_replica(under_small_leaves(), false);
 }
 
 // Mixtral 8x7B on the same cluster: tp 8, pp 8, dp 20; experts over 2 replicas
@@ -194,16 +197,7 @@ TEST(ReplicaClasses, ExpertGroupsStayWhole) {
 // Expectation: expert all-to-alls inside a class as one weighted flow, between
 // singletons as real flows: the same step as every replica played, to 1e-6.
 TEST(StepEngine, ClassesOfExpertGroupsStandForEveryReplica) {
-  const auto s = experts_straddling();
-  if (kSanitizerSafe) {
-    ASSERT_GT(run_in_child(s, options(false)).step_time_s, 0);
-    GTEST_SKIP() << "every replica one by one: slow with thread contexts";
-  }
-  const auto classes = run_in_child(s, options(false));
-  const auto every = run_in_child(s, options(true));
-  ASSERT_GT(classes.step_time_s, 0);
-  EXPECT_NEAR(classes.step_time_s / every.step_time_s, 1.0, 1e-6);
-  EXPECT_NEAR(classes.most_utilized_uplink, every.most_utilized_uplink, 1e-6);
+  expect_classes_play_every_replica(experts_straddling());
 }
 
 // Expectation: likewise with a slow GPU and a slow link.

@@ -18,6 +18,13 @@
 namespace myriad::cli {
 namespace {
 
+// Each tier's up ports out of service (cluster.network.tiers[i].uplinks_down).
+std::vector<int> uplinks_down(const models::scenario::NetworkSpec& network) {
+  std::vector<int> out;
+  for (const auto& tier : network.tiers) out.push_back(tier.uplinks_down);
+  return out;
+}
+
 std::string describe_breakdown_part(const std::string& name) {
   if (name == "compute") return "compute";
   if (name == "bubble") return "pipeline bubble";
@@ -300,6 +307,16 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
         net.planes_down, net.planes,
         percent(static_cast<double>(net.planes - net.planes_down) / net.planes));
   }
+  const auto& tiers = s.cluster.network.tiers;
+  for (std::size_t i = 0; i < tiers.size(); ++i) {
+    if (tiers[i].uplinks_down <= 0) continue;
+    const double left = models::scenario::uplinks_in_service(s.cluster.network, i);
+    out += fmt::format(
+        "  network: {} of the {:.0f} up ports of each {} switch down: its subtrees' uplinks carry "
+        "{} of their bandwidth (cluster.network.tiers[{}].uplinks_down)\n",
+        tiers[i].uplinks_down, models::scenario::up_ports(s.cluster.network, i),
+        tiers[i].name.empty() ? fmt::format("tier-{}", i) : tiers[i].name, percent(left), i);
+  }
   out += profile_line(profile) + "\n";
   Table headline({"", ""}, "lr");
   headline.add({"step time", seconds(r.step_time_s)});
@@ -381,6 +398,7 @@ nlohmann::json step_report_json(const models::scenario::Scenario& s,
                                                    s.cluster.network.in_network_reduction)},
           {"planes", s.cluster.network.planes},
           {"planes_down", s.cluster.network.planes_down},
+          {"uplinks_down", uplinks_down(s.cluster.network)},
           {"step_time_s", r.step_time_s},
           {"mfu", r.mfu},
           {"hfu", r.hfu},
