@@ -277,6 +277,35 @@ std::string memory_text(const sim::StepReport& r) {
   return out;
 }
 
+// What the network's settings change, a line each: in-network reduction, planes
+// and up ports out of service.
+std::string network_lines(const models::scenario::NetworkSpec& net) {
+  std::string out;
+  if (net.in_network_reduction == models::scenario::InNetworkReduction::sharp) {
+    out +=
+        "  network: all-reduces and reduce-scatters across nodes reduce in the switches (SHARP) "
+        "where that is faster than rings (algorithm sharp below)\n";
+  }
+  if (net.planes_down > 0) {
+    out += fmt::format(
+        "  network: {} of {} planes down: each NIC keeps {} of its bandwidth "
+        "(cluster.network.planes_down)\n",
+        net.planes_down, net.planes,
+        percent(static_cast<double>(net.planes - net.planes_down) / net.planes));
+  }
+  for (std::size_t i = 0; i < net.tiers.size(); ++i) {
+    const auto& tier = net.tiers[i];
+    if (tier.uplinks_down <= 0) continue;
+    out += fmt::format(
+        "  network: {} of the {:.0f} up ports of each {} switch down: its subtrees' uplinks carry "
+        "{} of their bandwidth (cluster.network.tiers[{}].uplinks_down)\n",
+        tier.uplinks_down, models::scenario::up_ports(net, i),
+        tier.name.empty() ? fmt::format("tier-{}", i) : tier.name,
+        percent(models::scenario::uplinks_in_service(net, i)), i);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string step_report_text(const models::scenario::Scenario& s, const sim::DeviceProfile& profile,
@@ -295,28 +324,7 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
   out += groups_line(s);
   if (r.moe.present) out += moe_line(s, r.moe) + "\n";
   if (s.model.mtp_depth > 0) out += mtp_line(s) + "\n";
-  if (s.cluster.network.in_network_reduction == models::scenario::InNetworkReduction::sharp) {
-    out +=
-        "  network: all-reduces and reduce-scatters across nodes reduce in the switches (SHARP) "
-        "where that is faster than rings (algorithm sharp below)\n";
-  }
-  if (const auto& net = s.cluster.network; net.planes_down > 0) {
-    out += fmt::format(
-        "  network: {} of {} planes down: each NIC keeps {} of its bandwidth "
-        "(cluster.network.planes_down)\n",
-        net.planes_down, net.planes,
-        percent(static_cast<double>(net.planes - net.planes_down) / net.planes));
-  }
-  const auto& tiers = s.cluster.network.tiers;
-  for (std::size_t i = 0; i < tiers.size(); ++i) {
-    if (tiers[i].uplinks_down <= 0) continue;
-    const double left = models::scenario::uplinks_in_service(s.cluster.network, i);
-    out += fmt::format(
-        "  network: {} of the {:.0f} up ports of each {} switch down: its subtrees' uplinks carry "
-        "{} of their bandwidth (cluster.network.tiers[{}].uplinks_down)\n",
-        tiers[i].uplinks_down, models::scenario::up_ports(s.cluster.network, i),
-        tiers[i].name.empty() ? fmt::format("tier-{}", i) : tiers[i].name, percent(left), i);
-  }
+  out += network_lines(s.cluster.network);
   out += profile_line(profile) + "\n";
   Table headline({"", ""}, "lr");
   headline.add({"step time", seconds(r.step_time_s)});
