@@ -21,23 +21,26 @@ using testing::kShipped;
 using testing::options;
 using testing::run_in_child;
 
-// 160 nodes of 8 GPUs: tp 8, pp 8, so dp 20 and stage s on nodes 20 s .. 20 s + 19;
-// leaves of 48 nodes at 1:3 (64 ports at the NICs' 200 Gb/s: 48 down).
+// The GPT-3 175B job of these tests, 160 nodes of 8 GPUs: tp 8, pp 8, so dp 20 and
+// stage s on nodes 20 s .. 20 s + 19, on a rail-optimized fabric of these tiers.
+models::scenario::Scenario job_on(const std::string& tiers) {
+  return models::scenario::load_scenario_text(
+      "cluster:\n  preset: megascale-like\n  gpus: 1280\n  network:\n"
+      "    rail_optimized: true\n    tiers:\n" +
+          tiers +
+          "model: {preset: gpt3-175b-megascale, parallel_block: true}\n"
+          "parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 6, zero: 2, global_batch: 160, "
+          "recompute: selective}\n"
+          "overlap: {tp: true, pp: true, dp: true}\n",
+      "step_classes_test.yaml", kShipped);
+}
+
+// Leaves of 48 nodes at 1:3 (64 ports at the NICs' 200 Gb/s: 48 down).
 models::scenario::Scenario straddling() {
-  return models::scenario::load_scenario_text(R"(
-cluster:
-  preset: megascale-like
-  gpus: 1280
-  network:
-    rail_optimized: true
-    tiers:
-      - {name: leaf, radix: 64, port_bandwidth: 200Gbps, oversubscription: "1:3", latency: 600ns}
-      - {name: spine, radix: 64, port_bandwidth: 200Gbps, latency: 600ns}
-model: {preset: gpt3-175b-megascale, parallel_block: true}
-parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 6, zero: 2, global_batch: 160, recompute: selective}
-overlap: {tp: true, pp: true, dp: true}
-)",
-                                              "step_classes_test.yaml", kShipped);
+  return job_on(
+      "      - {name: leaf, radix: 64, port_bandwidth: 200Gbps, oversubscription: \"1:3\", "
+      "latency: 600ns}\n"
+      "      - {name: spine, radix: 64, port_bandwidth: 200Gbps, latency: 600ns}\n");
 }
 
 std::vector<ReplicaClass> classes_of(const models::scenario::Scenario& s,
@@ -125,21 +128,11 @@ TEST(StepEngine, ClassesOfReplicasStandForEveryReplica) {
 // the pods that are oversubscribed (12 leaves, 48 nodes, at 1:3): a leaf's uplinks
 // carry what its NICs do, so they change no rate (uplinks_bind).
 models::scenario::Scenario under_small_leaves() {
-  return models::scenario::load_scenario_text(R"(
-cluster:
-  preset: megascale-like
-  gpus: 1280
-  network:
-    rail_optimized: true
-    tiers:
-      - {name: leaf, radix: 8, port_bandwidth: 200Gbps, latency: 600ns}
-      - {name: pod, radix: 16, port_bandwidth: 200Gbps, oversubscription: "1:3", latency: 600ns}
-      - {name: spine, radix: 64, port_bandwidth: 200Gbps, latency: 600ns}
-model: {preset: gpt3-175b-megascale, parallel_block: true}
-parallelism: {tp: 8, sp: true, pp: 8, virtual_stages: 6, zero: 2, global_batch: 160, recompute: selective}
-overlap: {tp: true, pp: true, dp: true}
-)",
-                                              "step_classes_test.yaml", kShipped);
+  return job_on(
+      "      - {name: leaf, radix: 8, port_bandwidth: 200Gbps, latency: 600ns}\n"
+      "      - {name: pod, radix: 16, port_bandwidth: 200Gbps, oversubscription: \"1:3\", "
+      "latency: 600ns}\n"
+      "      - {name: spine, radix: 64, port_bandwidth: 200Gbps, latency: 600ns}\n");
 }
 
 // Expectation: classes span the leaves; only the pods' ends (nodes 48, 96 and 144,
