@@ -119,6 +119,12 @@ FitResult fit_profile(const RowsFile& given, const FitOptions& options) {
     profile["nvlink_busbw_algorithm"] = "nvls";
     s.params.copy(&sim::DeviceProfile::ring_busbw_fraction, s.base);
   }
+  // The host's launch time is the framework's on the base's host, which the
+  // harness (C++, no Python) does not measure.
+  if (!s.base.is_null() && s.base.contains("parameters") &&
+      s.base["parameters"].contains("host_launch_s")) {
+    s.params.copy(&sim::DeviceProfile::host_launch_s, s.base);
+  }
   profile["parameters"] = s.params.json();
   profile["memory_bound_kernels"] = families;
   profile["nvlink_busbw"] = collectives.curve;

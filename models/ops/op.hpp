@@ -70,6 +70,12 @@ struct Op {
   // attention at its share); its flops and bytes already count it, its fixed
   // per-kernel costs are paid that share of the time. 1: every layer runs it.
   double share = 1;
+  // Kernels the framework issues for it, each paying the host's launch time
+  // (DeviceProfile::host_launch_s): 1, a GEMM split in `pieces` that many, a
+  // grouped GEMM one per local expert (Transformer Engine's GroupedLinear runs
+  // a cuBLASLt GEMM per expert), an fp8 cast its quantization's kernels per
+  // tensor it casts (fp8_quantize_kernels).
+  double launches = 1;
 };
 
 // A GEMM op: 2*m*n*k FLOPs per batch entry; reads A and B, writes C in `elem` bytes each.

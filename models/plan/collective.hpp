@@ -66,6 +66,9 @@ struct Collective {
   // 0: every copy crosses on its own.
   double hop_nodes = 0;
   double hop_copies = 0;
+  // Where a layer's collective is issued among its phase's ops: after this many
+  // of them (Phase::issue); -1: not placed (the data-parallel ones).
+  int after_ops = -1;
 };
 
 }  // namespace myriad::models

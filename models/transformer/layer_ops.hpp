@@ -67,16 +67,44 @@ inline double fp8_cast_bytes(scenario::Fp8Recipe recipe) {
   return 4;
 }
 
-// `quantized`: a GEMM whose input arrives in fp8 already (none when empty).
-inline void add_fp8_casts(Phase& p, double cast_bytes, std::string_view quantized = {}) {
+// Kernels one fp8 quantization of a tensor runs. Per-tensor current scaling:
+// zero the amax, reduce it, turn it into a scale, cast (Transformer Engine's
+// Float8CurrentScalingQuantizer::quantize_impl, transformer_engine/pytorch/csrc/
+// quantizer.cpp, v2.8); delayed scaling casts with the scale kept from earlier
+// steps and records the amax in the same kernel, and block scaling computes each
+// block's scale inside its cast kernel: one.
+inline double fp8_quantize_kernels(scenario::Fp8Recipe recipe) {
+  return recipe == scenario::Fp8Recipe::current ? 4 : 1;
+}
+
+// An fp8 GEMM's input cast, before it: one tensor per GEMM kernel (a grouped
+// GEMM's experts are quantized one by one: Transformer Engine's split_quantize).
+inline Op fp8_cast(const Op& gemm, double bytes, scenario::Fp8Recipe recipe) {
+  Op cast = make_elementwise(kFp8Cast, bytes);
+  cast.launches = fp8_quantize_kernels(recipe) * gemm.launches;
+  return cast;
+}
+
+// `quantized`: a GEMM whose input arrives in fp8 already (none when empty). The
+// phase's collectives and host sync keep their places among the ops.
+inline void add_fp8_casts(Phase& p, scenario::Fp8Recipe recipe, std::string_view quantized = {}) {
+  const double cast_bytes = fp8_cast_bytes(recipe);
   std::vector<Op> ops;
   ops.reserve(2 * p.ops.size());
-  for (const Op& op : p.ops) {
+  std::vector<int> moved(p.ops.size() + 1);  // old op index -> new, for what sits before it
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const Op& op = p.ops[i];
+    moved[i] = static_cast<int>(ops.size());
     if (op.cls == OpClass::gemm && op.fp8 && (quantized.empty() || op.name != quantized)) {
-      ops.push_back(make_elementwise(kFp8Cast, cast_bytes * op.gemm.m * op.gemm.k * op.gemm.batch));
+      ops.push_back(fp8_cast(op, cast_bytes * op.gemm.m * op.gemm.k * op.gemm.batch, recipe));
     }
     ops.push_back(op);
   }
+  moved[p.ops.size()] = static_cast<int>(ops.size());
+  for (Collective& c : p.comms) {
+    if (c.after_ops >= 0) c.after_ops = moved[static_cast<std::size_t>(c.after_ops)];
+  }
+  if (p.host_sync >= 0) p.host_sync = moved[static_cast<std::size_t>(p.host_sync)];
   p.ops = std::move(ops);
 }
 
@@ -106,14 +134,14 @@ inline void tp_pieces(Op& op, const ShardShape& sh, bool gathers_before) {
 // Tensor-parallel collective entering (`gather`) or leaving a parallel region.
 inline void tp_enter(Phase& p, std::string_view name, const Dims& d, const ShardShape& sh) {
   if (sh.tp > 1 && sh.sp) {
-    p.comms.push_back({name, CollectiveKind::all_gather, GroupKind::tp, d.tokens * d.h * kAct});
+    p.issue({name, CollectiveKind::all_gather, GroupKind::tp, d.tokens * d.h * kAct});
   }
 }
 
 inline void tp_leave(Phase& p, std::string_view name, const Dims& d, const ShardShape& sh) {
   if (sh.tp == 1) return;
   const auto kind = sh.sp ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
-  p.comms.push_back({name, kind, GroupKind::tp, d.tokens * d.h * kAct});
+  p.issue({name, kind, GroupKind::tp, d.tokens * d.h * kAct});
 }
 
 // The kernel families calibration measures ("norm.rms.fwd", "activation.swiglu.bwd").

@@ -26,7 +26,7 @@ void attention_core(Phase& p, const ModelSpec& m, const Dims& d, const ShardShap
     // MLA's keys and values are up-projected per head before they are gathered.
     const double kv_bytes = mla ? d.tokens * d.kv_local * (d.head_dim + d.v_dim) * kAct
                                 : d.tokens * 2 * d.kv_local * d.head_dim * kAct;
-    p.comms.push_back({"cp.kv", CollectiveKind::all_gather, GroupKind::cp, kv_bytes * sh.cp});
+    p.issue({"cp.kv", CollectiveKind::all_gather, GroupKind::cp, kv_bytes * sh.cp});
   }
   if (sh.fused) {
     // Causal (and windowed) pairs only; each CP rank computes its share of them. A
@@ -153,6 +153,7 @@ double a2a_element_bytes(bool fp8) { return fp8 ? 1 + 4.0 / 128 : kAct; }
 // unstructured on a sparse kernel when one is given (else as dense).
 void prune_gemm(Op& op, const scenario::PruneSpec& prune) {
   op.grouped = true;
+  op.launches = op.gemm.batch;
   if (prune.pattern == scenario::Sparsity::two_four) {
     op.sparse = SparseKernel::two_four;
   } else if (prune.pattern == scenario::Sparsity::unstructured && prune.sparse_kernel) {
@@ -214,16 +215,19 @@ bool moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
   if (sh.ep > 1) {
     if (by_gather) {  // compressed: each rank quantizes its tokens, dequantizes the group's
       if (sh.a2a_fp8) p.ops.push_back(make_elementwise("ep.quantize", tokens * d.h * (kAct + 1)));
-      p.comms.push_back({"ep.dispatch", CollectiveKind::all_gather, GroupKind::ep, gather_bytes});
+      p.issue({"ep.dispatch", CollectiveKind::all_gather, GroupKind::ep, gather_bytes});
       if (sh.a2a_fp8) {
         p.ops.push_back(make_elementwise("ep.dequantize", tokens * sh.ep * d.h * (kAct + 1)));
       }
     } else {
+      // Dropless, the all-to-all's splits are the token counts, which the host
+      // copies and waits for first; padded to capacity they are known (Phase::host_sync).
+      if (moe.capacity_factor <= 0) p.host_sync = static_cast<int>(p.ops.size());
       if (sh.a2a_fp8) {  // quantize: read bf16, write fp8 and scales
         p.ops.push_back(make_elementwise("ep.quantize", sent * d.h * (kAct + 1)));
       }
-      p.comms.push_back({"ep.dispatch", CollectiveKind::all_to_all, GroupKind::ep, a2a_bytes,
-                         hop_nodes, hop_copies});
+      p.issue({"ep.dispatch", CollectiveKind::all_to_all, GroupKind::ep, a2a_bytes, hop_nodes,
+               hop_copies});
       fp8_tokens = sh.a2a_fp8 && sh.fp8;
       if (sh.a2a_fp8 && !fp8_tokens) {
         p.ops.push_back(make_elementwise("ep.dequantize", slots * d.h * (kAct + 1)));
@@ -247,10 +251,9 @@ bool moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
       if (sh.combine_fp8) {
         p.ops.push_back(make_elementwise("ep.quantize", tokens * sh.ep * d.h * (kAct + 1)));
       }
-      p.comms.push_back(
-          {"ep.combine",
-           sh.combine_fp8 ? CollectiveKind::all_to_all : CollectiveKind::reduce_scatter,
-           GroupKind::ep, combine_gather_bytes});
+      p.issue({"ep.combine",
+               sh.combine_fp8 ? CollectiveKind::all_to_all : CollectiveKind::reduce_scatter,
+               GroupKind::ep, combine_gather_bytes});
       if (sh.combine_fp8) {
         p.ops.push_back(make_elementwise("ep.dequantize", tokens * sh.ep * d.h * (kAct + 1)));
       }
@@ -258,8 +261,8 @@ bool moe_mlp(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& sh) 
       if (sh.combine_fp8) {
         p.ops.push_back(make_elementwise("ep.quantize", slots * d.h * (kAct + 1)));
       }
-      p.comms.push_back({"ep.combine", CollectiveKind::all_to_all, GroupKind::ep, combine_a2a_bytes,
-                         hop_nodes, hop_copies});
+      p.issue({"ep.combine", CollectiveKind::all_to_all, GroupKind::ep, combine_a2a_bytes,
+               hop_nodes, hop_copies});
       if (sh.combine_fp8) {
         p.ops.push_back(make_elementwise("ep.dequantize", sent * d.h * (kAct + 1)));
       }
@@ -288,7 +291,8 @@ void parallel_block(Phase& p, const ModelSpec& m, const Dims& d, const ShardShap
 // Backward of a forward phase: two GEMMs per GEMM (input and weight gradients),
 // attention backward as FlashAttention runs it (attention_backward_of),
 // memory-bound ops moving twice their bytes, and mirrored collectives.
-Phase backward_of(const Phase& fwd, double cast_bytes) {
+Phase backward_of(const Phase& fwd, scenario::Fp8Recipe recipe) {
+  const double cast_bytes = fp8_cast_bytes(recipe);
   Phase b;
   b.ops.reserve(3 * fwd.ops.size());  // a GEMM's cast and two GEMMs at most
   b.comms.reserve(fwd.comms.size());
@@ -300,16 +304,18 @@ Phase backward_of(const Phase& fwd, double cast_bytes) {
         const auto& g = op.gemm;
         const double elem = op.fp8 ? 1.0 : kAct;
         if (op.fp8) {  // the output gradient, cast to fp8 for both backward GEMMs
-          b.ops.push_back(make_elementwise(kFp8Cast, cast_bytes * g.m * g.n * g.batch));
+          b.ops.push_back(fp8_cast(op, cast_bytes * g.m * g.n * g.batch, recipe));
           b.ops.back().backward = true;
         }
         b.ops.push_back(make_gemm(op.name, g.m, g.k, g.n, g.batch, elem, op.fp8));  // dgrad
         b.ops.back().pieces = op.dgrad_pieces;
+        b.ops.back().launches = op.launches;
         b.ops.back().sparse = op.sparse;  // through the pruned weights; wgrad is dense
         b.ops.back().kept = op.kept;
         b.ops.back().grouped = op.grouped;
         b.ops.push_back(make_gemm(op.name, g.k, g.n, g.m, g.batch, elem, op.fp8));  // wgrad
         b.ops.back().grouped = op.grouped;
+        b.ops.back().launches = op.launches;
         b.ops.back().wgrad = true;
         break;
       }
@@ -331,6 +337,7 @@ Phase backward_of(const Phase& fwd, double cast_bytes) {
   }
   for (std::size_t i = fwd.comms.size(); i-- > 0;) {
     Collective c = fwd.comms[i];
+    c.after_ops = -1;  // not placed among the backward's ops (no host sync there)
     if (c.kind == CollectiveKind::all_gather) {
       c.kind = CollectiveKind::reduce_scatter;
     } else if (c.kind == CollectiveKind::reduce_scatter) {
@@ -388,9 +395,9 @@ LayerProgram transformer_layer(const ModelSpec& m, const ShardShape& sh, LayerKi
     }
   }
   if (sh.fp8) {
-    add_fp8_casts(lp.forward, fp8_cast_bytes(sh.fp8_recipe), fp8_tokens ? "expert.fc1" : "");
+    add_fp8_casts(lp.forward, sh.fp8_recipe, fp8_tokens ? "expert.fc1" : "");
   }
-  lp.backward = backward_of(lp.forward, fp8_cast_bytes(sh.fp8_recipe));
+  lp.backward = backward_of(lp.forward, sh.fp8_recipe);
   lp.recompute = recompute_of(lp.forward, m, d, sh);
   return lp;
 }
@@ -401,7 +408,7 @@ LayerProgram embedding(const ModelSpec& m, const ShardShape& sh) {
   // Vocabulary-parallel lookup: each TP rank fills its rows, then a reduction.
   lp.forward.ops.push_back(make_elementwise("embedding", 2 * d.tokens * d.h * kAct));
   tp_leave(lp.forward, "tp.embedding", d, sh);
-  lp.backward = backward_of(lp.forward, fp8_cast_bytes(sh.fp8_recipe));
+  lp.backward = backward_of(lp.forward, sh.fp8_recipe);
   return lp;
 }
 
@@ -436,13 +443,12 @@ void mtp_module(Phase& p, const ModelSpec& m, const Dims& d, const ShardShape& s
   p.ops.push_back(norm("mtp.norm.embedding", m, d));
   p.ops.push_back(norm("mtp.norm.hidden", m, d));
   if (sh.tp > 1 && sh.sp) {
-    p.comms.push_back(
+    p.issue(
         {"tp.mtp.proj.in", CollectiveKind::all_gather, GroupKind::tp, 2 * d.tokens * d.h * kAct});
   }
   p.ops.push_back(gemm("mtp.proj", d.tokens, d.h / sh.tp, 2 * d.h, sh));
   if (sh.tp > 1) {
-    p.comms.push_back(
-        {"tp.mtp.proj.out", CollectiveKind::all_gather, GroupKind::tp, d.tokens * d.h * kAct});
+    p.issue({"tp.mtp.proj.out", CollectiveKind::all_gather, GroupKind::tp, d.tokens * d.h * kAct});
   }
   head_and_loss(p, true, m, d, sh);
 }
@@ -454,8 +460,8 @@ LayerProgram lm_head_and_loss(const ModelSpec& m, const ShardShape& sh) {
   LayerProgram lp;
   head_and_loss(lp.forward, false, m, d, sh);
   for (int k = 0; k < m.mtp_depth; ++k) mtp_module(lp.forward, m, d, sh);
-  if (sh.fp8) add_fp8_casts(lp.forward, fp8_cast_bytes(sh.fp8_recipe));  // the projections'
-  Phase bwd = backward_of(lp.forward, fp8_cast_bytes(sh.fp8_recipe));
+  if (sh.fp8) add_fp8_casts(lp.forward, sh.fp8_recipe);  // the projections'
+  Phase bwd = backward_of(lp.forward, sh.fp8_recipe);
   lp.backward = std::move(bwd);
   return lp;
 }

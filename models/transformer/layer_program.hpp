@@ -14,6 +14,17 @@ namespace myriad::models {
 struct Phase {
   std::vector<Op> ops;
   std::vector<Collective> comms;  // on the critical path unless overlapped
+  // Where the host waits for the GPU before issuing more (a blocking copy to the
+  // host): before op `host_sync`, -1 for none. Megatron-Core's dropless
+  // all-to-all dispatcher copies the tokens per expert to the host and waits for
+  // them before the dispatch (token_dispatcher.py, cuda_sync_point
+  // "before_ep_alltoall"; docs/notes/moe-host-overhead.md).
+  int host_sync = -1;
+  // Adds a collective issued after the ops so far.
+  void issue(Collective c) {
+    c.after_ops = static_cast<int>(ops.size());
+    comms.push_back(c);
+  }
 };
 
 struct LayerProgram {

@@ -18,6 +18,7 @@
 #include "models/transformer/moe_routing.hpp"
 #include "sim/analytic/activation_offload.hpp"
 #include "sim/analytic/dp_exposure.hpp"
+#include "sim/analytic/host_wait.hpp"
 #include "sim/analytic/layer_exposure.hpp"
 #include "sim/analytic/optimizer_time.hpp"
 #include "sim/analytic/pipeline_makespan.hpp"
@@ -41,10 +42,12 @@ struct StageTime {
   GroupTimes comm;     // exposed, by group (pp: blocking transfers; dp: ZeRO-3's)
   PassTimes a2a;       // its a2a_* fields: the expert all-to-alls, whole and exposed
   double offload = 0;  // waits for activation offload's copies (forward's in `forward` too)
-  [[nodiscard]] double total() const { return compute + comm.total() + offload; }
+  double host = 0;     // waits for the host to issue kernels (forward's in `forward` too)
+  [[nodiscard]] double total() const { return compute + comm.total() + offload + host; }
   StageTime& operator+=(const StageTime& o) {
     compute += o.compute;
     offload += o.offload;
+    host += o.host;
     forward += o.forward;
     weight += o.weight;
     comm += o.comm;
@@ -57,6 +60,7 @@ struct StageTime {
     p.forward = forward;
     p.backward = total() - forward;
     p.weight = weight;
+    p.host = host;
     return p;
   }
 };
@@ -67,17 +71,59 @@ void add_a2a(PassTimes& a2a, bool forward, const PhaseTime& priced, const PhaseT
   (forward ? a2a.a2a_exposed_forward : a2a.a2a_exposed_backward) += exposed.comm[GroupKind::ep];
 }
 
+// A program's phases (forward, backward, recomputation), priced and exposed,
+// with the GPU's waits for the host in each (host_wait.hpp): a phase with a host
+// sync on its own; the others together, the host running ahead from one to the
+// next (a layer's forward and backward passes alternate in the steady state),
+// each phase carrying the wait in proportion to its own excess of host time.
+struct ProgramPhases {
+  std::array<const models::Phase*, 3> phase{};
+  std::array<PhaseTime, 3> priced;
+  std::array<PhaseTime, 3> exposed;
+  std::array<double, 3> host{};
+};
+
+ProgramPhases program_phases(const models::LayerProgram& lp, Pricer& pricer,
+                             const LayerOverlap& overlap, double runs_per_step) {
+  ProgramPhases p;
+  p.phase = {&lp.forward, &lp.backward, &lp.recompute};
+  double host = 0;
+  double gpu = 0;
+  std::array<double, 3> excess{};
+  double excess_total = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    p.priced[i] = pricer.price(*p.phase[i], runs_per_step);
+    p.exposed[i] = exposed(p.priced[i], overlap, pricer.overlap_share());
+    if (p.phase[i]->host_sync >= 0) {
+      p.host[i] = pricer.synced_wait(*p.phase[i], p.priced[i], p.exposed[i]);
+      continue;
+    }
+    const double h = pricer.host_time(*p.phase[i]);
+    const double g = p.exposed[i].compute + p.exposed[i].comm.total();
+    host += h;
+    gpu += g;
+    excess[i] = std::max(0.0, h - g);
+    excess_total += excess[i];
+  }
+  const double wait = unsynced_wait(host, gpu);
+  if (wait > 0) {
+    for (std::size_t i = 0; i < 3; ++i) p.host[i] += wait * excess[i] / excess_total;
+  }
+  return p;
+}
+
 StageTime program_time(const models::LayerProgram& lp, Pricer& pricer, const LayerOverlap& overlap,
                        double runs_per_step) {
   StageTime t;
-  for (const auto* phase : {&lp.forward, &lp.backward, &lp.recompute}) {
-    const PhaseTime priced = pricer.price(*phase, runs_per_step);
-    const PhaseTime pt = exposed(priced, overlap, pricer.overlap_share());
+  const ProgramPhases p = program_phases(lp, pricer, overlap, runs_per_step);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const PhaseTime& pt = p.exposed[i];
     t.compute += pt.compute;
+    t.host += p.host[i];
     t.weight += pt.weight;
-    if (phase == &lp.forward) t.forward += pt.compute + pt.comm.total();
+    if (i == 0) t.forward += pt.compute + pt.comm.total() + p.host[i];
     t.comm += pt.comm;
-    add_a2a(t.a2a, phase == &lp.forward, priced, pt);
+    add_a2a(t.a2a, i == 0, p.priced[i], pt);
   }
   return t;
 }
@@ -89,17 +135,19 @@ StageTime scaled(StageTime t, double k) {
   t.comm *= k;
   t.a2a = t.a2a.scaled(k);
   t.offload *= k;
+  t.host *= k;
   return t;
 }
 
 PassTimes pass_times(const models::LayerProgram& lp, Pricer& pricer, const LayerOverlap& overlap) {
   PassTimes times;
-  for (const auto* phase : {&lp.forward, &lp.backward, &lp.recompute}) {
-    const PhaseTime priced = pricer.price(*phase, 0);
-    const PhaseTime t = exposed(priced, overlap, pricer.overlap_share());
-    (phase == &lp.forward ? times.forward : times.backward) += t.compute + t.comm.total();
+  const ProgramPhases p = program_phases(lp, pricer, overlap, 0);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const PhaseTime& t = p.exposed[i];
+    (i == 0 ? times.forward : times.backward) += t.compute + t.comm.total() + p.host[i];
+    times.host += p.host[i];
     times.weight += t.weight;
-    add_a2a(times, phase == &lp.forward, priced, t);
+    add_a2a(times, i == 0, p.priced[i], t);
   }
   return times;
 }
@@ -441,6 +489,7 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
                  {"bubble", bubble + dp.bubble},
                  {"dp", dp.exposed + m * critical.comm[GroupKind::dp]},
                  {"offload", m * critical.offload},
+                 {"host", m * critical.host},
                  {"optimizer", opt}};
   for (const auto& part : r.breakdown) r.step_time_s += part.seconds;
 
@@ -464,6 +513,14 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   r.host_memory_capacity = s.cluster.gpu.host_memory_bytes;
   r.fits = r.memory_needed() <= r.memory_usable() && r.host_fits();
   if (detail == Detail::full) r.network_notes = network_notes(s, pricer);
+  if (profile.host_launch_s > 0) {
+    const double h = profile.host_launch_s;
+    // Counts, but for an averaged layer's kernels at their share: to a millionth.
+    const auto count = [&](double seconds) { return std::round(seconds / h * 1e6) / 1e6; };
+    r.host = {h, count(pricer.host_time(plan.layer.forward)),
+              count(pricer.host_time(plan.layer.backward) + pricer.host_time(plan.layer.recompute)),
+              plan.layer.forward.host_sync >= 0};
+  }
   if (s.model.is_moe()) {
     const models::MoeLoad& load = models::moe_load(s.model.moe, s.parallelism.ep);
     r.moe.present = true;

@@ -77,6 +77,14 @@ struct MoeSummary {
   double a2a_hidden_s = 0;
 };
 
+// The host's part (host_wait.hpp), for reports: what one layer issues.
+struct HostSummary {
+  double launch_s = 0;        // the profile's host_launch_s; 0: not modelled
+  double layer_forward = 0;   // kernels and collectives a layer's forward issues
+  double layer_backward = 0;  // and its backward, recomputation included
+  bool synced = false;        // the host waits for the GPU in each forward (Phase::host_sync)
+};
+
 struct StepReport {
   double step_time_s = 0;
   double mfu = 0;      // model FLOPs over peak bf16 FLOP/s of all GPUs
@@ -112,6 +120,7 @@ struct StepReport {
   // What the fat tree's oversubscription does to the job's traffic, in words.
   std::vector<std::string> network_notes;
   MoeSummary moe;
+  HostSummary host;
   std::vector<PricedCollective> collectives;
   std::vector<PricedOp> ops;  // by total time, longest first
 };

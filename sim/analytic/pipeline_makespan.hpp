@@ -36,6 +36,9 @@ struct PassTimes {
   double a2a_backward = 0;
   double a2a_exposed_forward = 0;
   double a2a_exposed_backward = 0;
+  // Of forward and backward: the GPU's waits for the host to issue its kernels
+  // (host_wait.hpp).
+  double host = 0;
   PassTimes& operator+=(const PassTimes& o) {
     forward += o.forward;
     backward += o.backward;
@@ -44,6 +47,7 @@ struct PassTimes {
     a2a_backward += o.a2a_backward;
     a2a_exposed_forward += o.a2a_exposed_forward;
     a2a_exposed_backward += o.a2a_exposed_backward;
+    host += o.host;
     return *this;
   }
   [[nodiscard]] PassTimes scaled(double k) const {
@@ -53,7 +57,8 @@ struct PassTimes {
             a2a_forward * k,
             a2a_backward * k,
             a2a_exposed_forward * k,
-            a2a_exposed_backward * k};
+            a2a_exposed_backward * k,
+            host * k};
   }
   [[nodiscard]] double of(const models::PipelineTask& t) const {
     if (t.forward) return forward;

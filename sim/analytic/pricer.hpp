@@ -16,6 +16,7 @@
 
 #include "models/plan/rank_layout.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/analytic/host_wait.hpp"
 #include "sim/analytic/layer_exposure.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/network_slowdown.hpp"
@@ -91,6 +92,50 @@ class Pricer {
     return t;
   }
 
+  // The host's time to issue `phase`'s kernels and collectives (host_wait.hpp).
+  double host_time(const models::Phase& phase) { return priced(phase).host; }
+
+  // What the GPU waits for the host in `phase`, which has a host sync
+  // (Phase::host_sync; synced_stretch), priced as `priced` and exposed as
+  // `exposed` (its collectives at their exposed share).
+  double synced_wait(const models::Phase& phase, const PhaseTime& priced_time,
+                     const PhaseTime& exposed_time) {
+    const double h = p_.host_launch_s;
+    if (h <= 0 || phase.host_sync < 0) return 0;
+    const PricedPhase& e = priced(phase);
+    const double gpu = exposed_time.compute + exposed_time.comm.total();
+    const ComputeCost* costs = cost_pool_.data() + e.first_op;
+    const CommCost* comm_costs = comm_pool_.data() + e.first_comm;
+    std::array<double, kGroupKinds.size()> placed{};  // by group: collectives without a price
+    for (const auto& c : phase.comms) {
+      if (c.group == GroupKind::dp) placed[static_cast<std::size_t>(c.group)] += 1;
+    }
+    const auto comm_gpu = [&](std::size_t i) {
+      const GroupKind g = phase.comms[i].group;
+      const double whole = priced_time.comm[g];
+      if (whole <= 0) return 0.0;
+      const double own =
+          g == GroupKind::dp ? whole / placed[static_cast<std::size_t>(g)] : comm_costs[i].time_s;
+      return own * exposed_time.comm[g] / whole;
+    };
+    // From the sync round to it: positions sync..n (n: after the last op), 0..sync-1;
+    // a collective sits before the op it was issued before.
+    thread_local std::vector<Issued> items;
+    items.clear();
+    const auto n = static_cast<int>(phase.ops.size());
+    for (int step = 0; step <= n; ++step) {
+      const int k = (phase.host_sync + step) % (n + 1);
+      for (std::size_t i = 0; i < phase.comms.size(); ++i) {
+        if (std::max(0, phase.comms[i].after_ops) == k) items.push_back({h, comm_gpu(i)});
+      }
+      if (k < n) {
+        const auto op = static_cast<std::size_t>(k);
+        items.push_back({launch_time(phase.ops[op]), costs[op].time_s});
+      }
+    }
+    return std::max(0.0, synced_stretch(items) - gpu);
+  }
+
   CommCost price(const models::Collective& c, double runs_per_step) {
     const models::GroupSpan& span = span_of(c.group);
     const CommCost cost = collective_cost(c, span, s_.cluster, p_, slowdown_of(c));
@@ -107,6 +152,7 @@ class Pricer {
     std::size_t first_op = 0;    // in cost_pool_
     std::size_t first_comm = 0;  // in comm_pool_
     PhaseTime fixed;
+    double host = 0;  // the host's time to issue its kernels and collectives
   };
   const PricedPhase& priced(const models::Phase& phase) {
     for (const auto& e : priced_phases_) {
@@ -120,7 +166,9 @@ class Pricer {
       e.fixed.compute += cost.time_s;
       if (op.cls == models::OpClass::gemm) e.fixed.gemm += cost.time_s;
       if (op.wgrad) e.fixed.weight += cost.time_s;
+      e.host += launch_time(op);
     }
+    e.host += p_.host_launch_s * static_cast<double>(phase.comms.size());
     for (const auto& c : phase.comms) {
       // Data-parallel ones are priced when asked; pipeline transfers do not count.
       const bool fixed = c.group != GroupKind::dp;
@@ -131,6 +179,12 @@ class Pricer {
     }
     priced_phases_.push_back(e);
     return priced_phases_.back();
+  }
+
+  // The host's time to issue an op's kernels: each piece of a split GEMM, each
+  // expert's, at the share of an averaged layer's layers that run it.
+  [[nodiscard]] double launch_time(const models::Op& op) const {
+    return p_.host_launch_s * op.launches * op.pieces * op.share;
   }
 
   // A layer collective's time in its group's line, and the compute rate its

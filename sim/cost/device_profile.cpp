@@ -39,6 +39,8 @@ constexpr ProfileScalar kScalars[] = {
     // Only activation offload (parallelism.offload_layers) reads them.
     {"host_to_device_efficiency", &DeviceProfile::host_to_device_efficiency, 0.05, 1, false},
     {"device_to_host_efficiency", &DeviceProfile::device_to_host_efficiency, 0.05, 1, false},
+    // Kernels the host issues wait for it where it is slower than the GPU.
+    {"host_launch_s", &DeviceProfile::host_launch_s, 0, 1e-3, false},
     // Only the calibration fit reads it (copies within the cache left out).
     {"last_level_cache_bytes", &DeviceProfile::last_level_cache_bytes, 0, 1e11, false},
     // The attention kernel's shape (sim/cost/attention_shape.hpp): all five or none.

@@ -100,6 +100,11 @@ struct DeviceProfile {
   double memory_efficiency = 0;  // sustained fraction of HBM bandwidth for streaming kernels
   double sustained_clock = 1;    // clock under sustained load over the clock of the peaks
   double kernel_overhead_s = 0;  // launch and tail per kernel
+  // The host's time to issue one kernel from the training framework (Python,
+  // PyTorch and Transformer Engine's module code, the driver's launch): where a
+  // layer's kernels are short the GPU waits for it (host_wait in
+  // sim/analytic/host_wait.hpp). 0: never waits (a profile without it).
+  double host_launch_s = 0;
   // All-reduce inside a node, by size, at the rates priced against (the profile's
   // curve times nvlink_bw_Bps over the reference link rate), by the algorithm NCCL
   // would run on the hardware priced against: NVLS where both the hardware and the

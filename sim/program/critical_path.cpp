@@ -145,6 +145,7 @@ std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans, do
           {"bubble", std::max(0.0, step_s - busy)},
           {"dp", dp + passes * comm[GroupKind::dp]},
           {"offload", passes * shares.offload},
+          {"host", passes * shares.host},
           {"optimizer", optimizer}};
 }
 
@@ -159,19 +160,24 @@ PassShares pass_shares(const StageCosts& costs, const StageLayers& n, bool first
   add(costs.dense_layer_comm, n.dense);
   add(costs.recompute_layer_comm, n.again);
   add(costs.recompute_dense_layer_comm, n.dense_again);
+  double host = n.layers * costs.layer.host + n.dense * costs.dense_layer.host +
+                n.again * costs.recompute_layer.host +
+                n.dense_again * costs.recompute_dense_layer.host;
   double offload = 0;
   if (first) {
     total += costs.embedding.forward + costs.embedding.backward;
     add(costs.embedding_comm, 1);
+    host += costs.embedding.host;
     offload = costs.offload.forward + costs.offload.backward;
     total += offload;
   }
   if (last) {
     total += costs.head.forward + costs.head.backward;
     add(costs.head_comm, 1);
+    host += costs.head.host;
   }
   if (total <= 0) return {};
-  return {comm.scaled(1 / total), offload / total};
+  return {comm.scaled(1 / total), offload / total, host / total};
 }
 
 std::vector<BreakdownPart> step_breakdown(const std::vector<std::vector<Span>>& timelines, int pp,

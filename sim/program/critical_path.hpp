@@ -57,14 +57,15 @@ CriticalPath critical_path(const std::vector<std::vector<Span>>& timelines, int 
 struct PassShares {
   GroupTimes comm;
   double offload = 0;
-  [[nodiscard]] double total() const { return comm.total() + offload; }
+  double host = 0;  // waits for the host to issue kernels (PassTimes::host)
+  [[nodiscard]] double total() const { return comm.total() + offload + host; }
 };
 
 // The step as the analytic engine breaks it down, from the timeline of the rank
 // group that computes the most (the slowest stage): its passes split into
-// compute, exposed tp, cp, ep and offload waits by `shares`; its blocking pipeline sends (pp),
-// data-parallel and optimizer time; the bubble is the rest of the step (waiting
-// for inputs, and idle once done while others finish). The parts sum to step_s.
+// compute, exposed tp, cp, ep, offload and host waits by `shares`; its blocking pipeline sends
+// (pp), data-parallel and optimizer time; the bubble is the rest of the step (waiting for inputs,
+// and idle once done while others finish). The parts sum to step_s.
 std::vector<BreakdownPart> timeline_breakdown(const std::vector<Span>& spans, double step_s,
                                               const PassShares& shares);
 

@@ -30,6 +30,7 @@ std::string describe_breakdown_part(const std::string& name) {
   if (name == "bubble") return "pipeline bubble";
   if (name == "optimizer") return "optimizer step";
   if (name == "offload") return "waits for activation offload";
+  if (name == "host") return "waits for the host to launch kernels";
   return "exposed " + name + " communication";
 }
 
@@ -306,6 +307,23 @@ std::string network_lines(const models::scenario::NetworkSpec& net) {
   return out;
 }
 
+// What the GPUs wait for the host, or "" when they do not.
+std::string host_line(const sim::StepReport& r) {
+  double waits = 0;
+  for (const auto& part : r.breakdown) {
+    if (part.name == "host") waits = part.seconds;
+  }
+  if (!(waits > 0) || !(r.host.launch_s > 0)) return "";
+  return fmt::format(
+      "  host: a layer issues {:.0f} kernels and collectives forward and {:.0f} backward, each "
+      "taking the host {:.1f} us (the profile's host_launch_s){}: the GPUs wait {} a step\n\n",
+      r.host.layer_forward, r.host.layer_backward, r.host.launch_s * 1e6,
+      r.host.synced ? "; dropless routing makes the host wait for the token counts before each "
+                      "dispatch, so it cannot run ahead of the GPU"
+                    : "",
+      seconds(waits));
+}
+
 }  // namespace
 
 std::string step_report_text(const models::scenario::Scenario& s, const sim::DeviceProfile& profile,
@@ -345,6 +363,7 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
   }
   out += parts.str() + "\n";
   out += dualpipe_line(r.moe);
+  out += host_line(r);
 
   for (const auto& note : r.network_notes) out += "  network: " + note + "\n";
   if (!r.network_notes.empty()) out += "\n";
@@ -441,6 +460,12 @@ nlohmann::json step_report_json(const models::scenario::Scenario& s,
                                        {"a2a_exposed_unpaired_s", r.moe.a2a_exposed_unpaired_s},
                                        {"a2a_hidden_s", r.moe.a2a_hidden_s}}
                       : nlohmann::json(nullptr)},
+          {"host", r.host.launch_s > 0
+                       ? nlohmann::json{{"launch_s", r.host.launch_s},
+                                        {"layer_forward_launches", r.host.layer_forward},
+                                        {"layer_backward_launches", r.host.layer_backward},
+                                        {"synced", r.host.synced}}
+                       : nlohmann::json(nullptr)},
           {"collectives", collectives}};
 }
 
