@@ -98,7 +98,7 @@ ProgramPhases program_phases(const models::LayerProgram& lp, Pricer& pricer,
       p.host[i] = pricer.synced_wait(*p.phase[i], p.priced[i], p.exposed[i]);
       continue;
     }
-    const double h = pricer.host_time(*p.phase[i]);
+    const double h = p.priced[i].host_issue;
     const double g = p.exposed[i].compute + p.exposed[i].comm.total();
     host += h;
     gpu += g;

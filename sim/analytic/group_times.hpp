@@ -35,6 +35,8 @@ struct GroupTimes {
     for (double& x : by) x *= k;
     return *this;
   }
+  // Exactly equal, slot by slot (a cache's key).
+  bool operator==(const GroupTimes&) const = default;
   [[nodiscard]] GroupTimes scaled(double k) const {
     GroupTimes t = *this;
     t *= k;

@@ -21,6 +21,7 @@ struct PhaseTime {
   // By group: each collective's time times the share of the compute rate its
   // kernels take when it overlaps compute chunk by chunk (overlap_share).
   GroupTimes sm_share;
+  double host_issue = 0;  // the host's time to issue its kernels and collectives (host_wait.hpp)
 };
 
 // Which layer collectives the scenario overlaps with the GEMMs: chunk by chunk

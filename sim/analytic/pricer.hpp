@@ -93,7 +93,7 @@ class Pricer {
   }
 
   // The host's time to issue `phase`'s kernels and collectives (host_wait.hpp).
-  double host_time(const models::Phase& phase) { return priced(phase).host; }
+  double host_time(const models::Phase& phase) { return priced(phase).fixed.host_issue; }
 
   // What the GPU waits for the host in `phase`, which has a host sync
   // (Phase::host_sync; synced_stretch), priced as `priced` and exposed as
@@ -102,7 +102,12 @@ class Pricer {
                      const PhaseTime& exposed_time) {
     const double h = p_.host_launch_s;
     if (h <= 0 || phase.host_sync < 0) return 0;
-    const PricedPhase& e = priced(phase);
+    PricedPhase& e = priced(phase);
+    // An estimate asks again for the same exposure (stage times, the op table).
+    if (e.synced.exposed == exposed_time.comm && e.synced.priced == priced_time.comm &&
+        e.synced.wait >= 0) {
+      return e.synced.wait;
+    }
     const double gpu = exposed_time.compute + exposed_time.comm.total();
     const ComputeCost* costs = cost_pool_.data() + e.first_op;
     const CommCost* comm_costs = comm_pool_.data() + e.first_comm;
@@ -133,7 +138,8 @@ class Pricer {
         items.push_back({launch_time(phase.ops[op]), costs[op].time_s});
       }
     }
-    return std::max(0.0, synced_stretch(items) - gpu);
+    e.synced = {exposed_time.comm, priced_time.comm, std::max(0.0, synced_stretch(items) - gpu)};
+    return e.synced.wait;
   }
 
   CommCost price(const models::Collective& c, double runs_per_step) {
@@ -152,13 +158,17 @@ class Pricer {
     std::size_t first_op = 0;    // in cost_pool_
     std::size_t first_comm = 0;  // in comm_pool_
     PhaseTime fixed;
-    double host = 0;  // the host's time to issue its kernels and collectives
+    struct {
+      GroupTimes exposed;  // the collectives' exposure it was computed at
+      GroupTimes priced;
+      double wait = -1;  // -1: not yet
+    } synced;            // synced_wait's last answer
   };
-  const PricedPhase& priced(const models::Phase& phase) {
-    for (const auto& e : priced_phases_) {
+  PricedPhase& priced(const models::Phase& phase) {
+    for (auto& e : priced_phases_) {
       if (e.phase == &phase) return e;
     }
-    PricedPhase e{&phase, cost_pool_.size(), comm_pool_.size(), {}};
+    PricedPhase e{&phase, cost_pool_.size(), comm_pool_.size(), {}, {}};
     for (const auto& op : phase.ops) {
       const ComputeCost cost = compute_cost(op, p_);
       cost_pool_.push_back(cost);
@@ -166,9 +176,9 @@ class Pricer {
       e.fixed.compute += cost.time_s;
       if (op.cls == models::OpClass::gemm) e.fixed.gemm += cost.time_s;
       if (op.wgrad) e.fixed.weight += cost.time_s;
-      e.host += launch_time(op);
+      e.fixed.host_issue += launch_time(op);
     }
-    e.host += p_.host_launch_s * static_cast<double>(phase.comms.size());
+    e.fixed.host_issue += p_.host_launch_s * static_cast<double>(phase.comms.size());
     for (const auto& c : phase.comms) {
       // Data-parallel ones are priced when asked; pipeline transfers do not count.
       const bool fixed = c.group != GroupKind::dp;
