@@ -31,6 +31,19 @@ enum class InNetworkReduction { none, sharp };
 inline constexpr models::EnumName<InNetworkReduction> kInNetworkReductionNames[] = {
     {InNetworkReduction::none, "none"}, {InNetworkReduction::sharp, "sharp"}};
 
+// How a switch spreads flows over its equal-cost up ports: as evenly as a fluid
+// (InfiniBand's adaptive routing, packet spraying), or by hashing each flow onto
+// one port for its life (ECMP: sim/cost/ecmp.hpp).
+enum class LoadBalancing { adaptive, ecmp };
+inline constexpr models::EnumName<LoadBalancing> kLoadBalancingNames[] = {
+    {LoadBalancing::adaptive, "adaptive"}, {LoadBalancing::ecmp, "ecmp"}};
+
+// NCCL's connections a NIC carries for one ring or pipeline peer: its graph
+// search finds a channel per NIC, then doubles them (ncclTopoPostset;
+// NVIDIA/nccl issue #524), and point-to-point takes NCCL_NCHANNELS_PER_NET_PEER,
+// 2 by default.
+inline constexpr int kConnectionsPerNic = 2;
+
 struct NetworkSpec {
   bool rail_optimized = true;  // NIC i of every node attaches to rail i's leaf switches
   // Independent copies of the tiers (a multi-plane fabric): each NIC has one port
@@ -40,6 +53,10 @@ struct NetworkSpec {
   // others, and every tier loses the same share of its links.
   int planes_down = 0;
   InNetworkReduction in_network_reduction = InNetworkReduction::none;
+  LoadBalancing load_balancing = LoadBalancing::adaptive;
+  // NCCL_IB_QPS_PER_CONNECTION: queue pairs a connection splits its data over,
+  // each hashed on its own (ECMP only).
+  int qps_per_connection = 1;
   std::vector<TierSpec> tiers;
 };
 

@@ -98,6 +98,12 @@ void check_cluster(const Checker& c) {
                         "a node",
                         cl.nics_per_node));
   }
+  if (cl.network.qps_per_connection != 1 && cl.network.load_balancing != LoadBalancing::ecmp) {
+    c.error("cluster.network.qps_per_connection",
+            fmt::format("{} queue pairs a connection change nothing unless flows are hashed: "
+                        "expected cluster.network.load_balancing: ecmp, or 1",
+                        cl.network.qps_per_connection));
+  }
   const TierSpec& leaf = cl.network.tiers.front();
   if (leaf.port_bw_Bps < nic_port_bw(cl)) {
     c.warning("cluster.network.tiers[0].port_bandwidth",

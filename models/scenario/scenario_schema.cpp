@@ -103,6 +103,16 @@ Schema<NetworkSpec> make_network_schema() {
               "the aggregation tree once and receives the sum once, about half a ring's bytes "
               "on each NIC; reduce-scatters use it where it is faster. Needs rail_optimized "
               "(one aggregation tree per rail)")
+      .choice("load_balancing", &NetworkSpec::load_balancing, choices(kLoadBalancingNames),
+              D::value("adaptive"),
+              "how switches spread flows over their up ports: adaptive (InfiniBand's adaptive "
+              "routing, packet spraying: as evenly as a fluid) or ecmp (each flow, a queue "
+              "pair, hashed onto one up port at every tier it climbs, for its life: some ports "
+              "carry more flows than others, and a synchronous step waits for the busiest; "
+              "estimate prices the expectation over hashes and the spread; simulate refuses it)")
+      .integer("qps_per_connection", &NetworkSpec::qps_per_connection, Range{1, 64}, D::value("1"),
+               "NCCL_IB_QPS_PER_CONNECTION: queue pairs each connection splits its data over, "
+               "each hashed on its own (more, smaller flows collide less); ecmp only")
       .section_list("tiers", &NetworkSpec::tiers, make_tier_schema(), D::required());
   return s;
 }

@@ -189,7 +189,8 @@ std::vector<std::string> network_notes(const models::scenario::Scenario& s, cons
     worst = std::max(worst, tiers[i].oversubscription /
                                 models::scenario::uplinks_in_service(s.cluster.network, i));
   }
-  if (worst <= 1 || s.cluster.nodes() <= 1) return notes;
+  const bool hashed = s.cluster.network.load_balancing == models::scenario::LoadBalancing::ecmp;
+  if ((worst <= 1 && !hashed) || s.cluster.nodes() <= 1) return notes;
   const bool gathers = s.parallelism.zero > 0;  // parameters gathered only with ZeRO
   for (const Traffic t : {Traffic::dp_gather, Traffic::dp_reduce, Traffic::pp}) {
     const int degree = t == Traffic::pp ? s.parallelism.pp : s.parallelism.dp;
@@ -197,7 +198,11 @@ std::vector<std::string> network_notes(const models::scenario::Scenario& s, cons
     const std::string note = describe(pricer.network(t), s, t);
     if (degree > 1 && !note.empty()) notes.push_back(note);
   }
-  if (notes.empty()) {
+  if (notes.empty() && hashed) {
+    notes.push_back(
+        "ECMP: the flows leaving each subtree are hashed onto its up ports, but no port's "
+        "flows, however they fall, want more than it carries");
+  } else if (notes.empty()) {
     notes.push_back(fmt::format(
         "oversubscription up to 1:{:.3g}: no tier's uplinks bind the data-parallel rings or "
         "pipeline transfers (too few of their flows leave a subtree at once)",

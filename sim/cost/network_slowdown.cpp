@@ -8,6 +8,7 @@
 
 #include "models/plan/rank_layout.hpp"
 #include "sim/cost/comm_cost.hpp"
+#include "sim/cost/ecmp.hpp"
 
 namespace myriad::sim {
 
@@ -23,6 +24,8 @@ struct SlowdownKey {
   double nic_bw_Bps = 0;
   bool rail_optimized = false;
   int planes = 1;
+  models::scenario::LoadBalancing balancing = models::scenario::LoadBalancing::adaptive;
+  int qps = 1;
   // radix, oversubscription, port bandwidth, up ports down
   std::array<std::array<double, 4>, 4> tiers{};
   std::size_t tier_count = 0;
@@ -48,7 +51,9 @@ NetworkSlowdown network_slowdown(const models::scenario::Scenario& s, Traffic tr
                   s.cluster.nics_per_node,
                   s.cluster.nic_bw_Bps,
                   s.cluster.network.rail_optimized,
-                  s.cluster.network.planes};
+                  s.cluster.network.planes,
+                  s.cluster.network.load_balancing,
+                  s.cluster.network.qps_per_connection};
   key.tier_count = tiers.size();
   for (std::size_t i = 0; i < tiers.size(); ++i) {
     key.tiers[i] = {static_cast<double>(tiers[i].radix), tiers[i].oversubscription,
@@ -68,13 +73,68 @@ NetworkSlowdown network_slowdown(const models::scenario::Scenario& s, Traffic tr
 
 namespace {
 
+// A tier's up ports as ECMP sees them: a subtree's, each switch's (each hashes
+// its own flows onto its own up ports), and the share of a port a flow alone
+// would use (its NIC's connections, each split over its queue pairs, share the
+// NIC; a flow rides one of the NIC's ports, one a plane); the flows leaving the
+// subtrees that send at once, by switch.
+class TierHashing {
+ public:
+  TierHashing(const models::scenario::Scenario& s, std::size_t tier, double nodes, double uplinks) {
+    const auto& c = s.cluster;
+    flows_per_nic_ = models::scenario::kConnectionsPerNic * c.network.qps_per_connection;
+    const double port_Bps = c.network.tiers[tier].port_bw_Bps;
+    nics_ = nodes * c.nics_per_node;
+    ports_ = std::max(1.0, std::round(nics_ * c.nic_bw_Bps * uplinks / port_Bps));
+    switch_ports_ = std::max(1.0, std::min(ports_, models::scenario::up_ports(c.network, tier)));
+    switches_ = std::max(1.0, std::round(ports_ / switch_ports_));
+    demand_ = std::min(c.nic_bw_Bps / flows_per_nic_, models::scenario::nic_port_bw(c)) / port_Bps;
+  }
+
+  // A subtree of which `share` of the NIC bandwidth leaves.
+  void add(double share) {
+    const double flows = std::round(share * nics_ * flows_per_nic_ / switches_);
+    auto same = std::find_if(groups_.begin(), groups_.end(),
+                             [&](const HashedPorts& g) { return g.flows == flows; });
+    if (same == groups_.end()) {
+      groups_.push_back({flows, switch_ports_, switches_});
+    } else {
+      same->count += switches_;
+    }
+  }
+
+  // `worst` (the busiest subtree, balanced) as the hash makes it; the subtrees
+  // added so far are then forgotten.
+  NetworkSlowdown hashed(NetworkSlowdown worst) {
+    const EcmpSlowdown e = ecmp_slowdown(groups_, demand_);
+    groups_.clear();
+    worst.hashed = true;
+    worst.balanced = std::max(1.0, worst.factor);
+    worst.factor = e.expected;
+    worst.low = e.low;
+    worst.high = e.high;
+    worst.flows_per_port = worst.leaving * nics_ * flows_per_nic_ / ports_;
+    return worst;
+  }
+
+ private:
+  double flows_per_nic_ = 1;
+  double nics_ = 0;
+  double ports_ = 1;
+  double switch_ports_ = 1;
+  double switches_ = 1;
+  double demand_ = 1;
+  std::vector<HashedPorts> groups_;
+};
+
 NetworkSlowdown compute_slowdown(const models::scenario::Scenario& s, Traffic traffic) {
   NetworkSlowdown out;
   const auto& p = s.parallelism;
   const bool pipeline = traffic == Traffic::pp;
   // No tier below the one that joins the job hands its uplinks less than its NICs
-  // carry: nothing can bind.
-  if (!oversubscribed_below_join(s.cluster)) return out;
+  // carry: nothing can bind (but hashed flows can collide on any tier).
+  const bool hashed = s.cluster.network.load_balancing == models::scenario::LoadBalancing::ecmp;
+  if (!hashed && !oversubscribed_below_join(s.cluster)) return out;
   const auto& tiers = s.cluster.network.tiers;
   const int gpn = s.cluster.gpus_per_node;
   const int group_gpus = p.tp * p.cp;
@@ -99,15 +159,22 @@ NetworkSlowdown compute_slowdown(const models::scenario::Scenario& s, Traffic tr
     const auto trees = static_cast<std::size_t>(s.cluster.nodes() / nodes) + 2;
     std::vector<double> leaving(trees * kKinds, 0.0);
     std::vector<std::size_t> touched;
+    TierHashing hashing(s, tier, nodes, uplinks);
     const auto settle = [&] {
+      NetworkSlowdown worst;  // the busiest subtree's, balanced
+      worst.factor = 0;
       for (const std::size_t slot : touched) {
         if (leaving[slot] == 0) continue;
         const double share = std::min(1.0, leaving[slot] / nodes);
         const double factor = share / uplinks;
-        if (factor > out.factor) out = {factor, static_cast<int>(tier), share, uplinks};
+        if (factor > worst.factor) worst = {factor, static_cast<int>(tier), share, uplinks};
         leaving[slot] = 0;
+        if (hashed) hashing.add(share);
       }
       touched.clear();
+      if (worst.tier < 0) return;
+      if (hashed) worst = hashing.hashed(worst);
+      if (worst.factor > out.factor) out = worst;
     };
     const auto tree_of = [&](models::RankGroup g) {
       return static_cast<std::size_t>(models::first_node(s, g) / nodes);
@@ -162,6 +229,17 @@ std::string describe(const NetworkSlowdown& n, const models::scenario::Scenario&
                      Traffic traffic) {
   if (n.tier < 0) return "";
   const auto& tier = s.cluster.network.tiers[static_cast<std::size_t>(n.tier)];
+  if (n.hashed) {
+    return fmt::format(
+        "{}: {:.0f} % of a {} subtree's NIC bandwidth leaves it at once, {:.3g} flows an up "
+        "port on average, hashed by ECMP: the busiest port makes them {:.2f}x slower than the "
+        "NICs (expected over hashes; 10-90 % of hashes {:.2f}-{:.2f}x; {:.2f}x balanced)",
+        traffic == Traffic::pp          ? "pipeline transfers"
+        : traffic == Traffic::dp_gather ? "data-parallel parameter gathers"
+                                        : "data-parallel gradient reductions",
+        100 * n.leaving, tier.name.empty() ? fmt::format("tier-{}", n.tier) : tier.name,
+        n.flows_per_port, n.factor, n.low, n.high, n.balanced);
+  }
   return fmt::format(
       "{}: {:.0f} % of a {} subtree's NIC bandwidth leaves it at once, through uplinks of "
       "1/{:.3g} of it: {:.2f}x slower than the NICs",

@@ -10,7 +10,10 @@
 // but gather their parameters together at the start of the step, so a subtree
 // holding the ends of two stages' rings carries both (a ring runs at its slowest
 // edge); a stage's pipeline transfers, one per replica, all leave together,
-// a forward pass after the previous stage's.
+// a forward pass after the previous stage's. Under ECMP the flows leaving each
+// subtree are hashed onto its up ports, and every tier below the top can slow
+// them, oversubscribed or not: the busiest port of all the subtrees sending at
+// once sets the pace (sim/cost/ecmp.hpp).
 #pragma once
 
 #include <string>
@@ -25,6 +28,14 @@ struct NetworkSlowdown {
   int tier = -1;       // the tier whose uplinks bind; -1: none
   double leaving = 0;  // at that tier, the share of a subtree's NIC bandwidth leaving it
   double uplinks = 1;  // and the subtree's uplink bandwidth over its NIC bandwidth
+  // Under ECMP (cluster.network.load_balancing), `factor` is the expectation over
+  // the hash of the busiest up port's slowdown (sim/cost/ecmp.hpp); these are what
+  // perfect balancing would give at that tier, and the 10th and 90th percentiles.
+  bool hashed = false;
+  double balanced = 1;
+  double low = 1;
+  double high = 1;
+  double flows_per_port = 0;  // at that tier: flows over up ports (the mean load)
 };
 
 // Which traffic: the data-parallel rings as the stages gather their parameters

@@ -173,6 +173,13 @@ namespace {
 
 // What the step engine cannot play yet, said before anything is built.
 void check_playable(const models::scenario::Scenario& s) {
+  if (s.cluster.network.load_balancing == models::scenario::LoadBalancing::ecmp) {
+    throw std::invalid_argument(
+        "the step engine plays each subtree's up ports as one link that flows share evenly, so "
+        "it cannot show ECMP's hash collisions (cluster.network.load_balancing: ecmp); use "
+        "`myriad estimate`, which prices their expectation and spread, or load_balancing: "
+        "adaptive");
+  }
   const int group_gpus = s.parallelism.tp * s.parallelism.cp;
   const int gpn = s.cluster.gpus_per_node;
   if (group_gpus >= gpn ? group_gpus % gpn != 0 : gpn % group_gpus != 0) {

@@ -307,6 +307,18 @@ std::string network_lines(const models::scenario::NetworkSpec& net) {
   return out;
 }
 
+// The fabric's settings a report was priced with (top-level keys of its JSON).
+nlohmann::json network_json(const models::scenario::NetworkSpec& net) {
+  return {{"in_network_reduction",
+           models::name_in(models::scenario::kInNetworkReductionNames, net.in_network_reduction)},
+          {"load_balancing",
+           models::name_in(models::scenario::kLoadBalancingNames, net.load_balancing)},
+          {"qps_per_connection", net.qps_per_connection},
+          {"planes", net.planes},
+          {"planes_down", net.planes_down},
+          {"uplinks_down", uplinks_down(net)}};
+}
+
 // What the GPUs wait for the host, or "" when they do not.
 std::string host_line(const sim::StepReport& r) {
   double waits = 0;
@@ -416,57 +428,55 @@ nlohmann::json step_report_json(const models::scenario::Scenario& s,
                            {"time_s", c.cost.time_s},
                            {"per_step", c.per_step}});
   }
-  return {{"scenario", s.file},
-          {"profile", profile.file},
-          {"profile_device", profile.device},
-          {"profile_borrowed", profile.borrowed()},
-          {"nvlink_algorithm", sim::nvlink_algorithm_note(profile)},
-          {"in_network_reduction", models::name_in(models::scenario::kInNetworkReductionNames,
-                                                   s.cluster.network.in_network_reduction)},
-          {"planes", s.cluster.network.planes},
-          {"planes_down", s.cluster.network.planes_down},
-          {"uplinks_down", uplinks_down(s.cluster.network)},
-          {"step_time_s", r.step_time_s},
-          {"mfu", r.mfu},
-          {"hfu", r.hfu},
-          {"mfu_fp8_peak", r.mfu_fp8},
-          {"tokens_per_s", r.tokens_per_s},
-          {"days_to_target", r.days_to_target},
-          {"model_flops_per_step", r.model_flops},
-          {"hardware_flops_per_step", r.hardware_flops},
-          {"breakdown", breakdown},
-          {"memory_per_gpu_bytes", r.memory.total()},
-          {"memory",
-           {{"weights", r.memory.weights},
-            {"gradients", r.memory.gradients},
-            {"optimizer", r.memory.optimizer},
-            {"activations", r.memory.activations},
-            {"offloaded", r.memory.offloaded},
-            {"host_capacity", r.host_memory_capacity},
-            {"fragmentation", r.memory_fragmentation},
-            {"needed", r.memory_needed()},
-            {"capacity", r.memory_capacity},
-            {"reserved", r.memory_reserved},
-            {"usable", r.memory_usable()},
-            {"fits", r.fits}}},
-          {"groups", groups},
-          {"network_notes", r.network_notes},
-          {"moe", r.moe.present
-                      ? nlohmann::json{{"imbalance", r.moe.imbalance},
-                                       {"dropped", r.moe.dropped},
-                                       {"padded", r.moe.padded},
-                                       {"dispatch", r.moe.dispatch},
-                                       {"dispatch_inside_node", r.moe.dispatch_inside_node},
-                                       {"a2a_exposed_unpaired_s", r.moe.a2a_exposed_unpaired_s},
-                                       {"a2a_hidden_s", r.moe.a2a_hidden_s}}
-                      : nlohmann::json(nullptr)},
-          {"host", r.host.launch_s > 0
-                       ? nlohmann::json{{"launch_s", r.host.launch_s},
-                                        {"layer_forward_launches", r.host.layer_forward},
-                                        {"layer_backward_launches", r.host.layer_backward},
-                                        {"synced", r.host.synced}}
-                       : nlohmann::json(nullptr)},
-          {"collectives", collectives}};
+  nlohmann::json out = {
+      {"scenario", s.file},
+      {"profile", profile.file},
+      {"profile_device", profile.device},
+      {"profile_borrowed", profile.borrowed()},
+      {"nvlink_algorithm", sim::nvlink_algorithm_note(profile)},
+      {"step_time_s", r.step_time_s},
+      {"mfu", r.mfu},
+      {"hfu", r.hfu},
+      {"mfu_fp8_peak", r.mfu_fp8},
+      {"tokens_per_s", r.tokens_per_s},
+      {"days_to_target", r.days_to_target},
+      {"model_flops_per_step", r.model_flops},
+      {"hardware_flops_per_step", r.hardware_flops},
+      {"breakdown", breakdown},
+      {"memory_per_gpu_bytes", r.memory.total()},
+      {"memory",
+       {{"weights", r.memory.weights},
+        {"gradients", r.memory.gradients},
+        {"optimizer", r.memory.optimizer},
+        {"activations", r.memory.activations},
+        {"offloaded", r.memory.offloaded},
+        {"host_capacity", r.host_memory_capacity},
+        {"fragmentation", r.memory_fragmentation},
+        {"needed", r.memory_needed()},
+        {"capacity", r.memory_capacity},
+        {"reserved", r.memory_reserved},
+        {"usable", r.memory_usable()},
+        {"fits", r.fits}}},
+      {"groups", groups},
+      {"network_notes", r.network_notes},
+      {"moe", r.moe.present
+                  ? nlohmann::json{{"imbalance", r.moe.imbalance},
+                                   {"dropped", r.moe.dropped},
+                                   {"padded", r.moe.padded},
+                                   {"dispatch", r.moe.dispatch},
+                                   {"dispatch_inside_node", r.moe.dispatch_inside_node},
+                                   {"a2a_exposed_unpaired_s", r.moe.a2a_exposed_unpaired_s},
+                                   {"a2a_hidden_s", r.moe.a2a_hidden_s}}
+                  : nlohmann::json(nullptr)},
+      {"host", r.host.launch_s > 0
+                   ? nlohmann::json{{"launch_s", r.host.launch_s},
+                                    {"layer_forward_launches", r.host.layer_forward},
+                                    {"layer_backward_launches", r.host.layer_backward},
+                                    {"synced", r.host.synced}}
+                   : nlohmann::json(nullptr)},
+      {"collectives", collectives}};
+  out.update(network_json(s.cluster.network));
+  return out;
 }
 
 std::string fit_remedies_text(const sim::StepReport& r,
