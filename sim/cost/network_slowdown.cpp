@@ -229,25 +229,21 @@ std::string describe(const NetworkSlowdown& n, const models::scenario::Scenario&
                      Traffic traffic) {
   if (n.tier < 0) return "";
   const auto& tier = s.cluster.network.tiers[static_cast<std::size_t>(n.tier)];
+  const std::string leaves =
+      fmt::format("{}: {:.0f} % of a {} subtree's NIC bandwidth leaves it at once",
+                  traffic == Traffic::pp          ? "pipeline transfers"
+                  : traffic == Traffic::dp_gather ? "data-parallel parameter gathers"
+                                                  : "data-parallel gradient reductions",
+                  100 * n.leaving, tier.name.empty() ? fmt::format("tier-{}", n.tier) : tier.name);
   if (n.hashed) {
     return fmt::format(
-        "{}: {:.0f} % of a {} subtree's NIC bandwidth leaves it at once, {:.3g} flows an up "
-        "port on average, hashed by ECMP: the busiest port makes them {:.2f}x slower than the "
-        "NICs (expected over hashes; 10-90 % of hashes {:.2f}-{:.2f}x; {:.2f}x balanced)",
-        traffic == Traffic::pp          ? "pipeline transfers"
-        : traffic == Traffic::dp_gather ? "data-parallel parameter gathers"
-                                        : "data-parallel gradient reductions",
-        100 * n.leaving, tier.name.empty() ? fmt::format("tier-{}", n.tier) : tier.name,
-        n.flows_per_port, n.factor, n.low, n.high, n.balanced);
+        "{}, {:.3g} flows an up port on average, hashed by ECMP: the busiest port makes them "
+        "{:.2f}x slower than the NICs (expected over hashes; 10-90 % of hashes {:.2f}-{:.2f}x; "
+        "{:.2f}x balanced)",
+        leaves, n.flows_per_port, n.factor, n.low, n.high, n.balanced);
   }
-  return fmt::format(
-      "{}: {:.0f} % of a {} subtree's NIC bandwidth leaves it at once, through uplinks of "
-      "1/{:.3g} of it: {:.2f}x slower than the NICs",
-      traffic == Traffic::pp          ? "pipeline transfers"
-      : traffic == Traffic::dp_gather ? "data-parallel parameter gathers"
-                                      : "data-parallel gradient reductions",
-      100 * n.leaving, tier.name.empty() ? fmt::format("tier-{}", n.tier) : tier.name,
-      1 / n.uplinks, n.factor);
+  return fmt::format("{}, through uplinks of 1/{:.3g} of it: {:.2f}x slower than the NICs", leaves,
+                     1 / n.uplinks, n.factor);
 }
 
 }  // namespace myriad::sim
