@@ -18,11 +18,11 @@
 #include "models/transformer/moe_routing.hpp"
 #include "sim/analytic/activation_offload.hpp"
 #include "sim/analytic/dp_exposure.hpp"
-#include "sim/analytic/host_wait.hpp"
 #include "sim/analytic/layer_exposure.hpp"
 #include "sim/analytic/optimizer_time.hpp"
 #include "sim/analytic/pipeline_makespan.hpp"
 #include "sim/analytic/pricer.hpp"
+#include "sim/analytic/program_phases.hpp"
 #include "sim/analytic/required_parameters.hpp"
 #include "sim/analytic/step_rates.hpp"
 #include "sim/cost/compute_cost.hpp"
@@ -69,47 +69,6 @@ struct StageTime {
 void add_a2a(PassTimes& a2a, bool forward, const PhaseTime& priced, const PhaseTime& exposed) {
   (forward ? a2a.a2a_forward : a2a.a2a_backward) += priced.comm[GroupKind::ep];
   (forward ? a2a.a2a_exposed_forward : a2a.a2a_exposed_backward) += exposed.comm[GroupKind::ep];
-}
-
-// A program's phases (forward, backward, recomputation), priced and exposed,
-// with the GPU's waits for the host in each (host_wait.hpp): a phase with a host
-// sync on its own; the others together, the host running ahead from one to the
-// next (a layer's forward and backward passes alternate in the steady state),
-// each phase carrying the wait in proportion to its own excess of host time.
-struct ProgramPhases {
-  std::array<const models::Phase*, 3> phase{};
-  std::array<PhaseTime, 3> priced;
-  std::array<PhaseTime, 3> exposed;
-  std::array<double, 3> host{};
-};
-
-ProgramPhases program_phases(const models::LayerProgram& lp, Pricer& pricer,
-                             const LayerOverlap& overlap, double runs_per_step) {
-  ProgramPhases p;
-  p.phase = {&lp.forward, &lp.backward, &lp.recompute};
-  double host = 0;
-  double gpu = 0;
-  std::array<double, 3> excess{};
-  double excess_total = 0;
-  for (std::size_t i = 0; i < 3; ++i) {
-    p.priced[i] = pricer.price(*p.phase[i], runs_per_step);
-    p.exposed[i] = exposed(p.priced[i], overlap, pricer.overlap_share());
-    if (p.phase[i]->host_sync >= 0) {
-      p.host[i] = pricer.synced_wait(*p.phase[i], p.priced[i], p.exposed[i]);
-      continue;
-    }
-    const double h = p.priced[i].host_issue;
-    const double g = p.exposed[i].compute + p.exposed[i].comm.total();
-    host += h;
-    gpu += g;
-    excess[i] = std::max(0.0, h - g);
-    excess_total += excess[i];
-  }
-  const double wait = unsynced_wait(host, gpu);
-  if (wait > 0) {
-    for (std::size_t i = 0; i < 3; ++i) p.host[i] += wait * excess[i] / excess_total;
-  }
-  return p;
 }
 
 StageTime program_time(const models::LayerProgram& lp, Pricer& pricer, const LayerOverlap& overlap,
