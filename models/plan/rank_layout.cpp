@@ -74,6 +74,22 @@ GroupSpan span(int size, int gpn, Member member) {
   return g;
 }
 
+// The span of ranks start, start + stride, ...: where the stride is whole nodes
+// (data- and pipeline-parallel groups mostly are), one member a node, counted
+// without a walk.
+GroupSpan progression(int size, long long start, long long stride, int gpn) {
+  if (stride <= 0 || stride % gpn != 0) {
+    return span(size, gpn, [&](int i) { return start + i * stride; });
+  }
+  GroupSpan g;
+  g.size = size;
+  g.per_node = 1;
+  g.nodes = size;
+  g.reach = static_cast<int>(static_cast<long long>(size - 1) * (stride / gpn) + 1);
+  g.neighbour_reach = size > 1 ? static_cast<int>(stride / gpn + 1) : 1;
+  return g;
+}
+
 // The worse of two spans for a collective: more nodes, or as many with fewer
 // members in the fullest (more of the group's traffic leaves its nodes).
 bool worse(const GroupSpan& a, const GroupSpan& b) {
@@ -87,9 +103,7 @@ bool worse(const GroupSpan& a, const GroupSpan& b) {
 // for its slowest group, so the group priced is the most spread. Starts are taken
 // modulo the node: at most gpus_per_node spans are computed.
 GroupSpan most_spread(int size, long long stride, long long block, long long inner, int gpn) {
-  const auto along = [&](long long start) {
-    return span(size, gpn, [&](int i) { return start + i * stride; });
-  };
+  const auto along = [&](long long start) { return progression(size, start, stride, gpn); };
   GroupSpan worst = along(0);
   std::vector<char> seen(static_cast<std::size_t>(gpn), 0);
   long long first = 0;  // a block's first rank, modulo the node
@@ -112,9 +126,7 @@ GroupSpan group_span(GroupKind group, const scenario::Scenario& s) {
   const auto& p = s.parallelism;
   const int gpn = s.cluster.gpus_per_node;
   const Strides st = strides(s);
-  const auto along = [&](int size, long long stride) {
-    return span(size, gpn, [stride](int i) { return i * stride; });
-  };
+  const auto along = [&](int size, long long stride) { return progression(size, 0, stride, gpn); };
   switch (group) {
     case GroupKind::tp:
       // Tensor-parallel groups start at every multiple of tp.

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <tuple>
 
 #include "models/plan/memory.hpp"
 #include "models/plan/rank_layout.hpp"
@@ -551,6 +553,63 @@ parallelism: {tp: 2, pp: 4, global_batch: 64%s}
   EXPECT_EQ(first_node(megatron, {1, 0}), 2);  // stage 1 after stage 0's 8 replicas
   EXPECT_EQ(first_node(pipes, {1, 0}), 0);     // beside stage 0
   EXPECT_EQ(first_node(pipes, {0, 1}), 1);
+}
+
+// Expectation: a data- or pipeline-parallel group's span is its ranks' nodes
+// walked one by one (group_span counts whole-node strides without the walk):
+// on nodes of 4, 8 and 72 GPUs, in both orders.
+TEST(RankOrder, StridedGroupsSpanTheNodesTheirRanksSitOn) {
+  auto s = load(R"(
+cluster: {preset: megascale-like, gpus: 12288}
+model: {preset: gpt3-175b-megascale}
+parallelism: {tp: 8, pp: 8, virtual_stages: 6, global_batch: 6144}
+)");
+  const auto walked = [](int size, long long stride, int gpn) {
+    GroupSpan g;
+    g.size = size;
+    std::map<long long, int> on;
+    long long gap = 0;
+    for (int i = 0; i < size; ++i) {
+      ++on[i * stride / gpn];
+      if (i > 0) gap = std::max(gap, i * stride / gpn - (i - 1) * stride / gpn);
+    }
+    g.nodes = static_cast<int>(on.size());
+    g.per_node = 0;
+    for (const auto& [node, count] : on) g.per_node = std::max(g.per_node, count);
+    g.reach = static_cast<int>(on.rbegin()->first - on.begin()->first + 1);
+    g.neighbour_reach = static_cast<int>(gap + 1);
+    return g;
+  };
+  auto& p = s.parallelism;
+  for (const int gpn : {4, 8, 72}) {
+    for (const auto order : {scenario::RankOrder::tp_cp_dp_pp, scenario::RankOrder::tp_cp_pp_dp}) {
+      for (const auto& [tp, cp, dp, pp] :
+           {std::tuple{8, 1, 192, 8}, std::tuple{2, 2, 6, 4}, std::tuple{1, 1, 9, 3},
+            std::tuple{4, 1, 1, 16}, std::tuple{8, 9, 2, 2}, std::tuple{3, 1, 24, 1}}) {
+        s.cluster.gpus_per_node = gpn;
+        p.placement = order;
+        p.tp = tp;
+        p.cp = cp;
+        p.dp = dp;
+        p.pp = pp;
+        const long long group = static_cast<long long>(tp) * cp;
+        const bool dp_inner = order == scenario::RankOrder::tp_cp_dp_pp;
+        for (const auto& [kind, size, stride] :
+             {std::tuple{GroupKind::dp, dp, dp_inner ? group : group * pp},
+              std::tuple{GroupKind::pp, pp, dp_inner ? group * dp : group}}) {
+          const GroupSpan got = group_span(kind, s);
+          const GroupSpan want = walked(size, stride, gpn);
+          SCOPED_TRACE(::testing::Message() << gpn << " " << tp << " " << cp << " " << dp << " "
+                                            << pp << " " << static_cast<int>(kind));
+          EXPECT_EQ(got.size, want.size);
+          EXPECT_EQ(got.nodes, want.nodes);
+          EXPECT_EQ(got.per_node, want.per_node);
+          EXPECT_EQ(got.reach, want.reach);
+          EXPECT_EQ(got.neighbour_reach, want.neighbour_reach);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
