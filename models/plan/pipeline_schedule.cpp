@@ -203,13 +203,18 @@ class GraphBuilder {
   }
 
   // The nodes by depth (a node's inputs are shallower, so the order stays
-  // topological), with their roles.
+  // topological; a depth's nodes are on different stages, independent), with
+  // their roles.
   ScheduleGraph ordered() {
     const std::size_t count = nodes_.size();
     std::vector<int> order(count);
     for (std::size_t i = 0; i < count; ++i) order[i] = static_cast<int>(i);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      return depth_[static_cast<std::size_t>(a)] < depth_[static_cast<std::size_t>(b)];
+    // A depth's nodes by stage (one each at most): the steady state's rounds
+    // then repeat node for node (find_period).
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+      const auto x = static_cast<std::size_t>(a);
+      const auto y = static_cast<std::size_t>(b);
+      return depth_[x] != depth_[y] ? depth_[x] < depth_[y] : nodes_[x].stage < nodes_[y].stage;
     });
     std::vector<int> position(count);
     for (std::size_t i = 0; i < count; ++i)
@@ -256,6 +261,7 @@ class GraphBuilder {
       g.role[static_cast<std::size_t>(at)] = ScheduleGraph::kLastBackward;
       g.roles_last_begin = std::min(g.roles_last_begin, static_cast<std::size_t>(at));
     }
+    find_period(g);
     return g;
   }
 
@@ -281,6 +287,71 @@ class GraphBuilder {
 };
 
 }  // namespace
+
+namespace {
+
+// Whether node i + p runs node i's kind of pass a round of p nodes later.
+bool repeats(const ScheduleGraph& g, std::size_t i, std::size_t p) {
+  const auto& a = g.nodes[i];
+  const auto& b = g.nodes[i + p];
+  const auto later = [&](std::int32_t x, std::int32_t y) {
+    return x < 0 ? y < 0 : y >= 0 && static_cast<std::size_t>(y) == static_cast<std::size_t>(x) + p;
+  };
+  return a.stage == b.stage && a.slot == b.slot && g.role[i] == g.role[i + p] &&
+         later(a.input, b.input) &&
+         (g.second_input.empty() || later(g.second_input[i], g.second_input[i + p]));
+}
+
+}  // namespace
+
+// The round is a whole number of each stage's passes: per stage, 1F1B repeats
+// every forward and backward (2), zero-bubble every three parts, an interleaved
+// schedule every pp micro-batches through all v chunks (2 v pp); the longest
+// stretch that repeats for any of those round lengths wins.
+void find_period(ScheduleGraph& g) {
+  const std::size_t n = g.nodes.size();
+  g.earliest_input.assign(n + 1, static_cast<std::int32_t>(n));
+  for (std::size_t i = n; i-- > 0;) {
+    std::int32_t first = g.earliest_input[i + 1];
+    if (g.nodes[i].input >= 0) first = std::min(first, g.nodes[i].input);
+    if (!g.second_input.empty() && g.second_input[i] >= 0)
+      first = std::min(first, g.second_input[i]);
+    g.earliest_input[i] = first;
+  }
+  g.period = 0;
+  g.live.clear();
+  const auto pp = static_cast<std::size_t>(g.pp);
+  const auto v = static_cast<std::size_t>(g.virtual_stages);
+  std::size_t best = 0;  // nodes a sweep may skip: the stretch less two rounds
+  for (const std::size_t passes : {2 * v * pp, 3 * v * pp, 2 * v, 3 * v, 2UL, 3UL, 4UL}) {
+    const std::size_t p = passes * pp;
+    std::size_t run = 0;
+    for (std::size_t i = 0; i + p < n; ++i) {
+      run = repeats(g, i, p) ? run + 1 : 0;
+      // [i + 1 - run, i + p + 1) repeats; a sweep plays its first two rounds.
+      if (run > p && run - p > best) {
+        best = run - p;
+        g.period = p;
+        g.periodic_begin = i + 1 - run;
+        g.periodic_end = i + p + 1;
+      }
+    }
+  }
+  if (g.period == 0) return;
+  // A round's inputs from before its boundary: the first full round after the
+  // first (every round has the same).
+  const std::size_t at = g.periodic_begin + g.period;
+  for (std::size_t i = at; i < at + g.period && i < g.periodic_end; ++i) {
+    for (const std::int32_t in :
+         {g.nodes[i].input, g.second_input.empty() ? -1 : g.second_input[i]}) {
+      if (in >= 0 && static_cast<std::size_t>(in) < at) {
+        g.live.push_back(static_cast<std::int32_t>(at - static_cast<std::size_t>(in)));
+      }
+    }
+  }
+  std::sort(g.live.begin(), g.live.end());
+  g.live.erase(std::unique(g.live.begin(), g.live.end()), g.live.end());
+}
 
 ScheduleGraph schedule_graph(scenario::Schedule schedule, int pp, int v, int m) {
   return GraphBuilder(schedule, pp, v, m).build();

@@ -177,6 +177,19 @@ struct ScheduleGraph {
   // By slot: the outputs a pass of that kind sends to other stages (0, 1, or 2
   // for an F&B pass).
   std::vector<std::uint8_t> outputs;
+  // Where the graph repeats itself (a schedule's steady state): for every i in
+  // [periodic_begin, periodic_end - period), node i + period runs node i's kind
+  // of pass a round later (its stage, slot and role, each input `period` nodes
+  // after node i's); period 0 where no round repeats. A round is the nodes from
+  // one boundary, periodic_begin + k period, to the next; `live` holds how far
+  // before its boundary the outputs a round reads were made (offsets >= 1).
+  std::size_t period = 0;
+  std::size_t periodic_begin = 0;
+  std::size_t periodic_end = 0;
+  std::vector<std::int32_t> live;
+  // By node i, and one past the last: the earliest node whose output node i or
+  // a later node reads (the node count where none does).
+  std::vector<std::int32_t> earliest_input;
   [[nodiscard]] int slots() const {
     const int kinds = schedule == scenario::Schedule::dualpipe ? 5
                       : splits_backward(schedule)              ? 4
@@ -202,5 +215,8 @@ struct ScheduleGraph {
 ScheduleGraph schedule_graph(int pp, int virtual_stages, int micro_batches);
 ScheduleGraph schedule_graph(scenario::Schedule schedule, int pp, int virtual_stages,
                              int micro_batches);
+// Sets `g`'s period, periodic_begin, periodic_end, live and earliest_input from
+// its nodes (schedule_graph does).
+void find_period(ScheduleGraph& g);
 
 }  // namespace myriad::models

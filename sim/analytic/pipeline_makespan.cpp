@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -26,6 +27,64 @@ void transfer_times(const models::ScheduleGraph& graph, PipelineTransfer transfe
     held[k] = outputs * hold;
     sent[k] = outputs * transfer.seconds;
   }
+}
+
+// Plays nodes [from, to) by play(a, b), which sweeps nodes [a, b) keeping each
+// stage's free time in `free` and node i's output's arrival in arrive[i]. Where
+// the graph repeats (ScheduleGraph::period), a round played from a state c later
+// (every stage free c later, every output it reads c later) ends c later, as a
+// longest path does: so once a round ends c after the round before it on every
+// stage and every output the next reads, the rounds after it are not played but
+// shifted, each c more than the one before. Exact up to rounding: the states are
+// compared to kSameState of their size.
+template <class Play>
+std::size_t play_rounds(const models::ScheduleGraph& g, std::size_t from, std::size_t to,
+                        double* free, double* arrive, Play&& play) {
+  constexpr double kSameState = 1e-12;
+  const std::size_t p = g.period;
+  const std::size_t last = std::min(to, g.periodic_end);
+  std::size_t r = std::max(from, g.periodic_begin);
+  if (p > 0) r = g.periodic_begin + (r - g.periodic_begin + p - 1) / p * p;
+  // Worth it only where a round is left to skip after the one played.
+  if (p == 0 || r + 2 * p > last) return play(from, to);
+  play(from, r);
+  const auto stages = static_cast<std::size_t>(g.pp);
+  thread_local std::vector<double> before;
+  before.assign(free, free + stages);
+  for (; r + 2 * p <= last;) {
+    play(r, r + p);
+    r += p;
+    const double c = free[0] - before[0];
+    double scale = 0;
+    for (std::size_t s = 0; s < stages; ++s) scale = std::max(scale, std::abs(free[s]));
+    const double tolerance = kSameState * scale;
+    bool same = true;
+    for (std::size_t s = 1; s < stages && same; ++s) {
+      same = std::abs(free[s] - before[s] - c) <= tolerance;
+    }
+    for (const std::int32_t back : g.live) {
+      if (!same) break;
+      const std::size_t j = r - static_cast<std::size_t>(back);
+      same = std::abs(arrive[j] - arrive[j - p] - c) <= tolerance;
+    }
+    if (!same) {
+      before.assign(free, free + stages);
+      continue;
+    }
+    // Rounds [r, next) are round [r - p, r) shifted by c, 2c, ...: write the
+    // outputs that nodes from `next` on read, and the stages' free times.
+    const std::size_t next = r + (last - r) / p * p;
+    const auto rounds = static_cast<double>((next - r) / p);
+    const std::size_t read = std::max(r, static_cast<std::size_t>(g.earliest_input[next]));
+    for (std::size_t j = read; j < next; ++j) {
+      const std::size_t k = j - r;
+      arrive[j] = arrive[r - p + k % p] + static_cast<double>(k / p + 1) * c;
+    }
+    for (std::size_t s = 0; s < stages; ++s) free[s] += rounds * c;
+    r = next;
+    break;
+  }
+  return play(r, to);
 }
 
 }  // namespace
@@ -61,23 +120,29 @@ double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const dou
   const std::size_t count = graph.nodes.size();
   if (!graph.second_input.empty()) {  // DualPipe's F&B passes wait for two inputs
     const std::int32_t* const second = graph.second_input.data();
-    for (std::size_t i = 0; i < count; ++i) {
-      const models::ScheduleGraph::Node n = nodes[i];
-      const double ready = std::max({stage_free[n.stage], arrive[n.input], arrive[second[i]]});
-      const double end = ready + time[n.slot];
-      stage_free[n.stage] = end + held[n.slot];
-      arrive[i] = end + sent[n.slot];
-    }
+    play_rounds(graph, 0, count, stage_free, arrive, [&](std::size_t from, std::size_t to) {
+      for (std::size_t i = from; i < to; ++i) {
+        const models::ScheduleGraph::Node n = nodes[i];
+        const double ready = std::max({stage_free[n.stage], arrive[n.input], arrive[second[i]]});
+        const double end = ready + time[n.slot];
+        stage_free[n.stage] = end + held[n.slot];
+        arrive[i] = end + sent[n.slot];
+      }
+      return to;
+    });
     return *std::max_element(free_at.begin(), free_at.end());
   }
   // Branch-free; its time is the graph's depth in passes (each waits for the one
   // before it on its stage), the largest cost of an interleaved plan's estimate.
-  for (std::size_t i = 0; i < count; ++i) {
-    const models::ScheduleGraph::Node n = nodes[i];
-    const double end = std::max(stage_free[n.stage], arrive[n.input]) + time[n.slot];
-    stage_free[n.stage] = end + held[n.slot];
-    arrive[i] = end + sent[n.slot];
-  }
+  play_rounds(graph, 0, count, stage_free, arrive, [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) {
+      const models::ScheduleGraph::Node n = nodes[i];
+      const double end = std::max(stage_free[n.stage], arrive[n.input]) + time[n.slot];
+      stage_free[n.stage] = end + held[n.slot];
+      arrive[i] = end + sent[n.slot];
+    }
+    return to;
+  });
   return *std::max_element(free_at.begin(), free_at.end());
 }
 
@@ -248,7 +313,8 @@ class DpSweep {
     std::size_t i = sweep<true>(0, lead);
     constexpr std::size_t kCheckEvery = 64;
     while (i < tail && !past_quiet()) i = sweep<true>(i, std::min(tail, i + kCheckEvery));
-    i = sweep<false>(i, tail);
+    i = play_rounds(graph_, i, tail, free_.data(), arrival_.data() + 1,
+                    [this](std::size_t from, std::size_t to) { return sweep<false>(from, to); });
     sweep<true>(i, count);
     DpPlay play;
     play.end = -1;
@@ -353,15 +419,27 @@ class DpSweep {
   bool slows_ = false;
   double rate_ = 1;
   double slower_ = 1;
-  // Kept per thread: a search asks for hundreds of thousands of estimates.
-  static thread_local std::vector<double> arrival_, held_, sent_, free_, quiet_, link_, waited_,
-      slowed_;
-  static thread_local std::vector<Busy> busy_;
+  // Kept per thread (a search asks for hundreds of thousands of estimates), and
+  // reached through one reference: no thread-local access in the loops.
+  struct Scratch {
+    std::vector<double> arrival, held, sent, free, quiet, link, waited, slowed;
+    std::vector<Busy> busy;
+  };
+  static Scratch& scratch() {
+    thread_local Scratch kept;
+    return kept;
+  }
+  Scratch& kept_ = scratch();
+  std::vector<double>& arrival_ = kept_.arrival;
+  std::vector<double>& held_ = kept_.held;
+  std::vector<double>& sent_ = kept_.sent;
+  std::vector<double>& free_ = kept_.free;
+  std::vector<double>& quiet_ = kept_.quiet;
+  std::vector<double>& link_ = kept_.link;
+  std::vector<double>& waited_ = kept_.waited;
+  std::vector<double>& slowed_ = kept_.slowed;
+  std::vector<Busy>& busy_ = kept_.busy;
 };
-
-thread_local std::vector<double> DpSweep::arrival_, DpSweep::held_, DpSweep::sent_, DpSweep::free_,
-    DpSweep::quiet_, DpSweep::link_, DpSweep::waited_, DpSweep::slowed_;
-thread_local std::vector<Busy> DpSweep::busy_;
 
 }  // namespace
 
