@@ -207,15 +207,22 @@ class GraphBuilder {
   // their roles.
   ScheduleGraph ordered() {
     const std::size_t count = nodes_.size();
-    std::vector<int> order(count);
-    for (std::size_t i = 0; i < count; ++i) order[i] = static_cast<int>(i);
-    // A depth's nodes by stage (one each at most): the steady state's rounds
-    // then repeat node for node (find_period).
-    std::sort(order.begin(), order.end(), [&](int a, int b) {
-      const auto x = static_cast<std::size_t>(a);
-      const auto y = static_cast<std::size_t>(b);
-      return depth_[x] != depth_[y] ? depth_[x] < depth_[y] : nodes_[x].stage < nodes_[y].stage;
-    });
+    // A depth's nodes by stage (one each at most, so depth x pp + stage is a
+    // node's own cell): the steady state's rounds then repeat node for node
+    // (find_period). Placed by cell, without a comparison sort: a layout
+    // search builds a graph for each schedule it meets.
+    const auto pp = static_cast<std::size_t>(pp_);
+    std::size_t depths = 0;
+    for (const int d : depth_) depths = std::max(depths, static_cast<std::size_t>(d) + 1);
+    std::vector<int> cells(depths * pp, -1);
+    for (std::size_t i = 0; i < count; ++i) {
+      cells[static_cast<std::size_t>(depth_[i]) * pp + nodes_[i].stage] = static_cast<int>(i);
+    }
+    std::vector<int> order;
+    order.reserve(count);
+    for (const int i : cells) {
+      if (i >= 0) order.push_back(i);
+    }
     std::vector<int> position(count);
     for (std::size_t i = 0; i < count; ++i)
       position[static_cast<std::size_t>(order[i])] = static_cast<int>(i);

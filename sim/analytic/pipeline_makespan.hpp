@@ -143,8 +143,9 @@ std::span<const double> pass_durations(const models::ScheduleGraph& graph,
                                        const models::StepPlan& plan, const PassKinds& passes);
 
 // The graph for (schedule, pp, v, m), built once per thread and kept for the next
-// ones a search asks for (the last few layouts' graphs); without a schedule,
-// 1F1B or interleaved by v.
+// ones a search asks for (up to about 2M passes' graphs, the least recently asked
+// for dropped first; a reference stays good for the next 7 graphs asked for);
+// without a schedule, 1F1B or interleaved by v.
 const models::ScheduleGraph& cached_schedule_graph(models::scenario::Schedule schedule, int pp,
                                                    int virtual_stages, int micro_batches);
 const models::ScheduleGraph& cached_schedule_graph(int pp, int virtual_stages, int micro_batches);
