@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "models/scenario/checker.hpp"
@@ -426,7 +427,9 @@ void check_context_and_experts(const Checker& c) {
   }
 }
 
-constexpr std::array<const char*, 4> kGrowthKeys = {"from", "tokens", "saved_fraction", "source"};
+constexpr std::array<std::string_view, 4> kGrowthKeys = {
+    "training.growth.from", "training.growth.tokens", "training.growth.saved_fraction",
+    "training.growth.source"};
 
 void check_training_and_overlap(const Checker& c) {
   const Scenario& s = c.s();
@@ -436,12 +439,13 @@ void check_training_and_overlap(const Checker& c) {
                         s.cluster.gpu.name));
   }
   const GrowthSpec& g = s.training.growth;
-  const bool growth = std::any_of(kGrowthKeys.begin(), kGrowthKeys.end(), [&](const char* key) {
-    return given(s, fmt::format("training.growth.{}", key));
-  });
+  // Most scenarios have no growth what-if: a map that holds no key under
+  // "training.growth." says so in one look.
+  const auto after = s.origins.lower_bound("training.growth.");
+  const bool growth = after != s.origins.end() && after->first.starts_with("training.growth.");
   if (growth) {
-    for (const char* key : kGrowthKeys) {
-      const std::string path = fmt::format("training.growth.{}", key);
+    for (const std::string_view key : kGrowthKeys) {
+      const std::string path(key);
       if (!given(s, path)) {
         c.error(path,
                 "missing: a growth what-if needs from, tokens, saved_fraction and source "
