@@ -46,11 +46,10 @@ void load_fault_replay(Scenario& s, Diagnostics& d) {
       {"gpu", Component::gpu},          {"hbm", Component::hbm},   {"nic", Component::nic},
       {"switch", Component::switch_},   {"link", Component::link}, {"host", Component::host},
       {"software", Component::software}};
-  const auto domains = std::vector<std::pair<std::string_view, Domain>>{{"node", Domain::node},
-                                                                        {"leaf", Domain::leaf},
-                                                                        {"pod", Domain::pod},
-                                                                        {"rack", Domain::rack},
-                                                                        {"plane", Domain::plane}};
+  const auto domains = std::vector<std::pair<std::string_view, Domain>>{
+      {"node", Domain::node},    {"leaf", Domain::leaf},   {"pod", Domain::pod},
+      {"rack", Domain::rack},    {"plane", Domain::plane}, {"spine", Domain::spine},
+      {"uplink", Domain::uplink}};
   // Columns by name, from the header.
   enum Column { time, component, id, duration, domain, kColumns };
   constexpr std::array<std::string_view, kColumns> kNames = {"time", "component", "id", "duration",
@@ -165,7 +164,9 @@ void load_fault_replay(Scenario& s, Diagnostics& d) {
                                     [&](const auto& x) { return x.first == dom; });
       if (dit == domains.end()) {
         fail(domain,
-             fmt::format("expected one of node, leaf, pod, rack, found '{}'", printable(dom)));
+             fmt::format("expected one of node, leaf, pod, rack, plane, spine (tier 1), uplink "
+                         "(tier 0), found '{}'",
+                         printable(dom)));
       } else {
         e.domain = dit->second;
       }

@@ -7,10 +7,13 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <limits>
 #include <stdexcept>
 #include <variant>
 
 #include "models/scenario/checker.hpp"
+#include "models/scenario/fabric_domains.hpp"
 #include "models/scenario/scenario_schema.hpp"
 #include "models/scenario/text_file.hpp"
 #include "models/scenario/units.hpp"
@@ -74,7 +77,10 @@ Component default_component(Domain d) {
     case Domain::leaf:
     case Domain::pod:
     case Domain::plane:
+    case Domain::spine:
       return Component::switch_;
+    case Domain::uplink:
+      return Component::link;
     case Domain::rack:
       return Component::host;
   }
@@ -91,6 +97,10 @@ void derive_events(Scenario& s, std::vector<InjectedEventSpec>& events, const st
       e.domain = Domain::node;
       e.id = e.node;
     }
+    if (is_fabric_port(e.domain) && e.tier < 0) {
+      e.tier = default_fabric_tier(e.domain);
+      if (!prefix.empty()) set_derived(s, path + ".tier");
+    }
     if (prefix.empty()) continue;
     if (!given(s, path + ".component")) {
       e.component = default_component(e.domain);
@@ -103,12 +113,66 @@ void derive_events(Scenario& s, std::vector<InjectedEventSpec>& events, const st
   }
 }
 
+// A spine's or an uplink's tier: one with such switches or up ports. `tier` is
+// the resolved one; `at` and `key` where the tier (or the domain) was written.
+void check_fabric_tier(const Scenario& s, Domain domain, int tier, const Location& at,
+                       const std::string& key, Diagnostics& d) {
+  const auto tiers = static_cast<int>(s.cluster.network.tiers.size());
+  if (tiers == 0) {
+    d.error(at, key, "spines and uplinks need cluster.network's tiers");
+  } else if (tier >= tiers) {
+    d.error(at, key,
+            fmt::format("tier {} does not exist: cluster.network has {} (0 to {})", tier, tiers,
+                        tiers - 1));
+  } else if (domain == Domain::spine && tier == 0) {
+    d.error(at, key,
+            "a spine is a switch above the leaves: tier 1 or above (a leaf failing takes its "
+            "nodes down: domain leaf)");
+  } else if (domain == Domain::uplink && tier == tiers - 1) {
+    d.error(at, key,
+            fmt::format("tier {} is the top tier: its switches have no up ports (a switch of it "
+                        "failing is domain spine, tier {})",
+                        tier, tier));
+  }
+}
+
+// What spine and uplink processes and events need beyond the others': a tier
+// they have (and a tier only for them), and a repair.
+void check_fabric_domain(const Scenario& s, const std::string& path, Domain domain, int tier,
+                         bool replace, const Location& file, Diagnostics& d) {
+  const bool given_tier = written(s, path + ".tier");
+  if (!is_fabric_port(domain)) {
+    if (given_tier) {
+      d.error(written_at(s, path + ".tier", file), path + ".tier",
+              "applies to domain spine and uplink");
+    }
+    return;
+  }
+  const std::string key = path + (given_tier ? ".tier" : ".domain");
+  check_fabric_tier(s, domain, tier < 0 ? default_fabric_tier(domain) : tier,
+                    written_at(s, key, file), key, d);
+  if (!replace) {
+    d.error(written_at(s, path + ".replace_node", file), path + ".replace_node",
+            fmt::format("a {} is out until it is repaired: replace_node false (or component "
+                        "software) does not apply to domain {}",
+                        domain_name(domain), domain_name(domain)));
+  }
+}
+
 void check_process_rates(const Scenario& s, const Location& file, Diagnostics& d) {
   // The given processes; the Llama 3 mix after them needs no checking.
   const std::size_t mix = s.faults.llama3_mix_added ? llama3_failure_mix_size() : 0;
   for (std::size_t i = 0; i + mix < s.faults.processes.size(); ++i) {
     const auto& p = s.faults.processes[i];
     const std::string path = fmt::format("faults.processes[{}]", i);
+    check_fabric_domain(s, path, p.domain, p.tier, p.replace_node, file, d);
+    if (is_fabric_port(p.domain) && p.distribution != Lifetime::exponential) {
+      d.error(
+          written_at(s, path + ".distribution", file), path + ".distribution",
+          fmt::format("a {} process runs one clock over all its {}: exponential lifetimes "
+                      "only",
+                      domain_name(p.domain), p.domain == Domain::spine ? "switches" : "up ports"));
+    }
     const bool per_node = given(s, path + ".per_1000_node_days");
     const bool per_comp = given(s, path + ".per_component_hour");
     const bool per_domain = given(s, path + ".per_1000_domain_days");
@@ -139,7 +203,7 @@ void check_process_rates(const Scenario& s, const Location& file, Diagnostics& d
                           "one {})",
                           domain));
     }
-    if (domain_nodes(s, p.domain) == 0) {
+    if (domain_nodes(s, p.domain) == 0 && !is_fabric_port(p.domain)) {
       d.error(written_at(s, path + ".domain", file), path + ".domain",
               fmt::format("the cluster defines no {} domains: {}", domain,
                           p.domain == Domain::pod     ? "pods need cluster.network with two tiers"
@@ -152,6 +216,28 @@ void check_process_rates(const Scenario& s, const Location& file, Diagnostics& d
       d.error(written_at(s, path + ".replace_node", file), path + ".replace_node",
               "a plane is out until it is repaired: replace_node false (or component "
               "software) does not apply to domain plane");
+    }
+  }
+}
+
+// A spine's or an uplink's event: its tier (a replayed row's, which has no
+// keys), its id among the tier's switches or up ports, a time, and no slowdown.
+void check_fabric_event(const Scenario& s, const InjectedEventSpec& e, const std::string& path,
+                        const std::string& prefix, const std::string& name,
+                        const std::function<Location(const std::string&)>& where, Diagnostics& d) {
+  const auto domain = std::string(domain_name(e.domain));
+  const int tier = e.tier < 0 ? default_fabric_tier(e.domain) : e.tier;
+  if (prefix.empty()) check_fabric_tier(s, e.domain, tier, where(""), name, d);
+  const long long units = fabric_units(s.cluster, e.domain, tier);
+  if (units > 0 && e.id >= units) {
+    d.error(where(".id"), name,
+            fmt::format("{} {} does not exist: tier {} has {} {} (0 to {})", domain, e.id, tier,
+                        units, e.domain == Domain::spine ? "switches" : "up ports", units - 1));
+  }
+  if (e.at_s < 0) d.error(where(".at"), name, "an event's time must be 0 or later");
+  for (const char* key : {".slowdown", ".until"}) {
+    if (!prefix.empty() && given(s, path + key)) {
+      d.error(where(key), path + key, "applies to a slow node (node: N), not a " + domain);
     }
   }
 }
@@ -177,8 +263,9 @@ void check_events(const Scenario& s, const std::vector<InjectedEventSpec>& event
     if (!prefix.empty()) {
       if (has_node == has_id) {
         d.error(where(""), path,
-                has_node ? "give node or id, not both (node: N is domain: node, id: N)"
-                         : "say what: node: N, or domain: leaf|pod|rack|plane with id: N");
+                has_node
+                    ? "give node or id, not both (node: N is domain: node, id: N)"
+                    : "say what: node: N, or domain: leaf|pod|rack|plane|spine|uplink with id: N");
         continue;
       }
       if (has_node && given(s, path + ".domain") && e.domain != Domain::node) {
@@ -188,6 +275,11 @@ void check_events(const Scenario& s, const std::vector<InjectedEventSpec>& event
       }
     }
     const auto domain = std::string(domain_name(e.domain));
+    if (!prefix.empty()) check_fabric_domain(s, path, e.domain, e.tier, e.replace_node, file, d);
+    if (is_fabric_port(e.domain)) {
+      check_fabric_event(s, e, path, prefix, name, where, d);
+      continue;
+    }
     const int count = domain_count(s, e.domain);
     if (count == 0) {
       d.error(where(".domain"), name,
@@ -257,6 +349,10 @@ std::string_view domain_name(Domain d) {
       return "rack";
     case Domain::plane:
       return "plane";
+    case Domain::spine:
+      return "spine";
+    case Domain::uplink:
+      return "uplink";
   }
   return "node";
 }
@@ -272,6 +368,9 @@ int domain_nodes(const Scenario& s, Domain d) {
       return s.faults.nodes_per_rack;
     case Domain::plane:
       return c.network.planes >= 2 ? c.nodes() : 0;
+    case Domain::spine:
+    case Domain::uplink:  // every node's pace; 0 without the tier's switches or up ports
+      return fabric_units(c, d, default_fabric_tier(d)) > 0 ? c.nodes() : 0;
     case Domain::leaf:
     case Domain::pod: {
       if (tiers.empty()) return 0;
@@ -289,6 +388,10 @@ int domain_nodes(const Scenario& s, Domain d) {
 
 int domain_count(const Scenario& s, Domain d) {
   if (d == Domain::plane) return s.cluster.network.planes >= 2 ? s.cluster.network.planes : 0;
+  if (is_fabric_port(d)) {
+    return static_cast<int>(std::min<long long>(fabric_units(s.cluster, d, default_fabric_tier(d)),
+                                                std::numeric_limits<int>::max()));
+  }
   const int span = domain_nodes(s, d);
   return span > 0 ? (s.cluster.nodes() + span - 1) / span : 0;
 }
@@ -332,11 +435,16 @@ void derive_reliability(Scenario& s) {
     }
   }
   for (std::size_t i = 0; i < s.faults.processes.size(); ++i) {
+    auto& p = s.faults.processes[i];
     const std::string key = fmt::format("faults.processes[{}].replace_node", i);
     if (!given(s, key)) {
-      auto& p = s.faults.processes[i];
       p.replace_node = p.component != Component::software;
       set_derived(s, key);
+    }
+    const std::string tier = fmt::format("faults.processes[{}].tier", i);
+    if (is_fabric_port(p.domain) && !given(s, tier)) {
+      p.tier = default_fabric_tier(p.domain);
+      set_derived(s, tier);
     }
   }
   derive_events(s, s.faults.events, "faults.events");

@@ -15,11 +15,9 @@ std::vector<std::pair<std::string, Component>> component_choices() {
 }
 
 std::vector<std::pair<std::string, Domain>> domain_choices() {
-  return {{"node", Domain::node},
-          {"leaf", Domain::leaf},
-          {"pod", Domain::pod},
-          {"rack", Domain::rack},
-          {"plane", Domain::plane}};
+  return {{"node", Domain::node},    {"leaf", Domain::leaf},   {"pod", Domain::pod},
+          {"rack", Domain::rack},    {"plane", Domain::plane}, {"spine", Domain::spine},
+          {"uplink", Domain::uplink}};
 }
 
 Schema<FailureProcessSpec> make_failure_process_schema() {
@@ -34,7 +32,14 @@ Schema<FailureProcessSpec> make_failure_process_schema() {
               "numbered job first, then spares, so a domain of spares takes only spares; or "
               "one plane of a multi-plane fabric (cluster.network.planes of 2 or more), which "
               "stops no node: the job runs on at (planes - down) / planes of its NICs' "
-              "bandwidth until the plane is repaired, and waits when every plane is down")
+              "bandwidth until the plane is repaired, and waits when every plane is down; or "
+              "one switch above the leaves (spine, of tier `tier`: each switch of the tier "
+              "below it loses its up port to it) or one up port of a switch (uplink, of tier "
+              "`tier`: a cable or the port at either end), which stop no node either: the job "
+              "runs on at the pace of the switch that lost the most up ports "
+              "(cluster.network.tiers[i].uplinks_down) until it is repaired, and waits while "
+              "some switch has none left; a spine or uplink process runs one clock over all "
+              "its switches or ports (exponential lifetimes only)")
       .quantity("per_1000_node_days", &FailureProcessSpec::per_1000_node_days, Dimension::count,
                 D::none(),
                 "failures per 1000 node-days (Meta's unit: Kokolis et al. HPCA'25); at most "
@@ -46,8 +51,9 @@ Schema<FailureProcessSpec> make_failure_process_schema() {
       .quantity(
           "per_1000_domain_days", &FailureProcessSpec::per_1000_domain_days, Dimension::count,
           D::none(),
-          "a leaf, pod, rack or plane process: failures per 1000 days of one such domain; at most "
-          "24,000, once an hour")
+          "a leaf, pod, rack, plane, spine or uplink process: failures per 1000 days of one "
+          "such domain (a spine: one switch; an uplink: one up port); at most 24,000, once an "
+          "hour")
       .integer("components_per_node", &FailureProcessSpec::components_per_node, {1, 1 << 16},
                D::value("1"), "components of this kind in a node (for per_component_hour)")
       .choice("distribution", &FailureProcessSpec::distribution,
@@ -59,6 +65,10 @@ Schema<FailureProcessSpec> make_failure_process_schema() {
       .boolean("replace_node", &FailureProcessSpec::replace_node,
                D::derived("= false for software, true otherwise"),
                "the node leaves for repair; false restarts the job on the same nodes")
+      .integer("tier", &FailureProcessSpec::tier, {0, 16},
+               D::derived("= 1 for spine, 0 for uplink"),
+               "spine and uplink: the tier (0: leaves) whose switch (spine, 1 or above) or up "
+               "port (uplink, below the top) fails")
       .text("source", &FailureProcessSpec::source, D::none(), "where the rate comes from");
   return s;
 }
@@ -75,10 +85,15 @@ Schema<InjectedEventSpec> make_injected_event_schema() {
                "the node (the same as domain: node, id: N)")
       .choice("domain", &InjectedEventSpec::domain, domain_choices(), D::value("node"),
               "what fails: a node, every node of one leaf, pod or rack, or one plane of a "
-              "multi-plane fabric (its NIC ports; the job runs on slower until it is repaired)")
-      .integer("id", &InjectedEventSpec::id, {0, 1 << 30}, D::none(), "the domain's index")
+              "multi-plane fabric (its NIC ports), one switch above the leaves (spine) or one "
+              "up port (uplink): for the last three the job runs on slower until it is repaired")
+      .integer("id", &InjectedEventSpec::id, {0, 1 << 30}, D::none(),
+               "the domain's index (spine: the switch's, uplink: the port's, over the tier's)")
+      .integer("tier", &InjectedEventSpec::tier, {0, 16}, D::derived("= 1 for spine, 0 for uplink"),
+               "spine and uplink: the switch's tier")
       .choice("component", &InjectedEventSpec::component, component_choices(),
-              D::derived("= gpu for a node, switch for a leaf, pod or plane, host for a rack"),
+              D::derived("= gpu for a node, switch for a leaf, pod, plane or spine, link for an "
+                         "uplink, host for a rack"),
               "what fails, for the counts by component")
       .boolean("replace_node", &InjectedEventSpec::replace_node,
                D::derived("= false for software, true otherwise"),

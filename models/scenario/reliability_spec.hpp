@@ -15,8 +15,12 @@ enum class Lifetime { exponential, weibull };
 // under one leaf switch, one pod (second-tier switch group) or one rack (its
 // power distribution), or one plane of a multi-plane fabric (cluster.network
 // .planes): no node stops; every NIC loses its port on that plane until it is
-// repaired. Nodes are numbered in order: job nodes, then spares.
-enum class Domain { node, leaf, pod, rack, plane };
+// repaired. Or, stopping no node either, one switch of tier `tier` (>= 1)
+// above the leaves (spine: every switch of the tier below it loses its up port
+// to it), or one up port of a switch of tier `tier` (uplink: its cable, or the
+// port at either end); models/scenario/fabric_domains.hpp places them. Nodes
+// are numbered in order: job nodes, then spares.
+enum class Domain { node, leaf, pod, rack, plane, spine, uplink };
 
 // One failure process, running independently on every domain in service (every
 // node, for node processes).
@@ -30,6 +34,7 @@ struct FailureProcessSpec {
   Lifetime distribution = Lifetime::exponential;
   double shape = 1;          // Weibull shape k; 1 is exponential
   bool replace_node = true;  // the node leaves for repair (false: restart in place)
+  int tier = -1;             // spine and uplink: the tier (-1: default_fabric_tier)
   std::string source;
 
   // Failures per second of one domain (one node, for node processes).
@@ -53,6 +58,7 @@ struct InjectedEventSpec {
   Component component = Component::gpu;
   bool replace_node = true;
   double repair_s = 0;  // how long its nodes stay out; 0: the policy's repair_time draw
+  int tier = -1;        // spine and uplink: the tier (-1: default_fabric_tier)
   std::string where;    // file:line, for the event log of a replayed event
 };
 

@@ -30,7 +30,8 @@ CampaignEngine::CampaignEngine(const models::scenario::Scenario& s, const Resolv
       steps_(steps),
       limits_(limits),
       random_(random),
-      queue_(std::move(spare_queue())) {
+      queue_(std::move(spare_queue())),
+      fabric_(s) {
   queue_.clear();
   const int job = steps_.job_nodes();
   const int total = job + policy_.spec->hot_spares;
@@ -53,6 +54,7 @@ CampaignEngine::CampaignEngine(const models::scenario::Scenario& s, const Resolv
   // Domain processes keep one clock per domain; node processes one per node.
   const auto& processes = s_.faults.processes;
   span_.assign(processes.size(), 1);
+  units_.assign(processes.size(), 1);
   domain_gen_.assign(processes.size(), {});
   for (std::size_t p = 0; p < processes.size(); ++p) {
     const auto domain = processes[p].domain;
@@ -60,6 +62,11 @@ CampaignEngine::CampaignEngine(const models::scenario::Scenario& s, const Resolv
     if (domain == models::scenario::Domain::plane) {  // one clock a plane, over every node
       domain_gen_[p].assign(static_cast<std::size_t>(models::scenario::domain_count(s_, domain)),
                             0);
+      continue;
+    }
+    if (models::scenario::is_fabric_port(domain)) {  // one clock over all its units
+      domain_gen_[p].assign(1, 0);
+      units_[p] = models::scenario::fabric_units(s_.cluster, domain, processes[p].tier);
       continue;
     }
     span_[p] = std::max(1, models::scenario::domain_nodes(s_, domain));
@@ -104,7 +111,9 @@ void CampaignEngine::draw_clock(int node, int process) {
 
 void CampaignEngine::draw_domain_clock(std::size_t process, int domain) {
   const auto& p = s_.faults.processes[process];
-  const double rate = p.rate_per_domain_s() * s_.faults.rate_scale;
+  // A spine or uplink process: exponential lifetimes, all its units' clocks as one.
+  const double units = static_cast<double>(units_[process]);
+  const double rate = p.rate_per_domain_s() * s_.faults.rate_scale * units;
   if (rate <= 0) return;
   const double dt = p.distribution == models::scenario::Lifetime::weibull
                         ? random_.weibull(p.shape, 1 / rate)
@@ -133,8 +142,13 @@ double CampaignEngine::upload_factor() const {
   return upload_pending_ ? 1 + policy_.spec->upload_slowdown : 1;
 }
 
+double CampaignEngine::fabric_step_s(int nodes) {
+  if (!fabric_.degraded()) return steps_.step_time_s(nodes, planes_down_);
+  return steps_.step_time_s(nodes, planes_down_, fabric_.uplinks_down());
+}
+
 double CampaignEngine::step_time_now() {
-  return steps_.step_time_s(running_nodes_, planes_down_) * slowest_factor() * upload_factor();
+  return fabric_step_s(running_nodes_) * slowest_factor() * upload_factor();
 }
 
 void CampaignEngine::advance(double to) {
@@ -143,13 +157,14 @@ void CampaignEngine::advance(double to) {
   switch (phase_) {
     case Phase::running: {
       // Excess over healthy pace: an upload's slowdown (a checkpoint's cost),
-      // then the straggler's factor, then planes down, then fewer nodes.
+      // then the straggler's factor, then planes, spines and up ports out,
+      // then fewer nodes.
       const double running = dt / upload_factor();
       by[at(Cause::checkpoint)] += dt - running;
       const double factor = slowest_factor();
       const double nodes_step_s = steps_.step_time_s(running_nodes_);
       const double step_s =
-          planes_down_ > 0 ? steps_.step_time_s(running_nodes_, planes_down_) : nodes_step_s;
+          planes_down_ > 0 || fabric_.degraded() ? fabric_step_s(running_nodes_) : nodes_step_s;
       done_steps_ += running / (step_s * factor);
       since_checkpoint_s_ += dt;
       by[at(Cause::stragglers)] += running - running / factor;
@@ -287,6 +302,9 @@ void CampaignEngine::handle(const Event& e) {
       return;
     case Kind::plane_repaired:
       on_plane_repaired(e);
+      return;
+    case Kind::port_repaired:
+      on_port_repaired(e);
       return;
     case Kind::domain_failure:
       if (e.gen ==
@@ -511,8 +529,9 @@ void CampaignEngine::restart_or_wait() {
   const bool shrink = policy_.spec->no_spare == models::scenario::NoSpare::shrink &&
                       running_nodes_ >= steps_.min_nodes() &&
                       steps_.step_time_s(running_nodes_) > 0;
-  // With every plane of the fabric down nothing runs: wait for one.
-  const bool fabric = planes_down_ < static_cast<int>(plane_until_.size());
+  // With every plane of the fabric down, or a switch without up ports, nothing
+  // runs: wait for one back.
+  const bool fabric = planes_down_ < static_cast<int>(plane_until_.size()) && !fabric_.cut_off();
   ++phase_gen_;
   if (fabric && (whole || shrink)) {
     phase_ = Phase::restarting;

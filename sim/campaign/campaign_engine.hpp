@@ -15,7 +15,11 @@
 // failure during recovery starts the recovery over, as in Daly's model.
 // A plane of a multi-plane fabric failing stops no node: the job runs on at
 // the step time of the fabric with that plane out until it is repaired, and
-// waits (as for a repair) while every plane is down.
+// waits (as for a repair) while every plane is down. A spine or an up port
+// failing neither: the job runs at the pace of the switch that lost the most up
+// ports until it is back, and waits while some switch has none left
+// (fabric_ports.hpp); a spine or uplink process runs one clock over all of its
+// switches or ports, and a failure drawn on one already out is none.
 // Stragglers: the slowest running node sets the pace (synchronous training
 // waits for it at every collective); overlapping episodes on one node end
 // together with the first to end.
@@ -23,11 +27,13 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/random/random_stream.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/campaign/campaign_event.hpp"
+#include "sim/campaign/fabric_ports.hpp"
 #include "sim/campaign/index_set.hpp"
 #include "sim/campaign/repair_incidents.hpp"
 #include "sim/campaign/resolved_policy.hpp"
@@ -70,6 +76,7 @@ class CampaignEngine {
     domain_failure,   // node: the domain's index, process: its failure process
     domain_repaired,  // the same
     plane_repaired,   // node: the plane's index
+    port_repaired,    // node: the spine's or port's index, process: index into port_kinds_
     injected          // process: index into injected_
   };
   struct Event {
@@ -112,6 +119,14 @@ class CampaignEngine {
   void take_plane_down(int plane, models::scenario::Component component, double until,
                        const std::string& source);
   void on_plane_repaired(const Event& e);
+  // A spine or an up port of tier `tier` fails until `until` (nothing where it
+  // is out already); with a switch left without up ports the job stops.
+  void take_port_down(models::scenario::Domain domain, int tier, long long unit,
+                      models::scenario::Component component, double until,
+                      const std::string& source);
+  void on_port_repaired(const Event& e);
+  // The step time of the fabric as it is now, on `nodes` nodes.
+  [[nodiscard]] double fabric_step_s(int nodes);
   void start_straggler(int node, double slowdown, double end, int process,
                        const std::string& source);
   void on_straggler_onset(int node, int process);
@@ -153,6 +168,7 @@ class CampaignEngine {
   // Domain failure processes: nodes per domain, and each domain's clock
   // generation (0 for node processes, which keep their clocks on the nodes).
   std::vector<int> span_;
+  std::vector<long long> units_;  // by process: a spine or uplink process's switches or ports
   std::vector<std::vector<std::uint64_t>> domain_gen_;
   std::vector<InjectedEvent> injected_;
   bool shrunk_ = false;       // the last restart was on fewer nodes than the job
@@ -161,6 +177,9 @@ class CampaignEngine {
   std::vector<double> plane_until_;
   std::vector<std::uint64_t> plane_gen_;
   int planes_down_ = 0;
+  // Spines and up ports out, and the (domain, tier) of each kind failing.
+  FabricPorts fabric_;
+  std::vector<std::pair<models::scenario::Domain, int>> port_kinds_;
   std::vector<int> slow_nodes_;
   int running_nodes_ = 0;
 

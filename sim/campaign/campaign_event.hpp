@@ -29,9 +29,10 @@ enum class EventKind {
   upload_done,         // durable in storage (step)
   peer_copy_done,      // in peers' memory (step)
   plane_repaired,      // a plane of the fabric is back (id; detail: planes still down)
+  port_repaired,       // a spine or an up port is back (domain, id; detail: the worst switch)
 };
 
-inline constexpr std::array<std::string_view, 18> kEventNames = {"failure",
+inline constexpr std::array<std::string_view, 19> kEventNames = {"failure",
                                                                  "straggler_onset",
                                                                  "straggler_end",
                                                                  "eviction",
@@ -48,7 +49,8 @@ inline constexpr std::array<std::string_view, 18> kEventNames = {"failure",
                                                                  "upload_started",
                                                                  "upload_done",
                                                                  "peer_copy_done",
-                                                                 "plane_repaired"};
+                                                                 "plane_repaired",
+                                                                 "port_repaired"};
 
 [[nodiscard]] inline std::string_view event_name(EventKind k) {
   return kEventNames[static_cast<std::size_t>(k)];
@@ -90,6 +92,7 @@ inline constexpr std::array<std::string_view, 2> kEventLevelNames = {"failures",
     case EventKind::restart:
     case EventKind::running:
     case EventKind::plane_repaired:
+    case EventKind::port_repaired:
       return false;
   }
   return false;

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "models/scenario/fabric_domains.hpp"
 #include "models/scenario/reliability_spec.hpp"
 #include "sim/campaign/campaign_engine.hpp"
 
@@ -41,6 +43,17 @@ void CampaignEngine::on_domain_failure(const Event& e) {
     take_plane_down(e.node, p.component, until, "random");
     return;
   }
+  if (models::scenario::is_fabric_port(p.domain)) {
+    // One clock over every switch or port: a unit drawn at random, none where
+    // it is out already (the rate of those in service).
+    const long long units = units_[process];
+    const auto unit =
+        std::min(units - 1, static_cast<long long>(random_.uniform() * static_cast<double>(units)));
+    const double until = now_ + random_.exponential(policy_.spec->repair_s);
+    take_port_down(p.domain, p.tier, unit, p.component, until, "random");
+    draw_domain_clock(process, e.node);
+    return;
+  }
   double until = -1;
   if (p.replace_node) {
     until = now_ + random_.exponential(policy_.spec->repair_s);
@@ -60,6 +73,13 @@ void CampaignEngine::on_injected(const InjectedEvent& e) {
         nodes_[static_cast<std::size_t>(node)] != NodeState::repair) {
       start_straggler(node, spec.slowdown, spec.until_s, -1, e.source);
     }
+    return;
+  }
+  if (models::scenario::is_fabric_port(spec.domain)) {
+    take_port_down(
+        spec.domain, spec.tier, spec.id, spec.component,
+        now_ + (spec.repair_s > 0 ? spec.repair_s : random_.exponential(policy_.spec->repair_s)),
+        e.source);
     return;
   }
   if (spec.domain == models::scenario::Domain::plane) {
@@ -172,6 +192,45 @@ void CampaignEngine::on_plane_repaired(const Event& e) {
     ev.domain = models::scenario::domain_name(models::scenario::Domain::plane);
     ev.id = e.node;
     ev.detail = fmt::format("{} of {} planes down", planes_down_, plane_until_.size());
+    emit(ev);
+  }
+  if (phase_ == Phase::waiting) restart_or_wait();
+}
+
+void CampaignEngine::take_port_down(models::scenario::Domain domain, int tier, long long unit,
+                                    models::scenario::Component component, double until,
+                                    const std::string& source) {
+  const bool was_cut = fabric_.cut_off();
+  if (!fabric_.fail(domain, tier, unit)) return;  // out already: no failure
+  ++result_.failures_by_component[static_cast<std::size_t>(component)];
+  const auto kind = std::pair{domain, tier};
+  auto at = std::find(port_kinds_.begin(), port_kinds_.end(), kind);
+  if (at == port_kinds_.end()) at = port_kinds_.insert(port_kinds_.end(), kind);
+  push(until, Kind::port_repaired, static_cast<int>(unit),
+       static_cast<int>(at - port_kinds_.begin()), 0);
+  const bool interrupts = !was_cut && fabric_.cut_off() && phase_ != Phase::waiting;
+  if (logging()) {
+    auto ev = event(EventKind::failure);
+    ev.component = kComponentNames[static_cast<std::size_t>(component)];
+    ev.domain = models::scenario::domain_name(domain);
+    ev.id = static_cast<int>(unit);
+    ev.interrupts = interrupts;
+    ev.duration_s = until - now_;
+    ev.detail =
+        fmt::format("{}; {}", source, fabric_.describe(FabricPorts::losing_tier(domain, tier)));
+    emit(ev);
+  }
+  if (interrupts) interrupt(true);
+}
+
+void CampaignEngine::on_port_repaired(const Event& e) {
+  const auto [domain, tier] = port_kinds_[static_cast<std::size_t>(e.process)];
+  fabric_.repair(domain, tier, e.node);
+  if (logging()) {
+    auto ev = event(EventKind::port_repaired);
+    ev.domain = models::scenario::domain_name(domain);
+    ev.id = e.node;
+    ev.detail = fabric_.describe(FabricPorts::losing_tier(domain, tier));
     emit(ev);
   }
   if (phase_ == Phase::waiting) restart_or_wait();

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "models/plan/memory.hpp"
+#include "models/scenario/fabric_domains.hpp"
 #include "models/plan/step_plan.hpp"
 #include "models/transformer/model_stats.hpp"
 
@@ -13,6 +14,10 @@ namespace myriad::sim::campaign {
 double job_failure_rate(const models::scenario::Scenario& s, int nodes) {
   double rate = 0;
   for (const auto& p : s.faults.processes) {
+    // A plane, a spine or an up port failing slows the job without stopping it.
+    if (p.domain == models::scenario::Domain::plane || models::scenario::is_fabric_port(p.domain)) {
+      continue;
+    }
     const int span = std::max(1, models::scenario::domain_nodes(s, p.domain));
     const int domains = (nodes + span - 1) / span;
     rate += p.rate_per_domain_s() * domains;

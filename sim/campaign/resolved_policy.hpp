@@ -40,7 +40,8 @@ struct ResolvedPolicy {
 };
 
 // Failures per second of a job on `nodes` nodes: every node process on each
-// node, every domain process on each domain the job touches.
+// node, every domain process on each domain the job touches (planes, spines and
+// up ports, which slow the job without stopping it, left out).
 double job_failure_rate(const models::scenario::Scenario& s, int nodes);
 double young_interval(double cost_s, double mtbf_s);
 double daly_interval(double cost_s, double mtbf_s);

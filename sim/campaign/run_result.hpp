@@ -21,7 +21,7 @@ enum class Cause {
   checkpoint,
   stragglers,
   shrunk,
-  fabric  // running slower on a degraded fabric (planes down)
+  fabric  // running slower on a degraded fabric (planes, spines or up ports out)
 };
 inline constexpr std::size_t kCauses = 9;
 inline constexpr std::array<const char*, kCauses> kCauseNames = {

@@ -49,8 +49,9 @@ double StepTimeCache::scale_at(int dp) const {
   return best;
 }
 
-double StepTimeCache::step_time_s(int nodes, int planes_down) {
-  const auto it = cache_.find({nodes, planes_down});
+double StepTimeCache::step_time_s(int nodes, int planes_down,
+                                  const std::vector<int>& uplinks_down) {
+  const auto it = cache_.find(std::tie(nodes, planes_down, uplinks_down));
   if (it != cache_.end()) return it->second;
   // The same global batch on fewer replicas: the largest dp that divides it,
   // each replica running more micro-batches (gradient accumulation).
@@ -59,9 +60,13 @@ double StepTimeCache::step_time_s(int nodes, int planes_down) {
   if (dp > 0) {
     models::scenario::Scenario s = at_dp(dp);
     s.cluster.network.planes_down = planes_down;
+    auto& tiers = s.cluster.network.tiers;
+    for (std::size_t i = 0; i < uplinks_down.size() && i < tiers.size(); ++i) {
+      tiers[i].uplinks_down = uplinks_down[i];
+    }
     t = scale_at(dp) * estimate(s, profile_).step_time_s;
   }
-  cache_.emplace(std::pair{nodes, planes_down}, t);
+  cache_.emplace(std::tuple{nodes, planes_down, uplinks_down}, t);
   return t;
 }
 

@@ -2,13 +2,17 @@
 // computed once by the analytic engine. A state is the number of nodes the job
 // runs on: fewer nodes after an eviction without spares means fewer
 // data-parallel replicas; and the planes of a multi-plane fabric out of
-// service (each NIC at (planes - down) / planes of its bandwidth). Stragglers are applied on top by
+// service (each NIC at (planes - down) / planes of its bandwidth); and the up
+// ports out on the worst switch of each tier (fabric_ports.hpp). Stragglers are applied on top by
 // the engine (the slowest rank sets a synchronous job's pace), so they need no entry here.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "models/scenario/scenario.hpp"
 #include "sim/cost/device_profile.hpp"
@@ -26,8 +30,10 @@ class StepTimeCache {
                 std::map<int, double> scale_by_dp = {});
 
   // Seconds per step on `nodes` nodes, with `planes_down` planes of a
-  // multi-plane fabric out of service; 0 when no data-parallel degree fits.
-  double step_time_s(int nodes, int planes_down = 0);
+  // multi-plane fabric out of service and, where given, uplinks_down[i] up
+  // ports out on each switch of tier i (in place of the scenario's); 0 when no
+  // data-parallel degree fits.
+  double step_time_s(int nodes, int planes_down = 0, const std::vector<int>& uplinks_down = {});
   // The data-parallel degree the job runs at on `nodes` nodes: the largest that
   // fits and divides the global batch (0: none).
   [[nodiscard]] int dp_on(int nodes) const;
@@ -49,7 +55,8 @@ class StepTimeCache {
   double tokens_per_step_ = 0;
   int job_nodes_ = 0;
   int min_nodes_ = 1;
-  std::map<std::pair<int, int>, double> cache_;  // by nodes, planes down
+  // By nodes, planes down, up ports out (looked up without copying them).
+  std::map<std::tuple<int, int, std::vector<int>>, double, std::less<>> cache_;
 };
 
 }  // namespace myriad::sim::campaign
