@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "models/scenario/fabric_domains.hpp"
 #include "models/scenario/text_file.hpp"
 #include "models/scenario/units.hpp"
 
@@ -51,9 +52,9 @@ void load_fault_replay(Scenario& s, Diagnostics& d) {
       {"rack", Domain::rack},    {"plane", Domain::plane}, {"spine", Domain::spine},
       {"uplink", Domain::uplink}};
   // Columns by name, from the header.
-  enum Column { time, component, id, duration, domain, kColumns };
-  constexpr std::array<std::string_view, kColumns> kNames = {"time", "component", "id", "duration",
-                                                             "domain"};
+  enum Column { time, component, id, duration, domain, tier, kColumns };
+  constexpr std::array<std::string_view, kColumns> kNames = {"time",     "component", "id",
+                                                             "duration", "domain",    "tier"};
   std::array<int, kColumns> column{};
   column.fill(-1);
   bool header = false;
@@ -94,7 +95,7 @@ void load_fault_replay(Scenario& s, Diagnostics& d) {
         if (it == kNames.end()) {
           d.error(where(fields[i].second), "faults.replay",
                   fmt::format("unknown column '{}': expected time, component, id, duration, "
-                              "domain",
+                              "domain, tier",
                               printable(fields[i].first)));
           return;
         }
@@ -104,7 +105,7 @@ void load_fault_replay(Scenario& s, Diagnostics& d) {
         if (column[c] < 0) {
           d.error(where(1), "faults.replay",
                   fmt::format("the header has no '{}' column: expected time, component, id "
-                              "(and optionally duration, domain)",
+                              "(and optionally duration, domain, tier)",
                               kNames[c]));
           return;
         }
@@ -180,6 +181,19 @@ void load_fault_replay(Scenario& s, Diagnostics& d) {
     } else {
       e.id = value;
       if (e.domain == Domain::node) e.node = value;
+    }
+    // A spine's or an uplink's tier (default_fabric_tier where the row has none).
+    const std::string_view tv = field(tier).first;
+    if (!tv.empty()) {
+      int t = -1;
+      const auto [tp, te] = std::from_chars(tv.data(), tv.data() + tv.size(), t);
+      if (te != std::errc() || tp != tv.data() + tv.size() || t < 0) {
+        fail(tier, fmt::format("expected a tier (0, 1, ...), found '{}'", printable(tv)));
+      } else if (!is_fabric_port(e.domain)) {
+        fail(tier, "applies to domain spine and uplink");
+      } else {
+        e.tier = t;
+      }
     }
     if (ok) s.faults.replayed.push_back(e);
     if (d.all().size() > kMaxReplayErrors) return;

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -217,6 +219,55 @@ policies: [{repair_time: 1min, checkpoint_rule: fixed, checkpoint_interval: 100h
   EXPECT_EQ(of_kind(events, EventKind::port_repaired).size(), failures.size());
   EXPECT_EQ(r.interruptions, 0);
   EXPECT_GT(seconds_of(r, Cause::fabric), 0);
+}
+
+// A replayed log's spine and uplink rows: the tier column where given, the
+// domain's default where empty; a tier on a node's row is refused at its line.
+TEST(FabricFailures, AReplayedLogNamesTheTier) {
+  const auto dir = std::filesystem::temp_directory_path() / "myriad_fabric_replay_test";
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& rows) {
+    std::ofstream(dir / "fabric.csv") << "time,component,id,duration,domain,tier\n" << rows;
+    std::ofstream(dir / "fabric.yaml") << R"(
+cluster:
+  preset: selene-like
+  gpus: 128
+  network:
+    tiers:
+      - {name: leaf, radix: 16, oversubscription: 1}
+      - {name: spine, radix: 16}
+model: {preset: gpt3-175b-megatron}
+parallelism: {tp: 8, pp: 2, global_batch: 64}
+overlap: {dp: false, pp: false}
+faults: {processes: [], replay: fabric.csv}
+)";
+  };
+  write("1h,switch,3,1h,spine,1\n2h,link,72,1h,uplink,\n");
+  const auto s = models::scenario::load_scenario((dir / "fabric.yaml").string(), kShipped);
+  ASSERT_EQ(s.faults.replayed.size(), 2U);
+  EXPECT_EQ(s.faults.replayed[0].tier, 1);
+  EXPECT_EQ(s.faults.replayed[1].tier, 0);
+  std::vector<CampaignEvent> events;
+  const RunResult r = run_logged(s, events);
+  EXPECT_EQ(r.interruptions, 0);
+  const auto failures = of_kind(events, EventKind::failure);
+  ASSERT_EQ(failures.size(), 2U);
+  EXPECT_EQ(failures[0].domain, "spine");
+  EXPECT_EQ(failures[1].domain, "uplink");
+  EXPECT_NE(failures[1].detail.find("fabric.csv:3; tier 0: 1 of 8 up ports out"), std::string::npos)
+      << failures[1].detail;
+  write("1h,gpu,3,1h,node,0\n");
+  try {
+    (void)models::scenario::load_scenario((dir / "fabric.yaml").string(), kShipped);
+    ADD_FAILURE() << "a node's row with a tier loaded";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "fabric.csv:2:18: error: faults.replay: column 'tier': applies to domain spine "
+                  "and uplink"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
