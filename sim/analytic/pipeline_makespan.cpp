@@ -74,14 +74,15 @@ std::size_t play_rounds(const models::ScheduleGraph& g, std::size_t from, std::s
     }
     // Rounds [r, next) are round [r - p, r) shifted by c, 2c, ...: write the
     // outputs that nodes from `next` on read, and the stages' free times.
-    const std::size_t next = r + (last - r) / p * p;
-    const auto rounds = static_cast<double>((next - r) / p);
+    const std::size_t rounds = (last - r) / p;  // whole rounds left
+    const std::size_t next = r + rounds * p;
     const std::size_t read = std::max(r, static_cast<std::size_t>(g.earliest_input[next]));
     for (std::size_t j = read; j < next; ++j) {
       const std::size_t k = j - r;
-      arrive[j] = arrive[r - p + k % p] + static_cast<double>(k / p + 1) * c;
+      const std::size_t later = k / p + 1;  // rounds after the template
+      arrive[j] = arrive[r - p + k % p] + static_cast<double>(later) * c;
     }
-    for (std::size_t s = 0; s < stages; ++s) free[s] += rounds * c;
+    for (std::size_t s = 0; s < stages; ++s) free[s] += static_cast<double>(rounds) * c;
     r = next;
     break;
   }

@@ -10,7 +10,7 @@ namespace myriad::sim::campaign {
 using models::scenario::Domain;
 
 FabricPorts::FabricPorts(const models::scenario::Scenario& s)
-    : cluster_(s.cluster), lanes_(models::scenario::fabric_lanes(s.cluster)) {
+    : lanes_(models::scenario::fabric_lanes(s.cluster)) {
   const auto& tiers = s.cluster.network.tiers;
   for (std::size_t i = 0; i < tiers.size(); ++i) {
     tiers_.push_back(models::scenario::fabric_tier(s.cluster, i));

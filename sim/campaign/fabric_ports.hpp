@@ -42,7 +42,6 @@ class FabricPorts {
 
  private:
   void change(models::scenario::Domain domain, int tier, long long unit, int by);
-  const models::scenario::ClusterSpec& cluster_;
   int lanes_ = 1;
   std::vector<models::scenario::FabricTier> tiers_;
   std::vector<int> base_;               // the scenario's uplinks_down, by tier
