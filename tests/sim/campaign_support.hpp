@@ -2,6 +2,8 @@
 // policy with its events, and the events of one kind.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
 
@@ -36,6 +38,32 @@ inline std::vector<CampaignEvent> of_kind(const std::vector<CampaignEvent>& even
     if (e.kind == k) out.push_back(e);
   }
   return out;
+}
+
+inline double seconds_of(const RunResult& r, Cause c) {
+  return r.seconds_by_cause[static_cast<std::size_t>(c)];
+}
+
+// A plane, spine or up port out for `window_s` at `degraded_s` a step against
+// `healthy_s`: the job ran on (no interruption, no restart), the excess counted
+// to the fabric, and one failure of a switch logged as `domain` `id`, with no
+// nodes, not stopping the job, and `detail`.
+inline void expect_fabric_slowdown(const RunResult& r, const std::vector<CampaignEvent>& events,
+                                   double window_s, double healthy_s, double degraded_s,
+                                   const std::string& domain, int id, const std::string& detail) {
+  EXPECT_EQ(r.interruptions, 0);
+  EXPECT_NEAR(seconds_of(r, Cause::fabric), window_s * (1 - healthy_s / degraded_s), 1e-6);
+  EXPECT_EQ(seconds_of(r, Cause::restart), 0);
+  EXPECT_EQ(r.failures_by_component[static_cast<std::size_t>(models::scenario::Component::switch_)],
+            1);
+  const auto failures = of_kind(events, EventKind::failure);
+  ASSERT_EQ(failures.size(), 1U);
+  EXPECT_EQ(failures[0].domain, domain);
+  EXPECT_EQ(failures[0].id, id);
+  EXPECT_EQ(failures[0].node_count, 0);
+  EXPECT_FALSE(failures[0].interrupts);
+  EXPECT_EQ(failures[0].duration_s, window_s);
+  EXPECT_EQ(failures[0].detail, detail);
 }
 
 }  // namespace myriad::sim::campaign::support

@@ -27,6 +27,7 @@ using models::scenario::Domain;
 using support::a100;
 using support::of_kind;
 using support::run_logged;
+using support::seconds_of;
 
 const models::scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
 
@@ -34,8 +35,8 @@ const models::scenario::LoadOptions kShipped{{MYRIAD_SCENARIO_DIR}};
 // on each of the 8 rails, two leaves of 8 nodes with 8 up ports each, under 8
 // spines. Two stages, each on one leaf's nodes: every pipeline transfer leaves
 // its leaf, 8 at once on each rail.
-models::scenario::Scenario two_leaves(const std::string& extra) {
-  return models::scenario::load_scenario_text(R"(
+// The cluster, model and layout of the tests below.
+const char* const kTwoLeaves = R"(
 cluster:
   preset: selene-like
   gpus: 128
@@ -46,12 +47,10 @@ cluster:
 model: {preset: gpt3-175b-megatron}
 parallelism: {tp: 8, pp: 2, global_batch: 64}
 overlap: {dp: false, pp: false}
-)" + extra,
-                                              "fabric.yaml", kShipped);
-}
+)";
 
-double seconds_of(const RunResult& r, Cause c) {
-  return r.seconds_by_cause[static_cast<std::size_t>(c)];
+models::scenario::Scenario two_leaves(const std::string& extra) {
+  return models::scenario::load_scenario_text(kTwoLeaves + extra, "fabric.yaml", kShipped);
 }
 
 double step_with_uplinks_down(models::scenario::Scenario s, int down) {
@@ -129,17 +128,8 @@ policies: [{checkpoint_rule: fixed, checkpoint_interval: 100h}]
   ASSERT_GT(degraded_s, healthy_s);  // the pipeline transfers bind the leaves' up ports
   std::vector<CampaignEvent> events;
   const RunResult r = run_logged(s, events);
-  EXPECT_EQ(r.interruptions, 0);
-  EXPECT_NEAR(seconds_of(r, Cause::fabric), 7200 * (1 - healthy_s / degraded_s), 1e-6);
-  EXPECT_EQ(r.failures_by_component[static_cast<std::size_t>(models::scenario::Component::switch_)],
-            1);
-  const auto failures = of_kind(events, EventKind::failure);
-  ASSERT_EQ(failures.size(), 1U);
-  EXPECT_EQ(failures[0].domain, "spine");
-  EXPECT_EQ(failures[0].id, 3);
-  EXPECT_EQ(failures[0].node_count, 0);
-  EXPECT_FALSE(failures[0].interrupts);
-  EXPECT_EQ(failures[0].detail, "injected; tier 0: 1 of 8 up ports out on the worst switch");
+  support::expect_fabric_slowdown(r, events, 7200, healthy_s, degraded_s, "spine", 3,
+                                  "injected; tier 0: 1 of 8 up ports out on the worst switch");
   const auto back = of_kind(events, EventKind::port_repaired);
   ASSERT_EQ(back.size(), 1U);
   EXPECT_EQ(back[0].time_s, 12 * 3600);
@@ -228,19 +218,8 @@ TEST(FabricFailures, AReplayedLogNamesTheTier) {
   std::filesystem::create_directories(dir);
   const auto write = [&](const std::string& rows) {
     std::ofstream(dir / "fabric.csv") << "time,component,id,duration,domain,tier\n" << rows;
-    std::ofstream(dir / "fabric.yaml") << R"(
-cluster:
-  preset: selene-like
-  gpus: 128
-  network:
-    tiers:
-      - {name: leaf, radix: 16, oversubscription: 1}
-      - {name: spine, radix: 16}
-model: {preset: gpt3-175b-megatron}
-parallelism: {tp: 8, pp: 2, global_batch: 64}
-overlap: {dp: false, pp: false}
-faults: {processes: [], replay: fabric.csv}
-)";
+    std::ofstream(dir / "fabric.yaml")
+        << kTwoLeaves << "faults: {processes: [], replay: fabric.csv}\n";
   };
   write("1h,switch,3,1h,spine,1\n2h,link,72,1h,uplink,\n");
   const auto s = models::scenario::load_scenario((dir / "fabric.yaml").string(), kShipped);

@@ -22,6 +22,7 @@ const models::scenario::LoadOptions kPlanesShipped{{MYRIAD_SCENARIO_DIR}};
 using support::a100;
 using support::of_kind;
 using support::run_logged;
+using support::seconds_of;
 
 // GPT-3 175B on 16 nodes of 8 A100, their 200G NICs as two 100G ports on two
 // planes of 16-port switches; pipeline transfers cross the nodes.
@@ -43,10 +44,6 @@ overlap: {dp: false}
                                               "planes.yaml", kPlanesShipped);
 }
 
-double seconds_of(const RunResult& r, Cause c) {
-  return r.seconds_by_cause[static_cast<std::size_t>(c)];
-}
-
 // Plane 1 down from 10 h to 12 h: two hours at the step time of one plane,
 // whose excess over the healthy step is the time lost to the fabric.
 TEST(PlaneFailures, APlaneDownSlowsTheJobWithoutStoppingIt) {
@@ -63,19 +60,8 @@ policies: [{checkpoint_rule: fixed, checkpoint_interval: 100h}]
   ASSERT_GT(one_plane_s, healthy_s);
   std::vector<CampaignEvent> events;
   const RunResult r = run_logged(s, events);
-  EXPECT_EQ(r.interruptions, 0);
-  EXPECT_NEAR(seconds_of(r, Cause::fabric), 7200 * (1 - healthy_s / one_plane_s), 1e-6);
-  EXPECT_EQ(seconds_of(r, Cause::restart), 0);
-  EXPECT_EQ(r.failures_by_component[static_cast<std::size_t>(models::scenario::Component::switch_)],
-            1);
-  const auto failures = of_kind(events, EventKind::failure);
-  ASSERT_EQ(failures.size(), 1U);
-  EXPECT_EQ(failures[0].domain, "plane");
-  EXPECT_EQ(failures[0].id, 1);
-  EXPECT_EQ(failures[0].node_count, 0);
-  EXPECT_FALSE(failures[0].interrupts);
-  EXPECT_EQ(failures[0].duration_s, 7200);
-  EXPECT_EQ(failures[0].detail, "injected; 1 of 2 planes down");
+  support::expect_fabric_slowdown(r, events, 7200, healthy_s, one_plane_s, "plane", 1,
+                                  "injected; 1 of 2 planes down");
   const auto back = of_kind(events, EventKind::plane_repaired);
   ASSERT_EQ(back.size(), 1U);
   EXPECT_EQ(back[0].time_s, 12 * 3600);
