@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/scenario/fabric_domains.hpp"
+
 namespace myriad::sim::campaign {
 
 double RunWork::events() const {
@@ -40,7 +42,14 @@ RunWork run_work(const models::scenario::Scenario& s, const ResolvedPolicy& poli
                          ? 1
                          : std::max(1, models::scenario::domain_nodes(s, p.domain));
     const int domains = (nodes + span - 1) / span;  // the domains the nodes touch, rounded up
-    const auto clocks = static_cast<double>(domains);
+    // A plane process runs a clock a plane; a spine or uplink process one over
+    // its units, at their rate together.
+    const auto clocks =
+        models::scenario::is_fabric_port(p.domain)
+            ? static_cast<double>(models::scenario::fabric_units(s.cluster, p.domain, p.tier))
+        : p.domain == models::scenario::Domain::plane
+            ? static_cast<double>(models::scenario::domain_count(s, p.domain))
+            : static_cast<double>(domains);
     const std::string rate = p.per_1000_domain_days > 0 ? "per_1000_domain_days"
                              : p.per_component_hour > 0 ? "per_component_hour"
                                                         : "per_1000_node_days";

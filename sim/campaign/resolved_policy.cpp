@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "models/plan/memory.hpp"
-#include "models/scenario/fabric_domains.hpp"
 #include "models/plan/step_plan.hpp"
+#include "models/scenario/fabric_domains.hpp"
 #include "models/transformer/model_stats.hpp"
 
 namespace myriad::sim::campaign {

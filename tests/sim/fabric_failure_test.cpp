@@ -17,7 +17,9 @@
 #include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/campaign/campaign_report.hpp"
+#include "sim/campaign/campaign_work.hpp"
 #include "sim/campaign/fabric_ports.hpp"
+#include "sim/campaign/resolved_policy.hpp"
 #include "tests/sim/campaign_support.hpp"
 
 namespace myriad::sim::campaign {
@@ -209,6 +211,17 @@ policies: [{repair_time: 1min, checkpoint_rule: fixed, checkpoint_interval: 100h
   EXPECT_EQ(of_kind(events, EventKind::port_repaired).size(), failures.size());
   EXPECT_EQ(r.interruptions, 0);
   EXPECT_GT(seconds_of(r, Cause::fabric), 0);
+}
+
+// Expectation: the work a campaign is checked against counts a spine process's
+// clock over all 64 spines: 64 x 1 a day x 10 days.
+TEST(FabricFailures, AFabricProcessesWorkCountsEverySpine) {
+  const auto s = two_leaves(
+      "faults: {processes: [{component: switch, domain: spine, per_1000_domain_days: 1000}]}\n");
+  const RunWork w = run_work(s, resolve_policy(s, s.policies[0]), 0, 16, 10 * 86400.0);
+  ASSERT_FALSE(w.shares.empty());
+  EXPECT_EQ(w.shares[0].key, "faults.processes[0].per_1000_domain_days");
+  EXPECT_NEAR(w.shares[0].events, 640, 1e-9);
 }
 
 // A replayed log's spine and uplink rows: the tier column where given, the

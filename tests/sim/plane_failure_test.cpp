@@ -12,6 +12,8 @@
 #include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/campaign/campaign_report.hpp"
+#include "sim/campaign/campaign_work.hpp"
+#include "sim/campaign/resolved_policy.hpp"
 #include "tests/sim/campaign_support.hpp"
 
 namespace myriad::sim::campaign {
@@ -126,6 +128,16 @@ TEST(PlaneFailures, NeedSeveralPlanesAndARepair) {
     EXPECT_NE(std::string(e.what()).find("a plane is out until it is repaired"), std::string::npos)
         << e.what();
   }
+}
+
+// Expectation: the work a campaign is checked against counts a clock a plane:
+// 2 planes x 1 a day x 10 days.
+TEST(PlaneFailures, APlaneProcessesWorkCountsEveryPlane) {
+  const auto s = two_planes(
+      "faults: {processes: [{component: switch, domain: plane, per_1000_domain_days: 1000}]}\n");
+  const RunWork w = run_work(s, resolve_policy(s, s.policies[0]), 0, 16, 10 * 86400.0);
+  ASSERT_FALSE(w.shares.empty());
+  EXPECT_NEAR(w.shares[0].events, 20, 1e-9);
 }
 
 // Random plane failures: one clock a plane, stopped while it is out.
