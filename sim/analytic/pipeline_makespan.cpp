@@ -352,8 +352,10 @@ class DpSweep {
       if (pairs) ready = std::max(ready, arrive[second[i]]);
       double end = ready + time_[n.slot];
       if constexpr (meets) {
-        if ((roles[i] != 0) | (ready < quiet[n.stage])) [[unlikely]] {
+        if (roles[i] != 0) [[unlikely]] {
           end = meet(n, roles[i], ready);
+        } else if (ready < quiet[n.stage]) [[unlikely]] {
+          end = beside(n.stage, ready, time_[n.slot]);
         }
       }
       free[n.stage] = end + held[n.slot];
@@ -403,6 +405,13 @@ class DpSweep {
       // The last bucket once the backward and its blocking send are done.
       link(s, std::max(link_[s], end + held_[n.slot]), dp_.last_reduce.seconds);
     }
+    return end;
+  }
+
+  // A pass without a role beside its stage's stream: what meet does for it.
+  double beside(std::size_t s, double ready, double work) {
+    const double end = busy_[s].end_of(ready, work, rate_, slower_);
+    slowed_[s] += end - ready - work;
     return end;
   }
 
