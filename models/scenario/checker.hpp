@@ -10,6 +10,22 @@
 
 namespace myriad::models::scenario {
 
+// Whether `key` has an origin: written, or derived (a default has none).
+inline bool given(const Scenario& s, const std::string& key) {
+  return s.origins.find(key) != s.origins.end();
+}
+
+// Written in the scenario (not a default, not derived).
+inline bool written(const Scenario& s, const std::string& key) {
+  const auto it = s.origins.find(key);
+  return it != s.origins.end() && it->second.in_file();
+}
+
+// Records `key` as derived from other keys.
+inline void set_derived(Scenario& s, const std::string& key) {
+  s.origins[key] = derived_location();
+}
+
 // Where `key` was written, or the scenario file for a defaulted key.
 inline Location written_at(const Scenario& s, const std::string& key, const Location& file) {
   const auto it = s.origins.find(key);

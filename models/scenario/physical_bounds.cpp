@@ -12,12 +12,6 @@
 namespace myriad::models::scenario {
 namespace {
 
-// Where a key was written; a defaulted key is reported at the scenario file.
-bool written(const Scenario& s, const std::string& key) {
-  const auto it = s.origins.find(key);
-  return it != s.origins.end() && it->second.in_file();
-}
-
 // Why each floor is where it is, for the message.
 constexpr const char* kLinkReason =
     "no training cluster has a link slower than 1 Gbit/s Ethernet (today's NICs carry 100 to "

@@ -27,18 +27,6 @@ constexpr double kMaxWeibullShape = 20;
 }  // namespace
 namespace {
 
-bool given(const Scenario& s, const std::string& key) {
-  return s.origins.find(key) != s.origins.end();
-}
-
-// Written in the scenario (not a default, not derived).
-bool written(const Scenario& s, const std::string& key) {
-  const auto it = s.origins.find(key);
-  return it != s.origins.end() && it->second.in_file();
-}
-
-void set_derived(Scenario& s, const std::string& key) { s.origins[key] = derived_location(); }
-
 // Where a key was written; a defaulted key is reported at the scenario file.
 FailureProcessSpec llama3_process(Component c, int count, const char* rows) {
   // 54 days x 2,048 nodes = 110,592 node-days in the snapshot.

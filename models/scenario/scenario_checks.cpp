@@ -19,12 +19,6 @@
 namespace myriad::models::scenario {
 namespace {
 
-bool given(const Scenario& s, const std::string& key) {
-  return s.origins.find(key) != s.origins.end();
-}
-
-void set_derived(Scenario& s, const std::string& key) { s.origins[key] = derived_location(); }
-
 void check_cluster(const Checker& c) {
   const ClusterSpec& cl = c.s().cluster;
   const std::string& profile = cl.gpu.profile;
