@@ -16,6 +16,7 @@
 #include "models/plan/pipeline_schedule.hpp"
 #include "models/plan/step_plan.hpp"
 #include "sim/analytic/dp_stream.hpp"
+#include "sim/analytic/schedule_graph_cache.hpp"
 
 namespace myriad::sim {
 
@@ -141,15 +142,5 @@ double fb_saving(const models::ScheduleGraph& graph, const models::StepPlan& pla
 // A pipeline's pass durations by slot of `graph` (pipeline_time's).
 std::span<const double> pass_durations(const models::ScheduleGraph& graph,
                                        const models::StepPlan& plan, const PassKinds& passes);
-
-// The graph for (schedule, pp, v, m), built once per thread and kept for the next
-// ones a search asks for (up to about 2M passes' graphs, the least recently asked
-// for dropped first; a reference stays good for the next 7 graphs asked for);
-// without a schedule, 1F1B or interleaved by v.
-const models::ScheduleGraph& cached_schedule_graph(models::scenario::Schedule schedule, int pp,
-                                                   int virtual_stages, int micro_batches);
-const models::ScheduleGraph& cached_schedule_graph(int pp, int virtual_stages, int micro_batches);
-// The plan's.
-const models::ScheduleGraph& cached_schedule_graph(const models::StepPlan& plan);
 
 }  // namespace myriad::sim
