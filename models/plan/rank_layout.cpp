@@ -96,6 +96,40 @@ bool worse(const GroupSpan& a, const GroupSpan& b) {
   return a.nodes != b.nodes ? a.nodes > b.nodes : a.per_node < b.per_node;
 }
 
+// Whether ranks member(0), ..., member(size - 1) sit at the same local ranks in
+// every node they span (rank_layout.hpp, GroupSpan::rails_match).
+template <typename Member>
+bool rail_symmetric(int size, int gpn, Member member) {
+  std::map<long long, std::vector<long long>> locals;
+  for (int i = 0; i < size; ++i) {
+    const long long rank = member(i);
+    locals[rank / gpn].push_back(rank % gpn);
+  }
+  for (auto& [node, at] : locals) std::sort(at.begin(), at.end());
+  const auto& first = locals.begin()->second;
+  return std::all_of(locals.begin(), locals.end(),
+                     [&](const auto& node) { return node.second == first; });
+}
+
+// Calls start(s) for the first rank of each group of a kind whose groups start
+// at each of the first `inner` ranks of every block of `block` ranks, taken
+// modulo the node (groups that start alike within their nodes span alike): at
+// most gpus_per_node starts.
+template <typename Start>
+void for_each_start(long long block, long long inner, int gpn, Start start) {
+  std::vector<char> seen(static_cast<std::size_t>(gpn), 0);
+  long long first = 0;  // a block's first rank, modulo the node
+  do {
+    for (long long j = 0; j < std::min<long long>(inner, gpn); ++j) {
+      const auto at = static_cast<std::size_t>((first + j) % gpn);
+      if (seen[at]) continue;
+      seen[at] = 1;
+      start(static_cast<long long>(at));
+    }
+    first = (first + block) % gpn;
+  } while (first != 0);
+}
+
 // The most spread of a kind's groups: `size` ranks `stride` apart, starting at
 // each of the first `inner` ranks of every block of `block` ranks. A group whose
 // size or stride does not divide a node straddles nodes where others do not (tp
@@ -105,52 +139,87 @@ bool worse(const GroupSpan& a, const GroupSpan& b) {
 GroupSpan most_spread(int size, long long stride, long long block, long long inner, int gpn) {
   const auto along = [&](long long start) { return progression(size, start, stride, gpn); };
   GroupSpan worst = along(0);
-  std::vector<char> seen(static_cast<std::size_t>(gpn), 0);
-  long long first = 0;  // a block's first rank, modulo the node
-  do {
-    for (long long j = 0; j < std::min<long long>(inner, gpn); ++j) {
-      const auto start = static_cast<std::size_t>((first + j) % gpn);
-      if (seen[start]) continue;
-      seen[start] = 1;
-      const GroupSpan g = along(static_cast<long long>(start));
-      if (worse(g, worst)) worst = g;
-    }
-    first = (first + block) % gpn;
-  } while (first != 0);
+  for_each_start(block, inner, gpn, [&](long long start) {
+    const GroupSpan g = along(start);
+    if (worse(g, worst)) worst = g;
+  });
   return worst;
 }
 
-}  // namespace
+// Whether every group of such a kind (as most_spread takes them) sits on the
+// same rails in each node it spans: one that does not holds the collective up.
+bool rails_match_all(int size, long long stride, long long block, long long inner, int gpn) {
+  if (stride % gpn == 0) return true;
+  bool match = true;
+  for_each_start(block, inner, gpn, [&](long long start) {
+    match = match && rail_symmetric(size, gpn, [&](int i) { return start + i * stride; });
+  });
+  return match;
+}
 
-GroupSpan group_span(GroupKind group, const scenario::Scenario& s) {
+// Megatron-LM's expert groups: a stage's tp * cp * dp ranks in order (tp
+// fastest, then cp, then dp) cut into etp ranks, ep of those, expert dp. The
+// group holding rank 0, member by member.
+auto expert_member(const scenario::ParallelSpec& p, const Strides& st) {
+  const long long block = static_cast<long long>(p.tp) * p.cp;
+  const long long etp = p.etp > 0 ? p.etp : p.tp;
+  const long long dp_stride = st.dp;
+  return [block, etp, dp_stride](int i) {
+    const long long q = i * etp;
+    return q % block + q / block * dp_stride;
+  };
+}
+
+// The span of `group`, its rails left as matching.
+GroupSpan span_of(GroupKind group, const scenario::Scenario& s, const Strides& st) {
   const auto& p = s.parallelism;
   const int gpn = s.cluster.gpus_per_node;
-  const Strides st = strides(s);
   const auto along = [&](int size, long long stride) { return progression(size, 0, stride, gpn); };
   switch (group) {
     case GroupKind::tp:
       // Tensor-parallel groups start at every multiple of tp.
       return most_spread(p.tp, st.tp, p.tp, 1, gpn);
-    case GroupKind::cp: {
+    case GroupKind::cp:
       // Context-parallel groups start at each tp rank of every tp x cp block.
       return most_spread(p.cp, st.cp, static_cast<long long>(p.tp) * p.cp, p.tp, gpn);
-    }
-    case GroupKind::ep: {
-      // Megatron-LM's expert groups: a stage's tp * cp * dp ranks in order (tp
-      // fastest, then cp, then dp) cut into etp ranks, ep of those, expert dp.
-      const long long block = static_cast<long long>(p.tp) * p.cp;
-      const long long etp = p.etp > 0 ? p.etp : p.tp;
-      return span(p.ep, gpn, [&](int i) {
-        const long long q = i * etp;
-        return q % block + q / block * st.dp;
-      });
-    }
+    case GroupKind::ep:
+      return span(p.ep, gpn, expert_member(p, st));
     case GroupKind::dp:
       return along(p.dp, st.dp);
     case GroupKind::pp:
       return along(p.pp, st.pp);
   }
   return {};
+}
+
+}  // namespace
+
+GroupSpan group_span(GroupKind group, const scenario::Scenario& s) {
+  const Strides st = strides(s);
+  GroupSpan g = span_of(group, s, st);
+  if (s.cluster.network.topology != scenario::Topology::rail_only || g.nodes <= 1) return g;
+  const auto& p = s.parallelism;
+  const int gpn = s.cluster.gpus_per_node;
+  switch (group) {
+    case GroupKind::tp:
+      g.rails_match = rails_match_all(p.tp, st.tp, p.tp, 1, gpn);
+      break;
+    case GroupKind::cp:
+      g.rails_match = rails_match_all(p.cp, st.cp, static_cast<long long>(p.tp) * p.cp, p.tp, gpn);
+      break;
+    case GroupKind::ep:
+      g.rails_match = rail_symmetric(p.ep, gpn, expert_member(p, st));
+      break;
+    case GroupKind::dp:
+      g.rails_match =
+          st.dp % gpn == 0 || rail_symmetric(p.dp, gpn, [&](int i) { return i * st.dp; });
+      break;
+    case GroupKind::pp:
+      g.rails_match =
+          st.pp % gpn == 0 || rail_symmetric(p.pp, gpn, [&](int i) { return i * st.pp; });
+      break;
+  }
+  return g;
 }
 
 int first_node(const scenario::Scenario& s, RankGroup g) {

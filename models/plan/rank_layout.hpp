@@ -21,6 +21,11 @@ struct GroupSpan {
   // The same for the farthest two consecutive members, what a transfer between
   // neighbouring pipeline stages crosses. 0: as nodes.
   int neighbour_reach = 0;
+  // Whether each node it spans holds its members at the same local ranks, so on
+  // the same rails (NIC i of a node on rail i): a ring or all-to-all between its
+  // nodes can stay on each member's rail. Worked out on rail-only fabrics only
+  // (the only ones where it changes a price); true elsewhere.
+  bool rails_match = true;
   [[nodiscard]] int reach_nodes() const { return reach > nodes ? reach : nodes; }
   [[nodiscard]] int neighbour_nodes() const {
     return neighbour_reach > 0 ? neighbour_reach : nodes;

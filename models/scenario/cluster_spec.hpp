@@ -44,7 +44,16 @@ inline constexpr models::EnumName<LoadBalancing> kLoadBalancingNames[] = {
 // 2 by default.
 inline constexpr int kConnectionsPerNic = 2;
 
+// How the tiers join the rails (arXiv:2307.12169, Wang et al., "Rail-only"):
+// a fat tree's top tiers join every rail, so a byte may change rail in the
+// network; rail-only ends each rail's tiers at the rail (no spine joins rails),
+// so a byte bound for another rail crosses NVLink to a GPU of that rail first.
+enum class Topology { fat_tree, rail_only };
+inline constexpr models::EnumName<Topology> kTopologyNames[] = {{Topology::fat_tree, "fat_tree"},
+                                                                {Topology::rail_only, "rail_only"}};
+
 struct NetworkSpec {
+  Topology topology = Topology::fat_tree;
   bool rail_optimized = true;  // NIC i of every node attaches to rail i's leaf switches
   // Independent copies of the tiers (a multi-plane fabric): each NIC has one port
   // on each plane, of its bandwidth over the planes.

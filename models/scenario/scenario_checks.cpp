@@ -93,6 +93,12 @@ void check_cluster(const Checker& c) {
                         "a node",
                         cl.nics_per_node));
   }
+  if (cl.network.topology == Topology::rail_only && !cl.network.rail_optimized) {
+    // Rails are what a rail-only fabric is made of: NIC i of every node on rail i.
+    c.error("cluster.network.topology",
+            "rail_only needs rail_optimized: true: its tiers are each rail's own, so NIC i of "
+            "every node must attach to rail i's leaves");
+  }
   if (cl.network.qps_per_connection != 1 && cl.network.load_balancing != LoadBalancing::ecmp) {
     c.error("cluster.network.qps_per_connection",
             fmt::format("{} queue pairs a connection change nothing unless flows are hashed: "

@@ -82,9 +82,16 @@ Schema<TierSpec> make_tier_schema() {
 
 Schema<NetworkSpec> make_network_schema() {
   Schema<NetworkSpec> s("The scale-out network between nodes: a multi-tier fat tree (Clos).");
-  s.boolean("rail_optimized", &NetworkSpec::rail_optimized, D::value("true"),
-            "NIC i of every node attaches to rail i's leaf switches, so same-rank GPUs of "
-            "different nodes are one hop apart")
+  s.choice("topology", &NetworkSpec::topology, choices(kTopologyNames), D::value("fat_tree"),
+           "how the tiers join the rails: fat_tree (the top tiers join every rail: a byte may "
+           "change rail in the network) or rail_only (Wang et al., arXiv:2307.12169: no spine "
+           "joins the rails, the tiers are each rail's own; a byte bound for another rail "
+           "crosses NVLink to a GPU on that rail first, so an all-to-all's bytes that leave "
+           "the node also cross NVLink, and a ring whose nodes hold its members on different "
+           "rails pays an NVLink hop on each step across nodes). Needs rail_optimized")
+      .boolean("rail_optimized", &NetworkSpec::rail_optimized, D::value("true"),
+               "NIC i of every node attaches to rail i's leaf switches, so same-rank GPUs of "
+               "different nodes are one hop apart")
       .integer("planes", &NetworkSpec::planes, Range{1, 16}, D::value("1"),
                "independent copies of these tiers (a multi-plane fabric): each NIC has one port "
                "on every plane, of nic_bandwidth / planes, so a leaf port serves planes times as "

@@ -126,7 +126,10 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
   // fill where its nodes are strided (dp outermost across pods or buildings). A
   // transfer between pipeline stages crosses the tier joining the two farthest
   // neighbouring stages.
-  const double hop = hop_latency(cluster, g.reach_nodes());
+  // On a rail-only fabric a ring whose nodes hold its members on different rails
+  // enters each node on another rail: an NVLink hop more on every step across.
+  const double hop =
+      hop_latency(cluster, g.reach_nodes()) + (g.rails_match ? 0.0 : rail_change_latency(cluster));
   CommCost r;
   r.inter_node = true;
   switch (c.kind) {
@@ -150,7 +153,8 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
         r.bandwidth_s =
             std::max(c.bytes * shares.nvlink / nvlink, c.bytes * shares.network / per_rank_nic);
       } else {
-        const double local = c.bytes * (g.per_node - 1) / n / nvlink;
+        // NVLink carries the node's own share and, rail-only, what it forwards.
+        const double local = c.bytes * all_to_all_nvlink_share(g, cluster) / nvlink;
         const double remote = c.bytes * (n - g.per_node) / n / per_rank_nic;
         r.bandwidth_s = local + remote;
       }
@@ -194,6 +198,29 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
 }
 
 }  // namespace
+
+double rail_forwarded_share(const models::GroupSpan& g,
+                            const models::scenario::ClusterSpec& cluster) {
+  if (cluster.network.topology != models::scenario::Topology::rail_only || g.nodes <= 1) return 0;
+  if (!g.rails_match) return 1;
+  const double rails = std::min(g.per_node, std::max(1, cluster.nics_per_node));
+  return 1 - 1 / rails;
+}
+
+double all_to_all_nvlink_share(const models::GroupSpan& g,
+                               const models::scenario::ClusterSpec& cluster) {
+  const double n = g.size;
+  if (n <= 0) return 0;
+  const double local = (g.per_node - 1) / n;
+  const double remote = (n - g.per_node) / n;
+  return local + remote * rail_forwarded_share(g, cluster);
+}
+
+double rail_change_latency(const models::scenario::ClusterSpec& cluster) {
+  return cluster.network.topology == models::scenario::Topology::rail_only
+             ? cluster.nvlink_latency_s
+             : 0.0;
+}
 
 TwoHopShares two_hop_shares(const models::Collective& c, const models::GroupSpan& g) {
   TwoHopShares s;

@@ -60,6 +60,34 @@ struct TwoHopShares {
 };
 TwoHopShares two_hop_shares(const models::Collective& c, const models::GroupSpan& g);
 
+// Rail-only fabrics (cluster.network.topology: rail_only; Wang et al., "Rail-only:
+// A Low-Cost High-Performance Network for Training LLMs with Trillion
+// Parameters", arXiv:2307.12169): no tier joins the rails, so a byte bound for
+// a GPU on another rail of another node first crosses NVLink to the GPU of its
+// node on that rail (NCCL's PXN path), then that rail. Of what an all-to-all
+// sends to other nodes, the share that changes rail: 1 - 1/r where the group's
+// nodes hold its members on the same r rails (members spread over
+// min(per_node, NICs) rails), all of it where they do not; 0 on a fat tree,
+// whose top tiers join the rails, or inside one node.
+double rail_forwarded_share(const models::GroupSpan& g,
+                            const models::scenario::ClusterSpec& cluster);
+
+// The share of an all-to-all's bytes each GPU sends over NVLink: to the other
+// members of its node, (per_node - 1) / n, and, rail-only, what it forwards to
+// another rail, (n - per_node) / n times rail_forwarded_share. Both engines
+// price the all-to-all's NVLink part as these bytes at NVLink's bus bandwidth,
+// before its network part (a GPU's NVLink port carries its own and the
+// forwarded bytes one after another): with 8 GPUs a node on H100, 7/8 of the
+// remote bytes at NVLink's 370 GB/s against a NIC's 50 GB/s add 11 % to the
+// network part, within the 8.2-11.2 % the paper reports for its all-to-alls.
+double all_to_all_nvlink_share(const models::GroupSpan& g,
+                               const models::scenario::ClusterSpec& cluster);
+
+// What a step between nodes adds where it enters a node on another rail than
+// it left from (a rail-only fabric, a group not on the same rails in every
+// node, GroupSpan::rails_match): one NVLink hop's latency; 0 on a fat tree.
+double rail_change_latency(const models::scenario::ClusterSpec& cluster);
+
 // Bus bandwidth inside a node for a collective of `kind`: all-reduce by the
 // algorithm the hardware and profile give (NVLS or ring), everything else at the
 // ring's.

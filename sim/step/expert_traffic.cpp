@@ -25,6 +25,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/plan/rank_layout.hpp"
 #include "models/transformer/moe_routing.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "sim/step/step_actors.hpp"
@@ -41,6 +42,10 @@ struct ExpertLayout {
   double members = 1;      // of one group on one actor (node)
   double flow_factor = 0;  // each actor sends every other one this times a collective's bytes
   int group_gpus = 1;      // GPUs one actor stands for
+  // The share of an all-to-all's bytes a GPU sends over NVLink: to its node's
+  // other members and, rail-only, what it forwards to another rail
+  // (all_to_all_nvlink_share, as the analytic engine prices it).
+  double a2a_nvlink_share = 0;
   // Router skew: each actor of a group's share of what it receives, relative to
   // the busiest one's (which the collective's bytes are priced at): all 1 when even.
   std::vector<double> receive_share;
@@ -64,6 +69,9 @@ std::optional<ExpertLayout> expert_layout(const StepLowering& p,
   // to each GPU of a partner actor's members.
   e.flow_factor = p.group_gpus * e.members / par.ep;
   e.group_gpus = p.group_gpus;
+  models::GroupSpan span{par.ep, static_cast<int>(e.members), e.actors};
+  span.rails_match = models::group_span(models::GroupKind::ep, s).rails_match;
+  e.a2a_nvlink_share = all_to_all_nvlink_share(span, s.cluster);
   // Members in order over the actors, experts in order over the members.
   const models::MoeLoad& load = models::moe_load(s.model.moe, par.ep);
   const auto members = static_cast<std::size_t>(e.members);
@@ -105,6 +113,9 @@ TwoHopShares shares_of(const ExpertLayout& e, const LayerCollective& c) {
 // exchange over NVLink (a two-hop one's forwarding is played beside its flows).
 double nvlink_s(const ExpertLayout& e, const LayerCollective& c) {
   if (two_hop(c)) return 0;
+  if (c.collective.kind == models::CollectiveKind::all_to_all) {
+    return c.collective.bytes * e.a2a_nvlink_share / c.nvlink_Bps;
+  }
   return c.collective.bytes * (e.members - 1) / (e.members * e.actors) / c.nvlink_Bps;
 }
 

@@ -116,6 +116,33 @@ TEST(Cli, AnFp8JobLeadsWithItsMfuAgainstTheFp8Peak) {
   EXPECT_EQ(plain.out.find("fp8 peak"), std::string::npos) << plain.out;
 }
 
+// Expectation: a rail-only fabric says so in the report, with the groups that
+// sit on different rails in different nodes, and in the JSON's topology; the
+// expert all-to-alls across nodes cost more than on the fat tree.
+TEST(Cli, ARailOnlyFabricSaysWhatCrossesNvlink) {
+  const std::string mixtral =
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml";
+  const auto json = std::filesystem::temp_directory_path() / "myriad-rail-only.json";
+  const Result rails =
+      run_cli({"estimate", mixtral, "--set", "cluster.network.rail_optimized=true", "--set",
+               "cluster.network.topology=rail_only", "--json", json.string()});
+  ASSERT_EQ(rails.code, kExitOk) << rails.err;
+  EXPECT_NE(rails.out.find("network: rail-only"), std::string::npos) << rails.out;
+  EXPECT_NE(rails.out.find("every group sits on the same rails"), std::string::npos) << rails.out;
+  std::ifstream in(json);
+  const auto doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc.at("topology"), "rail_only");
+  const Result fat = run_cli({"estimate", mixtral, "--set", "cluster.network.rail_optimized=true",
+                              "--json", json.string()});
+  ASSERT_EQ(fat.code, kExitOk) << fat.err;
+  EXPECT_EQ(fat.out.find("rail-only"), std::string::npos) << fat.out;
+  std::ifstream again(json);
+  const auto plain = nlohmann::json::parse(again);
+  EXPECT_EQ(plain.at("topology"), "fat_tree");
+  EXPECT_GT(doc.at("step_time_s").get<double>(), plain.at("step_time_s").get<double>());
+  std::filesystem::remove(json);
+}
+
 // Expectation: a sweep estimates every configuration of its axes, keeps invalid
 // ones as rows with their reason, marks the Pareto front among those that fit,
 // and writes the same rows as CSV and JSON Lines.

@@ -278,10 +278,32 @@ std::string memory_text(const sim::StepReport& r) {
   return out;
 }
 
-// What the network's settings change, a line each: in-network reduction, planes
-// and up ports out of service.
-std::string network_lines(const models::scenario::NetworkSpec& net) {
+// A rail-only fabric's line: what crosses NVLink to change rail, and the groups
+// whose nodes hold them on different rails.
+std::string rail_only_line(const models::scenario::Scenario& s) {
+  std::vector<std::string> off;
+  for (const models::GroupKind g :
+       {models::GroupKind::tp, models::GroupKind::cp, models::GroupKind::ep, models::GroupKind::dp,
+        models::GroupKind::pp}) {
+    const models::GroupSpan span = models::group_span(g, s);
+    if (span.nodes > 1 && !span.rails_match) off.emplace_back(models::group_name(g));
+  }
+  return fmt::format(
+      "  network: rail-only (cluster.network.topology): no tier joins the rails, so what an "
+      "all-to-all sends to another rail of another node crosses NVLink first{}\n",
+      off.empty() ? std::string("; every group sits on the same rails in each node it spans")
+                  : fmt::format("; the {}{}{} groups sit on different rails in different "
+                                "nodes: each step of their rings across nodes crosses NVLink too",
+                                fmt::join(off.begin(), off.end() - 1, ", "),
+                                off.size() > 1 ? " and " : "", off.back()));
+}
+
+// What the network's settings change, a line each: the topology, in-network
+// reduction, planes and up ports out of service.
+std::string network_lines(const models::scenario::Scenario& s) {
+  const models::scenario::NetworkSpec& net = s.cluster.network;
   std::string out;
+  if (net.topology == models::scenario::Topology::rail_only) out += rail_only_line(s);
   if (net.in_network_reduction == models::scenario::InNetworkReduction::sharp) {
     out +=
         "  network: all-reduces and reduce-scatters across nodes reduce in the switches (SHARP) "
@@ -309,7 +331,8 @@ std::string network_lines(const models::scenario::NetworkSpec& net) {
 
 // The fabric's settings a report was priced with (top-level keys of its JSON).
 nlohmann::json network_json(const models::scenario::NetworkSpec& net) {
-  return {{"in_network_reduction",
+  return {{"topology", models::name_in(models::scenario::kTopologyNames, net.topology)},
+          {"in_network_reduction",
            models::name_in(models::scenario::kInNetworkReductionNames, net.in_network_reduction)},
           {"load_balancing",
            models::name_in(models::scenario::kLoadBalancingNames, net.load_balancing)},
@@ -354,7 +377,7 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
   out += groups_line(s);
   if (r.moe.present) out += moe_line(s, r.moe) + "\n";
   if (s.model.mtp_depth > 0) out += mtp_line(s) + "\n";
-  out += network_lines(s.cluster.network);
+  out += network_lines(s);
   out += profile_line(profile) + "\n";
   Table headline({"", ""}, "lr");
   headline.add({"step time", seconds(r.step_time_s)});
