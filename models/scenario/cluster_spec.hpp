@@ -55,6 +55,12 @@ inline constexpr models::EnumName<Topology> kTopologyNames[] = {{Topology::fat_t
 struct NetworkSpec {
   Topology topology = Topology::fat_tree;
   bool rail_optimized = true;  // NIC i of every node attaches to rail i's leaf switches
+  // NCCL's PXN (NCCL_PXN_DISABLE=0, its default since 2.12; NCCL_P2P_PXN_LEVEL=2,
+  // its default: always): a send to a GPU of another node goes over NVLink to the
+  // sender's node's GPU on the destination's rail, whose NIC sends it, so the
+  // network carries no byte from one rail to another (comm_cost.hpp,
+  // rail_forwarded_share). Off, a byte changes rail in the spine.
+  bool pxn = true;
   // Independent copies of the tiers (a multi-plane fabric): each NIC has one port
   // on each plane, of its bandwidth over the planes.
   int planes = 1;

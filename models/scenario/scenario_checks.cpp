@@ -99,6 +99,11 @@ void check_cluster(const Checker& c) {
             "rail_only needs rail_optimized: true: its tiers are each rail's own, so NIC i of "
             "every node must attach to rail i's leaves");
   }
+  if (cl.network.topology == Topology::rail_only && !cl.network.pxn) {
+    c.error("cluster.network.pxn",
+            "a rail-only fabric carries no byte from one rail to another: a send to another rail "
+            "must cross NVLink first (PXN); expected true, or topology: fat_tree");
+  }
   if (cl.network.qps_per_connection != 1 && cl.network.load_balancing != LoadBalancing::ecmp) {
     c.error("cluster.network.qps_per_connection",
             fmt::format("{} queue pairs a connection change nothing unless flows are hashed: "

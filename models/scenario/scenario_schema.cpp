@@ -89,6 +89,12 @@ Schema<NetworkSpec> make_network_schema() {
            "crosses NVLink to a GPU on that rail first, so an all-to-all's bytes that leave "
            "the node also cross NVLink, and a ring whose nodes hold its members on different "
            "rails pays an NVLink hop on each step across nodes). Needs rail_optimized")
+      .boolean("pxn", &NetworkSpec::pxn, D::value("true"),
+               "NCCL's PXN (NCCL_PXN_DISABLE=0 and NCCL_P2P_PXN_LEVEL=2, its defaults since "
+               "2.12): an all-to-all's bytes to another node go over NVLink to the GPU of the "
+               "sender's node on the destination's rail, whose NIC sends them, so they cross "
+               "NVLink as well as the network; false (NCCL_PXN_DISABLE=1): each GPU sends on its "
+               "own NIC and a byte changes rail in the switches. Rail-only fabrics need it")
       .boolean("rail_optimized", &NetworkSpec::rail_optimized, D::value("true"),
                "NIC i of every node attaches to rail i's leaf switches, so same-rank GPUs of "
                "different nodes are one hop apart")

@@ -201,7 +201,9 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
 
 double rail_forwarded_share(const models::GroupSpan& g,
                             const models::scenario::ClusterSpec& cluster) {
-  if (cluster.network.topology != models::scenario::Topology::rail_only || g.nodes <= 1) return 0;
+  const auto& net = cluster.network;
+  const bool forwards = net.topology == models::scenario::Topology::rail_only || net.pxn;
+  if (!forwards || g.nodes <= 1) return 0;
   if (!g.rails_match) return 1;
   const double rails = std::min(g.per_node, std::max(1, cluster.nics_per_node));
   return 1 - 1 / rails;

@@ -59,7 +59,8 @@ TEST(NodeLimitedRouting, TwoHopSendsOneCopyANodeBesideNvlink) {
   EXPECT_EQ(b.algorithm, models::CollectiveAlgorithm::two_hop);
   EXPECT_DOUBLE_EQ(b.latency_s, a.latency_s);
   const double nvlink = nvlink_busbw(h800, CollectiveKind::all_to_all, 1e9);
-  const double local = 1e9 * 7 / 64 / nvlink;   // pairwise: the node's own 7 of 64 ranks
+  // Pairwise: the node's own 7 of 64 ranks, and what PXN forwards to another rail.
+  const double local = 1e9 * all_to_all_nvlink_share(g, cluster) / nvlink;
   const double remote = a.bandwidth_s - local;  // 56/64 of the bytes at the NIC's rate
   EXPECT_NEAR(b.bandwidth_s, std::max(1e9 * 7 / 8 / nvlink, remote * 0.5), 1e-12 * b.bandwidth_s);
   EXPECT_LT(b.time_s, a.time_s);

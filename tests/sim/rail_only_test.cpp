@@ -3,7 +3,9 @@
 // of another node crosses NVLink to its node's GPU on that rail first. Which
 // groups sit on the same rails in every node; what an all-to-all forwards and a
 // ring off its rails pays, by hand; layouts on their rails unchanged; both
-// engines on an expert all-to-all across nodes.
+// engines on an expert all-to-all across nodes. NCCL's PXN (cluster.network.pxn,
+// on by default) forwards an all-to-all's bytes the same way on a fat tree; off,
+// they change rail in the switches.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -26,7 +28,8 @@ models::scenario::Scenario load(const std::string& text) {
   return models::scenario::load_scenario_text(text, "rail_only.yaml", kShipped);
 }
 
-// 64 H100 on the Llama-3-like cluster with its NICs on rails.
+// 64 H100 on the Llama-3-like cluster with its NICs on rails: "rail_only",
+// "fat_tree" (PXN on, NCCL's default) or "fat_tree, pxn: false".
 std::string h100(const std::string& topology) {
   return "cluster: {preset: llama3-like, gpus: 64, network: {rail_optimized: true, topology: " +
          topology + "}}\n";
@@ -63,15 +66,21 @@ TEST(RailOnly, GroupsOnTheSameRailsInEveryNode) {
 // 7/8 go to another rail and cross NVLink first. Fewer members a node use fewer
 // rails (4 a node: 3/4 forwarded); a group off its rails forwards all of it.
 TEST(RailOnly, AnAllToAllForwardsWhatChangesRail) {
-  const auto rails = load(h100("rail_only") +
-                          "model: {preset: llama3-8b}\nparallelism: {tp: 8, global_batch: 64}\n");
-  const auto fat = load(h100("fat_tree") +
-                        "model: {preset: llama3-8b}\nparallelism: {tp: 8, global_batch: 64}\n");
+  const std::string job = "model: {preset: llama3-8b}\nparallelism: {tp: 8, global_batch: 64}\n";
+  const auto rails = load(h100("rail_only") + job);
+  const auto fat = load(h100("fat_tree, pxn: false") + job);
+  const auto pxn = load(h100("fat_tree") + job);
   const DeviceProfile& p = testing::shipped_profile("H100");
   const models::Collective a2a{"ep.dispatch", CollectiveKind::all_to_all, GroupKind::ep, 1e9};
   const models::GroupSpan g{16, 8, 2};
   EXPECT_DOUBLE_EQ(rail_forwarded_share(g, rails.cluster), 7.0 / 8);
   EXPECT_DOUBLE_EQ(rail_forwarded_share(g, fat.cluster), 0);
+  EXPECT_DOUBLE_EQ(rail_forwarded_share(g, pxn.cluster), 7.0 / 8);
+  // PXN does not ask how the leaves are wired: NCCL sends on the NIC with the
+  // destination's index, racks or rails.
+  const auto racks = load("cluster: {preset: llama3-like, gpus: 64}\n" + job);
+  ASSERT_FALSE(racks.cluster.network.rail_optimized);
+  EXPECT_DOUBLE_EQ(rail_forwarded_share(g, racks.cluster), 7.0 / 8);
   EXPECT_DOUBLE_EQ(rail_forwarded_share({8, 4, 2}, rails.cluster), 3.0 / 4);
   EXPECT_DOUBLE_EQ(rail_forwarded_share({8, 8, 1}, rails.cluster), 0);  // one node
   models::GroupSpan off = g;
@@ -83,6 +92,8 @@ TEST(RailOnly, AnAllToAllForwardsWhatChangesRail) {
   const double nvlink = nvlink_busbw(p, CollectiveKind::all_to_all, 1e9);
   EXPECT_DOUBLE_EQ(b.latency_s, a.latency_s);
   EXPECT_NEAR(b.bandwidth_s - a.bandwidth_s, 1e9 * 0.5 * 7.0 / 8 / nvlink, 1e-12);
+  // With PXN a fat tree forwards them too: the same all-to-all.
+  EXPECT_DOUBLE_EQ(collective_cost(a2a, g, pxn.cluster, p).time_s, b.time_s);
   // What forwarding adds to the network part: 7/8 of a NIC's rate over
   // NVLink's, about a tenth on H100 (the paper's all-to-alls: 8.2-11.2 % more).
   const double network_part = a.bandwidth_s - 1e9 * 7 / 16 / nvlink;
@@ -131,14 +142,15 @@ TEST(RailOnly, ALayoutOnItsRailsRunsAsOnAFatTree) {
 }
 
 // Mixtral's experts over two nodes (ep 8 at tp 2: 4 a node): the all-to-alls'
-// forwarding slows the step in both engines, which agree on the step and on
-// what the forwarding costs it.
+// forwarding over NVLink (rail-only) slows the step against a fat tree whose
+// switches change their rail (PXN off), in both engines, which agree on the
+// step and on what the forwarding costs it.
 TEST(RailOnly, TheStepEngineAgrees) {
   for (const char* overlap : {"false", "true"}) {
     double est[2] = {0, 0};
     double engine[2] = {0, 0};
     int k = 0;
-    for (const char* topology : {"fat_tree", "rail_only"}) {
+    for (const char* topology : {"fat_tree, pxn: false", "rail_only"}) {
       const auto s = load(h100(topology) +
                           "model: {preset: mixtral-8x7b, seq_length: 4096}\n"
                           "parallelism: {tp: 2, sp: true, ep: 8, pp: 4, zero: 1, global_batch: "
@@ -160,7 +172,7 @@ TEST(RailOnly, TheStepEngineAgrees) {
   }
 }
 
-TEST(RailOnly, NeedsRails) {
+TEST(RailOnly, NeedsRailsAndPxn) {
   try {
     (void)load(
         "cluster: {preset: llama3-like, gpus: 64, network: {rail_optimized: false, topology: "
@@ -170,6 +182,14 @@ TEST(RailOnly, NeedsRails) {
     const std::string what = e.what();
     EXPECT_NE(what.find("cluster.network.topology"), std::string::npos) << what;
     EXPECT_NE(what.find("rail_optimized: true"), std::string::npos) << what;
+  }
+  try {
+    (void)load(h100("rail_only, pxn: false") +
+               "model: {preset: llama3-8b}\nparallelism: {tp: 8, global_batch: 64}\n");
+    FAIL() << "rail_only without PXN accepted";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cluster.network.pxn"), std::string::npos) << what;
   }
 }
 

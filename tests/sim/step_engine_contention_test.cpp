@@ -10,9 +10,11 @@
 #include <cmath>
 #include <iostream>
 
+#include "models/plan/rank_layout.hpp"
 #include "models/scenario/loader.hpp"
 #include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/cost/comm_cost.hpp"
 #include "sim/engine/engine_config.hpp"
 #include "sim/step/step_engine.hpp"
 #include "sim/step/stragglers.hpp"
@@ -321,7 +323,11 @@ ExpertStep expert_step(const models::scenario::Scenario& s) {
   ExpertStep e;
   for (const auto& c : estimate(s, h100()).collectives) {
     if (c.group == "ep") {
-      const double inside = c.bytes * (4 - 1) / 8 / interpolate_busbw(h100().nvlink_busbw, c.bytes);
+      // The NVLink part: the node's own share and what PXN forwards to another rail.
+      const double inside =
+          c.bytes *
+          all_to_all_nvlink_share(models::group_span(models::GroupKind::ep, s), s.cluster) /
+          interpolate_busbw(h100().nvlink_busbw, c.bytes);
       e.remote += (c.cost.bandwidth_s - inside) * c.per_step;
       e.all_to_all += c.cost.time_s * c.per_step;
       e.ranks = c.ranks;
@@ -335,8 +341,9 @@ ExpertStep expert_step(const models::scenario::Scenario& s) {
 // Expectation: the expert all-to-alls that leave the node are flows, so a
 // degraded link slows them. Node 1 (replicas 4-7, the expert-parallel partner of
 // node 0) keeps half its NICs' bandwidth. Each of its all-to-alls sends and
-// receives its remote part, r = bandwidth term - the part inside the node
-// (bytes (pn - 1) / n over NVLink), at half the rate: + r each, for every
+// receives its remote part, r = bandwidth term - the NVLink part (bytes (pn - 1)
+// / n, and what PXN forwards to another rail: all_to_all_nvlink_share), at half
+// the rate: + r each, for every
 // all-to-all of its step (the analytic engine's per-step count). Its data-parallel
 // ring edges take twice their bandwidth term x, as in the test above. So
 //   step(degraded) - step(healthy) = sum r + x.
