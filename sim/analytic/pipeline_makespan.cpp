@@ -47,10 +47,17 @@ std::size_t play_rounds(const models::ScheduleGraph& g, std::size_t from, std::s
   if (p == 0 || r + 2 * p > last) return play(from, to);
   play(from, r);
   const auto stages = static_cast<std::size_t>(g.pp);
+  // The periodic stretch ends q nodes into a round: each round is played in two
+  // parts, the stages' free times kept after the first, so that the last, partial
+  // round can be shifted too.
+  const std::size_t q = (last - r) % p;
   thread_local std::vector<double> before;
+  thread_local std::vector<double> mid;
   before.assign(free, free + stages);
   for (; r + 2 * p <= last;) {
-    play(r, r + p);
+    play(r, r + q);
+    mid.assign(free, free + stages);
+    play(r + q, r + p);
     r += p;
     const double c = free[0] - before[0];
     double scale = 0;
@@ -69,18 +76,20 @@ std::size_t play_rounds(const models::ScheduleGraph& g, std::size_t from, std::s
       before.assign(free, free + stages);
       continue;
     }
-    // Rounds [r, next) are round [r - p, r) shifted by c, 2c, ...: write the
-    // outputs that nodes from `next` on read, and the stages' free times.
+    // Rounds [r, last) are round [r - p, r) shifted by c, 2c, ... (the last one
+    // only its first q nodes): write the outputs that nodes from `last` on read,
+    // and the stages' free times after the first q nodes of the round after the
+    // whole ones.
     const std::size_t rounds = (last - r) / p;  // whole rounds left
-    const std::size_t next = r + rounds * p;
-    const std::size_t read = std::max(r, static_cast<std::size_t>(g.earliest_input[next]));
-    for (std::size_t j = read; j < next; ++j) {
+    const std::size_t read = std::max(r, static_cast<std::size_t>(g.earliest_input[last]));
+    for (std::size_t j = read; j < last; ++j) {
       const std::size_t k = j - r;
       const std::size_t later = k / p + 1;  // rounds after the template
       arrive[j] = arrive[r - p + k % p] + static_cast<double>(later) * c;
     }
-    for (std::size_t s = 0; s < stages; ++s) free[s] += static_cast<double>(rounds) * c;
-    r = next;
+    for (std::size_t s = 0; s < stages; ++s) mid[s] += static_cast<double>(rounds + 1) * c;
+    std::copy(mid.begin(), mid.end(), free);
+    r = last;
     break;
   }
   return play(r, to);
