@@ -149,7 +149,6 @@ GroupSpan most_spread(int size, long long stride, long long block, long long inn
 // Whether every group of such a kind (as most_spread takes them) sits on the
 // same rails in each node it spans: one that does not holds the collective up.
 bool rails_match_all(int size, long long stride, long long block, long long inner, int gpn) {
-  if (stride % gpn == 0) return true;
   bool match = true;
   for_each_start(block, inner, gpn, [&](long long start) {
     match = match && rail_symmetric(size, gpn, [&](int i) { return start + i * stride; });
@@ -170,24 +169,30 @@ auto expert_member(const scenario::ParallelSpec& p, const Strides& st) {
   };
 }
 
-// The span of `group`, its rails left as matching.
-GroupSpan span_of(GroupKind group, const scenario::Scenario& s, const Strides& st) {
-  const auto& p = s.parallelism;
-  const int gpn = s.cluster.gpus_per_node;
-  const auto along = [&](int size, long long stride) { return progression(size, 0, stride, gpn); };
+// How a kind's groups lie on the ranks, ep's aside: `size` ranks `stride`
+// apart, starting at each of the first `inner` ranks of every block of `block`
+// ranks (most_spread); data- and pipeline-parallel groups alike, the one
+// holding rank 0 taken (`one`).
+struct Strided {
+  int size = 1;
+  long long stride = 1;
+  long long block = 1;
+  long long inner = 1;
+  bool one = false;
+};
+
+Strided strided(GroupKind group, const scenario::ParallelSpec& p, const Strides& st) {
   switch (group) {
-    case GroupKind::tp:
-      // Tensor-parallel groups start at every multiple of tp.
-      return most_spread(p.tp, st.tp, p.tp, 1, gpn);
-    case GroupKind::cp:
-      // Context-parallel groups start at each tp rank of every tp x cp block.
-      return most_spread(p.cp, st.cp, static_cast<long long>(p.tp) * p.cp, p.tp, gpn);
-    case GroupKind::ep:
-      return span(p.ep, gpn, expert_member(p, st));
+    case GroupKind::tp:  // starting at every multiple of tp
+      return {p.tp, st.tp, p.tp, 1, false};
+    case GroupKind::cp:  // starting at each tp rank of every tp x cp block
+      return {p.cp, st.cp, static_cast<long long>(p.tp) * p.cp, p.tp, false};
     case GroupKind::dp:
-      return along(p.dp, st.dp);
+      return {p.dp, st.dp, 1, 1, true};
     case GroupKind::pp:
-      return along(p.pp, st.pp);
+      return {p.pp, st.pp, 1, 1, true};
+    case GroupKind::ep:
+      break;
   }
   return {};
 }
@@ -195,29 +200,23 @@ GroupSpan span_of(GroupKind group, const scenario::Scenario& s, const Strides& s
 }  // namespace
 
 GroupSpan group_span(GroupKind group, const scenario::Scenario& s) {
-  const Strides st = strides(s);
-  GroupSpan g = span_of(group, s, st);
-  if (s.cluster.network.topology != scenario::Topology::rail_only || g.nodes <= 1) return g;
   const auto& p = s.parallelism;
   const int gpn = s.cluster.gpus_per_node;
-  switch (group) {
-    case GroupKind::tp:
-      g.rails_match = rails_match_all(p.tp, st.tp, p.tp, 1, gpn);
-      break;
-    case GroupKind::cp:
-      g.rails_match = rails_match_all(p.cp, st.cp, static_cast<long long>(p.tp) * p.cp, p.tp, gpn);
-      break;
-    case GroupKind::ep:
-      g.rails_match = rail_symmetric(p.ep, gpn, expert_member(p, st));
-      break;
-    case GroupKind::dp:
-      g.rails_match =
-          st.dp % gpn == 0 || rail_symmetric(p.dp, gpn, [&](int i) { return i * st.dp; });
-      break;
-    case GroupKind::pp:
-      g.rails_match =
-          st.pp % gpn == 0 || rail_symmetric(p.pp, gpn, [&](int i) { return i * st.pp; });
-      break;
+  const Strides st = strides(s);
+  const bool rails = s.cluster.network.topology == scenario::Topology::rail_only;
+  GroupSpan g;
+  if (group == GroupKind::ep) {
+    g = span(p.ep, gpn, expert_member(p, st));
+    if (rails && g.nodes > 1) g.rails_match = rail_symmetric(p.ep, gpn, expert_member(p, st));
+    return g;
+  }
+  const Strided k = strided(group, p, st);
+  g = k.one ? progression(k.size, 0, k.stride, gpn)
+            : most_spread(k.size, k.stride, k.block, k.inner, gpn);
+  if (rails && g.nodes > 1) {
+    g.rails_match = k.stride % gpn == 0 ||
+                    (k.one ? rail_symmetric(k.size, gpn, [&](int i) { return i * k.stride; })
+                           : rails_match_all(k.size, k.stride, k.block, k.inner, gpn));
   }
   return g;
 }
