@@ -193,7 +193,8 @@ double mtp_activation_bytes(const scenario::Scenario& s, const StepPlan& plan) {
 int forwards_in_flight(const scenario::Scenario& s, int stage) {
   const auto& p = s.parallelism;
   const int m = p.micro_batches();
-  return std::min(m * p.virtual_stages, warmup_forwards(p.pp, p.virtual_stages, m, stage) + 1);
+  return std::min(m * p.virtual_stages,
+                  warmup_forwards(p.schedule, p.pp, p.virtual_stages, m, stage) + 1);
 }
 
 namespace {

@@ -17,12 +17,22 @@ PipelineTask task(bool forward, int k, int pp, int v) {
 }  // namespace
 
 int warmup_forwards(int pp, int v, int m, int stage) {
-  return std::min((pp - stage - 1) * (v > 1 ? 2 : 1) + (v - 1) * pp, m * v);
+  return warmup_forwards(scenario::Schedule::one_f_one_b, pp, v, m, stage);
+}
+
+int warmup_forwards(scenario::Schedule schedule, int pp, int v, int m, int stage) {
+  const int extra = schedule == scenario::Schedule::combined_1f1b ? 1 : 0;
+  return std::min((pp - stage - 1) * (v > 1 ? 2 : 1) + (v - 1) * pp + extra, m * v);
 }
 
 int forward_chunk(int k, int pp, int v) { return (k % (pp * v)) / pp; }
 
-std::vector<PipelineTask> pipeline_order(int pp, int v, int m, int stage) {
+namespace {
+
+// 1F1B or interleaved (combined: each steady-state forward paired with the
+// backward after it).
+std::vector<PipelineTask> one_f_one_b_order(scenario::Schedule schedule, int pp, int v, int m,
+                                            int stage) {
   if (pp < 1 || v < 1 || m < 1 || stage < 0 || stage >= pp) {
     throw std::invalid_argument(
         "pipeline_order: need pp >= 1, virtual_stages >= 1, "
@@ -34,7 +44,8 @@ std::vector<PipelineTask> pipeline_order(int pp, int v, int m, int stage) {
                                 std::to_string(pp) + ")");
   }
   const int total = m * v;
-  const int warmup = warmup_forwards(pp, v, m, stage);
+  const int warmup = warmup_forwards(schedule, pp, v, m, stage);
+  const bool combined = schedule == scenario::Schedule::combined_1f1b;
   std::vector<PipelineTask> order;
   order.reserve(2 * static_cast<std::size_t>(total));
   int forwards = 0;
@@ -42,10 +53,17 @@ std::vector<PipelineTask> pipeline_order(int pp, int v, int m, int stage) {
   for (; forwards < warmup; ++forwards) order.push_back(task(true, forwards, pp, v));
   while (forwards < total) {
     order.push_back(task(true, forwards++, pp, v));
+    order.back().paired = combined;
     order.push_back(task(false, backwards++, pp, v));
   }
   while (backwards < total) order.push_back(task(false, backwards++, pp, v));
   return order;
+}
+
+}  // namespace
+
+std::vector<PipelineTask> pipeline_order(int pp, int v, int m, int stage) {
+  return one_f_one_b_order(scenario::Schedule::one_f_one_b, pp, v, m, stage);
 }
 
 namespace {
@@ -73,6 +91,13 @@ std::vector<PipelineTask> zb_h1_order(int pp, int m, int stage) {
 
 std::vector<PipelineTask> pipeline_order(scenario::Schedule schedule, int pp, int v, int m,
                                          int stage) {
+  if (schedule == scenario::Schedule::combined_1f1b) {
+    if (pp > 1 && v < 2) {
+      throw std::invalid_argument(
+          "pipeline_order: combined-1f1b with pp > 1 needs virtual_stages >= 2");
+    }
+    return one_f_one_b_order(schedule, pp, v, m, stage);
+  }
   if (!splits_backward(schedule)) return pipeline_order(pp, v, m, stage);
   // DualPipe's two chunks a stage are its own: v is the scenario's 1, or those 2.
   if (schedule == scenario::Schedule::dualpipe && v == 2) return dualpipe_order(pp, m, stage);
@@ -105,7 +130,7 @@ class GraphBuilder {
   GraphBuilder(scenario::Schedule schedule, int pp, int v, int m)
       : pp_(pp), v_(chunks_per_stage(schedule, v)), m_(m) {
     // A node keeps its kind in 16 bits and its inputs in 32.
-    if (5L * pp * v_ > std::numeric_limits<std::uint16_t>::max() ||
+    if (ScheduleGraph::slots(schedule, pp, v_) > std::numeric_limits<std::uint16_t>::max() ||
         3L * pp * v_ * m > std::numeric_limits<std::int32_t>::max()) {
       throw std::invalid_argument("schedule_graph: " + std::to_string(pp) + " stages of " +
                                   std::to_string(v) + " chunks and " + std::to_string(m) +
@@ -151,14 +176,11 @@ class GraphBuilder {
   [[nodiscard]] int input(int stage, const PipelineTask& t) const {
     if (!t.moves()) return -1;  // weight gradients: after their input's, on the stage
     const ChunkPlace from = input_of(g_.schedule, pp_, v_, stage, t);
-    int node = -1;
-    if (from.stage >= 0) {
-      node = node_of_[key(from.stage, t.forward, from.chunk, t.micro_batch)];
-    } else if (!t.forward) {  // the head's: after its own forward
-      node = node_of_[key(stage, true, t.chunk, t.micro_batch)];
-    } else {
-      return -1;  // the first position's forward
-    }
+    // None for the first position's forward, nor for the head's backward: its
+    // own forward ran before it on its stage (and an F&B pass's output may still
+    // be on its way to a neighbour then: no wait for it).
+    if (from.stage < 0) return -1;
+    const int node = node_of_[key(from.stage, t.forward, from.chunk, t.micro_batch)];
     return node < 0 ? -2 : node;
   }
 
@@ -172,7 +194,8 @@ class GraphBuilder {
     if (first == -2 || second == -2) return false;
     ScheduleGraph::Node n;
     n.stage = static_cast<std::uint16_t>(stage);
-    n.slot = static_cast<std::uint16_t>(g_.slot(stage, t));
+    n.slot = static_cast<std::uint16_t>(paired ? g_.pair_slot(stage, t.chunk, order[at + 1].chunk)
+                                               : g_.slot(stage, t));
     n.input = first;
     const auto s = static_cast<std::size_t>(stage);
     if (last_.size() <= s) last_.resize(s + 1, -1);
@@ -330,7 +353,10 @@ void find_period(ScheduleGraph& g) {
   const auto pp = static_cast<std::size_t>(g.pp);
   const auto v = static_cast<std::size_t>(g.virtual_stages);
   std::size_t best = 0;  // nodes a sweep may skip: the stretch less two rounds
-  for (const std::size_t passes : {2 * v * pp, 3 * v * pp, 2 * v, 3 * v, 2UL, 3UL, 4UL}) {
+  // Combined 1F1B's F&B passes make its rounds v pp nodes a stage (interleaved)
+  // or one (1F1B).
+  for (const std::size_t passes :
+       {2 * v * pp, 3 * v * pp, 2 * v, 3 * v, 2UL, 3UL, 4UL, v * pp, 1UL}) {
     const std::size_t p = passes * pp;
     std::size_t run = 0;
     for (std::size_t i = 0; i + p < n; ++i) {

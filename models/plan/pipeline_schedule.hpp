@@ -32,9 +32,18 @@
 // (pp/2 - 1)(F&B + B - 3W) where the report's assumptions hold, activations
 // pp + 1 chunk passes on the middle ranks, parameters two chunks a rank
 // (DualPipe's README table).
+//
+// Combined 1F1B (Megatron-Core's --overlap-moe-expert-parallel-comm; its
+// "Combined 1F1B: Expert-Parallel All-to-All Overlap" guide): 1F1B, or with pp
+// > 1 the interleaved schedule, with one more warm-up forward, which makes every
+// steady-state forward independent of the backward after it; the two run as one
+// F&B pass (`paired`), the forward's expert all-to-alls behind the backward's
+// compute and the other way round. The first forwards and the last backwards
+// run alone, their all-to-alls exposed (fill and drain).
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "models/scenario/parallel_spec.hpp"
@@ -65,6 +74,15 @@ struct PipelineTask {
   friend bool operator==(const PipelineTask&, const PipelineTask&) = default;
 };
 
+// Whether the schedule runs a forward and a backward as one F&B pass.
+[[nodiscard]] constexpr bool pairs_passes(scenario::Schedule s) {
+  return s == scenario::Schedule::dualpipe || s == scenario::Schedule::combined_1f1b;
+}
+// Whether a layout's schedule is its own choice, not 1F1B or interleaved as its
+// virtual stages make it.
+[[nodiscard]] constexpr bool named_schedule(scenario::Schedule s) {
+  return s != scenario::Schedule::one_f_one_b && s != scenario::Schedule::interleaved;
+}
 // Whether the schedule splits backward passes into input and weight gradients.
 [[nodiscard]] constexpr bool splits_backward(scenario::Schedule s) {
   return s == scenario::Schedule::zb_h1 || s == scenario::Schedule::dualpipe;
@@ -128,8 +146,11 @@ std::vector<PipelineTask> dualpipe_order(int pp, int micro_batches, int stage);
 
 // The forward passes stage `stage` runs before its first backward (Megatron-LM's
 // num_warmup_microbatches): min(m v, (pp - stage - 1) k + (v - 1) pp), k = 2 with
-// v > 1 virtual stages, else 1.
+// v > 1 virtual stages, else 1; one more under combined 1F1B (Megatron-Core adds
+// it when overlap_moe_expert_parallel_comm is set).
 int warmup_forwards(int pp, int virtual_stages, int micro_batches, int stage);
+int warmup_forwards(scenario::Schedule schedule, int pp, int virtual_stages, int micro_batches,
+                    int stage);
 // The model chunk a stage's k-th forward pass runs: (k mod pp v) / pp (Megatron-LM's
 // get_model_chunk_id).
 int forward_chunk(int k, int pp, int virtual_stages);
@@ -143,8 +164,8 @@ namespace myriad::models {
 // stage before it (forward) or after it (backward), across the interleaved
 // schedule's wrap from the last stage's chunk c to the first stage's chunk c + 1
 // (forward; back again for backward). The last chunk's backward waits for its
-// own forward on the same stage; a weight-gradient pass waits for nothing but
-// its stage (its input-gradient pass runs before it there). Nodes are in an order where every node
+// own forward, which its stage runs before it, and a weight-gradient pass for
+// its input-gradient pass: for nothing but their stage. Nodes are in an order where every node
 // comes after what it waits for, grouped by depth so that neighbours in the order are mostly on
 // different stages (independent: a sweep over them pipelines well).
 struct ScheduleGraph {
@@ -190,20 +211,29 @@ struct ScheduleGraph {
   // By node i, and one past the last: the earliest node whose output node i or
   // a later node reads (the node count where none does).
   std::vector<std::int32_t> earliest_input;
-  [[nodiscard]] int slots() const {
-    const int kinds = schedule == scenario::Schedule::dualpipe ? 5
-                      : splits_backward(schedule)              ? 4
-                                                               : 2;
-    return kinds * pp * virtual_stages;
+  [[nodiscard]] int slots() const { return slots(schedule, pp, virtual_stages); }
+  [[nodiscard]] static constexpr int slots(scenario::Schedule s, int pp, int v) {
+    return pairs_passes(s) ? 4 * pp * v + pp * v * v : splits_backward(s) ? 4 * pp * v : 2 * pp * v;
   }
   // (stage * 2 + backward) * v + chunk for whole passes; a split backward's
-  // parts after those, 2 pp v + (stage * 2 + weight) * v + chunk; DualPipe's
-  // F&B passes after those, 4 pp v + stage * v + the forward's chunk.
+  // parts after those, 2 pp v + (stage * 2 + weight) * v + chunk (F&B passes:
+  // pair_slot).
   [[nodiscard]] int slot(int stage, const PipelineTask& t) const {
     const int v = virtual_stages;
-    if (t.paired) return 4 * pp * v + stage * v + t.chunk;
     if (t.part == PassPart::whole) return (stage * 2 + (t.forward ? 0 : 1)) * v + t.chunk;
     return 2 * pp * v + (stage * 2 + (t.part == PassPart::weight ? 1 : 0)) * v + t.chunk;
+  }
+  // An F&B pass of the forward of chunk `forward` and the backward of chunk
+  // `backward`: after the others, 4 pp v + (stage * v + forward) * v + backward.
+  [[nodiscard]] int pair_slot(int stage, int forward, int backward) const {
+    const int v = virtual_stages;
+    return 4 * pp * v + (stage * v + forward) * v + backward;
+  }
+  // The chunks of the forward and the backward an F&B slot runs.
+  [[nodiscard]] std::pair<int, int> pair_chunks(int slot) const {
+    const int v = virtual_stages;
+    const int k = (slot - 4 * pp * v) % (v * v);
+    return {k / v, k % v};
   }
   // Whether a pass of this kind sends its output to another stage (a pipeline
   // transfer): all but the head's forward, the embedding's backward and the

@@ -11,8 +11,10 @@ namespace myriad::models::scenario {
 // Pipeline schedules (models/plan/pipeline_schedule.hpp): Megatron-LM's 1F1B and
 // interleaved 1F1B, and zero-bubble ZB-H1 (backward split into input and weight
 // gradients; one chunk a stage) and DualPipe (bidirectional, two chunks a
-// stage of its own).
-enum class Schedule { one_f_one_b, interleaved, zb_h1, dualpipe };
+// stage of its own), and Megatron-Core's combined 1F1B (1F1B or interleaved,
+// each steady-state forward run together with the backward after it, one's
+// expert all-to-alls behind the other's compute).
+enum class Schedule { one_f_one_b, interleaved, zb_h1, dualpipe, combined_1f1b };
 enum class Recompute { none, selective, full };
 // The order ranks are laid out in, fastest first; nodes take consecutive ranks.
 // Tensor parallelism is always innermost (inside a node) and context next.
@@ -28,7 +30,8 @@ inline constexpr models::EnumName<Schedule> kScheduleNames[] = {
     {Schedule::one_f_one_b, "1f1b"},
     {Schedule::interleaved, "interleaved"},
     {Schedule::zb_h1, "zb-h1"},
-    {Schedule::dualpipe, "dualpipe"}};
+    {Schedule::dualpipe, "dualpipe"},
+    {Schedule::combined_1f1b, "combined-1f1b"}};
 inline constexpr models::EnumName<RankOrder> kRankOrderNames[] = {
     {RankOrder::tp_cp_dp_pp, "tp-cp-dp-pp"}, {RankOrder::tp_cp_pp_dp, "tp-cp-pp-dp"}};
 

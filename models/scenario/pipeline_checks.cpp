@@ -82,6 +82,41 @@ void check_layer_accounting(const Checker& c) {
 // entry a model chunk, the embedding opening the first, the LM head and loss
 // closing the last, the MTP blocks after the last chunk's layers, every
 // transformer layer placed once.
+// Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm) pairs a
+// forward with a backward to hide expert all-to-alls, and with pp > 1 extends
+// the interleaved schedule: its requirements.
+void check_combined_1f1b(const Checker& c) {
+  const ParallelSpec& p = c.s().parallelism;
+  const char* key = "parallelism.schedule";
+  if (!c.s().model.is_moe() || p.ep < 2) {
+    c.error(key, fmt::format("combined-1f1b hides expert all-to-alls behind another micro-batch's "
+                             "compute: it needs an MoE model with ep > 1 (Megatron-Core's "
+                             "requirement), found {}",
+                             c.s().model.is_moe() ? fmt::format("ep {}", p.ep)
+                                                  : std::string("a model without experts")));
+    return;
+  }
+  if (p.pp > 1 && p.virtual_stages < 2) {
+    c.error(key, fmt::format("combined-1f1b with pp > 1 extends the interleaved schedule: it "
+                             "needs virtual_stages >= 2 (Megatron-Core's requirement), found pp {} "
+                             "and virtual_stages {}",
+                             p.pp, p.virtual_stages));
+  } else if (p.pp == 1 && p.virtual_stages > 1) {
+    c.error("parallelism.virtual_stages",
+            fmt::format("virtual_stages {} needs pp > 1 (found pp 1)", p.virtual_stages));
+  } else if (p.virtual_stages > 1 && p.dp > 0 && p.micro_batches() % p.pp != 0) {
+    c.error("parallelism.global_batch",
+            fmt::format("combined-1f1b on the interleaved schedule needs micro-batches per "
+                        "replica ({} = global_batch / (micro_batch * dp)) to be a multiple of pp "
+                        "({})",
+                        p.micro_batches(), p.pp));
+  } else if (p.dp > 0 && p.micro_batches() == 1) {
+    c.warning(key,
+              "one micro-batch per replica: combined-1f1b has no forward and backward to pair, "
+              "so it hides nothing");
+  }
+}
+
 void check_layout(const Checker& c) {
   const ParallelSpec& p = c.s().parallelism;
   const ModelSpec& m = c.s().model;
@@ -294,7 +329,9 @@ void check_pipeline(const Checker& c) {
                           2 * p.pp, p.micro_batches()));
     }
   }
-  if (p.schedule == Schedule::interleaved) {
+  if (p.schedule == Schedule::combined_1f1b) {
+    check_combined_1f1b(c);
+  } else if (p.schedule == Schedule::interleaved) {
     if (p.virtual_stages < 2 || p.pp < 2) {
       c.error("parallelism.schedule",
               fmt::format("the interleaved schedule needs pp >= 2 and virtual_stages >= 2, found "

@@ -355,14 +355,18 @@ Schema<ParallelSpec> make_parallel_schema() {
               {{"1f1b", Schedule::one_f_one_b},
                {"interleaved", Schedule::interleaved},
                {"zb-h1", Schedule::zb_h1},
-               {"dualpipe", Schedule::dualpipe}},
+               {"dualpipe", Schedule::dualpipe},
+               {"combined-1f1b", Schedule::combined_1f1b}},
               D::derived("= interleaved when virtual_stages > 1, else 1f1b"),
               "pipeline schedule: 1f1b, interleaved (virtual_stages > 1), or zb-h1 (zero-bubble: "
               "each backward split into input and weight gradients, the weight gradients filling "
               "the bubble; one chunk a stage), or dualpipe (DeepSeek-V3's bidirectional "
               "pipeline: two chunks a stage, one per direction, each forward overlapped with "
               "the other direction's backward; pp even, an even number of micro-batches, at "
-              "least 2 pp)")
+              "least 2 pp), or combined-1f1b (Megatron-Core's --overlap-moe-expert-parallel-comm: "
+              "1F1B, interleaved when pp > 1, with one more warm-up forward, and every "
+              "steady-state forward run together with the backward after it, one's expert "
+              "all-to-alls behind the other's compute; an MoE model with ep > 1)")
       .integer("dp", &ParallelSpec::dp, kPositive, D::derived("= gpus / (tp * pp * cp)"),
                "data-parallel replicas")
       .integer("zero", &ParallelSpec::zero, Range{0, 3}, D::value("0"),

@@ -296,8 +296,12 @@ Phase backward_of(const Phase& fwd, scenario::Fp8Recipe recipe) {
   Phase b;
   b.ops.reserve(3 * fwd.ops.size());  // a GEMM's cast and two GEMMs at most
   b.comms.reserve(fwd.comms.size());
+  // By forward position k: the backward's ops once the backward of forward ops
+  // k.. has run, where the mirror of a collective issued before op k goes.
+  std::vector<int> placed(fwd.ops.size() + 1, 0);
   for (std::size_t i = fwd.ops.size(); i-- > 0;) {  // backward runs in reverse
     const Op& op = fwd.ops[i];
+    placed[i + 1] = static_cast<int>(b.ops.size());
     if (op.name == kFp8Cast) continue;  // its gradient passes through, as bf16
     switch (op.cls) {
       case OpClass::gemm: {
@@ -335,9 +339,10 @@ Phase backward_of(const Phase& fwd, scenario::Fp8Recipe recipe) {
     b.ops.back().backward = true;
     if (op.cls == OpClass::gemm) b.ops[b.ops.size() - 2].backward = true;
   }
+  placed[0] = static_cast<int>(b.ops.size());
   for (std::size_t i = fwd.comms.size(); i-- > 0;) {
     Collective c = fwd.comms[i];
-    c.after_ops = -1;  // not placed among the backward's ops (no host sync there)
+    if (c.after_ops >= 0) c.after_ops = placed[static_cast<std::size_t>(c.after_ops)];
     if (c.kind == CollectiveKind::all_gather) {
       c.kind = CollectiveKind::reduce_scatter;
     } else if (c.kind == CollectiveKind::reduce_scatter) {

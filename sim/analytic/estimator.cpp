@@ -65,10 +65,17 @@ struct StageTime {
   }
 };
 
-// Adds a phase's expert all-to-alls, whole (`priced`) and exposed, to `a2a`.
-void add_a2a(PassTimes& a2a, bool forward, const PhaseTime& priced, const PhaseTime& exposed) {
+// Adds phase `i`'s (forward, backward, recomputation) expert all-to-alls, whole
+// (`priced`) and exposed, to `a2a`, and where they split forward and backward
+// (recomputation's count with the backward's last).
+void add_a2a(PassTimes& a2a, std::size_t i, const PhaseTime& priced, const PhaseTime& exposed) {
+  const bool forward = i == 0;
   (forward ? a2a.a2a_forward : a2a.a2a_backward) += priced.comm[GroupKind::ep];
   (forward ? a2a.a2a_exposed_forward : a2a.a2a_exposed_backward) += exposed.comm[GroupKind::ep];
+  if (i < 2) {
+    (forward ? a2a.inner_forward : a2a.inner_backward) += priced.ep_inner;
+    (forward ? a2a.a2a_first_forward : a2a.a2a_first_backward) += priced.ep_first;
+  }
 }
 
 StageTime program_time(const models::LayerProgram& lp, Pricer& pricer, const LayerOverlap& overlap,
@@ -82,7 +89,7 @@ StageTime program_time(const models::LayerProgram& lp, Pricer& pricer, const Lay
     t.weight += pt.weight;
     if (i == 0) t.forward += pt.compute + pt.comm.total() + p.host[i];
     t.comm += pt.comm;
-    add_a2a(t.a2a, i == 0, p.priced[i], pt);
+    add_a2a(t.a2a, i, p.priced[i], pt);
   }
   return t;
 }
@@ -106,7 +113,7 @@ PassTimes pass_times(const models::LayerProgram& lp, Pricer& pricer, const Layer
     (i == 0 ? times.forward : times.backward) += t.compute + t.comm.total() + p.host[i];
     times.host += p.host[i];
     times.weight += t.weight;
-    add_a2a(times, i == 0, p.priced[i], t);
+    add_a2a(times, i, p.priced[i], t);
   }
   return times;
 }
@@ -366,7 +373,7 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   // A zero-bubble schedule is always swept: its weight-gradient passes fill the
   // bubble as far as the schedule's order lets them.
   const bool swept = plan.virtual_stages > 1 || 2 * pp * m <= kSweptPasses ||
-                     models::splits_backward(plan.schedule);
+                     models::splits_backward(plan.schedule) || models::pairs_passes(plan.schedule);
   const PassKinds kinds{pass_times_of(layer),
                         pass_times_of(dense),
                         pass_times_of(again),
@@ -431,12 +438,12 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   // Compute slowed by data-parallel traffic beside it counts as compute (the first
   // stage's) and as bubble (the others', which it waits for), as the step engine's
   // critical path sees it.
-  // DualPipe's F&B passes hide expert all-to-alls behind the other pass's
-  // compute: what they save on the critical stage comes off its exposed ep time
-  // (any more off its compute), not out of the bubble.
+  // DualPipe's and combined 1F1B's F&B passes hide expert all-to-alls behind the
+  // other pass's compute: what they save on the critical stage comes off its
+  // exposed ep time (any more off its compute), not out of the bubble.
   double ep_hidden = 0;
   double compute_hidden = 0;
-  if (dualpipe) {
+  if (models::pairs_passes(plan.schedule)) {
     const double saved =
         fb_saving(cached_schedule_graph(plan), plan, kinds, static_cast<int>(critical_at));
     ep_hidden = std::min(saved, m * critical.comm[GroupKind::ep]);

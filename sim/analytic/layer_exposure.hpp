@@ -22,6 +22,12 @@ struct PhaseTime {
   // kernels take when it overlaps compute chunk by chunk (overlap_share).
   GroupTimes sm_share;
   double host_issue = 0;  // the host's time to issue its kernels and collectives (host_wait.hpp)
+  // Where the phase's expert collectives split it (an MoE layer's dispatch and
+  // combine; in backward their mirrors): the compute between the first and the
+  // last (the experts'), and the expert collectives' time at the first (the
+  // rest at the last). What combined 1F1B pairs (combined_fb_time).
+  double ep_inner = 0;
+  double ep_first = 0;
 };
 
 // Which layer collectives the scenario overlaps with the GEMMs: chunk by chunk

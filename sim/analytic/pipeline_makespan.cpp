@@ -103,6 +103,26 @@ double fb_time(const PassTimes& f, const PassTimes& b, double share) {
   return std::max(compute + share * a2a, a2a);
 }
 
+double combined_fb_time(const PassTimes& f, const PassTimes& b, double share) {
+  const auto phase = [share](double compute, double comm) {
+    return std::max(compute + share * comm, comm);
+  };
+  const double f_dispatch = f.a2a_first_forward;
+  const double f_combine = f.a2a_forward - f_dispatch;
+  const double b_combine = b.a2a_first_backward;  // the combine's mirror, first in backward
+  const double b_dispatch = b.a2a_backward - b_combine;
+  const double f_attention = f.forward - f.a2a_exposed_forward - f.inner_forward;
+  const double b_attention = b.backward - b.a2a_exposed_backward - b.inner_backward;
+  return phase(f_attention, b_combine) + phase(b.inner_backward, f_dispatch) +
+         phase(f.inner_forward, b_dispatch) + phase(b_attention, f_combine);
+}
+
+double pair_time(models::scenario::Schedule schedule, const PassTimes& f, const PassTimes& b,
+                 double share) {
+  return schedule == models::scenario::Schedule::combined_1f1b ? combined_fb_time(f, b, share)
+                                                               : fb_time(f, b, share);
+}
+
 double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const double> durations,
                          PipelineTransfer transfer) {
   if (durations.size() != static_cast<std::size_t>(graph.slots())) {
@@ -182,15 +202,14 @@ PassTimes chunk_passes(const models::StepPlan& plan, const PassKinds& passes, in
 
 double fb_saving(const models::ScheduleGraph& graph, const models::StepPlan& plan,
                  const PassKinds& passes, int stage) {
-  const int v = graph.virtual_stages;
-  const int first_pair = 4 * graph.pp * v;
+  const int first_pair = 4 * graph.pp * graph.virtual_stages;
   double saved = 0;
   for (const auto& n : graph.nodes) {
     if (n.stage != stage || n.slot < first_pair) continue;
-    const int chunk = (n.slot - first_pair) % v;
-    const PassTimes f = chunk_passes(plan, passes, stage, chunk);
-    const PassTimes b = chunk_passes(plan, passes, stage, 1 - chunk);
-    saved += f.forward + b.backward - fb_time(f, b, passes.overlap_share);
+    const auto [forward, backward] = graph.pair_chunks(n.slot);
+    const PassTimes f = chunk_passes(plan, passes, stage, forward);
+    const PassTimes b = chunk_passes(plan, passes, stage, backward);
+    saved += f.forward + b.backward - pair_time(plan.schedule, f, b, passes.overlap_share);
   }
   return saved;
 }
@@ -200,8 +219,8 @@ std::span<const double> pass_durations(const models::ScheduleGraph& graph,
   const int pp = plan.pp;
   const int v = plan.virtual_stages;
   const auto parts = 2 * static_cast<std::size_t>(pp) * static_cast<std::size_t>(v);
-  const bool split = graph.slots() > 2 * pp * v;
-  const bool pairs = plan.schedule == models::scenario::Schedule::dualpipe;
+  const bool split = models::splits_backward(plan.schedule);
+  const bool pairs = models::pairs_passes(plan.schedule);
   thread_local std::vector<double> durations;
   thread_local std::vector<PassTimes> chunks;
   durations.resize(static_cast<std::size_t>(graph.slots()));
@@ -219,13 +238,13 @@ std::span<const double> pass_durations(const models::ScheduleGraph& graph,
         durations[parts + forward + static_cast<std::size_t>(v)] = t.weight;
       }
     }
-    if (pairs) {  // F of chunk c with B of the other
-      for (int chunk = 0; chunk < v; ++chunk) {
-        models::PipelineTask f{true, chunk, 0};
-        f.paired = true;
-        durations[static_cast<std::size_t>(graph.slot(stage, f))] =
-            fb_time(chunks[static_cast<std::size_t>(chunk)],
-                    chunks[static_cast<std::size_t>(1 - chunk)], passes.overlap_share);
+    if (pairs) {  // F of chunk f with B of chunk b
+      for (int f = 0; f < v; ++f) {
+        for (int b = 0; b < v; ++b) {
+          durations[static_cast<std::size_t>(graph.pair_slot(stage, f, b))] =
+              pair_time(plan.schedule, chunks[static_cast<std::size_t>(f)],
+                        chunks[static_cast<std::size_t>(b)], passes.overlap_share);
+        }
       }
     }
   }

@@ -10,7 +10,7 @@ namespace myriad::sim {
 const models::ScheduleGraph& cached_schedule_graph(models::scenario::Schedule schedule, int pp,
                                                    int v, int m) {
   // 1F1B and interleaved are one graph family, told apart by v.
-  if (!models::splits_backward(schedule)) {
+  if (!models::named_schedule(schedule)) {
     schedule =
         v > 1 ? models::scenario::Schedule::interleaved : models::scenario::Schedule::one_f_one_b;
   }

@@ -183,6 +183,12 @@ struct Lists {
         (p.virtual_stages > 1 || p.pp < 2)) {
       p.schedule = models::scenario::Schedule::one_f_one_b;
     }
+    // Likewise the scenario's combined 1F1B: interleaved when pp > 1, with
+    // expert parallelism.
+    if (!schedules_searched && p.schedule == models::scenario::Schedule::combined_1f1b &&
+        (p.ep < 2 || (p.pp > 1) != (p.virtual_stages > 1))) {
+      p.schedule = models::scenario::Schedule::one_f_one_b;
+    }
     p.first_stage_layers = 0;
     p.last_stage_layers = 0;
     p.stage_layers.clear();
@@ -242,7 +248,8 @@ std::vector<models::scenario::Schedule> parse_schedule_axis(const std::string& v
         models::value_in<models::scenario::Schedule>(models::scenario::kScheduleNames, name);
     if (!schedule) {
       throw std::invalid_argument(fmt::format(
-          "expected schedules among 1f1b, interleaved, zb-h1 and dualpipe, comma-separated; "
+          "expected schedules among 1f1b, interleaved, zb-h1, dualpipe and combined-1f1b, "
+          "comma-separated; "
           "found '{}'",
           name));
     }
@@ -490,9 +497,9 @@ void apply_layout(models::scenario::Scenario& s, const models::scenario::Paralle
   s.origins.erase("parallelism.dp");
   s.origins.erase("parallelism.schedule");
   models::scenario::derive_layout(s);
-  // A zero-bubble schedule stays as the layout names it (1F1B and interleaved
-  // follow from virtual_stages).
-  if (models::splits_backward(p.schedule)) s.parallelism.schedule = p.schedule;
+  // A zero-bubble, DualPipe or combined 1F1B schedule stays as the layout names
+  // it (1F1B and interleaved follow from virtual_stages).
+  if (models::named_schedule(p.schedule)) s.parallelism.schedule = p.schedule;
 }
 
 void apply_planned(models::scenario::Scenario& s, const PlannedLayout& l) {
@@ -530,8 +537,8 @@ std::vector<std::string> layout_overrides(const models::scenario::ParallelSpec& 
   if (base.pipeline_layout != p.pipeline_layout) {
     sets.push_back(fmt::format("parallelism.pipeline_layout=\"{}\"", p.pipeline_layout));
   }
-  // The scenario's zero-bubble schedule kept, or left for an interleaved layout.
-  if (models::splits_backward(p.schedule) || models::splits_backward(base.schedule)) {
+  // The scenario's own schedule kept, or left for an interleaved layout.
+  if (models::named_schedule(p.schedule) || models::named_schedule(base.schedule)) {
     sets.push_back(fmt::format("parallelism.schedule={}",
                                models::name_in(models::scenario::kScheduleNames, p.schedule)));
   }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/plan/pipeline_schedule.hpp"
 #include "models/scenario/text_file.hpp"
 #include "sim/planning/sweep.hpp"
 
@@ -182,7 +183,11 @@ PlanColumns plan_columns(const PlanVariants& v, const std::vector<Rescored>& bes
   c.gpus = v.several_counts();
   c.etp = !space.etp.empty();
   c.pruning = space.prune.size() > 1;
-  c.schedule = space.schedule.size() > 1;
+  // Several searched, or the scenario's own kept where a layout runs it (1F1B or
+  // interleaved elsewhere).
+  c.schedule =
+      space.schedule.size() > 1 ||
+      (space.schedule.empty() && models::named_schedule(v.all.front().base.parallelism.schedule));
   c.batch = space.global_batch.size() > 1 || space.batch_range.has_value();
   c.stages = options.balanced_stages;
   c.simulated = std::any_of(best.begin(), best.end(),

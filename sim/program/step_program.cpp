@@ -257,7 +257,8 @@ PassTimes StepProgram::chunk_passes(int stage, int chunk) const {
 
 double StepProgram::fb_time(int stage, const models::PipelineTask& f,
                             const models::PipelineTask& b) const {
-  return sim::fb_time(chunk_passes(stage, f.chunk), chunk_passes(stage, b.chunk), overlap_share);
+  return sim::pair_time(schedule, chunk_passes(stage, f.chunk), chunk_passes(stage, b.chunk),
+                        overlap_share);
 }
 
 int StepProgram::main_layers(int stage, int chunk) const {

@@ -74,6 +74,46 @@ TEST(LayoutSearch, KeepsTheScenariosZeroBubbleScheduleWhereAStageRunsOneChunk) {
   EXPECT_GT(kept, 0);
 }
 
+// A scenario asking for combined 1F1B: the layouts where Megatron-Core runs it
+// (experts across ranks; virtual stages with pp > 1) keep it, the others take
+// 1F1B or interleaved; each row's overrides estimate its step again.
+TEST(LayoutSearch, KeepsTheScenariosCombinedScheduleWhereItRuns) {
+  using models::scenario::Schedule;
+  const std::string text =
+      "cluster: {preset: llama3-like, gpus: 64}\n"
+      "model: {preset: mixtral-8x7b, seq_length: 4096}\n"
+      "parallelism: {tp: 2, sp: true, ep: 8, pp: 4, virtual_stages: 2, zero: 1, "
+      "global_batch: 64, schedule: combined-1f1b}\n"
+      "overlap: {dp: true, pp: true, tp: true}\n";
+  const auto s = models::scenario::load_scenario_text(text, "plan.yaml", kShipped);
+  SearchSpace space = default_space(s);
+  space.tp = {2};
+  space.pp = {1, 2, 4};
+  space.virtual_stages = {1, 2};
+  space.ep = {1, 8};
+  space.zero = {1};
+  space.recompute = {models::scenario::Recompute::none};
+  PlanOptions options;
+  options.top = 100;
+  const PlanResult r = search_layouts(s, h100(), space, options);
+  ASSERT_GT(r.top.size(), 4U);
+  int kept = 0;
+  for (const auto& l : r.top) {
+    const auto& p = l.parallelism;
+    const bool runs = p.ep > 1 && (p.pp > 1) == (p.virtual_stages > 1);
+    EXPECT_EQ(p.schedule, runs                   ? Schedule::combined_1f1b
+                          : p.virtual_stages > 1 ? Schedule::interleaved
+                                                 : Schedule::one_f_one_b);
+    kept += runs ? 1 : 0;
+    const auto again = models::scenario::load_scenario_text(
+        text, "plan.yaml",
+        models::scenario::LoadOptions({MYRIAD_SCENARIO_DIR}, layout_overrides(p, s.parallelism)));
+    EXPECT_EQ(again.parallelism.schedule, p.schedule);
+    EXPECT_DOUBLE_EQ(estimate(again, h100()).step_time_s, l.metrics.step_time_s);
+  }
+  EXPECT_GT(kept, 0);
+}
+
 // Schedules as a searched axis (plan --schedules): each listed one as it is, so
 // the checks refuse ZB-H1 and DualPipe where they cannot run (virtual stages, one
 // stage) instead of folding them into the interleaved layouts; every row's

@@ -119,9 +119,7 @@ TEST(PipelineMakespan, DualPipeTakesItsTablesBubble) {
         d[static_cast<std::size_t>(g.slot(s, {false, c, 0}))] = b;
         d[static_cast<std::size_t>(g.slot(s, {false, c, 0, models::PassPart::input}))] = b - w;
         d[static_cast<std::size_t>(g.slot(s, {false, c, 0, models::PassPart::weight}))] = w;
-        models::PipelineTask pair{true, c, 0};
-        pair.paired = true;
-        d[static_cast<std::size_t>(g.slot(s, pair))] = fb;
+        d[static_cast<std::size_t>(g.pair_slot(s, c, 1 - c))] = fb;
       }
     }
     const double work = m * (f + b);
@@ -149,11 +147,11 @@ std::vector<double> slot_durations(const StepProgram& program, const models::Sch
         const auto k = static_cast<std::size_t>(g.slot(stage, t));
         if (k < d.size()) d[k] = program.pass_time(stage, t);
       }
-      if (g.schedule == models::scenario::Schedule::dualpipe) {  // F of c with B of the other
-        models::PipelineTask f{true, c, 0};
-        f.paired = true;
-        d[static_cast<std::size_t>(g.slot(stage, f))] =
-            program.fb_time(stage, f, {false, 1 - c, 0});
+      if (models::pairs_passes(g.schedule)) {  // F of chunk c with B of chunk b
+        for (int b = 0; b < v; ++b) {
+          d[static_cast<std::size_t>(g.pair_slot(stage, c, b))] =
+              program.fb_time(stage, {true, c, 0}, {false, b, 0});
+        }
       }
     }
   }

@@ -26,11 +26,12 @@ struct Case {
 
 const std::vector<Case>& cases() {
   static const std::vector<Case> all = {
-      {Schedule::interleaved, 8, 6, 32},  {Schedule::interleaved, 4, 2, 64},
-      {Schedule::interleaved, 2, 3, 40},  {Schedule::one_f_one_b, 4, 1, 64},
-      {Schedule::one_f_one_b, 8, 1, 100}, {Schedule::one_f_one_b, 1, 1, 20},
-      {Schedule::zb_h1, 4, 1, 64},        {Schedule::dualpipe, 4, 1, 40},
-      {Schedule::dualpipe, 8, 2, 64}};
+      {Schedule::interleaved, 8, 6, 32},    {Schedule::interleaved, 4, 2, 64},
+      {Schedule::interleaved, 2, 3, 40},    {Schedule::one_f_one_b, 4, 1, 64},
+      {Schedule::one_f_one_b, 8, 1, 100},   {Schedule::one_f_one_b, 1, 1, 20},
+      {Schedule::zb_h1, 4, 1, 64},          {Schedule::dualpipe, 4, 1, 40},
+      {Schedule::dualpipe, 8, 2, 64},       {Schedule::combined_1f1b, 4, 2, 64},
+      {Schedule::combined_1f1b, 2, 12, 64}, {Schedule::combined_1f1b, 1, 1, 20}};
   return all;
 }
 

@@ -223,7 +223,14 @@ std::string random_layout(std::mt19937_64& rng, bool long_1f1b = false) {
       "micro_batch: {}, global_batch: {}",
       clusters[pick({0, 1})], tp * cp * pp * dp, model, stack, tp, tp > 1 ? "true" : "false", cp,
       pp, v, pick({0, 1, 2, 3}), mb, mb * m * dp);
-  if (model == "mixtral-8x7b") text += fmt::format(", ep: {}", pick({1, 2, 4, 8}));
+  if (model == "mixtral-8x7b") {
+    const int ep = pick({1, 2, 4, 8});
+    text += fmt::format(", ep: {}", ep);
+    // Megatron-Core's combined 1F1B, a time in three where it runs.
+    if (ep > 1 && (pp > 1) == (v > 1) && !long_1f1b && pick({0, 0, 1}) == 1) {
+      text += ", schedule: combined-1f1b";
+    }
+  }
   // Zero-bubble ZB-H1, a time in three where a stage runs one chunk and the
   // closed form sweeps the schedule.
   if (pp > 1 && v == 1 && !long_1f1b) {
@@ -258,9 +265,9 @@ TEST(StepProgram, ClosedFormAgreesWithTheEvaluatorOnRandomLayouts) {
   int valid = 0;
   // [0]: one stage; [1]: 1F1B; [2]: interleaved; [3]: interleaved, overlap.dp;
   // [4]: one chunk a stage, more passes than the closed form plays one by one;
-  // [5]: zero-bubble ZB-H1; [6]: DualPipe
-  std::array<std::vector<double>, 7> errors;
-  std::array<std::string, 7> worst;
+  // [5]: zero-bubble ZB-H1; [6]: DualPipe; [7]: combined 1F1B
+  std::array<std::vector<double>, 8> errors;
+  std::array<std::string, 8> worst;
   int long_valid = 0;
   for (int tries = 0; (valid < 2000 || long_valid < 100) && tries < 40000; ++tries) {
     const bool long_1f1b = valid >= 2000;
@@ -277,13 +284,14 @@ TEST(StepProgram, ClosedFormAgreesWithTheEvaluatorOnRandomLayouts) {
     const double eval = evaluate_program(build_step_program(s, profile)).step_time_s;
     const double error = std::abs(eval / est - 1);
     using models::scenario::Schedule;
-    const std::size_t kind = long_1f1b                                      ? 4
-                             : s.parallelism.schedule == Schedule::zb_h1    ? 5
-                             : s.parallelism.schedule == Schedule::dualpipe ? 6
-                             : s.parallelism.pp == 1                        ? 0
-                             : s.parallelism.virtual_stages == 1            ? 1
-                             : s.overlap.dp                                 ? 3
-                                                                            : 2;
+    const std::size_t kind = long_1f1b                                           ? 4
+                             : s.parallelism.schedule == Schedule::zb_h1         ? 5
+                             : s.parallelism.schedule == Schedule::dualpipe      ? 6
+                             : s.parallelism.schedule == Schedule::combined_1f1b ? 7
+                             : s.parallelism.pp == 1                             ? 0
+                             : s.parallelism.virtual_stages == 1                 ? 1
+                             : s.overlap.dp                                      ? 3
+                                                                                 : 2;
     if (errors[kind].empty() ||
         error > *std::max_element(errors[kind].begin(), errors[kind].end())) {
       worst[kind] = text + fmt::format("estimate {} s, evaluator {} s", est, eval);
@@ -297,8 +305,8 @@ TEST(StepProgram, ClosedFormAgreesWithTheEvaluatorOnRandomLayouts) {
     return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
   };
   const char* kinds[] = {
-      "one stage", "1F1B",    "interleaved", "interleaved, overlap.dp", "1F1B, long (formula)",
-      "zb-h1",     "dualpipe"};
+      "one stage", "1F1B",     "interleaved",  "interleaved, overlap.dp", "1F1B, long (formula)",
+      "zb-h1",     "dualpipe", "combined-1f1b"};
   for (std::size_t k = 0; k < errors.size(); ++k) {
     std::printf("%-24s %4zu layouts: median %.3f %%, p95 %.3f %%, worst %.3f %%, %zu past 1 %%\n",
                 kinds[k], errors[k].size(), 100 * quantile(errors[k], 0.5),

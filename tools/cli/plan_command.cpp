@@ -218,6 +218,10 @@ std::string schedules_text(const PlanVariants& v) {
     return fmt::format(" x schedule {{{}}}", fmt::join(names, ", "));
   }
   const auto own = v.all.front().base.parallelism.schedule;
+  if (own == models::scenario::Schedule::combined_1f1b) {
+    return "; schedule combined-1f1b where it runs (ep > 1; v > 1 with pp > 1), 1f1b or "
+           "interleaved otherwise";
+  }
   if (!models::splits_backward(own)) return "";
   return fmt::format("; schedule {} where v is 1 (interleaved otherwise)",
                      models::name_in(models::scenario::kScheduleNames, own));

@@ -65,9 +65,10 @@ Command add_plan_command(CLI::App& app, Streams io, const Environment& env) {
                   "kernel), experts=N, joined by '+' (experts=8+2:4); default: the scenario's");
   cmd->add_option("--schedules", options->schedules,
                   "pipeline schedules to search, comma-separated: 1f1b (interleaved where a "
-                  "layout has virtual stages), zb-h1, dualpipe; the checks refuse a zero-bubble "
-                  "one where it cannot run (virtual stages, one stage, odd pp for dualpipe); "
-                  "default: the scenario's");
+                  "layout has virtual stages), zb-h1, dualpipe, combined-1f1b; the checks refuse "
+                  "one where it cannot run (a zero-bubble one with virtual stages or one stage, "
+                  "dualpipe with an odd pp, combined-1f1b without experts across ranks or, with pp "
+                  "> 1, without virtual stages); default: the scenario's");
   cmd->add_option("--csv", options->csv_file, "also write the best layouts as CSV");
   cmd->add_option("--rescore", options->rescore,
                   "re-score the best layouts by slower engines and rank them again: step "

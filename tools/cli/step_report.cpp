@@ -148,22 +148,24 @@ std::string mtp_line(const models::scenario::Scenario& s) {
       depth, blocks, models::param_counts(s.model).mtp / 1e9);
 }
 
-// What DualPipe's F&B passes hide of the expert all-to-alls, or "" without them.
-std::string dualpipe_line(const sim::MoeSummary& moe) {
+// What DualPipe's or combined 1F1B's F&B passes hide of the expert all-to-alls,
+// or "" without them.
+std::string pairs_line(models::scenario::Schedule schedule, const sim::MoeSummary& moe) {
   if (!(moe.a2a_exposed_unpaired_s > 0) || moe.a2a_hidden_s == 0) return "";
+  const char* who = schedule == models::scenario::Schedule::dualpipe ? "DualPipe" : "Combined 1F1B";
   const double hidden = moe.a2a_hidden_s;
   if (hidden > 0) {
     return fmt::format(
-        "  DualPipe's F&B passes hide {} of the {} of expert all-to-alls the critical stage's "
+        "  {}'s F&B passes hide {} of the {} of expert all-to-alls the critical stage's "
         "passes leave exposed one after another ({}), behind the other pass's compute\n\n",
-        seconds(hidden), seconds(moe.a2a_exposed_unpaired_s),
+        who, seconds(hidden), seconds(moe.a2a_exposed_unpaired_s),
         percent(hidden / moe.a2a_exposed_unpaired_s));
   }
   return fmt::format(
-      "  DualPipe's F&B passes cost {} more than their passes one after another: the "
+      "  {}'s F&B passes cost {} more than their passes one after another: the "
       "communication kernels' share of the compute rate outweighs the expert all-to-alls they "
       "hide ({} exposed one after another)\n\n",
-      seconds(-hidden), seconds(moe.a2a_exposed_unpaired_s));
+      who, seconds(-hidden), seconds(moe.a2a_exposed_unpaired_s));
 }
 
 }  // namespace
@@ -368,8 +370,13 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
   out += fmt::format(
       "  {} x {}, tp {}{} pp {}{} cp {} ep {} dp {}; {} {} of {} x {} tokens\n", s.cluster.gpus,
       s.cluster.gpu.name, p.tp, p.sp ? " (sp)" : "", p.pp,
-      p.virtual_stages > 1 ? fmt::format(" (v {})", p.virtual_stages)
-      : models::splits_backward(p.schedule)
+      p.virtual_stages > 1
+          ? fmt::format(" (v {}{})", p.virtual_stages,
+                        models::named_schedule(p.schedule)
+                            ? fmt::format(", {}", models::name_in(models::scenario::kScheduleNames,
+                                                                  p.schedule))
+                            : std::string{})
+      : models::named_schedule(p.schedule)
           ? fmt::format(" ({})", models::name_in(models::scenario::kScheduleNames, p.schedule))
           : std::string{},
       p.cp, p.ep, p.dp, p.micro_batches(), p.micro_batches() == 1 ? "micro-batch" : "micro-batches",
@@ -397,7 +404,7 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
                percent(part.seconds / r.step_time_s)});
   }
   out += parts.str() + "\n";
-  out += dualpipe_line(r.moe);
+  out += pairs_line(p.schedule, r.moe);
   out += host_line(r);
 
   for (const auto& note : r.network_notes) out += "  network: " + note + "\n";
