@@ -15,14 +15,18 @@ void check_network(const Checker& c) {
     c.error("cluster.network.tiers", "expected at least one tier of switches, found none");
     return;
   }
-  const double ports = static_cast<double>(cl.nodes()) * cl.nics_per_node;
+  // Rail-only, each rail is a network of its own: the tiers attach one NIC a node.
+  const bool rail_only = cl.network.topology == Topology::rail_only;
+  const double ports = static_cast<double>(cl.nodes()) * (rail_only ? 1 : cl.nics_per_node);
   const double capacity = network_endpoint_capacity(cl.network, nic_port_bw(cl));
   if (ports > capacity) {
     c.error("cluster.network.tiers",
-            fmt::format("{} nodes x {} NICs = {} NIC ports{}, but {} tier(s) of these switches "
-                        "attach at most {}: add a tier, use switches of higher radix or less "
-                        "oversubscription{}",
-                        cl.nodes(), cl.nics_per_node, ports,
+            fmt::format("{}{}, but {} tier(s) of these switches attach at most {}: add a tier, "
+                        "use switches of higher radix or less oversubscription{}",
+                        rail_only
+                            ? fmt::format("{} nodes = {} NIC ports on each rail", cl.nodes(), ports)
+                            : fmt::format("{} nodes x {} NICs = {} NIC ports", cl.nodes(),
+                                          cl.nics_per_node, ports),
                         cl.network.planes > 1 ? " on each plane" : "", cl.network.tiers.size(),
                         capacity, cl.network.planes > 1 ? "" : ", or split the NICs over planes"));
   }

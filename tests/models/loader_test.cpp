@@ -71,8 +71,9 @@ TEST(Loader, ShippedPresetsCoverTheIssueList) {
   for (const char* n : {"A100-80GB", "H100", "H800", "H200"}) {
     EXPECT_TRUE(library.find(PresetKind::hardware, n)) << n;
   }
-  for (const char* n : {"selene-like", "megascale-like", "llama3-like", "gb200-nvl72",
-                        "h100-multiplane-131k", "gb200-nvl72-110k", "h100-two-buildings-131k"}) {
+  for (const char* n :
+       {"selene-like", "megascale-like", "llama3-like", "gb200-nvl72", "h100-multiplane-131k",
+        "gb200-nvl72-110k", "h100-two-buildings-131k", "h100-rail-only-32k"}) {
     EXPECT_TRUE(library.find(PresetKind::clusters, n)) << n;
   }
   for (const char* n : {"gpt3-175b-megatron", "gpt3-175b-megascale", "megatron-22b",

@@ -12,6 +12,7 @@
 
 #include "models/plan/rank_layout.hpp"
 #include "models/scenario/loader.hpp"
+#include "models/scenario/reliability_spec.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "tests/sim/shipped.hpp"
@@ -190,6 +191,40 @@ TEST(RailOnly, NeedsRailsAndPxn) {
   } catch (const std::exception& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("cluster.network.pxn"), std::string::npos) << what;
+  }
+}
+
+// Expectation: the rail-only preset (32,768 H100, eight rails of two tiers of
+// 128-port switches) loads, each rail a network of its own that attaches one NIC a
+// node; a layout whose groups sit on their rails (tp 8 on nodes of 8, Megatron-LM's
+// placement) pays nothing for the missing spine, and a rail switch's failure takes
+// the 64 nodes it serves one NIC of, as a leaf's does (a node that loses a rail
+// stops).
+TEST(RailOnly, ThePresetAttachesEachRailOnItsOwnAndARailSwitchStopsItsNodes) {
+  const auto s = load(
+      "cluster: {preset: h100-rail-only-32k}\n"
+      "model: {preset: llama3-70b}\n"
+      "parallelism: {tp: 8, pp: 8, global_batch: 4096, zero: 1}\n"
+      "faults: {processes: [{component: switch, domain: leaf, per_1000_domain_days: 1}]}\n");
+  EXPECT_EQ(s.cluster.network.topology, models::scenario::Topology::rail_only);
+  EXPECT_EQ(s.cluster.nodes(), 4096);
+  EXPECT_EQ(models::scenario::network_endpoint_capacity(s.cluster.network,
+                                                        models::scenario::nic_port_bw(s.cluster)),
+            8192.0);
+  for (const GroupKind g : {GroupKind::tp, GroupKind::dp, GroupKind::pp}) {
+    const auto span = models::group_span(g, s);
+    EXPECT_TRUE(span.nodes <= 1 || span.rails_match) << models::group_name(g);
+  }
+  EXPECT_EQ(models::scenario::domain_nodes(s, models::scenario::Domain::leaf), 64);
+  EXPECT_GT(estimate(s, testing::h100()).step_time_s, 0);
+  // The same tiers as a fat tree would have to join all 32,768 NICs in one tree.
+  try {
+    (void)load(
+        "cluster: {preset: h100-rail-only-32k, network: {topology: fat_tree}}\n"
+        "model: {preset: llama3-70b}\nparallelism: {tp: 8, pp: 8, global_batch: 4096}\n");
+    FAIL() << "a two-tier fat tree of 128-port switches attached 32,768 NICs";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("32768 NIC ports"), std::string::npos) << e.what();
   }
 }
 

@@ -144,6 +144,21 @@ TEST(Cli, ARailOnlyFabricSaysWhatCrossesNvlink) {
   std::filesystem::remove(json);
 }
 
+// Expectation: plan's header says the fabric is rail-only too, without naming
+// groups, which sit differently in each layout it searches.
+TEST(Cli, PlanOnARailOnlyFabricSaysSo) {
+  const Result r =
+      run_cli({"plan", std::string(MYRIAD_SCENARIO_DIR) + "/examples/mixtral-8x7b-h100-64.yaml",
+               "--set", "cluster.network.rail_optimized=true", "--set",
+               "cluster.network.topology=rail_only", "--top", "1"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const auto line = r.out.find("network: rail-only");
+  ASSERT_NE(line, std::string::npos) << r.out;
+  EXPECT_LT(line, r.out.find("Best")) << r.out;
+  EXPECT_NE(r.out.find("in a layout whose groups sit on different rails"), std::string::npos)
+      << r.out;
+}
+
 // Expectation: a sweep estimates every configuration of its axes, keeps invalid
 // ones as rows with their reason, marks the Pareto front among those that fit,
 // and writes the same rows as CSV and JSON Lines.

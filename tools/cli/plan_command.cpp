@@ -29,6 +29,7 @@
 #include "tools/cli/plan_options.hpp"
 #include "tools/cli/plan_search.hpp"
 #include "tools/cli/report_table.hpp"
+#include "tools/cli/step_report.hpp"
 
 namespace myriad::cli {
 namespace {
@@ -202,7 +203,7 @@ std::string title_text(const PlanCliOptions& o, const PlanVariants& v,
     out += fmt::format("  deadline: {:g} days to {} tokens (--max-days); ranked by {}\n",
                        o.max_days, si_count(s.training.tokens), options.objective.name);
   }
-  return out + profile_line(v.all.front().profile);
+  return out + network_lines(s, true) + profile_line(v.all.front().profile);
 }
 
 // The schedules searched, where more than the scenario's 1F1B or interleaved.

@@ -281,8 +281,18 @@ std::string memory_text(const sim::StepReport& r) {
 }
 
 // A rail-only fabric's line: what crosses NVLink to change rail, and the groups
-// whose nodes hold them on different rails.
-std::string rail_only_line(const models::scenario::Scenario& s) {
+// whose nodes hold them on different rails (for a search, where they sit in each
+// layout).
+std::string rail_only_line(const models::scenario::Scenario& s, bool layouts_vary) {
+  constexpr const char* kWhat =
+      "  network: rail-only (cluster.network.topology): no tier joins the rails, so what an "
+      "all-to-all sends to another rail of another node crosses NVLink first";
+  if (layouts_vary) {
+    return fmt::format(
+        "{}; in a layout whose groups sit on different rails in different nodes, each step of "
+        "their rings across nodes crosses NVLink too\n",
+        kWhat);
+  }
   std::vector<std::string> off;
   for (const models::GroupKind g :
        {models::GroupKind::tp, models::GroupKind::cp, models::GroupKind::ep, models::GroupKind::dp,
@@ -291,8 +301,7 @@ std::string rail_only_line(const models::scenario::Scenario& s) {
     if (span.nodes > 1 && !span.rails_match) off.emplace_back(models::group_name(g));
   }
   return fmt::format(
-      "  network: rail-only (cluster.network.topology): no tier joins the rails, so what an "
-      "all-to-all sends to another rail of another node crosses NVLink first{}\n",
+      "{}{}\n", kWhat,
       off.empty() ? std::string("; every group sits on the same rails in each node it spans")
                   : fmt::format("; the {}{}{} groups sit on different rails in different "
                                 "nodes: each step of their rings across nodes crosses NVLink too",
@@ -300,12 +309,14 @@ std::string rail_only_line(const models::scenario::Scenario& s) {
                                 off.size() > 1 ? " and " : "", off.back()));
 }
 
-// What the network's settings change, a line each: the topology, in-network
-// reduction, planes and up ports out of service.
-std::string network_lines(const models::scenario::Scenario& s) {
+}  // namespace
+
+std::string network_lines(const models::scenario::Scenario& s, bool layouts_vary) {
   const models::scenario::NetworkSpec& net = s.cluster.network;
   std::string out;
-  if (net.topology == models::scenario::Topology::rail_only) out += rail_only_line(s);
+  if (net.topology == models::scenario::Topology::rail_only) {
+    out += rail_only_line(s, layouts_vary);
+  }
   if (net.in_network_reduction == models::scenario::InNetworkReduction::sharp) {
     out +=
         "  network: all-reduces and reduce-scatters across nodes reduce in the switches (SHARP) "
@@ -330,6 +341,8 @@ std::string network_lines(const models::scenario::Scenario& s) {
   }
   return out;
 }
+
+namespace {
 
 // The fabric's settings a report was priced with (top-level keys of its JSON).
 nlohmann::json network_json(const models::scenario::NetworkSpec& net) {
@@ -384,7 +397,7 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
   out += groups_line(s);
   if (r.moe.present) out += moe_line(s, r.moe) + "\n";
   if (s.model.mtp_depth > 0) out += mtp_line(s) + "\n";
-  out += network_lines(s);
+  out += network_lines(s, false);
   out += profile_line(profile) + "\n";
   Table headline({"", ""}, "lr");
   headline.add({"step time", seconds(r.step_time_s)});

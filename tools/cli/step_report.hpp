@@ -17,6 +17,11 @@
 namespace myriad::cli {
 
 // The terminal report: scenario line, headline, breakdown, memory, collectives, ops.
+// What the network's settings change, a line each: the topology, in-network
+// reduction, planes and up ports out of service; `layouts_vary` (a search) leaves
+// out what depends on where a layout's groups sit.
+std::string network_lines(const models::scenario::Scenario& s, bool layouts_vary);
+
 std::string step_report_text(const models::scenario::Scenario& s, const sim::DeviceProfile& profile,
                              const sim::StepReport& r);
 
