@@ -159,6 +159,21 @@ TEST(Cli, PlanOnARailOnlyFabricSaysSo) {
       << r.out;
 }
 
+// Expectation: where no row of plan's table runs the scenario's own schedule
+// (Qwen3-235B's 94 layers split by no virtual stages on 2 stages or more, which
+// combined 1F1B needs), plan says so and how to search only where it runs.
+TEST(Cli, PlanSaysWhenNoRowRunsTheScenariosSchedule) {
+  const std::string qwen = std::string(MYRIAD_SCENARIO_DIR) + "/bench/qwen3-235b-h100-256.yaml";
+  const Result r = run_cli({"plan", qwen, "--set", "parallelism.schedule=combined-1f1b", "--set",
+                            "overlap.ep=false", "--top", "3"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("No row runs the scenario's combined-1f1b"), std::string::npos) << r.out;
+  const Result own = run_cli(
+      {"plan", qwen, "--schedules", "combined-1f1b", "--set", "overlap.ep=false", "--top", "3"});
+  ASSERT_EQ(own.code, kExitOk) << own.err;
+  EXPECT_EQ(own.out.find("No row runs"), std::string::npos) << own.out;
+}
+
 // Expectation: a sweep estimates every configuration of its axes, keeps invalid
 // ones as rows with their reason, marks the Pareto front among those that fit,
 // and writes the same rows as CSV and JSON Lines.

@@ -414,6 +414,19 @@ std::string notes_text(const PlanCliOptions& o, const PlanVariants& v,
                        const std::vector<sim::Rescored>& best, const sim::PlanColumns& c) {
   std::string out;
   if (c.deadline) out += deadline_summary(search.result, o.max_days, best.front().layout.metrics);
+  // The scenario's own schedule, where no row shown runs it.
+  const auto own = v.all.front().base.parallelism.schedule;
+  if (v.all.front().space.schedule.empty() && models::named_schedule(own) &&
+      std::none_of(best.begin(), best.end(), [own](const sim::Rescored& b) {
+        return b.layout.parallelism.schedule == own;
+      })) {
+    out += fmt::format(
+        "No row runs the scenario's {}: where a layout cannot (the checks say why: `myriad "
+        "estimate` on it), it runs 1F1B or interleaved; --schedules {} searches only where it "
+        "runs.\n",
+        models::name_in(models::scenario::kScheduleNames, own),
+        models::name_in(models::scenario::kScheduleNames, own));
+  }
   if (v.several_hardware()) {
     out += per_hardware_table(v, search, options, c.deadline);
     if (!c.priced) {
