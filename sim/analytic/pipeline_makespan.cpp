@@ -330,6 +330,14 @@ class DpSweep {
   }
 
   DpPlay run() {
+    // F&B passes (DualPipe, combined 1F1B) wait for a second input; the sweep
+    // without them does not look for one.
+    return graph_.second_input.empty() ? sweep_all<false>() : sweep_all<true>();
+  }
+
+ private:
+  template <bool pairs>
+  DpPlay sweep_all() {
     const std::size_t count = graph_.nodes.size();
     // Passes that may meet the link: up to the last chunk's first forward (each
     // waits for its chunk's parameters, so every stage is then past the gathers,
@@ -337,12 +345,13 @@ class DpSweep {
     // between them does: the plain sweep.
     const std::size_t lead = graph_.roles_first_end;
     const std::size_t tail = std::max(lead, graph_.roles_last_begin);
-    std::size_t i = sweep<true>(0, lead);
+    std::size_t i = sweep<true, pairs>(0, lead);
     constexpr std::size_t kCheckEvery = 64;
-    while (i < tail && !past_quiet()) i = sweep<true>(i, std::min(tail, i + kCheckEvery));
-    i = play_rounds(graph_, i, tail, free_.data(), arrival_.data() + 1,
-                    [this](std::size_t from, std::size_t to) { return sweep<false>(from, to); });
-    sweep<true>(i, count);
+    while (i < tail && !past_quiet()) i = sweep<true, pairs>(i, std::min(tail, i + kCheckEvery));
+    i = play_rounds(
+        graph_, i, tail, free_.data(), arrival_.data() + 1,
+        [this](std::size_t from, std::size_t to) { return sweep<false, pairs>(from, to); });
+    sweep<true, pairs>(i, count);
     DpPlay play;
     play.end = -1;
     for (std::size_t s = 0; s < free_.size(); ++s) {
@@ -357,10 +366,10 @@ class DpSweep {
     return play;
   }
 
- private:
   // Sweeps nodes [from, to); where `meets`, a pass may meet the link (roles and
-  // the slowed start of the step), else none does. Returns `to`.
-  template <bool meets>
+  // the slowed start of the step), else none does; `pairs`: F&B passes wait for
+  // their second input too. Returns `to`.
+  template <bool meets, bool pairs>
   std::size_t sweep(std::size_t from, std::size_t to) {
     double* const arrive = arrival_.data() + 1;
     double* const free = free_.data();
@@ -369,12 +378,11 @@ class DpSweep {
     const double* const sent = sent_.data();
     const std::uint8_t* const roles = graph_.role.data();
     const models::ScheduleGraph::Node* const nodes = graph_.nodes.data();
-    const std::int32_t* const second = graph_.second_input.data();  // DualPipe's F&B passes
-    const bool pairs = !graph_.second_input.empty();
+    const std::int32_t* const second = graph_.second_input.data();  // F&B passes'
     for (std::size_t i = from; i < to; ++i) {
       const models::ScheduleGraph::Node n = nodes[i];
       double ready = std::max(free[n.stage], arrive[n.input]);
-      if (pairs) ready = std::max(ready, arrive[second[i]]);
+      if constexpr (pairs) ready = std::max(ready, arrive[second[i]]);
       double end = ready + time_[n.slot];
       if constexpr (meets) {
         if (roles[i] != 0) [[unlikely]] {
