@@ -23,6 +23,7 @@
 #include "sim/program/evaluator.hpp"
 #include "sim/program/step_program.hpp"
 #include "tests/sim/shipped.hpp"
+#include "tests/sim/slot_durations.hpp"
 #include "tests/sim/step_engine_support.hpp"
 
 namespace myriad::sim {
@@ -127,24 +128,6 @@ StageCosts costs_with_experts() {
   return costs;
 }
 
-// The program's pass times by slot of its graph.
-std::vector<double> slot_durations(const StepProgram& program, const models::ScheduleGraph& g) {
-  std::vector<double> d(static_cast<std::size_t>(g.slots()));
-  for (int stage = 0; stage < program.pp; ++stage) {
-    for (int c = 0; c < program.v; ++c) {
-      for (const bool forward : {true, false}) {
-        const PipelineTask t{forward, c, 0};
-        d[static_cast<std::size_t>(g.slot(stage, t))] = program.pass_time(stage, t);
-      }
-      for (int b = 0; b < program.v; ++b) {
-        d[static_cast<std::size_t>(g.pair_slot(stage, c, b))] =
-            program.fb_time(stage, {true, c, 0}, {false, b, 0});
-      }
-    }
-  }
-  return d;
-}
-
 // Expectation: the closed form's longest path over the combined schedule's graph
 // is the step program's step as its evaluator plays it, with and without the
 // data-parallel stream beside the passes.
@@ -157,7 +140,7 @@ TEST(Combined1F1B, TheGraphIsWhatTheEvaluatorPlays) {
     const StepProgram program = build_step_program(s, costs_with_experts(), share);
     ASSERT_EQ(program.m, m);
     const auto g = models::schedule_graph(Schedule::combined_1f1b, pp, v, m);
-    const std::vector<double> d = slot_durations(program, g);
+    const std::vector<double> d = testing::slot_durations(program, g);
     const double evaluated = evaluate_program(program).step_time_s;
     EXPECT_NEAR(pipeline_makespan(g, d, {costs_with_experts().pp_transfer.time_s, let_go}),
                 evaluated, 1e-12 * evaluated)
@@ -173,8 +156,8 @@ TEST(Combined1F1B, TheGraphIsWhatTheEvaluatorPlays) {
     costs.dp_buckets = 3;
     const StepProgram streamed = build_step_program(with_dp, costs, share);
     const DpPlay play =
-        pipeline_with_dp(g, slot_durations(streamed, g), {costs.pp_transfer.time_s, let_go},
-                         streamed.dp_stream(), share);
+        pipeline_with_dp(g, testing::slot_durations(streamed, g),
+                         {costs.pp_transfer.time_s, let_go}, streamed.dp_stream(), share);
     const double evaluated_dp = evaluate_program(streamed).step_time_s;
     EXPECT_NEAR(play.end, evaluated_dp, 1e-12 * evaluated_dp) << pp << " " << v << " " << m;
   }

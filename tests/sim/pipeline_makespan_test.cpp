@@ -16,6 +16,7 @@
 #include "sim/program/evaluator.hpp"
 #include "sim/program/step_program.hpp"
 #include "tests/sim/shipped.hpp"
+#include "tests/sim/slot_durations.hpp"
 
 namespace myriad::sim {
 namespace {
@@ -132,32 +133,6 @@ TEST(PipelineMakespan, DualPipeTakesItsTablesBubble) {
   }
 }
 
-// A program's pass times by slot of its schedule's graph.
-std::vector<double> slot_durations(const StepProgram& program, const models::ScheduleGraph& g) {
-  const int p = program.pp;
-  const int v = program.v;
-  std::vector<double> d(static_cast<std::size_t>(g.slots()));
-  for (int stage = 0; stage < p; ++stage) {
-    for (int c = 0; c < v; ++c) {
-      for (const auto& [forward, part] :
-           {std::pair{true, models::PassPart::whole}, std::pair{false, models::PassPart::whole},
-            std::pair{false, models::PassPart::input},
-            std::pair{false, models::PassPart::weight}}) {
-        const models::PipelineTask t{forward, c, 0, part};
-        const auto k = static_cast<std::size_t>(g.slot(stage, t));
-        if (k < d.size()) d[k] = program.pass_time(stage, t);
-      }
-      if (models::pairs_passes(g.schedule)) {  // F of chunk c with B of chunk b
-        for (int b = 0; b < v; ++b) {
-          d[static_cast<std::size_t>(g.pair_slot(stage, c, b))] =
-              program.fb_time(stage, {true, c, 0}, {false, b, 0});
-        }
-      }
-    }
-  }
-  return d;
-}
-
 // ZB-H1 with passes of f (forward), b (input gradients) and w (weight
 // gradients): the bubble is (p - 1)(f + b - w) where 1F1B's, with the whole
 // backward b + w, is (p - 1)(f + b + w) (Qi et al. 2024, s3.1; DualPipe's table
@@ -211,7 +186,7 @@ TEST(PipelineMakespan, IsWhatTheEvaluatorPlays) {
     costs.pp_transfer.time_s = 0.0017;
     const StepProgram program = build_step_program(s, costs, 0);
     const auto g = models::schedule_graph(s.parallelism.schedule, p, program.v, m);
-    const std::vector<double> d = slot_durations(program, g);
+    const std::vector<double> d = testing::slot_durations(program, g);
     const double swept = pipeline_makespan(g, d, {costs.pp_transfer.time_s, let_go});
     EXPECT_NEAR(swept, evaluate_program(program).step_time_s, 1e-12) << text;
   }
@@ -330,7 +305,7 @@ TEST(PipelineWithDp, IsWhatTheEvaluatorPlays) {
     const StepProgram program = build_step_program(s, costs, share);
     ASSERT_EQ(program.m, m);
     const auto g = models::schedule_graph(s.parallelism.schedule, p, program.v, m);
-    const std::vector<double> d = slot_durations(program, g);
+    const std::vector<double> d = testing::slot_durations(program, g);
     const DpPlay play = pipeline_with_dp(g, d, {program.costs.pp_transfer.time_s, let_go},
                                          program.dp_stream(), share);
     const double evaluated = evaluate_program(program).step_time_s;
