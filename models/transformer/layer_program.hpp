@@ -3,6 +3,7 @@
 // the forward pass, the backward pass and the recomputation before it.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "models/ops/op.hpp"
@@ -24,6 +25,24 @@ struct Phase {
   void issue(Collective c) {
     c.after_ops = static_cast<int>(ops.size());
     comms.push_back(c);
+  }
+  // Where its expert collectives split it: before op `first` the first ones are
+  // issued (the forward's dispatch, the backward's mirror of the combine), before
+  // op `last` the last ones, with compute between them; first is -1 when they do
+  // not split it.
+  struct ExpertSplit {
+    int first = -1;
+    int last = -1;
+  };
+  [[nodiscard]] ExpertSplit expert_split() const {
+    ExpertSplit x;
+    for (const auto& c : comms) {
+      if (c.group != GroupKind::ep || c.after_ops < 0) continue;
+      x.first = x.first < 0 ? c.after_ops : std::min(x.first, c.after_ops);
+      x.last = std::max(x.last, c.after_ops);
+    }
+    if (x.last <= x.first) x = {};
+    return x;
   }
 };
 

@@ -134,13 +134,17 @@ std::vector<LayerCollective> layer_collectives(std::initializer_list<const model
                                                const LayerOverlap& overlap,
                                                bool overlapped = false) {
   std::vector<LayerCollective> out;
+  bool first_phase = true;  // forward, or backward (not recomputation)
   for (const auto* phase : phases) {
+    const int first_ep = first_phase ? phase->expert_split().first : -1;
+    first_phase = false;
     for (const auto& c : phase->comms) {
       if (c.group == GroupKind::dp || c.group == GroupKind::pp) continue;
       if (overlapped ? !(c.group == GroupKind::ep && overlap.of(c.group)) : overlap.of(c.group)) {
         continue;
       }
-      out.push_back({c, pricer.price(c, 0), nvlink_busbw(profile, c.kind, c.bytes)});
+      out.push_back({c, pricer.price(c, 0), nvlink_busbw(profile, c.kind, c.bytes),
+                     c.group == GroupKind::ep && first_ep >= 0 && c.after_ops == first_ep});
     }
   }
   return out;

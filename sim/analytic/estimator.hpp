@@ -151,6 +151,10 @@ struct LayerCollective {
   models::Collective collective;
   CommCost cost;
   double nvlink_Bps = 0;  // bus bandwidth inside the node at its size
+  // An expert collective that opens its pass's expert part (PhaseTime::ep_first:
+  // the forward's dispatch, the backward's mirror of the combine), which an F&B
+  // pass runs in a phase of its own (pair_passes.hpp).
+  bool first_ep = false;
 };
 
 struct StageCosts {

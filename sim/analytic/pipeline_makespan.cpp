@@ -97,32 +97,6 @@ std::size_t play_rounds(const models::ScheduleGraph& g, std::size_t from, std::s
 
 }  // namespace
 
-double fb_time(const PassTimes& f, const PassTimes& b, double share) {
-  const double compute = f.forward - f.a2a_exposed_forward + b.backward - b.a2a_exposed_backward;
-  const double a2a = f.a2a_forward + b.a2a_backward;
-  return std::max(compute + share * a2a, a2a);
-}
-
-double combined_fb_time(const PassTimes& f, const PassTimes& b, double share) {
-  const auto phase = [share](double compute, double comm) {
-    return std::max(compute + share * comm, comm);
-  };
-  const double f_dispatch = f.a2a_first_forward;
-  const double f_combine = f.a2a_forward - f_dispatch;
-  const double b_combine = b.a2a_first_backward;  // the combine's mirror, first in backward
-  const double b_dispatch = b.a2a_backward - b_combine;
-  const double f_attention = f.forward - f.a2a_exposed_forward - f.inner_forward;
-  const double b_attention = b.backward - b.a2a_exposed_backward - b.inner_backward;
-  return phase(f_attention, b_combine) + phase(b.inner_backward, f_dispatch) +
-         phase(f.inner_forward, b_dispatch) + phase(b_attention, f_combine);
-}
-
-double pair_time(models::scenario::Schedule schedule, const PassTimes& f, const PassTimes& b,
-                 double share) {
-  return schedule == models::scenario::Schedule::combined_1f1b ? combined_fb_time(f, b, share)
-                                                               : fb_time(f, b, share);
-}
-
 double pipeline_makespan(const models::ScheduleGraph& graph, std::span<const double> durations,
                          PipelineTransfer transfer) {
   if (durations.size() != static_cast<std::size_t>(graph.slots())) {

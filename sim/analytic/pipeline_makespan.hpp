@@ -16,100 +16,10 @@
 #include "models/plan/pipeline_schedule.hpp"
 #include "models/plan/step_plan.hpp"
 #include "sim/analytic/dp_stream.hpp"
+#include "sim/analytic/pair_passes.hpp"
 #include "sim/analytic/schedule_graph_cache.hpp"
 
 namespace myriad::sim {
-
-// What the step engine plays, priced as the analytic engine prices it: per
-// micro-batch, the forward and the backward (with recomputation) time of one
-// layer, the embedding and the LM head, their tensor-, context- and
-// expert-parallel collectives' exposed time included.
-struct PassTimes {
-  double forward = 0;
-  double backward = 0;
-  // Of backward: the weight gradients' GEMMs, which a zero-bubble schedule runs
-  // in a pass of their own (the rest is its input-gradient pass).
-  double weight = 0;
-  // The expert all-to-alls in forward and backward: whole, and the part of
-  // `forward` and `backward` they leave exposed. DualPipe's F&B pass hides one
-  // pass's behind the other's compute (fb_time).
-  double a2a_forward = 0;
-  double a2a_backward = 0;
-  double a2a_exposed_forward = 0;
-  double a2a_exposed_backward = 0;
-  // Of forward and backward: the GPU's waits for the host to issue its kernels
-  // (host_wait.hpp).
-  double host = 0;
-  // Where the expert all-to-alls split a pass (PhaseTime::ep_inner, ep_first):
-  // of forward, the experts' compute between the dispatch and the combine and the
-  // dispatch's time; of backward, the experts' between the combine's mirror and
-  // the dispatch's, and the combine's mirror's time.
-  double inner_forward = 0;
-  double inner_backward = 0;
-  double a2a_first_forward = 0;
-  double a2a_first_backward = 0;
-  PassTimes& operator+=(const PassTimes& o) {
-    forward += o.forward;
-    backward += o.backward;
-    weight += o.weight;
-    a2a_forward += o.a2a_forward;
-    a2a_backward += o.a2a_backward;
-    a2a_exposed_forward += o.a2a_exposed_forward;
-    a2a_exposed_backward += o.a2a_exposed_backward;
-    host += o.host;
-    inner_forward += o.inner_forward;
-    inner_backward += o.inner_backward;
-    a2a_first_forward += o.a2a_first_forward;
-    a2a_first_backward += o.a2a_first_backward;
-    return *this;
-  }
-  [[nodiscard]] PassTimes scaled(double k) const {
-    return {forward * k,
-            backward * k,
-            weight * k,
-            a2a_forward * k,
-            a2a_backward * k,
-            a2a_exposed_forward * k,
-            a2a_exposed_backward * k,
-            host * k,
-            inner_forward * k,
-            inner_backward * k,
-            a2a_first_forward * k,
-            a2a_first_backward * k};
-  }
-  [[nodiscard]] double of(const models::PipelineTask& t) const {
-    if (t.forward) return forward;
-    switch (t.part) {
-      case models::PassPart::whole:
-        return backward;
-      case models::PassPart::input:
-        return backward - weight;
-      case models::PassPart::weight:
-        return weight;
-    }
-    return backward;
-  }
-};
-// DualPipe's F&B pass: the forward of `f` and the (whole) backward of `b`
-// overlapped, each one's expert all-to-alls beside the other's compute
-// (DeepSeek-V3 s3.2.1): their compute without the exposed all-to-alls, slowed
-// by the `share` of the compute rate the communication kernels take while they
-// run, or the all-to-alls, whichever is longer.
-[[nodiscard]] double fb_time(const PassTimes& f, const PassTimes& b, double share);
-// Combined 1F1B's F&B pass (Megatron-Core's combined_1f1b; the issue order of
-// its guide, "Combined 1F1B: Expert-Parallel All-to-All Overlap"): layer by
-// layer, a compute stream runs F.attention, B.experts, F.experts, B.attention
-// while a communication stream runs B.combine, F.dispatch, B.dispatch,
-// F.combine, each waiting for what it needs of the other, so the layer takes
-// four phases, each the longer of its compute (slowed by `share` while the
-// collective runs) and its collective. With alike layers the sum over a chunk's
-// layers is the same rule on the chunk's sums; a dense layer's compute counts as
-// the attention's.
-[[nodiscard]] double combined_fb_time(const PassTimes& f, const PassTimes& b, double share);
-// The F&B pass of `schedule` (DualPipe's fb_time, combined 1F1B's
-// combined_fb_time).
-[[nodiscard]] double pair_time(models::scenario::Schedule schedule, const PassTimes& f,
-                               const PassTimes& b, double share);
 
 // A pipeline's kinds of pass: a layer's, an MoE model's dense layer's (where
 // StepPlan::dense_by_chunk has any), what a recomputed layer of each kind runs

@@ -179,8 +179,6 @@ class Pricer {
       e.fixed.host_issue += launch_time(op);
     }
     e.fixed.host_issue += p_.host_launch_s * static_cast<double>(phase.comms.size());
-    int first_ep = -1;  // where the phase's expert collectives start and end
-    int last_ep = -1;
     for (const auto& c : phase.comms) {
       // Data-parallel ones are priced when asked; pipeline transfers do not count.
       const bool fixed = c.group != GroupKind::dp;
@@ -188,12 +186,10 @@ class Pricer {
           fixed ? collective_cost(c, span_of(c.group), s_.cluster, p_, slowdown_of(c)) : CommCost{};
       comm_pool_.push_back(cost);
       if (fixed && c.group != GroupKind::pp) add_comm(e.fixed, c, cost.time_s);
-      if (c.group == GroupKind::ep && c.after_ops >= 0) {
-        first_ep = first_ep < 0 ? c.after_ops : std::min(first_ep, c.after_ops);
-        last_ep = std::max(last_ep, c.after_ops);
-      }
     }
-    if (first_ep >= 0 && last_ep > first_ep) {
+    // Where the expert collectives split the phase: the compute between them, and
+    // the first ones' time.
+    if (const auto [first_ep, last_ep] = phase.expert_split(); first_ep >= 0) {
       for (int k = first_ep; k < last_ep; ++k) {
         e.fixed.ep_inner += cost_pool_[e.first_op + static_cast<std::size_t>(k)].time_s;
       }

@@ -13,7 +13,8 @@
 // a class's members as one flow, or ghosts). Under router skew the flows to a
 // partner carry its share of what the busiest actor receives.
 // An overlapped all-to-all runs beside the layer's compute (its latency and its
-// NVLink part are inside the layer's time already): flows only.
+// NVLink part are inside the layer's time already): flows only. In an F&B
+// pass's phase it is played whole, beside the phase's compute.
 // A two-hop all-to-all (node-limited routing, comm_cost.hpp's two_hop_shares)
 // is expert.flows' alone: its latency, a flow to every other actor of the
 // network's share (one copy a node), and NVLink forwarding beside the flows:
@@ -132,7 +133,7 @@ class ExpertNvlink final : public LayerTraffic {
     return 0;
   }
   void play(StepState& /*p*/, int /*row*/, int /*stage*/, const LayerCollective& c,
-            bool /*beside*/) const override {
+            Played /*how*/) const override {
     const double t = nvlink_s(e_, c);
     if (t > 0) sg4::this_actor::sleep_for(t);
   }
@@ -159,11 +160,10 @@ class ExpertFlows final : public LayerTraffic {
                                        step_detail::traffic_state(p, row, stage, *this));
   }
 
-  void play(StepState& p, int row, int stage, const LayerCollective& e,
-            bool beside) const override {
+  void play(StepState& p, int row, int stage, const LayerCollective& e, Played how) const override {
     const models::Collective& c = e.collective;
     const double start = sg4::Engine::get_clock();
-    if (!beside) {
+    if (how != Played::beside) {
       const double before = std::max(0.0, e.cost.latency_s - p.route_latency_s);
       if (before > 0) sg4::this_actor::sleep_for(before);
     }
@@ -185,7 +185,7 @@ class ExpertFlows final : public LayerTraffic {
                                step_detail::traffic_state(p, row, stage, *this));
     const double rest = forwarding_s - (sg4::Engine::get_clock() - flows_start);
     if (rest > 0) sg4::this_actor::sleep_for(rest);
-    if (!beside) step_detail::trace_layer_collective(p, row, stage, c, start);
+    if (how == Played::exposed) step_detail::trace_layer_collective(p, row, stage, c, start);
   }
 
  private:

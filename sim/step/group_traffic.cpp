@@ -43,7 +43,7 @@ class GroupFlows final : public LayerTraffic {
     return 1;
   }
   void play(StepState& p, int row, int stage, const LayerCollective& c,
-            bool /*beside*/) const override {
+            Played /*how*/) const override {
     const double start = sg4::Engine::get_clock();
     const double before = std::max(0.0, c.cost.latency_s - p.route_latency_s);
     if (before > 0) sg4::this_actor::sleep_for(before);

@@ -25,6 +25,12 @@ struct StepState;
 }
 struct StepLowering;
 
+// How a collective is played: exposed (its latency, then its flows, on the rank
+// group's timeline), beside the layer's compute (an overlapped one: its flows
+// only, its latency and NVLink part inside the layer's time), or in an F&B
+// pass's phase (pair_passes.hpp: exposed's timing, inside the pass's span).
+enum class Played { exposed, beside, in_pair };
+
 class LayerTraffic {
  public:
   LayerTraffic() = default;
@@ -46,9 +52,9 @@ class LayerTraffic {
   // the platform after the rank groups' own; returns how many hosts it added.
   virtual int add_hosts(step_detail::StepState& p, const models::scenario::Scenario& s, int row,
                         int stage) const = 0;
-  // Plays its part of `c` for the rank group (row, stage).
+  // Plays its part of `c` for the rank group (row, stage), as `how` says.
   virtual void play(step_detail::StepState& p, int row, int stage, const LayerCollective& c,
-                    bool beside) const = 0;
+                    Played how) const = 0;
 };
 
 using LayerTrafficPtr = std::shared_ptr<const LayerTraffic>;

@@ -4,6 +4,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <functional>
@@ -60,7 +61,8 @@ void run_task(StepState& p, int row, int stage, const PipelineTask& t, double sl
       side = beside("layer-traffic", [&p, row, stage, &overlapped, &beside_plays] {
         for (std::size_t i = 0; i < overlapped.size(); ++i) {
           for (const int k : beside_plays[i]) {
-            p.traffic[static_cast<std::size_t>(k)]->play(p, row, stage, overlapped[i], true);
+            p.traffic[static_cast<std::size_t>(k)]->play(p, row, stage, overlapped[i],
+                                                         Played::beside);
           }
         }
       });
@@ -69,9 +71,56 @@ void run_task(StepState& p, int row, int stage, const PipelineTask& t, double sl
     if (side) side->join();
     for (std::size_t i = 0; i < comms.size(); ++i) {
       for (const int k : plays[i]) {
-        p.traffic[static_cast<std::size_t>(k)]->play(p, row, stage, comms[i], false);
+        p.traffic[static_cast<std::size_t>(k)]->play(p, row, stage, comms[i], Played::exposed);
       }
     }
+  }
+}
+
+// An F&B pass (pair_passes.hpp), phase by phase as both engines describe it: the
+// phase's compute (slowed by the rank group's straggler factor, and by the share
+// of the compute rate the all-to-alls' kernels take while they run) beside its
+// all-to-alls, for the two chunks' layers one after another, as flows where a
+// kind of layer traffic plays them; the rest of the phase's priced all-to-all
+// time (the all-to-alls of layers priced whole: dense layers, partial
+// recomputation) after them. Played by each member of an expert group in the
+// same order, so the group's exchanges meet.
+void run_pair(StepState& p, int row, int stage, const StepTask& t, double slow) {
+  const PairPhases phases =
+      pair_phases(p.program.schedule, p.program.chunk_passes(stage, t.pass.chunk),
+                  p.program.chunk_passes(stage, t.pair.chunk));
+  const std::array<int, 2> layers = {p.program.main_layers(stage, t.pass.chunk),
+                                     p.program.main_layers(stage, t.pair.chunk)};
+  for (int i = 0; i < phases.count; ++i) {
+    const PairPhase& phase = phases.phase[static_cast<std::size_t>(i)];
+    sg4::ActorPtr side;
+    if (phase.a2a > 0) {
+      side = beside("pair-a2a", [&p, row, stage, &phase, &layers] {
+        double played = 0;  // priced
+        for (const bool forward : {true, false}) {
+          for (int l = 0; l < layers[forward ? 0U : 1U]; ++l) {
+            for (const auto& a2a : p.pair_a2a) {
+              const bool ours = (a2a.part == PairA2a::forward_first ||
+                                 a2a.part == PairA2a::forward_rest) == forward;
+              if (!ours || !phase.runs(a2a.part) || a2a.kinds.empty()) continue;
+              for (const int k : a2a.kinds) {
+                p.traffic[static_cast<std::size_t>(k)]->play(p, row, stage, a2a.comm,
+                                                             Played::in_pair);
+              }
+              played += a2a.comm.cost.time_s;
+            }
+          }
+        }
+        // Rounding aside, nothing is left where every all-to-all is a flow.
+        const double rest = phase.a2a - played;
+        if (rest > 1e-12 * phase.a2a) sg4::this_actor::sleep_for(rest);
+      });
+    }
+    const double start = sg4::Engine::get_clock();
+    compute_for(p, slow * phase.compute + p.program.overlap_share * phase.a2a);
+    if (side) side->join();
+    XBT_DEBUG("stage %d: F&B phase %d took %.6g s: %.6g s of compute beside %.6g s of all-to-alls",
+              stage, i, sg4::Engine::get_clock() - start, phase.compute, phase.a2a);
   }
 }
 
@@ -274,9 +323,10 @@ void play_stage(StepState& p, int row, int stage) {
     switch (t.kind) {
       case TaskKind::pass: {
         const double begun = sg4::Engine::get_clock();
-        // A DualPipe F&B pass: its time as priced, each all-to-all behind the
-        // other's compute (not played as flows).
-        if (t.pass.paired) {
+        // An F&B pass: its time as priced where none of its all-to-alls are flows.
+        if (t.pass.paired && p.pair_flows) {
+          run_pair(p, row, stage, t, slow);
+        } else if (t.pass.paired) {
           compute_for(p, slow * t.seconds);
         } else {
           run_task(p, row, stage, t.pass, slow);

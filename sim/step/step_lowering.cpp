@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -84,6 +85,25 @@ void plan_layer_flows(StepLowering& p, const models::scenario::Scenario& s) {
   p.backward_play = claim(p.program.costs.backward_comms, false, &p.layer_local.backward);
   p.forward_beside_play = claim(p.program.costs.forward_beside, true, nullptr);
   p.backward_beside_play = claim(p.program.costs.backward_beside, true, nullptr);
+  if (models::pairs_passes(p.program.schedule)) {
+    // Whether exposed or overlapped elsewhere, an F&B pass plays its all-to-alls
+    // whole, beside its compute.
+    const StageCosts& c = p.program.costs;
+    for (const bool forward : {true, false}) {
+      for (const auto* comms : forward ? std::array{&c.forward_comms, &c.forward_beside}
+                                       : std::array{&c.backward_comms, &c.backward_beside}) {
+        for (const LayerCollective& a2a : *comms) {
+          if (a2a.collective.group != models::GroupKind::ep) continue;
+          const PairA2a part =
+              forward ? (a2a.first_ep ? PairA2a::forward_first : PairA2a::forward_rest)
+                      : (a2a.first_ep ? PairA2a::backward_first : PairA2a::backward_rest);
+          std::vector<int> plays = claim({a2a}, false, nullptr).front();
+          p.pair_flows = p.pair_flows || !plays.empty();
+          p.pair_a2a.push_back({a2a, part, std::move(plays)});
+        }
+      }
+    }
+  }
   p.layer_flows = !p.traffic.empty();
 }
 

@@ -24,6 +24,7 @@
 #include "models/plan/pipeline_schedule.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/analytic/estimator.hpp"
+#include "sim/analytic/pair_passes.hpp"
 #include "sim/cost/comm_cost.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/program/step_program.hpp"
@@ -98,6 +99,17 @@ struct StepLowering {
   // compute, which the layer waits for at its end.
   std::vector<std::vector<int>> forward_beside_play;
   std::vector<std::vector<int>> backward_beside_play;
+  // An F&B pass's expert all-to-alls of one layer (pair_passes.hpp), forward's
+  // then backward's (recomputation's too) in program order, exposed or
+  // overlapped: the part of the pair each belongs to, and the kinds that play it
+  // whole (none: its priced time is slept).
+  struct PairA2aPlay {
+    LayerCollective comm;
+    PairA2a part = PairA2a::forward_first;
+    std::vector<int> kinds;
+  };
+  std::vector<PairA2aPlay> pair_a2a;
+  bool pair_flows = false;   // any of them played as flows
   bool layer_flows = false;  // any played as flows
   PassTimes layer_local;
   double actor_Bps = 0;  // an actor's NICs together (its share of a node's, or more)

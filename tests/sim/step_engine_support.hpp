@@ -42,6 +42,7 @@ struct ChildResult {
   int layer_flow_slices = 0;        // trace slices of tp, cp and ep collectives played as flows
   double most_utilized_link = 0;    // its mean utilization over the step
   double most_utilized_uplink = 0;  // likewise among the switch uplinks
+  double nic_bytes_up = 0;          // the bytes every rank group's NIC link sent
 };
 
 inline ChildResult run_in_child(const models::scenario::Scenario& s, const StepOptions& o,
@@ -65,6 +66,7 @@ inline ChildResult run_in_child(const models::scenario::Scenario& s, const StepO
         r.most_utilized_link = std::max(r.most_utilized_link, l.utilization);
         if (l.tier != "nic")
           r.most_utilized_uplink = std::max(r.most_utilized_uplink, l.utilization);
+        if (l.tier == "nic" && l.up) r.nic_bytes_up += l.bytes;
       }
       for (const auto& e : sim.events) {
         if (e.category == "tp" || e.category == "cp" || e.category == "ep") ++r.layer_flow_slices;
