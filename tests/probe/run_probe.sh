@@ -120,8 +120,11 @@ interrupt() {
   local dir=$W/interrupt
   mkdir -p "$dir"
   for f in c.json ev.jsonl c.html; do echo "earlier" >"$dir/$f"; done
-  # The step engine plays the healthy step in a child process first (seconds).
-  "$myriad" campaign "$CAMPAIGN" --days 30 --seeds 50 --step-engine simulate \
+  # The step engine plays the healthy step in a child process first: at 131,072
+  # GPUs (the example's 16,384 now take it 0.06 s, too short for the polling below
+  # to see the child every time) it takes about 2 s.
+  "$myriad" campaign "$CAMPAIGN" --set cluster.gpus=131072 --set parallelism.global_batch=16384 \
+    --days 30 --seeds 50 --step-engine simulate \
     --json "$dir/c.json" --events "$dir/ev.jsonl" --report "$dir/c.html" \
     >/dev/null 2>"$W/interrupt-err.txt" &
   local pid=$!
