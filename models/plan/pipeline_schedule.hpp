@@ -78,6 +78,11 @@ struct PipelineTask {
 [[nodiscard]] constexpr bool pairs_passes(scenario::Schedule s) {
   return s == scenario::Schedule::dualpipe || s == scenario::Schedule::combined_1f1b;
 }
+// Whether combined 1F1B runs on a layout, as Megatron-Core requires it: expert
+// parallelism, and virtual stages exactly when there is more than one stage.
+[[nodiscard]] constexpr bool combined_1f1b_runs(int ep, int pp, int virtual_stages) {
+  return ep >= 2 && (pp > 1) == (virtual_stages > 1);
+}
 // Whether a layout's schedule is its own choice, not 1F1B or interleaved as its
 // virtual stages make it.
 [[nodiscard]] constexpr bool named_schedule(scenario::Schedule s) {

@@ -311,6 +311,7 @@ StepPlan plan_step(const scenario::Scenario& s) {
   plan.pp = p.pp;
   plan.virtual_stages = p.virtual_stages;
   plan.schedule = p.schedule;
+  plan.delay_wgrad = p.delay_wgrad_compute;
   plan.micro_batches = p.micro_batches();
   plan.dp = p.dp;
   count_layers(s, plan);

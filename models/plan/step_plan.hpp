@@ -18,7 +18,10 @@ struct StepPlan {
   int pp = 1;
   int virtual_stages = 1;
   scenario::Schedule schedule = scenario::Schedule::one_f_one_b;  // the pipeline's
-  int micro_batches = 1;                                          // per pipeline replica and step
+  // Combined 1F1B's weight gradients delayed (parallelism.delay_wgrad_compute):
+  // its F&B passes split the experts' and the attention's (sim::pair_phases).
+  bool delay_wgrad = false;
+  int micro_batches = 1;  // per pipeline replica and step
   int dp = 1;
   int layers_per_stage = 1;  // of the largest stage between the first and the last
   // Every stage's, first to last, over its chunks; the last stage's last chunk

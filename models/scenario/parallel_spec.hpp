@@ -83,6 +83,11 @@ struct ParallelSpec {
   // input instead of keeping its output, the experts' fc2 input (Megatron-LM's
   // recompute module "moe_act"; DeepSeek-V3 s3.3.3).
   bool recompute_moe_act = false;
+  // Under combined 1F1B, the weight-gradient GEMMs run after the input
+  // gradients' (Megatron-Core's --delay-wgrad-compute, Transformer Engine's
+  // backward_dw): the experts' beside the backward's dispatch, the attention's
+  // beside the next layer's combine (model_chunk_schedule_plan.py).
+  bool delay_wgrad_compute = false;
   RankOrder placement = RankOrder::tp_cp_dp_pp;
 
   // The recomputation as reports name it: its name, or under partial

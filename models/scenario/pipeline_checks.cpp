@@ -329,6 +329,13 @@ void check_pipeline(const Checker& c) {
                           2 * p.pp, p.micro_batches()));
     }
   }
+  if (p.delay_wgrad_compute && p.schedule != Schedule::combined_1f1b) {
+    c.error("parallelism.delay_wgrad_compute",
+            fmt::format("delays the weight gradients to hide combined 1F1B's all-to-alls "
+                        "(Megatron-Core runs it with --overlap-moe-expert-parallel-comm): it "
+                        "needs schedule combined-1f1b, found {}",
+                        models::name_in(kScheduleNames, p.schedule)));
+  }
   if (p.schedule == Schedule::combined_1f1b) {
     check_combined_1f1b(c);
   } else if (p.schedule == Schedule::interleaved) {

@@ -405,6 +405,11 @@ Schema<ParallelSpec> make_parallel_schema() {
                "runs again in backward from its input instead of keeping its output (the fc2 "
                "input): Megatron-LM's recompute module moe_act; under fp8 with the blockwise "
                "recipe the input is kept in fp8 (DeepSeek-V3 s3.3.3)")
+      .boolean("delay_wgrad_compute", &ParallelSpec::delay_wgrad_compute, D::value("false"),
+               "with schedule combined-1f1b: each layer's weight-gradient GEMMs run after its "
+               "input gradients', the experts' beside the backward's dispatch all-to-all and "
+               "the attention's beside the next layer's combine (Megatron-Core's "
+               "--delay-wgrad-compute, which Megatron-Bridge turns on with moe_a2a_overlap)")
       .choice("placement", &ParallelSpec::placement, choices(kRankOrderNames),
               D::value("tp-cp-dp-pp"),
               "the order ranks are laid out in, fastest first, nodes taking consecutive ranks: "

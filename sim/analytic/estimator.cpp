@@ -75,6 +75,7 @@ void add_a2a(PassTimes& a2a, std::size_t i, const PhaseTime& priced, const Phase
   if (i < 2) {
     (forward ? a2a.inner_forward : a2a.inner_backward) += priced.ep_inner;
     (forward ? a2a.a2a_first_forward : a2a.a2a_first_backward) += priced.ep_first;
+    if (!forward) a2a.inner_weight += priced.ep_inner_weight;
   }
 }
 
@@ -204,7 +205,8 @@ StageCosts stage_costs(const models::scenario::Scenario& s, const DeviceProfile&
   Pricer pricer(s, profile, scratch);
   const models::StepPlan plan = models::plan_step(s);
   StageCosts c;
-  const LayerOverlap overlap(s.overlap, profile, models::splits_backward(s.parallelism.schedule));
+  const LayerOverlap overlap(s.overlap, profile, models::splits_backward(s.parallelism.schedule),
+                             s.parallelism.delay_wgrad_compute);
   c.layer = pass_times(plan.layer, pricer, overlap);
 
   // Overlapped collectives stay inside the layer's time.
@@ -260,7 +262,8 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   const double v = plan.virtual_stages;
   const double pp = plan.pp;
   const LayerOverlap layer_overlap(s.overlap, profile,
-                                   models::splits_backward(s.parallelism.schedule));
+                                   models::splits_backward(s.parallelism.schedule),
+                                   s.parallelism.delay_wgrad_compute);
 
   // Stages differ by their layers (uneven stages; an MoE model's dense layers),
   // the embedding and the head.

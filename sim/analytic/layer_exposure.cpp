@@ -32,6 +32,16 @@ PhaseTime exposed(const PhaseTime& t, const LayerOverlap& overlap, double share)
   for (const GroupKind g : kGroupKinds) {
     if (overlap.of(g)) e.comm[g] = t.comm[g] * kept;
   }
+  // Delayed weight gradients: only the backward has them and splits at its
+  // expert collectives (ep_first is the combine's mirror's time).
+  if (overlap.delay_weight && !overlap.of(GroupKind::ep) && t.weight > 0 && t.ep_first > 0) {
+    const double combine = t.ep_first;
+    const double dispatch = t.comm[GroupKind::ep] - combine;
+    const double experts = t.ep_inner_weight;
+    const double attention = t.weight - experts;
+    e.comm[GroupKind::ep] -=
+        std::min(experts, dispatch * (1 - share)) + std::min(attention, combine * (1 - share));
+  }
   // ZeRO-3's gathers go over the NICs, not NVLink: prefetched, a layer's runs
   // beside the layer before it, its whole compute as cover (the next phase's
   // all the same), and what the compute cannot hide stays exposed; hiding the

@@ -28,6 +28,9 @@ struct PhaseTime {
   // rest at the last). What combined 1F1B pairs (combined_fb_time).
   double ep_inner = 0;
   double ep_first = 0;
+  // Of ep_inner, the weight gradients (the experts'), which delayed weight
+  // gradients run beside the backward's dispatch.
+  double ep_inner_weight = 0;
 };
 
 // Which layer collectives the scenario overlaps with the GEMMs: chunk by chunk
@@ -41,13 +44,17 @@ struct LayerOverlap {
   // A zero-bubble schedule runs the weight gradients in passes of their own: they
   // are no cover for the collectives of the backward they were split from.
   bool split_weight = false;
+  // Combined 1F1B's delayed weight gradients (parallelism.delay_wgrad_compute):
+  // a backward's expert all-to-alls not otherwise overlapped run beside them.
+  bool delay_weight = false;
 
   LayerOverlap(const models::scenario::OverlapSpec& o, const DeviceProfile& p,
-               bool split_weight_gradients = false)
+               bool split_weight_gradients = false, bool delay_weight_gradients = false)
       : fused(o.fused),
         dp(o.dp),
         fused_exposed(p.fused_overlap_exposed),
-        split_weight(split_weight_gradients) {
+        split_weight(split_weight_gradients),
+        delay_weight(delay_weight_gradients) {
     chunked[static_cast<std::size_t>(models::GroupKind::tp)] = o.tp;
     chunked[static_cast<std::size_t>(models::GroupKind::cp)] = o.cp;
     chunked[static_cast<std::size_t>(models::GroupKind::ep)] = o.ep;
@@ -69,6 +76,13 @@ struct LayerOverlap {
 // profile's fused_overlap_exposed); plus what hiding the rest costs the GEMMs: each
 // chunked collective's kernels take their share of the compute rate while they run
 // (overlap_share: NCCL's channels, or userbuffers' SMs), ZeRO-3's gathers `share`.
+// With delayed weight gradients, a backward's expert all-to-alls that nothing
+// else overlaps run beside them, each all-to-all's kernels taking `share` of the
+// compute rate (Megatron-Core's model_chunk_schedule_plan.py issue order): the
+// dispatch's mirror beside the experts' weight gradients, the combine's mirror
+// beside the attention's (the layer's after it, taken alike); what that hides
+// leaves the exposed ep time. Combined 1F1B's backward passes run alone so, its
+// F&B passes as pair_phases says.
 PhaseTime exposed(const PhaseTime& t, const LayerOverlap& overlap, double share);
 
 }  // namespace myriad::sim

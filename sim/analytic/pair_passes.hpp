@@ -56,8 +56,19 @@ struct PairPhases {
 //     each waiting for what it needs of the other: four phases. With alike
 //     layers the sum over a chunk's layers is the same rule on the chunk's sums,
 //     which is what is priced; a dense layer's compute counts as the attention's.
+//     With delayed weight gradients (`delay_wgrad`, Megatron-Core's
+//     --delay-wgrad-compute; model_chunk_schedule_plan.py) the compute stream
+//     runs B.experts' input gradients, then their weight gradients, then
+//     F.experts, and B.attention's input gradients, then its weight gradients,
+//     then the next layer's F.attention, while B.dispatch (B.combine) waits only
+//     for the input gradients: each weight gradient starts in the phase of its
+//     input gradients as far as that phase's all-to-all leaves room (with `share`
+//     of the compute rate taken while it runs), the rest opens the next phase.
+//     The attention's that open a layer's first phase are the layer's before it,
+//     taken alike.
 [[nodiscard]] PairPhases pair_phases(models::scenario::Schedule schedule, const PassTimes& f,
-                                     const PassTimes& b);
+                                     const PassTimes& b, double share = 0,
+                                     bool delay_wgrad = false);
 
 // DualPipe's F&B pass time.
 [[nodiscard]] double fb_time(const PassTimes& f, const PassTimes& b, double share);
@@ -65,6 +76,6 @@ struct PairPhases {
 [[nodiscard]] double combined_fb_time(const PassTimes& f, const PassTimes& b, double share);
 // The F&B pass time of `schedule`: its phases' times summed.
 [[nodiscard]] double pair_time(models::scenario::Schedule schedule, const PassTimes& f,
-                               const PassTimes& b, double share);
+                               const PassTimes& b, double share, bool delay_wgrad = false);
 
 }  // namespace myriad::sim

@@ -34,6 +34,8 @@ struct PassTimes {
   double inner_backward = 0;
   double a2a_first_forward = 0;
   double a2a_first_backward = 0;
+  // Of inner_backward, the experts' weight gradients (PhaseTime::ep_inner_weight).
+  double inner_weight = 0;
   PassTimes& operator+=(const PassTimes& o) {
     forward += o.forward;
     backward += o.backward;
@@ -47,6 +49,7 @@ struct PassTimes {
     inner_backward += o.inner_backward;
     a2a_first_forward += o.a2a_first_forward;
     a2a_first_backward += o.a2a_first_backward;
+    inner_weight += o.inner_weight;
     return *this;
   }
   [[nodiscard]] PassTimes scaled(double k) const {
@@ -61,7 +64,8 @@ struct PassTimes {
             inner_forward * k,
             inner_backward * k,
             a2a_first_forward * k,
-            a2a_first_backward * k};
+            a2a_first_backward * k,
+            inner_weight * k};
   }
   [[nodiscard]] double of(const models::PipelineTask& t) const {
     if (t.forward) return forward;

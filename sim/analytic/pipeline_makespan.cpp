@@ -183,7 +183,8 @@ double fb_saving(const models::ScheduleGraph& graph, const models::StepPlan& pla
     const auto [forward, backward] = graph.pair_chunks(n.slot);
     const PassTimes f = chunk_passes(plan, passes, stage, forward);
     const PassTimes b = chunk_passes(plan, passes, stage, backward);
-    saved += f.forward + b.backward - pair_time(plan.schedule, f, b, passes.overlap_share);
+    saved += f.forward + b.backward -
+             pair_time(plan.schedule, f, b, passes.overlap_share, plan.delay_wgrad);
   }
   return saved;
 }
@@ -215,9 +216,9 @@ std::span<const double> pass_durations(const models::ScheduleGraph& graph,
     if (pairs) {  // F of chunk f with B of chunk b
       for (int f = 0; f < v; ++f) {
         for (int b = 0; b < v; ++b) {
-          durations[static_cast<std::size_t>(graph.pair_slot(stage, f, b))] =
-              pair_time(plan.schedule, chunks[static_cast<std::size_t>(f)],
-                        chunks[static_cast<std::size_t>(b)], passes.overlap_share);
+          durations[static_cast<std::size_t>(graph.pair_slot(stage, f, b))] = pair_time(
+              plan.schedule, chunks[static_cast<std::size_t>(f)],
+              chunks[static_cast<std::size_t>(b)], passes.overlap_share, plan.delay_wgrad);
         }
       }
     }

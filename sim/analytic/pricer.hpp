@@ -191,7 +191,9 @@ class Pricer {
     // the first ones' time.
     if (const auto [first_ep, last_ep] = phase.expert_split(); first_ep >= 0) {
       for (int k = first_ep; k < last_ep; ++k) {
-        e.fixed.ep_inner += cost_pool_[e.first_op + static_cast<std::size_t>(k)].time_s;
+        const double time = cost_pool_[e.first_op + static_cast<std::size_t>(k)].time_s;
+        e.fixed.ep_inner += time;
+        if (phase.ops[static_cast<std::size_t>(k)].wgrad) e.fixed.ep_inner_weight += time;
       }
       for (std::size_t i = 0; i < phase.comms.size(); ++i) {
         const auto& c = phase.comms[i];

@@ -186,9 +186,11 @@ struct Lists {
     // Likewise the scenario's combined 1F1B: interleaved when pp > 1, with
     // expert parallelism.
     if (!schedules_searched && p.schedule == models::scenario::Schedule::combined_1f1b &&
-        (p.ep < 2 || (p.pp > 1) != (p.virtual_stages > 1))) {
+        !models::combined_1f1b_runs(p.ep, p.pp, p.virtual_stages)) {
       p.schedule = models::scenario::Schedule::one_f_one_b;
     }
+    // Its delayed weight gradients go with it.
+    if (p.schedule != models::scenario::Schedule::combined_1f1b) p.delay_wgrad_compute = false;
     p.first_stage_layers = 0;
     p.last_stage_layers = 0;
     p.stage_layers.clear();

@@ -258,7 +258,7 @@ PassTimes StepProgram::chunk_passes(int stage, int chunk) const {
 double StepProgram::fb_time(int stage, const models::PipelineTask& f,
                             const models::PipelineTask& b) const {
   return sim::pair_time(schedule, chunk_passes(stage, f.chunk), chunk_passes(stage, b.chunk),
-                        overlap_share);
+                        overlap_share, delay_wgrad);
 }
 
 int StepProgram::main_layers(int stage, int chunk) const {
@@ -324,6 +324,7 @@ StepProgram build_step_program(const models::scenario::Scenario& s, StageCosts c
   p.v = models::chunks_per_stage(par.schedule, par.virtual_stages);
   p.m = par.micro_batches();
   p.schedule = par.schedule;
+  p.delay_wgrad = par.delay_wgrad_compute;
   p.overlap_pp = s.overlap.pp;
   p.overlap_dp = s.overlap.dp;
   p.overlap_share = overlap_share;

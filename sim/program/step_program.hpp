@@ -110,6 +110,7 @@ struct StepProgram {
   int v = 1;  // model chunks (virtual stages) per stage
   int m = 1;  // micro-batches
   models::scenario::Schedule schedule = models::scenario::Schedule::one_f_one_b;
+  bool delay_wgrad = false;  // combined 1F1B's delayed weight gradients (pair_phases)
   bool overlap_pp = false;
   bool overlap_dp = false;
   double overlap_share = 0;        // of the compute rate, taken by collectives beside it

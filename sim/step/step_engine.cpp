@@ -111,9 +111,9 @@ double play_pair_layer(StepState& p, int row, int stage, const PairPhase& phase,
 // over the layers as they run, not all at the phase's start, they meet the
 // pipeline transfers and data-parallel traffic as often as they would.
 void run_pair(StepState& p, int row, int stage, const StepTask& t, double slow) {
-  const PairPhases phases =
-      pair_phases(p.program.schedule, p.program.chunk_passes(stage, t.pass.chunk),
-                  p.program.chunk_passes(stage, t.pair.chunk));
+  const PairPhases phases = pair_phases(
+      p.program.schedule, p.program.chunk_passes(stage, t.pass.chunk),
+      p.program.chunk_passes(stage, t.pair.chunk), p.program.overlap_share, p.program.delay_wgrad);
   const std::array<int, 2> layers = {p.program.main_layers(stage, t.pass.chunk),
                                      p.program.main_layers(stage, t.pair.chunk)};
   for (int i = 0; i < phases.count; ++i) {

@@ -348,8 +348,9 @@ TEST_P(PublishedTable, WithinItsBounds) {
 // ("Et|(tt|)*30mL"), within 10 %. The suite as a whole is out of its bounds, and says so:
 // the Qwen3-30B-A3B runs took about 3 times the GPU time Myriad prices, the GPT-OSS 120B
 // runs (16 experts of 2,880 a GPU, bf16) about 1.3 times, and the Qwen3-235B runs that
-// overlap the all-to-alls by Megatron-Core's combined 1F1B (25.11, 26.02) hid about half
-// of what its documented mechanics allow, 10-20 % short (docs/validation.md#the-moe-rows);
+// overlap the all-to-alls by Megatron-Core's combined 1F1B with delayed weight gradients
+// (25.11, 26.02) hid about half of what its documented mechanics allow, 15-25 % short
+// (docs/validation.md#the-moe-rows);
 // all are predicted short, never long.
 TEST(PublishedMoeOnHopper, TheLargeMoeRowsHoldAndTheSmallOnesAreShown) {
   const ProfileLookup lookup = [](const models::scenario::Scenario& s) -> const DeviceProfile& {
@@ -367,8 +368,8 @@ TEST(PublishedMoeOnHopper, TheLargeMoeRowsHoldAndTheSmallOnesAreShown) {
     }
     if (row.name == "26.02 qwen3-235b-a22b 256 GPUs" ||
         row.name == "25.11 qwen3-235b-a22b 256 GPUs") {
-      EXPECT_LT(row.rel_error, -0.1) << row.name << ": predicted " << row.predicted;
-      EXPECT_GT(row.rel_error, -0.2) << row.name << ": predicted " << row.predicted;
+      EXPECT_LT(row.rel_error, -0.15) << row.name << ": predicted " << row.predicted;
+      EXPECT_GT(row.rel_error, -0.25) << row.name << ": predicted " << row.predicted;
     }
     if (row.name == "25.09 qwen3-235b-a22b 256 GPUs" || row.name == "25.09 deepseek-v3 1024 GPUs") {
       EXPECT_LE(std::fabs(row.rel_error), 0.10) << row.name << ": predicted " << row.predicted;

@@ -218,10 +218,13 @@ std::string schedules_text(const PlanVariants& v) {
     }
     return fmt::format(" x schedule {{{}}}", fmt::join(names, ", "));
   }
-  const auto own = v.all.front().base.parallelism.schedule;
+  const auto& base = v.all.front().base.parallelism;
+  const auto own = base.schedule;
   if (own == models::scenario::Schedule::combined_1f1b) {
-    return "; schedule combined-1f1b where it runs (ep > 1; v > 1 with pp > 1), 1f1b or "
-           "interleaved otherwise";
+    return fmt::format(
+        "; schedule combined-1f1b{} where it runs (ep > 1; v > 1 with pp > 1), 1f1b or "
+        "interleaved otherwise",
+        base.delay_wgrad_compute ? " with delayed weight gradients" : "");
   }
   if (!models::splits_backward(own)) return "";
   return fmt::format("; schedule {} where v is 1 (interleaved otherwise)",

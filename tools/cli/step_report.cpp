@@ -380,18 +380,18 @@ std::string step_report_text(const models::scenario::Scenario& s, const sim::Dev
                              const sim::StepReport& r) {
   const auto& p = s.parallelism;
   std::string out = fmt::format("{}\n", models::scenario::run_title(s));
+  const std::string schedule =
+      models::named_schedule(p.schedule)
+          ? fmt::format("{}{}", models::name_in(models::scenario::kScheduleNames, p.schedule),
+                        p.delay_wgrad_compute ? " with delayed weight gradients" : "")
+          : std::string{};
   out += fmt::format(
       "  {} x {}, tp {}{} pp {}{} cp {} ep {} dp {}; {} {} of {} x {} tokens\n", s.cluster.gpus,
       s.cluster.gpu.name, p.tp, p.sp ? " (sp)" : "", p.pp,
-      p.virtual_stages > 1
-          ? fmt::format(" (v {}{})", p.virtual_stages,
-                        models::named_schedule(p.schedule)
-                            ? fmt::format(", {}", models::name_in(models::scenario::kScheduleNames,
-                                                                  p.schedule))
-                            : std::string{})
-      : models::named_schedule(p.schedule)
-          ? fmt::format(" ({})", models::name_in(models::scenario::kScheduleNames, p.schedule))
-          : std::string{},
+      p.virtual_stages > 1 ? fmt::format(" (v {}{})", p.virtual_stages,
+                                         schedule.empty() ? std::string{} : ", " + schedule)
+      : schedule.empty()   ? std::string{}
+                           : fmt::format(" ({})", schedule),
       p.cp, p.ep, p.dp, p.micro_batches(), p.micro_batches() == 1 ? "micro-batch" : "micro-batches",
       p.micro_batch, s.model.seq_length);
   out += groups_line(s);
