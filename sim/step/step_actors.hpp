@@ -123,6 +123,9 @@ void play_dp_phase(StepState& p, int row, int stage, const DpPhase& d, double by
 void collective_task(StepState& p, int row, int stage, const StepTask& t);
 // Compute for `seconds` on the actor's host.
 void compute_for(const StepState& p, double seconds);
+// An F&B pass (step_pairs.cpp): its phases (sim/analytic/pair_passes.hpp), each
+// with its all-to-alls played as flows beside its compute.
+void run_pair(StepState& p, int row, int stage, const StepTask& t, double slow);
 // dp_collectives beside compute, in turn on the rank's data-parallel communicator;
 // their kernels take the profile's overlap_compute_share of the host's rate.
 void dp_beside_compute(StepState& p, int row, int stage, const StepTask& t);

@@ -4,7 +4,6 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cmath>
 #include <functional>
@@ -74,69 +73,6 @@ void run_task(StepState& p, int row, int stage, const PipelineTask& t, double sl
         p.traffic[static_cast<std::size_t>(k)]->play(p, row, stage, comms[i], Played::exposed);
       }
     }
-  }
-}
-
-// The expert all-to-alls of layer `layer` that an F&B pass's phase runs, as flows
-// where a kind plays them; returns their priced time.
-double play_pair_layer(StepState& p, int row, int stage, const PairPhase& phase,
-                       const std::array<int, 2>& layers, int layer) {
-  double played = 0;
-  for (const bool forward : {true, false}) {
-    if (layer >= layers[forward ? 0U : 1U]) continue;
-    for (const auto& a2a : p.pair_a2a) {
-      const bool ours =
-          (a2a.part == PairA2a::forward_first || a2a.part == PairA2a::forward_rest) == forward;
-      if (!ours || !phase.runs(a2a.part) || a2a.kinds.empty()) continue;
-      for (const int k : a2a.kinds) {
-        p.traffic[static_cast<std::size_t>(k)]->play(p, row, stage, a2a.comm, Played::in_pair);
-      }
-      played += a2a.comm.cost.time_s;
-    }
-  }
-  return played;
-}
-
-// An F&B pass (pair_passes.hpp), phase by phase as both engines describe it, each
-// phase layer by layer: a phase is priced on the chunks' sums, which for alike
-// layers is the rule layer by layer, so it is played as that many equal slices
-// (as many as the layers of the passes whose all-to-alls it runs). In a slice,
-// the phase's compute's share (slowed by the rank group's straggler factor, and
-// by the share of the compute rate the all-to-alls' kernels take while they run)
-// beside one layer's all-to-alls, as flows where a kind of layer traffic plays
-// them, and then what the slice's share of the phase's priced all-to-all time
-// holds beyond them (the all-to-alls of layers priced whole: dense layers,
-// partial recomputation); the slice ends when both have. Played by each member
-// of an expert group in the same order, so the group's exchanges meet; spread
-// over the layers as they run, not all at the phase's start, they meet the
-// pipeline transfers and data-parallel traffic as often as they would.
-void run_pair(StepState& p, int row, int stage, const StepTask& t, double slow) {
-  const PairPhases phases = pair_phases(
-      p.program.schedule, p.program.chunk_passes(stage, t.pass.chunk),
-      p.program.chunk_passes(stage, t.pair.chunk), p.program.overlap_share, p.program.delay_wgrad);
-  const std::array<int, 2> layers = {p.program.main_layers(stage, t.pass.chunk),
-                                     p.program.main_layers(stage, t.pair.chunk)};
-  for (int i = 0; i < phases.count; ++i) {
-    const PairPhase& phase = phases.phase[static_cast<std::size_t>(i)];
-    const bool forward = phase.runs(PairA2a::forward_first) || phase.runs(PairA2a::forward_rest);
-    const bool backward = phase.runs(PairA2a::backward_first) || phase.runs(PairA2a::backward_rest);
-    const int slices = std::max({1, forward ? layers[0] : 0, backward ? layers[1] : 0});
-    const double start = sg4::Engine::get_clock();
-    for (int l = 0; l < slices; ++l) {
-      sg4::ActorPtr side;
-      if (phase.a2a > 0) {
-        side = beside("pair-a2a", [&p, row, stage, &phase, &layers, l, slices] {
-          const double share = phase.a2a / slices;
-          // Rounding aside, nothing is left where every all-to-all is a flow.
-          const double rest = share - play_pair_layer(p, row, stage, phase, layers, l);
-          if (rest > 1e-12 * share) sg4::this_actor::sleep_for(rest);
-        });
-      }
-      compute_for(p, (slow * phase.compute + p.program.overlap_share * phase.a2a) / slices);
-      if (side) side->join();
-    }
-    XBT_DEBUG("stage %d: F&B phase %d took %.6g s: %.6g s of compute beside %.6g s of all-to-alls",
-              stage, i, sg4::Engine::get_clock() - start, phase.compute, phase.a2a);
   }
 }
 
