@@ -27,6 +27,10 @@ enum class PairA2a : std::uint8_t {
   backward_first = 4,
   backward_rest = 8,
 };
+// Whether `part` is of the forward pass.
+[[nodiscard]] constexpr bool of_forward(PairA2a part) {
+  return part == PairA2a::forward_first || part == PairA2a::forward_rest;
+}
 
 struct PairPhase {
   double compute = 0;      // on the compute stream, at the full compute rate
@@ -34,6 +38,13 @@ struct PairPhase {
   std::uint8_t parts = 0;  // which ones (PairA2a bits)
   [[nodiscard]] bool runs(PairA2a part) const {
     return (parts & static_cast<std::uint8_t>(part)) != 0;
+  }
+  // Whether it runs any of the forward's (backward's) all-to-alls.
+  [[nodiscard]] bool runs_forward() const {
+    return runs(PairA2a::forward_first) || runs(PairA2a::forward_rest);
+  }
+  [[nodiscard]] bool runs_backward() const {
+    return runs(PairA2a::backward_first) || runs(PairA2a::backward_rest);
   }
   // The longer of the compute, slowed by `share` of the compute rate while the
   // all-to-alls run, and the all-to-alls.

@@ -20,9 +20,7 @@ double pair_layer_a2a(StepState& p, int row, int stage, const PairPhase& phase,
   for (const bool forward : {true, false}) {
     if (layer >= layers[forward ? 0U : 1U]) continue;
     for (const auto& a2a : p.pair_a2a) {
-      const bool ours =
-          (a2a.part == PairA2a::forward_first || a2a.part == PairA2a::forward_rest) == forward;
-      if (!ours || !phase.runs(a2a.part) || a2a.kinds.empty()) continue;
+      if (of_forward(a2a.part) != forward || !phase.runs(a2a.part) || a2a.kinds.empty()) continue;
       for (const int k : a2a.kinds) {
         if (play) {
           p.traffic[static_cast<std::size_t>(k)]->play(p, row, stage, a2a.comm, Played::in_pair);
@@ -62,9 +60,8 @@ void run_pair(StepState& p, int row, int stage, const StepTask& t, double slow) 
   std::vector<double> weights;
   for (int i = 0; i < phases.count; ++i) {
     const PairPhase& phase = phases.phase[static_cast<std::size_t>(i)];
-    const bool forward = phase.runs(PairA2a::forward_first) || phase.runs(PairA2a::forward_rest);
-    const bool backward = phase.runs(PairA2a::backward_first) || phase.runs(PairA2a::backward_rest);
-    const int slices = std::max({1, forward ? layers[0] : 0, backward ? layers[1] : 0});
+    const int slices =
+        std::max({1, phase.runs_forward() ? layers[0] : 0, phase.runs_backward() ? layers[1] : 0});
     weights.assign(static_cast<std::size_t>(slices), 1.0 / slices);
     double flows = 0;
     for (int l = 0; l < slices; ++l) {

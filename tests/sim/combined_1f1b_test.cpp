@@ -22,6 +22,7 @@
 #include "sim/analytic/pipeline_makespan.hpp"
 #include "sim/program/evaluator.hpp"
 #include "sim/program/step_program.hpp"
+#include "tests/sim/mixtral_ep8.hpp"
 #include "tests/sim/shipped.hpp"
 #include "tests/sim/slot_durations.hpp"
 #include "tests/sim/step_engine_support.hpp"
@@ -249,13 +250,7 @@ TEST(Combined1F1B, TheChecksSayWhatItNeeds) {
 // hides part of what the interleaved schedule leaves exposed, says how much, and
 // holds one more forward's activations; the step engine plays the same step.
 TEST(Combined1F1B, HidesTheAllToAllsHoldsOneMoreForwardAndTheEnginesAgree) {
-  const auto s = models::scenario::load_scenario_text(
-      "cluster: {preset: llama3-like, gpus: 64}\n"
-      "model: {preset: mixtral-8x7b, seq_length: 4096}\n"
-      "parallelism: {tp: 2, sp: true, ep: 8, pp: 4, virtual_stages: 2, zero: 1, "
-      "global_batch: 64, schedule: combined-1f1b}\n"
-      "overlap: {dp: true, pp: true, tp: true}\n",
-      "mixtral.yaml", testing::kShipped);
+  const auto s = testing::mixtral_ep8("combined-1f1b");
   ASSERT_GT(models::group_span(models::GroupKind::ep, s).nodes, 1);
   auto plain = s;
   plain.parallelism.schedule = Schedule::interleaved;

@@ -12,6 +12,7 @@
 #include "sim/analytic/estimator.hpp"
 #include "sim/analytic/layer_exposure.hpp"
 #include "sim/analytic/pair_passes.hpp"
+#include "tests/sim/mixtral_ep8.hpp"
 #include "tests/sim/shipped.hpp"
 #include "tests/sim/step_engine_support.hpp"
 
@@ -108,15 +109,8 @@ TEST(DelayWgrad, ABackwardAloneHidesItsAllToAllsBehindItsWeightGradients) {
 }
 
 models::scenario::Scenario mixtral(bool delay, const std::string& schedule = "combined-1f1b") {
-  return models::scenario::load_scenario_text(
-      "cluster: {preset: llama3-like, gpus: 64}\n"
-      "model: {preset: mixtral-8x7b, seq_length: 4096}\n"
-      "parallelism: {tp: 2, sp: true, ep: 8, pp: 4, virtual_stages: 2, zero: 1, "
-      "global_batch: 64, schedule: " +
-          schedule + ", delay_wgrad_compute: " + (delay ? "true" : "false") +
-          "}\n"
-          "overlap: {dp: true, pp: true, tp: true}\n",
-      "mixtral.yaml", testing::kShipped);
+  return testing::mixtral_ep8(schedule, 2,
+                              std::string(", delay_wgrad_compute: ") + (delay ? "true" : "false"));
 }
 
 // Expectation: on a layout whose all-to-alls leave the node, delaying the weight

@@ -11,6 +11,7 @@
 #include "sim/analytic/estimator.hpp"
 #include "sim/analytic/pair_passes.hpp"
 #include "sim/step/step_lowering.hpp"
+#include "tests/sim/mixtral_ep8.hpp"
 #include "tests/sim/shipped.hpp"
 #include "tests/sim/step_engine_support.hpp"
 
@@ -71,22 +72,11 @@ TEST(PairPasses, DualPipeIsOnePhaseCombinedFourEachOfOneAllToAll) {
   EXPECT_NEAR(pair_time(Schedule::combined_1f1b, f, b, 0.25), sum, 1e-15);
 }
 
-models::scenario::Scenario mixtral(const std::string& schedule, int v) {
-  return models::scenario::load_scenario_text(
-      "cluster: {preset: llama3-like, gpus: 64}\n"
-      "model: {preset: mixtral-8x7b, seq_length: 4096}\n"
-      "parallelism: {tp: 2, sp: true, ep: 8, pp: 4, virtual_stages: " +
-          std::to_string(v) + ", zero: 1, global_batch: 64, schedule: " + schedule +
-          "}\n"
-          "overlap: {dp: true, pp: true, tp: true}\n",
-      "mixtral.yaml", testing::kShipped);
-}
-
 // Expectation: with expert groups across nodes, the lowering lists a layer's
 // all-to-alls for the F&B passes, the dispatch opening the forward and the
 // combine's mirror the backward, each played by the NVLink and the flows kinds.
 TEST(PairFlows, TheLoweringPutsEachAllToAllInItsPhase) {
-  const auto s = mixtral("combined-1f1b", 2);
+  const auto s = testing::mixtral_ep8("combined-1f1b");
   ASSERT_GT(models::group_span(models::GroupKind::ep, s).nodes, 1);
   const StepLowering p = lower_step(s, testing::shipped_profile("H100"), {}, false);
   ASSERT_TRUE(p.pair_flows);
@@ -115,8 +105,8 @@ TEST(PairFlows, TheLoweringPutsEachAllToAllInItsPhase) {
 // by one (the same layers, micro-batches, pipeline and data-parallel traffic);
 // and where nothing contends the step is the priced one, within 2 %.
 TEST(PairFlows, CombinedSendsWhatInterleavedSendsAndTheEnginesAgree) {
-  const auto paired = mixtral("combined-1f1b", 2);
-  const auto alone = mixtral("interleaved", 2);
+  const auto paired = testing::mixtral_ep8("combined-1f1b");
+  const auto alone = testing::mixtral_ep8("interleaved");
   const DeviceProfile& h100 = testing::shipped_profile("H100");
   const testing::ChildResult a = testing::run_in_child(paired, testing::options(), h100);
   const testing::ChildResult b = testing::run_in_child(alone, testing::options(), h100);
@@ -130,7 +120,7 @@ TEST(PairFlows, CombinedSendsWhatInterleavedSendsAndTheEnginesAgree) {
 
 // Expectation: DualPipe's F&B passes likewise, one phase each.
 TEST(PairFlows, DualPipeEnginesAgree) {
-  const auto s = mixtral("dualpipe", 1);
+  const auto s = testing::mixtral_ep8("dualpipe", 1);
   const DeviceProfile& h100 = testing::shipped_profile("H100");
   const testing::ChildResult r = testing::run_in_child(s, testing::options(), h100);
   ASSERT_GT(r.step_time_s, 0);
