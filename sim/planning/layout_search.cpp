@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "models/plan/pipeline_schedule.hpp"
 #include "models/plan/step_plan.hpp"
@@ -199,11 +200,15 @@ struct Lists {
       p.pipeline_layout.clear();
       p.layout_layers.clear();
     }
+    // Model chunks that cannot hold alike layers (Qwen3-235B's 94 on 8 x 4, Llama
+    // 3 405B's 126 on 16 x 8): the embedding or the loss as a layer, as those ran.
+    if (p.pipeline_layout.empty()) even_chunks(p);
     // Pipelines whose stages cannot hold alike layers (DeepSeek-V3's 61 on 16):
     // one more layer on each of the stages between the first and the last, from
     // the second on, as far as it takes (the embedding and the head stay with the
     // fewest); the balanced split may then move them.
-    if (p.virtual_stages == 1 && p.pp > 2 && layers % p.pp != 0 && layers >= p.pp) {
+    if (p.virtual_stages == 1 && p.pp > 2 && layers % p.pp != 0 && layers >= p.pp &&
+        !p.embedding_as_layer && !p.loss_as_layer) {
       const int rest = layers % p.pp;
       p.stage_layers.assign(static_cast<std::size_t>(p.pp), layers / p.pp);
       for (int k = 0; k < rest; ++k) {
@@ -221,6 +226,28 @@ struct Lists {
     if (p.pp != 1 || p.recompute != models::scenario::Recompute::none) p.offload_layers = 0;
     if (batch_range) p.global_batch = batch_in_range(p, *batch_range);
     return p;
+  }
+  // Sets embedding_as_layer and loss_as_layer (Megatron-LM's --account-for-
+  // embedding/loss-in-pipeline-split: the first and last chunk a layer short):
+  // kept where they even the chunks, else the first of none, both, the loss, the
+  // embedding that does; none where nothing does (the checks then say why), on
+  // one stage, and on more than two without interleaving (stage_layers spreads those).
+  void even_chunks(models::scenario::ParallelSpec& p) const {
+    const int chunks = p.pp * p.virtual_stages;
+    const auto evens = [&](bool embedding, bool loss) {
+      return chunks > 0 && (layers + int{embedding} + int{loss}) % chunks == 0;
+    };
+    if (p.pp >= 2 && evens(p.embedding_as_layer, p.loss_as_layer)) return;
+    p.embedding_as_layer = false;
+    p.loss_as_layer = false;
+    if (p.pp < 2 || (p.virtual_stages == 1 && p.pp > 2) || evens(false, false)) return;
+    for (const auto& [embedding, loss] : {std::pair{true, true}, {false, true}, {true, false}}) {
+      if (evens(embedding, loss)) {
+        p.embedding_as_layer = embedding;
+        p.loss_as_layer = loss;
+        return;
+      }
+    }
   }
   [[nodiscard]] const models::scenario::PruneSpec& prune_at(std::size_t index) const {
     return prune[index / layouts()];
@@ -535,6 +562,13 @@ std::vector<std::string> layout_overrides(const models::scenario::ParallelSpec& 
   }
   if (base.last_stage_layers != p.last_stage_layers) {
     sets.push_back(fmt::format("parallelism.last_stage_layers={}", p.last_stage_layers));
+  }
+  if (base.embedding_as_layer != p.embedding_as_layer) {
+    sets.push_back(
+        fmt::format("parallelism.embedding_as_layer={}", p.embedding_as_layer ? "true" : "false"));
+  }
+  if (base.loss_as_layer != p.loss_as_layer) {
+    sets.push_back(fmt::format("parallelism.loss_as_layer={}", p.loss_as_layer ? "true" : "false"));
   }
   if (base.pipeline_layout != p.pipeline_layout) {
     sets.push_back(fmt::format("parallelism.pipeline_layout=\"{}\"", p.pipeline_layout));

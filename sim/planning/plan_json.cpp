@@ -54,6 +54,8 @@ nlohmann::json plan_to_json(const PlanResult& r) {
                    {"alike", l.alike},
                    {"metrics", metrics_to_json(l.metrics)},
                    {"stage_layers", l.parallelism.stage_layers},
+                   {"embedding_as_layer", l.parallelism.embedding_as_layer},
+                   {"loss_as_layer", l.parallelism.loss_as_layer},
                    {"recompute_layers", l.parallelism.recompute_layers},
                    {"offload_layers", l.parallelism.offload_layers}});
   }
@@ -87,6 +89,8 @@ PlanResult plan_from_json(const nlohmann::json& j, const models::scenario::Scena
     apply_layout(s, layout_at(base, space, l.index));
     l.parallelism = s.parallelism;
     l.parallelism.stage_layers = t.at("stage_layers").get<std::vector<int>>();
+    l.parallelism.embedding_as_layer = t.at("embedding_as_layer").get<bool>();
+    l.parallelism.loss_as_layer = t.at("loss_as_layer").get<bool>();
     l.parallelism.recompute_layers = t.at("recompute_layers").get<int>();
     l.parallelism.offload_layers = t.at("offload_layers").get<int>();
     l.prune = prune_at(base, space, l.index);

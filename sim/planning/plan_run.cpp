@@ -283,4 +283,30 @@ std::vector<PlanPoint> plan_points(const PlanVariants& v, const PlanOptions& opt
   return points;
 }
 
+// What the v column's * says, where a row shown has it: which of the embedding and
+// the loss take a layer's place in the pipeline split.
+std::string counted_layers_note(const std::vector<Rescored>& best) {
+  bool both = false;  // rows that count the embedding and the loss
+  bool embedding = false;
+  bool loss = false;
+  for (const auto& b : best) {
+    const auto& p = b.layout.parallelism;
+    both = both || (p.embedding_as_layer && p.loss_as_layer);
+    embedding = embedding || (p.embedding_as_layer && !p.loss_as_layer);
+    loss = loss || (p.loss_as_layer && !p.embedding_as_layer);
+  }
+  const int kinds = int{both} + int{embedding} + int{loss};
+  if (kinds == 0) return "";
+  const char* what = kinds > 1 ? "the embedding, the loss or both take"
+                     : both    ? "the embedding and the loss each take"
+                     : loss    ? "the loss takes"
+                               : "the embedding takes";
+  return fmt::format(
+      "v*: the model's layers do not split evenly over pp x v model chunks, so {} a layer's "
+      "place in the split, the first or last chunk a layer short, as the row's --set line says "
+      "(parallelism.embedding_as_layer and loss_as_layer: Megatron-LM's "
+      "--account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split).\n",
+      what);
+}
+
 }  // namespace myriad::sim

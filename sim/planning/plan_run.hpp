@@ -130,6 +130,10 @@ struct PlanColumns {
   bool priced = false;      // cost: every cluster priced
   bool deadline = false;    // deadline: --max-days
 };
+// Under the table, where a row's v is marked (its chunks count the embedding or
+// the loss as a layer): which, and why; empty where none is.
+std::string counted_layers_note(const std::vector<Rescored>& best);
+
 PlanColumns plan_columns(const PlanVariants& v, const std::vector<Rescored>& best,
                          const PlanOptions& options, bool rescored, bool deadline);
 

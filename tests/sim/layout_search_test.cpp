@@ -262,6 +262,9 @@ void expect_same_plan(const PlanResult& a, const PlanResult& b) {
     EXPECT_EQ(a.top[i].parallelism.dp, b.top[i].parallelism.dp) << i;
     EXPECT_EQ(a.top[i].parallelism.zero, b.top[i].parallelism.zero) << i;
     EXPECT_EQ(a.top[i].parallelism.stage_layers, b.top[i].parallelism.stage_layers) << i;
+    EXPECT_EQ(a.top[i].parallelism.embedding_as_layer, b.top[i].parallelism.embedding_as_layer)
+        << i;
+    EXPECT_EQ(a.top[i].parallelism.loss_as_layer, b.top[i].parallelism.loss_as_layer) << i;
     EXPECT_EQ(a.top[i].parallelism.recompute_layers, b.top[i].parallelism.recompute_layers) << i;
     EXPECT_EQ(a.top[i].parallelism.offload_layers, b.top[i].parallelism.offload_layers) << i;
   }
@@ -804,6 +807,79 @@ TEST(LayoutSearch, PipelinesOfLayersTheyDoNotDivideAreSearched) {
       EXPECT_FALSE(again.parallelism.recompute_norms_and_up);
     }
   }
+}
+
+// Interleaved chunks of layers they do not divide (Llama 3 405B's 126 layers on
+// 8 x 4 or 16 x 8 chunks, as its published runs split them): the embedding and
+// the loss each take a layer's place, where that evens them, in the order none,
+// both, the loss, the embedding; the scenario's own choice where it evens them;
+// one chunk a stage keeps the stage split. Each of the best reproduces its
+// estimate from its overrides, and the shards, sent as JSON and merged, are the
+// whole search.
+TEST(LayoutSearch, InterleavedChunksCountTheEmbeddingAndTheLossWhereTheLayersNeedIt) {
+  const std::string text =
+      "cluster: {preset: llama3-like, gpus: 1024}\n"
+      "model: {preset: llama3-405b}\n"
+      "parallelism: {tp: 8, sp: true, pp: 2, global_batch: 512, recompute: full}\n"
+      "overlap: {tp: true, pp: true, dp: true}\n"
+      "training: {tokens: 1T}\n";
+  const auto s = models::scenario::load_scenario_text(text, "llama405.yaml", kShipped);
+  ASSERT_EQ(s.model.layers, 126);
+  SearchSpace space = default_space(s);
+  space.tp = {8};
+  space.pp = {2, 8, 16};
+  space.virtual_stages = {1, 2, 4, 8};
+  space.cp = {1};
+  space.micro_batch = {1};
+  space.zero = {1};
+  space.recompute = {models::scenario::Recompute::full};
+  space.placement = {models::scenario::RankOrder::tp_cp_dp_pp};
+  int counted = 0;
+  for (std::size_t index = 0; index < candidate_count(space); ++index) {
+    const models::scenario::ParallelSpec p = layout_at(s, space, index);
+    const bool even = 126 % (p.pp * p.virtual_stages) == 0;
+    const bool spread = p.virtual_stages == 1 && p.pp > 2;  // stage_layers instead
+    EXPECT_EQ(p.embedding_as_layer, !even && !spread) << p.pp << " x " << p.virtual_stages;
+    EXPECT_EQ(p.loss_as_layer, !even && !spread) << p.pp << " x " << p.virtual_stages;
+    EXPECT_EQ(p.stage_layers.empty(), !spread || even) << p.pp << " x " << p.virtual_stages;
+    counted += p.embedding_as_layer ? 1 : 0;
+  }
+  EXPECT_EQ(counted, 9);  // {2, 8, 16} x {2, 4, 8}: 128 layers split evenly
+  PlanOptions options;
+  options.top = 6;
+  const PlanResult r = search_layouts(s, h100(), space, options);
+  EXPECT_EQ(r.pruned, 0U);
+  ASSERT_FALSE(r.top.empty());
+  bool interleaved = false;
+  for (const auto& l : r.top) {
+    interleaved = interleaved || l.parallelism.embedding_as_layer;
+    const auto again = models::scenario::load_scenario_text(
+        text, "llama405.yaml",
+        models::scenario::LoadOptions({MYRIAD_SCENARIO_DIR},
+                                      layout_overrides(l.parallelism, s.parallelism)));
+    EXPECT_EQ(again.parallelism.embedding_as_layer, l.parallelism.embedding_as_layer);
+    EXPECT_DOUBLE_EQ(estimate(again, h100(), Detail::summary).step_time_s, l.metrics.step_time_s);
+  }
+  EXPECT_TRUE(interleaved);  // interleaving beats 8 stages of one chunk here
+  expect_same_plan(r, merged_shards(s, space, options, 3));
+
+  // 31 layers: on 4 x 2 chunks the loss alone evens them (32), tried before the
+  // embedding; a scenario that counts the embedding keeps it.
+  auto odd = s;
+  odd.model.layers = 31;
+  space.pp = {4};
+  space.virtual_stages = {2};
+  const models::scenario::ParallelSpec loss = layout_at(odd, space, 0);
+  EXPECT_FALSE(loss.embedding_as_layer);
+  EXPECT_TRUE(loss.loss_as_layer);
+  odd.parallelism.embedding_as_layer = true;
+  const models::scenario::ParallelSpec embedding = layout_at(odd, space, 0);
+  EXPECT_TRUE(embedding.embedding_as_layer);
+  EXPECT_FALSE(embedding.loss_as_layer);
+  // On one stage, nothing to count.
+  space.pp = {1};
+  space.virtual_stages = {1};
+  EXPECT_FALSE(layout_at(odd, space, 0).embedding_as_layer);
 }
 
 }  // namespace

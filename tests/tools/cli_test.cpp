@@ -160,18 +160,42 @@ TEST(Cli, PlanOnARailOnlyFabricSaysSo) {
 }
 
 // Expectation: where no row of plan's table runs the scenario's own schedule
-// (Qwen3-235B's 94 layers split by no virtual stages on 2 stages or more, which
-// combined 1F1B needs), plan says so and how to search only where it runs.
+// (ZB-H1 on Llama 3 8B over 64 H100, whose best three run one stage or
+// interleave, neither of which ZB-H1 can), plan says so and how to search only
+// where it runs.
 TEST(Cli, PlanSaysWhenNoRowRunsTheScenariosSchedule) {
-  const std::string qwen = std::string(MYRIAD_SCENARIO_DIR) + "/bench/qwen3-235b-h100-256.yaml";
-  const Result r = run_cli({"plan", qwen, "--set", "parallelism.schedule=combined-1f1b", "--set",
-                            "overlap.ep=false", "--top", "3"});
+  const std::string llama =
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-8b-h100-64-pp4.yaml";
+  const Result r = run_cli({"plan", llama, "--set", "parallelism.schedule=zb-h1", "--set",
+                            "parallelism.virtual_stages=1", "--top", "3"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
-  EXPECT_NE(r.out.find("No row runs the scenario's combined-1f1b"), std::string::npos) << r.out;
-  const Result own = run_cli(
-      {"plan", qwen, "--schedules", "combined-1f1b", "--set", "overlap.ep=false", "--top", "3"});
+  EXPECT_NE(r.out.find("No row runs the scenario's zb-h1"), std::string::npos) << r.out;
+  const Result own = run_cli({"plan", llama, "--schedules", "zb-h1", "--set",
+                              "parallelism.virtual_stages=1", "--top", "3"});
   ASSERT_EQ(own.code, kExitOk) << own.err;
   EXPECT_EQ(own.out.find("No row runs"), std::string::npos) << own.out;
+}
+
+// Expectation: a model whose layers split evenly over no interleaved pipeline
+// (Llama 3 8B cut to 30 layers) gets interleaved rows all the same, the
+// embedding and the loss each taking a layer's place (32 over 2 x 8 chunks); the
+// table marks them, says so under it, and the best's --set line carries the keys.
+TEST(Cli, PlanCountsTheEmbeddingAndTheLossWhereTheChunksNeedIt) {
+  const std::string llama =
+      std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-8b-h100-64-pp4.yaml";
+  const Result r = run_cli({"plan", llama, "--set", "model.layers=30", "--set", "parallelism.pp=1",
+                            "--set", "parallelism.virtual_stages=1", "--top", "3"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("  8*  "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("v*: the model's layers do not split evenly over pp x v model chunks, so "
+                       "the embedding and the loss each take a layer's place"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("--set parallelism.virtual_stages=8"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--set parallelism.embedding_as_layer=true --set "
+                       "parallelism.loss_as_layer=true"),
+            std::string::npos)
+      << r.out;
 }
 
 // Expectation: a sweep estimates every configuration of its axes, keeps invalid

@@ -365,7 +365,11 @@ std::vector<std::string> best_row(const sim::Rescored& b, int rank, const PlanVa
   if (c.hardware) row.push_back(v.all[l.variant].hardware);
   if (c.variant) row.push_back(sim::variant_label(v, l.variant));
   if (c.gpus) row.push_back(models::scenario::grouped(m.gpus));
-  for (const int n : {p.tp, p.pp, p.virtual_stages, p.cp, p.ep}) row.push_back(std::to_string(n));
+  for (const int n : {p.tp, p.pp}) row.push_back(std::to_string(n));
+  // Marked where the embedding or the loss takes a layer's place (notes_text).
+  row.push_back(std::to_string(p.virtual_stages) +
+                (p.embedding_as_layer || p.loss_as_layer ? "*" : ""));
+  for (const int n : {p.cp, p.ep}) row.push_back(std::to_string(n));
   if (c.schedule) row.emplace_back(models::name_in(models::scenario::kScheduleNames, p.schedule));
   if (c.etp) row.push_back(std::to_string(p.etp));
   for (const int n : {p.dp, p.micro_batch}) row.push_back(std::to_string(n));
@@ -417,6 +421,7 @@ std::string notes_text(const PlanCliOptions& o, const PlanVariants& v,
                        const std::vector<sim::Rescored>& best, const sim::PlanColumns& c) {
   std::string out;
   if (c.deadline) out += deadline_summary(search.result, o.max_days, best.front().layout.metrics);
+  out += sim::counted_layers_note(best);
   // The scenario's own schedule, where no row shown runs it.
   const auto own = v.all.front().base.parallelism.schedule;
   if (v.all.front().space.schedule.empty() && models::named_schedule(own) &&
