@@ -20,19 +20,51 @@ double layer_activation_bytes(const scenario::Scenario& s) {
   return layer_activation_bytes(s, s.model.is_moe() ? LayerKind::moe : LayerKind::dense);
 }
 
-double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
+namespace {
+
+// What a layer keeps for backward on one rank, per token: in all, and what each
+// module whose saved tensors fine-grained offload sends to the host keeps of it
+// (OffloadModule; the attention's output is core_attn's and, where the output
+// projection keeps no copy of its own, attn_proj's too).
+struct LayerKeeps {
+  double tokens = 0;
+  double total = 0;
+  double attn_norm = 0;
+  double qkv_linear = 0;
+  double attention_inputs = 0;  // core_attn's: queries, keys, values (and unfused scores)
+  double attention_output = 0;  // core_attn's, and attn_proj's without a copy
+  double proj_copy = 0;         // attn_proj's fp8 copy of the output, where it keeps one
+  double mlp_norm = 0;
+  double expert_fc1 = 0;
+  double moe_act = 0;
+  // What the listed modules keep: each tensor once.
+  [[nodiscard]] double offloaded(const scenario::ParallelSpec& p) const {
+    using M = scenario::OffloadModule;
+    double out = 0;
+    if (p.offloads(M::attn_norm)) out += attn_norm;
+    if (p.offloads(M::qkv_linear)) out += qkv_linear;
+    if (p.offloads(M::core_attn)) out += attention_inputs + attention_output;
+    if (p.offloads(M::attn_proj)) {
+      out += proj_copy > 0 ? proj_copy : (p.offloads(M::core_attn) ? 0 : attention_output);
+    }
+    if (p.offloads(M::mlp_norm)) out += mlp_norm;
+    if (p.offloads(M::expert_fc1)) out += expert_fc1;
+    if (p.offloads(M::moe_act)) out += moe_act;
+    return out;
+  }
+};
+
+LayerKeeps layer_keeps(const scenario::Scenario& s, LayerKind kind) {
   const auto& m = s.model;
   const bool moe = kind == LayerKind::moe && m.is_moe();
   const auto& p = s.parallelism;
   const double t = p.tp;
   const bool sp = p.sp && p.tp > 1;
-  const double tokens = static_cast<double>(p.micro_batch) * m.seq_length / p.cp;
+  LayerKeeps k;
+  k.tokens = static_cast<double>(p.micro_batch) * m.seq_length / p.cp;
   const double h = m.hidden;
-  // Full recomputation keeps a layer's input (recomputed_layer_activation_bytes);
-  // partial recomputation's other layers keep what a layer without it keeps.
-  if (p.recompute == scenario::Recompute::full && p.recompute_layers == 0) {
-    return tokens * 2 * h / (sp ? t : 1);
-  }
+  // Full recomputation keeps a layer's input (layer_activation_bytes), no module's.
+  if (p.recompute == scenario::Recompute::full && p.recompute_layers == 0) return k;
   const double kv = static_cast<double>(m.kv_heads) * m.head_width();
   const double q = m.query_width();
   const bool swiglu = m.activation == scenario::Activation::swiglu;
@@ -59,14 +91,19 @@ double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
   // dropout (Korthikanti et al., arXiv:2205.05198, s4.1: 10sbh of 34sbh).
   const bool dropout = m.dropout > 0;
   double replicated = dropout ? 10 * h : 8 * h;
+  const double by_sequence = sp ? 1 / t : 1.0;
+  k.attn_norm = 2 * h * by_sequence;
+  k.mlp_norm = 2 * h * by_sequence;
   // Queries and the attention's output (2 B each), keys and values.
   double attention = 4 * q + 4 * kv;
+  double output = 2 * q;
   if (m.is_mla()) {
     // Every head's query and key (qk wide) and value and output (v wide), and the
     // latents the up-projections read, whole on every tp rank (DeepSeek-V3 s3.2.3
     // recomputes the up-projections in backward instead; not modelled).
     const double heads = m.heads;
     attention = 2 * heads * (2 * m.head_width() + 2 * m.value_width());
+    output = 2 * heads * m.value_width();
     if (p.recompute_norms_and_up) {
       // The up-projections' queries, keys and values are made again in backward
       // (the attention's output stays, the output projection's input).
@@ -90,7 +127,14 @@ double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
     if (!p.recompute_norms_and_up) replicated -= 2 * h;
     const bool e5m6 = s.training.fp8_recipe == scenario::Fp8Recipe::blockwise;
     attention += (e5m6 ? -0.5 : 1.0) * m.heads * m.value_width();
+    if (e5m6) {
+      output -= 0.5 * m.heads * m.value_width();
+    } else {
+      k.proj_copy = m.heads * m.value_width() / t;
+    }
   }
+  if (!p.recompute_norms_and_up) k.qkv_linear = gemm_input * h * by_sequence;
+  k.attention_output = output / t;
   // What the MLP keeps: its fc1 output (the activation's input) and fc2 input,
   // and an MoE layer's permuted token copies (the experts' fc1 input).
   const double permuted = moe ? gemm_input * h : 0;
@@ -104,13 +148,41 @@ double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
           : 2;
   const double expert_mlp =
       act_recomputed ? act_input * f_in + permuted : 2 * f_in + gemm_input * f + permuted;
+  if (moe) {
+    k.expert_fc1 = routed * permuted / t;
+    k.moe_act = routed * act_input * f_in / t;
+  }
   const double split = attention + shared + routed * expert_mlp;
   double per_token = (sp ? replicated / t : replicated) + split / t;
+  double scores = 0;
   if (!s.training.fused_kernels && p.recompute != scenario::Recompute::selective) {
     // The softmax's output, and with dropout its mask and output (5as^2b of Korthikanti).
-    per_token += (dropout ? 5.0 : 2.0) * m.heads * m.seq_length / t;
+    scores = (dropout ? 5.0 : 2.0) * m.heads * m.seq_length / t;
+    per_token += scores;
   }
-  return tokens * per_token;
+  k.attention_inputs = (attention - output) / t - k.proj_copy + scores;
+  k.total = per_token;
+  return k;
+}
+
+}  // namespace
+
+double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind) {
+  const auto& p = s.parallelism;
+  // Full recomputation keeps a layer's input (recomputed_layer_activation_bytes);
+  // partial recomputation's other layers keep what a layer without it keeps.
+  if (p.recompute == scenario::Recompute::full && p.recompute_layers == 0) {
+    const double tokens = static_cast<double>(p.micro_batch) * s.model.seq_length / p.cp;
+    return tokens * 2 * s.model.hidden / (p.sp && p.tp > 1 ? p.tp : 1);
+  }
+  const LayerKeeps k = layer_keeps(s, kind);
+  if (s.parallelism.offload_modules.empty()) return k.tokens * k.total;
+  return k.tokens * (k.total - k.offloaded(s.parallelism));
+}
+
+double layer_offloaded_bytes(const scenario::Scenario& s, LayerKind kind) {
+  const LayerKeeps k = layer_keeps(s, kind);
+  return k.tokens * k.offloaded(s.parallelism);
 }
 
 OffloadedActivations offloaded_activations(const scenario::Scenario& s) {
@@ -370,6 +442,17 @@ MemoryBreakdown stage_states_and_activations(const scenario::Scenario& s, const 
 
 MemoryBreakdown stage_memory(const scenario::Scenario& s, const StepPlan& plan, int stage) {
   MemoryBreakdown b = stage_states_and_activations(s, plan, stage);
+  if (!s.parallelism.offload_modules.empty()) {
+    // Fine-grained offload: the host holds what the layers in flight sent it; the
+    // GPU, besides what they keep, one layer's offloaded tensors on their way (a
+    // copy leaves after its module's forward, and the next one's reload comes in
+    // a module ahead of its backward; on the last stage the last layer's stay).
+    scenario::Scenario kept = s;
+    kept.parallelism.offload_modules.clear();
+    b.offloaded = stage_states_and_activations(kept, plan, stage).activations - b.activations;
+    b.activations += std::max(layer_offloaded_bytes(s, LayerKind::moe),
+                              plan.mixed() ? layer_offloaded_bytes(s, LayerKind::dense) : 0.0);
+  }
   add_gathered(s, plan, stage, b);
   return b;
 }

@@ -39,6 +39,10 @@ struct MemoryBreakdown {
 // recomputation (parallelism.recompute_layers), a layer that is not recomputed.
 double layer_activation_bytes(const scenario::Scenario& s);
 double layer_activation_bytes(const scenario::Scenario& s, LayerKind kind);
+// Of those, what fine-grained activation offload (parallelism.offload_modules)
+// sends to host memory, which layer_activation_bytes leaves out: what the listed
+// modules keep, each tensor once; 0 without it.
+double layer_offloaded_bytes(const scenario::Scenario& s, LayerKind kind);
 // A fully recomputed layer's: its input only.
 double recomputed_layer_activation_bytes(const scenario::Scenario& s);
 

@@ -23,6 +23,18 @@ enum class RankOrder {
   tp_cp_pp_dp,  // a replica's stages side by side (pipelines inside a pod)
 };
 
+// The modules whose saved inputs Megatron-Core's fine-grained activation offload
+// (--fine-grained-activation-offloading --offload-modules) sends to host memory.
+enum class OffloadModule {
+  attn_norm,   // the attention's norm: its input
+  qkv_linear,  // the QKV (MLA: down-) projection: its input, the norm's output
+  core_attn,   // the attention core: queries, keys, values and its output
+  attn_proj,   // the output projection: its input (the attention's output, or its fp8 copy)
+  mlp_norm,    // the MLP's norm: its input
+  expert_fc1,  // the routed experts' fc1: their permuted tokens
+  moe_act,     // the routed experts' activation: its input, fc1's output
+};
+
 // How the scenario spells them (the schema, reports, `--set` lines).
 inline constexpr models::EnumName<Recompute> kRecomputeNames[] = {
     {Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}};
@@ -32,6 +44,11 @@ inline constexpr models::EnumName<Schedule> kScheduleNames[] = {
     {Schedule::zb_h1, "zb-h1"},
     {Schedule::dualpipe, "dualpipe"},
     {Schedule::combined_1f1b, "combined-1f1b"}};
+inline constexpr models::EnumName<OffloadModule> kOffloadModuleNames[] = {
+    {OffloadModule::attn_norm, "attn_norm"}, {OffloadModule::qkv_linear, "qkv_linear"},
+    {OffloadModule::core_attn, "core_attn"}, {OffloadModule::attn_proj, "attn_proj"},
+    {OffloadModule::mlp_norm, "mlp_norm"},   {OffloadModule::expert_fc1, "expert_fc1"},
+    {OffloadModule::moe_act, "moe_act"}};
 inline constexpr models::EnumName<RankOrder> kRankOrderNames[] = {
     {RankOrder::tp_cp_dp_pp, "tp-cp-dp-pp"}, {RankOrder::tp_cp_pp_dp, "tp-cp-pp-dp"}};
 
@@ -76,6 +93,17 @@ struct ParallelSpec {
   // the first N layers' activations are copied to host memory during forward and
   // back for backward, at most layers - N layers' on the GPU at once. 0: none.
   int offload_layers = 0;
+  // Fine-grained activation offload (Megatron-Core's
+  // --fine-grained-activation-offloading --offload-modules): what these modules
+  // keep for backward goes to host memory after their forward, in every layer,
+  // and comes back one module ahead in backward. Empty: none.
+  std::vector<OffloadModule> offload_modules;
+  [[nodiscard]] bool offloads(OffloadModule m) const {
+    for (const OffloadModule o : offload_modules) {
+      if (o == m) return true;
+    }
+    return false;
+  }
   // Every norm and MLA's up-projections run again in backward instead of keeping
   // their outputs (DeepSeek-V3 s3.2.3).
   bool recompute_norms_and_up = false;
@@ -98,6 +126,11 @@ struct ParallelSpec {
       label += " " + std::to_string(recompute_layers) + "/chunk";
     }
     if (offload_layers > 0) label += ", " + std::to_string(offload_layers) + " offloaded";
+    if (!offload_modules.empty()) {
+      label += ", offloads";
+      for (const OffloadModule m : offload_modules)
+        label += " " + std::string(name_in(kOffloadModuleNames, m));
+    }
     return label;
   }
 

@@ -248,6 +248,8 @@ void check_uneven_stages(const Checker& c) {
   }
 }
 
+void check_host_side(const Checker& c, const char* key);
+
 // Activation offload as Megatron-LM runs it (--cpu-offloading): Transformer
 // Engine's default schedule plays each micro-batch's forward through all the
 // layers and then its backward, which a pipeline of one stage does; Megatron-LM
@@ -274,6 +276,12 @@ void check_offload(const Checker& c) {
                              "stay on the GPU)",
                              p.offload_layers, layers, layers - 1));
   }
+  check_host_side(c, key);
+}
+
+// What any offload needs of the GPU's host: a link and memory, given; and the
+// copies priced on the link alone.
+void check_host_side(const Checker& c, const char* key) {
   const GpuSpec& gpu = c.s().cluster.gpu;
   if (c.s().cluster.nodes() > 1) {
     c.warning(key,
@@ -295,10 +303,58 @@ void check_offload(const Checker& c) {
   }
 }
 
+// Fine-grained activation offload (Megatron-Core's --offload-modules): the
+// modules a layer of the model has, and not beside what already keeps less of
+// the same tensors (whole-layer recomputation or offload, the recomputation of
+// the same modules), which Myriad does not price together.
+void check_offload_modules(const Checker& c) {
+  const ParallelSpec& p = c.s().parallelism;
+  if (p.offload_modules.empty()) return;
+  const char* key = "parallelism.offload_modules";
+  const auto name = [](OffloadModule m) { return models::name_in(kOffloadModuleNames, m); };
+  if (p.offload_layers > 0) {
+    c.error(key,
+            "set with parallelism.offload_layers: offload whole layers (Transformer "
+            "Engine's CPU offload) or modules (Megatron-Core's fine-grained offload), "
+            "not both");
+  }
+  if (p.recompute == Recompute::full) {
+    c.error(key,
+            "set with parallelism.recompute: full: a recomputed layer keeps only its input, "
+            "which no module offloads");
+  }
+  for (const OffloadModule m : p.offload_modules) {
+    if ((m == OffloadModule::expert_fc1 || m == OffloadModule::moe_act) && !c.s().model.is_moe()) {
+      c.error(key,
+              fmt::format("{} offloads what the routed experts keep; the model has none", name(m)));
+    }
+    const bool norms = m == OffloadModule::attn_norm || m == OffloadModule::mlp_norm ||
+                       m == OffloadModule::qkv_linear;
+    if (norms && p.recompute_norms_and_up) {
+      c.error(key, fmt::format("{} with parallelism.recompute_norms_and_up: the norms run again "
+                               "in backward, from inputs their recomputation keeps; use one of "
+                               "them",
+                               name(m)));
+    }
+    if (m == OffloadModule::moe_act && p.recompute_moe_act) {
+      c.error(key,
+              "moe_act with parallelism.recompute_moe_act: recompute the activation or "
+              "offload its input, not both");
+    }
+    if (m == OffloadModule::core_attn && p.recompute == Recompute::selective) {
+      c.error(key,
+              "core_attn with parallelism.recompute: selective: selective recomputation "
+              "runs the attention core again from the inputs it keeps; use one of them");
+    }
+  }
+  check_host_side(c, key);
+}
+
 }  // namespace
 
 void check_pipeline(const Checker& c) {
   check_offload(c);
+  check_offload_modules(c);
   const ParallelSpec& p = c.s().parallelism;
   const ModelSpec& m = c.s().model;
   const int chunks = p.pp * p.virtual_stages;

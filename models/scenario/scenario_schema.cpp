@@ -396,6 +396,12 @@ Schema<ParallelSpec> make_parallel_schema() {
                "forward and come back for backward, beside the compute (Megatron-LM's "
                "--cpu-offloading-num-layers, Transformer Engine's CPU offload); with pp 1 and "
                "no recomputation, as Megatron-LM runs it; at most layers - 1")
+      .choice_list("offload_modules", &ParallelSpec::offload_modules, choices(kOffloadModuleNames),
+                   D::none(),
+                   "fine-grained activation offload: what these modules keep for backward goes "
+                   "to host memory after their forward in every layer and comes back one module "
+                   "ahead in backward, beside the compute (Megatron-Core's "
+                   "--fine-grained-activation-offloading --offload-modules); any pipeline")
       .boolean("recompute_norms_and_up", &ParallelSpec::recompute_norms_and_up, D::value("false"),
                "with recompute none: every norm (and with multi-head latent attention its "
                "up-projections) runs again in backward instead of keeping its output "

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace myriad::models::scenario::schema_detail {
@@ -151,6 +152,34 @@ bool read_choice(const ConfigNode& node, const std::vector<std::string>& names,
                         fmt::format("expected one of {}, found '{}'{}", list, node.text(),
                                     did_you_mean(node.text(), names)));
   return false;
+}
+
+bool read_choices(const ConfigNode& node, const std::vector<std::string>& names,
+                  const std::string& path, ParseContext& ctx, std::vector<std::size_t>& out) {
+  if (!node.is_list()) {
+    ctx.diagnostics.error(
+        node.where(), path,
+        fmt::format("expected a list such as [{}], found {}", names.front(), node.describe()));
+    return false;
+  }
+  out.clear();
+  bool ok = true;
+  for (std::size_t i = 0; i < node.items().size(); ++i) {
+    const std::string item = path + "[" + std::to_string(i) + "]";
+    std::size_t index = 0;
+    if (!read_choice(node.items()[i], names, item, ctx, index)) {
+      ok = false;
+      continue;
+    }
+    if (std::find(out.begin(), out.end(), index) != out.end()) {
+      ctx.diagnostics.error(node.items()[i].where(), item,
+                            fmt::format("'{}' is listed twice", names[index]));
+      ok = false;
+      continue;
+    }
+    out.push_back(index);
+  }
+  return ok;
 }
 
 Resolved scalar(const std::string& key, std::string text, std::string human, nlohmann::json json,

@@ -81,6 +81,9 @@ bool read_ints(const ConfigNode& node, IntRange r, const std::string& path, Pars
                std::vector<int>& out);
 bool read_choice(const ConfigNode& node, const std::vector<std::string>& names,
                  const std::string& path, ParseContext& ctx, std::size_t& index);
+// A list of names, each one of `names` and none twice: their indexes in order.
+bool read_choices(const ConfigNode& node, const std::vector<std::string>& names,
+                  const std::string& path, ParseContext& ctx, std::vector<std::size_t>& out);
 
 Resolved scalar(const std::string& key, std::string text, std::string human, nlohmann::json json,
                 const Origins& origins, const std::string& path);
@@ -247,6 +250,44 @@ class Schema {
           }
           return std::tuple{std::string("?"), std::string{}, nlohmann::json(nullptr)};
         });
+    return *this;
+  }
+
+  // A list of choices, each at most once, such as modules: `[core_attn, expert_fc1]`.
+  template <class E>
+  Schema& choice_list(std::string key, std::vector<E> T::*member,
+                      std::vector<std::pair<std::string, E>> options, const Default& def,
+                      std::string help) {
+    std::vector<std::string> names;
+    for (const auto& o : options) names.push_back(o.first);
+    std::string type = "list of:";
+    for (const auto& n : names) type += " " + n;
+    Field f;
+    f.key = key;
+    f.def = def;
+    f.field_doc = FieldDoc{std::move(key), type, "", def.text, std::move(help)};
+    f.parse = [member, options, names](T& t, const ConfigNode& n, const std::string& p,
+                                       ParseContext& c) {
+      std::vector<std::size_t> picked;
+      if (!schema_detail::read_choices(n, names, p, c, picked)) return false;
+      (t.*member).clear();
+      for (const std::size_t i : picked) (t.*member).push_back(options[i].second);
+      return true;
+    };
+    f.emit = [member, options, key = f.key](const T& t, const std::string& p, const Origins& o) {
+      Resolved r;
+      r.kind = Resolved::Kind::list;
+      r.key = key;
+      for (const E v : t.*member) {
+        for (const auto& option : options) {
+          if (option.second != v) continue;
+          r.children.push_back(schema_detail::scalar("", option.first, option.first,
+                                                     nlohmann::json(option.first), o, p));
+        }
+      }
+      return r;
+    };
+    fields_.push_back(std::move(f));
     return *this;
   }
 

@@ -88,4 +88,17 @@ PassTimes offload_stall(const models::scenario::Scenario& s, const DeviceProfile
                        link * profile.host_to_device_efficiency);
 }
 
+PassTimes module_offload_stall(const models::scenario::Scenario& s, const DeviceProfile& profile,
+                               const PassTimes& layer, models::LayerKind kind) {
+  PassTimes stall;
+  if (s.parallelism.offload_modules.empty()) return stall;
+  const double bytes = models::layer_offloaded_bytes(s, kind);
+  const double link = s.cluster.gpu.host_link_bw_Bps;
+  stall.forward = std::max(0.0, bytes / (link * profile.device_to_host_efficiency) - layer.forward);
+  stall.backward =
+      std::max(0.0, bytes / (link * profile.host_to_device_efficiency) - layer.backward);
+  stall.offload = stall.forward + stall.backward;
+  return stall;
+}
+
 }  // namespace myriad::sim

@@ -19,6 +19,7 @@
 #include <span>
 
 #include "models/scenario/scenario.hpp"
+#include "models/transformer/layer_program.hpp"
 #include "sim/analytic/pipeline_makespan.hpp"
 #include "sim/cost/device_profile.hpp"
 
@@ -43,5 +44,24 @@ PassTimes offload_stall(std::span<const OffloadLayer> layers, int offloaded, dou
 // GPU) at the profile's achieved host-link rates; zero without offload.
 PassTimes offload_stall(const models::scenario::Scenario& s, const DeviceProfile& profile,
                         const PassTimes& moe, const PassTimes& dense);
+
+// Fine-grained activation offload (parallelism.offload_modules, Megatron-Core's
+// --fine-grained-activation-offloading, megatron/core/pipeline_parallel/
+// fine_grained_activation_offload.py): in every layer, what the listed modules
+// keep for backward (models::layer_offloaded_bytes) goes to the host on a copy
+// stream of its own once each module's forward is done, and comes back on
+// another one module ahead of its backward (a module's reload is issued as the
+// module after it starts its backward, and waits for its own copy out). So a
+// layer's copies out run beside its forward and its copies back beside the
+// backward of the layer after it: a pass of many layers waits, per layer, for
+// what the link takes beyond the compute beside it, max(0, bytes / rate -
+// forward) and max(0, bytes / rate - backward). (Megatron-Core lets a forward run
+// ahead of its copies, holding their tensors on the GPU until they have left;
+// charging the wait instead keeps one layer's copies on the GPU, which is what
+// models::stage_memory counts.) The copies take no SMs. Returns a layer's
+// waits as PassTimes (forward, backward and offload, their sum), given its
+// passes; zero without it.
+PassTimes module_offload_stall(const models::scenario::Scenario& s, const DeviceProfile& profile,
+                               const PassTimes& layer, models::LayerKind kind);
 
 }  // namespace myriad::sim

@@ -106,6 +106,15 @@ StageTime scaled(StageTime t, double k) {
   return t;
 }
 
+// A layer's time with fine-grained activation offload's waits (module_offload_stall).
+StageTime with_module_offload(const models::scenario::Scenario& s, const DeviceProfile& profile,
+                              StageTime t, models::LayerKind kind) {
+  const PassTimes stall = module_offload_stall(s, profile, t.passes(), kind);
+  t.offload += stall.offload;
+  t.forward += stall.forward;
+  return t;
+}
+
 PassTimes pass_times(const models::LayerProgram& lp, Pricer& pricer, const LayerOverlap& overlap) {
   PassTimes times;
   const ProgramPhases p = program_phases(lp, pricer, overlap, 0);
@@ -208,6 +217,7 @@ StageCosts stage_costs(const models::scenario::Scenario& s, const DeviceProfile&
   const LayerOverlap overlap(s.overlap, profile, models::splits_backward(s.parallelism.schedule),
                              s.parallelism.delay_wgrad_compute);
   c.layer = pass_times(plan.layer, pricer, overlap);
+  c.layer += module_offload_stall(s, profile, c.layer, models::LayerKind::moe);
 
   // Overlapped collectives stay inside the layer's time.
   c.forward_comms = layer_collectives({&plan.layer.forward}, pricer, profile, overlap);
@@ -218,6 +228,7 @@ StageCosts stage_costs(const models::scenario::Scenario& s, const DeviceProfile&
                                         profile, overlap, true);
   if (plan.mixed()) {
     c.dense_layer = pass_times(plan.dense_layer, pricer, overlap);
+    c.dense_layer += module_offload_stall(s, profile, c.dense_layer, models::LayerKind::dense);
     c.dense_layer_comm = exposed_comm(plan.dense_layer, pricer, overlap);
   }
   if (plan.partial_recompute()) {
@@ -267,10 +278,14 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
 
   // Stages differ by their layers (uneven stages; an MoE model's dense layers),
   // the embedding and the head.
-  const StageTime layer = program_time(plan.layer, pricer, layer_overlap, 0);
   const bool mixed = plan.mixed();
+  const StageTime layer = with_module_offload(
+      s, profile, program_time(plan.layer, pricer, layer_overlap, 0), models::LayerKind::moe);
   const StageTime dense =
-      mixed ? program_time(plan.dense_layer, pricer, layer_overlap, 0) : StageTime{};
+      mixed ? with_module_offload(s, profile,
+                                  program_time(plan.dense_layer, pricer, layer_overlap, 0),
+                                  models::LayerKind::dense)
+            : StageTime{};
   // Partial recomputation: what each recomputed layer runs again.
   const bool partial = plan.partial_recompute();
   const StageTime again =

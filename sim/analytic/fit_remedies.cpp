@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "models/plan/step_plan.hpp"
@@ -102,6 +103,29 @@ std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
   if (offloaded && offloaded->layers != p.offload_layers) {
     changes.push_back({{"parallelism.offload_layers", std::to_string(offloaded->layers)},
                        [n = offloaded->layers](Scenario& c) { c.parallelism.offload_layers = n; }});
+  }
+  // Fine-grained offload of every module whose saved tensors the scenario's
+  // recomputation leaves (any pipeline; the most it can send to the host).
+  if (p.offload_modules.empty() && p.offload_layers == 0 && p.recompute != Recompute::full) {
+    using models::scenario::OffloadModule;
+    std::vector<OffloadModule> modules;
+    if (!p.recompute_norms_and_up) {
+      modules.insert(modules.end(), {OffloadModule::attn_norm, OffloadModule::qkv_linear});
+    }
+    if (p.recompute != Recompute::selective) modules.push_back(OffloadModule::core_attn);
+    modules.push_back(OffloadModule::attn_proj);
+    if (!p.recompute_norms_and_up) modules.push_back(OffloadModule::mlp_norm);
+    if (s.model.is_moe()) {
+      modules.push_back(OffloadModule::expert_fc1);
+      if (!p.recompute_moe_act) modules.push_back(OffloadModule::moe_act);
+    }
+    std::string names;
+    for (const OffloadModule m : modules) {
+      names += (names.empty() ? "" : ",") +
+               std::string(models::name_in(models::scenario::kOffloadModuleNames, m));
+    }
+    changes.push_back({{"parallelism.offload_modules", "[" + names + "]"},
+                       [modules](Scenario& c) { c.parallelism.offload_modules = modules; }});
   }
   // Each further ZeRO stage: the distributed optimizer (1), gradients sharded too
   // and so reduce-scattered every micro-batch (2), parameters sharded too and

@@ -36,6 +36,9 @@ struct PassTimes {
   double a2a_first_backward = 0;
   // Of inner_backward, the experts' weight gradients (PhaseTime::ep_inner_weight).
   double inner_weight = 0;
+  // Of forward and backward: the GPU's waits for fine-grained activation
+  // offload's copies (activation_offload.hpp, module_offload_stall).
+  double offload = 0;
   PassTimes& operator+=(const PassTimes& o) {
     forward += o.forward;
     backward += o.backward;
@@ -50,6 +53,7 @@ struct PassTimes {
     a2a_first_forward += o.a2a_first_forward;
     a2a_first_backward += o.a2a_first_backward;
     inner_weight += o.inner_weight;
+    offload += o.offload;
     return *this;
   }
   [[nodiscard]] PassTimes scaled(double k) const {
@@ -65,7 +69,8 @@ struct PassTimes {
             inner_backward * k,
             a2a_first_forward * k,
             a2a_first_backward * k,
-            inner_weight * k};
+            inner_weight * k,
+            offload * k};
   }
   [[nodiscard]] double of(const models::PipelineTask& t) const {
     if (t.forward) return forward;

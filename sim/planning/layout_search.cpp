@@ -203,10 +203,9 @@ struct Lists {
     // Model chunks that cannot hold alike layers (Qwen3-235B's 94 on 8 x 4, Llama
     // 3 405B's 126 on 16 x 8): the embedding or the loss as a layer, as those ran.
     if (p.pipeline_layout.empty()) even_chunks(p);
-    // Pipelines whose stages cannot hold alike layers (DeepSeek-V3's 61 on 16):
-    // one more layer on each of the stages between the first and the last, from
-    // the second on, as far as it takes (the embedding and the head stay with the
-    // fewest); the balanced split may then move them.
+    // Pipelines whose stages cannot hold alike layers (DeepSeek-V3's 61 on 16): one
+    // more layer on each stage between the first and the last, from the second on,
+    // as far as it takes; the balanced split may then move them.
     if (p.virtual_stages == 1 && p.pp > 2 && layers % p.pp != 0 && layers >= p.pp &&
         !p.embedding_as_layer && !p.loss_as_layer) {
       const int rest = layers % p.pp;
@@ -222,16 +221,19 @@ struct Lists {
     // Partial recomputation is the scenario's, kept where full recomputation is.
     if (p.recompute != models::scenario::Recompute::full) p.recompute_layers = 0;
     // Activation offload is the scenario's, kept where Megatron-LM runs it (one
-    // stage, no recomputation).
+    // stage, no recomputation); its modules' where the recomputation leaves them.
     if (p.pp != 1 || p.recompute != models::scenario::Recompute::none) p.offload_layers = 0;
+    if (p.recompute == models::scenario::Recompute::full) p.offload_modules.clear();
+    if (p.recompute == models::scenario::Recompute::selective) {
+      std::erase(p.offload_modules, models::scenario::OffloadModule::core_attn);
+    }
     if (batch_range) p.global_batch = batch_in_range(p, *batch_range);
     return p;
   }
-  // Sets embedding_as_layer and loss_as_layer (Megatron-LM's --account-for-
-  // embedding/loss-in-pipeline-split: the first and last chunk a layer short):
-  // kept where they even the chunks, else the first of none, both, the loss, the
-  // embedding that does; none where nothing does (the checks then say why), on
-  // one stage, and on more than two without interleaving (stage_layers spreads those).
+  // Sets embedding_as_layer and loss_as_layer (the first and last chunk a layer
+  // short): kept where they even the chunks, else the first of none, both, the
+  // loss, the embedding that does; none where nothing does (the checks say why),
+  // on one stage, and on more than two without interleaving (stage_layers below).
   void even_chunks(models::scenario::ParallelSpec& p) const {
     const int chunks = p.pp * p.virtual_stages;
     const auto evens = [&](bool embedding, bool loss) {

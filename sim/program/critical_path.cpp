@@ -163,13 +163,14 @@ PassShares pass_shares(const StageCosts& costs, const StageLayers& n, bool first
   double host = n.layers * costs.layer.host + n.dense * costs.dense_layer.host +
                 n.again * costs.recompute_layer.host +
                 n.dense_again * costs.recompute_dense_layer.host;
-  double offload = 0;
+  // Fine-grained activation offload's waits, inside the layers' passes.
+  double offload = n.layers * costs.layer.offload + n.dense * costs.dense_layer.offload;
   if (first) {
     total += costs.embedding.forward + costs.embedding.backward;
     add(costs.embedding_comm, 1);
     host += costs.embedding.host;
-    offload = costs.offload.forward + costs.offload.backward;
-    total += offload;
+    offload += costs.offload.forward + costs.offload.backward;
+    total += costs.offload.forward + costs.offload.backward;
   }
   if (last) {
     total += costs.head.forward + costs.head.backward;

@@ -882,5 +882,27 @@ TEST(LayoutSearch, InterleavedChunksCountTheEmbeddingAndTheLossWhereTheLayersNee
   EXPECT_FALSE(layout_at(odd, space, 0).embedding_as_layer);
 }
 
+// The scenario's fine-grained offload is kept where a layout's recomputation
+// leaves its modules' tensors: whole under none, without core_attn under
+// selective, none under full; no layout is refused for it.
+TEST(LayoutSearch, OffloadedModulesFollowTheRecomputation) {
+  auto s = models::scenario::load_scenario_text(kLlama8b, "plan.yaml", kShipped);
+  using models::scenario::OffloadModule;
+  using models::scenario::Recompute;
+  s.parallelism.offload_modules = {OffloadModule::core_attn, OffloadModule::mlp_norm};
+  SearchSpace space = small_space(s);
+  space.recompute = {Recompute::none, Recompute::selective, Recompute::full};
+  for (std::size_t index = 0; index < candidate_count(space); ++index) {
+    const models::scenario::ParallelSpec p = layout_at(s, space, index);
+    const std::vector<OffloadModule> expected =
+        p.recompute == Recompute::none        ? s.parallelism.offload_modules
+        : p.recompute == Recompute::selective ? std::vector<OffloadModule>{OffloadModule::mlp_norm}
+                                              : std::vector<OffloadModule>{};
+    EXPECT_EQ(p.offload_modules, expected) << index;
+  }
+  const PlanResult r = search_layouts(s, h100(), space, PlanOptions{});
+  EXPECT_EQ(r.pruned_by.count("parallelism.offload_modules"), 0U);
+}
+
 }  // namespace
 }  // namespace myriad::sim
