@@ -38,6 +38,15 @@ enum class LoadBalancing { adaptive, ecmp };
 inline constexpr models::EnumName<LoadBalancing> kLoadBalancingNames[] = {
     {LoadBalancing::adaptive, "adaptive"}, {LoadBalancing::ecmp, "ecmp"}};
 
+// Whether each ECMP switch seeds its hash with its own value (per_switch, as
+// Cisco's universal algorithm and flow-based hashing with a per-switch seed do)
+// or every switch hashes alike (shared): then a switch above the first tier sees
+// only the flows that one hash sent its way and spreads them over fewer ports
+// (polarization; sim/cost/network_slowdown.cpp).
+enum class EcmpHash { per_switch, shared };
+inline constexpr models::EnumName<EcmpHash> kEcmpHashNames[] = {
+    {EcmpHash::per_switch, "per_switch"}, {EcmpHash::shared, "shared"}};
+
 // NCCL's connections a NIC carries for one ring or pipeline peer: its graph
 // search finds a channel per NIC, then doubles them (ncclTopoPostset;
 // NVIDIA/nccl issue #524), and point-to-point takes NCCL_NCHANNELS_PER_NET_PEER,
@@ -72,6 +81,7 @@ struct NetworkSpec {
   // NCCL_IB_QPS_PER_CONNECTION: queue pairs a connection splits its data over,
   // each hashed on its own (ECMP only).
   int qps_per_connection = 1;
+  EcmpHash ecmp_hash = EcmpHash::per_switch;
   std::vector<TierSpec> tiers;
 };
 

@@ -78,6 +78,12 @@ void check_network(const Checker& c) {
                         "expected cluster.network.load_balancing: ecmp, or 1",
                         cl.network.qps_per_connection));
   }
+  if (cl.network.ecmp_hash != EcmpHash::per_switch &&
+      cl.network.load_balancing != LoadBalancing::ecmp) {
+    c.error("cluster.network.ecmp_hash",
+            "how switches seed their hash changes nothing unless flows are hashed: expected "
+            "cluster.network.load_balancing: ecmp, or per_switch");
+  }
   const TierSpec& leaf = cl.network.tiers.front();
   if (leaf.port_bw_Bps < nic_port_bw(cl)) {
     c.warning("cluster.network.tiers[0].port_bandwidth",

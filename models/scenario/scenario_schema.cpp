@@ -126,6 +126,12 @@ Schema<NetworkSpec> make_network_schema() {
       .integer("qps_per_connection", &NetworkSpec::qps_per_connection, Range{1, 64}, D::value("1"),
                "NCCL_IB_QPS_PER_CONNECTION: queue pairs each connection splits its data over, "
                "each hashed on its own (more, smaller flows collide less); ecmp only")
+      .choice("ecmp_hash", &NetworkSpec::ecmp_hash, choices(kEcmpHashNames), D::value("per_switch"),
+              "ecmp only: per_switch, each switch seeds its hash with its own value (flows "
+              "spread anew at every tier), or shared, every switch hashes alike, so a switch "
+              "above the first tier, which sees only the flows one hash sent it, spreads them "
+              "over its up ports over the greatest common divisor of its and the tier below's "
+              "(hash polarization)")
       .section_list("tiers", &NetworkSpec::tiers, make_tier_schema(), D::required());
   return s;
 }

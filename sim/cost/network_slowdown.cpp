@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <numeric>
 
 #include "models/plan/rank_layout.hpp"
 #include "sim/cost/comm_cost.hpp"
@@ -26,6 +27,7 @@ struct SlowdownKey {
   int planes = 1;
   models::scenario::LoadBalancing balancing = models::scenario::LoadBalancing::adaptive;
   int qps = 1;
+  models::scenario::EcmpHash hash = models::scenario::EcmpHash::per_switch;
   // radix, oversubscription, port bandwidth, up ports down
   std::array<std::array<double, 4>, 4> tiers{};
   std::size_t tier_count = 0;
@@ -53,7 +55,8 @@ NetworkSlowdown network_slowdown(const models::scenario::Scenario& s, Traffic tr
                   s.cluster.network.rail_optimized,
                   s.cluster.network.planes,
                   s.cluster.network.load_balancing,
-                  s.cluster.network.qps_per_connection};
+                  s.cluster.network.qps_per_connection,
+                  s.cluster.network.ecmp_hash};
   key.tier_count = tiers.size();
   for (std::size_t i = 0; i < tiers.size(); ++i) {
     key.tiers[i] = {static_cast<double>(tiers[i].radix), tiers[i].oversubscription,
@@ -88,6 +91,19 @@ class TierHashing {
     ports_ = std::max(1.0, std::round(nics_ * c.nic_bw_Bps * uplinks / port_Bps));
     switch_ports_ = std::max(1.0, std::min(ports_, models::scenario::up_ports(c.network, tier)));
     switches_ = std::max(1.0, std::round(ports_ / switch_ports_));
+    // Polarization: where every switch hashes alike (and picks a port by the hash
+    // modulo its up ports), a switch above the first tier receives, from each
+    // switch below, only the flows whose hash picked the port to it, h = j mod
+    // U_below; of its own U ports, h mod U reaches U / gcd(U, U_below) (Cisco's
+    // "CEF polarization"; inferred for modulo selection: docs/notes/ecmp.md).
+    if (tier > 0 && c.network.ecmp_hash == models::scenario::EcmpHash::shared) {
+      const auto below = static_cast<long>(
+          std::max(1.0, std::round(models::scenario::up_ports(c.network, tier - 1))));
+      const auto own = static_cast<long>(switch_ports_);
+      hashed_ports_ = static_cast<double>(own / std::gcd(own, below));
+    } else {
+      hashed_ports_ = switch_ports_;
+    }
     demand_ = std::min(c.nic_bw_Bps / flows_per_nic_, models::scenario::nic_port_bw(c)) / port_Bps;
   }
 
@@ -97,7 +113,7 @@ class TierHashing {
     auto same = std::find_if(groups_.begin(), groups_.end(),
                              [&](const HashedPorts& g) { return g.flows == flows; });
     if (same == groups_.end()) {
-      groups_.push_back({flows, switch_ports_, switches_});
+      groups_.push_back({flows, hashed_ports_, switches_});
     } else {
       same->count += switches_;
     }
@@ -122,6 +138,7 @@ class TierHashing {
   double nics_ = 0;
   double ports_ = 1;
   double switch_ports_ = 1;
+  double hashed_ports_ = 1;  // of a switch's up ports, those its flows can reach
   double switches_ = 1;
   double demand_ = 1;
   std::vector<HashedPorts> groups_;

@@ -109,5 +109,60 @@ TEST(Ecmp, QueuePairsWithoutHashingAreRefused) {
   EXPECT_THROW(four_nodes("    qps_per_connection: 4\n"), std::exception);
 }
 
+// 32 nodes of 8 H100 and 8 rails under three tiers: rail leaves of 4 nodes (4 up
+// ports), aggregation switches of 4 leaves (4 up ports), spines joining the two
+// pods; a pipeline of 2 stages, a replica's stages in different pods. Where every
+// switch hashes alike (ecmp_hash: shared), an aggregation switch receives from
+// each leaf only the flows whose hash picked the port to it, h = j mod 4, and its
+// own choice h mod 4 is then the same j for all of them: its 8 flows of half a
+// port (2 a port on average) all take one of its 4 ports, 8 x 0.5 = 4x slower,
+// for every hash. Seeded per switch the leaves are the worst tier. With 3 up
+// ports above 4, gcd 1: every port stays reachable, as seeded per switch.
+models::scenario::Scenario three_tiers(const std::string& hash, int agg_radix = 8) {
+  return models::scenario::load_scenario_text(
+      "cluster:\n"
+      "  gpu: H100\n"
+      "  gpus: 256\n"
+      "  nics_per_node: 8\n"
+      "  nic_bandwidth: 400Gbps\n"
+      "  network:\n"
+      "    load_balancing: ecmp\n"
+      "    ecmp_hash: " +
+          hash +
+          "\n"
+          "    tiers:\n"
+          "    - {name: leaf, radix: 8, port_bandwidth: 400Gbps}\n"
+          "    - {name: agg, radix: " +
+          std::to_string(agg_radix) +
+          ", port_bandwidth: 400Gbps}\n"
+          "    - {name: spine, radix: 64, port_bandwidth: 400Gbps}\n"
+          "model: {preset: llama3-8b}\n"
+          "parallelism: {tp: 8, pp: 2, global_batch: 64}\n",
+      "ecmp.yaml", kShipped);
+}
+
+TEST(Ecmp, SharedHashesPolarizeTheTiersAbove) {
+  const auto seeded = network_slowdown(three_tiers("per_switch"), Traffic::pp);
+  const auto shared = network_slowdown(three_tiers("shared"), Traffic::pp);
+  EXPECT_EQ(seeded.tier, 0);
+  EXPECT_EQ(shared.tier, 1);
+  EXPECT_DOUBLE_EQ(shared.factor, 4);
+  EXPECT_DOUBLE_EQ(shared.low, 4);
+  EXPECT_DOUBLE_EQ(shared.high, 4);
+  EXPECT_DOUBLE_EQ(shared.flows_per_port, 2);
+  EXPECT_LT(seeded.factor, shared.factor);
+  EXPECT_GT(estimate(three_tiers("shared"), testing::h100()).step_time_s,
+            estimate(three_tiers("per_switch"), testing::h100()).step_time_s);
+  // gcd(3, 4) = 1: nothing to polarize.
+  const auto coprime = network_slowdown(three_tiers("shared", 6), Traffic::pp);
+  const auto coprime_seeded = network_slowdown(three_tiers("per_switch", 6), Traffic::pp);
+  EXPECT_DOUBLE_EQ(coprime.factor, coprime_seeded.factor);
+  EXPECT_EQ(coprime.tier, coprime_seeded.tier);
+}
+
+TEST(Ecmp, HowSwitchesSeedTheirHashNeedsHashing) {
+  EXPECT_THROW(four_nodes("    ecmp_hash: shared\n"), std::exception);
+}
+
 }  // namespace
 }  // namespace myriad::sim
