@@ -54,6 +54,40 @@ struct LayerKeeps {
   }
 };
 
+// What the attention keeps per token, in 16 bits, whole heads (tensor
+// parallelism splits them): queries, keys, values and output (`all`), of which
+// the output; and MLA's latents, which every tp rank keeps whole (before sp).
+struct AttentionKeeps {
+  double all = 0;
+  double output = 0;
+  double latents = 0;
+};
+
+AttentionKeeps attention_keeps(const scenario::Scenario& s) {
+  const auto& m = s.model;
+  const auto& p = s.parallelism;
+  const double kv = static_cast<double>(m.kv_heads) * m.head_width();
+  const double q = m.query_width();
+  // Queries and the attention's output (2 B each), keys and values.
+  AttentionKeeps a{4 * q + 4 * kv, 2 * q, 0};
+  if (!m.is_mla()) return a;
+  // Every head's query and key (qk wide) and value and output (v wide), and the
+  // latents the up-projections read, whole on every tp rank (DeepSeek-V3 s3.2.3
+  // recomputes the up-projections in backward instead; not modelled).
+  const double heads = m.heads;
+  a.all = 2 * heads * (2 * m.head_width() + 2 * m.value_width());
+  a.output = 2 * heads * m.value_width();
+  if (p.recompute_norms_and_up) {
+    // The up-projections' queries, keys and values are made again in backward
+    // (the attention's output stays, the output projection's input).
+    a.all = 2 * heads * m.value_width();
+  }
+  const double t = p.tp;
+  const bool sp = p.sp && p.tp > 1;
+  a.latents = 2 * (m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * (sp ? t : 1);
+  return a;
+}
+
 LayerKeeps layer_keeps(const scenario::Scenario& s, LayerKind kind) {
   const auto& m = s.model;
   const bool moe = kind == LayerKind::moe && m.is_moe();
@@ -65,8 +99,6 @@ LayerKeeps layer_keeps(const scenario::Scenario& s, LayerKind kind) {
   const double h = m.hidden;
   // Full recomputation keeps a layer's input (layer_activation_bytes), no module's.
   if (p.recompute == scenario::Recompute::full && p.recompute_layers == 0) return k;
-  const double kv = static_cast<double>(m.kv_heads) * m.head_width();
-  const double q = m.query_width();
   const bool swiglu = m.activation == scenario::Activation::swiglu;
   // Bytes a value of what a GEMM keeps of its input for the weight gradient: fp8
   // GEMMs keep it in fp8 (Transformer Engine's Linear saves the quantized input,
@@ -94,24 +126,8 @@ LayerKeeps layer_keeps(const scenario::Scenario& s, LayerKind kind) {
   const double by_sequence = sp ? 1 / t : 1.0;
   k.attn_norm = 2 * h * by_sequence;
   k.mlp_norm = 2 * h * by_sequence;
-  // Queries and the attention's output (2 B each), keys and values.
-  double attention = 4 * q + 4 * kv;
-  double output = 2 * q;
-  if (m.is_mla()) {
-    // Every head's query and key (qk wide) and value and output (v wide), and the
-    // latents the up-projections read, whole on every tp rank (DeepSeek-V3 s3.2.3
-    // recomputes the up-projections in backward instead; not modelled).
-    const double heads = m.heads;
-    attention = 2 * heads * (2 * m.head_width() + 2 * m.value_width());
-    output = 2 * heads * m.value_width();
-    if (p.recompute_norms_and_up) {
-      // The up-projections' queries, keys and values are made again in backward
-      // (the attention's output stays, the output projection's input).
-      attention = 2 * heads * m.value_width();
-    }
-    replicated +=
-        2 * (m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * (sp ? t : 1);
-  }
+  AttentionKeeps a = attention_keeps(s);
+  replicated += a.latents;
   // Recomputed norms (Megatron-LM's recompute module layernorm) keep only their
   // inputs: their outputs, the column-parallel GEMMs' inputs, go (4h of the 10h).
   if (p.recompute_norms_and_up) replicated -= 4 * h;
@@ -126,15 +142,17 @@ LayerKeeps layer_keeps(const scenario::Scenario& s, LayerKind kind) {
   if (fp8) {
     if (!p.recompute_norms_and_up) replicated -= 2 * h;
     const bool e5m6 = s.training.fp8_recipe == scenario::Fp8Recipe::blockwise;
-    attention += (e5m6 ? -0.5 : 1.0) * m.heads * m.value_width();
+    a.all += (e5m6 ? -0.5 : 1.0) * m.heads * m.value_width();
     if (e5m6) {
-      output -= 0.5 * m.heads * m.value_width();
+      a.output -= 0.5 * m.heads * m.value_width();
     } else {
       k.proj_copy = m.heads * m.value_width() / t;
     }
   }
   if (!p.recompute_norms_and_up) k.qkv_linear = gemm_input * h * by_sequence;
-  k.attention_output = output / t;
+  k.attention_output = a.output / t;
+  const double attention = a.all;
+  const double output = a.output;
   // What the MLP keeps: its fc1 output (the activation's input) and fc2 input,
   // and an MoE layer's permuted token copies (the experts' fc1 input).
   const double permuted = moe ? gemm_input * h : 0;

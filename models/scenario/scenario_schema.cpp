@@ -322,6 +322,38 @@ Schema<ModelSpec> make_model_schema() {
   return s;
 }
 
+// The keys that trade memory for time: recomputation and activation offload.
+void add_memory_keys(Schema<ParallelSpec>& s) {
+  s.choice("recompute", &ParallelSpec::recompute, choices(kRecomputeNames), D::value("none"),
+           "activation recomputation: selective recomputes attention's core, full whole "
+           "layers")
+      .integer("recompute_layers", &ParallelSpec::recompute_layers, Range{0, 1 << 20},
+               D::value("0"),
+               "with recompute: full, how many of each model chunk's layers are recomputed "
+               "(the first ones; the rest keep their activations, as with recompute none): "
+               "Megatron-LM's --recompute-method block --recompute-num-layers; 0: every layer")
+      .integer("offload_layers", &ParallelSpec::offload_layers, Range{0, 1 << 20}, D::value("0"),
+               "activation offload: the first N layers' activations go to host memory during "
+               "forward and come back for backward, beside the compute (Megatron-LM's "
+               "--cpu-offloading-num-layers, Transformer Engine's CPU offload); with pp 1 and "
+               "no recomputation, as Megatron-LM runs it; at most layers - 1")
+      .choice_list("offload_modules", &ParallelSpec::offload_modules, choices(kOffloadModuleNames),
+                   D::none(),
+                   "fine-grained activation offload: what these modules keep for backward goes "
+                   "to host memory after their forward in every layer and comes back one module "
+                   "ahead in backward, beside the compute (Megatron-Core's "
+                   "--fine-grained-activation-offloading --offload-modules); any pipeline")
+      .boolean("recompute_norms_and_up", &ParallelSpec::recompute_norms_and_up, D::value("false"),
+               "with recompute none: every norm (and with multi-head latent attention its "
+               "up-projections) runs again in backward instead of keeping its output "
+               "(Megatron-LM's recompute module layernorm; DeepSeek-V3 s3.2.3)")
+      .boolean("recompute_moe_act", &ParallelSpec::recompute_moe_act, D::value("false"),
+               "with experts and without full recomputation: the routed experts' activation "
+               "runs again in backward from its input instead of keeping its output (the fc2 "
+               "input): Megatron-LM's recompute module moe_act; under fp8 with the blockwise "
+               "recipe the input is kept in fp8 (DeepSeek-V3 s3.3.3)");
+}
+
 Schema<ParallelSpec> make_parallel_schema() {
   Schema<ParallelSpec> s("How the job is split over the GPUs: gpus = tp * pp * cp * dp.");
   s.integer("tp", &ParallelSpec::tp, kPositive, D::value("1"), "tensor-parallel degree")
@@ -388,40 +420,13 @@ Schema<ParallelSpec> make_parallel_schema() {
       .integer("micro_batch", &ParallelSpec::micro_batch, kPositive, D::value("1"),
                "sequences per micro-batch")
       .integer("global_batch", &ParallelSpec::global_batch, kPositive, D::required(),
-               "sequences per optimizer step")
-      .choice("recompute", &ParallelSpec::recompute, choices(kRecomputeNames), D::value("none"),
-              "activation recomputation: selective recomputes attention's core, full whole "
-              "layers")
-      .integer("recompute_layers", &ParallelSpec::recompute_layers, Range{0, 1 << 20},
-               D::value("0"),
-               "with recompute: full, how many of each model chunk's layers are recomputed "
-               "(the first ones; the rest keep their activations, as with recompute none): "
-               "Megatron-LM's --recompute-method block --recompute-num-layers; 0: every layer")
-      .integer("offload_layers", &ParallelSpec::offload_layers, Range{0, 1 << 20}, D::value("0"),
-               "activation offload: the first N layers' activations go to host memory during "
-               "forward and come back for backward, beside the compute (Megatron-LM's "
-               "--cpu-offloading-num-layers, Transformer Engine's CPU offload); with pp 1 and "
-               "no recomputation, as Megatron-LM runs it; at most layers - 1")
-      .choice_list("offload_modules", &ParallelSpec::offload_modules, choices(kOffloadModuleNames),
-                   D::none(),
-                   "fine-grained activation offload: what these modules keep for backward goes "
-                   "to host memory after their forward in every layer and comes back one module "
-                   "ahead in backward, beside the compute (Megatron-Core's "
-                   "--fine-grained-activation-offloading --offload-modules); any pipeline")
-      .boolean("recompute_norms_and_up", &ParallelSpec::recompute_norms_and_up, D::value("false"),
-               "with recompute none: every norm (and with multi-head latent attention its "
-               "up-projections) runs again in backward instead of keeping its output "
-               "(Megatron-LM's recompute module layernorm; DeepSeek-V3 s3.2.3)")
-      .boolean("recompute_moe_act", &ParallelSpec::recompute_moe_act, D::value("false"),
-               "with experts and without full recomputation: the routed experts' activation "
-               "runs again in backward from its input instead of keeping its output (the fc2 "
-               "input): Megatron-LM's recompute module moe_act; under fp8 with the blockwise "
-               "recipe the input is kept in fp8 (DeepSeek-V3 s3.3.3)")
-      .boolean("delay_wgrad_compute", &ParallelSpec::delay_wgrad_compute, D::value("false"),
-               "with schedule combined-1f1b: each layer's weight-gradient GEMMs run after its "
-               "input gradients', the experts' beside the backward's dispatch all-to-all and "
-               "the attention's beside the next layer's combine (Megatron-Core's "
-               "--delay-wgrad-compute, which Megatron-Bridge turns on with moe_a2a_overlap)")
+               "sequences per optimizer step");
+  add_memory_keys(s);
+  s.boolean("delay_wgrad_compute", &ParallelSpec::delay_wgrad_compute, D::value("false"),
+            "with schedule combined-1f1b: each layer's weight-gradient GEMMs run after its "
+            "input gradients', the experts' beside the backward's dispatch all-to-all and "
+            "the attention's beside the next layer's combine (Megatron-Core's "
+            "--delay-wgrad-compute, which Megatron-Bridge turns on with moe_a2a_overlap)")
       .choice("placement", &ParallelSpec::placement, choices(kRankOrderNames),
               D::value("tp-cp-dp-pp"),
               "the order ranks are laid out in, fastest first, nodes taking consecutive ranks: "

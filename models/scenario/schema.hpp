@@ -259,6 +259,7 @@ class Schema {
                       std::vector<std::pair<std::string, E>> options, const Default& def,
                       std::string help) {
     std::vector<std::string> names;
+    names.reserve(options.size());
     for (const auto& o : options) names.push_back(o.first);
     std::string type = "list of:";
     for (const auto& n : names) type += " " + n;

@@ -33,6 +33,38 @@ std::optional<LayersFit> fewest_that_fit(
   return found;
 }
 
+// The modules whose saved tensors the scenario's recomputation leaves, in the
+// layer's order (those an MoE layer's experts keep where the model has experts).
+std::vector<models::scenario::OffloadModule> offloadable_modules(
+    const models::scenario::Scenario& s) {
+  using models::scenario::OffloadModule;
+  const auto& p = s.parallelism;
+  std::vector<OffloadModule> modules;
+  if (!p.recompute_norms_and_up) {
+    modules.insert(modules.end(), {OffloadModule::attn_norm, OffloadModule::qkv_linear});
+  }
+  if (p.recompute != models::scenario::Recompute::selective) {
+    modules.push_back(OffloadModule::core_attn);
+  }
+  modules.push_back(OffloadModule::attn_proj);
+  if (!p.recompute_norms_and_up) modules.push_back(OffloadModule::mlp_norm);
+  if (s.model.is_moe()) {
+    modules.push_back(OffloadModule::expert_fc1);
+    if (!p.recompute_moe_act) modules.push_back(OffloadModule::moe_act);
+  }
+  return modules;
+}
+
+// As a --set value: [attn_norm,core_attn].
+std::string modules_text(const std::vector<models::scenario::OffloadModule>& modules) {
+  std::string names;
+  for (const models::scenario::OffloadModule m : modules) {
+    names += (names.empty() ? "" : ",") +
+             std::string(models::name_in(models::scenario::kOffloadModuleNames, m));
+  }
+  return "[" + names + "]";
+}
+
 }  // namespace
 
 std::optional<LayersFit> fewest_recomputed_layers(const models::scenario::Scenario& s,
@@ -107,24 +139,8 @@ std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
   // Fine-grained offload of every module whose saved tensors the scenario's
   // recomputation leaves (any pipeline; the most it can send to the host).
   if (p.offload_modules.empty() && p.offload_layers == 0 && p.recompute != Recompute::full) {
-    using models::scenario::OffloadModule;
-    std::vector<OffloadModule> modules;
-    if (!p.recompute_norms_and_up) {
-      modules.insert(modules.end(), {OffloadModule::attn_norm, OffloadModule::qkv_linear});
-    }
-    if (p.recompute != Recompute::selective) modules.push_back(OffloadModule::core_attn);
-    modules.push_back(OffloadModule::attn_proj);
-    if (!p.recompute_norms_and_up) modules.push_back(OffloadModule::mlp_norm);
-    if (s.model.is_moe()) {
-      modules.push_back(OffloadModule::expert_fc1);
-      if (!p.recompute_moe_act) modules.push_back(OffloadModule::moe_act);
-    }
-    std::string names;
-    for (const OffloadModule m : modules) {
-      names += (names.empty() ? "" : ",") +
-               std::string(models::name_in(models::scenario::kOffloadModuleNames, m));
-    }
-    changes.push_back({{"parallelism.offload_modules", "[" + names + "]"},
+    const std::vector<models::scenario::OffloadModule> modules = offloadable_modules(s);
+    changes.push_back({{"parallelism.offload_modules", modules_text(modules)},
                        [modules](Scenario& c) { c.parallelism.offload_modules = modules; }});
   }
   // Each further ZeRO stage: the distributed optimizer (1), gradients sharded too

@@ -100,7 +100,8 @@ class TierHashing {
       const auto below = static_cast<long>(
           std::max(1.0, std::round(models::scenario::up_ports(c.network, tier - 1))));
       const auto own = static_cast<long>(switch_ports_);
-      hashed_ports_ = static_cast<double>(own / std::gcd(own, below));
+      const long reachable = own / std::gcd(own, below);
+      hashed_ports_ = static_cast<double>(reachable);
     } else {
       hashed_ports_ = switch_ports_;
     }
