@@ -87,6 +87,19 @@ void check_count(const std::vector<SweepAxis>& axes, bool zip, std::size_t limit
       kMostSweepConfigs, longest->key, longest->values.size()));
 }
 
+// The first comma from `start` outside brackets and braces, or the end: a value
+// may be a YAML list or mapping itself ([core_attn, attn_norm]).
+std::size_t top_level_comma(const std::string& spec, std::size_t start) {
+  int depth = 0;
+  for (std::size_t i = start; i < spec.size(); ++i) {
+    const char c = spec[i];
+    if (c == '[' || c == '{') ++depth;
+    if ((c == ']' || c == '}') && depth > 0) --depth;
+    if (c == ',' && depth == 0) return i;
+  }
+  return spec.size();
+}
+
 }  // namespace
 
 SweepAxis parse_axis(const std::string& text) {
@@ -101,7 +114,7 @@ SweepAxis parse_axis(const std::string& text) {
     if (!expand_range(spec, axis.values)) {
       std::size_t start = 0;
       while (start <= spec.size()) {
-        const std::size_t comma = std::min(spec.find(',', start), spec.size());
+        const std::size_t comma = top_level_comma(spec, start);
         std::string value = spec.substr(start, comma - start);
         const auto first = value.find_first_not_of(' ');
         const auto last = value.find_last_not_of(' ');

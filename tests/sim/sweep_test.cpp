@@ -32,6 +32,11 @@ TEST(SweepAxis, ListsAndRanges) {
             (std::vector<std::string>{"1024", "2048", "4096", "8192"}));
   EXPECT_EQ(parse_axis("x=0.5..1:0.25").values, (std::vector<std::string>{"0.5", "0.75", "1"}));
   EXPECT_EQ(parse_axis("x=3").key, "x");
+  // A value may be a list itself: its commas do not split the axis.
+  EXPECT_EQ(parse_axis("parallelism.offload_modules=[core_attn],[core_attn, attn_norm],[]").values,
+            (std::vector<std::string>{"[core_attn]", "[core_attn, attn_norm]", "[]"}));
+  EXPECT_EQ(parse_axis("parallelism.stage_layers=[3,4,4,3],[4,4,3,3]").values,
+            (std::vector<std::string>{"[3,4,4,3]", "[4,4,3,3]"}));
 }
 
 TEST(SweepAxis, RefusesWhatItCannotRead) {
