@@ -311,7 +311,6 @@ void check_offload_modules(const Checker& c) {
   const ParallelSpec& p = c.s().parallelism;
   if (p.offload_modules.empty()) return;
   const char* key = "parallelism.offload_modules";
-  const auto name = [](OffloadModule m) { return models::name_in(kOffloadModuleNames, m); };
   if (p.offload_layers > 0) {
     c.error(key,
             "set with parallelism.offload_layers: offload whole layers (Transformer "
@@ -324,33 +323,37 @@ void check_offload_modules(const Checker& c) {
             "which no module offloads");
   }
   for (const OffloadModule m : p.offload_modules) {
-    if ((m == OffloadModule::expert_fc1 || m == OffloadModule::moe_act) && !c.s().model.is_moe()) {
-      c.error(key,
-              fmt::format("{} offloads what the routed experts keep; the model has none", name(m)));
-    }
-    const bool norms = m == OffloadModule::attn_norm || m == OffloadModule::mlp_norm ||
-                       m == OffloadModule::qkv_linear;
-    if (norms && p.recompute_norms_and_up) {
-      c.error(key, fmt::format("{} with parallelism.recompute_norms_and_up: the norms run again "
-                               "in backward, from inputs their recomputation keeps; use one of "
-                               "them",
-                               name(m)));
-    }
-    if (m == OffloadModule::moe_act && p.recompute_moe_act) {
-      c.error(key,
-              "moe_act with parallelism.recompute_moe_act: recompute the activation or "
-              "offload its input, not both");
-    }
-    if (m == OffloadModule::core_attn && p.recompute == Recompute::selective) {
-      c.error(key,
-              "core_attn with parallelism.recompute: selective: selective recomputation "
-              "runs the attention core again from the inputs it keeps; use one of them");
-    }
+    const std::string clash = offload_module_clash(p, c.s().model.is_moe(), m);
+    if (!clash.empty()) c.error(key, clash);
   }
   check_host_side(c, key);
 }
 
 }  // namespace
+
+std::string offload_module_clash(const ParallelSpec& p, bool moe, OffloadModule m) {
+  const auto name = models::name_in(kOffloadModuleNames, m);
+  if ((m == OffloadModule::expert_fc1 || m == OffloadModule::moe_act) && !moe) {
+    return fmt::format("{} offloads what the routed experts keep; the model has none", name);
+  }
+  const bool norms = m == OffloadModule::attn_norm || m == OffloadModule::mlp_norm ||
+                     m == OffloadModule::qkv_linear;
+  if (norms && p.recompute_norms_and_up) {
+    return fmt::format(
+        "{} with parallelism.recompute_norms_and_up: the norms run again in "
+        "backward, from inputs their recomputation keeps; use one of them",
+        name);
+  }
+  if (m == OffloadModule::moe_act && p.recompute_moe_act) {
+    return "moe_act with parallelism.recompute_moe_act: recompute the activation or offload its "
+           "input, not both";
+  }
+  if (m == OffloadModule::core_attn && p.recompute == Recompute::selective) {
+    return "core_attn with parallelism.recompute: selective: selective recomputation runs the "
+           "attention core again from the inputs it keeps; use one of them";
+  }
+  return "";
+}
 
 void check_pipeline(const Checker& c) {
   check_offload(c);

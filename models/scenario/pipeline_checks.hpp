@@ -2,10 +2,19 @@
 // part of check() in scenario_checks.hpp.
 #pragma once
 
+#include <string>
+
 #include "models/scenario/checker.hpp"
 
 namespace myriad::models::scenario {
 
 void check_pipeline(const Checker& c);
+
+// Why fine-grained offload cannot take module `m` beside the rest of the layout
+// (a layer without it, or a recomputation that already keeps less of its
+// tensors; whole-layer recomputation and layer offload refuse every module and
+// are the checks' own); empty where it can. The checks, the fit remedy and the
+// layout search read it.
+std::string offload_module_clash(const ParallelSpec& p, bool moe, OffloadModule m);
 
 }  // namespace myriad::models::scenario

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "models/plan/step_plan.hpp"
+#include "models/scenario/pipeline_checks.hpp"
 #include "models/scenario/scenario_checks.hpp"
 #include "sim/analytic/estimator.hpp"
 
@@ -34,23 +35,14 @@ std::optional<LayersFit> fewest_that_fit(
 }
 
 // The modules whose saved tensors the scenario's recomputation leaves, in the
-// layer's order (those an MoE layer's experts keep where the model has experts).
+// layer's order (offload_module_clash: the checks' rule).
 std::vector<models::scenario::OffloadModule> offloadable_modules(
     const models::scenario::Scenario& s) {
-  using models::scenario::OffloadModule;
-  const auto& p = s.parallelism;
-  std::vector<OffloadModule> modules;
-  if (!p.recompute_norms_and_up) {
-    modules.insert(modules.end(), {OffloadModule::attn_norm, OffloadModule::qkv_linear});
-  }
-  if (p.recompute != models::scenario::Recompute::selective) {
-    modules.push_back(OffloadModule::core_attn);
-  }
-  modules.push_back(OffloadModule::attn_proj);
-  if (!p.recompute_norms_and_up) modules.push_back(OffloadModule::mlp_norm);
-  if (s.model.is_moe()) {
-    modules.push_back(OffloadModule::expert_fc1);
-    if (!p.recompute_moe_act) modules.push_back(OffloadModule::moe_act);
+  std::vector<models::scenario::OffloadModule> modules;
+  for (const auto& [m, name] : models::scenario::kOffloadModuleNames) {
+    if (models::scenario::offload_module_clash(s.parallelism, s.model.is_moe(), m).empty()) {
+      modules.push_back(m);
+    }
   }
   return modules;
 }

@@ -12,6 +12,7 @@
 
 #include "models/plan/pipeline_schedule.hpp"
 #include "models/plan/step_plan.hpp"
+#include "models/scenario/pipeline_checks.hpp"
 #include "models/scenario/scenario_checks.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/analytic/fit_remedies.hpp"
@@ -124,11 +125,11 @@ struct Lists {
   bool schedules_searched = false;  // SearchSpace::schedule listed
   std::vector<models::scenario::PruneSpec> prune;
   std::optional<SearchSpace::BatchRange> batch_range;
-
-  int layers = 0;  // the model's
+  int layers = 0;    // the model's
+  bool moe = false;  // whether it has experts
 
   Lists(const SearchSpace& space, const models::scenario::ParallelSpec& p0,
-        const models::scenario::PruneSpec& prune0, int model_layers)
+        const models::scenario::PruneSpec& prune0, const models::scenario::ModelSpec& model)
       : tp(or_base(space.tp, p0.tp)),
         pp(or_base(space.pp, p0.pp)),
         v(or_base(space.virtual_stages, p0.virtual_stages)),
@@ -144,7 +145,8 @@ struct Lists {
         schedules_searched(!space.schedule.empty()),
         prune(or_base(space.prune, prune0)),
         batch_range(space.batch_range),
-        layers(model_layers) {}
+        layers(model.layers),
+        moe(model.is_moe()) {}
 
   // Layouts per pruning variant.
   [[nodiscard]] std::size_t layouts() const {
@@ -203,9 +205,8 @@ struct Lists {
     // Model chunks that cannot hold alike layers (Qwen3-235B's 94 on 8 x 4, Llama
     // 3 405B's 126 on 16 x 8): the embedding or the loss as a layer, as those ran.
     if (p.pipeline_layout.empty()) even_chunks(p);
-    // Pipelines whose stages cannot hold alike layers (DeepSeek-V3's 61 on 16): one
-    // more layer on each stage between the first and the last, from the second on,
-    // as far as it takes; the balanced split may then move them.
+    // Stages that cannot hold alike layers (DeepSeek-V3's 61 on 16): one more on each
+    // stage between the first and the last, from the second on, as far as it takes.
     if (p.virtual_stages == 1 && p.pp > 2 && layers % p.pp != 0 && layers >= p.pp &&
         !p.embedding_as_layer && !p.loss_as_layer) {
       const int rest = layers % p.pp;
@@ -215,25 +216,24 @@ struct Lists {
         ++p.stage_layers[static_cast<std::size_t>(stage)];
       }
     }
-    // Recomputing whole layers or attention already recomputes otherwise.
+    // Recomputing whole layers or attention already recomputes otherwise; partial
+    // recomputation is the scenario's, kept where full recomputation is.
     if (p.recompute != models::scenario::Recompute::none) p.recompute_norms_and_up = false;
     if (p.recompute == models::scenario::Recompute::full) p.recompute_moe_act = false;
-    // Partial recomputation is the scenario's, kept where full recomputation is.
     if (p.recompute != models::scenario::Recompute::full) p.recompute_layers = 0;
     // Activation offload is the scenario's, kept where Megatron-LM runs it (one
     // stage, no recomputation); its modules' where the recomputation leaves them.
     if (p.pp != 1 || p.recompute != models::scenario::Recompute::none) p.offload_layers = 0;
     if (p.recompute == models::scenario::Recompute::full) p.offload_modules.clear();
-    if (p.recompute == models::scenario::Recompute::selective) {
-      std::erase(p.offload_modules, models::scenario::OffloadModule::core_attn);
-    }
+    std::erase_if(p.offload_modules, [&](models::scenario::OffloadModule m) {
+      return !models::scenario::offload_module_clash(p, moe, m).empty();
+    });
     if (batch_range) p.global_batch = batch_in_range(p, *batch_range);
     return p;
   }
-  // Sets embedding_as_layer and loss_as_layer (the first and last chunk a layer
-  // short): kept where they even the chunks, else the first of none, both, the
-  // loss, the embedding that does; none where nothing does (the checks say why),
-  // on one stage, and on more than two without interleaving (stage_layers below).
+  // embedding_as_layer, loss_as_layer (first and last chunk a layer short): the
+  // scenario's, else the first of none, both, the loss, the embedding that evens
+  // the chunks; none if nothing does, on one stage, or on > 2 without interleaving.
   void even_chunks(models::scenario::ParallelSpec& p) const {
     const int chunks = p.pp * p.virtual_stages;
     const auto evens = [&](bool embedding, bool loss) {
@@ -344,12 +344,12 @@ std::string search_too_large(const SearchSpace& space) {
 
 models::scenario::ParallelSpec layout_at(const models::scenario::Scenario& base,
                                          const SearchSpace& space, std::size_t index) {
-  return Lists(space, base.parallelism, {}, base.model.layers).at(base.parallelism, index);
+  return Lists(space, base.parallelism, {}, base.model).at(base.parallelism, index);
 }
 
 models::scenario::PruneSpec prune_at(const models::scenario::Scenario& base,
                                      const SearchSpace& space, std::size_t index) {
-  return Lists(space, base.parallelism, base.model.moe.prune, base.model.layers).prune_at(index);
+  return Lists(space, base.parallelism, base.model.moe.prune, base.model).prune_at(index);
 }
 
 namespace {
@@ -396,7 +396,7 @@ PlanResult search_layouts(const models::scenario::Scenario& base, const DevicePr
   }
   // Put on the scenario's GPU once, not once per candidate.
   const DeviceProfile profile = on_hardware(measured, base.cluster.gpu);
-  const Lists lists(space, base.parallelism, base.model.moe.prune, base.model.layers);
+  const Lists lists(space, base.parallelism, base.model.moe.prune, base.model);
   const std::size_t total = lists.size();
   const auto shards = static_cast<std::size_t>(options.shards);
 
