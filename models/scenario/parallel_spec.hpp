@@ -119,17 +119,19 @@ struct ParallelSpec {
   RankOrder placement = RankOrder::tp_cp_dp_pp;
 
   // The recomputation as reports name it: its name, or under partial
-  // recomputation "full 2/chunk"; with activation offload "none, 39 offloaded".
+  // recomputation "full 2/chunk"; with activation offload "none, 39 offloaded",
+  // with fine-grained offload "none, offloads core_attn" or "none, offloads 3 modules".
   [[nodiscard]] std::string recompute_label() const {
     std::string label(name_in(kRecomputeNames, recompute));
     if (recompute == Recompute::full && recompute_layers > 0) {
       label += " " + std::to_string(recompute_layers) + "/chunk";
     }
     if (offload_layers > 0) label += ", " + std::to_string(offload_layers) + " offloaded";
-    if (!offload_modules.empty()) {
-      label += ", offloads";
-      for (const OffloadModule m : offload_modules)
-        label += " " + std::string(name_in(kOffloadModuleNames, m));
+    // Which modules, the row's --set line says: a table column stays narrow.
+    if (offload_modules.size() == 1) {
+      label += ", offloads " + std::string(name_in(kOffloadModuleNames, offload_modules[0]));
+    } else if (!offload_modules.empty()) {
+      label += ", offloads " + std::to_string(offload_modules.size()) + " modules";
     }
     return label;
   }

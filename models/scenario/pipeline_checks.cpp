@@ -331,6 +331,20 @@ void check_offload_modules(const Checker& c) {
 
 }  // namespace
 
+std::string offload_module_names(const std::vector<OffloadModule>& modules,
+                                 std::string_view separator) {
+  std::string names;
+  for (const OffloadModule m : modules) {
+    if (!names.empty()) names += separator;
+    names += name_in(kOffloadModuleNames, m);
+  }
+  return names;
+}
+
+std::string offload_modules_text(const std::vector<OffloadModule>& modules) {
+  return "[" + offload_module_names(modules, ",") + "]";
+}
+
 std::string offload_module_clash(const ParallelSpec& p, bool moe, OffloadModule m) {
   const auto name = models::name_in(kOffloadModuleNames, m);
   if ((m == OffloadModule::expert_fc1 || m == OffloadModule::moe_act) && !moe) {

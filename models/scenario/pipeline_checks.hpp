@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "models/scenario/checker.hpp"
 
@@ -16,5 +18,11 @@ void check_pipeline(const Checker& c);
 // are the checks' own); empty where it can. The checks, the fit remedy and the
 // layout search read it.
 std::string offload_module_clash(const ParallelSpec& p, bool moe, OffloadModule m);
+
+// Modules' names joined by `separator`: "attn_norm core_attn".
+std::string offload_module_names(const std::vector<OffloadModule>& modules,
+                                 std::string_view separator);
+// As a --set value takes them: [attn_norm,core_attn].
+std::string offload_modules_text(const std::vector<OffloadModule>& modules);
 
 }  // namespace myriad::models::scenario

@@ -1,10 +1,12 @@
 #include "sim/analytic/fit_remedies.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "models/plan/step_plan.hpp"
 #include "models/scenario/pipeline_checks.hpp"
@@ -47,16 +49,6 @@ std::vector<models::scenario::OffloadModule> offloadable_modules(
   return modules;
 }
 
-// As a --set value: [attn_norm,core_attn].
-std::string modules_text(const std::vector<models::scenario::OffloadModule>& modules) {
-  std::string names;
-  for (const models::scenario::OffloadModule m : modules) {
-    names += (names.empty() ? "" : ",") +
-             std::string(models::name_in(models::scenario::kOffloadModuleNames, m));
-  }
-  return "[" + names + "]";
-}
-
 }  // namespace
 
 std::optional<LayersFit> fewest_recomputed_layers(const models::scenario::Scenario& s,
@@ -88,6 +80,48 @@ std::optional<LayersFit> fewest_offloaded_layers(const models::scenario::Scenari
   return fewest_that_fit(
       s, profile, headroom, std::max(1, from), s.model.layers - 1,
       [](models::scenario::Scenario& x, int n) { x.parallelism.offload_layers = n; });
+}
+
+std::optional<ModulesFit> offloaded_modules_that_fit(const models::scenario::Scenario& s,
+                                                     const DeviceProfile& profile,
+                                                     double headroom) {
+  const auto& p = s.parallelism;
+  const auto& gpu = s.cluster.gpu;
+  if (p.offload_layers > 0 || p.recompute == models::scenario::Recompute::full ||
+      !(gpu.host_link_bw_Bps > 0 && gpu.host_memory_bytes > 0) ||
+      !(profile.host_to_device_efficiency > 0 && profile.device_to_host_efficiency > 0)) {
+    return std::nullopt;
+  }
+  models::scenario::Scenario c = s;
+  const auto fitting =
+      [&](std::vector<models::scenario::OffloadModule> modules) -> std::optional<ModulesFit> {
+    c.parallelism.offload_modules = modules;
+    StepReport r = estimate(c, profile, Detail::summary);
+    if (!(r.memory_usable() > 0 && r.memory_needed() / r.memory_usable() <= headroom) ||
+        !r.host_fits()) {
+      return std::nullopt;
+    }
+    return ModulesFit{std::move(modules), std::move(r)};
+  };
+  const std::vector<models::scenario::OffloadModule> every = offloadable_modules(s);
+  if (every.empty()) return std::nullopt;
+  std::optional<ModulesFit> best = fitting(every);
+  if (!best) return std::nullopt;
+  for (bool fewer = true; fewer && best->modules.size() > 1;) {
+    fewer = false;
+    std::optional<ModulesFit> next;
+    for (std::size_t k = 0; k < best->modules.size(); ++k) {
+      std::vector<models::scenario::OffloadModule> kept = best->modules;
+      kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(k));
+      std::optional<ModulesFit> f = fitting(std::move(kept));
+      if (f && (!next || f->report.step_time_s < next->report.step_time_s)) next = std::move(f);
+    }
+    if (next && next->report.step_time_s <= best->report.step_time_s) {
+      best = std::move(next);
+      fewer = true;
+    }
+  }
+  return best;
 }
 
 std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
@@ -128,12 +162,16 @@ std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
     changes.push_back({{"parallelism.offload_layers", std::to_string(offloaded->layers)},
                        [n = offloaded->layers](Scenario& c) { c.parallelism.offload_layers = n; }});
   }
-  // Fine-grained offload of every module whose saved tensors the scenario's
-  // recomputation leaves (any pipeline; the most it can send to the host).
+  // Fine-grained offload (any pipeline): the modules that fit at the shortest
+  // step, else every module whose saved tensors the scenario's recomputation
+  // leaves (the most it can send to the host).
   if (p.offload_modules.empty() && p.offload_layers == 0 && p.recompute != Recompute::full) {
-    const std::vector<models::scenario::OffloadModule> modules = offloadable_modules(s);
-    changes.push_back({{"parallelism.offload_modules", modules_text(modules)},
-                       [modules](Scenario& c) { c.parallelism.offload_modules = modules; }});
+    const std::optional<ModulesFit> fit = offloaded_modules_that_fit(s, profile, 1.0);
+    const std::vector<models::scenario::OffloadModule> modules =
+        fit ? fit->modules : offloadable_modules(s);
+    changes.push_back(
+        {{"parallelism.offload_modules", models::scenario::offload_modules_text(modules)},
+         [modules](Scenario& c) { c.parallelism.offload_modules = modules; }});
   }
   // Each further ZeRO stage: the distributed optimizer (1), gradients sharded too
   // and so reduce-scattered every micro-batch (2), parameters sharded too and

@@ -48,14 +48,31 @@ std::optional<LayersFit> fewest_offloaded_layers(const models::scenario::Scenari
                                                  const DeviceProfile& profile, double headroom,
                                                  int from = 1);
 
+// Fine-grained activation offload that fits (parallelism.offload_modules, any
+// pipeline and schedule): every module the scenario's recomputation leaves, if `s`
+// then needs at most `headroom` of its usable memory with the host's share within
+// the host's memory; then, one at a time, the module whose return to the GPU gives
+// the shortest step while it still fits, as long as the step gets no longer (at
+// equal steps the fewer modules, less host memory and PCIe traffic); with its
+// estimate. None where even every module does not fit, or where offload does not
+// apply (whole layers offloaded, full recomputation, no host link or host memory,
+// a profile without its rates, no module left by the recomputation).
+struct ModulesFit {
+  std::vector<models::scenario::OffloadModule> modules;
+  StepReport report;
+};
+std::optional<ModulesFit> offloaded_modules_that_fit(const models::scenario::Scenario& s,
+                                                     const DeviceProfile& profile, double headroom);
+
 // In this order, each alone and only where it applies and the scenario's checks
 // accept it: selective, then full recomputation, then the fewest layers a chunk
 // full recomputation needs to cover to fit (parallelism.recompute_layers, where
 // fewer than all fit), the fewest layers to offload (parallelism.offload_layers,
-// on a pipeline of one stage without recomputation); ZeRO 1 from 0, else ZeRO 3 (over dp * cp > 1
-// ranks); half the micro-batch (twice the micro-batches); DeepSeek-V3's recomputations. A change
-// that saves no memory is left out, unless it makes offloaded activations fit the host's (fewer
-// layers offloaded, where too many overflow it).
+// on a pipeline of one stage without recomputation), the modules to offload
+// (offloaded_modules_that_fit, else every module the recomputation leaves); ZeRO 1 from 0, else
+// ZeRO 3 (over dp * cp > 1 ranks); half the micro-batch (twice the micro-batches); DeepSeek-V3's
+// recomputations. A change that saves no memory is left out, unless it makes offloaded activations
+// fit the host's (fewer layers offloaded, where too many overflow it).
 std::vector<FitRemedy> fit_remedies(const models::scenario::Scenario& s,
                                     const DeviceProfile& profile);
 

@@ -16,6 +16,7 @@
 #include "models/scenario/scenario_checks.hpp"
 #include "sim/analytic/estimator.hpp"
 #include "sim/analytic/fit_remedies.hpp"
+#include "sim/planning/memory_axes.hpp"
 #include "sim/stage_split/pipeline_split.hpp"
 
 namespace myriad::sim {
@@ -352,43 +353,6 @@ models::scenario::PruneSpec prune_at(const models::scenario::Scenario& base,
   return Lists(space, base.parallelism, base.model.moe.prune, base.model).prune_at(index);
 }
 
-namespace {
-
-// PlanOptions::partial_recompute: `l`, a layout of `s` recomputing every layer
-// within the headroom, takes the fewest layers of each chunk recomputed that
-// still fit it; whether it did.
-bool fewest_recomputed(const models::scenario::Scenario& s, const DeviceProfile& profile,
-                       double headroom, PlannedLayout& l) {
-  if (l.parallelism.recompute != models::scenario::Recompute::full ||
-      l.parallelism.recompute_layers > 0 || !(l.metrics.memory <= headroom)) {
-    return false;
-  }
-  models::scenario::Scenario c = s;
-  c.parallelism = l.parallelism;
-  const std::optional<LayersFit> fewer = fewest_recomputed_layers(c, profile, headroom);
-  if (!fewer) return false;
-  c.parallelism.recompute_layers = l.parallelism.recompute_layers = fewer->layers;
-  l.metrics = metrics_of(c, fewer->report);
-  return true;
-}
-
-// PlanOptions::offload: `l`, a layout of `s` on one stage without recomputation
-// above the headroom, takes the fewest layers offloaded that fit it; whether it did.
-bool fewest_offloaded(const models::scenario::Scenario& s, const DeviceProfile& profile,
-                      double headroom, PlannedLayout& l) {
-  if (l.metrics.memory <= headroom) return false;
-  models::scenario::Scenario c = s;
-  c.parallelism = l.parallelism;
-  const std::optional<LayersFit> fewer =
-      fewest_offloaded_layers(c, profile, headroom, c.parallelism.offload_layers + 1);
-  if (!fewer) return false;
-  c.parallelism.offload_layers = l.parallelism.offload_layers = fewer->layers;
-  l.metrics = metrics_of(c, fewer->report);
-  return true;
-}
-
-}  // namespace
-
 PlanResult search_layouts(const models::scenario::Scenario& base, const DeviceProfile& measured,
                           const SearchSpace& space, const PlanOptions& options) {
   if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards) {
@@ -593,6 +557,10 @@ std::vector<std::string> layout_overrides(const models::scenario::ParallelSpec& 
   }
   if (base.offload_layers != p.offload_layers) {
     sets.push_back(fmt::format("parallelism.offload_layers={}", p.offload_layers));
+  }
+  if (base.offload_modules != p.offload_modules) {
+    sets.push_back("parallelism.offload_modules=" +
+                   models::scenario::offload_modules_text(p.offload_modules));
   }
   return sets;
 }

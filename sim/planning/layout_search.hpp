@@ -169,10 +169,11 @@ struct PlanOptions {
   // which is faster, and that one kept (on the balanced split where
   // balanced_stages took it).
   bool partial_recompute = false;
-  // Activation offload as an axis: every layout on one pipeline stage without
-  // recomputation above the headroom is estimated also with the fewest layers
-  // offloaded to the host that fit it (parallelism.offload_layers), and that one
-  // kept.
+  // Activation offload as an axis: every layout above the headroom is estimated
+  // also with the fewest layers offloaded to the host that fit it
+  // (parallelism.offload_layers: one pipeline stage without recomputation), and
+  // with the modules offloaded that fit it (parallelism.offload_modules, any
+  // pipeline: offloaded_modules_that_fit), and the faster kept.
   bool offload = false;
   std::size_t top = 10;
   double headroom = 0.9;  // memory needed at most this fraction of what is usable

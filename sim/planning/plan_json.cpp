@@ -3,6 +3,7 @@
 // (declared in layout_search.hpp).
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,27 @@ nlohmann::json number(double v) {
 
 double number_of(const nlohmann::json& j) {
   return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN();
+}
+
+std::vector<std::string> module_names(const std::vector<models::scenario::OffloadModule>& modules) {
+  std::vector<std::string> names;
+  names.reserve(modules.size());
+  for (const auto m : modules) {
+    names.emplace_back(models::name_in(models::scenario::kOffloadModuleNames, m));
+  }
+  return names;
+}
+
+std::vector<models::scenario::OffloadModule> modules_named(const nlohmann::json& j) {
+  std::vector<models::scenario::OffloadModule> modules;
+  for (const auto& name : j) {
+    const std::string text = name.get<std::string>();
+    const auto m = models::value_in<models::scenario::OffloadModule>(
+        models::scenario::kOffloadModuleNames, text);
+    if (!m) throw std::invalid_argument("plan JSON: unknown offload module \"" + text + "\"");
+    modules.push_back(*m);
+  }
+  return modules;
 }
 
 }  // namespace
@@ -57,7 +79,8 @@ nlohmann::json plan_to_json(const PlanResult& r) {
                    {"embedding_as_layer", l.parallelism.embedding_as_layer},
                    {"loss_as_layer", l.parallelism.loss_as_layer},
                    {"recompute_layers", l.parallelism.recompute_layers},
-                   {"offload_layers", l.parallelism.offload_layers}});
+                   {"offload_layers", l.parallelism.offload_layers},
+                   {"offload_modules", module_names(l.parallelism.offload_modules)}});
   }
   return {{"candidates", r.candidates},   {"pruned", r.pruned},
           {"over_memory", r.over_memory}, {"evaluated", r.evaluated},
@@ -93,6 +116,7 @@ PlanResult plan_from_json(const nlohmann::json& j, const models::scenario::Scena
     l.parallelism.loss_as_layer = t.at("loss_as_layer").get<bool>();
     l.parallelism.recompute_layers = t.at("recompute_layers").get<int>();
     l.parallelism.offload_layers = t.at("offload_layers").get<int>();
+    l.parallelism.offload_modules = modules_named(t.at("offload_modules"));
     l.prune = prune_at(base, space, l.index);
     l.metrics = metrics_from_json(t.at("metrics"));
     r.top.push_back(l);

@@ -289,8 +289,9 @@ TEST(Estimate, RunsOnEveryExampleWithItsGpusProfile) {
 // kept in fp8: 75.5 of 76.9 GiB): fused attention, so selective recomputation
 // saves nothing and is not offered; full recomputation fits and slows the step,
 // as does recomputing only the first layer of each chunk, for less; ZeRO 2 or 3
-// from the distributed optimizer; fine-grained offload of every module; a
-// micro-batch of 2 may be halved.
+// from the distributed optimizer; fine-grained offload of the two modules that
+// fit it (all five would too, for more host memory and PCIe traffic, and the step
+// hides every copy); a micro-batch of 2 may be halved.
 TEST(FitRemedies, EachSavesMemoryAndSaysWhatItCosts) {
   auto s = models::scenario::load_scenario_text(myriad::testing::kLlama405bMegatronBridge,
                                                 "fit.yaml", kShipped);
@@ -308,13 +309,13 @@ TEST(FitRemedies, EachSavesMemoryAndSaysWhatItCosts) {
     EXPECT_GE(m.step_time_s, r.step_time_s) << changes.back();
   }
   // ZeRO-2 too, now that its reductions every micro-batch are priced: it saves
-  // the fp32 gradients' shards, ZeRO-3 the parameters' as well; offloading every
-  // module's saved tensors (fine-grained offload) saves some, short of fitting.
-  EXPECT_EQ(changes,
-            (std::vector<std::string>{
-                "parallelism.recompute=full", "parallelism.recompute_layers=1",
-                "parallelism.offload_modules=[attn_norm,qkv_linear,core_attn,attn_proj,mlp_norm]",
-                "parallelism.zero=2", "parallelism.zero=3"}));
+  // the fp32 gradients' shards, ZeRO-3 the parameters' as well.
+  EXPECT_EQ(changes, (std::vector<std::string>{"parallelism.recompute=full",
+                                               "parallelism.recompute_layers=1",
+                                               "parallelism.offload_modules=[attn_proj,mlp_norm]",
+                                               "parallelism.zero=2", "parallelism.zero=3"}));
+  EXPECT_TRUE(remedies[2].fits());
+  EXPECT_EQ(remedies[2].step_time_s, r.step_time_s);
   EXPECT_GT(remedies[3].memory_needed, remedies[4].memory_needed);
   EXPECT_TRUE(remedies[0].fits());
   EXPECT_TRUE(remedies[1].fits());

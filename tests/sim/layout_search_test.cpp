@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "models/scenario/loader.hpp"
+#include "models/scenario/pipeline_checks.hpp"
 #include "models/scenario/scenario_checks.hpp"
 #include "myriad_source_paths.hpp"
 #include "sim/analytic/estimator.hpp"
@@ -267,6 +268,7 @@ void expect_same_plan(const PlanResult& a, const PlanResult& b) {
     EXPECT_EQ(a.top[i].parallelism.loss_as_layer, b.top[i].parallelism.loss_as_layer) << i;
     EXPECT_EQ(a.top[i].parallelism.recompute_layers, b.top[i].parallelism.recompute_layers) << i;
     EXPECT_EQ(a.top[i].parallelism.offload_layers, b.top[i].parallelism.offload_layers) << i;
+    EXPECT_EQ(a.top[i].parallelism.offload_modules, b.top[i].parallelism.offload_modules) << i;
   }
 }
 
@@ -379,6 +381,58 @@ TEST(LayoutSearch, ActivationOffloadIsAnAxis) {
     --again.parallelism.offload_layers;
     const StepReport fewer = estimate(again, h100(), Detail::summary);
     EXPECT_GT(fewer.memory_needed() / fewer.memory_usable(), options.headroom);
+  }
+  EXPECT_GT(checked, 0);
+  expect_same_plan(merged_shards(s, space, options, 2), offloaded);
+}
+
+// Expectation: with --offload, layouts with a pipeline (where whole layers cannot
+// be offloaded) that do not fit take the modules that fit them
+// (offloaded_modules_that_fit), and no longer count as over memory; the best is no
+// slower, and the rows that offload are among the best; each one's overrides say its modules and
+// reproduce its estimate; shards merge to the same plan (the modules through the JSON).
+TEST(LayoutSearch, FineGrainedOffloadIsAnAxisOnPipelines) {
+  const auto s = models::scenario::load_scenario_text(
+      kLlama8b, "plan.yaml",
+      models::scenario::LoadOptions({MYRIAD_SCENARIO_DIR}, {"model.seq_length=16384"}));
+  SearchSpace space = default_space(s);
+  space.tp = {2, 4, 8};
+  space.pp = {2, 4};
+  space.virtual_stages = {1};
+  space.cp = {1};
+  space.zero = {1};
+  space.micro_batch = {1, 2};
+  space.recompute = {models::scenario::Recompute::none, models::scenario::Recompute::selective};
+  PlanOptions options;
+  options.top = 8;
+  const PlanResult all = search_layouts(s, h100(), space, options);
+  options.offload = true;
+  const PlanResult offloaded = search_layouts(s, h100(), space, options);
+  ASSERT_GT(offloaded.offloaded, 0U);
+  ASSERT_FALSE(offloaded.top.empty());
+  ASSERT_FALSE(all.top.empty());
+  EXPECT_EQ(offloaded.over_memory + offloaded.offloaded, all.over_memory);
+  EXPECT_LE(offloaded.top.front().metrics.step_time_s, all.top.front().metrics.step_time_s);
+  int checked = 0;
+  for (const auto& l : offloaded.top) {
+    if (l.parallelism.offload_modules.empty()) continue;
+    ++checked;
+    EXPECT_GT(l.parallelism.pp, 1);
+    EXPECT_EQ(l.parallelism.offload_layers, 0);
+    models::scenario::Scenario again = s;
+    apply_planned(again, l);
+    const StepReport r = estimate(again, h100(), Detail::summary);
+    EXPECT_EQ(r.step_time_s, l.metrics.step_time_s);
+    EXPECT_LE(r.memory_needed() / r.memory_usable(), options.headroom);
+    EXPECT_TRUE(r.host_fits());
+    again.parallelism.offload_modules.clear();
+    const StepReport without = estimate(again, h100(), Detail::summary);
+    EXPECT_GT(without.memory_needed() / without.memory_usable(), options.headroom);
+    const std::vector<std::string> sets = layout_overrides(l.parallelism, s.parallelism);
+    EXPECT_NE(std::find(sets.begin(), sets.end(),
+                        "parallelism.offload_modules=" +
+                            models::scenario::offload_modules_text(l.parallelism.offload_modules)),
+              sets.end());
   }
   EXPECT_GT(checked, 0);
   expect_same_plan(merged_shards(s, space, options, 2), offloaded);

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <optional>
 #include <string>
 
 #include "models/plan/memory.hpp"
@@ -168,9 +170,9 @@ TEST(ModuleOffload, BothEnginesPlayTheWaits) {
   }
 }
 
-// Where activations do not fit, the report offers offloading every module the
-// scenario's recomputation leaves (selective recomputation keeps the attention
-// core's inputs itself), priced as the scenario with them.
+// Where activations do not fit even so, the report offers offloading every module
+// the scenario's recomputation leaves (selective recomputation keeps the attention
+// core's inputs itself), priced as the scenario with them: the most it can save.
 TEST(ModuleOffload, FitRemedyOffloadsTheModulesTheRecomputationLeaves) {
   const auto s = llama8b(", micro_batch: 8, recompute: selective");
   ASSERT_FALSE(estimate(s, testing::h100()).fits);
@@ -186,6 +188,71 @@ TEST(ModuleOffload, FitRemedyOffloadsTheModulesTheRecomputationLeaves) {
   const StepReport r = estimate(off, testing::h100(), Detail::summary);
   EXPECT_DOUBLE_EQ(it->memory_needed, r.memory_needed());
   EXPECT_DOUBLE_EQ(it->step_time_s, r.step_time_s);
+}
+
+// The modules `plan --offload` and the fit remedy take: the set fits (within the
+// headroom, the host's share within its memory), and no module of it can go back
+// to the GPU without leaving the headroom or lengthening the step; with a host link
+// that hides every copy that is a pair of modules, with one slow enough to make
+// waits, a set that is no slower than sending every module. Micro-batches of 2
+// need 71.0 GiB of the H100's 76.9 usable, above 90 %.
+TEST(ModuleOffload, TheModulesThatFitAreNoMoreThanTheStepNeeds) {
+  const DeviceProfile& p = testing::h100();
+  for (const std::string link : {"64GB/s", "4GB/s"}) {
+    const auto s = llama8b(", micro_batch: 2", ", host_link_bandwidth: " + link);
+    const StepReport plain = estimate(s, p, Detail::summary);
+    ASSERT_GT(plain.memory_needed() / plain.memory_usable(), 0.9) << link;
+    const std::optional<ModulesFit> fit = offloaded_modules_that_fit(s, p, 0.9);
+    ASSERT_TRUE(fit) << link;
+    auto with = s;
+    with.parallelism.offload_modules = fit->modules;
+    const StepReport again = estimate(with, p, Detail::summary);
+    EXPECT_EQ(again.step_time_s, fit->report.step_time_s) << link;
+    EXPECT_LE(again.memory_needed() / again.memory_usable(), 0.9) << link;
+    EXPECT_TRUE(again.host_fits()) << link;
+    for (std::size_t k = 0; k < fit->modules.size(); ++k) {
+      auto fewer = with;
+      fewer.parallelism.offload_modules.erase(fewer.parallelism.offload_modules.begin() +
+                                              static_cast<std::ptrdiff_t>(k));
+      const StepReport r = estimate(fewer, p, Detail::summary);
+      EXPECT_TRUE(r.memory_needed() / r.memory_usable() > 0.9 || r.step_time_s > again.step_time_s)
+          << link << " without module " << k;
+    }
+    auto every = s;
+    every.parallelism.offload_modules = {OffloadModule::attn_norm, OffloadModule::qkv_linear,
+                                         OffloadModule::core_attn, OffloadModule::attn_proj,
+                                         OffloadModule::mlp_norm};
+    const StepReport all = estimate(every, p, Detail::summary);
+    EXPECT_LE(again.step_time_s, all.step_time_s) << link;
+    if (link == "64GB/s") {
+      EXPECT_EQ(again.step_time_s, plain.step_time_s) << "every copy hidden";
+      EXPECT_LT(fit->modules.size(), every.parallelism.offload_modules.size());
+    } else {
+      EXPECT_LT(again.step_time_s, all.step_time_s) << "fewer copies, shorter waits";
+    }
+  }
+}
+
+// None where even every module leaves the layout above the headroom, nor where
+// fine-grained offload does not apply.
+TEST(ModuleOffload, NoModulesWhereNoneFitOrOffloadDoesNotApply) {
+  const DeviceProfile& p = testing::h100();
+  const auto s = llama8b(", micro_batch: 2");
+  ASSERT_TRUE(offloaded_modules_that_fit(s, p, 0.9));
+  EXPECT_FALSE(offloaded_modules_that_fit(s, p, 0.5));  // every module: 78 % of usable
+  auto full = s;
+  full.parallelism.recompute = models::scenario::Recompute::full;
+  EXPECT_FALSE(offloaded_modules_that_fit(full, p, 0.9));
+  auto layers = s;
+  layers.parallelism.pp = 1;
+  layers.parallelism.offload_layers = 4;
+  EXPECT_FALSE(offloaded_modules_that_fit(layers, p, 0.9));
+  auto no_link = s;
+  no_link.cluster.gpu.host_link_bw_Bps = 0;
+  EXPECT_FALSE(offloaded_modules_that_fit(no_link, p, 0.9));
+  DeviceProfile unmeasured = p;
+  unmeasured.device_to_host_efficiency = 0;
+  EXPECT_FALSE(offloaded_modules_that_fit(s, unmeasured, 0.9));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "models/plan/pipeline_schedule.hpp"
+#include "models/scenario/pipeline_checks.hpp"
 #include "models/scenario/run_title.hpp"
 #include "models/scenario/text_file.hpp"
 #include "sim/campaign/campaign_report.hpp"
@@ -488,7 +489,7 @@ std::string plan_csv(const PlanCliOptions& o, const PlanVariants& v,
       "step_time_s,mfu,tokens_per_s,days,gpu_hours,cost_usd,memory_fraction,engine,"
       "estimate_rank,estimated_step_time_s,simulated_step_time_s,days_ci95,ettr,etp,pruning,"
       "stage_layers,gpus,hardware,meets_deadline,schedule,recompute_layers,offload_layers,"
-      "variant\n";
+      "offload_modules,variant\n";
   int rank = 0;
   const auto optional = [](const std::optional<double>& x) {
     return x ? fmt::format("{:.9g}", *x) : std::string{};
@@ -497,7 +498,7 @@ std::string plan_csv(const PlanCliOptions& o, const PlanVariants& v,
     const sim::LayoutMetrics& m = b.layout.metrics;
     csv += fmt::format(
         "{},{},{:.9g},{:.6g},{:.9g},{:.6g},{:.9g},{},{:.6g},{},{},{:.9g},{},{},{},{},{},{},{},{},"
-        "{},{},{},{},{}\n",
+        "{},{},{},{},{},{}\n",
         ++rank, layout_text(b.layout), m.step_time_s, m.mfu, m.tokens_per_s, m.days, m.gpu_hours,
         priced ? fmt::format("{:.9g}", m.cost) : std::string{}, m.memory, b.engine, b.estimate_rank,
         b.estimated_step_s, optional(b.simulated_step_s),
@@ -509,6 +510,8 @@ std::string plan_csv(const PlanCliOptions& o, const PlanVariants& v,
         o.max_days > 0 ? (m.days <= o.max_days ? "true" : "false") : "",
         models::name_in(models::scenario::kScheduleNames, b.layout.parallelism.schedule),
         b.layout.parallelism.recompute_layers, b.layout.parallelism.offload_layers,
+        // Space-separated, as stage_layers (no quoting); empty without offload.
+        models::scenario::offload_module_names(b.layout.parallelism.offload_modules, " "),
         csv_field(sim::variant_label(v, b.layout.variant)));
   }
   return csv;

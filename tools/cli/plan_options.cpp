@@ -50,10 +50,10 @@ Command add_plan_command(CLI::App& app, Streams io, const Environment& env) {
                 "(parallelism.recompute_layers, Megatron-LM's block method), and keep that "
                 "faster one (after the balanced split, with --stages balanced)");
   cmd->add_flag("--offload", options->offload,
-                "also try each layout on one pipeline stage without recomputation that does not "
-                "fit the headroom with the fewest layers whose activations go to host memory "
-                "that make it fit (parallelism.offload_layers, Megatron-LM's --cpu-offloading), "
-                "and keep it");
+                "also try each layout over the headroom with activations in host memory: the "
+                "fewest whole layers that fit it (one stage without recomputation: "
+                "parallelism.offload_layers) and the modules that fit it at the shortest step "
+                "(any pipeline: parallelism.offload_modules); keep the faster");
   cmd->add_option("--global-batch", options->global_batch,
                   "global batches (sequences) to search: a list or stepped range (1024,2048, "
                   "512..4096*2, 512..4864:256), or a plain range (1536..2560): each layout "
