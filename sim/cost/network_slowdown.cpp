@@ -78,14 +78,19 @@ namespace {
 
 // A tier's up ports as ECMP sees them: a subtree's, each switch's (each hashes
 // its own flows onto its own up ports), and the share of a port a flow alone
-// would use (its NIC's connections, each split over its queue pairs, share the
-// NIC; a flow rides one of the NIC's ports, one a plane); the flows leaving the
-// subtrees that send at once, by switch.
+// would use (its NIC's connections share the NIC, each split over its queue
+// pairs: qps_per_connection on every port of the NIC, one port a plane, as NCCL
+// lays them out, alternating the ports of a merged NIC, "at least 1 qp
+// per-device": NVIDIA/nccl src/transport/net_ib/connect.cc, localNqps =
+// NCCL_IB_QPS_PER_CONNECTION x ndevs; so each plane carries an even share of
+// every connection, and its switches hash that plane's queue pairs); the flows
+// leaving the subtrees that send at once, by switch.
 class TierHashing {
  public:
   TierHashing(const models::scenario::Scenario& s, std::size_t tier, double nodes, double uplinks) {
     const auto& c = s.cluster;
-    flows_per_nic_ = models::scenario::kConnectionsPerNic * c.network.qps_per_connection;
+    flows_per_nic_ =
+        models::scenario::kConnectionsPerNic * c.network.qps_per_connection * c.network.planes;
     const double port_Bps = c.network.tiers[tier].port_bw_Bps;
     nics_ = nodes * c.nics_per_node;
     ports_ = std::max(1.0, std::round(nics_ * c.nic_bw_Bps * uplinks / port_Bps));

@@ -49,7 +49,8 @@ TEST(Ecmp, MatchesThePublishedCases) {
 // 16-port spines; pipeline of 2 stages, one node a replica's stage: every transfer of stage
 // 0 leaves its leaves. Each rail's leaf hashes its two NICs' 2 connections each (4
 // flows) onto its 2 up ports, flows of half a port each; eight such leaves.
-models::scenario::Scenario four_nodes(const std::string& network) {
+models::scenario::Scenario four_nodes(const std::string& network,
+                                      const std::string& port = "400Gbps") {
   return models::scenario::load_scenario_text(
       "cluster:\n"
       "  gpu: H100\n"
@@ -59,8 +60,12 @@ models::scenario::Scenario four_nodes(const std::string& network) {
       "  network:\n" +
           network +
           "    tiers:\n"
-          "    - {name: leaf, radix: 4, port_bandwidth: 400Gbps}\n"
-          "    - {name: spine, radix: 16, port_bandwidth: 400Gbps}\n"
+          "    - {name: leaf, radix: 4, port_bandwidth: " +
+          port +
+          "}\n"
+          "    - {name: spine, radix: 16, port_bandwidth: " +
+          port +
+          "}\n"
           "model: {preset: llama3-8b}\n"
           "parallelism: {tp: 8, pp: 2, global_batch: 16}\n",
       "ecmp.yaml", kShipped);
@@ -88,6 +93,28 @@ TEST(Ecmp, AFabricAtItsLineRateSlowsByTheBusiestPort) {
       four_nodes("    load_balancing: ecmp\n    qps_per_connection: 2\n"), Traffic::pp);
   EXPECT_NEAR(spread.factor, 1.6094, 1e-4);
   EXPECT_LT(spread.factor, hashed.factor);
+}
+
+// Expectation (by hand): the same fabric as two planes of 200G ports, each NIC a
+// port on each. NCCL gives every connection a queue pair on each port of the NIC
+// (net_ib's connect.cc: qps_per_connection x ports), so each plane's rail leaf
+// hashes what the single plane's did: its two NICs' 2 connections, 4 flows of
+// half a 200G port, onto 2 up ports; now 16 such leaves, 8 a plane. The busiest of
+// 16: 1 x (6/16)^16 + 1.5 x ((14/16)^16 - (6/16)^16) + 2 x (1 - (14/16)^16) =
+// 1.9410. Had each connection ridden one plane, its 2 flows would fill their
+// ports (2 on 2 ports: 2x, apart half the time) and a plane's leaf would see 2:
+// 2 - 2^-16, nearly always the worst.
+TEST(Ecmp, PlanesCarryEveryConnectionsQueuePairs) {
+  const auto planes = network_slowdown(
+      four_nodes("    load_balancing: ecmp\n    planes: 2\n", "200Gbps"), Traffic::pp);
+  EXPECT_TRUE(planes.hashed);
+  EXPECT_EQ(planes.tier, 0);
+  EXPECT_NEAR(planes.factor, 1.9410, 1e-4);
+  EXPECT_DOUBLE_EQ(planes.low, 1.5);
+  EXPECT_DOUBLE_EQ(planes.high, 2);
+  EXPECT_DOUBLE_EQ(planes.flows_per_port, 2);
+  const auto one = network_slowdown(four_nodes("    load_balancing: ecmp\n"), Traffic::pp);
+  EXPECT_GT(planes.factor, one.factor);  // twice the leaves, the busiest of more
 }
 
 // Expectation: the analytic engine's pipeline transfers take the factor (their
