@@ -301,7 +301,7 @@ int forwards_of_chunk(int n, int chunk, int p, int v) {
 double layers_in_flight(const scenario::Scenario& s, const StepPlan& plan, int stage) {
   const int p = s.parallelism.pp;
   const int v = s.parallelism.virtual_stages;
-  const auto chunks = plan.layers_by_chunk[static_cast<std::size_t>(stage)];
+  const auto& chunks = plan.layers_by_chunk[static_cast<std::size_t>(stage)];
   const int n = forwards_in_flight(s, stage);
   double layers = 0;
   for (int chunk = 0; chunk < v; ++chunk) {

@@ -267,6 +267,17 @@ struct Busy {
   }
 };
 
+// A stage's side of the data-parallel stream: until when a pass may run beside
+// it (`quiet`), when it is free (`link`), what the stage waited for it and was
+// slowed by it, and the spans it runs.
+struct StageLink {
+  double quiet = 0;
+  double link = 0;
+  double waited = 0;
+  double slowed = 0;
+  Busy busy;
+};
+
 }  // namespace
 
 namespace {
@@ -292,15 +303,15 @@ class DpSweep {
     rate_ = 1 - share;
     slower_ = 1 / rate_;
     free_.assign(pp, start);
-    quiet_.assign(pp, slows_ ? gathers_end : 0.0);
-    link_.assign(pp, gathers_end);
-    waited_.assign(pp, start);
-    slowed_.assign(pp, 0.0);
-    busy_.resize(pp);
-    for (auto& b : busy_) {
-      b.spans.clear();
-      b.next = 0;
-      if (slows_) b.add(start, gathers_end);
+    stages_.resize(pp);
+    for (StageLink& st : stages_) {
+      st.quiet = slows_ ? gathers_end : 0.0;
+      st.link = gathers_end;
+      st.waited = start;
+      st.slowed = 0;
+      st.busy.spans.clear();
+      st.busy.next = 0;
+      if (slows_) st.busy.add(start, gathers_end);
     }
   }
 
@@ -330,12 +341,12 @@ class DpSweep {
     DpPlay play;
     play.end = -1;
     for (std::size_t s = 0; s < free_.size(); ++s) {
-      const double end = std::max(free_[s], link_[s]);
+      const double end = std::max(free_[s], stages_[s].link);
       if (end > play.end) {
         play.end = end;
         play.stage = static_cast<int>(s);
-        play.waited = waited_[s] + (end - free_[s]);
-        play.slowed = slowed_[s];
+        play.waited = stages_[s].waited + (end - free_[s]);
+        play.slowed = stages_[s].slowed;
       }
     }
     return play;
@@ -348,7 +359,7 @@ class DpSweep {
   std::size_t sweep(std::size_t from, std::size_t to) {
     double* const arrive = arrival_.data() + 1;
     double* const free = free_.data();
-    const double* const quiet = quiet_.data();
+    const StageLink* const stages = stages_.data();
     const double* const held = held_.data();
     const double* const sent = sent_.data();
     const std::uint8_t* const roles = graph_.role.data();
@@ -362,7 +373,7 @@ class DpSweep {
       if constexpr (meets) {
         if (roles[i] != 0) [[unlikely]] {
           end = meet(n, roles[i], ready);
-        } else if (ready < quiet[n.stage]) [[unlikely]] {
+        } else if (ready < stages[n.stage].quiet) [[unlikely]] {
           end = beside(n.stage, ready, time_[n.slot]);
         }
       }
@@ -376,7 +387,7 @@ class DpSweep {
   // its stage is free, so no later pass runs beside the gathers.
   [[nodiscard]] bool past_quiet() const {
     for (std::size_t s = 0; s < free_.size(); ++s) {
-      if (free_[s] < quiet_[s]) return false;
+      if (free_[s] < stages_[s].quiet) return false;
     }
     return true;
   }
@@ -386,48 +397,49 @@ class DpSweep {
   // (for the first forward, when its send may go).
   [[gnu::noinline, gnu::cold]] double meet(models::ScheduleGraph::Node n, std::uint8_t role,
                                            double ready) {
-    const auto s = static_cast<std::size_t>(n.stage);
+    StageLink& st = stages_[n.stage];
     const double work = time_[n.slot];
     const int chunk = n.slot % v_;
     if (role == models::ScheduleGraph::kFirstForward && chunk > 0) {
       // Its chunk's parameters gathered first.
       const double gathered = rest_end_ + chunk * dp_.chunk_gather.seconds;
       if (gathered > ready) {
-        waited_[s] += gathered - ready;
+        st.waited += gathered - ready;
         ready = gathered;
       }
     } else if (role == models::ScheduleGraph::kLastBackward) {
       // All buckets but the last from the end of the backward's first bucket.
-      link(s, std::max(link_[s], ready + work / dp_.buckets), dp_.early_reduce.seconds);
+      link(st, std::max(st.link, ready + work / dp_.buckets), dp_.early_reduce.seconds);
     }
     double end = ready + work;
-    if (ready < quiet_[s]) {
-      end = busy_[s].end_of(ready, work, rate_, slower_);
-      slowed_[s] += end - ready - work;
+    if (ready < st.quiet) {
+      end = st.busy.end_of(ready, work, rate_, slower_);
+      st.slowed += end - ready - work;
     }
     if (role == models::ScheduleGraph::kFirstForward && chunk == 0 && rest_end_ > end) {
-      waited_[s] += rest_end_ - end;  // its send waits for chunk 0's parameters
+      st.waited += rest_end_ - end;  // its send waits for chunk 0's parameters
       end = rest_end_;
     }
     if (role == models::ScheduleGraph::kLastBackward) {
       // The last bucket once the backward and its blocking send are done.
-      link(s, std::max(link_[s], end + held_[n.slot]), dp_.last_reduce.seconds);
+      link(st, std::max(st.link, end + held_[n.slot]), dp_.last_reduce.seconds);
     }
     return end;
   }
 
   // A pass without a role beside its stage's stream: what meet does for it.
   double beside(std::size_t s, double ready, double work) {
-    const double end = busy_[s].end_of(ready, work, rate_, slower_);
-    slowed_[s] += end - ready - work;
+    StageLink& st = stages_[s];
+    const double end = st.busy.end_of(ready, work, rate_, slower_);
+    st.slowed += end - ready - work;
     return end;
   }
 
-  void link(std::size_t s, double from, double seconds) {
-    link_[s] = from + seconds;
+  void link(StageLink& st, double from, double seconds) {
+    st.link = from + seconds;
     if (!slows_) return;
-    busy_[s].add(from, link_[s]);
-    quiet_[s] = std::max(quiet_[s], link_[s]);
+    st.busy.add(from, st.link);
+    st.quiet = std::max(st.quiet, st.link);
   }
 
   const models::ScheduleGraph& graph_;
@@ -441,8 +453,8 @@ class DpSweep {
   // Kept per thread (a search asks for hundreds of thousands of estimates), and
   // reached through one reference: no thread-local access in the loops.
   struct Scratch {
-    std::vector<double> arrival, held, sent, free, quiet, link, waited, slowed;
-    std::vector<Busy> busy;
+    std::vector<double> arrival, held, sent, free;
+    std::vector<StageLink> stages;
   };
   static Scratch& scratch() {
     thread_local Scratch kept;
@@ -453,11 +465,7 @@ class DpSweep {
   std::vector<double>& held_ = kept_.held;
   std::vector<double>& sent_ = kept_.sent;
   std::vector<double>& free_ = kept_.free;
-  std::vector<double>& quiet_ = kept_.quiet;
-  std::vector<double>& link_ = kept_.link;
-  std::vector<double>& waited_ = kept_.waited;
-  std::vector<double>& slowed_ = kept_.slowed;
-  std::vector<Busy>& busy_ = kept_.busy;
+  std::vector<StageLink>& stages_ = kept_.stages;
 };
 
 }  // namespace
