@@ -9,6 +9,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/scenario/loader.hpp"
@@ -338,6 +339,32 @@ TEST(LayoutSearch, PartialRecomputationIsAnAxis) {
   expect_same_plan(merged_shards(s, space, options, 3), partial);
 }
 
+// A space of one chunk a stage, cp 1, micro-batches of 1 and 2: the offload tests'.
+SearchSpace one_chunk_space(const models::scenario::Scenario& s, std::vector<int> tp,
+                            std::vector<int> pp, int zero,
+                            std::vector<models::scenario::Recompute> recompute) {
+  SearchSpace space = default_space(s);
+  space.tp = std::move(tp);
+  space.pp = std::move(pp);
+  space.virtual_stages = {1};
+  space.cp = {1};
+  space.zero = {zero};
+  space.micro_batch = {1, 2};
+  space.recompute = std::move(recompute);
+  return space;
+}
+
+// The best 8 of `space` without --offload and with it (`options` left with it).
+std::pair<PlanResult, PlanResult> without_and_with_offload(const models::scenario::Scenario& s,
+                                                           const SearchSpace& space,
+                                                           PlanOptions& options) {
+  options.top = 8;
+  options.offload = false;
+  PlanResult all = search_layouts(s, h100(), space, options);
+  options.offload = true;
+  return {std::move(all), search_layouts(s, h100(), space, options)};
+}
+
 // Expectation: with --offload, layouts on one stage without recomputation that
 // do not fit take the fewest layers offloaded that fit them (one fewer does not),
 // the search finds the faster layouts that only offload makes fit, and shards
@@ -350,19 +377,10 @@ TEST(LayoutSearch, ActivationOffloadIsAnAxis) {
       "overlap: {tp: true, dp: true}\n"
       "training: {tokens: 100B}\n";
   const auto s = models::scenario::load_scenario_text(text, "plan.yaml", kShipped);
-  SearchSpace space = default_space(s);
-  space.tp = {1, 2};
-  space.pp = {1};
-  space.virtual_stages = {1};
-  space.cp = {1};
-  space.zero = {3};
-  space.micro_batch = {1, 2};
-  space.recompute = {models::scenario::Recompute::none, models::scenario::Recompute::full};
+  const SearchSpace space = one_chunk_space(
+      s, {1, 2}, {1}, 3, {models::scenario::Recompute::none, models::scenario::Recompute::full});
   PlanOptions options;
-  options.top = 8;
-  const PlanResult all = search_layouts(s, h100(), space, options);
-  options.offload = true;
-  const PlanResult offloaded = search_layouts(s, h100(), space, options);
+  const auto [all, offloaded] = without_and_with_offload(s, space, options);
   EXPECT_EQ(all.offloaded, 0U);
   ASSERT_GT(offloaded.offloaded, 0U);
   ASSERT_FALSE(offloaded.top.empty());
@@ -395,19 +413,11 @@ TEST(LayoutSearch, FineGrainedOffloadIsAnAxisOnPipelines) {
   const auto s = models::scenario::load_scenario_text(
       kLlama8b, "plan.yaml",
       models::scenario::LoadOptions({MYRIAD_SCENARIO_DIR}, {"model.seq_length=16384"}));
-  SearchSpace space = default_space(s);
-  space.tp = {2, 4, 8};
-  space.pp = {2, 4};
-  space.virtual_stages = {1};
-  space.cp = {1};
-  space.zero = {1};
-  space.micro_batch = {1, 2};
-  space.recompute = {models::scenario::Recompute::none, models::scenario::Recompute::selective};
+  const SearchSpace space =
+      one_chunk_space(s, {2, 4, 8}, {2, 4}, 1,
+                      {models::scenario::Recompute::none, models::scenario::Recompute::selective});
   PlanOptions options;
-  options.top = 8;
-  const PlanResult all = search_layouts(s, h100(), space, options);
-  options.offload = true;
-  const PlanResult offloaded = search_layouts(s, h100(), space, options);
+  const auto [all, offloaded] = without_and_with_offload(s, space, options);
   ASSERT_GT(offloaded.offloaded, 0U);
   ASSERT_FALSE(offloaded.top.empty());
   ASSERT_FALSE(all.top.empty());
