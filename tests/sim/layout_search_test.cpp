@@ -354,6 +354,19 @@ SearchSpace one_chunk_space(const models::scenario::Scenario& s, std::vector<int
   return space;
 }
 
+// `l` applied to `s`: estimated as planned, within the headroom, its offloaded
+// activations within the host's memory; the scenario.
+models::scenario::Scenario expect_as_planned(const models::scenario::Scenario& s,
+                                             const PlannedLayout& l, double headroom) {
+  models::scenario::Scenario again = s;
+  apply_planned(again, l);
+  const StepReport r = estimate(again, h100(), Detail::summary);
+  EXPECT_EQ(r.step_time_s, l.metrics.step_time_s);
+  EXPECT_LE(r.memory_needed() / r.memory_usable(), headroom);
+  EXPECT_TRUE(r.host_fits());
+  return again;
+}
+
 // The best 8 of `space` without --offload and with it (`options` left with it).
 std::pair<PlanResult, PlanResult> without_and_with_offload(const models::scenario::Scenario& s,
                                                            const SearchSpace& space,
@@ -390,12 +403,7 @@ TEST(LayoutSearch, ActivationOffloadIsAnAxis) {
   for (const auto& l : offloaded.top) {
     if (l.parallelism.offload_layers == 0) continue;
     ++checked;
-    models::scenario::Scenario again = s;
-    apply_planned(again, l);
-    const StepReport r = estimate(again, h100(), Detail::summary);
-    EXPECT_EQ(r.step_time_s, l.metrics.step_time_s);
-    EXPECT_LE(r.memory_needed() / r.memory_usable(), options.headroom);
-    EXPECT_TRUE(r.host_fits());
+    models::scenario::Scenario again = expect_as_planned(s, l, options.headroom);
     --again.parallelism.offload_layers;
     const StepReport fewer = estimate(again, h100(), Detail::summary);
     EXPECT_GT(fewer.memory_needed() / fewer.memory_usable(), options.headroom);
@@ -429,12 +437,7 @@ TEST(LayoutSearch, FineGrainedOffloadIsAnAxisOnPipelines) {
     ++checked;
     EXPECT_GT(l.parallelism.pp, 1);
     EXPECT_EQ(l.parallelism.offload_layers, 0);
-    models::scenario::Scenario again = s;
-    apply_planned(again, l);
-    const StepReport r = estimate(again, h100(), Detail::summary);
-    EXPECT_EQ(r.step_time_s, l.metrics.step_time_s);
-    EXPECT_LE(r.memory_needed() / r.memory_usable(), options.headroom);
-    EXPECT_TRUE(r.host_fits());
+    models::scenario::Scenario again = expect_as_planned(s, l, options.headroom);
     again.parallelism.offload_modules.clear();
     const StepReport without = estimate(again, h100(), Detail::summary);
     EXPECT_GT(without.memory_needed() / without.memory_usable(), options.headroom);
