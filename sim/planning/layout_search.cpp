@@ -413,7 +413,10 @@ PlanResult search_layouts(const models::scenario::Scenario& base, const DevicePr
     if (options.partial_recompute && fewest_recomputed(s, profile, options.headroom, l)) {
       ++result.partial;
     }
-    if (options.offload && fewest_offloaded(s, profile, options.headroom, l)) ++result.offloaded;
+    if (options.offload && fewest_offloaded(s, profile, options.headroom, l)) {
+      ++result.offloaded;
+      if (!l.parallelism.offload_modules.empty()) ++result.offloaded_modules;
+    }
     if (options.on_evaluated) options.on_evaluated(index, s.parallelism);
     // Within the headroom, and offloaded activations within the host's memory.
     if (!(l.metrics.memory <= options.headroom) || !l.metrics.fits) {
@@ -456,6 +459,7 @@ PlanResult merge_plans(const std::vector<PlanResult>& shards, const PlanOptions&
     out.balanced += r.balanced;
     out.partial += r.partial;
     out.offloaded += r.offloaded;
+    out.offloaded_modules += r.offloaded_modules;
     out.meets_deadline += r.meets_deadline;
     for (const auto& [key, by] : r.pruned_by) {
       PrunedBy& merged = out.pruned_by[key];

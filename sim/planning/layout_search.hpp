@@ -148,7 +148,8 @@ struct PlanResult {
   std::size_t balanced = 0;     // PlanOptions::balanced_stages: layouts taken with a balanced split
   std::size_t partial = 0;    // PlanOptions::partial_recompute: layouts taken with fewer recomputed
   std::size_t offloaded = 0;  // PlanOptions::offload: layouts that fit only with offload
-  std::size_t meets_deadline = 0;  // within the headroom and PlanOptions::max_days
+  std::size_t offloaded_modules = 0;  // of those, by fine-grained offload (the rest whole layers)
+  std::size_t meets_deadline = 0;     // within the headroom and PlanOptions::max_days
   // Pruned candidates by the key their first problem names, with one message.
   std::map<std::string, PrunedBy> pruned_by;
   std::vector<PlannedLayout> top;  // best first, at most K, within the headroom, alike folded

@@ -82,11 +82,17 @@ nlohmann::json plan_to_json(const PlanResult& r) {
                    {"offload_layers", l.parallelism.offload_layers},
                    {"offload_modules", module_names(l.parallelism.offload_modules)}});
   }
-  return {{"candidates", r.candidates},   {"pruned", r.pruned},
-          {"over_memory", r.over_memory}, {"evaluated", r.evaluated},
-          {"balanced", r.balanced},       {"partial", r.partial},
-          {"offloaded", r.offloaded},     {"meets_deadline", r.meets_deadline},
-          {"pruned_by", pruned},          {"top", top}};
+  return {{"candidates", r.candidates},
+          {"pruned", r.pruned},
+          {"over_memory", r.over_memory},
+          {"evaluated", r.evaluated},
+          {"balanced", r.balanced},
+          {"partial", r.partial},
+          {"offloaded", r.offloaded},
+          {"offloaded_modules", r.offloaded_modules},
+          {"meets_deadline", r.meets_deadline},
+          {"pruned_by", pruned},
+          {"top", top}};
 }
 
 PlanResult plan_from_json(const nlohmann::json& j, const models::scenario::Scenario& base,
@@ -99,6 +105,7 @@ PlanResult plan_from_json(const nlohmann::json& j, const models::scenario::Scena
   r.balanced = j.at("balanced").get<std::size_t>();
   r.partial = j.at("partial").get<std::size_t>();
   r.offloaded = j.at("offloaded").get<std::size_t>();
+  r.offloaded_modules = j.at("offloaded_modules").get<std::size_t>();
   r.meets_deadline = j.at("meets_deadline").get<std::size_t>();
   for (const auto& [key, by] : j.at("pruned_by").items()) {
     r.pruned_by[key] = {by.at("count").get<std::size_t>(), by.at("example").get<std::string>(),

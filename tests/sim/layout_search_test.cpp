@@ -247,6 +247,7 @@ void expect_same_plan(const PlanResult& a, const PlanResult& b) {
   EXPECT_EQ(a.balanced, b.balanced);
   EXPECT_EQ(a.partial, b.partial);
   EXPECT_EQ(a.offloaded, b.offloaded);
+  EXPECT_EQ(a.offloaded_modules, b.offloaded_modules);
   ASSERT_EQ(a.pruned_by.size(), b.pruned_by.size());
   for (const auto& [key, by] : a.pruned_by) {
     ASSERT_EQ(b.pruned_by.count(key), 1U) << key;
@@ -396,6 +397,7 @@ TEST(LayoutSearch, ActivationOffloadIsAnAxis) {
   const auto [all, offloaded] = without_and_with_offload(s, space, options);
   EXPECT_EQ(all.offloaded, 0U);
   ASSERT_GT(offloaded.offloaded, 0U);
+  EXPECT_LT(offloaded.offloaded_modules, offloaded.offloaded);  // some by whole layers
   ASSERT_FALSE(offloaded.top.empty());
   EXPECT_LT(offloaded.top.front().metrics.step_time_s, all.top.front().metrics.step_time_s);
   EXPECT_GT(offloaded.top.front().parallelism.offload_layers, 0);
@@ -430,6 +432,7 @@ TEST(LayoutSearch, FineGrainedOffloadIsAnAxisOnPipelines) {
   ASSERT_FALSE(offloaded.top.empty());
   ASSERT_FALSE(all.top.empty());
   EXPECT_EQ(offloaded.over_memory + offloaded.offloaded, all.over_memory);
+  EXPECT_EQ(offloaded.offloaded_modules, offloaded.offloaded);  // no layout on one stage
   EXPECT_LE(offloaded.top.front().metrics.step_time_s, all.top.front().metrics.step_time_s);
   int checked = 0;
   for (const auto& l : offloaded.top) {

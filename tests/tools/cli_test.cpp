@@ -13,6 +13,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "myriad_source_paths.hpp"
 #include "sim/planning/sweep.hpp"
@@ -417,8 +419,29 @@ TEST(Cli, SweepOverActivationOffload) {
   EXPECT_NE(r.out.find("6 valid, 2 fit in memory"), std::string::npos) << r.out;
 }
 
-// `plan --offload` keeps layouts that fit only with activations offloaded, names
-// them in the table and the CSV's last column.
+// A CSV line's fields (RFC 4180: a quoted field may hold commas and doubled quotes).
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      fields.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+// `plan --offload` keeps layouts that fit only with activations offloaded, counts
+// them by kind, names them in the table and in the CSV's offload_layers and
+// offload_modules columns.
 TEST(Cli, PlanSearchesActivationOffload) {
   const std::string llama =
       std::string(MYRIAD_SCENARIO_DIR) + "/examples/llama3-8b-h100-64-pp4.yaml";
@@ -427,15 +450,28 @@ TEST(Cli, PlanSearchesActivationOffload) {
   const Result r = run_cli({"plan", llama, "--set", "model.seq_length=16384", "--offload", "--top",
                             "5", "--csv", csv.string()});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("fit only with activations offloaded to host memory (--offload"),
-            std::string::npos)
+  EXPECT_NE(r.out.find("fit only with activations offloaded to host memory, "), std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find(" by modules, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" by whole layers (--offload"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" offloaded "), std::string::npos) << r.out;
   std::ifstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  const std::vector<std::string> names = split_csv(header);
+  const auto column = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  const std::size_t layers = column("offload_layers");
+  ASSERT_LT(layers, names.size()) << header;
+  ASSERT_LT(column("offload_modules"), names.size()) << header;
   std::string row;
   int offloaded = 0;
-  while (std::getline(in, row))
-    offloaded += row.find(",none,") != std::string::npos && !row.ends_with(",0");
+  while (std::getline(in, row)) {
+    const std::vector<std::string> cells = split_csv(row);
+    ASSERT_EQ(cells.size(), names.size()) << row;
+    offloaded += cells[layers] != "0";
+  }
   EXPECT_GT(offloaded, 0);
   std::filesystem::remove(csv);
 }
