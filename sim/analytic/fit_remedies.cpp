@@ -16,6 +16,19 @@
 namespace myriad::sim {
 namespace {
 
+// Whether `r` needs at most `headroom` of its usable memory.
+bool within(const StepReport& r, double headroom) {
+  return r.memory_usable() > 0 && r.memory_needed() / r.memory_usable() <= headroom;
+}
+
+// Whether activations can go to the host at all: a host link and host memory on
+// the GPU, and the profile's rates over that link.
+bool host_takes_activations(const models::scenario::Scenario& s, const DeviceProfile& profile) {
+  const auto& gpu = s.cluster.gpu;
+  return gpu.host_link_bw_Bps > 0 && gpu.host_memory_bytes > 0 &&
+         profile.host_to_device_efficiency > 0 && profile.device_to_host_efficiency > 0;
+}
+
 // The smallest n in [lo, hi] for which `s` with `set(n)` fits in `headroom` of its
 // usable memory, memory falling as n grows; with its estimate.
 std::optional<LayersFit> fewest_that_fit(
@@ -26,7 +39,7 @@ std::optional<LayersFit> fewest_that_fit(
     const int mid = lo + (hi - lo) / 2;
     set(c, mid);
     StepReport r = estimate(c, profile, Detail::summary);
-    if (r.memory_usable() > 0 && r.memory_needed() / r.memory_usable() <= headroom) {
+    if (within(r, headroom)) {
       found = LayersFit{mid, std::move(r)};
       hi = mid - 1;
     } else {
@@ -71,10 +84,8 @@ std::optional<LayersFit> fewest_offloaded_layers(const models::scenario::Scenari
                                                  const DeviceProfile& profile, double headroom,
                                                  int from) {
   const auto& p = s.parallelism;
-  const auto& gpu = s.cluster.gpu;
   if (p.pp != 1 || p.recompute != models::scenario::Recompute::none ||
-      !(gpu.host_link_bw_Bps > 0 && gpu.host_memory_bytes > 0) ||
-      !(profile.host_to_device_efficiency > 0 && profile.device_to_host_efficiency > 0)) {
+      !host_takes_activations(s, profile)) {
     return std::nullopt;
   }
   return fewest_that_fit(
@@ -86,10 +97,8 @@ std::optional<ModulesFit> offloaded_modules_that_fit(const models::scenario::Sce
                                                      const DeviceProfile& profile,
                                                      double headroom) {
   const auto& p = s.parallelism;
-  const auto& gpu = s.cluster.gpu;
   if (p.offload_layers > 0 || p.recompute == models::scenario::Recompute::full ||
-      !(gpu.host_link_bw_Bps > 0 && gpu.host_memory_bytes > 0) ||
-      !(profile.host_to_device_efficiency > 0 && profile.device_to_host_efficiency > 0)) {
+      !host_takes_activations(s, profile)) {
     return std::nullopt;
   }
   models::scenario::Scenario c = s;
@@ -97,10 +106,7 @@ std::optional<ModulesFit> offloaded_modules_that_fit(const models::scenario::Sce
       [&](std::vector<models::scenario::OffloadModule> modules) -> std::optional<ModulesFit> {
     c.parallelism.offload_modules = modules;
     StepReport r = estimate(c, profile, Detail::summary);
-    if (!(r.memory_usable() > 0 && r.memory_needed() / r.memory_usable() <= headroom) ||
-        !r.host_fits()) {
-      return std::nullopt;
-    }
+    if (!within(r, headroom) || !r.host_fits()) return std::nullopt;
     return ModulesFit{std::move(modules), std::move(r)};
   };
   const std::vector<models::scenario::OffloadModule> every = offloadable_modules(s);

@@ -27,14 +27,13 @@ bool fewest_offloaded(const models::scenario::Scenario& s, const DeviceProfile& 
   if (l.metrics.memory <= headroom) return false;
   models::scenario::Scenario c = s;
   c.parallelism = l.parallelism;
-  // Layers or modules, not both (the checks refuse them together).
+  // Layers or modules, not both (the checks refuse them together; modules are
+  // not tried on a layout offloading layers).
   const std::optional<LayersFit> layers =
       c.parallelism.offload_modules.empty()
           ? fewest_offloaded_layers(c, profile, headroom, c.parallelism.offload_layers + 1)
           : std::nullopt;
-  const std::optional<ModulesFit> modules = c.parallelism.offload_layers > 0
-                                                ? std::nullopt
-                                                : offloaded_modules_that_fit(c, profile, headroom);
+  const std::optional<ModulesFit> modules = offloaded_modules_that_fit(c, profile, headroom);
   if (modules && (!layers || modules->report.step_time_s < layers->report.step_time_s)) {
     c.parallelism.offload_modules = l.parallelism.offload_modules = modules->modules;
     l.metrics = metrics_of(c, modules->report);
