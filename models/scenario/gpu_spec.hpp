@@ -23,6 +23,12 @@ struct GpuSpec {
   // given (offload is then refused).
   double host_link_bw_Bps = 0;
   double host_memory_bytes = 0;
+  // Whether that link is also the GPU's way to its NICs: a PCIe GPU reaches host
+  // memory and, by GPUDirect RDMA through its PCIe switch, its NICs over its one
+  // x16 link, so activation offload's copies share it with the GPU's network
+  // traffic (sim/analytic/activation_offload.hpp). Not on Grace superchips, whose
+  // host link is NVLink-C2C.
+  bool host_link_carries_network = false;
   // NVLink SHARP: the NVSwitch reduces in the switch, and NCCL runs all-reduce
   // inside a node as NVLS (Hopper and Blackwell NVSwitch systems).
   bool nvls = false;

@@ -279,16 +279,9 @@ void check_offload(const Checker& c) {
   check_host_side(c, key);
 }
 
-// What any offload needs of the GPU's host: a link and memory, given; and the
-// copies priced on the link alone.
+// What any offload needs of the GPU's host: a link and memory, given.
 void check_host_side(const Checker& c, const char* key) {
   const GpuSpec& gpu = c.s().cluster.gpu;
-  if (c.s().cluster.nodes() > 1) {
-    c.warning(key,
-              "the copies are priced on the host link alone: where a GPU's PCIe lanes also "
-              "carry its NIC's traffic (DGX H100: each GPU and its NIC behind one PCIe switch), "
-              "the data-parallel traffic between nodes slows them, which is not counted");
-  }
   if (gpu.host_link_bw_Bps <= 0) {
     c.error(key, fmt::format("activation offload moves activations over the GPU's link to its "
                              "host, which {} does not give: set cluster.gpu.host_link_bandwidth "

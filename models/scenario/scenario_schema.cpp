@@ -46,6 +46,9 @@ Schema<GpuSpec> make_gpu_schema() {
       .quantity("host_memory", &GpuSpec::host_memory_bytes, Dimension::bytes, D::value("0GB"),
                 "host memory a GPU may fill with offloaded activations (its node's over its "
                 "GPUs); 0: not given")
+      .boolean("host_link_carries_network", &GpuSpec::host_link_carries_network, D::value("false"),
+               "the host link also carries the GPU's NIC traffic (PCIe: GPUDirect RDMA through "
+               "its PCIe switch), shared with offload's copies; false on NVLink-C2C")
       .boolean("nvls", &GpuSpec::nvls, D::value("false"),
                "NVLink SHARP (NVLS): the NVSwitch reduces in the switch, so NCCL runs all-reduce "
                "inside a node as NVLS, faster than a ring; other collectives stay rings. Needs a "

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "models/plan/memory.hpp"
+#include "models/plan/rank_layout.hpp"
+#include "sim/cost/comm_cost.hpp"
 
 namespace myriad::sim {
 
@@ -38,7 +40,7 @@ PassTimes offload_stall(std::span<const OffloadLayer> layers, int offloaded, dou
     const double end = start + at(j).forward_s;
     if (j < offloaded) {
       const double from = std::max(start, link);
-      link = std::max(from + at(j).bytes / to_host_Bps, end);
+      link = std::max(from + (at(j).bytes + at(j).network_forward) / to_host_Bps, end);
       copied[static_cast<std::size_t>(j)] = link;
     }
     work += at(j).forward_s;
@@ -57,7 +59,8 @@ PassTimes offload_stall(std::span<const OffloadLayer> layers, int offloaded, dou
     const double end = start + at(j).backward_s;
     const int back = offloaded - (count - j);  // the offloaded layer this one makes room for
     if (back >= 0) {
-      link = std::max(end, link) + at(back).bytes / to_device_Bps;
+      // Beside the next backward (layers alike: the reloaded one's network bytes).
+      link = std::max(end, link) + (at(back).bytes + at(back).network_backward) / to_device_Bps;
       copied[static_cast<std::size_t>(back)] = link;
     }
     work += at(j).backward_s;
@@ -67,21 +70,51 @@ PassTimes offload_stall(std::span<const OffloadLayer> layers, int offloaded, dou
   return stall;
 }
 
+double network_bytes_per_gpu(const models::Phase& phase, const models::scenario::Scenario& s) {
+  double sent = 0;
+  for (const models::Collective& c : phase.comms) {
+    const models::GroupSpan g = models::group_span(c.group, s);
+    if (g.nodes <= 1 || c.bytes <= 0) continue;
+    const double n = g.size;
+    if (c.kind == models::CollectiveKind::all_to_all) {
+      const double two_hop = two_hop_shares(c, g).network;
+      sent += c.bytes * (two_hop > 0 ? two_hop : (n - g.per_node) / n);
+    } else {
+      sent += models::busbw_factor(c.kind, n) * c.bytes / g.per_node;
+    }
+  }
+  return sent;
+}
+
+LayerNetworkBytes layer_network_bytes(const models::LayerProgram& lp,
+                                      const models::scenario::Scenario& s) {
+  if (!s.cluster.gpu.host_link_carries_network) return {};
+  return {network_bytes_per_gpu(lp.forward, s),
+          network_bytes_per_gpu(lp.backward, s) + network_bytes_per_gpu(lp.recompute, s)};
+}
+
 PassTimes offload_stall(const models::scenario::Scenario& s, const DeviceProfile& profile,
-                        const PassTimes& moe, const PassTimes& dense) {
+                        const PassTimes& moe, const PassTimes& dense,
+                        const models::LayerProgram& moe_program,
+                        const models::LayerProgram& dense_program) {
   const int n = s.parallelism.offload_layers;
   if (n <= 0) return {};
   const auto& m = s.model;
   const double moe_bytes = models::layer_activation_bytes(s, models::LayerKind::moe);
   const double dense_bytes = models::layer_activation_bytes(s, models::LayerKind::dense);
+  const LayerNetworkBytes moe_network = layer_network_bytes(moe_program, s);
+  const LayerNetworkBytes dense_network = layer_network_bytes(dense_program, s);
   // An MoE model's layer pass is its MoE layer's (its dense layers' is `dense`); a
   // dense model's is `moe`'s too, the model's only kind.
   thread_local std::vector<OffloadLayer> layers;
   layers.clear();
   for (int i = 0; i < m.layers; ++i) {
     const bool routed = !m.is_moe() || m.is_moe_layer(i);
-    const PassTimes& pass = routed || !m.mixed() ? moe : dense;
-    layers.push_back({pass.forward, pass.backward, routed ? moe_bytes : dense_bytes});
+    const bool as_moe = routed || !m.mixed();
+    const PassTimes& pass = as_moe ? moe : dense;
+    const LayerNetworkBytes& network = as_moe ? moe_network : dense_network;
+    layers.push_back({pass.forward, pass.backward, routed ? moe_bytes : dense_bytes,
+                      network.forward, network.backward});
   }
   const double link = s.cluster.gpu.host_link_bw_Bps;
   return offload_stall(layers, n, link * profile.device_to_host_efficiency,
@@ -89,14 +122,20 @@ PassTimes offload_stall(const models::scenario::Scenario& s, const DeviceProfile
 }
 
 PassTimes module_offload_stall(const models::scenario::Scenario& s, const DeviceProfile& profile,
-                               const PassTimes& layer, models::LayerKind kind) {
+                               const PassTimes& layer, models::LayerKind kind,
+                               const models::LayerProgram& program) {
   PassTimes stall;
   if (s.parallelism.offload_modules.empty()) return stall;
   const double bytes = models::layer_offloaded_bytes(s, kind);
+  const LayerNetworkBytes network = layer_network_bytes(program, s);
   const double link = s.cluster.gpu.host_link_bw_Bps;
-  stall.forward = std::max(0.0, bytes / (link * profile.device_to_host_efficiency) - layer.forward);
-  stall.backward =
-      std::max(0.0, bytes / (link * profile.host_to_device_efficiency) - layer.backward);
+  // The link's time for the copies and the network bytes beside them, beyond
+  // the pass (which the network bytes alone cannot make longer than they are).
+  const auto wait = [bytes](double beside, double rate, double pass) {
+    return std::max(0.0, (bytes + beside) / rate - std::max(pass, beside / rate));
+  };
+  stall.forward = wait(network.forward, link * profile.device_to_host_efficiency, layer.forward);
+  stall.backward = wait(network.backward, link * profile.host_to_device_efficiency, layer.backward);
   stall.offload = stall.forward + stall.backward;
   return stall;
 }

@@ -108,8 +108,9 @@ StageTime scaled(StageTime t, double k) {
 
 // A layer's time with fine-grained activation offload's waits (module_offload_stall).
 StageTime with_module_offload(const models::scenario::Scenario& s, const DeviceProfile& profile,
-                              StageTime t, models::LayerKind kind) {
-  const PassTimes stall = module_offload_stall(s, profile, t.passes(), kind);
+                              StageTime t, models::LayerKind kind,
+                              const models::LayerProgram& program) {
+  const PassTimes stall = module_offload_stall(s, profile, t.passes(), kind, program);
   t.offload += stall.offload;
   t.forward += stall.forward;
   return t;
@@ -217,7 +218,7 @@ StageCosts stage_costs(const models::scenario::Scenario& s, const DeviceProfile&
   const LayerOverlap overlap(s.overlap, profile, models::splits_backward(s.parallelism.schedule),
                              s.parallelism.delay_wgrad_compute);
   c.layer = pass_times(plan.layer, pricer, overlap);
-  c.layer += module_offload_stall(s, profile, c.layer, models::LayerKind::moe);
+  c.layer += module_offload_stall(s, profile, c.layer, models::LayerKind::moe, plan.layer);
 
   // Overlapped collectives stay inside the layer's time.
   c.forward_comms = layer_collectives({&plan.layer.forward}, pricer, profile, overlap);
@@ -228,7 +229,8 @@ StageCosts stage_costs(const models::scenario::Scenario& s, const DeviceProfile&
                                         profile, overlap, true);
   if (plan.mixed()) {
     c.dense_layer = pass_times(plan.dense_layer, pricer, overlap);
-    c.dense_layer += module_offload_stall(s, profile, c.dense_layer, models::LayerKind::dense);
+    c.dense_layer +=
+        module_offload_stall(s, profile, c.dense_layer, models::LayerKind::dense, plan.dense_layer);
     c.dense_layer_comm = exposed_comm(plan.dense_layer, pricer, overlap);
   }
   if (plan.partial_recompute()) {
@@ -241,7 +243,7 @@ StageCosts stage_costs(const models::scenario::Scenario& s, const DeviceProfile&
   }
   c.embedding = pass_times(plan.embedding, pricer, overlap);
   c.head = pass_times(plan.head, pricer, overlap);
-  c.offload = offload_stall(s, profile, c.layer, c.dense_layer);
+  c.offload = offload_stall(s, profile, c.layer, c.dense_layer, plan.layer, plan.dense_layer);
   c.layer_comm = exposed_comm(plan.layer, pricer, overlap);
   c.embedding_comm = exposed_comm(plan.embedding, pricer, overlap);
   c.head_comm = exposed_comm(plan.head, pricer, overlap);
@@ -279,12 +281,13 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   // Stages differ by their layers (uneven stages; an MoE model's dense layers),
   // the embedding and the head.
   const bool mixed = plan.mixed();
-  const StageTime layer = with_module_offload(
-      s, profile, program_time(plan.layer, pricer, layer_overlap, 0), models::LayerKind::moe);
+  const StageTime layer =
+      with_module_offload(s, profile, program_time(plan.layer, pricer, layer_overlap, 0),
+                          models::LayerKind::moe, plan.layer);
   const StageTime dense =
       mixed ? with_module_offload(s, profile,
                                   program_time(plan.dense_layer, pricer, layer_overlap, 0),
-                                  models::LayerKind::dense)
+                                  models::LayerKind::dense, plan.dense_layer)
             : StageTime{};
   // Partial recomputation: what each recomputed layer runs again.
   const bool partial = plan.partial_recompute();
@@ -326,7 +329,8 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
     last += embedding;
   }
   // Activation offload (on a pipeline of one stage): the waits for its copies.
-  const PassTimes off = offload_stall(s, profile, layer.passes(), dense.passes());
+  const PassTimes off =
+      offload_stall(s, profile, layer.passes(), dense.passes(), plan.layer, plan.dense_layer);
   double p2p = 0;
   if (plan.pp > 1) {
     p2p = pricer.price(plan.pp_transfer, m * 2 * v).time_s;

@@ -26,9 +26,10 @@ using testing::kShipped;
 
 // Llama 3 8B at 8K on one node of 8 H100, FSDP, micro-batches of 4: 151.7 GiB of
 // activations without recomputation, 4.25 GiB a layer.
-models::scenario::Scenario llama8b(int offloaded, const std::string& gpu = "") {
+models::scenario::Scenario llama8b(int offloaded, const std::string& gpu = "", int gpus = 8) {
   auto s = models::scenario::load_scenario_text(
-      "cluster: {preset: llama3-like, gpus: 8, gpu: {preset: H100" + gpu +
+      "cluster: {preset: llama3-like, gpus: " + std::to_string(gpus) + ", gpu: {preset: H100" +
+          gpu +
           "}}\n"
           "model: {preset: llama3-8b, seq_length: 8192}\n"
           "parallelism: {tp: 1, pp: 1, micro_batch: 4, global_batch: 64, zero: 3}\n"
@@ -80,6 +81,36 @@ TEST(OffloadStall, HandComputedWhenTheLinkIsSlow) {
   EXPECT_DOUBLE_EQ(faster_back.backward, 2);
 }
 
+// Expectation, by hand: the link carries the network bytes of the passes beside
+// the copies. 3 layers of 1 s each way, 2 offloaded, copies of 1 s: forward
+// hides them; backward, each offloaded layer waits 1 s for its copy back, which
+// starts once the layer after it is done. With as many network bytes beside
+// each copy, a copy takes the link 2 s: HandComputedWhenTheLinkIsSlow's 2 and 4 s.
+TEST(OffloadStall, NetworkBytesOnTheLinkSlowTheCopies) {
+  const PassTimes quiet = offload_stall(uniform(3, 1, 1, 1), 2, 1, 1);
+  EXPECT_EQ(quiet.forward, 0);
+  EXPECT_DOUBLE_EQ(quiet.backward, 2);
+  const std::vector<OffloadLayer> busy(3, {1, 1, 1, 1, 1});
+  const PassTimes t = offload_stall(busy, 2, 1, 1);
+  EXPECT_DOUBLE_EQ(t.forward, 2);
+  EXPECT_DOUBLE_EQ(t.backward, 4);
+}
+
+// Expectation, by hand: on 16 GPUs of 2 nodes (dp 16, 8 a node), a ring
+// all-gather of S sends 15/16 S from each rank over the ring, which leaves each
+// node once: 15/16 S / 8 a GPU through the NICs. An all-to-all sends the half of
+// its bytes bound for the other node; a group inside a node (tp 1) sends none.
+TEST(OffloadStall, NetworkBytesAreWhatLeavesTheNode) {
+  const auto s = llama8b(0, "", 16);
+  models::Phase phase;
+  phase.comms.push_back({"ag", models::CollectiveKind::all_gather, models::GroupKind::dp, 1.6e9});
+  phase.comms.push_back({"a2a", models::CollectiveKind::all_to_all, models::GroupKind::dp, 1e9});
+  phase.comms.push_back({"tp", models::CollectiveKind::all_reduce, models::GroupKind::tp, 1e9});
+  EXPECT_DOUBLE_EQ(network_bytes_per_gpu(phase, s), 15.0 / 16 * 1.6e9 / 8 + 0.5e9);
+  const auto one_node = llama8b(0);
+  EXPECT_EQ(network_bytes_per_gpu(phase, one_node), 0);
+}
+
 // Expectation: every layer but one, or a count out of range, or no link, is refused.
 TEST(OffloadStall, RefusesWhatCannotRun) {
   EXPECT_THROW(offload_stall(uniform(3, 1, 1, 1), 3, 1, 1), std::invalid_argument);
@@ -114,6 +145,21 @@ TEST(HardwareWhatIf, HostLinkBandwidthPacesOffload) {
   EXPECT_GT(plain, 0);
   EXPECT_GT(gen4, 2 * plain);
   EXPECT_EQ(c2c, 0);
+}
+
+// Expectation: FSDP over two nodes: each layer's gathers and gradient reductions
+// leave the node over every H100's PCIe link, the one its copies take
+// (host_link_carries_network, as the preset has it), so the copies wait longer
+// than on a link that carries no network traffic. In one node nothing leaves it
+// and the two agree.
+TEST(HardwareWhatIf, NetworkTrafficOnTheHostLinkSlowsOffload) {
+  const std::string apart = ", host_link_carries_network: false";
+  const double shared = part(estimate(llama8b(24, "", 16), testing::h100()), "offload");
+  const double alone = part(estimate(llama8b(24, apart, 16), testing::h100()), "offload");
+  EXPECT_GT(alone, 0);
+  EXPECT_GT(shared, alone);
+  EXPECT_DOUBLE_EQ(part(estimate(llama8b(24), testing::h100()), "offload"),
+                   part(estimate(llama8b(24, apart), testing::h100()), "offload"));
 }
 
 // Expectation: the host memory a GPU may use decides whether the offloaded

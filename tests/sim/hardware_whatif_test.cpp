@@ -228,7 +228,8 @@ TEST(HardwareWhatIf, EveryGpuKeyIsTestedOrALabel) {
   const std::set<std::string> tested = {"bf16_peak", "fp8_peak", "hbm_capacity", "hbm_bandwidth",
                                         "nvlink_bandwidth", "sms", "nvls", "profile",
                                         // activation_offload_test.cpp
-                                        "host_link_bandwidth", "host_memory"};
+                                        "host_link_bandwidth", "host_memory",
+                                        "host_link_carries_network"};
   const std::set<std::string> labels = {"preset", "name", "source"};
   const models::scenario::SectionDoc doc = models::scenario::scenario_doc();
   const std::function<const models::scenario::SectionDoc*(const models::scenario::SectionDoc&)>

@@ -129,18 +129,48 @@ TEST(ModuleOffload, TheWaitsAreWhatTheLinkTakesBeyondTheCompute) {
   s.parallelism.offload_modules = {OffloadModule::core_attn};
   const DeviceProfile& p = testing::h100();
   const double bytes = models::layer_offloaded_bytes(s, LayerKind::dense);  // 83.9 MB
+  const models::LayerProgram program = models::plan_step(s).layer;  // nothing leaves the node
   PassTimes layer;
   layer.forward = 2e-3;
   layer.backward = 12e-3;
-  const PassTimes stall = module_offload_stall(s, p, layer, LayerKind::dense);
+  const PassTimes stall = module_offload_stall(s, p, layer, LayerKind::dense, program);
   EXPECT_DOUBLE_EQ(stall.forward, bytes / (10e9 * p.device_to_host_efficiency) - 2e-3);
   EXPECT_EQ(stall.backward, 0);  // 83.9 MB back in 12 ms
   EXPECT_DOUBLE_EQ(stall.offload, stall.forward);
   layer.backward = 4e-3;
-  EXPECT_DOUBLE_EQ(module_offload_stall(s, p, layer, LayerKind::dense).backward,
+  EXPECT_DOUBLE_EQ(module_offload_stall(s, p, layer, LayerKind::dense, program).backward,
                    bytes / (10e9 * p.host_to_device_efficiency) - 4e-3);
   s.parallelism.offload_modules.clear();
-  EXPECT_EQ(module_offload_stall(s, p, layer, LayerKind::dense).offload, 0);
+  EXPECT_EQ(module_offload_stall(s, p, layer, LayerKind::dense, program).offload, 0);
+}
+
+// The copies share the host link with what the layer's collectives send over the
+// NICs where the link carries them (an H100's PCIe link): with FSDP across 2
+// nodes (dp 4 strided over them), the layer's gathers and reductions, added to
+// the copies' bytes.
+TEST(ModuleOffload, NetworkBytesBesideTheCopiesLengthenTheWaits) {
+  auto s = llama8b(", zero: 3, placement: tp-cp-pp-dp", ", host_link_bandwidth: 10GB/s");
+  s.parallelism.offload_modules = {OffloadModule::core_attn};
+  const DeviceProfile& p = testing::h100();
+  const double bytes = models::layer_offloaded_bytes(s, LayerKind::dense);
+  const models::LayerProgram program = models::plan_step(s).layer;
+  const LayerNetworkBytes network = layer_network_bytes(program, s);
+  EXPECT_GT(network.forward, 0);                 // the parameters' gather
+  EXPECT_GT(network.backward, network.forward);  // gathered again, and the gradients reduced
+  const double out = 10e9 * p.device_to_host_efficiency;
+  const double back = 10e9 * p.host_to_device_efficiency;
+  // Passes the copies alone (9.6 ms) and the network bytes alone (7.4 and 24.2
+  // ms) fit in; both together do not.
+  PassTimes layer;
+  layer.forward = 10e-3;
+  layer.backward = 30e-3;
+  ASSERT_LT(network.forward / out, layer.forward);
+  ASSERT_LT(network.backward / back, layer.backward);
+  const PassTimes stall = module_offload_stall(s, p, layer, LayerKind::dense, program);
+  EXPECT_DOUBLE_EQ(stall.forward, (bytes + network.forward) / out - 10e-3);
+  EXPECT_DOUBLE_EQ(stall.backward, (bytes + network.backward) / back - 30e-3);
+  s.cluster.gpu.host_link_carries_network = false;
+  EXPECT_EQ(module_offload_stall(s, p, layer, LayerKind::dense, program).offload, 0);
 }
 
 // The closed form, the step program's evaluator and the step engine add the same

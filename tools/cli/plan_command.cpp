@@ -270,8 +270,7 @@ std::string searched_text(const PlanVariants& v, const sim::PlanOptions& options
   if (options.offload) {
     out += fmt::format(
         "  {} layouts fit only with activations offloaded to host memory, {} of them by "
-        "modules, {} by whole layers (--offload; the copies priced on the host link alone, "
-        "not slowed by NIC traffic that may share it)\n",
+        "modules, {} by whole layers (--offload)\n",
         r.offloaded, r.offloaded_modules, r.offloaded - r.offloaded_modules);
   }
   if (!r.pruned_by.empty()) {
