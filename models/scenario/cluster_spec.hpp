@@ -31,6 +31,24 @@ enum class InNetworkReduction { none, sharp };
 inline constexpr models::EnumName<InNetworkReduction> kInNetworkReductionNames[] = {
     {InNetworkReduction::none, "none"}, {InNetworkReduction::sharp, "sharp"}};
 
+// How many streaming aggregation trees (SHARP's, for large reductions) the
+// switches run at once: one per switch on Quantum (HDR), one per port on
+// Quantum-2 (NDR) and later (NVIDIA SHARP Rev 3.13.0, "General Information":
+// "limited to one active tree per switch"; "Multiple SHARP streaming aggregation
+// operations can be operated in parallel by a single Quantum-2 switch. The limit
+// is one active tree per port"). A communicator that gets none runs on the
+// point-to-point network (NCCL's ncclTransportCollNetCheck: "Cannot initialize
+// CollNet, using point-to-point network instead"; sim/cost/comm_cost.hpp).
+enum class SharpTrees { per_switch, per_port };
+inline constexpr models::EnumName<SharpTrees> kSharpTreesNames[] = {
+    {SharpTrees::per_switch, "per_switch"}, {SharpTrees::per_port, "per_port"}};
+// The switches' generation by the NIC rate (per NIC and direction): Quantum beside
+// HDR (200 Gb/s) NICs and slower, Quantum-2 (NDR) and later beside faster ones.
+inline SharpTrees sharp_trees_for_nics(double nic_bw_Bps) {
+  constexpr double kHdr_Bps = 200e9 / 8;
+  return nic_bw_Bps <= kHdr_Bps ? SharpTrees::per_switch : SharpTrees::per_port;
+}
+
 // How a switch spreads flows over its equal-cost up ports: as evenly as a fluid
 // (InfiniBand's adaptive routing, packet spraying), or by hashing each flow onto
 // one port for its life (ECMP: sim/cost/ecmp.hpp).
@@ -77,6 +95,7 @@ struct NetworkSpec {
   // others, and every tier loses the same share of its links.
   int planes_down = 0;
   InNetworkReduction in_network_reduction = InNetworkReduction::none;
+  SharpTrees sharp_trees = SharpTrees::per_port;
   LoadBalancing load_balancing = LoadBalancing::adaptive;
   // NCCL_IB_QPS_PER_CONNECTION: queue pairs a connection splits its data over,
   // each hashed on its own (ECMP only).

@@ -61,6 +61,12 @@ void check_network(const Checker& c) {
                         "a node",
                         cl.nics_per_node));
   }
+  if (cl.network.sharp_trees != sharp_trees_for_nics(cl.nic_bw_Bps) &&
+      cl.network.in_network_reduction != InNetworkReduction::sharp) {
+    c.error("cluster.network.sharp_trees",
+            "the switches' aggregation trees change nothing without in-network reduction: "
+            "expected cluster.network.in_network_reduction: sharp, or no sharp_trees");
+  }
   if (cl.network.topology == Topology::rail_only && !cl.network.rail_optimized) {
     // Rails are what a rail-only fabric is made of: NIC i of every node on rail i.
     c.error("cluster.network.topology",

@@ -490,6 +490,13 @@ void derive(Scenario& s) {
         s.training.precision == Precision::bf16 ? WirePrecision::fp32 : WirePrecision::bf16;
     set_derived(s, "training.gradient_precision");
   }
+  if (!given(s, "cluster.network.sharp_trees")) {
+    // Quantum (HDR, 200 Gb/s) switches run one tree each; Quantum-2 (NDR) on, one a port.
+    constexpr double kHdr_Bps = 200e9 / 8;
+    s.cluster.network.sharp_trees =
+        s.cluster.nic_bw_Bps <= kHdr_Bps ? SharpTrees::per_switch : SharpTrees::per_port;
+    set_derived(s, "cluster.network.sharp_trees");
+  }
   auto& tiers = s.cluster.network.tiers;
   for (std::size_t i = 0; i < tiers.size(); ++i) {
     const std::string key = fmt::format("cluster.network.tiers[{}].port_bandwidth", i);

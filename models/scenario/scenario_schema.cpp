@@ -108,10 +108,8 @@ Schema<NetworkSpec> make_network_schema() {
                "planes (ECMP across them taken as perfect)")
       .integer("planes_down", &NetworkSpec::planes_down, Range{0, 15}, D::value("0"),
                "planes out of service (a failed plane, as a what-if; campaign's plane failures "
-               "set it as they come and go): each NIC keeps its ports on the other planes, "
-               "(planes - planes_down) / planes of its bandwidth, and the job runs on without "
-               "a restart (multi-plane transports move flows off a failed plane); fewer than "
-               "planes")
+               "set it as they come and go): each NIC keeps (planes - planes_down) / planes of "
+               "its bandwidth, the job runs on (multi-plane transports move flows off it)")
       .choice("in_network_reduction", &NetworkSpec::in_network_reduction,
               choices(kInNetworkReductionNames), D::value("none"),
               "reduction in the switches: sharp (InfiniBand SHARP, NCCL's CollNet with "
@@ -119,6 +117,10 @@ Schema<NetworkSpec> make_network_schema() {
               "the aggregation tree once and receives the sum once, about half a ring's bytes "
               "on each NIC; reduce-scatters use it where it is faster. Needs rail_optimized "
               "(one aggregation tree per rail)")
+      .choice("sharp_trees", &NetworkSpec::sharp_trees, choices(kSharpTreesNames),
+              D::derived("= per_switch with NICs of 200 Gbps or less (HDR), else per_port"),
+              "sharp only: the switches run one streaming aggregation tree per_switch (Quantum, "
+              "HDR) or per_port (Quantum-2 and later); communicators left without one run rings")
       .choice("load_balancing", &NetworkSpec::load_balancing, choices(kLoadBalancingNames),
               D::value("adaptive"),
               "how switches spread flows over their up ports: adaptive (InfiniBand's adaptive "

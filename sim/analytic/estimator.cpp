@@ -161,7 +161,26 @@ std::vector<LayerCollective> layer_collectives(std::initializer_list<const model
   return out;
 }
 
-std::vector<std::string> network_notes(const models::scenario::Scenario& s, const Pricer& pricer) {
+// In-network reduction where the data-parallel communicators outnumber the
+// switches' (or ports') streaming aggregation trees (sharp_tree_sharers).
+void add_sharp_note(const models::scenario::Scenario& s, std::vector<std::string>& notes) {
+  const auto& net = s.cluster.network;
+  if (net.in_network_reduction != models::scenario::InNetworkReduction::sharp) return;
+  const models::GroupSpan dp = models::group_span(GroupKind::dp, s);
+  const int sharers = sharp_tree_sharers(dp, s.cluster);
+  if (sharers <= 1) return;
+  const bool per_switch = net.sharp_trees == models::scenario::SharpTrees::per_switch;
+  notes.push_back(fmt::format(
+      "SHARP: {} data-parallel communicators need a streaming aggregation tree on each {}, "
+      "which runs one at a time (sharp_trees: {}); NCCL runs those left without one on the "
+      "point-to-point network and the step waits for them: their reductions are priced "
+      "without SHARP",
+      sharers, per_switch ? "leaf switch" : "NIC port", per_switch ? "per_switch" : "per_port"));
+}
+
+// What the fabric's oversubscription and hashing do to the data-parallel and
+// pipeline traffic, and the expert all-to-alls' pricing.
+std::vector<std::string> fabric_notes(const models::scenario::Scenario& s, const Pricer& pricer) {
   std::vector<std::string> notes;
   // Each tier's oversubscription as its uplinks in service make it.
   double worst = 1;
@@ -194,6 +213,12 @@ std::vector<std::string> network_notes(const models::scenario::Scenario& s, cons
         "expert all-to-alls leaving the node: divided by the largest oversubscription below the "
         "tier that joins the group");
   }
+  return notes;
+}
+
+std::vector<std::string> network_notes(const models::scenario::Scenario& s, const Pricer& pricer) {
+  std::vector<std::string> notes = fabric_notes(s, pricer);
+  add_sharp_note(s, notes);
   return notes;
 }
 

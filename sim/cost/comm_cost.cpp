@@ -187,7 +187,8 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
       const bool reduces =
           c.kind == CollectiveKind::all_reduce || c.kind == CollectiveKind::reduce_scatter;
       if (reduces && in_network &&
-          cluster.network.in_network_reduction == models::scenario::InNetworkReduction::sharp) {
+          cluster.network.in_network_reduction == models::scenario::InNetworkReduction::sharp &&
+          sharp_tree_sharers(g, cluster) <= 1) {
         const CommCost sharp = in_switches(c, g, cluster, p, slowdown);
         if (sharp.time_s < r.time_s) r = sharp;
       }
@@ -200,6 +201,27 @@ CommCost inter_node(const models::Collective& c, const models::GroupSpan& g,
 }
 
 }  // namespace
+
+int sharp_tree_sharers(const models::GroupSpan& g, const models::scenario::ClusterSpec& cluster) {
+  if (g.nodes <= 1) return 1;
+  const int gpn = cluster.gpus_per_node;
+  const int nics = std::max(1, std::min(cluster.nics_per_node, gpn));
+  // Communicators behind one NIC port: its GPUs', unless one holds the node.
+  const int per_nic =
+      g.per_node >= gpn ? 1 : std::min(gpn / nics, std::max(1, gpn / std::max(1, g.per_node)));
+  if (cluster.network.sharp_trees == models::scenario::SharpTrees::per_port) return per_nic;
+  const long leaf = std::lround(subtree_nodes(cluster).front());
+  const long groups = std::max(1L, static_cast<long>(cluster.nodes()) / g.nodes);
+  long on_leaf = 1;
+  if (g.reach_nodes() > g.nodes) {
+    on_leaf = std::min(leaf, groups);
+  } else if (g.nodes >= leaf) {
+    on_leaf = g.nodes % leaf == 0 || groups == 1 ? 1 : 2;
+  } else {
+    on_leaf = std::min((leaf + g.nodes - 1) / g.nodes, groups);
+  }
+  return per_nic * static_cast<int>(std::max(1L, on_leaf));
+}
 
 double rail_forwarded_share(const models::GroupSpan& g,
                             const models::scenario::ClusterSpec& cluster) {

@@ -60,6 +60,25 @@ struct TwoHopShares {
 };
 TwoHopShares two_hop_shares(const models::Collective& c, const models::GroupSpan& g);
 
+// In-network reduction's streaming aggregation trees (cluster.network.sharp_trees):
+// the communicators of a group's kind that need a tree of the same switch (or
+// port) at once, as they run their reductions together (every data-parallel
+// communicator of a step at the same point of it). NCCL opens one tree per NIC
+// rail (HPC-X's NCCL-RDMA-SHARP plugin guide). per_port (Quantum-2 on): only
+// the communicators sharing a NIC (a node with fewer NICs than GPUs, its GPUs
+// taken as each in a communicator of its own unless one communicator holds the
+// whole node) need the same port. per_switch (Quantum): besides, a rail's leaf
+// switch serves that rail of its nodes, and each communicator that has a member
+// there needs its tree: with one member per node per rail, a leaf of L nodes
+// holds min(ceil(L / nodes), groups) groups laid out node after node (one where
+// L divides their nodes, two where a leaf straddles two), and min(L, groups) of
+// those strided over the nodes (reach beyond their nodes). groups: the
+// cluster's nodes over the group's. 1 for a group inside a node. SHARP applies
+// where this is 1: a communicator left without a tree runs on the point-to-point
+// network (NCCL: "Cannot initialize CollNet, using point-to-point network
+// instead"), and the step waits for the slowest.
+int sharp_tree_sharers(const models::GroupSpan& g, const models::scenario::ClusterSpec& cluster);
+
 // Rail-only fabrics (cluster.network.topology: rail_only; Wang et al., "Rail-only:
 // A Low-Cost High-Performance Network for Training LLMs with Trillion
 // Parameters", arXiv:2307.12169): no tier joins the rails, so a byte bound for

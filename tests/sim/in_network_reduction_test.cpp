@@ -121,6 +121,78 @@ TEST(InNetworkReduction, BothEnginesPriceTheShorterAllReduce) {
   }
 }
 
+// Quantum (HDR) switches run one streaming aggregation tree each, Quantum-2 one a
+// port (cluster.network.sharp_trees, derived from the NIC rate). By hand on the
+// Selene-like cluster (40-port leaves at 1:1: a rail's leaf serves 20 nodes) of
+// 32 nodes, one member a node on each rail:
+//   8-node groups laid out node after node, 4 of them: a leaf holds
+//     min(ceil(20 / 8), 4) = 3; 16-node groups: min(2, 2) = 2; one group of all
+//     32 nodes: 1, though a leaf boundary falls inside it;
+//   8-node groups strided over the nodes (reach 29): min(20, 4) = 4;
+//   a group inside a node: 1.
+// Per port, only GPUs sharing a NIC share a tree: with 4 NICs for 8 GPUs, two
+// communicators behind each unless one holds the whole node.
+TEST(InNetworkReduction, CommunicatorsShareTheSwitchesTrees) {
+  using models::scenario::SharpTrees;
+  auto cluster = selene("sharp").cluster;
+  ASSERT_EQ(cluster.nodes(), 32);
+  ASSERT_DOUBLE_EQ(subtree_nodes(cluster).front(), 20);
+  EXPECT_EQ(cluster.network.sharp_trees, SharpTrees::per_switch);  // 200 Gb/s NICs: HDR
+  EXPECT_EQ(sharp_tree_sharers({8, 1, 8}, cluster), 3);
+  EXPECT_EQ(sharp_tree_sharers({16, 1, 16}, cluster), 2);
+  EXPECT_EQ(sharp_tree_sharers({32, 1, 32}, cluster), 1);
+  EXPECT_EQ(sharp_tree_sharers({8, 1, 8, 29}, cluster), 4);
+  EXPECT_EQ(sharp_tree_sharers({8, 8, 1}, cluster), 1);
+  cluster.network.sharp_trees = SharpTrees::per_port;
+  for (const models::GroupSpan g : {models::GroupSpan{8, 1, 8}, models::GroupSpan{8, 1, 8, 29}}) {
+    EXPECT_EQ(sharp_tree_sharers(g, cluster), 1);
+  }
+  cluster.nics_per_node = 4;
+  EXPECT_EQ(sharp_tree_sharers({8, 1, 8}, cluster), 2);
+  EXPECT_EQ(sharp_tree_sharers({64, 8, 8}, cluster), 1);
+}
+
+// pp 2 on 16 nodes of HDR: the two stages' data-parallel communicators share
+// every rail's leaf, so the one tree a switch runs cannot serve both: the
+// reductions run without SHARP, and the report says why. On Quantum-2 (per
+// port) both get a tree and the step shortens as on one stage.
+TEST(InNetworkReduction, ALeafRunsOneTreeOnQuantum) {
+  const auto staged = [](const std::string& trees) {
+    return models::scenario::load_scenario_text(
+        "cluster: {preset: selene-like, gpus: 128, network: {in_network_reduction: sharp" + trees +
+            "}}\n"
+            "model: {preset: megatron-22b}\n"
+            "parallelism: {tp: 8, pp: 2, global_batch: 128}\n"
+            "overlap: {dp: false}\n",
+        "sharp-pp2.yaml", kShipped);
+  };
+  const DeviceProfile& p = testing::a100();
+  const auto algorithm = [](const StepReport& r) {
+    for (const auto& c : r.collectives) {
+      if (c.group == "dp") return c.cost.algorithm;
+    }
+    return CollectiveAlgorithm::none;
+  };
+  const StepReport hdr = estimate(staged(""), p);
+  const StepReport ndr = estimate(staged(", sharp_trees: per_port"), p);
+  EXPECT_NE(algorithm(hdr), CollectiveAlgorithm::sharp);
+  EXPECT_NE(algorithm(hdr), CollectiveAlgorithm::none);
+  EXPECT_EQ(algorithm(ndr), CollectiveAlgorithm::sharp);
+  EXPECT_GT(hdr.step_time_s, ndr.step_time_s);
+  const auto says = [](const StepReport& r) {
+    for (const auto& n : r.network_notes) {
+      if (n.find("SHARP: 2 data-parallel communicators") != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(says(hdr));
+  EXPECT_FALSE(says(ndr));
+  // Without SHARP at all the HDR step is the same: the trees change nothing.
+  auto none = staged("");
+  none.cluster.network.in_network_reduction = models::scenario::InNetworkReduction::none;
+  EXPECT_DOUBLE_EQ(estimate(none, p).step_time_s, hdr.step_time_s);
+}
+
 TEST(InNetworkReduction, NeedsRailOptimizedLeaves) {
   try {
     (void)models::scenario::load_scenario_text(

@@ -318,9 +318,12 @@ std::string network_lines(const models::scenario::Scenario& s, bool layouts_vary
     out += rail_only_line(s, layouts_vary);
   }
   if (net.in_network_reduction == models::scenario::InNetworkReduction::sharp) {
-    out +=
+    out += fmt::format(
         "  network: all-reduces and reduce-scatters across nodes reduce in the switches (SHARP) "
-        "where that is faster than rings (algorithm sharp below)\n";
+        "where that is faster than rings and the switches have a streaming aggregation tree for "
+        "each communicator (they run {}; algorithm sharp below)\n",
+        net.sharp_trees == models::scenario::SharpTrees::per_switch ? "one a switch"
+                                                                    : "one a port");
   }
   if (net.planes_down > 0) {
     out += fmt::format(
