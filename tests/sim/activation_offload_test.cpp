@@ -158,6 +158,13 @@ TEST(HardwareWhatIf, NetworkTrafficOnTheHostLinkSlowsOffload) {
   const double alone = part(estimate(llama8b(24, apart, 16), testing::h100()), "offload");
   EXPECT_GT(alone, 0);
   EXPECT_GT(shared, alone);
+  // Both engines wait for the shared link alike.
+  const auto two_nodes = llama8b(24, "", 16);
+  const double est = estimate(two_nodes, testing::h100(), Detail::summary).step_time_s;
+  const testing::ChildResult sim =
+      testing::run_in_child(two_nodes, testing::options(), testing::h100());
+  ASSERT_GT(sim.step_time_s, 0);
+  EXPECT_NEAR(sim.step_time_s / est, 1, 1e-6);
   EXPECT_DOUBLE_EQ(part(estimate(llama8b(24), testing::h100()), "offload"),
                    part(estimate(llama8b(24, apart), testing::h100()), "offload"));
 }

@@ -187,6 +187,12 @@ TEST(InNetworkReduction, ALeafRunsOneTreeOnQuantum) {
   };
   EXPECT_TRUE(says(hdr));
   EXPECT_FALSE(says(ndr));
+  // The step engine plays the reductions each way as the closed form prices them.
+  for (const std::string trees : {"", ", sharp_trees: per_port"}) {
+    const auto s = staged(trees);
+    const double engine = testing::run_in_child(s, testing::options(), p).step_time_s;
+    EXPECT_NEAR(engine / estimate(s, p, Detail::summary).step_time_s, 1, 0.02) << trees;
+  }
   // Without SHARP at all the HDR step is the same: the trees change nothing.
   auto none = staged("");
   none.cluster.network.in_network_reduction = models::scenario::InNetworkReduction::none;
