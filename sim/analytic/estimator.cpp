@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/plan/rank_layout.hpp"
+#include "models/scenario/units.hpp"
 #include "models/transformer/model_stats.hpp"
 #include "models/transformer/moe_routing.hpp"
 #include "sim/analytic/activation_offload.hpp"
@@ -214,6 +215,22 @@ std::vector<std::string> fabric_notes(const models::scenario::Scenario& s, const
         "tier that joins the group");
   }
   return notes;
+}
+
+// Activation offload's copies beside the network traffic that shares a PCIe host
+// link with them (activation_offload.hpp): how much a layer's collectives send.
+void add_offload_note(const models::scenario::Scenario& s, const models::StepPlan& plan,
+                      std::vector<std::string>& notes) {
+  const auto& p = s.parallelism;
+  if (p.offload_layers <= 0 && p.offload_modules.empty()) return;
+  const LayerNetworkBytes b = layer_network_bytes(plan.layer, s);
+  if (b.forward <= 0 && b.backward <= 0) return;
+  notes.push_back(
+      fmt::format("activation offload: the copies share each GPU's host link with what a layer's "
+                  "collectives send over its NIC, {} in forward and {} in backward a "
+                  "micro-batch (cluster.gpu.host_link_carries_network)",
+                  models::scenario::format_human(b.forward, models::scenario::Dimension::bytes),
+                  models::scenario::format_human(b.backward, models::scenario::Dimension::bytes)));
 }
 
 std::vector<std::string> network_notes(const models::scenario::Scenario& s, const Pricer& pricer) {
@@ -534,7 +551,10 @@ StepReport estimate(const models::scenario::Scenario& s, const DeviceProfile& me
   r.memory_reserved = profile.memory_reserved_bytes;
   r.host_memory_capacity = s.cluster.gpu.host_memory_bytes;
   r.fits = r.memory_needed() <= r.memory_usable() && r.host_fits();
-  if (detail == Detail::full) r.network_notes = network_notes(s, pricer);
+  if (detail == Detail::full) {
+    r.network_notes = network_notes(s, pricer);
+    add_offload_note(s, plan, r.network_notes);
+  }
   if (profile.host_launch_s > 0) {
     const double h = profile.host_launch_s;
     // Counts, but for an averaged layer's kernels at their share: to a millionth.

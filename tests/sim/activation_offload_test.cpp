@@ -158,6 +158,16 @@ TEST(HardwareWhatIf, NetworkTrafficOnTheHostLinkSlowsOffload) {
   const double alone = part(estimate(llama8b(24, apart, 16), testing::h100()), "offload");
   EXPECT_GT(alone, 0);
   EXPECT_GT(shared, alone);
+  // The report says what shares the link.
+  const auto says = [](const StepReport& r) {
+    for (const auto& n : r.network_notes) {
+      if (n.find("the copies share each GPU's host link") != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(says(estimate(llama8b(24, "", 16), testing::h100())));
+  EXPECT_FALSE(says(estimate(llama8b(24, apart, 16), testing::h100())));
+  EXPECT_FALSE(says(estimate(llama8b(24), testing::h100())));  // nothing leaves the node
   // Both engines wait for the shared link alike.
   const auto two_nodes = llama8b(24, "", 16);
   const double est = estimate(two_nodes, testing::h100(), Detail::summary).step_time_s;
