@@ -160,10 +160,7 @@ TEST(HardwareWhatIf, NetworkTrafficOnTheHostLinkSlowsOffload) {
   EXPECT_GT(shared, alone);
   // The report says what shares the link.
   const auto says = [](const StepReport& r) {
-    for (const auto& n : r.network_notes) {
-      if (n.find("the copies share each GPU's host link") != std::string::npos) return true;
-    }
-    return false;
+    return testing::notes_say(r, "the copies share each GPU's host link");
   };
   EXPECT_TRUE(says(estimate(llama8b(24, "", 16), testing::h100())));
   EXPECT_FALSE(says(estimate(llama8b(24, apart, 16), testing::h100())));

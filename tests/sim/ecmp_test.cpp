@@ -12,6 +12,7 @@
 #include "sim/cost/network_slowdown.hpp"
 #include "sim/step/step_lowering.hpp"
 #include "tests/sim/shipped.hpp"
+#include "tests/sim/step_engine_support.hpp"
 
 namespace myriad::sim {
 namespace {
@@ -126,9 +127,7 @@ TEST(Ecmp, EstimatePaysItAndSimulateRefuses) {
   const StepReport a = estimate(plain, testing::h100());
   const StepReport e = estimate(hashed, testing::h100());
   EXPECT_GT(e.step_time_s, a.step_time_s);
-  bool said = false;
-  for (const auto& note : e.network_notes) said = said || note.find("ECMP") != std::string::npos;
-  EXPECT_TRUE(said);
+  EXPECT_TRUE(testing::notes_say(e, "ECMP"));
   EXPECT_THROW(lower_step(hashed, testing::h100(), {}, false), std::invalid_argument);
 }
 

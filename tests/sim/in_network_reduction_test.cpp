@@ -180,10 +180,7 @@ TEST(InNetworkReduction, ALeafRunsOneTreeOnQuantum) {
   EXPECT_EQ(algorithm(ndr), CollectiveAlgorithm::sharp);
   EXPECT_GT(hdr.step_time_s, ndr.step_time_s);
   const auto says = [](const StepReport& r) {
-    for (const auto& n : r.network_notes) {
-      if (n.find("SHARP: 2 data-parallel communicators") != std::string::npos) return true;
-    }
-    return false;
+    return testing::notes_say(r, "SHARP: 2 data-parallel communicators");
   };
   EXPECT_TRUE(says(hdr));
   EXPECT_FALSE(says(ndr));

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <exception>
 #include <string>
+#include <string_view>
 
 #include "models/scenario/loader.hpp"
 #include "sim/analytic/estimator.hpp"
@@ -126,6 +127,12 @@ inline void expect_both_engines_slower(const models::scenario::Scenario& faster,
       << engine_fast << " s against " << closed_fast;
   EXPECT_NEAR(engine_slow / closed_slow, 1, tolerance)
       << engine_slow << " s against " << closed_slow;
+}
+
+// Whether one of the report's network notes contains `text`.
+inline bool notes_say(const StepReport& r, std::string_view text) {
+  return std::any_of(r.network_notes.begin(), r.network_notes.end(),
+                     [text](const std::string& n) { return n.find(text) != std::string::npos; });
 }
 
 }  // namespace myriad::sim::testing
